@@ -1,0 +1,7 @@
+import type { Command } from "commander";
+
+/**
+ * Every command group the CLI has. A capability adds its `register…Commands` here, one line,
+ * so main.ts never changes.
+ */
+export const commandModules: Array<(program: Command) => void> = [];

@@ -1,0 +1,31 @@
+import { Command, CommanderError } from "commander";
+import { reportError } from "./output.js";
+import { commandModules } from "./commands.js";
+
+/**
+ * `consort`: the same engine as the app, on a local checkout. Each capability registers its own
+ * commands (see commands.ts); this file only builds the program and turns errors into exit codes.
+ */
+export function buildProgram(): Command {
+  const program = new Command("consort")
+    .description("Spec-first, test-driven discipline for coding agents, on GitHub and in your terminal.")
+    .version("0.1.0")
+    .showHelpAfterError("(run with --help for usage)")
+    .exitOverride();
+  for (const register of commandModules) register(program);
+  return program;
+}
+
+export async function runCli(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+    return typeof process.exitCode === "number" ? process.exitCode : 0;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode;
+    return reportError(error, { json: argv.includes("--json") });
+  }
+}
+
+const invokedDirectly = process.argv[1] && /(?:cli[/\\]main\.[jt]s|bin[/\\]consort(?:\.js)?)$/.test(process.argv[1]);
+if (invokedDirectly) process.exitCode = await runCli(process.argv);

@@ -1,0 +1,154 @@
+import { z } from "zod";
+
+/**
+ * `.github/consort.yml`, always read from the default branch so a track cannot loosen its own
+ * rules (design §8). One zod schema gives the defaults, the validation and the JSON Schema.
+ * This is a contract: users' repositories hold files written against it.
+ */
+
+const command = z.string().trim().min(1);
+const globs = z.array(z.string().min(1)).min(1);
+const githubLogin = z.string().regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]|\[bot\])*$/, "a GitHub login such as octocat or my-agent[bot]");
+
+export const ROLE_NAMES = [
+  "product-owner",
+  "spec-author",
+  "architect",
+  "dba",
+  "test-strategist",
+  "ux-designer",
+  "navigator",
+  "driver",
+] as const;
+export const RoleName = z.enum(ROLE_NAMES);
+export type RoleName = z.infer<typeof RoleName>;
+
+export const LocalProviderSettings = z
+  .object({
+    /** Where the embedded server keeps its data; default `~/.consort/postgres`. */
+    dataDir: z.string().min(1).optional(),
+  })
+  .strict();
+
+export const PostgresProviderSettings = z
+  .object({
+    /** Name of the environment variable holding the server URL (never the URL itself: it has a password). */
+    urlEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/).default("CONSORT_POSTGRES_URL"),
+    /** The database that holds the root branch. */
+    rootDatabase: z.string().min(1).default("consort_root"),
+  })
+  .strict();
+
+export const LakebaseProviderSettings = z
+  .object({
+    /** Workspace host, e.g. `dbc-1234.cloud.databricks.com`. */
+    host: z.string().min(1),
+    /** The Lakebase project id. */
+    project: z.string().regex(/^[a-z][a-z0-9-]{0,62}$/),
+    /** Environment variable with a token; or client id/secret variables for OAuth M2M. */
+    tokenEnv: z.string().default("DATABRICKS_TOKEN"),
+    clientIdEnv: z.string().default("DATABRICKS_CLIENT_ID"),
+    clientSecretEnv: z.string().default("DATABRICKS_CLIENT_SECRET"),
+    /** The Postgres user to log in as (an e-mail or a service principal's application id). */
+    userEnv: z.string().default("DATABRICKS_POSTGRES_USER"),
+    /** How long to wait for a long-running operation before giving up, in seconds. */
+    operationTimeoutSeconds: z.number().int().min(10).max(1800).default(120),
+  })
+  .strict();
+
+export const DatabaseConfig = z
+  .object({
+    provider: z.enum(["local", "postgres", "lakebase"]).default("local"),
+    local: LocalProviderSettings.default({}),
+    postgres: PostgresProviderSettings.default({ urlEnv: "CONSORT_POSTGRES_URL", rootDatabase: "consort_root" }),
+    lakebase: LakebaseProviderSettings.optional(),
+    /** Fills the root branch once on `local` and `postgres` (e.g. restore a masked dump). */
+    seed: command.optional(),
+  })
+  .strict()
+  .superRefine((db, ctx) => {
+    if (db.provider === "lakebase" && !db.lakebase) {
+      ctx.addIssue({ code: "custom", path: ["lakebase"], message: "provider is lakebase: set database.lakebase.host and database.lakebase.project" });
+    }
+  });
+
+export const CommandsConfig = z
+  .object({
+    /** Applies migrations to the database in DATABASE_URL. */
+    migrate: command.default("npm run migrate"),
+    /** Runs the tests against DATABASE_URL and writes a JUnit report to `junit`. */
+    test: command.default("npx vitest run --reporter=junit --outputFile=junit.xml"),
+    /** Deploys a preview of the track (optional; without it the release verification replays migrations). */
+    deploy: command.optional(),
+    /** Verifies a deployed preview, e.g. a smoke test against PREVIEW_URL. */
+    verify: command.optional(),
+  })
+  .strict();
+
+export const PathsConfig = z
+  .object({
+    /** Test files: the navigator's at RED, frozen once their RED is verified. */
+    tests: globs.default(["test/**", "tests/**", "**/*.test.*", "**/*.spec.*", "**/*_test.*", "**/test_*.py"]),
+    /** Application code: the driver's at GREEN, repair and refactor. */
+    code: globs.default(["src/**", "lib/**", "app/**", "package.json", "package-lock.json"]),
+    /** Migrations: the driver's at GREEN (the DBA designs them in db-design.json). */
+    migrations: globs.default(["migrations/**", "db/migrations/**"]),
+  })
+  .strict();
+
+export const ApproversConfig = z
+  .object({
+    users: z.array(githubLogin).default([]),
+    /** Team slugs in the repository's organisation. */
+    teams: z.array(z.string().min(1)).default([]),
+    /** Also accept CODEOWNERS of `.consort/`. */
+    codeowners: z.boolean().default(true),
+  })
+  .strict();
+
+export const AgentsConfig = z
+  .object({
+    enabled: z.boolean().default(false),
+    /** The agent command run by consort-agent.yml; it receives the role prompt and NextAction. */
+    command: command.optional(),
+  })
+  .strict()
+  .superRefine((agents, ctx) => {
+    if (agents.enabled && !agents.command) {
+      ctx.addIssue({ code: "custom", path: ["command"], message: "agents are enabled: set agents.command" });
+    }
+  });
+
+export const ConsortConfig = z
+  .object({
+    version: z.literal(1).default(1),
+    database: DatabaseConfig.default(() => DatabaseConfig.parse({})),
+    commands: CommandsConfig.default(() => CommandsConfig.parse({})),
+    /** Where the test command writes its JUnit XML report, relative to the repository root. */
+    junit: z.string().min(1).default("junit.xml"),
+    paths: PathsConfig.default(() => PathsConfig.parse({})),
+    /** Bind roles to GitHub identities: a commit claiming a bound role must be authored by one of them. */
+    roles: z.partialRecord(RoleName, z.array(githubLogin).min(1)).default({}),
+    approvers: ApproversConfig.default(() => ApproversConfig.parse({})),
+    /** One build cycle per test, or per acceptance criterion. */
+    granularity: z.enum(["test", "ac"]).default("test"),
+    /** Failed GREEN verifications allowed before the track is blocked for a person to decide. */
+    repairBound: z.number().int().min(1).max(10).default(3),
+    agents: AgentsConfig.default(() => AgentsConfig.parse({})),
+    cycle: z
+      .object({
+        /** A dispatched cycle that has not reported after this long fails its check. */
+        timeoutMinutes: z.number().int().min(1).max(360).default(30),
+      })
+      .strict()
+      .default({ timeoutMinutes: 30 }),
+  })
+  .strict();
+
+export type ConsortConfig = z.infer<typeof ConsortConfig>;
+export type ConsortConfigInput = z.input<typeof ConsortConfig>;
+
+/** The configuration a repository gets with no `.github/consort.yml`. */
+export function defaultConfig(): ConsortConfig {
+  return ConsortConfig.parse({});
+}

@@ -1,0 +1,71 @@
+import { readFileSync } from "node:fs";
+import { z } from "zod";
+
+/**
+ * The app's environment, validated once at boot. Outside production every credential may be
+ * missing (Probot then serves its setup page); in production each missing one is named.
+ */
+const optionalText = z
+  .string()
+  .trim()
+  .transform((value) => (value === "" ? undefined : value))
+  .optional();
+
+export const EnvSchema = z.object({
+  NODE_ENV: z.enum(["production", "development", "test"]).default("development"),
+  APP_ID: optionalText,
+  PRIVATE_KEY: optionalText,
+  PRIVATE_KEY_PATH: optionalText,
+  WEBHOOK_SECRET: optionalText,
+  /** Key for the HMAC that seals every state file on `consort/state`. */
+  CONSORT_STATE_KEY: optionalText,
+  PORT: z.coerce.number().int().min(1).max(65535).default(3000),
+  HOST: z.string().default("localhost"),
+  LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal"]).default("info"),
+  /** Where the embedded Postgres keeps its data when the `local` provider is used. */
+  CONSORT_DATA_DIR: optionalText,
+});
+
+export type AppEnv = z.infer<typeof EnvSchema>;
+
+export class EnvError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Consort cannot start:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+    this.name = "EnvError";
+  }
+}
+
+const REQUIRED_IN_PRODUCTION: Array<[keyof AppEnv | "PRIVATE_KEY", string]> = [
+  ["APP_ID", "the GitHub App's numeric id (from the app's settings page)"],
+  ["PRIVATE_KEY", "the app's private key, as PRIVATE_KEY (PEM text) or PRIVATE_KEY_PATH (a file)"],
+  ["WEBHOOK_SECRET", "the webhook secret set on the app, so signatures can be verified"],
+  ["CONSORT_STATE_KEY", "a random secret of 32+ characters that seals the state files on consort/state"],
+];
+
+/** Parse the environment; throws EnvError naming every problem at once. */
+export function loadEnv(source: NodeJS.ProcessEnv = process.env): AppEnv {
+  const parsed = EnvSchema.safeParse(source);
+  if (!parsed.success) {
+    throw new EnvError(parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`));
+  }
+  const env = parsed.data;
+  if (env.NODE_ENV !== "production") return env;
+
+  const problems: string[] = [];
+  for (const [name, what] of REQUIRED_IN_PRODUCTION) {
+    const present = name === "PRIVATE_KEY" ? env.PRIVATE_KEY ?? env.PRIVATE_KEY_PATH : env[name];
+    if (!present) problems.push(`${name} is missing: ${what}.`);
+  }
+  if (env.CONSORT_STATE_KEY && env.CONSORT_STATE_KEY.length < 32) {
+    problems.push("CONSORT_STATE_KEY is too short: use at least 32 random characters.");
+  }
+  if (problems.length > 0) throw new EnvError(problems);
+  return env;
+}
+
+/** The PEM text of the private key, read from PRIVATE_KEY or the file at PRIVATE_KEY_PATH. */
+export function privateKeyOf(env: AppEnv): string | undefined {
+  if (env.PRIVATE_KEY) return env.PRIVATE_KEY.replace(/\\n/g, "\n");
+  if (env.PRIVATE_KEY_PATH) return readFileSync(env.PRIVATE_KEY_PATH, "utf8");
+  return undefined;
+}

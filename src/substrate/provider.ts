@@ -1,0 +1,65 @@
+/**
+ * One interface over every place a database branch can live: Databricks Lakebase, any Postgres
+ * server reachable by URL, or the embedded server Consort starts itself (design §7).
+ * This is a contract: the app, the cycle runner, the CLI and the agents' tools all use it.
+ */
+
+export type ProviderKind = "lakebase" | "postgres" | "local";
+
+export interface DatabaseBranch {
+  /** The provider's branch id: already sanitised (see `sanitiseBranchName`). */
+  name: string;
+  /** The parent branch's id; undefined only for the root branch. */
+  parent: string | undefined;
+  /** ISO time the branch was created, when the provider knows it. */
+  createdAt?: string;
+  /** ISO time after which a throwaway branch may be reaped; undefined for tracks (no expiry). */
+  expiresAt?: string;
+  /** True for the root branch (production on Lakebase, the seeded root locally). */
+  isRoot: boolean;
+}
+
+export interface CreateBranchOptions {
+  /** The parent branch id; the root branch when omitted. */
+  from?: string;
+  /**
+   * Time to live in seconds for throwaway branches (cycles, previews). Tracks have none, because
+   * on Lakebase a branch with an expiry cannot have children.
+   */
+  ttlSeconds?: number;
+  /** Progress for slow steps (waiting for an operation, a compute endpoint, a login). */
+  onProgress?: (message: string) => void;
+  signal?: AbortSignal;
+}
+
+export interface BranchProvider {
+  readonly kind: ProviderKind;
+  /** The id of the root branch (trunk pairs with it). */
+  rootBranch(): Promise<string>;
+  /**
+   * Create `name` forked from `options.from` (default: root), or return it when it already exists
+   * with that parent. An existing branch with a different parent is an error, never reused.
+   */
+  createBranch(name: string, options?: CreateBranchOptions): Promise<DatabaseBranch>;
+  /** Delete a branch and, first, any children it has. Deleting a missing branch is not an error. */
+  deleteBranch(name: string, options?: { onProgress?: (message: string) => void }): Promise<void>;
+  listBranches(): Promise<DatabaseBranch[]>;
+  getBranch(name: string): Promise<DatabaseBranch | undefined>;
+  /** A connection URL a client (migrations, tests, the app) can use for this branch. */
+  connectionUrl(name: string): Promise<string>;
+  /** Release what the provider holds (pools, a server it started). */
+  close(): Promise<void>;
+}
+
+/** An error a person can act on: `hint` says what to do about it. */
+export class SubstrateError extends Error {
+  constructor(
+    message: string,
+    readonly hint: string,
+    readonly code: string = "SUBSTRATE_ERROR",
+    options?: { cause?: unknown },
+  ) {
+    super(`${message}\n  → ${hint}`, options);
+    this.name = "SubstrateError";
+  }
+}

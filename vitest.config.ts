@@ -1,0 +1,15 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts", "examples/*/test/**/*.test.ts"],
+    exclude: ["**/node_modules/**", "examples/*/test/fixtures/**"],
+    globalSetup: ["test/setup/postgres.ts"],
+    setupFiles: ["test/setup/each-file.ts"],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: "forks",
+    // A skipped or focused test cannot fail: refuse to run them at all.
+    allowOnly: false,
+  },
+});
