@@ -1,0 +1,68 @@
+import { WORKFLOWS, type WorkflowKind } from "./dispatch.js";
+
+/** What the `workflow_run` webhook says about a run (already zod-parsed by the handler). */
+export interface ReportedRun {
+  id: number;
+  /** `.github/workflows/<file>`; GitHub may append `@<ref>`. */
+  path: string;
+  event: string;
+  headBranch: string | null;
+  /** The repository the run's code came from; a fork's run is never ours. */
+  headRepositoryId: number | undefined;
+  repositoryId: number;
+  conclusion: string | null;
+  htmlUrl: string;
+}
+
+/** A run the app recorded when it dispatched it (kept in the track's state). */
+export interface RecordedRun {
+  runId: number;
+  workflow: WorkflowKind;
+  /** The commit the cycle was asked to test. */
+  commit: string;
+}
+
+export type Provenance =
+  | { trusted: true; workflow: WorkflowKind; recorded: RecordedRun }
+  | { trusted: false; reason: string };
+
+/**
+ * Decide whether a finished run may move a track (design §6): only a run the app dispatched
+ * (its id recorded), of the expected workflow file, run from the default branch of this very
+ * repository, for the commit the app asked about. Everything else is ignored and reported.
+ */
+export function judgeRunProvenance({
+  run,
+  defaultBranch,
+  recorded,
+}: {
+  run: ReportedRun;
+  defaultBranch: string;
+  recorded: RecordedRun | undefined;
+}): Provenance {
+  const kind = workflowOfPath(run.path);
+  if (!kind) return { trusted: false, reason: `run ${run.id} is of ${run.path}, not a Consort workflow` };
+  if (!recorded) return { trusted: false, reason: `run ${run.id} of ${run.path} was not dispatched by Consort for any open track (no recorded run id)` };
+  if (recorded.workflow !== kind) return { trusted: false, reason: `run ${run.id} is of ${run.path}, but Consort dispatched ${WORKFLOWS[recorded.workflow].path} as that run` };
+  if (run.event !== "workflow_dispatch") return { trusted: false, reason: `run ${run.id} was triggered by "${run.event}", not by Consort's workflow_dispatch` };
+  if (run.headBranch !== defaultBranch) {
+    return { trusted: false, reason: `run ${run.id} ran ${run.path} from "${run.headBranch ?? "no branch"}", not from the default branch ${defaultBranch}` };
+  }
+  if (run.headRepositoryId !== undefined && run.headRepositoryId !== run.repositoryId) {
+    return { trusted: false, reason: `run ${run.id} ran code from another repository (a fork)` };
+  }
+  return { trusted: true, workflow: kind, recorded };
+}
+
+/** The result inside the artifact must be about the commit the app asked to test. */
+export function judgeResultCommit(recorded: RecordedRun, resultCommit: string): Provenance | undefined {
+  if (resultCommit !== recorded.commit) {
+    return { trusted: false, reason: `run ${recorded.runId} reports on commit ${resultCommit.slice(0, 12)}, but Consort asked it to test ${recorded.commit.slice(0, 12)}` };
+  }
+  return undefined;
+}
+
+function workflowOfPath(path: string): WorkflowKind | undefined {
+  const bare = path.split("@")[0];
+  return (Object.keys(WORKFLOWS) as WorkflowKind[]).find((kind) => WORKFLOWS[kind].path === bare);
+}
