@@ -1,0 +1,94 @@
+import { readFile, stat } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { parse as parseYaml } from "yaml";
+import { ConsortConfig } from "../config/consort-config.js";
+import type { BranchProvider } from "../substrate/provider.js";
+import { describeIssues, ToolError } from "./registry.js";
+
+/**
+ * What every tool works from: a local checkout, where the track's state comes from, and the
+ * repository's database provider (made on first use, closed with the server).
+ */
+
+export const CONFIG_PATH = ".github/consort.yml";
+
+/** Where the tools read a track's state: a file on disk, or the repository's `consort/state` branch. */
+export type StateSource =
+  | { kind: "file"; path: string }
+  | { kind: "github"; owner: string; repo: string; token: string; baseUrl?: string }
+  | { kind: "none" };
+
+export interface ToolContextOptions {
+  /** The local checkout the tools work in. */
+  repoPath: string;
+  state: StateSource;
+  /** Builds the branch provider for the repository's `database` settings (tests pass a server of their own). */
+  createProvider: (database: ConsortConfig["database"]) => Promise<BranchProvider>;
+  /** Progress for slow steps (forks, cycles): the stdio server sends it to stderr. */
+  onProgress?: (message: string) => void;
+}
+
+export class ToolContext {
+  readonly repoPath: string;
+  readonly state: StateSource;
+  readonly onProgress: (message: string) => void;
+  private readonly createProvider: ToolContextOptions["createProvider"];
+  private providerPromise: Promise<BranchProvider> | undefined;
+
+  constructor(options: ToolContextOptions) {
+    this.repoPath = resolve(options.repoPath);
+    this.state = options.state;
+    this.createProvider = options.createProvider;
+    this.onProgress = options.onProgress ?? (() => {});
+  }
+
+  /** The checkout's `.github/consort.yml`, validated; the defaults when there is none. */
+  async config(): Promise<ConsortConfig> {
+    const path = join(this.repoPath, CONFIG_PATH);
+    let text: string;
+    try {
+      text = await readFile(path, "utf8");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return ConsortConfig.parse({});
+      throw error;
+    }
+    let raw: unknown;
+    try {
+      raw = parseYaml(text) ?? {};
+    } catch (error) {
+      throw new ToolError(`${CONFIG_PATH} is not valid YAML: ${(error as Error).message}`, `Fix the YAML syntax in ${CONFIG_PATH}.`, "INVALID_CONFIG");
+    }
+    const parsed = ConsortConfig.safeParse(raw);
+    if (!parsed.success) {
+      throw new ToolError(`${CONFIG_PATH} is invalid: ${describeIssues(parsed.error)}`, `Correct those fields in ${CONFIG_PATH} (run \`consort validate\` to see every problem).`, "INVALID_CONFIG");
+    }
+    return parsed.data;
+  }
+
+  /** The branch provider for the configured database, created once and shared by every call. */
+  provider(): Promise<BranchProvider> {
+    if (!this.providerPromise) {
+      this.providerPromise = this.config().then((config) => this.createProvider(config.database));
+      // A failed start (no server, bad settings) must not stick: the next call tries again.
+      this.providerPromise.catch(() => {
+        this.providerPromise = undefined;
+      });
+    }
+    return this.providerPromise;
+  }
+
+  /** Release the provider (an embedded server it started, its pools). */
+  async close(): Promise<void> {
+    const pending = this.providerPromise;
+    this.providerPromise = undefined;
+    if (pending) await (await pending.catch(() => undefined))?.close();
+  }
+
+  /** Fails with a clear message when the checkout is missing, before any tool touches it. */
+  async assertCheckout(): Promise<void> {
+    const info = await stat(this.repoPath).catch(() => undefined);
+    if (!info?.isDirectory()) {
+      throw new ToolError(`The repository path ${this.repoPath} does not exist or is not a folder.`, "Start the server with --repo pointing at a local checkout.", "NO_CHECKOUT");
+    }
+  }
+}

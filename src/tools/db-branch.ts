@@ -1,0 +1,97 @@
+import { z } from "zod";
+import type { DatabaseBranch } from "../substrate/provider.js";
+import { defineTool, ToolError } from "./registry.js";
+
+/** A database branch as the tools report it (the provider's `DatabaseBranch`). */
+export const BranchInfo = z.object({
+  name: z.string().describe("The provider's branch id."),
+  parent: z.string().nullable().describe("The branch it was forked from; null for the root branch."),
+  isRoot: z.boolean(),
+  createdAt: z.string().optional(),
+  expiresAt: z.string().optional().describe("When a throwaway branch may be reaped; absent for tracks."),
+});
+
+export function branchInfo(branch: DatabaseBranch): z.infer<typeof BranchInfo> {
+  return {
+    name: branch.name,
+    parent: branch.parent ?? null,
+    isRoot: branch.isRoot,
+    ...(branch.createdAt ? { createdAt: branch.createdAt } : {}),
+    ...(branch.expiresAt ? { expiresAt: branch.expiresAt } : {}),
+  };
+}
+
+const branchName = z.string().trim().min(1).max(200);
+
+const DbBranchInput = z
+  .object({
+    action: z.enum(["create", "delete", "list", "url"]).describe("create: fork a branch (idempotent); delete: drop it and its children; list: every branch; url: a connection URL for it."),
+    branch: branchName.optional().describe("The database branch to act on. Required for create, delete and url."),
+    from: branchName.optional().describe("create only: the parent to fork from. Default: the root branch."),
+    ttlSeconds: z.number().int().min(60).max(7 * 24 * 3600).optional().describe("create only: a time to live for a throwaway branch. Omit for a branch that should stay."),
+  })
+  .strict()
+  .superRefine((input, ctx) => {
+    if (input.action !== "list" && !input.branch) {
+      ctx.addIssue({ code: "custom", path: ["branch"], message: `action "${input.action}" needs a branch name` });
+    }
+    if (input.action !== "create" && (input.from !== undefined || input.ttlSeconds !== undefined)) {
+      ctx.addIssue({ code: "custom", path: [input.from !== undefined ? "from" : "ttlSeconds"], message: `only action "create" takes from and ttlSeconds` });
+    }
+  });
+
+const DbBranchOutput = z.object({
+  action: z.enum(["create", "delete", "list", "url"]),
+  provider: z.enum(["local", "postgres", "lakebase"]),
+  branch: BranchInfo.optional().describe("create: the branch made (or found with the same parent)."),
+  branches: z.array(BranchInfo).optional().describe("list: every branch the provider has."),
+  deleted: z.string().optional().describe("delete: the branch that no longer exists."),
+  url: z.string().optional().describe("url: a connection URL; it holds a credential, keep it out of logs and commits."),
+});
+
+export const dbBranchTool = defineTool({
+  name: "db_branch",
+  title: "Database branches",
+  description:
+    "Manage copy-on-write database branches on the repository's configured provider (local embedded Postgres, a Postgres server, or Lakebase). " +
+    "Actions: create (fork `branch` from `from`, default the root; idempotent), delete (drop `branch` and its children; never the root), list, url (a connection URL for `branch`). " +
+    "Use a throwaway branch (ttlSeconds) to try a migration or query without touching the track's own database. For a schema comparison call schema_diff.",
+  input: DbBranchInput,
+  output: DbBranchOutput,
+  readOnly: false,
+  idempotent: true,
+  destructive: true,
+  async run(input, context) {
+    const provider = await context.provider();
+    const base = { action: input.action, provider: provider.kind };
+    switch (input.action) {
+      case "list":
+        return { ...base, branches: (await provider.listBranches()).map(branchInfo) };
+      case "create": {
+        const created = await provider.createBranch(input.branch!, {
+          ...(input.from ? { from: input.from } : {}),
+          ...(input.ttlSeconds ? { ttlSeconds: input.ttlSeconds } : {}),
+          onProgress: context.onProgress,
+        });
+        return { ...base, branch: branchInfo(created) };
+      }
+      case "delete": {
+        const name = input.branch!;
+        const root = await provider.rootBranch();
+        const existing = await provider.getBranch(name);
+        if (name === root || existing?.isRoot) {
+          throw new ToolError(`${name} is the root database branch (the trunk's database); tools never delete it.`, "Delete a track's or a throwaway branch instead; list them with action \"list\".", "ROOT_BRANCH");
+        }
+        await provider.deleteBranch(name, { onProgress: context.onProgress });
+        return { ...base, deleted: name };
+      }
+      case "url": {
+        const name = input.branch!;
+        if (!(await provider.getBranch(name))) {
+          throw new ToolError(`There is no database branch named ${name}.`, "List the branches with action \"list\", or create it with action \"create\".", "NO_SUCH_BRANCH");
+        }
+        return { ...base, url: await provider.connectionUrl(name) };
+      }
+    }
+  },
+});

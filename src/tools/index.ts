@@ -1,0 +1,9 @@
+import { dbBranchTool } from "./db-branch.js";
+import type { ToolDefinition } from "./registry.js";
+
+export { ToolContext, type StateSource, type ToolContextOptions } from "./context.js";
+export { callTool, ToolError, type ToolDefinition, type ToolOutcome } from "./registry.js";
+export { inputJsonSchema, outputJsonSchema, openAITools, openAIResponsesTools } from "./json-schema.js";
+
+/** Every tool an agent gets, in the order a model should consider them. */
+export const consortTools: readonly ToolDefinition[] = [dbBranchTool];
