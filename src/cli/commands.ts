@@ -1,7 +1,8 @@
 import type { Command } from "commander";
+import { registerToolsCommands } from "./tools.js";
 
 /**
  * Every command group the CLI has. A capability adds its `register…Commands` here, one line,
  * so main.ts never changes.
  */
-export const commandModules: Array<(program: Command) => void> = [];
+export const commandModules: Array<(program: Command) => void> = [registerToolsCommands];

@@ -1,0 +1,70 @@
+import { readFileSync } from "node:fs";
+import { Ajv } from "ajv";
+import { describe, expect, it } from "vitest";
+import { OPENAI_SPEC_PATH, openAISpecText } from "../../src/cli/tools.js";
+import { ToolContext } from "../../src/tools/context.js";
+import { callTool, consortTools, openAITools, type ToolDefinition } from "../../src/tools/index.js";
+
+type Schema = Record<string, unknown>;
+
+/** Every object node of a JSON Schema, however deeply nested. */
+function objectNodes(node: unknown, found: Schema[] = []): Schema[] {
+  if (Array.isArray(node)) for (const item of node) objectNodes(item, found);
+  else if (node && typeof node === "object") {
+    if ((node as Schema).type === "object") found.push(node as Schema);
+    for (const value of Object.values(node)) objectNodes(value, found);
+  }
+  return found;
+}
+
+describe("the OpenAI tool specification", () => {
+  it("committed in tools/openai-tools.json is what the registry renders today (run `npm run tools:openai` when this fails)", () => {
+    expect(readFileSync(OPENAI_SPEC_PATH, "utf8")).toBe(openAISpecText());
+  });
+
+  it("has one function per tool of the registry, with the same name and description", () => {
+    const spec = openAITools(consortTools);
+    expect(spec.map((tool) => [tool.type, tool.function.name, tool.function.description])).toEqual(
+      consortTools.map((tool) => ["function", tool.name, tool.description]),
+    );
+  });
+
+  it("meets strict mode: every object closed, every property required, no defaults", () => {
+    for (const tool of openAITools(consortTools)) {
+      expect(tool.function.strict, tool.function.name).toBe(true);
+      expect(JSON.stringify(tool.function.parameters)).not.toContain('"default"');
+      for (const node of objectNodes(tool.function.parameters)) {
+        expect(node.additionalProperties, tool.function.name).toBe(false);
+        expect(node.required).toEqual(Object.keys((node.properties ?? {}) as Schema));
+      }
+    }
+  });
+
+  it("accepts a strict-mode call (unset arguments sent as null) that the tool itself then accepts", async () => {
+    const dbBranch = consortTools.find((tool) => tool.name === "db_branch") as ToolDefinition;
+    const parameters = openAITools([dbBranch])[0]!.function.parameters;
+    const strictCall = { action: "list", branch: null, from: null, ttlSeconds: null };
+    expect(new Ajv({ strict: false }).validate(parameters, strictCall)).toBe(true);
+
+    const branches = [{ name: "main", parent: undefined, isRoot: true }];
+    const context = new ToolContext({
+      repoPath: process.cwd(),
+      state: { kind: "none" },
+      // A provider holding only a root branch: enough to show the call parsed and ran.
+      createProvider: async () => ({
+        kind: "postgres",
+        rootBranch: async () => "main",
+        listBranches: async () => branches,
+        createBranch: async () => branches[0]!,
+        deleteBranch: async () => {},
+        getBranch: async () => branches[0],
+        connectionUrl: async () => "postgres://unused",
+        close: async () => {},
+      }),
+    });
+    expect(await callTool([dbBranch], "db_branch", strictCall, context)).toEqual({
+      ok: true,
+      output: { action: "list", provider: "postgres", branches: [{ name: "main", parent: null, isRoot: true }] },
+    });
+  });
+});
