@@ -1,0 +1,104 @@
+import { createHmac, timingSafeEqual } from "node:crypto";
+import { SIGNATURE_PREFIX, TrackState, TrackStateFile } from "./schema.js";
+import { TamperedStateError } from "./errors.js";
+
+/**
+ * Signing and verifying state files. The signature is an HMAC-SHA256 over the canonical JSON
+ * (keys sorted, no whitespace) of every field but `signature`, so formatting does not matter and
+ * any change of content does.
+ */
+
+/** JSON with object keys sorted at every depth and undefined members dropped. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(sortKeys(value));
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map((item) => (item === undefined ? null : sortKeys(item)));
+  if (value !== null && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(value).sort()) {
+      const member = (value as Record<string, unknown>)[key];
+      if (member !== undefined) out[key] = sortKeys(member);
+    }
+    return out;
+  }
+  return value;
+}
+
+function requireKey(key: string): void {
+  if (typeof key !== "string" || key.length === 0) {
+    throw new Error("The state key is empty: set CONSORT_STATE_KEY (32+ random characters) before reading or writing state");
+  }
+}
+
+function hmac(body: unknown, key: string): string {
+  return SIGNATURE_PREFIX + createHmac("sha256", key).update(canonicalJson(body)).digest("hex");
+}
+
+/** Sign a state: the file to store. */
+export function sealState(state: TrackState, key: string): TrackStateFile {
+  requireKey(key);
+  const parsed = TrackState.parse(state);
+  return { ...parsed, signature: hmac(parsed, key) };
+}
+
+/** The text written to `tracks/<id>.json`: sorted keys, two-space indent, final newline. */
+export function serialiseStateFile(file: TrackStateFile): string {
+  return `${JSON.stringify(sortKeys(file), null, 2)}\n`;
+}
+
+function signatureMatches(actual: unknown, expected: string): boolean {
+  if (typeof actual !== "string") return false;
+  const a = Buffer.from(actual);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** Everything that is wrong with a stored file's text; empty when it is sound. */
+export function checkStateFile(
+  text: string,
+  key: string,
+  expected: { trackId: string; repository?: string },
+): { problems: string[]; file?: TrackStateFile; raw?: Record<string, unknown> } {
+  requireKey(key);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    return { problems: [`not valid JSON (${(error as Error).message})`] };
+  }
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return { problems: ["not a JSON object"] };
+  const problems: string[] = [];
+  const { signature, ...body } = raw as Record<string, unknown>;
+  // The signature is checked over the raw content, before the schema could coerce anything.
+  if (signature === undefined) problems.push("signature is missing");
+  else if (!signatureMatches(signature, hmac(body, key))) problems.push("signature does not match the content (edited outside the app, or sealed with another key)");
+  const parsed = TrackStateFile.safeParse(raw);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) problems.push(`schema: ${issue.path.join(".") || "(root)"}: ${issue.message}`);
+  } else {
+    if (parsed.data.trackId !== expected.trackId) problems.push(`trackId is "${parsed.data.trackId}" but the file is for "${expected.trackId}"`);
+    if (expected.repository && parsed.data.repository.toLowerCase() !== expected.repository.toLowerCase()) {
+      problems.push(`repository is "${parsed.data.repository}" but this is ${expected.repository}`);
+    }
+  }
+  return { problems, file: parsed.success ? parsed.data : undefined, raw: raw as Record<string, unknown> };
+}
+
+/** Parse and verify a stored file; fails closed with TamperedStateError naming what failed. */
+export function openStateFile(
+  text: string,
+  key: string,
+  where: { trackId: string; path: string; repository?: string; commit?: string },
+): TrackStateFile {
+  const { problems, file } = checkStateFile(text, key, where);
+  if (problems.length > 0 || !file) throw new TamperedStateError(where.trackId, where.path, problems, where.commit);
+  return file;
+}
+
+/** The state without its signature. */
+export function unsealed(file: TrackStateFile): TrackState {
+  const { signature: _signature, ...state } = file;
+  return state;
+}

@@ -1,0 +1,218 @@
+import type { GitHubClient } from "../github/client.js";
+import { githubMessage, httpStatus } from "../github/client.js";
+import { StateConflictError, StateStoreError, TamperedStateError } from "./errors.js";
+import { canonicalJson, checkStateFile, openStateFile, sealState, serialiseStateFile, unsealed } from "./seal.js";
+import { MAX_PROCESSED_DELIVERIES, STATE_BRANCH, TrackId, TrackState, trackPath } from "./schema.js";
+
+/**
+ * The state store (design §5): one signed file per track on `consort/state`, written through
+ * the Git Data API as a non-forced ref update. A lost compare-and-swap re-reads and re-applies
+ * the change, a bounded number of times. Nothing is cached: any replica can serve any event.
+ */
+
+export interface StateStoreOptions {
+  octokit: GitHubClient;
+  owner: string;
+  repo: string;
+  /** The HMAC key (CONSORT_STATE_KEY). Never logged. */
+  key: string;
+  /** Attempts at the compare-and-swap before giving up; default 5. */
+  maxAttempts?: number;
+  clock?: () => Date;
+}
+
+export type UpdateOutcome =
+  | { outcome: "written"; state: TrackState; commit: string; attempts: number }
+  /** The delivery id was already applied: nothing was written. */
+  | { outcome: "duplicate-delivery"; state: TrackState; attempts: number }
+  /** The change function asked for no change (returned undefined or the same state). */
+  | { outcome: "unchanged"; state: TrackState | undefined; attempts: number };
+
+/** Given the current state (a private copy; undefined for a new track), the next state, or undefined for no change. */
+export type StateChange = (current: TrackState | undefined) => TrackState | undefined;
+
+export interface StateStore {
+  readonly branch: string;
+  /** The track's verified state, or undefined when it has none. Throws TamperedStateError. */
+  read(trackId: string): Promise<TrackState | undefined>;
+  /** Apply `change` for one webhook delivery, at most once per delivery id. Throws TamperedStateError, StateConflictError. */
+  update(trackId: string, deliveryId: string, change: StateChange): Promise<UpdateOutcome>;
+  /** Re-sign a file that fails only its signature, recording who did it. The caller checks admin permission first. */
+  reseal(trackId: string, actor: string, reason?: string): Promise<UpdateOutcome>;
+  /** The ids of every track with a state file. */
+  list(): Promise<string[]>;
+}
+
+interface Head {
+  commit: string;
+  tree: string;
+}
+
+const REF = `heads/${STATE_BRANCH}`;
+
+export function createStateStore(options: StateStoreOptions): StateStore {
+  const { octokit, owner, repo, key } = options;
+  const maxAttempts = options.maxAttempts ?? 5;
+  const clock = options.clock ?? (() => new Date());
+  const repository = `${owner}/${repo}`;
+  if (!key) throw new StateStoreError("No state key given", "set CONSORT_STATE_KEY to 32+ random characters");
+  if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw new StateStoreError(`maxAttempts must be a positive integer, got ${maxAttempts}`);
+
+  async function readHead(): Promise<Head | undefined> {
+    let commit: string;
+    try {
+      commit = (await octokit.rest.git.getRef({ owner, repo, ref: REF })).data.object.sha;
+    } catch (error) {
+      if (httpStatus(error) === 404) return undefined;
+      if (httpStatus(error) === 409) throw new StateStoreError(`${repository} is empty, so it cannot hold ${STATE_BRANCH}`, "push a first commit to the default branch");
+      throw new StateStoreError(`Could not read ${STATE_BRANCH} of ${repository}: ${githubMessage(error)}`);
+    }
+    const { data } = await octokit.rest.git.getCommit({ owner, repo, commit_sha: commit });
+    return { commit, tree: data.tree.sha };
+  }
+
+  async function readText(ref: string, trackId: string): Promise<string | undefined> {
+    const path = trackPath(trackId);
+    let data: unknown;
+    try {
+      data = (await octokit.rest.repos.getContent({ owner, repo, path, ref })).data;
+    } catch (error) {
+      if (httpStatus(error) === 404) return undefined;
+      throw new StateStoreError(`Could not read ${path} on ${STATE_BRANCH} of ${repository}: ${githubMessage(error)}`);
+    }
+    const file = data as { type?: string; encoding?: string; content?: string };
+    if (Array.isArray(data) || file.type !== "file") {
+      throw new TamperedStateError(trackId, path, ["the path is not a regular file"], ref);
+    }
+    if (file.encoding !== "base64" || typeof file.content !== "string") {
+      throw new TamperedStateError(trackId, path, [`the file is not readable through the contents API (encoding ${file.encoding ?? "none"}; over 1 MB?)`], ref);
+    }
+    return Buffer.from(file.content, "base64").toString("utf8");
+  }
+
+  async function readAt(head: Head | undefined, trackId: string): Promise<TrackState | undefined> {
+    if (!head) return undefined;
+    const text = await readText(head.commit, trackId);
+    if (text === undefined) return undefined;
+    return unsealed(openStateFile(text, key, { trackId, path: trackPath(trackId), repository, commit: head.commit }));
+  }
+
+  function isLostRace(error: unknown): boolean {
+    const status = httpStatus(error);
+    if (status === 409) return true;
+    // GitHub answers a non-fast-forward update with 422 "Update is not a fast forward"; a ref
+    // deleted or created meanwhile with "Reference does not exist" / "Reference already exists".
+    return status === 422 && /not a fast[- ]?forward|reference does not exist|reference already exists/i.test(githubMessage(error));
+  }
+
+  /** Commit `text` at `path` on top of `head` and move the branch, compare-and-swap. Undefined: lost the race. */
+  async function writeFile(head: Head | undefined, path: string, text: string, message: string): Promise<string | undefined> {
+    const entry = { path, mode: "100644" as const, type: "blob" as const, content: text };
+    const tree = await octokit.rest.git.createTree({ owner, repo, tree: [entry], ...(head ? { base_tree: head.tree } : {}) });
+    // No author or committer: GitHub then signs the commit as made by the app.
+    const commit = await octokit.rest.git.createCommit({ owner, repo, message, tree: tree.data.sha, parents: head ? [head.commit] : [] });
+    try {
+      if (head) await octokit.rest.git.updateRef({ owner, repo, ref: REF, sha: commit.data.sha, force: false });
+      else await octokit.rest.git.createRef({ owner, repo, ref: `refs/${REF}`, sha: commit.data.sha });
+    } catch (error) {
+      if (isLostRace(error)) return undefined;
+      throw new StateStoreError(`Could not move ${STATE_BRANCH} of ${repository}: ${githubMessage(error)}`);
+    }
+    return commit.data.sha;
+  }
+
+  function checkNext(trackId: string, next: TrackState): TrackState {
+    const parsed = TrackState.safeParse(next);
+    if (!parsed.success) {
+      const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
+      throw new StateStoreError(`Refusing to write an invalid state for track ${trackId}: ${problems}`, "this is a bug in the caller; nothing was written");
+    }
+    if (parsed.data.trackId !== trackId) throw new StateStoreError(`Refusing to write state for track "${parsed.data.trackId}" into tracks/${trackId}.json`);
+    if (parsed.data.repository.toLowerCase() !== repository.toLowerCase()) {
+      throw new StateStoreError(`Refusing to write state of ${parsed.data.repository} into ${repository}`);
+    }
+    return parsed.data;
+  }
+
+  function sameContent(a: TrackState, b: TrackState): boolean {
+    const strip = (s: TrackState) => ({ ...s, updatedAt: "", processedDeliveries: [] });
+    return canonicalJson(strip(a)) === canonicalJson(strip(b));
+  }
+
+  return {
+    branch: STATE_BRANCH,
+
+    async read(trackId) {
+      TrackId.parse(trackId);
+      const text = await readText(STATE_BRANCH, trackId);
+      if (text === undefined) return undefined;
+      return unsealed(openStateFile(text, key, { trackId, path: trackPath(trackId), repository }));
+    },
+
+    async update(trackId, deliveryId, change) {
+      const path = trackPath(trackId);
+      if (!deliveryId) throw new StateStoreError("update needs the webhook delivery id (X-GitHub-Delivery) to stay idempotent");
+      for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+        const head = await readHead();
+        const current = await readAt(head, trackId);
+        if (current?.processedDeliveries.includes(deliveryId)) return { outcome: "duplicate-delivery", state: current, attempts: attempt };
+        const proposed = change(current === undefined ? undefined : structuredClone(current));
+        if (proposed === undefined) return { outcome: "unchanged", state: current, attempts: attempt };
+        const next = checkNext(trackId, proposed);
+        if (current && sameContent(current, next)) return { outcome: "unchanged", state: current, attempts: attempt };
+        const seen = (current?.processedDeliveries ?? []).filter((id) => id !== deliveryId);
+        next.processedDeliveries = [...seen, deliveryId].slice(-MAX_PROCESSED_DELIVERIES);
+        next.updatedAt = clock().toISOString();
+        const file = sealState(next, key);
+        const commit = await writeFile(head, path, serialiseStateFile(file), `consort: ${current ? "update" : "start"} ${path} (delivery ${deliveryId})`);
+        if (commit) return { outcome: "written", state: unsealed(file), commit, attempts: attempt };
+      }
+      throw new StateConflictError(trackId, maxAttempts);
+    },
+
+    async reseal(trackId, actor, reason = "re-sealed by a maintainer") {
+      const path = trackPath(trackId);
+      for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+        const head = await readHead();
+        if (!head) throw new StateStoreError(`${repository} has no ${STATE_BRANCH} branch, so there is nothing to re-seal`);
+        const text = await readText(head.commit, trackId);
+        if (text === undefined) throw new StateStoreError(`There is no ${path} on ${STATE_BRANCH} of ${repository}`, "check the track id with `consort state list`");
+        const { problems, file, raw } = checkStateFile(text, key, { trackId, repository });
+        if (problems.length === 0 && file) return { outcome: "unchanged", state: unsealed(file), attempts: attempt };
+        // Only the signature may be wrong: content that breaks the schema cannot be vouched for.
+        const { signature: _signature, ...body } = raw ?? {};
+        const parsed = TrackState.safeParse(body);
+        if (!parsed.success) {
+          const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
+          throw new StateStoreError(
+            `Cannot re-seal ${path}: its content breaks the schema (${raw ? issues : problems.join("; ")})`,
+            `restore the file from the history of ${STATE_BRANCH} (git log -- ${path}) and re-seal that, or delete it to restart the track`,
+          );
+        }
+        const next = checkNext(trackId, parsed.data);
+        const now = clock().toISOString();
+        next.reseals = [...next.reseals, { actor, at: now, reason: reason.slice(0, 500) }];
+        next.updatedAt = now;
+        const sealed = sealState(next, key);
+        const commit = await writeFile(head, path, serialiseStateFile(sealed), `consort: re-seal ${path} (by ${actor})`);
+        if (commit) return { outcome: "written", state: unsealed(sealed), commit, attempts: attempt };
+      }
+      throw new StateConflictError(trackId, maxAttempts);
+    },
+
+    async list() {
+      const head = await readHead();
+      if (!head) return [];
+      const root = await octokit.rest.git.getTree({ owner, repo, tree_sha: head.tree });
+      const tracks = root.data.tree.find((entry) => entry.path === "tracks" && entry.type === "tree");
+      if (!tracks?.sha) return [];
+      const listing = await octokit.rest.git.getTree({ owner, repo, tree_sha: tracks.sha });
+      if (listing.data.truncated) throw new StateStoreError(`The tracks folder on ${STATE_BRANCH} is too large to list in one request`);
+      return listing.data.tree
+        .filter((entry) => entry.type === "blob" && entry.path?.endsWith(".json"))
+        .map((entry) => entry.path!.slice(0, -".json".length))
+        .filter((id) => TrackId.safeParse(id).success)
+        .sort();
+    },
+  };
+}

@@ -1,0 +1,91 @@
+import { Octokit } from "@octokit/rest";
+import type { GitHubMock } from "../helpers/github.js";
+import { emptyTrackState, sealState, serialiseStateFile, type TrackState } from "../../src/state/index.js";
+
+/** Shared fixtures for the state-store scenarios: one repository, one key, fixed shas. */
+export const OWNER = "acme";
+export const REPO = "shop";
+export const KEY = "k".repeat(40);
+export const TRACK = "feature-orders";
+export const FILE_PATH = `tracks/${TRACK}.json`;
+export const NOW = new Date("2026-11-30T06:00:00.000Z");
+
+export const REF_URL = `/repos/${OWNER}/${REPO}/git/ref/heads%2Fconsort%2Fstate`;
+export const UPDATE_REF_URL = `/repos/${OWNER}/${REPO}/git/refs/heads%2Fconsort%2Fstate`;
+export const CREATE_REF_URL = `/repos/${OWNER}/${REPO}/git/refs`;
+export const TREES_URL = `/repos/${OWNER}/${REPO}/git/trees`;
+export const COMMITS_URL = `/repos/${OWNER}/${REPO}/git/commits`;
+export const contentsUrl = (trackId = TRACK) => `/repos/${OWNER}/${REPO}/contents/tracks%2F${trackId}.json`;
+
+export const sha = (c: string) => c.repeat(40);
+
+const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+export const octokit = () => new Octokit({ auth: "ghs_test", request: { retries: 0 }, log: quiet });
+
+/** A realistic state: a track past its design gate with one approval and one cycle. */
+export function trackState(overrides: Partial<TrackState> = {}): TrackState {
+  const base = emptyTrackState({
+    trackId: TRACK,
+    repository: `${OWNER}/${REPO}`,
+    branch: "feature/orders",
+    snapshot: { value: "designGate", context: { testIndex: 0 } },
+    now: new Date("2026-11-30T05:00:00.000Z"),
+  });
+  return {
+    ...base,
+    frozen: {
+      gates: {
+        design: {
+          manifestHash: "d".repeat(64),
+          files: { ".consort/spec.json": "1".repeat(64), ".consort/architecture.json": "2".repeat(64) },
+          commit: sha("a"),
+          at: "2026-11-30T05:10:00.000Z",
+        },
+      },
+      testFiles: {},
+    },
+    approvals: [{ gate: "design", user: "octo-lead", reviewId: 80, commit: sha("a"), hash: "d".repeat(64), at: "2026-11-30T05:20:00.000Z" }],
+    cycles: [],
+    processedDeliveries: ["delivery-1"],
+    ...overrides,
+  };
+}
+
+export function fileText(state: TrackState, key = KEY): string {
+  return serialiseStateFile(sealState(state, key));
+}
+
+export function contentsReply(text: string, path = FILE_PATH) {
+  return [
+    200,
+    {
+      type: "file",
+      encoding: "base64",
+      size: text.length,
+      name: path.split("/").pop(),
+      path,
+      content: Buffer.from(text).toString("base64"),
+      sha: sha("f"),
+      url: "",
+      git_url: null,
+      html_url: null,
+      download_url: null,
+      _links: { self: "", git: null, html: null },
+    },
+  ] as [number, unknown];
+}
+
+/** The state branch at commit `commit` whose tree is `tree`, holding `text` for the track (or no file). */
+export function mockHead(github: GitHubMock, commit: string, tree: string, text: string | undefined): void {
+  github.on("GET", REF_URL, [200, { ref: "refs/heads/consort/state", node_id: "x", url: "", object: { sha: commit, type: "commit", url: "" } }]);
+  github.on("GET", `/repos/${OWNER}/${REPO}/git/commits/${commit}`, [200, { sha: commit, tree: { sha: tree, url: "" }, parents: [] }]);
+  github.on("GET", contentsUrl(), text === undefined ? [404, { message: "Not Found" }] : contentsReply(text));
+}
+
+/** Tree and commit creation answering with the given shas. */
+export function mockWrite(github: GitHubMock, newTree: string, newCommit: string): void {
+  github.on("POST", TREES_URL, [201, { sha: newTree, url: "", tree: [], truncated: false }]);
+  github.on("POST", COMMITS_URL, [201, { sha: newCommit, tree: { sha: newTree }, parents: [] }]);
+}
+
+export const refReply = (commit: string) => [200, { ref: "refs/heads/consort/state", node_id: "x", url: "", object: { sha: commit, type: "commit", url: "" } }] as [number, unknown];
