@@ -1,0 +1,58 @@
+import { z } from "zod";
+import { AcId, InvariantId, RepoPath, TestId } from "./ids.js";
+
+/**
+ * `.consort/test-list.json` (contract): the Test Strategist's ordered list of the tests the build
+ * lane drives one RED/GREEN at a time. Order is the build order; ids run T1, T2, … Tn in that order.
+ */
+
+export const TEST_KINDS = ["behavior", "fitness", "client"] as const;
+export const TestKind = z.enum(TEST_KINDS);
+export type TestKind = z.infer<typeof TestKind>;
+
+export const TestListEntry = z
+  .object({
+    /** `T1` … `Tn`, in list order. */
+    id: TestId,
+    /** The acceptance criterion this test proves, e.g. `S1-AC2`. */
+    ac: AcId,
+    /** The test file, relative to the repository root (must match the configured test globs). */
+    file: RepoPath,
+    /** The exact title the test runner reports for this test (JUnit `testcase` name). */
+    title: z.string().trim().min(1),
+    /** behavior: through the public boundary; fitness: architecture/persistence rules; client: UI or API client. */
+    kind: TestKind,
+    /** The persistence invariant this test proves, e.g. `INV2` (from architecture.json). */
+    invariant: InvariantId.optional(),
+  })
+  .strict();
+export type TestListEntry = z.infer<typeof TestListEntry>;
+
+export const TestList = z
+  .object({
+    tests: z.array(TestListEntry).min(1, "list at least one test"),
+  })
+  .strict()
+  .superRefine((list, ctx) => {
+    const titles = new Map<string, number>();
+    list.tests.forEach((test, index) => {
+      const expected = `T${index + 1}`;
+      if (test.id !== expected) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["tests", index, "id"],
+          message: `test ids run T1…Tn in list order: entry ${index + 1} must be ${expected}, not ${test.id}; renumber the list`,
+        });
+      }
+      const key = `${test.file}\u0000${test.title}`;
+      const first = titles.get(key);
+      if (first !== undefined) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["tests", index, "title"],
+          message: `${test.id} has the same file and title as ${list.tests[first]!.id}; the runner could not tell them apart: give each test its own title`,
+        });
+      } else titles.set(key, index);
+    });
+  });
+export type TestList = z.infer<typeof TestList>;

@@ -1,0 +1,124 @@
+import { createHash } from "node:crypto";
+
+/**
+ * Freezing (design §4): what a gate approves is pinned by sha256 hashes of file texts, and a test
+ * file is frozen once its RED is verified. Pure functions: the machine and the app share them.
+ */
+
+/** Line endings normalised so a checkout on Windows does not look like a change. */
+export function normaliseLineEndings(text: string): string {
+  return text.replace(/\r\n?/g, "\n");
+}
+
+/** sha256 hex of a frozen file's text after CRLF/CR → LF. */
+export function hashFrozenText(text: string): string {
+  return createHash("sha256").update(normaliseLineEndings(text), "utf8").digest("hex");
+}
+
+/** One hash over a set of already-hashed files, stable over the order the paths come in. */
+export function manifestHashFromHashes(hashes: Record<string, string>): string {
+  const hash = createHash("sha256");
+  for (const path of Object.keys(hashes).sort()) hash.update(`${path}\u0000${hashes[path]}\n`, "utf8");
+  return hash.digest("hex");
+}
+
+/** One hash over a set of files (path → text), stable over the order the paths come in. */
+export function manifestHash(files: Record<string, string>): string {
+  const hashes: Record<string, string> = {};
+  for (const [path, text] of Object.entries(files)) hashes[path] = hashFrozenText(text);
+  return manifestHashFromHashes(hashes);
+}
+
+/**
+ * Markers that skip, focus, invert or defer a test in the common runners. Adding one to a frozen
+ * test silences it as surely as deleting it, so it counts as a change.
+ */
+const SKIP_OR_FOCUS_MARKERS: Array<{ marker: string; pattern: RegExp }> = [
+  { marker: ".skip", pattern: /(?<!mark)\.skip(?:If)?\s*[(.`]/ },
+  { marker: ".only", pattern: /\.only\s*[(.`]/ },
+  { marker: ".todo", pattern: /\.todo\s*[(.`]/ },
+  { marker: ".fails", pattern: /\.fails\s*[(.`]/ },
+  { marker: ".runIf", pattern: /\.runIf\s*\(/ },
+  { marker: "xit", pattern: /(?<![\w.$])x(?:it|test|describe|context|specify)\s*\(\s*['"`]/ },
+  { marker: "fit", pattern: /(?<![\w.$])f(?:it|test|describe|context)\s*\(\s*['"`]/ },
+  { marker: "@pytest.mark.skip", pattern: /@pytest\.mark\.(?:skip|skipif|xfail)\b/ },
+  { marker: "pytest.skip(", pattern: /\bpytest\.(?:skip|xfail)\s*\(/ },
+  { marker: "@unittest.skip", pattern: /@unittest\.(?:skip|skipIf|skipUnless|expectedFailure)\b/ },
+  { marker: "skipTest(", pattern: /\.skipTest\s*\(/ },
+  { marker: "t.Skip(", pattern: /\bt\.Skip(?:Now|f)?\s*\(/ },
+  { marker: "@Disabled", pattern: /@(?:Disabled|Ignore)\b/ },
+  { marker: "#[ignore]", pattern: /#\[ignore\b/ },
+  { marker: "skip:", pattern: /\{\s*skip\s*:\s*true\b/ },
+];
+
+/** The skip or focus markers a line carries (empty when none). */
+export function skipOrFocusMarkers(line: string): string[] {
+  return SKIP_OR_FOCUS_MARKERS.filter(({ pattern }) => pattern.test(line)).map(({ marker }) => marker);
+}
+
+const lines = (text: string) => normaliseLineEndings(text).split("\n");
+const excerpt = (line: string) => (line.trim().length > 60 ? `${line.trim().slice(0, 57)}...` : line.trim());
+
+export interface FrozenTestFileCheck {
+  path: string;
+  /** The text frozen when the file's last RED was verified. */
+  frozen: string;
+  /** The text now; `undefined` when the file was deleted (or renamed away). */
+  current: string | undefined;
+  /** `red`: a later RED may add to the file; `other`: every other step must leave it identical. */
+  step: "red" | "other";
+}
+
+/**
+ * The test-file rule (design §4). A RED step may only add: every frozen line still there, in order,
+ * and no added line skips or focuses a test. Any other step must leave the file identical.
+ */
+export function checkFrozenTestFile(input: FrozenTestFileCheck): { ok: boolean; reasons: string[] } {
+  const { path, frozen, current, step } = input;
+  if (current === undefined) {
+    return { ok: false, reasons: [`${path}: a frozen test file was deleted; restore it (a verified RED test may never be removed)`] };
+  }
+  if (hashFrozenText(current) === hashFrozenText(frozen)) return { ok: true, reasons: [] };
+
+  const frozenLines = lines(frozen);
+  const currentLines = lines(current);
+  // Greedy subsequence match: each frozen line at the earliest place after the previous one.
+  let at = 0;
+  let missing: { line: string; number: number } | undefined;
+  for (let i = 0; i < frozenLines.length; i++) {
+    const wanted = frozenLines[i]!;
+    let found = -1;
+    for (let j = at; j < currentLines.length; j++) {
+      if (currentLines[j] === wanted) {
+        found = j;
+        break;
+      }
+    }
+    if (found === -1) {
+      missing = { line: wanted, number: i + 1 };
+      break;
+    }
+    at = found + 1;
+  }
+
+  const reasons: string[] = [];
+  if (step === "other") {
+    reasons.push(`${path}: a frozen test file changed; outside a RED step it must stay exactly as verified (restore it)`);
+  } else if (missing) {
+    reasons.push(
+      `${path}: frozen line ${missing.number} (\`${excerpt(missing.line)}\`) was changed or removed; a RED step may only add lines to a frozen test file`,
+    );
+  }
+  // A marker counts as added when the file now has more lines carrying it than the frozen text had
+  // (so a marker edited into a frozen line is caught as well as one on an inserted line).
+  for (const { marker, pattern } of SKIP_OR_FOCUS_MARKERS) {
+    const before = frozenLines.filter((line) => pattern.test(line)).length;
+    const carrying = currentLines.map((line, i) => ({ line, number: i + 1 })).filter(({ line }) => pattern.test(line));
+    if (carrying.length > before) {
+      const frozenSet = new Set(frozenLines);
+      const where = carrying.find(({ line }) => !frozenSet.has(line)) ?? carrying.at(-1)!;
+      reasons.push(`${path}: line ${where.number} adds the skip/focus marker \`${marker}\`; a frozen or new test may not be skipped or focused`);
+    }
+  }
+  return { ok: reasons.length === 0, reasons };
+}
