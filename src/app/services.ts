@@ -1,0 +1,31 @@
+import type { DatabaseConfig } from "../config/consort-config.js";
+import type { BranchProvider } from "../substrate/provider.js";
+import type { z } from "zod";
+import type { GitHub, Log } from "./github.js";
+
+/**
+ * What every handler needs besides its payload, made once at boot from the environment. Nothing
+ * here holds per-track data: all of that lives on `consort/state`, so any replica serves any event.
+ */
+export interface AppServices {
+  /** The GitHub App's id: check runs and rulesets are bound to it. */
+  appId: number;
+  /** CONSORT_STATE_KEY, the HMAC key of the state files. Never logged. */
+  stateKey: string;
+  /** The time now; tests freeze it. */
+  clock: () => Date;
+  /** Open the repository's database provider (configured by its `.github/consort.yml`). */
+  openProvider: (database: z.infer<typeof DatabaseConfig>) => Promise<BranchProvider>;
+}
+
+/** What a handler takes: the parsed payload and the clients it acts through, never the framework's context. */
+export interface HandlerInput<Payload> {
+  octokit: GitHub;
+  payload: Payload;
+  log: Log;
+  /** X-GitHub-Delivery: every state write is idempotent on it. */
+  deliveryId: string;
+  services: AppServices;
+}
+
+export type Handler<Payload> = (input: HandlerInput<Payload>) => Promise<void>;

@@ -1,0 +1,28 @@
+import type { Probot } from "probot";
+import type { z } from "zod";
+import type { GitHub } from "./github.js";
+import type { AppServices, Handler } from "./services.js";
+
+/**
+ * Bind a webhook event to a handler: parse the payload with its zod schema (a payload that does
+ * not parse fails the delivery, it is never half-handled), then call the handler with only what
+ * it needs.
+ */
+export function route<Schema extends z.ZodType>(
+  app: Probot,
+  services: AppServices,
+  events: string | string[],
+  schema: Schema,
+  handler: Handler<z.infer<Schema>>,
+): void {
+  const names = (Array.isArray(events) ? events : [events]) as Parameters<Probot["on"]>[0];
+  app.on(names, async (context) => {
+    const parsed = schema.safeParse(context.payload);
+    if (!parsed.success) {
+      const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
+      context.log.error({ event: context.name, delivery: context.id }, `payload refused: ${problems}`);
+      throw new Error(`${context.name} delivery ${context.id} has an unexpected payload: ${problems}`);
+    }
+    await handler({ octokit: context.octokit as unknown as GitHub, payload: parsed.data, log: context.log, deliveryId: context.id, services });
+  });
+}
