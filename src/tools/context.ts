@@ -4,6 +4,9 @@ import { parse as parseYaml } from "yaml";
 import { ConsortConfig } from "../config/consort-config.js";
 import type { BranchProvider } from "../substrate/provider.js";
 import { describeIssues, ToolError } from "./registry.js";
+import { loadState, resolveTrackId, type LoadedState, type StateSource } from "./track-state.js";
+
+export type { StateSource } from "./track-state.js";
 
 /**
  * What every tool works from: a local checkout, where the track's state comes from, and the
@@ -12,16 +15,14 @@ import { describeIssues, ToolError } from "./registry.js";
 
 export const CONFIG_PATH = ".github/consort.yml";
 
-/** Where the tools read a track's state: a file on disk, or the repository's `consort/state` branch. */
-export type StateSource =
-  | { kind: "file"; path: string }
-  | { kind: "github"; owner: string; repo: string; token: string; baseUrl?: string }
-  | { kind: "none" };
-
 export interface ToolContextOptions {
   /** The local checkout the tools work in. */
   repoPath: string;
   state: StateSource;
+  /** The HMAC key of state files (CONSORT_STATE_KEY), to verify signed state. */
+  stateKey?: string;
+  /** Read signed state without a key to verify it (answers then say `verified: false`). */
+  allowUnverifiedState?: boolean;
   /** Builds the branch provider for the repository's `database` settings (tests pass a server of their own). */
   createProvider: (database: ConsortConfig["database"]) => Promise<BranchProvider>;
   /** Progress for slow steps (forks, cycles): the stdio server sends it to stderr. */
@@ -32,6 +33,8 @@ export class ToolContext {
   readonly repoPath: string;
   readonly state: StateSource;
   readonly onProgress: (message: string) => void;
+  private readonly stateKey: string | undefined;
+  private readonly allowUnverifiedState: boolean;
   private readonly createProvider: ToolContextOptions["createProvider"];
   private providerPromise: Promise<BranchProvider> | undefined;
 
@@ -39,6 +42,8 @@ export class ToolContext {
     this.repoPath = resolve(options.repoPath);
     this.state = options.state;
     this.createProvider = options.createProvider;
+    this.stateKey = options.stateKey || undefined;
+    this.allowUnverifiedState = options.allowUnverifiedState ?? false;
     this.onProgress = options.onProgress ?? (() => {});
   }
 
@@ -63,6 +68,13 @@ export class ToolContext {
       throw new ToolError(`${CONFIG_PATH} is invalid: ${describeIssues(parsed.error)}`, `Correct those fields in ${CONFIG_PATH} (run \`consort validate\` to see every problem).`, "INVALID_CONFIG");
     }
     return parsed.data;
+  }
+
+  /** The state of the track a call names, or of the checkout's branch; read-only. */
+  async trackState(track: string | undefined): Promise<LoadedState> {
+    await this.assertCheckout();
+    const trackId = await resolveTrackId(this.repoPath, track);
+    return loadState(this.state, { key: this.stateKey, allowUnverified: this.allowUnverifiedState }, trackId);
   }
 
   /** The branch provider for the configured database, created once and shared by every call. */

@@ -2,6 +2,7 @@ import { dbBranchTool } from "./db-branch.js";
 import type { ToolDefinition } from "./registry.js";
 
 export { ToolContext, type StateSource, type ToolContextOptions } from "./context.js";
+export type { LoadedState } from "./track-state.js";
 export { callTool, ToolError, type ToolDefinition, type ToolOutcome } from "./registry.js";
 export { inputJsonSchema, outputJsonSchema, openAITools, openAIResponsesTools } from "./json-schema.js";
 
