@@ -1,0 +1,203 @@
+import type { ConsortConfig } from "../config/consort-config.js";
+import { consortOwners, type CodeownersRule } from "../github/codeowners.js";
+import { canWrite, type Permission } from "../github/permissions.js";
+import type { ApprovalRecord, GateName } from "../state/schema.js";
+
+/**
+ * Gate approvals (design §4), decided purely from facts the caller fetched. An approval counts
+ * only if ALL hold:
+ *   1. the review is APPROVED (a dismissed review withdraws it);
+ *   2. the reviewer has write, maintain or admin permission;
+ *   3. the reviewer is a configured approver (user or team) or a CODEOWNER of `.consort/`;
+ *   4. the reviewer authored none of the commits under approval;
+ *   5. the reviewed commit's frozen manifest hash equals the pending one.
+ * Anything unknown fails its rule, with the reason: a gate never passes on missing facts.
+ */
+
+export type ReviewState = "APPROVED" | "CHANGES_REQUESTED" | "COMMENTED" | "DISMISSED" | "PENDING";
+
+/** A PR review as the gate sees it (from the API listing or a `pull_request_review` payload). */
+export interface GateReview {
+  id: number;
+  /** The reviewer's login; null for a deleted account. */
+  user: string | null;
+  state: ReviewState;
+  /** The commit the review was submitted on. */
+  commitId: string | null;
+  submittedAt: string | null;
+}
+
+/** What the API said about a reviewer. */
+export interface ReviewerFacts {
+  permission: Permission;
+  /** Teams (as `org/slug`) the reviewer is an active member of, among those that matter here. */
+  teams: string[];
+}
+
+export interface CommitUnderApproval {
+  sha: string;
+  /** The GitHub login of the commit's author; null when the author e-mail maps to no account. */
+  authorLogin: string | null;
+}
+
+export interface ApprovalContext {
+  gate: GateName;
+  /** The repository owner: the organisation of configured team slugs. */
+  org: string;
+  /** The frozen manifest hash awaiting approval; undefined when nothing is pending. */
+  pendingHash: string | undefined;
+  /** The gate's manifest hash at each commit the caller could compute it for. */
+  hashAtCommit: ReadonlyMap<string, string>;
+  approvers: ConsortConfig["approvers"];
+  /** CODEOWNERS rules from the DEFAULT branch; undefined when the repository has none. */
+  codeowners: CodeownerRules | undefined;
+  commits: CommitUnderApproval[];
+  /** Facts per reviewer login (any case). A reviewer missing here fails the permission rule. */
+  reviewers: ReadonlyMap<string, ReviewerFacts>;
+}
+type CodeownerRules = CodeownersRule[];
+
+export type ApprovalRule = "approved-state" | "write-access" | "approver" | "not-an-author" | "frozen-hash";
+
+export interface RuleResult {
+  rule: ApprovalRule;
+  ok: boolean;
+  detail: string;
+}
+
+export interface ApprovalDecision {
+  counts: boolean;
+  reviewId: number;
+  user: string | null;
+  commit: string | null;
+  hash: string | undefined;
+  at: string | null;
+  /** Every rule, passed or failed, in order. */
+  rules: RuleResult[];
+  /** The failed rules' details: why the review does not count. */
+  reasons: string[];
+}
+
+const lower = (s: string) => s.toLowerCase();
+const short = (sha: string) => sha.slice(0, 7);
+
+function facts(ctx: ApprovalContext, user: string): ReviewerFacts | undefined {
+  for (const [login, value] of ctx.reviewers) if (lower(login) === lower(user)) return value;
+  return undefined;
+}
+
+/** Why `user` is an approver, or undefined. */
+function approverBasis(ctx: ApprovalContext, user: string, reviewer: ReviewerFacts | undefined): string | undefined {
+  const teams = new Set((reviewer?.teams ?? []).map(lower));
+  if (ctx.approvers.users.some((u) => lower(u) === lower(user))) return `listed in approvers.users`;
+  const team = ctx.approvers.teams.find((slug) => teams.has(lower(slug.includes("/") ? slug : `${ctx.org}/${slug}`)));
+  if (team) return `member of approvers team @${team.includes("/") ? team : `${ctx.org}/${team}`}`;
+  if (ctx.approvers.codeowners && ctx.codeowners) {
+    for (const owner of consortOwners(ctx.codeowners)) {
+      if (!owner.startsWith("@")) continue;
+      const name = lower(owner.slice(1));
+      if (name.includes("/") ? teams.has(name) : name === lower(user)) return `CODEOWNER of .consort/ (${owner})`;
+    }
+  }
+  return undefined;
+}
+
+function noApproversHint(ctx: ApprovalContext): string {
+  const sources = [
+    ctx.approvers.users.length ? `approvers.users (${ctx.approvers.users.join(", ")})` : undefined,
+    ctx.approvers.teams.length ? `approvers.teams (${ctx.approvers.teams.join(", ")})` : undefined,
+    ctx.approvers.codeowners ? (ctx.codeowners ? "the CODEOWNERS of .consort/" : undefined) : undefined,
+  ].filter(Boolean);
+  if (sources.length === 0) return "no approvers are configured: set approvers in .github/consort.yml on the default branch, or add a CODEOWNERS rule for .consort/";
+  return `approvers are ${sources.join(", ")}`;
+}
+
+/** Whether one review counts as an approval of the pending gate, with every rule's result. */
+export function approvalCounts(review: GateReview, ctx: ApprovalContext): ApprovalDecision {
+  const rules: RuleResult[] = [];
+  const who = review.user ?? "a deleted user";
+  const add = (rule: ApprovalRule, ok: boolean, detail: string) => rules.push({ rule, ok, detail });
+
+  if (review.state === "APPROVED") add("approved-state", true, `review ${review.id} is APPROVED`);
+  else if (review.state === "DISMISSED") add("approved-state", false, `${who}'s review ${review.id} was dismissed, which withdraws the approval`);
+  else add("approved-state", false, `${who}'s review ${review.id} is ${review.state}, not APPROVED`);
+
+  const reviewer = review.user ? facts(ctx, review.user) : undefined;
+  if (!review.user) add("write-access", false, "the reviewer's account no longer exists");
+  else if (!reviewer) add("write-access", false, `${who}'s permission on the repository is unknown, so the review cannot count`);
+  else if (!canWrite(reviewer.permission)) add("write-access", false, `${who} has ${reviewer.permission} permission; approvals need write, maintain or admin`);
+  else add("write-access", true, `${who} has ${reviewer.permission} permission`);
+
+  const basis = review.user ? approverBasis(ctx, review.user, reviewer) : undefined;
+  if (basis) add("approver", true, `${who} is an approver: ${basis}`);
+  else add("approver", false, `${who} is not an approver for the ${ctx.gate} gate: ${noApproversHint(ctx)}`);
+
+  if (ctx.commits.length === 0) {
+    add("not-an-author", false, "the commits under approval are unknown, so it cannot be shown the reviewer wrote none of them");
+  } else {
+    const unknown = ctx.commits.filter((c) => c.authorLogin === null);
+    const own = review.user ? ctx.commits.filter((c) => c.authorLogin !== null && lower(c.authorLogin) === lower(review.user!)) : [];
+    if (own.length > 0) add("not-an-author", false, `${who} authored ${own.map((c) => short(c.sha)).join(", ")} under approval and cannot approve their own work`);
+    else if (unknown.length > 0) {
+      add("not-an-author", false, `commit ${unknown.map((c) => short(c.sha)).join(", ")} has no GitHub author, so it cannot be shown that ${who} did not write it`);
+    } else add("not-an-author", true, `${who} authored none of the ${ctx.commits.length} commit(s) under approval`);
+  }
+
+  const hash = review.commitId ? ctx.hashAtCommit.get(review.commitId) : undefined;
+  if (!ctx.pendingHash) add("frozen-hash", false, `the ${ctx.gate} gate has nothing pending approval`);
+  else if (!review.commitId) add("frozen-hash", false, `review ${review.id} names no commit`);
+  else if (hash === undefined) add("frozen-hash", false, `the frozen manifest hash at ${short(review.commitId)} is unknown, so the review cannot be tied to the pending files`);
+  else if (hash !== ctx.pendingHash) {
+    add("frozen-hash", false, `the review is on ${short(review.commitId)} whose frozen hash ${short(hash)} is not the pending ${short(ctx.pendingHash)}: the files changed since; approve again`);
+  } else add("frozen-hash", true, `the review is on ${short(review.commitId)} at the pending hash ${short(hash)}`);
+
+  const reasons = rules.filter((r) => !r.ok).map((r) => r.detail);
+  return { counts: reasons.length === 0, reviewId: review.id, user: review.user, commit: review.commitId, hash, at: review.submittedAt, rules, reasons };
+}
+
+/**
+ * Each reviewer's standing review: their latest APPROVED, CHANGES_REQUESTED or DISMISSED one
+ * (a comment changes nothing, as on GitHub). Reviews are ordered by submission, then id.
+ */
+export function standingReviews(reviews: GateReview[]): GateReview[] {
+  const decisive = reviews
+    .filter((r) => r.user !== null && (r.state === "APPROVED" || r.state === "CHANGES_REQUESTED" || r.state === "DISMISSED"))
+    .sort((a, b) => (a.submittedAt ?? "").localeCompare(b.submittedAt ?? "") || a.id - b.id);
+  const latest = new Map<string, GateReview>();
+  for (const review of decisive) latest.set(lower(review.user!), review);
+  return [...latest.values()];
+}
+
+export interface GateDecision {
+  gate: GateName;
+  approved: boolean;
+  pendingHash: string | undefined;
+  required: number;
+  /** Approvals that count, ready to store in the track's state. */
+  approvals: ApprovalRecord[];
+  /** Every standing review's decision, counted or not. */
+  decisions: ApprovalDecision[];
+  /** One line for a check run title. */
+  summary: string;
+}
+
+/** Decide a gate from all of a PR's reviews: approved when `required` standing reviews count. */
+export function gateApproval(reviews: GateReview[], ctx: ApprovalContext, required = 1): GateDecision {
+  const decisions = standingReviews(reviews).map((review) => approvalCounts(review, ctx));
+  const counted = decisions.filter((d) => d.counts);
+  const approvals: ApprovalRecord[] = counted.map((d) => ({
+    gate: ctx.gate,
+    user: d.user!,
+    reviewId: d.reviewId,
+    commit: d.commit!,
+    hash: d.hash!,
+    at: d.at ?? new Date(0).toISOString(),
+  }));
+  const approved = ctx.pendingHash !== undefined && counted.length >= required;
+  let summary: string;
+  if (!ctx.pendingHash) summary = `The ${ctx.gate} gate has nothing pending approval`;
+  else if (approved) summary = `Approved by ${approvals.map((a) => `@${a.user}`).join(", ")} at ${short(ctx.pendingHash)}`;
+  else if (decisions.length === 0) summary = `Waiting for an approving review at ${short(ctx.pendingHash)} (${noApproversHint(ctx)})`;
+  else summary = `Waiting: ${counted.length} of ${required} approval(s) count at ${short(ctx.pendingHash)}`;
+  return { gate: ctx.gate, approved, pendingHash: ctx.pendingHash, required, approvals, decisions, summary };
+}

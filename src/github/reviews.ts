@@ -1,0 +1,96 @@
+import type { ConsortConfig } from "../config/consort-config.js";
+import type { CommitUnderApproval, GateReview, ReviewerFacts, ReviewState } from "../gates/approval.js";
+import { standingReviews } from "../gates/approval.js";
+import { githubMessage, type GitHubClient } from "./client.js";
+import { consortOwners, type CodeownersRule } from "./codeowners.js";
+import { collaboratorPermission, isTeamMember } from "./permissions.js";
+
+/** Fetching the facts the approval rules need. Every fetch fails loudly; the gate then fails. */
+
+const REVIEW_STATES: ReviewState[] = ["APPROVED", "CHANGES_REQUESTED", "COMMENTED", "DISMISSED", "PENDING"];
+
+function reviewState(raw: string): ReviewState {
+  const upper = raw.toUpperCase() as ReviewState;
+  // An unknown state never approves: treat it as a comment.
+  return REVIEW_STATES.includes(upper) ? upper : "COMMENTED";
+}
+
+interface RawReview {
+  id: number;
+  user: { login: string } | null;
+  state: string;
+  commit_id: string | null;
+  submitted_at?: string | null;
+}
+
+/** A review from the REST listing or a `pull_request_review` payload (whose states are lower-case). */
+export function toGateReview(review: RawReview): GateReview {
+  return {
+    id: review.id,
+    user: review.user?.login ?? null,
+    state: reviewState(review.state),
+    commitId: review.commit_id,
+    submittedAt: review.submitted_at ?? null,
+  };
+}
+
+/** Every review of a pull request, oldest first (`GET /repos/{o}/{r}/pulls/{n}/reviews`). */
+export async function listGateReviews(octokit: GitHubClient, owner: string, repo: string, pullNumber: number): Promise<GateReview[]> {
+  const reviews = await octokit.paginate(octokit.rest.pulls.listReviews, { owner, repo, pull_number: pullNumber, per_page: 100 });
+  return reviews.map((r) => toGateReview(r as RawReview));
+}
+
+/** GitHub lists at most 250 commits of a pull request. */
+export const MAX_PULL_COMMITS = 250;
+
+/**
+ * The commits of a pull request with their authors' logins. More than GitHub will list cannot
+ * be checked for self-approval, so that throws instead of deciding on part of the history.
+ */
+export async function listCommitsUnderApproval(octokit: GitHubClient, owner: string, repo: string, pullNumber: number): Promise<CommitUnderApproval[]> {
+  const commits = await octokit.paginate(octokit.rest.pulls.listCommits, { owner, repo, pull_number: pullNumber, per_page: 100 });
+  if (commits.length >= MAX_PULL_COMMITS) {
+    throw new Error(`Pull request #${pullNumber} has ${MAX_PULL_COMMITS} or more commits; GitHub lists no more, so self-approval cannot be ruled out. Squash the track's history.`);
+  }
+  return commits.map((c) => ({ sha: c.sha, authorLogin: c.author?.login ?? null }));
+}
+
+/** The teams (`org/slug`) whose membership decides who approves: configured ones and team owners of `.consort/`. */
+export function teamsThatMatter(approvers: ConsortConfig["approvers"], org: string, codeowners: CodeownersRule[] | undefined): string[] {
+  const teams = approvers.teams.map((slug) => (slug.includes("/") ? slug : `${org}/${slug}`));
+  if (approvers.codeowners && codeowners) {
+    for (const owner of consortOwners(codeowners)) if (owner.startsWith("@") && owner.includes("/")) teams.push(owner.slice(1));
+  }
+  return [...new Set(teams.map((t) => t.toLowerCase()))].sort();
+}
+
+/**
+ * Permission and team membership of the reviewers whose standing review is an approval (the
+ * others cannot count, so they cost no requests).
+ */
+export async function collectReviewerFacts(
+  octokit: GitHubClient,
+  owner: string,
+  repo: string,
+  reviews: GateReview[],
+  teams: string[],
+): Promise<Map<string, ReviewerFacts>> {
+  const approvers = standingReviews(reviews)
+    .filter((r) => r.state === "APPROVED")
+    .map((r) => r.user!);
+  const facts = new Map<string, ReviewerFacts>();
+  for (const login of approvers) {
+    const permission = await collaboratorPermission(octokit, owner, repo, login);
+    const member: string[] = [];
+    for (const team of teams) {
+      const [org, slug] = team.split("/") as [string, string];
+      try {
+        if (await isTeamMember(octokit, org, slug, login)) member.push(team);
+      } catch (error) {
+        throw new Error(`Could not check @${team} membership of ${login}: ${githubMessage(error)} (the app needs organization members: read)`, { cause: error });
+      }
+    }
+    facts.set(login, { permission, teams: member });
+  }
+  return facts;
+}
