@@ -1,0 +1,58 @@
+import { z } from "zod";
+import { InvariantId, NfrId, StoryId } from "./ids.js";
+
+/**
+ * `.consort/architecture.json` (contract), by the Architect Reviewer: layers and what each may
+ * import, the modules, the persistence invariants the database must hold, how NFRs are met.
+ */
+
+const text = z.string().trim().min(1);
+const name = z.string().regex(/^[a-z][a-z0-9-]*$/, "a lower-case name such as routes or stock-service");
+
+export const Layer = z
+  .object({
+    name,
+    /** Globs of the source files in this layer, e.g. `src/routes/**`. */
+    paths: z.array(text).min(1),
+    /** Layers this one may import from (by name); anything else is a layering violation. */
+    mayImport: z.array(name).default([]),
+    role: text.optional(),
+  })
+  .strict();
+export type Layer = z.infer<typeof Layer>;
+
+export const Module = z
+  .object({
+    name,
+    layer: name,
+    path: text,
+    responsibility: text,
+    stories: z.array(StoryId).default([]),
+  })
+  .strict();
+export type Module = z.infer<typeof Module>;
+
+export const INVARIANT_KINDS = ["unique", "not-null", "check", "foreign-key", "transaction", "migration", "other"] as const;
+
+export const PersistenceInvariant = z
+  .object({
+    id: InvariantId,
+    kind: z.enum(INVARIANT_KINDS),
+    /** The table it is about (must be in db-design.json), when it is about one. */
+    table: z.string().min(1).optional(),
+    statement: text,
+    stories: z.array(StoryId).min(1, "name the stories that rely on this invariant"),
+  })
+  .strict();
+export type PersistenceInvariant = z.infer<typeof PersistenceInvariant>;
+
+export const Architecture = z
+  .object({
+    layers: z.array(Layer).min(1, "declare at least one layer"),
+    modules: z.array(Module).default([]),
+    persistenceInvariants: z.array(PersistenceInvariant).default([]),
+    /** How the architecture meets the spec's NFRs. */
+    nfrs: z.array(z.object({ nfr: NfrId, approach: text }).strict()).default([]),
+  })
+  .strict();
+export type Architecture = z.infer<typeof Architecture>;

@@ -1,0 +1,54 @@
+import type { z } from "zod";
+
+/** One problem with an artifact: which file, where in it (a JSON path), what is wrong, what to do. */
+export interface ArtifactIssue {
+  file: string;
+  /** JSON path into the file, e.g. `$.tests[3].ac`; `$` for the whole file. */
+  path: string;
+  message: string;
+  fix: string;
+}
+
+/** `["tests", 3, "ac"]` → `$.tests[3].ac`. */
+export function jsonPath(path: ReadonlyArray<PropertyKey>): string {
+  let out = "$";
+  for (const key of path) {
+    if (typeof key === "number") out += `[${key}]`;
+    else if (typeof key === "string" && /^[A-Za-z_$][\w$]*$/.test(key)) out += `.${key}`;
+    else out += `[${JSON.stringify(String(key))}]`;
+  }
+  return out;
+}
+
+/** What a person (or agent) should do about a zod issue, in one line. */
+function fixFor(issue: z.core.$ZodIssue): string {
+  const field = issue.path.length > 0 ? `\`${String(issue.path.at(-1))}\`` : "the file";
+  switch (issue.code) {
+    case "invalid_type":
+      return issue.input === undefined ? `add ${field} (${issue.expected})` : `make ${field} a ${issue.expected}`;
+    case "unrecognized_keys":
+      return `remove ${issue.keys.map((k) => `\`${k}\``).join(", ")} (not part of the format; see schemas/ for what is)`;
+    case "invalid_value":
+      return `use one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
+    case "too_small":
+      return issue.origin === "array" ? `add at least ${String(issue.minimum)} item(s) to ${field}` : `make ${field} at least ${String(issue.minimum)} long`;
+    case "too_big":
+      return `shorten ${field} to at most ${String(issue.maximum)}`;
+    case "invalid_format":
+      return `write ${field} as ${issue.message}`;
+    case "custom":
+      return issue.message;
+    default:
+      return `correct ${field}: ${issue.message}`;
+  }
+}
+
+/** Every zod issue as an `ArtifactIssue` for `file`. */
+export function zodIssues(file: string, error: z.ZodError): ArtifactIssue[] {
+  return error.issues.map((issue) => ({ file, path: jsonPath(issue.path), message: issue.message, fix: fixFor(issue) }));
+}
+
+/** One line per issue, for a terminal or a check run. */
+export function formatIssue(issue: ArtifactIssue): string {
+  return `${issue.file} ${issue.path}: ${issue.message} → ${issue.fix}`;
+}

@@ -1,0 +1,18 @@
+import { z } from "zod";
+
+/** `.consort/reviews/<unit>.json` (contract), by the Navigator after a verified GREEN. */
+export const ReviewVerdict = z
+  .object({
+    /** The build unit reviewed: a test id (`T3`) or, with granularity `ac`, an AC id (`S1-AC2`). */
+    unit: z.string().regex(/^(?:T[1-9]\d*|S[1-9]\d*-AC[1-9]\d*)$/, "a test id such as T3 or an AC id such as S1-AC2"),
+    verdict: z.enum(["accept", "refactor"]),
+    /** What was looked at and, for `refactor`, what the Driver should change. */
+    notes: z.array(z.string().trim().min(1)).default([]),
+  })
+  .strict()
+  .superRefine((review, ctx) => {
+    if (review.verdict === "refactor" && review.notes.length === 0) {
+      ctx.addIssue({ code: "custom", path: ["notes"], message: "a refactor verdict needs notes: say what the Driver should change" });
+    }
+  });
+export type ReviewVerdict = z.infer<typeof ReviewVerdict>;

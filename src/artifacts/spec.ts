@@ -1,0 +1,64 @@
+import { z } from "zod";
+import { AcId, FeatureId, NfrId, StoryId } from "./ids.js";
+
+/**
+ * `.consort/spec.json` (contract). The Product Owner writes the feature, its stories and their
+ * acceptance criteria; the Spec Author refines the text and adds the non-functional requirements.
+ */
+
+const text = z.string().trim().min(1);
+
+export const AcceptanceCriterion = z
+  .object({
+    id: AcId,
+    given: text,
+    when: text,
+    then: text,
+  })
+  .strict();
+export type AcceptanceCriterion = z.infer<typeof AcceptanceCriterion>;
+
+export const Story = z
+  .object({
+    id: StoryId,
+    title: text,
+    asA: text,
+    iWant: text,
+    soThat: text,
+    /** A person uses it through a screen: the UX Designer then designs its screens and states. */
+    userFacing: z.boolean().default(false),
+    acceptanceCriteria: z.array(AcceptanceCriterion).min(1, "give each story at least one acceptance criterion"),
+    /** Anything the Spec Author adds: edge cases, examples, what is out of scope. */
+    notes: z.array(text).optional(),
+  })
+  .strict();
+export type Story = z.infer<typeof Story>;
+
+export const NFR_CATEGORIES = ["validation", "security", "performance", "reliability", "layering", "configuration", "observability", "accessibility", "other"] as const;
+
+export const NonFunctionalRequirement = z
+  .object({
+    id: NfrId,
+    category: z.enum(NFR_CATEGORIES),
+    statement: text,
+    /** The stories it constrains; empty means the whole feature. */
+    stories: z.array(StoryId).default([]),
+  })
+  .strict();
+export type NonFunctionalRequirement = z.infer<typeof NonFunctionalRequirement>;
+
+export const Spec = z
+  .object({
+    feature: z
+      .object({
+        id: FeatureId,
+        title: text,
+        summary: text,
+      })
+      .strict(),
+    stories: z.array(Story).min(1, "list at least one story"),
+    /** Added by the Spec Author; required once the spec step is done (an empty list says "none"). */
+    nfrs: z.array(NonFunctionalRequirement).optional(),
+  })
+  .strict();
+export type Spec = z.infer<typeof Spec>;
