@@ -37,6 +37,7 @@ export class ToolContext {
   private readonly allowUnverifiedState: boolean;
   private readonly createProvider: ToolContextOptions["createProvider"];
   private providerPromise: Promise<BranchProvider> | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
 
   constructor(options: ToolContextOptions) {
     this.repoPath = resolve(options.repoPath);
@@ -87,6 +88,13 @@ export class ToolContext {
       });
     }
     return this.providerPromise;
+  }
+
+  /** Run `work` after every earlier exclusive work has finished (cycles share the working tree). */
+  exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(work, work);
+    this.queue = run.catch(() => undefined);
+    return run;
   }
 
   /** Release the provider (an embedded server it started, its pools). */

@@ -23,7 +23,7 @@ export function branchInfo(branch: DatabaseBranch): z.infer<typeof BranchInfo> {
 
 const branchName = z.string().trim().min(1).max(200);
 
-const DbBranchInput = z
+export const DbBranchInput = z
   .object({
     action: z.enum(["create", "delete", "list", "url"]).describe("create: fork a branch (idempotent); delete: drop it and its children; list: every branch; url: a connection URL for it."),
     branch: branchName.optional().describe("The database branch to act on. Required for create, delete and url."),
@@ -40,7 +40,7 @@ const DbBranchInput = z
     }
   });
 
-const DbBranchOutput = z.object({
+export const DbBranchOutput = z.object({
   action: z.enum(["create", "delete", "list", "url"]),
   provider: z.enum(["local", "postgres", "lakebase"]),
   branch: BranchInfo.optional().describe("create: the branch made (or found with the same parent)."),

@@ -2,8 +2,8 @@ import { readFileSync } from "node:fs";
 import { Ajv } from "ajv";
 import { describe, expect, it } from "vitest";
 import { OPENAI_SPEC_PATH, openAISpecText } from "../../src/cli/tools.js";
-import { ToolContext } from "../../src/tools/context.js";
 import { callTool, consortTools, openAITools, type ToolDefinition } from "../../src/tools/index.js";
+import { stockflowCheckout } from "./fixture.js";
 
 type Schema = Record<string, unknown>;
 
@@ -46,25 +46,14 @@ describe("the OpenAI tool specification", () => {
     const strictCall = { action: "list", branch: null, from: null, ttlSeconds: null };
     expect(new Ajv({ strict: false }).validate(parameters, strictCall)).toBe(true);
 
-    const branches = [{ name: "main", parent: undefined, isRoot: true }];
-    const context = new ToolContext({
-      repoPath: process.cwd(),
-      state: { kind: "none" },
-      // A provider holding only a root branch: enough to show the call parsed and ran.
-      createProvider: async () => ({
-        kind: "postgres",
-        rootBranch: async () => "main",
-        listBranches: async () => branches,
-        createBranch: async () => branches[0]!,
-        deleteBranch: async () => {},
-        getBranch: async () => branches[0],
-        connectionUrl: async () => "postgres://unused",
-        close: async () => {},
-      }),
-    });
-    expect(await callTool([dbBranch], "db_branch", strictCall, context)).toEqual({
-      ok: true,
-      output: { action: "list", provider: "postgres", branches: [{ name: "main", parent: null, isRoot: true }] },
-    });
+    const checkout = await stockflowCheckout();
+    try {
+      expect(await callTool([dbBranch], "db_branch", strictCall, checkout.context())).toEqual({
+        ok: true,
+        output: { action: "list", provider: "postgres", branches: [{ name: checkout.rootDatabase, parent: null, isRoot: true, createdAt: expect.any(String) }] },
+      });
+    } finally {
+      await checkout.cleanup();
+    }
   });
 });
