@@ -1,0 +1,97 @@
+import { execFile } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { TestList } from "../artifacts/test-list.js";
+import { hashFrozenText } from "../gates/freeze.js";
+import { sanitiseBranchName } from "../substrate/index.js";
+import { CycleInputError, CycleRequest, formatIssues, type CycleStep, type CycleTest } from "./request.js";
+
+/**
+ * `consort cycle` on a local checkout builds the same request the app would dispatch, from flags
+ * and the checkout's `.consort/test-list.json`, so a person sees the verdict before pushing.
+ */
+
+const git = promisify(execFile);
+
+export interface LocalCycleOptions {
+  cwd: string;
+  step: CycleStep;
+  /** Test ids in turn (e.g. ["T7"]). */
+  tests: string[];
+  /** Earlier green test ids; default every test before the first one in turn (release: all). */
+  earlier?: string[];
+  track?: string;
+  dbBranch?: string;
+  testListPath?: string;
+  /** Freeze the test files of the earlier (and, after RED, the turn's) tests as they are at this ref. */
+  frozenAt?: string;
+}
+
+async function gitOut(cwd: string, args: string[]): Promise<string> {
+  const { stdout } = await git("git", args, { cwd, maxBuffer: 32 * 1024 * 1024 });
+  return stdout;
+}
+
+export async function loadTestList(path: string): Promise<TestList> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(await readFile(path, "utf8"));
+  } catch (error) {
+    throw new CycleInputError(`cannot read the test list ${path}: ${(error as Error).message}`);
+  }
+  const parsed = TestList.safeParse(raw);
+  if (!parsed.success) throw new CycleInputError(`${path} is not a valid test list:\n${formatIssues(parsed.error)}`);
+  return parsed.data;
+}
+
+export async function buildLocalRequest(options: LocalCycleOptions): Promise<CycleRequest> {
+  const { cwd, step } = options;
+  const list = await loadTestList(options.testListPath ?? join(cwd, ".consort/test-list.json"));
+  const byId = new Map(list.tests.map((t) => [t.id, t]));
+  const pick = (id: string): CycleTest => {
+    const entry = byId.get(id);
+    if (!entry) throw new CycleInputError(`test ${id} is not in the test list (it has ${list.tests.map((t) => t.id).join(", ")})`);
+    return { id: entry.id, file: entry.file, title: entry.title };
+  };
+  const inTurn = options.tests.map(pick);
+  let earlier: CycleTest[];
+  if (options.earlier) earlier = options.earlier.map(pick);
+  else if (step === "release" && inTurn.length === 0) earlier = list.tests.map((t) => pick(t.id));
+  else {
+    const first = inTurn.length ? list.tests.findIndex((t) => t.id === inTurn[0]!.id) : list.tests.length;
+    earlier = list.tests.slice(0, first).map((t) => pick(t.id)).filter((t) => !inTurn.some((i) => i.id === t.id));
+  }
+
+  let commit: string;
+  let branch: string;
+  try {
+    commit = (await gitOut(cwd, ["rev-parse", "HEAD"])).trim();
+    branch = options.track ?? (await gitOut(cwd, ["rev-parse", "--abbrev-ref", "HEAD"])).trim();
+  } catch {
+    throw new CycleInputError(`${cwd} is not a git checkout with a commit: a cycle tests a commit`);
+  }
+  const frozenTestFiles: Array<{ path: string; sha256: string; text: string }> = [];
+  if (options.frozenAt) {
+    const files = new Set([...earlier, ...(step === "red" ? [] : inTurn)].map((t) => t.file));
+    for (const path of files) {
+      let text: string;
+      try {
+        text = await gitOut(cwd, ["show", `${options.frozenAt}:${path}`]);
+      } catch {
+        continue; // not there at that ref: nothing was frozen yet
+      }
+      frozenTestFiles.push({ path, sha256: hashFrozenText(text), text });
+    }
+  }
+  const parsed = CycleRequest.safeParse({
+    track: branch,
+    step,
+    commit,
+    tests: { inTurn, earlierGreen: earlier },
+    frozenTestFiles,
+    database: { branch: options.dbBranch ?? sanitiseBranchName(branch) },
+  });
+  if (!parsed.success) throw new CycleInputError(`the options do not make a valid cycle request:\n${formatIssues(parsed.error)}`);
+  return parsed.data;
+}

@@ -1,0 +1,118 @@
+import { z } from "zod";
+import { RepoPath, TestId } from "../artifacts/ids.js";
+import { hashFrozenText } from "../gates/freeze.js";
+
+/**
+ * The one JSON input the app dispatches to `.github/workflows/consort-cycle.yml` (design §6), and
+ * what `consort cycle` builds from flags locally. Parsed once, here, where it enters the runner.
+ */
+
+export const CYCLE_STEPS = ["red", "green", "refactor", "release"] as const;
+export const CycleStep = z.enum(CYCLE_STEPS);
+export type CycleStep = z.infer<typeof CycleStep>;
+
+export const CommitSha = z.string().regex(/^[0-9a-f]{40}$/, "a full 40-character lowercase commit sha");
+const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, "a sha256 hex digest (64 lowercase hex characters)");
+
+/** A test the cycle is about: the test list's id, file and the exact title the runner reports. */
+export const CycleTest = z
+  .object({
+    id: TestId,
+    file: RepoPath,
+    title: z.string().trim().min(1),
+  })
+  .strict();
+export type CycleTest = z.infer<typeof CycleTest>;
+
+/**
+ * A test file frozen by a verified RED. `text` is what was frozen: a RED step needs it to check
+ * that the file was only added to; every other step only needs the hash (identical or not).
+ */
+export const FrozenTestFile = z
+  .object({
+    path: RepoPath,
+    sha256: Sha256,
+    text: z.string().optional(),
+  })
+  .strict()
+  .superRefine((file, ctx) => {
+    if (file.text !== undefined && hashFrozenText(file.text) !== file.sha256) {
+      ctx.addIssue({ code: "custom", path: ["sha256"], message: `the frozen text of ${file.path} does not hash to the sha256 given with it` });
+    }
+  });
+export type FrozenTestFile = z.infer<typeof FrozenTestFile>;
+
+export const CycleRequest = z
+  .object({
+    version: z.literal(1).default(1),
+    /** The app's id for this dispatch (recorded in the track's state), echoed in the result. */
+    dispatchId: z.string().min(1).max(200).optional(),
+    /** The track: the git branch under Consort. */
+    track: z.string().trim().min(1).max(255),
+    step: CycleStep,
+    /** The commit to test; the checkout must be exactly this commit. */
+    commit: CommitSha,
+    tests: z
+      .object({
+        /** The tests this step is about: RED must see each fail by an assertion, GREEN pass. */
+        inTurn: z.array(CycleTest).default([]),
+        /** Tests verified green in earlier cycles: every step needs them still passing. */
+        earlierGreen: z.array(CycleTest).default([]),
+      })
+      .strict(),
+    frozenTestFiles: z.array(FrozenTestFile).default([]),
+    database: z
+      .object({
+        /** The track's database branch; the cycle forks a throwaway branch from it. */
+        branch: z.string().min(1).max(63),
+      })
+      .strict(),
+    /** Time to live of the throwaway branch, so a job killed mid-cycle leaves nothing for long. */
+    ttlSeconds: z.number().int().min(60).max(86_400).default(3600),
+  })
+  .strict()
+  .superRefine((request, ctx) => {
+    if ((request.step === "red" || request.step === "green") && request.tests.inTurn.length === 0) {
+      ctx.addIssue({ code: "custom", path: ["tests", "inTurn"], message: `a ${request.step} step needs at least one test in turn` });
+    }
+    const seen = new Map<string, string>();
+    for (const [group, tests] of [["inTurn", request.tests.inTurn], ["earlierGreen", request.tests.earlierGreen]] as const) {
+      tests.forEach((test, index) => {
+        const other = seen.get(test.id);
+        if (other) ctx.addIssue({ code: "custom", path: ["tests", group, index, "id"], message: `${test.id} is listed twice (also in ${other})` });
+        else seen.set(test.id, group);
+      });
+    }
+    const paths = new Set<string>();
+    request.frozenTestFiles.forEach((file, index) => {
+      if (paths.has(file.path)) ctx.addIssue({ code: "custom", path: ["frozenTestFiles", index, "path"], message: `${file.path} is frozen twice` });
+      paths.add(file.path);
+    });
+  });
+export type CycleRequest = z.infer<typeof CycleRequest>;
+export type CycleRequestInput = z.input<typeof CycleRequest>;
+
+/** Parse a request from the workflow input (JSON text), naming the field and rule on failure. */
+export function parseCycleRequest(json: string, source = "the cycle request"): CycleRequest {
+  let data: unknown;
+  try {
+    data = JSON.parse(json);
+  } catch (error) {
+    throw new CycleInputError(`${source} is not valid JSON: ${(error as Error).message}`);
+  }
+  const parsed = CycleRequest.safeParse(data);
+  if (!parsed.success) throw new CycleInputError(`${source} is not a valid cycle request:\n${formatIssues(parsed.error)}`);
+  return parsed.data;
+}
+
+export function formatIssues(error: z.ZodError): string {
+  return error.issues.map((issue) => `  - ${issue.path.length ? issue.path.join(".") : "(top level)"}: ${issue.message}`).join("\n");
+}
+
+/** A request or option that cannot start a cycle: nothing ran, nothing was created. */
+export class CycleInputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "CycleInputError";
+  }
+}

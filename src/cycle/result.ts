@@ -1,0 +1,111 @@
+import { z } from "zod";
+import { CommitSha, CycleRequest, CycleStep } from "./request.js";
+
+/**
+ * `cycle-result.json`, uploaded in the artifact `consort-cycle-result` (design §6). The app reads
+ * it only from a run it dispatched; this schema is what it trusts the shape of.
+ */
+
+export const CYCLE_RESULT_FILE = "cycle-result.json";
+export const CYCLE_SUMMARY_FILE = "cycle-summary.md";
+
+/** How one test ended in this run; `missing` = absent from the report (never ran, or did not load). */
+export const TEST_OUTCOMES = ["passed", "failed-assertion", "failed-error", "skipped", "missing"] as const;
+export const TestOutcome = z.enum(TEST_OUTCOMES);
+export type TestOutcome = z.infer<typeof TestOutcome>;
+
+export const CycleTestOutcome = z
+  .object({
+    id: z.string(),
+    file: z.string(),
+    title: z.string(),
+    /** turn: the tests this step is about; earlier: verified green in earlier cycles. */
+    role: z.enum(["turn", "earlier"]),
+    outcome: TestOutcome,
+    /** What the runner said (first lines of a failure message). */
+    message: z.string().optional(),
+    type: z.string().optional(),
+    durationMs: z.number().nonnegative().optional(),
+  })
+  .strict();
+export type CycleTestOutcome = z.infer<typeof CycleTestOutcome>;
+
+export const StepTimings = z
+  .object({
+    fork: z.number().nonnegative(),
+    migrate: z.number().nonnegative(),
+    tests: z.number().nonnegative(),
+    verdict: z.number().nonnegative(),
+    drop: z.number().nonnegative(),
+    total: z.number().nonnegative(),
+  })
+  .strict();
+export type StepTimings = z.infer<typeof StepTimings>;
+
+export const CommandRecord = z
+  .object({
+    command: z.string(),
+    exitCode: z.number().int().nullable(),
+    /** Set when the command was killed (timeout) rather than exiting. */
+    signal: z.string().optional(),
+    durationMs: z.number().nonnegative(),
+    /** The last lines of stdout+stderr, with the database URL and its password removed. */
+    outputTail: z.string(),
+  })
+  .strict();
+export type CommandRecord = z.infer<typeof CommandRecord>;
+
+export const CycleVerdict = z.enum(["verified", "refused"]);
+export type CycleVerdict = z.infer<typeof CycleVerdict>;
+
+export const CycleResult = z
+  .object({
+    version: z.literal(1),
+    request: CycleRequest,
+    step: CycleStep,
+    /** The commit actually checked out and tested. */
+    commit: CommitSha,
+    database: z
+      .object({
+        provider: z.string(),
+        trackBranch: z.string(),
+        /** The throwaway branch the cycle ran on; deleted at the end (`dropped`). */
+        cycleBranch: z.string().nullable(),
+        dropped: z.boolean(),
+      })
+      .strict(),
+    startedAt: z.iso.datetime(),
+    finishedAt: z.iso.datetime(),
+    timingsMs: StepTimings,
+    commands: z
+      .object({
+        migrate: CommandRecord.optional(),
+        test: CommandRecord.optional(),
+      })
+      .strict(),
+    report: z
+      .object({
+        path: z.string(),
+        flavour: z.string().optional(),
+        /** Counts over every test case in the report, listed or not. */
+        total: z.number().int().nonnegative(),
+        passed: z.number().int().nonnegative(),
+        failed: z.number().int().nonnegative(),
+        skipped: z.number().int().nonnegative(),
+        loadErrors: z.array(z.string()),
+      })
+      .strict()
+      .optional(),
+    tests: z.array(CycleTestOutcome),
+    /** verified: the step did what it claims; refused: it did not, or the cycle could not tell (fail closed). */
+    verdict: CycleVerdict,
+    /** Why, one line each; for a refusal, what is wrong and what to do. */
+    reasons: z.array(z.string()),
+    /** Things worth knowing that do not change the verdict (e.g. the throwaway branch could not be deleted). */
+    warnings: z.array(z.string()),
+  })
+  .strict();
+export type CycleResult = z.infer<typeof CycleResult>;
+
+/** Exit code of `consort cycle`: 0 verified, 1 refused (2 is a usage error before anything ran). */
+export const exitCodeFor = (verdict: CycleVerdict): number => (verdict === "verified" ? 0 : 1);

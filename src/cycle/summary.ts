@@ -1,0 +1,46 @@
+import type { CycleResult, CycleTestOutcome } from "./result.js";
+
+/** The Markdown a person reads: the job summary in Actions and the check run's text. */
+
+const ICON: Record<CycleTestOutcome["outcome"], string> = {
+  passed: "✅ passed",
+  "failed-assertion": "❌ failed (assertion)",
+  "failed-error": "💥 failed (error)",
+  skipped: "⏭️ skipped",
+  missing: "❓ missing",
+};
+
+const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ");
+
+export function renderCycleSummary(result: CycleResult): string {
+  const { step, verdict } = result;
+  const head = verdict === "verified" ? `✅ ${step.toUpperCase()} verified` : `❌ ${step.toUpperCase()} refused`;
+  const lines = [
+    `## ${head}`,
+    "",
+    `Track \`${result.request.track}\` at \`${result.commit.slice(0, 12)}\`, on the throwaway database branch ` +
+      `\`${result.database.cycleBranch ?? "(none)"}\` forked from \`${result.database.trackBranch}\` (${result.database.provider}).`,
+    "",
+  ];
+  if (result.reasons.length) {
+    lines.push(verdict === "verified" ? "### Notes" : "### Why it was refused", "");
+    for (const reason of result.reasons) lines.push(`- ${reason}`);
+    lines.push("");
+  }
+  if (result.tests.length) {
+    lines.push("### Tests", "", "| test | role | outcome | file | message |", "|---|---|---|---|---|");
+    for (const t of result.tests) {
+      lines.push(`| ${t.id} ${cell(t.title)} | ${t.role} | ${ICON[t.outcome]} | \`${t.file}\` | ${cell(t.message ?? "")} |`);
+    }
+    lines.push("");
+  }
+  if (result.report) {
+    const r = result.report;
+    lines.push(`Report \`${r.path}\` (${r.flavour ?? "unknown flavour"}): ${r.total} test(s), ${r.passed} passed, ${r.failed} failed, ${r.skipped} skipped.`, "");
+  }
+  const t = result.timingsMs;
+  lines.push("| fork | migrate | tests | verdict | drop | total |", "|---|---|---|---|---|---|");
+  lines.push(`| ${t.fork} ms | ${t.migrate} ms | ${t.tests} ms | ${t.verdict} ms | ${t.drop} ms | ${t.total} ms |`, "");
+  for (const warning of result.warnings) lines.push(`> ⚠️ ${warning}`, "");
+  return `${lines.join("\n")}\n`;
+}

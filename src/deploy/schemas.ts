@@ -1,0 +1,117 @@
+import { z } from "zod";
+import { RepoPath } from "../artifacts/ids.js";
+import { CommandRecord } from "../cycle/result.js";
+import { CommitSha, CycleTest, FrozenTestFile } from "../cycle/request.js";
+
+/** What the deploy and promote jobs take and what they leave as evidence (design §3, deploy/promote). */
+
+const BranchId = z.string().min(1).max(63);
+
+export const DeployRequest = z
+  .object({
+    version: z.literal(1).default(1),
+    dispatchId: z.string().min(1).max(200).optional(),
+    track: z.string().trim().min(1).max(255),
+    commit: CommitSha,
+    /** Where the track forked from (merge base): migrations changed since then are the release's. */
+    parentCommit: CommitSha.optional(),
+    database: z
+      .object({
+        /** The track's database branch: the preview runs on it. */
+        branch: BranchId,
+        /** The parent's database branch: with no deploy command, migrations are replayed on a fork of it. */
+        parent: BranchId,
+      })
+      .strict(),
+    /** The whole test list, for the replay: every test must pass. */
+    tests: z.array(CycleTest).default([]),
+    frozenTestFiles: z.array(FrozenTestFile).default([]),
+    ttlSeconds: z.number().int().min(60).max(86_400).default(3600),
+  })
+  .strict();
+export type DeployRequest = z.infer<typeof DeployRequest>;
+
+export const DeployEvidence = z
+  .object({
+    version: z.literal(1),
+    request: DeployRequest,
+    commit: CommitSha,
+    /** preview: the configured deploy and verify commands; replay: migrations replayed on a fork of the parent and the whole suite run. */
+    mode: z.enum(["preview", "replay"]),
+    database: z
+      .object({
+        provider: z.string(),
+        /** The branch the release ran against (the track's for a preview, a throwaway fork of the parent for a replay). */
+        branch: z.string(),
+        parent: z.string(),
+      })
+      .strict(),
+    /** Migration files (by the configured globs) this release brings, relative to the parent commit when known. */
+    migrationsApplied: z.array(RepoPath),
+    deploy: CommandRecord.optional(),
+    verify: z
+      .object({
+        outcome: z.enum(["passed", "failed", "not-run"]),
+        command: z.string().nullable(),
+        record: CommandRecord.optional(),
+        /** For a replay: the release cycle's verdict and counts. */
+        cycle: z
+          .object({
+            verdict: z.enum(["verified", "refused"]),
+            total: z.number().int().nonnegative(),
+            passed: z.number().int().nonnegative(),
+            reasons: z.array(z.string()),
+          })
+          .strict()
+          .optional(),
+      })
+      .strict(),
+    previewUrl: z.string().url().nullable(),
+    startedAt: z.iso.datetime(),
+    finishedAt: z.iso.datetime(),
+    verdict: z.enum(["verified", "refused"]),
+    reasons: z.array(z.string()),
+    warnings: z.array(z.string()),
+  })
+  .strict();
+export type DeployEvidence = z.infer<typeof DeployEvidence>;
+
+export const DEPLOY_EVIDENCE_FILE = "deploy-evidence.json";
+
+export const PromoteRequest = z
+  .object({
+    version: z.literal(1).default(1),
+    dispatchId: z.string().min(1).max(200).optional(),
+    track: z.string().trim().min(1).max(255),
+    /** The merged commit on the parent branch whose migrations are promoted. */
+    commit: CommitSha,
+    database: z.object({ parent: BranchId, track: BranchId.optional() }).strict(),
+  })
+  .strict();
+export type PromoteRequest = z.infer<typeof PromoteRequest>;
+
+export const PromoteResult = z
+  .object({
+    version: z.literal(1),
+    request: PromoteRequest,
+    commit: CommitSha,
+    database: z
+      .object({
+        provider: z.string(),
+        parent: z.string(),
+        /** The pre-migration snapshot: deleted on success, kept (for a restore) on failure. */
+        snapshot: z.string().nullable(),
+        snapshotKept: z.boolean(),
+      })
+      .strict(),
+    migrate: CommandRecord.optional(),
+    startedAt: z.iso.datetime(),
+    finishedAt: z.iso.datetime(),
+    verdict: z.enum(["promoted", "failed"]),
+    reasons: z.array(z.string()),
+    warnings: z.array(z.string()),
+  })
+  .strict();
+export type PromoteResult = z.infer<typeof PromoteResult>;
+
+export const PROMOTE_RESULT_FILE = "promote-result.json";
