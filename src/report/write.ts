@@ -1,0 +1,139 @@
+import { createHash } from "node:crypto";
+import type { GitHubClient } from "../github/client.js";
+import { canonicalJson } from "../state/seal.js";
+import { OUTPUT_LIMIT, type RenderedCheckRun } from "./checks.js";
+import { stickyMarker } from "./render.js";
+
+/**
+ * Writing check runs and the sticky comment, each only when what it shows changed: a webhook
+ * storm then costs one listing and no writes. Only this app's runs and comments are touched.
+ */
+
+const CONTENT_MARKER = /<!-- consort:content ([0-9a-f]{64}) -->\s*$/;
+
+/** The hash of everything a run shows, including buttons (which GitHub's listing does not return). */
+function contentHash(run: RenderedCheckRun): string {
+  const { name: _name, ...shown } = run;
+  return createHash("sha256").update(canonicalJson(shown)).digest("hex");
+}
+
+interface ExistingRun {
+  id: number;
+  name: string;
+  status: string;
+  conclusion: string | null;
+  output: { summary: string | null };
+}
+
+export type WriteAction = "created" | "updated" | "unchanged";
+export interface WrittenCheckRun {
+  name: string;
+  action: WriteAction;
+  id: number;
+}
+
+export interface CheckRunTarget {
+  owner: string;
+  repo: string;
+  /** The app's id: only its runs are read, since only it can update them and only they satisfy the rulesets. */
+  appId: number;
+  headSha: string;
+}
+
+function unchanged(existing: ExistingRun, run: RenderedCheckRun, hash: string): boolean {
+  const marker = CONTENT_MARKER.exec(existing.output.summary ?? "")?.[1];
+  const conclusion = run.status === "completed" ? run.conclusion : null;
+  return marker === hash && existing.status === run.status && (existing.conclusion ?? null) === conclusion;
+}
+
+async function apply(octokit: GitHubClient, target: CheckRunTarget, existing: ExistingRun | undefined, run: RenderedCheckRun): Promise<WrittenCheckRun> {
+  const hash = contentHash(run);
+  if (existing && unchanged(existing, run, hash)) return { name: run.name, action: "unchanged", id: existing.id };
+  const summary = `${run.output.summary}\n\n<!-- consort:content ${hash} -->`;
+  if (summary.length > OUTPUT_LIMIT) throw new Error(`${run.name}: summary of ${summary.length} characters exceeds GitHub's ${OUTPUT_LIMIT} (render with truncate())`);
+  const output = { ...run.output, summary };
+  const state = run.status === "completed" ? { status: "completed" as const, conclusion: run.conclusion } : { status: "in_progress" as const };
+  const { owner, repo } = target;
+  // GitHub cannot move a completed run back to in progress: a new run supersedes it instead.
+  if (existing && !(existing.status === "completed" && run.status === "in_progress")) {
+    await octokit.rest.checks.update({ owner, repo, check_run_id: existing.id, ...state, output, actions: run.actions });
+    return { name: run.name, action: "updated", id: existing.id };
+  }
+  const { data } = await octokit.rest.checks.create({ owner, repo, name: run.name, head_sha: target.headSha, ...state, output, actions: run.actions });
+  return { name: run.name, action: "created", id: data.id };
+}
+
+async function listOurRuns(octokit: GitHubClient, target: CheckRunTarget, checkName?: string): Promise<Map<string, ExistingRun>> {
+  const runs = await octokit.paginate(octokit.rest.checks.listForRef, {
+    owner: target.owner,
+    repo: target.repo,
+    ref: target.headSha,
+    app_id: target.appId,
+    filter: "latest",
+    per_page: 100,
+    ...(checkName ? { check_name: checkName } : {}),
+  });
+  const byName = new Map<string, ExistingRun>();
+  // `filter=latest` gives the newest run of each name; keep the first seen in case of duplicates.
+  for (const r of runs as unknown as ExistingRun[]) if (!byName.has(r.name)) byName.set(r.name, r);
+  return byName;
+}
+
+/** Create or update one check run of `headSha`, only when its content changed. */
+export async function writeCheckRun(octokit: GitHubClient, target: CheckRunTarget, run: RenderedCheckRun): Promise<WrittenCheckRun> {
+  const existing = await listOurRuns(octokit, target, run.name);
+  return apply(octokit, target, existing.get(run.name), run);
+}
+
+/** Create or update several check runs of `headSha` with one listing, each only when its content changed. */
+export async function writeCheckRuns(octokit: GitHubClient, target: CheckRunTarget, runs: RenderedCheckRun[]): Promise<WrittenCheckRun[]> {
+  const existing = await listOurRuns(octokit, target);
+  const written: WrittenCheckRun[] = [];
+  for (const run of runs) written.push(await apply(octokit, target, existing.get(run.name), run));
+  return written;
+}
+
+export interface StickyCommentTarget {
+  owner: string;
+  repo: string;
+  issueNumber: number;
+  trackId: string;
+  /** Comments count as ours only when this app made them: anyone can paste the marker. */
+  appId: number;
+  /** The app's bot login (`my-app[bot]`), accepted too when GitHub omits `performed_via_github_app`. */
+  botLogin?: string;
+}
+
+interface IssueComment {
+  id: number;
+  body?: string;
+  user: { login: string } | null;
+  performed_via_github_app?: { id: number } | null;
+}
+
+/**
+ * Keep exactly ONE Consort comment per track on a PR: update it when its body changed, create it
+ * when missing, and delete duplicates a race between replicas may have left.
+ */
+export async function upsertStickyComment(octokit: GitHubClient, target: StickyCommentTarget, body: string): Promise<{ action: WriteAction; id: number; deleted: number[] }> {
+  const { owner, repo, issueNumber } = target;
+  const marker = stickyMarker(target.trackId);
+  if (!body.startsWith(marker)) throw new Error(`The sticky comment body must start with its marker ${marker}`);
+  const comments = (await octokit.paginate(octokit.rest.issues.listComments, { owner, repo, issue_number: issueNumber, per_page: 100 })) as IssueComment[];
+  const ours = comments.filter(
+    (c) => (c.body ?? "").startsWith(marker) && (c.performed_via_github_app?.id === target.appId || (target.botLogin !== undefined && c.user?.login === target.botLogin)),
+  );
+  const [keep, ...duplicates] = ours;
+  const deleted: number[] = [];
+  for (const extra of duplicates) {
+    await octokit.rest.issues.deleteComment({ owner, repo, comment_id: extra.id });
+    deleted.push(extra.id);
+  }
+  if (keep && keep.body === body) return { action: "unchanged", id: keep.id, deleted };
+  if (keep) {
+    await octokit.rest.issues.updateComment({ owner, repo, comment_id: keep.id, body });
+    return { action: "updated", id: keep.id, deleted };
+  }
+  const { data } = await octokit.rest.issues.createComment({ owner, repo, issue_number: issueNumber, body });
+  return { action: "created", id: data.id, deleted };
+}
