@@ -1,0 +1,284 @@
+import type { RawCase, RawProblem, RawReport } from "./xml.js";
+import type { Flavour, LoadError, TestCaseResult, TestOutcome } from "./types.js";
+
+/**
+ * Turns raw test cases into outcomes, runner by runner. The flavours differ exactly where RED is
+ * decided (design §6): most write a crash as a `<failure>` like an assertion and tell them apart
+ * only by a type or the text, and each marks a file that did not load in its own way.
+ */
+
+/** Error types that mean "an assertion failed", in any of the languages the cycle supports. */
+const ASSERTION_TYPE =
+  /(^|[.$\s])(AssertionError|AssertionFailedError|ComparisonFailure|JestAssertionError|AssertError|ExpectationNotMetError|MultipleFailuresError|AssertionFailure)\b/;
+
+/** Java errors that mean the test class itself never loaded. */
+const JAVA_LOAD_FAILURE = /^java\.lang\.(ExceptionInInitializerError|NoClassDefFoundError|ClassNotFoundException|LinkageError|VerifyError)$/;
+
+const SCRIPT_FILE = /\.(c|m)?[jt]sx?$/;
+
+export function firstLine(text: string | undefined): string | undefined {
+  const line = text
+    ?.split("\n")
+    .map((l) => l.trim())
+    .find((l) => l !== "");
+  return line === undefined ? undefined : line;
+}
+
+/** "TypeError: Cannot read…" → "TypeError"; "AssertionError [ERR_ASSERTION]: …" → "AssertionError". */
+function leadingErrorName(text: string | undefined): string | undefined {
+  const match = /^\s*([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)(?:\s*\[[^\]]*\])?:\s/.exec(text ?? "");
+  return match?.[1];
+}
+
+function seconds(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number.parseFloat(value);
+  return Number.isFinite(n) && n >= 0 ? Math.round(n * 1_000_000) / 1_000 : undefined;
+}
+
+interface Verdict {
+  outcome: Extract<TestOutcome, "failed-assertion" | "failed-error">;
+  type?: string;
+}
+
+const assertion = (type?: string): Verdict => ({ outcome: "failed-assertion", ...(type ? { type } : {}) });
+const error = (type?: string): Verdict => ({ outcome: "failed-error", ...(type ? { type } : {}) });
+const byType = (type: string | undefined): Verdict => (type && ASSERTION_TYPE.test(type) ? assertion(type) : error(type));
+
+/** Decides what kind of failure one `<failure>` element is, by the rules of its runner. */
+function classifyFailure(flavour: Flavour, p: RawProblem): Verdict {
+  const type = p.type?.trim() || undefined;
+  switch (flavour) {
+    case "vitest":
+    case "mocha":
+    case "surefire":
+      // These write the error's class as the type: AssertionError, TypeError, java.lang.AssertionError…
+      return byType(type ?? leadingErrorName(p.message) ?? leadingErrorName(p.text));
+    case "jest": {
+      // jest-junit writes neither type nor message: the text starts with the error. A failed
+      // expect() is an Error whose message starts "expect(" (or "expect.assertions(").
+      const text = p.text.trimStart();
+      if (/^Error: expect[.(]/.test(text)) return assertion("expect");
+      return byType(type ?? leadingErrorName(text));
+    }
+    case "node": {
+      // Every failure is type testCodeFailure (or a hook/timeout/cancel type); the real error is
+      // the `cause` in the text.
+      if (type && type !== "testCodeFailure") return error(type);
+      const cause = /\bcause:\s*([A-Za-z_$][\w$]*)/.exec(p.text)?.[1] ?? leadingErrorName(p.text.replace(/^\[/, ""));
+      if (cause && ASSERTION_TYPE.test(cause)) return assertion(cause);
+      if (/code: 'ERR_ASSERTION'/.test(p.text)) return assertion("AssertionError");
+      return error(cause && cause !== "Error" ? cause : type);
+    }
+    case "pytest": {
+      // pytest writes the exception as the message's prefix, and ends the text with its name.
+      const message = p.message ?? "";
+      const last = p.text.trimEnd().split("\n").pop() ?? "";
+      const name = leadingErrorName(message) ?? /:\s*([A-Za-z_][\w.]*)$/.exec(last)?.[1];
+      if (/^assert\s/.test(message)) return assertion("AssertionError");
+      // pytest.fail() and pytest.raises() that saw nothing are the test's own verdict.
+      if (name === "Failed") return assertion("Failed");
+      return byType(name);
+    }
+    case "go": {
+      // Go has no assertion type: t.Error/t.Fatal is the assertion, a panic or a timeout is not.
+      if (/(^|\n)\s*panic: /.test(p.text) || /\bpanic: /.test(p.message ?? "")) return error("panic");
+      if (/panic: test timed out|test timed out after/.test(p.text)) return error("timeout");
+      return assertion();
+    }
+    case "unknown": {
+      const name = type ?? leadingErrorName(p.message) ?? leadingErrorName(p.text);
+      // A report that says nothing about the kind of failure cannot prove an assertion failed.
+      return name ? byType(name) : error();
+    }
+  }
+}
+
+function suiteName(c: RawCase, fromInner = 0): string | undefined {
+  return c.suites[c.suites.length - 1 - fromInner]?.attrs.name;
+}
+
+const looksLikeFile = (value: string | undefined): value is string =>
+  value !== undefined && /\.[A-Za-z0-9]+$/.test(value) && !/\s/.test(value.trim());
+
+/** "tests.test_cart.TestCart" → "tests/test_cart.py": module segments end at the first class. */
+function pytestFile(classname: string | undefined): string | undefined {
+  if (!classname) return undefined;
+  const parts = classname.split(".");
+  const firstClass = parts.findIndex((part) => /^[A-Z]/.test(part));
+  const module = firstClass === -1 ? parts : parts.slice(0, firstClass);
+  return module.length ? `${module.join("/")}.py` : undefined;
+}
+
+function fileOf(flavour: Flavour, c: RawCase): string | undefined {
+  if (c.attrs.file) return c.attrs.file;
+  switch (flavour) {
+    case "vitest":
+      return c.attrs.classname;
+    case "jest": {
+      const suite = suiteName(c);
+      return looksLikeFile(suite) ? suite : undefined;
+    }
+    case "mocha":
+      return c.suites[c.suites.length - 1]?.attrs.file;
+    case "pytest":
+      return pytestFile(c.attrs.classname);
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * A case that stands for a file, class or package that did not load, rather than a test. `drop`
+ * says whether it is a placeholder the runner invented (then it is not a test) or a real test
+ * that failed because its class did not load (it stays, as failed-error).
+ */
+function loadFailure(flavour: Flavour, c: RawCase, file: string | undefined): { error: LoadError; drop: boolean } | undefined {
+  const problems = [...c.errors, ...c.failures];
+  const first = problems[0];
+  if (!first) return undefined;
+  const message = firstLine(first.message) ?? firstLine(first.text) ?? "failed to load";
+  const name = c.attrs.name ?? "";
+  const classname = c.attrs.classname;
+  switch (flavour) {
+    case "vitest":
+      // A file whose import throws becomes one case named after the file itself.
+      if (classname && name === classname && suiteName(c) === classname) {
+        return { error: { file: classname, message }, drop: true };
+      }
+      return undefined;
+    case "jest":
+      if (classname === "Test suite failed to run") {
+        const text = firstLine(first.text.replace(/^\s*●\s*Test suite failed to run\s*/, "")) ?? message;
+        return { error: { file: c.attrs.file ?? name, message: text }, drop: true };
+      }
+      return undefined;
+    case "node":
+      // node runs each file in its own process; a file that dies before its tests report
+      // becomes one top-level case named by its path.
+      if (c.suites.length === 0 && SCRIPT_FILE.test(name) && /[\\/]/.test(name)) {
+        return { error: { file: c.attrs.file ?? name, message: `${message} (the file did not run its tests: see the runner's output)` }, drop: true };
+      }
+      return undefined;
+    case "pytest":
+      if (!classname && (c.errors.length > 0 || first.message === "collection failure")) {
+        const text = first.text.split("\n").reverse().find((l) => /^E\s+\S/.test(l))?.replace(/^E\s+/, "") ?? message;
+        return { error: { file: c.attrs.file ?? pytestFile(name) ?? name, message: text.trim() }, drop: true };
+      }
+      return undefined;
+    case "go":
+      if (name === "[build failed]" || name === "[setup failed]" || (name === "TestMain" && /\[(build|setup) failed\]/.test(first.text + (first.message ?? "")))) {
+        return { error: { classname: classname ?? suiteName(c), message: firstLine(first.text) ?? message }, drop: true };
+      }
+      return undefined;
+    case "surefire": {
+      const described = first.type && first.message ? `${first.type}: ${firstLine(first.message)}` : message;
+      if (name === "initializationError" || name === "classMethod") {
+        return { error: { ...(classname ? { classname } : {}), message: described }, drop: true };
+      }
+      if (first.type && JAVA_LOAD_FAILURE.test(first.type)) {
+        return { error: { ...(classname ? { classname } : {}), message: described }, drop: false };
+      }
+      return undefined;
+    }
+    default:
+      return file && c.suites.length === 0 && name === file ? { error: { file, message }, drop: true } : undefined;
+  }
+}
+
+export interface Classified {
+  tests: TestCaseResult[];
+  loadErrors: LoadError[];
+}
+
+export function classifyReport(flavour: Flavour, raw: RawReport): Classified {
+  const tests: TestCaseResult[] = [];
+  const loadErrors: LoadError[] = [];
+  let failedCases = 0;
+
+  for (const suite of raw.suites) {
+    for (const p of suite.problems) {
+      const file = suite.attrs.file ?? (looksLikeFile(suite.attrs.name) ? suite.attrs.name : undefined);
+      loadErrors.push({
+        ...(file ? { file } : suite.attrs.name ? { classname: suite.attrs.name } : {}),
+        message: firstLine(p.message) ?? firstLine(p.text) ?? "the suite failed before its tests ran",
+      });
+    }
+  }
+
+  for (const c of raw.cases) {
+    const file = fileOf(flavour, c);
+    const failed = c.failures.length + c.errors.length > 0;
+    if (failed) failedCases++;
+    const load = failed ? loadFailure(flavour, c, file) : undefined;
+    if (load) loadErrors.push(load.error);
+    if (load?.drop) continue;
+
+    const base: TestCaseResult = {
+      ...(file ? { file } : {}),
+      ...(c.attrs.classname !== undefined ? { classname: c.attrs.classname } : {}),
+      name: c.attrs.name ?? "",
+      outcome: "passed",
+      ...(seconds(c.attrs.time) !== undefined ? { durationMs: seconds(c.attrs.time) } : {}),
+      ...(flavour === "node" && c.suites.length ? { suites: c.suites.map((s) => s.attrs.name ?? "") } : {}),
+    };
+    const error = c.errors[0];
+    const failure = c.failures[0];
+    if (error) {
+      const type = error.type?.trim() || leadingErrorName(error.message) || leadingErrorName(error.text);
+      tests.push({ ...base, outcome: "failed-error", ...messageOf(flavour, error), ...(type ? { type } : {}) });
+    } else if (failure) {
+      const verdict = classifyFailure(flavour, failure);
+      tests.push({ ...base, ...verdict, ...messageOf(flavour, failure) });
+    } else if (c.skipped) {
+      tests.push({ ...base, outcome: "skipped", ...messageOf(flavour, c.skipped) });
+    } else {
+      tests.push(base);
+    }
+  }
+
+  const unattributed = declaredFailures(raw) - failedCases - raw.suites.reduce((n, s) => n + s.problems.length, 0);
+  if (unattributed > 0) {
+    loadErrors.push({
+      message:
+        `the report counts ${unattributed} failure(s) or error(s) that no test case carries: ` +
+        "a file or package probably failed to load or build (see the test command's output)",
+    });
+  }
+  return { tests, loadErrors: dedupe(loadErrors) };
+}
+
+/** Go's runner lines ("=== RUN", "--- FAIL") and its bare "Failed" say nothing: skip them. */
+const GO_NOISE = /^(=== (RUN|PAUSE|CONT|NAME)|--- (FAIL|SKIP|PASS))\b/;
+
+function messageOf(flavour: Flavour, p: RawProblem): { message?: string } {
+  let line: string | undefined;
+  if (flavour === "go") {
+    line = `${p.text}\n${p.message ?? ""}`
+      .split("\n")
+      .map((l) => l.trim())
+      .find((l) => l !== "" && l !== "Failed" && !GO_NOISE.test(l));
+  } else {
+    line = firstLine(p.message) ?? firstLine(p.text);
+  }
+  return line ? { message: line } : {};
+}
+
+/** One entry per file or class: runners may write a broken file more than once. */
+function dedupe(errors: LoadError[]): LoadError[] {
+  const seen = new Set<string>();
+  return errors.filter((e) => {
+    const key = e.file ?? e.classname ?? `#${e.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/** failures + errors the report declares at its top level (summed over suites when unwrapped). */
+function declaredFailures(raw: RawReport): number {
+  const count = (attrs: Record<string, string>) =>
+    (Number.parseInt(attrs.failures ?? "0", 10) || 0) + (Number.parseInt(attrs.errors ?? "0", 10) || 0);
+  if (raw.wrapped && (raw.rootAttrs.failures !== undefined || raw.rootAttrs.errors !== undefined)) return count(raw.rootAttrs);
+  return raw.suites.filter((s) => s.depth === 0).reduce((n, s) => n + count(s.attrs), 0);
+}

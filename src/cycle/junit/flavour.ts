@@ -1,0 +1,27 @@
+import type { Flavour } from "./types.js";
+
+/**
+ * Each runner signs its report in its own way; these are the marks each one leaves by default.
+ * Ordered from the most specific mark to the least. A report with none of them is "unknown" and
+ * is read by the generic JUnit rules.
+ */
+const MARKS: Array<[Flavour, RegExp]> = [
+  // Surefire's report names its schema; older ones carry Java system properties.
+  ["surefire", /surefire-test-report|<property\s+name="(java\.vm\.name|surefire\.)/],
+  // gotestsum and go-junit-report record the Go version as a property.
+  ["go", /<property\s+name="go\.version"/],
+  ["vitest", /<testsuites\b[^>]*\bname="vitest tests"/],
+  ["jest", /<testsuites\b[^>]*\bname="jest tests"|<testcase\b[^>]*\bclassname="Test suite failed to run"/],
+  ["mocha", /<testsuites\b[^>]*\bname="Mocha Tests"|<testsuite\b[^>]*\bname="Root Suite"/],
+  ["pytest", /<testsuite\b[^>]*\bname="pytest"/],
+  // node --test-reporter=junit: closing counters as comments and its failure types.
+  ["node", /<!--\s*duration_ms\s|type="(testCodeFailure|hookFailure|cancelledByParent|testTimeoutFailure)"/],
+];
+
+/** Which runner wrote this JUnit XML, by the marks it leaves; "unknown" when none match. */
+export function detectFlavour(xml: string): Flavour {
+  // Only the head of a huge report is needed for most marks; node's counters sit at the end.
+  const head = xml.length > 200_000 ? xml.slice(0, 200_000) + xml.slice(-2_000) : xml;
+  for (const [flavour, mark] of MARKS) if (mark.test(head)) return flavour;
+  return "unknown";
+}

@@ -1,0 +1,182 @@
+import { z } from "zod";
+import type { Flavour, JUnitReport, LoadError, TestCaseResult } from "./types.js";
+
+/**
+ * Finds a test-list entry (a repo-relative file and the exact title) in a parsed report. Each
+ * runner writes the file and the title its own way:
+ * - vitest: classname is the file (relative to vitest's root), the name joins describe blocks
+ *   with " > ";
+ * - jest-junit: the name joins describe blocks and the title with spaces; the file only with
+ *   `addFileAttribute` (or suiteNameTemplate "{filepath}");
+ * - mocha-junit-reporter: the name is the full title (spaces); the suite carries the file;
+ * - node: the bare title inside nested suites; no file before node 22;
+ * - pytest: classname is the dotted module path (then classes), the name the function;
+ * - Go: classname is the package import path, the name "TestX/sub_test" (spaces become "_");
+ * - Surefire: classname is the class, the name the method.
+ * Paths match when one ends with the other at a folder boundary (runners write them relative to
+ * their own root, or absolute). A title that matches more than one test is ambiguous, never a guess.
+ */
+
+export const TestQuerySchema = z.object({
+  file: z.string().trim().min(1, "the test file is empty"),
+  title: z.string().trim().min(1, "the test title is empty"),
+});
+export type TestQuery = z.infer<typeof TestQuerySchema>;
+
+export type TestLocation =
+  | { status: "found"; test: TestCaseResult }
+  /** The file failed to load, so the runner never ran the test: it counts as failed-error. */
+  | { status: "not-loaded"; test: TestCaseResult; loadError: LoadError }
+  | { status: "ambiguous"; candidates: TestCaseResult[] }
+  | { status: "missing" };
+
+type ReportLike = Pick<JUnitReport, "tests" | "loadErrors"> & { flavour?: Flavour };
+
+const squash = (s: string) => s.trim().replace(/\s+/g, " ");
+
+function normalisePath(path: string): string {
+  return path
+    .trim()
+    .replace(/^file:\/\//, "")
+    .replace(/\\/g, "/")
+    .replace(/\/{2,}/g, "/")
+    .replace(/^(\.\/)+/, "");
+}
+
+/** True when one path ends with the other at a folder boundary ("/abs/repo/test/a.ts" ~ "test/a.ts"). */
+function samePath(a: string, b: string): boolean {
+  const x = normalisePath(a);
+  const y = normalisePath(b);
+  return x === y || x.endsWith(`/${y}`) || y.endsWith(`/${x}`);
+}
+
+const withoutExtension = (path: string) => normalisePath(path).replace(/\.[^./]+$/, "");
+
+/**
+ * Dotted classnames (pytest modules, Java classes): some leading part of the classname must be
+ * the file's dotted path or a tail of it ("shop.CartTest" ~ "src/test/java/shop/CartTest.java",
+ * "tests.test_cart.TestCart" ~ "tests/test_cart.py").
+ */
+function dottedClassMatches(classname: string, file: string): boolean {
+  const wanted = withoutExtension(file).split("/").join(".");
+  const parts = classname.replace(/\$.*$/, "").split(".");
+  for (let k = parts.length; k >= 1; k--) {
+    const prefix = parts.slice(0, k).join(".");
+    if (wanted === prefix || wanted.endsWith(`.${prefix}`)) return true;
+  }
+  return false;
+}
+
+/** Go: the classname is the package import path; the file's folder must be its tail. */
+function goPackageMatches(classname: string, file: string): boolean {
+  const folder = normalisePath(file).split("/").slice(0, -1).join("/");
+  if (folder === "") return true; // the module's root package: its import path is the module path
+  return classname === folder || classname.endsWith(`/${folder}`);
+}
+
+type FileMatch = "confirmed" | "unknown" | "no";
+
+function fileMatch(flavour: Flavour, test: TestCaseResult, file: string): FileMatch {
+  const classname = test.classname ?? "";
+  const viaClass = () => {
+    if (!classname) return false;
+    if (flavour === "go") return goPackageMatches(classname, file);
+    if (flavour === "pytest" || flavour === "surefire") return dottedClassMatches(classname, file);
+    if (flavour === "unknown") return samePath(classname, file) || dottedClassMatches(classname, file);
+    return false;
+  };
+  if (test.file !== undefined && samePath(test.file, file)) return "confirmed";
+  // pytest's file is derived from the classname; trust the classname itself first.
+  if (viaClass()) return "confirmed";
+  if (test.file !== undefined) return "no";
+  if (flavour === "go" || flavour === "pytest" || flavour === "surefire") return classname ? "no" : "unknown";
+  return "unknown";
+}
+
+/** The forms under which the runner may have written this title. */
+function wantedTitles(flavour: Flavour, title: string, file: string): Set<string> {
+  const t = squash(title);
+  const forms = new Set([t]);
+  const bySeparators = t.split(/\s+[>›]\s+/);
+  if (flavour === "jest" || flavour === "mocha" || flavour === "unknown") forms.add(bySeparators.join(" "));
+  if (flavour === "vitest" || flavour === "node" || flavour === "unknown") forms.add(bySeparators.join(" > "));
+  if (flavour === "go" || flavour === "unknown") forms.add(t.replace(/ /g, "_"));
+  if (flavour === "pytest" || flavour === "unknown") {
+    // A pytest node id ("tests/test_cart.py::TestCart::test_x") as the title.
+    const nodeFile = normalisePath(file);
+    for (const prefix of [`${nodeFile}::`]) if (t.startsWith(prefix)) forms.add(t.slice(prefix.length));
+  }
+  if (flavour === "surefire" || flavour === "unknown") forms.add(t.replace(/\(\)$/, ""));
+  return forms;
+}
+
+function testTitles(flavour: Flavour, test: TestCaseResult): string[] {
+  const name = squash(test.name);
+  const titles = [name];
+  if (test.suites?.length) titles.push([...test.suites, test.name].map(squash).join(" > "));
+  const classname = test.classname ?? "";
+  if ((flavour === "pytest" || flavour === "unknown") && classname) {
+    const classes = classname.split(".").filter((part) => /^[A-Z]/.test(part));
+    if (classes.length) titles.push([...classes, name].join("::"));
+  }
+  if ((flavour === "surefire" || flavour === "unknown") && classname) {
+    const simple = classname.replace(/\$.*$/, "").split(".").pop();
+    const method = name.replace(/\(\)$/, "");
+    titles.push(method, `${simple}.${method}`, `${simple}#${method}`);
+  }
+  return titles;
+}
+
+function loadErrorFor(flavour: Flavour, report: ReportLike, file: string): LoadError | undefined {
+  return report.loadErrors.find((error) => {
+    if (error.file !== undefined) return samePath(error.file, file);
+    if (error.classname === undefined) return false;
+    if (flavour === "go") return goPackageMatches(error.classname, file);
+    return dottedClassMatches(error.classname, file);
+  });
+}
+
+/** Where a test-list entry is in the report, or why it is not there. */
+export function locateTestCase(report: ReportLike, query: TestQuery): TestLocation {
+  const { file, title } = TestQuerySchema.parse(query);
+  const flavour = report.flavour ?? "unknown";
+  const titles = wantedTitles(flavour, title, file);
+  const confirmed: TestCaseResult[] = [];
+  const unknown: TestCaseResult[] = [];
+  for (const test of report.tests) {
+    if (!testTitles(flavour, test).some((t) => titles.has(t))) continue;
+    const match = fileMatch(flavour, test, file);
+    if (match === "confirmed") confirmed.push(test);
+    else if (match === "unknown") unknown.push(test);
+  }
+  // A test the report places in the file wins over one whose file the report does not say.
+  const candidates = confirmed.length ? confirmed : unknown;
+  const [only] = candidates;
+  if (candidates.length === 1 && only) return { status: "found", test: only };
+  if (candidates.length > 1) return { status: "ambiguous", candidates };
+
+  const loadError = loadErrorFor(flavour, report, file);
+  if (loadError) {
+    return {
+      status: "not-loaded",
+      loadError,
+      test: {
+        file,
+        name: title,
+        outcome: "failed-error",
+        type: "load error",
+        message: `${file} failed to load, so this test never ran: ${loadError.message}`,
+      },
+    };
+  }
+  return { status: "missing" };
+}
+
+/**
+ * The result of a test-list entry, or undefined when the report does not have it (or has more
+ * than one test it could be). A test whose file failed to load comes back as failed-error.
+ */
+export function findTestCase(report: ReportLike, query: TestQuery): TestCaseResult | undefined {
+  const location = locateTestCase(report, query);
+  return location.status === "found" || location.status === "not-loaded" ? location.test : undefined;
+}

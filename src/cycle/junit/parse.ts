@@ -1,0 +1,68 @@
+import { z } from "zod";
+import { classifyReport } from "./classify.js";
+import { detectFlavour } from "./flavour.js";
+import { FlavourSchema, JUnitError, type Flavour, type JUnitReport } from "./types.js";
+import { readJUnitXml, type RawReport } from "./xml.js";
+
+const ParseOptionsSchema = z.object({ flavour: FlavourSchema.optional() }).strict();
+export type ParseJUnitOptions = z.infer<typeof ParseOptionsSchema>;
+
+/**
+ * Reads one JUnit report: every test case with its outcome (an assertion failure told apart from
+ * an error by the rules of the runner that wrote it), and every file, class or package that
+ * failed to load. The runner is detected unless `flavour` says. Throws JUnitError for XML that
+ * is malformed or not JUnit at all.
+ */
+export function parseJUnit(xml: string, options: ParseJUnitOptions = {}): JUnitReport {
+  const parsedOptions = ParseOptionsSchema.safeParse(options);
+  if (!parsedOptions.success) {
+    throw new JUnitError(
+      "bad-option",
+      `parseJUnit options: ${parsedOptions.error.issues.map((i) => `${i.path.join(".") || "options"}: ${i.message}`).join("; ")}`,
+    );
+  }
+  const raw = readJUnitXml(xml);
+  const flavour: Flavour = parsedOptions.data.flavour ?? detectFlavour(xml);
+  const { tests, loadErrors } = classifyReport(flavour, raw);
+  const timestamp = latestTimestamp(raw);
+  return { flavour, tests, loadErrors, ...(timestamp ? { timestamp } : {}) };
+}
+
+/**
+ * One report from several files of one run, e.g. Surefire's TEST-<class>.xml per test class.
+ * The flavour is the one they share, or "unknown" when they disagree.
+ */
+export function combineReports(reports: JUnitReport[]): JUnitReport {
+  const flavours = new Set(reports.map((r) => r.flavour));
+  const [only] = flavours;
+  const flavour: Flavour = flavours.size === 1 && only ? only : "unknown";
+  const timestamps = reports.map((r) => r.timestamp).filter((t): t is string => t !== undefined);
+  const timestamp = latestOf(timestamps);
+  return {
+    flavour,
+    tests: reports.flatMap((r) => r.tests),
+    loadErrors: reports.flatMap((r) => r.loadErrors),
+    ...(timestamp ? { timestamp } : {}),
+  };
+}
+
+function latestTimestamp(raw: RawReport): string | undefined {
+  const stamps = [raw.rootAttrs.timestamp, ...raw.suites.map((s) => s.attrs.timestamp)].filter(
+    (t): t is string => typeof t === "string" && t.trim() !== "",
+  );
+  return latestOf(stamps);
+}
+
+/**
+ * The latest of some timestamps, as written. jest-junit stamps a suite that failed to run with
+ * 1970, so the latest is the honest time of the run.
+ */
+function latestOf(stamps: string[]): string | undefined {
+  let best: { stamp: string; at: number } | undefined;
+  for (const stamp of stamps) {
+    const at = Date.parse(stamp);
+    if (Number.isNaN(at)) continue;
+    if (!best || at > best.at) best = { stamp, at };
+  }
+  return best?.stamp;
+}

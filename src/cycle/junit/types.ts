@@ -1,0 +1,64 @@
+import { z } from "zod";
+
+/** The test runners whose JUnit reports the cycle understands (design §6). */
+export const FLAVOURS = ["vitest", "jest", "mocha", "node", "pytest", "go", "surefire", "unknown"] as const;
+export const FlavourSchema = z.enum(FLAVOURS);
+export type Flavour = z.infer<typeof FlavourSchema>;
+
+/**
+ * How one test ended. A RED cycle needs `failed-assertion`: `failed-error` is a crash, a
+ * TypeError, a panic, a missing import or a file that did not load, which proves nothing about
+ * the behaviour under test.
+ */
+export const TEST_OUTCOMES = ["passed", "failed-assertion", "failed-error", "skipped"] as const;
+export const TestOutcomeSchema = z.enum(TEST_OUTCOMES);
+export type TestOutcome = z.infer<typeof TestOutcomeSchema>;
+
+export const TestCaseResultSchema = z.object({
+  /** The test file as the runner wrote it (relative or absolute), when the report says. */
+  file: z.string().optional(),
+  classname: z.string().optional(),
+  /** The test's name exactly as the runner reported it. */
+  name: z.string(),
+  outcome: TestOutcomeSchema,
+  /** First line of the failure or skip reason. */
+  message: z.string().optional(),
+  /** The error's type when the report gives or implies one (AssertionError, TypeError, panic…). */
+  type: z.string().optional(),
+  durationMs: z.number().nonnegative().optional(),
+  /** Titles of the enclosing suites, outermost first, where the runner nests them (node). */
+  suites: z.array(z.string()).optional(),
+});
+export type TestCaseResult = z.infer<typeof TestCaseResultSchema>;
+
+export const LoadErrorSchema = z.object({
+  /** The file that failed to load, compile or import, when the report names it. */
+  file: z.string().optional(),
+  /** The class or package that failed, for runners that name those instead of files. */
+  classname: z.string().optional(),
+  message: z.string(),
+});
+export type LoadError = z.infer<typeof LoadErrorSchema>;
+
+export const JUnitReportSchema = z.object({
+  flavour: FlavourSchema,
+  tests: z.array(TestCaseResultSchema),
+  /** Files, classes or packages that failed before their tests could run. */
+  loadErrors: z.array(LoadErrorSchema),
+  /** The latest timestamp any suite carries, as written (zones differ by runner). */
+  timestamp: z.string().optional(),
+});
+export type JUnitReport = z.infer<typeof JUnitReportSchema>;
+
+export type JUnitErrorCode = "malformed-xml" | "not-junit" | "bad-option";
+
+/** The report cannot be read as JUnit at all: the cycle must refuse, never guess. */
+export class JUnitError extends Error {
+  override readonly name = "JUnitError";
+  constructor(
+    readonly code: JUnitErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}

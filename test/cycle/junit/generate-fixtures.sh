@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# Reproduces the JUnit reports under fixtures/: each real test runner runs its sample project in
+# fixtures/<runner>/project and the report it writes is committed beside it, with runs.json
+# recording the command, the runner's version and its exit code.
+#
+# Run it once by hand when a runner changes; `npm test` never needs it (or any apt package).
+# Needs, as root on Debian 12:
+#   apt-get update && apt-get install -y golang-go gotestsum python3-pytest maven \
+#     libsurefire-java junit4 libmaven-compiler-plugin-java libmaven-resources-plugin-java
+# jest, jest-junit, mocha and mocha-junit-reporter are installed into $JUNIT_GEN (a temp folder,
+# never this project's node_modules). vitest and node come with the project.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "$0")" && pwd)"
+FIXTURES="$HERE/fixtures"
+REPO="$(cd "$HERE/../../.." && pwd)"
+JUNIT_GEN="${JUNIT_GEN:-/tmp/junit-gen}"
+OUT="$(mktemp -d)"
+trap 'rm -rf "$OUT"' EXIT
+
+need() { command -v "$1" >/dev/null || { echo "missing $1: $2" >&2; exit 1; }; }
+need node "Node 20 or later"
+need go "apt-get install golang-go"
+need gotestsum "apt-get install gotestsum"
+need mvn "apt-get install maven libsurefire-java junit4 libmaven-compiler-plugin-java libmaven-resources-plugin-java"
+[ -x /usr/bin/python3 ] && /usr/bin/python3 -m pytest --version >/dev/null 2>&1 || { echo "missing pytest: apt-get install python3-pytest" >&2; exit 1; }
+
+if [ ! -x "$JUNIT_GEN/node_modules/.bin/jest" ] || [ ! -x "$JUNIT_GEN/node_modules/.bin/mocha" ]; then
+  mkdir -p "$JUNIT_GEN"
+  (cd "$JUNIT_GEN" && { [ -f package.json ] || npm init -y >/dev/null; } &&
+    # mocha-junit-reporter 2.2 cannot construct mocha 12's class-based reporters: stay on mocha 11.
+    npm install --no-audit --no-fund jest@30 jest-junit@17 mocha@11 mocha-junit-reporter@2 >/dev/null)
+fi
+
+# run NAME REPORT_NAME VERSION CWD -- COMMAND...: runs COMMAND in CWD (it must write $OUT/report.xml),
+# copies the report to fixtures/NAME/REPORT_NAME and appends a line to $OUT/NAME.runs.
+run() {
+  local name="$1" report="$2" version="$3" cwd="$4"
+  shift 5
+  rm -f "$OUT/report.xml"
+  local code=0
+  (cd "$cwd" && "$@") >"$OUT/$name-$report.log" 2>&1 || code=$?
+  local written=false
+  if [ -f "$OUT/report.xml" ]; then
+    cp "$OUT/report.xml" "$FIXTURES/$name/$report"
+    written=true
+  else
+    rm -f "$FIXTURES/$name/$report"
+  fi
+  node -e '
+    const [out, file, report, version, code, written, ...command] = process.argv.slice(1);
+    require("node:fs").appendFileSync(file, JSON.stringify({ report, written: written === "true",
+      version, exitCode: Number(code), command: command.join(" ").split(out).join("$OUT") }) + "\n");
+  ' "$OUT" "$OUT/$name.runs" "$report" "$version" "$code" "$written" "$@"
+  echo "$name/$report: exit $code, report written: $written" >&2
+}
+
+finish() {
+  local name="$1"
+  node -e '
+    const fs = require("node:fs");
+    const [from, to] = process.argv.slice(1);
+    const runs = fs.readFileSync(from, "utf8").trim().split("\n").map((line) => JSON.parse(line));
+    fs.writeFileSync(to, JSON.stringify({ runs }, null, 2) + "\n");
+  ' "$OUT/$name.runs" "$FIXTURES/$name/runs.json"
+}
+
+# vitest: the project's own, with its junit reporter.
+V="$FIXTURES/vitest/project"
+run vitest report.xml "$("$REPO/node_modules/.bin/vitest" --version | awk '{print $1}')" "$V" -- \
+  "$REPO/node_modules/.bin/vitest" run --reporter=junit --outputFile="$OUT/report.xml"
+finish vitest
+
+# node's own test runner, with its junit reporter.
+run node report.xml "node $(node --version)" "$FIXTURES/node/project" -- \
+  node --test --test-reporter=junit --test-reporter-destination="$OUT/report.xml"
+finish node
+
+# jest with jest-junit: first its defaults, then the settings the parser recommends (a file
+# attribute on each test case, and a failed suite reported instead of dropped).
+JEST_VERSION="jest $("$JUNIT_GEN/node_modules/.bin/jest" --version), jest-junit $(node -p "require('$JUNIT_GEN/node_modules/jest-junit/package.json').version")"
+run jest report.xml "$JEST_VERSION" "$FIXTURES/jest/project" -- \
+  env JEST_JUNIT_OUTPUT_DIR="$OUT" JEST_JUNIT_OUTPUT_NAME=report.xml \
+  "$JUNIT_GEN/node_modules/.bin/jest" --ci --reporters=default --reporters="$JUNIT_GEN/node_modules/jest-junit"
+run jest report-with-file-and-suite-errors.xml "$JEST_VERSION" "$FIXTURES/jest/project" -- \
+  env JEST_JUNIT_OUTPUT_DIR="$OUT" JEST_JUNIT_OUTPUT_NAME=report.xml JEST_JUNIT_ADD_FILE_ATTRIBUTE=true \
+  JEST_JUNIT_REPORT_TEST_SUITE_ERRORS=true JEST_JUNIT_SUITE_NAME="{filepath}" \
+  "$JUNIT_GEN/node_modules/.bin/jest" --ci --reporters=default --reporters="$JUNIT_GEN/node_modules/jest-junit"
+finish jest
+
+# mocha with mocha-junit-reporter. A file that fails to import aborts mocha's whole run before the
+# reporter writes anything, so the full run leaves no report; the other runs leave the broken
+# file out. By default the reporter drops pending (skipped) tests; includePending keeps them.
+MOCHA_VERSION="mocha $("$JUNIT_GEN/node_modules/.bin/mocha" --version), mocha-junit-reporter $(node -p "require('$JUNIT_GEN/node_modules/mocha-junit-reporter/package.json').version")"
+MOCHA=("$JUNIT_GEN/node_modules/.bin/mocha" --reporter "$JUNIT_GEN/node_modules/mocha-junit-reporter")
+run mocha report-with-broken-file.xml "$MOCHA_VERSION" "$FIXTURES/mocha/project" -- \
+  env MOCHA_FILE="$OUT/report.xml" "${MOCHA[@]}" "test/**/*.test.js"
+run mocha report.xml "$MOCHA_VERSION" "$FIXTURES/mocha/project" -- \
+  env MOCHA_FILE="$OUT/report.xml" "${MOCHA[@]}" test/cart.test.js
+run mocha report-include-pending.xml "$MOCHA_VERSION" "$FIXTURES/mocha/project" -- \
+  env MOCHA_FILE="$OUT/report.xml" "${MOCHA[@]}" --reporter-options includePending=true test/cart.test.js
+finish mocha
+
+# pytest (Debian's): by default a collection error interrupts the session, so the tests of the
+# files that did import never run and are missing; --continue-on-collection-errors runs them.
+PYTEST_VERSION="$(/usr/bin/python3 -m pytest --version 2>&1 | head -1)"
+PYTEST=(env PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -m pytest -p no:cacheprovider --junitxml="$OUT/report.xml")
+run pytest report.xml "$PYTEST_VERSION" "$FIXTURES/pytest/project" -- "${PYTEST[@]}"
+run pytest report-continue-on-collection-errors.xml "$PYTEST_VERSION" "$FIXTURES/pytest/project" -- \
+  "${PYTEST[@]}" --continue-on-collection-errors
+finish pytest
+
+# Go (Debian's golang-go) through gotestsum (Debian's), offline. A package that fails to compile
+# appears only in the errors count of <testsuites>; a panic ends the test binary.
+GO_ENV=(env GOCACHE="$JUNIT_GEN/gocache" GOPATH="$JUNIT_GEN/gopath" GOPROXY=off GOFLAGS=-mod=mod GOTOOLCHAIN=local)
+run go report.xml "$(go version | awk '{print $3}' || true), gotestsum $(dpkg-query -W -f='${Version}' gotestsum 2>/dev/null || echo unknown)" \
+  "$FIXTURES/go/project" -- "${GO_ENV[@]}" gotestsum --junitfile "$OUT/report.xml" --format standard-verbose ./...
+finish go
+
+# Maven Surefire (Debian's maven and packaged plugins), offline against /usr/share/maven-repo.
+# Surefire writes one TEST-<class>.xml per test class. A test class that does not compile stops
+# the build before Surefire runs: that run writes no report at all (recorded, not faked).
+S="$FIXTURES/surefire/project"
+MVN=(mvn -o -q -B -Dmaven.repo.local=/usr/share/maven-repo)
+SUREFIRE_VERSION="surefire 2.22.3, $(mvn -v 2>/dev/null | sed -n '1s/\x1b\[[0-9;]*m//gp')"
+rm -rf "$S/target"
+code=0
+(cd "$S" && "${MVN[@]}" test) >"$OUT/surefire.log" 2>&1 || code=$?
+rm -rf "$FIXTURES/surefire/reports" && mkdir -p "$FIXTURES/surefire/reports"
+cp "$S"/target/surefire-reports/TEST-*.xml "$FIXTURES/surefire/reports/"
+rm -rf "$S/target"
+echo "surefire: exit $code" >&2
+COMPILE="$OUT/surefire-compile-failure"
+cp -r "$S" "$COMPILE"
+cat >"$COMPILE/src/test/java/shop/CheckoutTest.java" <<'EOF'
+package shop;
+
+import org.junit.Test;
+
+public class CheckoutTest {
+  @Test
+  public void paysByCard() {
+    Cart.checkout(); // does not compile: there is no checkout method
+  }
+}
+EOF
+compile_code=0
+(cd "$COMPILE" && "${MVN[@]}" test) >"$OUT/surefire-compile.log" 2>&1 || compile_code=$?
+compile_reports=$(find "$COMPILE/target" -path "*surefire-reports*" -name "*.xml" 2>/dev/null | wc -l || true)
+node -e '
+  const [to, version, code, compileCode, compileReports] = process.argv.slice(1);
+  const fs = require("node:fs");
+  const runs = [
+    { report: "reports/", written: true, version, exitCode: Number(code), command: "mvn -o -q -B -Dmaven.repo.local=/usr/share/maven-repo test",
+      reports: fs.readdirSync(process.argv[6]).sort() },
+    { report: "(none: a test class that does not compile)", written: Number(compileReports) > 0, version,
+      exitCode: Number(compileCode), command: "mvn -o -q -B -Dmaven.repo.local=/usr/share/maven-repo test, with CheckoutTest.java calling a missing method" },
+  ];
+  fs.writeFileSync(to, JSON.stringify({ runs }, null, 2) + "\n");
+' "$FIXTURES/surefire/runs.json" "$SUREFIRE_VERSION" "$code" "$compile_code" "$compile_reports" "$FIXTURES/surefire/reports"
+echo "surefire with a compile error: exit $compile_code, reports written: $compile_reports" >&2
