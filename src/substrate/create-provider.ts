@@ -3,6 +3,7 @@ import type { ConsortConfig } from "../config/consort-config.js";
 import { LOCAL_ROOT_DATABASE, ensureLocalServer, resolveLocalDataDir } from "./local-server.js";
 import { describeServer, toSubstrateError } from "./pg-errors.js";
 import { PostgresBranchProvider } from "./postgres-provider.js";
+import { createLakebaseProvider } from "./lakebase/provider.js";
 import { SubstrateError, type BranchProvider } from "./provider.js";
 
 export interface CreateProviderOptions {
@@ -32,7 +33,7 @@ export async function createProvider(database: ConsortConfig["database"], option
       if (!database.lakebase) {
         throw new SubstrateError("database.provider is lakebase but database.lakebase is not set", "set database.lakebase.host and database.lakebase.project in .github/consort.yml", "CONFIG_MISSING");
       }
-      throw new SubstrateError("the lakebase provider is not available in this build yet", "use provider local or postgres for now", "NOT_AVAILABLE");
+      return createLakebaseProvider(database.lakebase, { env, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
     }
   }
 }

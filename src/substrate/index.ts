@@ -19,3 +19,5 @@ export {
   type LintFinding,
   type SchemaComparison,
 } from "./schema/index.js";
+export { createLakebaseProvider, LakebaseProvider, type LakebaseProviderOptions } from "./lakebase/provider.js";
+export { LakebaseClient, LakebaseError } from "./lakebase/client.js";
