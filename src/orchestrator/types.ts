@@ -466,6 +466,10 @@ export interface TrackContext {
   sequence: number;
   /** Latest accepted text of each `.consort/**` file (design artifacts, test list, reviews). */
   artifacts: Record<string, string>;
+  /** Latest accepted text of each test file the track changed (what a verified RED freezes). */
+  testFiles: Record<string, string>;
+  /** Settings in force, refreshed from the configuration on every transition. */
+  settings: { repairBound: number; granularity: "test" | "ac" };
   gates: Record<GateName, GateRecord>;
   /** The build units from the test list as last approved (empty before the test-list gate). */
   units: BuildUnit[];

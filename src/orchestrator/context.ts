@@ -1,0 +1,277 @@
+import { ARTIFACT_PATHS, DESIGN_GATE_FILES } from "../artifacts/paths.js";
+import { TestList, type TestListEntry } from "../artifacts/test-list.js";
+import type { ConsortConfig } from "../config/consort-config.js";
+import { hashFrozenText, manifestHashFromHashes } from "../gates/freeze.js";
+import type { FrozenState } from "../roles/classify.js";
+import type {
+  BuildUnit,
+  CreateTrackInput,
+  CycleStep,
+  DispatchCycleEffect,
+  FrozenTestFile,
+  GateName,
+  GateRecord,
+  TrackContext,
+  UnitEvidence,
+} from "./types.js";
+
+/** Pure helpers over the track context: units, frozen files, gates and their cascade. */
+
+export function closedGate(): GateRecord {
+  return { status: "closed", pendingHash: null, approvedHash: null, files: {}, authors: [], approvals: [], withdrawnReason: null };
+}
+
+export function initialContext(input: CreateTrackInput, config: ConsortConfig): TrackContext {
+  return {
+    trackId: input.trackId,
+    branch: input.branch,
+    baseBranch: input.baseBranch,
+    databaseBranch: input.databaseBranch,
+    parentDatabaseBranch: input.parentDatabaseBranch,
+    head: input.head,
+    rejectedHead: null,
+    createdAt: input.at,
+    updatedAt: input.at,
+    sequence: 0,
+    artifacts: {},
+    testFiles: {},
+    settings: { repairBound: config.repairBound, granularity: config.granularity },
+    gates: { design: closedGate(), "test-list": closedGate(), deploy: closedGate(), promote: closedGate() },
+    units: [],
+    unitIndex: 0,
+    evidence: {},
+    attempts: 0,
+    frozenTests: {},
+    pendingDispatch: null,
+    cycles: [],
+    deployEvidence: null,
+    blocked: null,
+    mergedCommit: null,
+    ended: null,
+    lastProblem: [],
+  };
+}
+
+/** The approved (or pending) test list in the context, or null when absent or invalid. */
+export function testListOf(context: TrackContext): TestListEntry[] | null {
+  const text = context.artifacts[ARTIFACT_PATHS.testList];
+  if (text === undefined) return null;
+  try {
+    const parsed = TestList.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data.tests : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Build units in list order: one per test, or one per acceptance criterion (its tests in list order). */
+export function buildUnits(tests: TestListEntry[], granularity: "test" | "ac"): BuildUnit[] {
+  if (granularity === "test") return tests.map((test) => ({ id: test.id, tests: [test] }));
+  const units: BuildUnit[] = [];
+  const byAc = new Map<string, BuildUnit>();
+  for (const test of tests) {
+    let unit = byAc.get(test.ac);
+    if (!unit) {
+      unit = { id: test.ac, tests: [] };
+      byAc.set(test.ac, unit);
+      units.push(unit);
+    }
+    unit.tests.push(test);
+  }
+  return units;
+}
+
+export function currentUnit(context: TrackContext): BuildUnit | null {
+  return context.units[context.unitIndex] ?? null;
+}
+
+/** Tests of the units already complete: they must stay green. */
+export function greenTests(context: TrackContext): TestListEntry[] {
+  return context.units.slice(0, context.unitIndex).flatMap((unit) => unit.tests);
+}
+
+const testNumber = (id: string) => Number(id.slice(1));
+
+/** The frozen text of each test file: the one frozen by the latest verified RED touching it. */
+export function effectiveFrozenTests(context: TrackContext): Record<string, FrozenTestFile> {
+  const out: Record<string, FrozenTestFile> = {};
+  for (const entry of Object.values(context.frozenTests)) {
+    const current = out[entry.file];
+    if (!current || testNumber(entry.test) > testNumber(current.test)) out[entry.file] = entry;
+  }
+  return out;
+}
+
+/** Frozen files as commit classification needs them. Gate files stay frozen from the moment the gate opens. */
+export function frozenState(context: TrackContext): FrozenState {
+  const gated: FrozenState["gated"] = {};
+  for (const gate of ["design", "test-list"] as const) {
+    const record = context.gates[gate];
+    if (record.status === "closed") continue;
+    for (const [path, hash] of Object.entries(record.files)) gated[path] = { hash, gate };
+  }
+  const tests: Record<string, string> = {};
+  for (const [path, entry] of Object.entries(effectiveFrozenTests(context))) tests[path] = entry.text;
+  return { gated, tests };
+}
+
+/** path → sha256 of every frozen file, for the cycle to re-check on the runner. */
+export function frozenHashes(context: TrackContext): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const gate of ["design", "test-list"] as const) {
+    if (context.gates[gate].status !== "closed") Object.assign(out, context.gates[gate].files);
+  }
+  for (const [path, entry] of Object.entries(effectiveFrozenTests(context))) out[path] = entry.hash;
+  return out;
+}
+
+/** The files a gate freezes, hashed, from the accepted artifacts. */
+export function gateFiles(context: TrackContext, gate: "design" | "test-list"): Record<string, string> {
+  const paths = gate === "design" ? DESIGN_GATE_FILES : [ARTIFACT_PATHS.testList];
+  const files: Record<string, string> = {};
+  for (const path of paths) {
+    const text = context.artifacts[path];
+    if (text !== undefined) files[path] = hashFrozenText(text);
+  }
+  return files;
+}
+
+/** Open a gate at a manifest: pending (or still `withdrawn`, which says it was approved before). */
+export function openGate(context: TrackContext, gate: GateName, manifest: { files: Record<string, string>; hash: string }): TrackContext {
+  const record = context.gates[gate];
+  return {
+    ...context,
+    gates: {
+      ...context.gates,
+      [gate]: { ...record, status: record.status === "withdrawn" ? "withdrawn" : "pending", files: manifest.files, pendingHash: manifest.hash },
+    },
+  };
+}
+
+export function designManifest(context: TrackContext): { files: Record<string, string>; hash: string } {
+  const files = gateFiles(context, "design");
+  return { files, hash: manifestHashFromHashes(files) };
+}
+
+export function testListManifest(context: TrackContext): { files: Record<string, string>; hash: string } {
+  const files = gateFiles(context, "test-list");
+  return { files, hash: manifestHashFromHashes(files) };
+}
+
+/** The promote gate approves this head with this deploy evidence: one hash over both. */
+export function promoteManifest(context: TrackContext): { files: Record<string, string>; hash: string } {
+  const files = { "head": hashFrozenText(context.head), "deploy-evidence": context.deployEvidence?.hash ?? "none" };
+  return { files, hash: manifestHashFromHashes(files) };
+}
+
+const ORDER: GateName[] = ["design", "test-list", "deploy", "promote"];
+
+/**
+ * Withdraw `gate` and cascade down the lane: design → test list → build evidence (the deploy
+ * evidence and the deploy and promote gates, which are redone after any build change).
+ * `withdraw`: an approved gate needs approving again at its manifest. `reopen`: the owners redo the
+ * work, so the gate and the design gates below it close and their files are no longer frozen.
+ */
+export function withdrawFrom(context: TrackContext, gate: GateName, reason: string, mode: "withdraw" | "reopen"): TrackContext {
+  const gates = { ...context.gates };
+  const from = ORDER.indexOf(gate);
+  ORDER.forEach((name, index) => {
+    if (index < from) return;
+    const record = gates[name];
+    const why = index === from ? reason : `the ${gate} gate was ${mode === "reopen" ? "reopened" : "withdrawn"} (${reason})`;
+    if (name === "deploy" || name === "promote" || mode === "reopen") {
+      if (record.status !== "closed") gates[name] = { ...record, status: "closed", files: {}, pendingHash: null, withdrawnReason: why };
+    } else if (record.status === "approved") {
+      gates[name] = { ...record, status: "withdrawn", withdrawnReason: why };
+    }
+  });
+  const deployEvidence = from < ORDER.indexOf("deploy") ? null : context.deployEvidence;
+  return { ...context, gates, deployEvidence, pendingDispatch: null };
+}
+
+/**
+ * After the test list is (re-)approved: keep the evidence of units whose tests are unchanged, in
+ * order, from the start; the first changed unit and everything after it start again. Frozen test
+ * texts go with the evidence they belong to.
+ */
+export function resumeBuild(context: TrackContext): TrackContext {
+  const tests = testListOf(context) ?? [];
+  const units = buildUnits(tests, context.settings.granularity);
+  const evidence: Record<string, UnitEvidence> = {};
+  let unitIndex = 0;
+  for (const unit of units) {
+    const previous = context.evidence[unit.id];
+    if (!previous || JSON.stringify(previous.tests) !== JSON.stringify(unit.tests)) break;
+    if (previous.complete) {
+      evidence[unit.id] = previous;
+      unitIndex++;
+      continue;
+    }
+    // The unit in turn keeps a verified RED, nothing after it.
+    if (previous.red) evidence[unit.id] = { ...previous, green: null, review: null, refactor: null, complete: false };
+    break;
+  }
+  const keptTests = new Set(Object.values(evidence).filter((e) => e.red).flatMap((e) => e.tests.map((t) => t.id)));
+  const frozenTests = Object.fromEntries(Object.entries(context.frozenTests).filter(([id]) => keptTests.has(id)));
+  return { ...context, units, unitIndex, evidence, frozenTests, attempts: 0, blocked: null };
+}
+
+/** Start a cycle: a deterministic dispatch id and the pending record. */
+export function startDispatch(context: TrackContext, step: CycleStep | "promote", at: string): TrackContext {
+  const sequence = context.sequence + 1;
+  const dispatchId = `${context.trackId}#${sequence}`;
+  const unit = step === "release" || step === "promote" ? step : (currentUnit(context)?.id ?? "none");
+  const commit = step === "promote" ? (context.mergedCommit ?? context.head) : context.head;
+  return {
+    ...context,
+    sequence,
+    pendingDispatch: { dispatchId, step, commit, unit },
+    cycles: [
+      ...context.cycles,
+      { dispatchId, step, unit, commit, dispatchedAt: at, runId: null, outcome: null, reasons: [], reportedAt: null, evidence: null },
+    ],
+  };
+}
+
+/** The dispatch effect for the pending cycle. */
+export function cycleEffect(context: TrackContext): DispatchCycleEffect {
+  const pending = context.pendingDispatch!;
+  const unit = currentUnit(context);
+  const release = pending.step === "release";
+  return {
+    type: "dispatchCycle",
+    dispatchId: pending.dispatchId,
+    step: pending.step as CycleStep,
+    commit: pending.commit,
+    unit: pending.unit,
+    tests: release ? context.units.flatMap((u) => u.tests) : (unit?.tests ?? []),
+    greenTests: release ? [] : greenTests(context),
+    frozen: frozenHashes(context),
+    databaseBranch: context.databaseBranch,
+  };
+}
+
+/** The unit's evidence record, created empty on first use. */
+export function unitEvidence(context: TrackContext): UnitEvidence {
+  const unit = currentUnit(context);
+  if (!unit) throw new Error("no build unit in turn");
+  return context.evidence[unit.id] ?? { tests: unit.tests, red: null, green: null, review: null, refactor: null, complete: false };
+}
+
+export function withUnitEvidence(context: TrackContext, change: (evidence: UnitEvidence) => UnitEvidence): TrackContext {
+  const unit = currentUnit(context);
+  if (!unit) return context;
+  return { ...context, evidence: { ...context.evidence, [unit.id]: change(unitEvidence(context)) } };
+}
+
+/** Add logins to a gate's author list (no duplicates, stable order). */
+export function addAuthors(context: TrackContext, gates: GateName[], logins: string[]): TrackContext {
+  if (logins.length === 0) return context;
+  const next = { ...context.gates };
+  for (const gate of gates) {
+    const authors = [...next[gate].authors];
+    for (const login of logins) if (!authors.includes(login)) authors.push(login);
+    next[gate] = { ...next[gate], authors };
+  }
+  return { ...context, gates: next };
+}

@@ -1,0 +1,12 @@
+/**
+ * The orchestrator: the pure machine that decides, for a track, what the next step is, who may take
+ * it, and whether a pushed commit is that step (design §3). Handlers, the cycle runner and the CLI
+ * all go through these functions.
+ */
+export * from "./types.js";
+export { createTrack, transition, restoreSnapshot, pathsToRead, SnapshotError } from "./transition.js";
+export { nextAction, renderNextAction, describeLane, renderLane, type LaneView } from "./next-action.js";
+export { checkStates } from "./checks.js";
+export { TrackEventSchema, TrackSnapshotSchema } from "./schema.js";
+export { trackMachine, type MachineEvent } from "./machine.js";
+export { frozenHashes, currentUnit, buildUnits } from "./context.js";

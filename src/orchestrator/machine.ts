@@ -1,0 +1,548 @@
+import { assign, setup } from "xstate";
+import { hashFrozenText, manifestHashFromHashes } from "../gates/freeze.js";
+import {
+  addAuthors,
+  currentUnit,
+  cycleEffect,
+  designManifest,
+  openGate,
+  promoteManifest,
+  resumeBuild,
+  startDispatch,
+  testListManifest,
+  withUnitEvidence,
+  withdrawFrom,
+} from "./context.js";
+import { DESIGN_STEPS } from "./types.js";
+import type {
+  ApprovalRecord,
+  CycleEvidence,
+  CycleOutcome,
+  CycleStep,
+  DeployEvidence,
+  DesignStep,
+  Effect,
+  GateName,
+  Stage,
+  TrackContext,
+} from "./types.js";
+
+/**
+ * The track machine (design §3) as data: xstate v5 `setup()` with named guards and actions. It is
+ * only ever driven through xstate's pure `transition`/`initialTransition` (src/orchestrator/
+ * transition.ts): no actor runs, nothing is executed. Actions that describe effects (`emit`) are
+ * collected from the returned action list; `assign` updates the context.
+ *
+ * Its events are the internal, already-classified form of `TrackEvent`: a push arrives as
+ * STEP_PUSHED (every commit accepted) or PUSH_REJECTED, a cycle report only when it names the
+ * pending dispatch. Guards still check what the lane depends on, so the graph tests can walk it.
+ */
+
+export type MachineEvent =
+  | {
+      type: "STEP_PUSHED";
+      at: string;
+      head: string;
+      authors: string[];
+      /** `.consort/**` texts after the push (null: removed). */
+      artifacts: Record<string, string | null>;
+      /** Test-file texts after the push (null: removed). */
+      testFiles: Record<string, string | null>;
+      /** The step's output is complete and valid (design steps, review); always true for code steps. */
+      complete: boolean;
+      problems: string[];
+      /** A story is user-facing, so the design lane visits `ux`. */
+      needsUx: boolean;
+      verdict: "accept" | "refactor" | null;
+    }
+  | { type: "PUSH_REJECTED"; at: string; sha: string; reasons: string[]; withdraw: "design" | "test-list" | null }
+  | { type: "BRANCH_RESET"; at: string }
+  | { type: "GATE_APPROVED"; at: string; gate: GateName; approval: ApprovalRecord }
+  | { type: "GATE_WITHDRAWN"; at: string; gate: GateName; reason: string }
+  | {
+      type: "CYCLE_REPORTED";
+      at: string;
+      step: CycleStep | "promote";
+      outcome: CycleOutcome;
+      runId: number | null;
+      reasons: string[];
+      evidence: CycleEvidence | DeployEvidence | null;
+    }
+  | { type: "RENEGOTIATE"; at: string; by: string; scope: "design" | "test-list"; from: DesignStep; reason: string }
+  | { type: "RETRY"; at: string; by: string }
+  | { type: "MERGED"; at: string; commit: string }
+  | { type: "CLOSED"; at: string; by: string | null }
+  | { type: "ABANDON"; at: string; by: string; reason: string };
+
+const BUILD_STAGES: Stage[] = ["red", "red-verify", "green", "green-verify", "repair", "review", "refactor", "refactor-verify"];
+const TEST_LIST_RENEGOTIABLE: Stage[] = ["test-list-gate", ...BUILD_STAGES, "blocked", "deploying", "deploy-gate", "promote-gate"];
+const LANE: Stage[] = ["stories", "spec", "architecture", "db-design", "ux", "design-gate", "test-list", "test-list-gate", ...BUILD_STAGES, "blocked", "deploying", "deploy-gate", "promote-gate"];
+
+/** The renegotiations a person may start at `stage`: the test list from the gate on, any earlier design step. */
+function renegotiation(stage: Stage) {
+  const at = LANE.indexOf(stage);
+  const out: Array<{ guard: { type: "renegotiates"; params: { scope: "design" | "test-list"; from?: DesignStep } }; target: string; actions: "reopenTestList" | "reopenDesign" }> = [];
+  if (TEST_LIST_RENEGOTIABLE.includes(stage)) out.push({ guard: { type: "renegotiates", params: { scope: "test-list" } }, target: "test-list", actions: "reopenTestList" });
+  for (const step of DESIGN_STEPS) {
+    if (at > LANE.indexOf(step)) out.push({ guard: { type: "renegotiates", params: { scope: "design", from: step } }, target: step, actions: "reopenDesign" });
+  }
+  return out;
+}
+
+/** A review on the gate's pending manifest (the reviewer was already checked by src/gates/approval.ts). */
+function approves(context: TrackContext, event: MachineEvent, gate: GateName): boolean {
+  return event.type === "GATE_APPROVED" && event.gate === gate && context.gates[gate].pendingHash !== null && event.approval.manifestHash === context.gates[gate].pendingHash;
+}
+
+/** A report of the cycle the machine is waiting for, with this outcome. */
+function reportsPending(context: TrackContext, event: MachineEvent, step: CycleStep | "promote", outcome: CycleOutcome): boolean {
+  return event.type === "CYCLE_REPORTED" && context.pendingDispatch?.step === step && event.step === step && event.outcome === outcome;
+}
+
+/** JSON with sorted keys, so the same evidence always hashes the same. */
+export function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(",")}]`;
+  if (value && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : 1));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+type Ev<T extends MachineEvent["type"]> = Extract<MachineEvent, { type: T }>;
+
+const applyTexts = (base: Record<string, string>, changes: Record<string, string | null>) => {
+  const next = { ...base };
+  for (const [path, text] of Object.entries(changes)) {
+    if (text === null) delete next[path];
+    else next[path] = text;
+  }
+  return next;
+};
+
+/** Which resumed build stage the lane goes to once the test list is approved again. */
+export function resumeStage(context: TrackContext): "red" | "green" | "deploying" {
+  const resumed = resumeBuild(context);
+  const unit = currentUnit(resumed);
+  if (!unit) return "deploying";
+  return resumed.evidence[unit.id]?.red ? "green" : "red";
+}
+
+const outcomeComment = (context: TrackContext, event: Ev<"CYCLE_REPORTED">, what: string) =>
+  [`**${what}** (${event.step}${currentUnit(context) ? ` for ${currentUnit(context)!.id}` : ""}, commit ${context.head.slice(0, 7)}):`, ...event.reasons.map((r) => `- ${r}`)].join("\n");
+
+export const trackMachine = setup({
+  types: {
+    context: {} as TrackContext,
+    events: {} as MachineEvent,
+    input: {} as TrackContext,
+  },
+  actions: {
+    /** Describes one effect; the handler executes it. Never run here. */
+    emit: (_: unknown, _effect: Effect) => {},
+    acceptPush: assign(({ context, event }) => {
+      const e = event as Ev<"STEP_PUSHED">;
+      return {
+        head: e.head,
+        updatedAt: e.at,
+        artifacts: applyTexts(context.artifacts, e.artifacts),
+        testFiles: applyTexts(context.testFiles, e.testFiles),
+        lastProblem: e.problems,
+      };
+    }),
+    recordDesignAuthors: assign(({ context, event }) => addAuthors(context, ["design", "deploy", "promote"], (event as Ev<"STEP_PUSHED">).authors)),
+    recordTestListAuthors: assign(({ context, event }) => addAuthors(context, ["test-list", "deploy", "promote"], (event as Ev<"STEP_PUSHED">).authors)),
+    recordBuildAuthors: assign(({ context, event }) => addAuthors(context, ["deploy", "promote"], (event as Ev<"STEP_PUSHED">).authors)),
+    recordRejection: assign(({ event }) => {
+      const e = event as Ev<"PUSH_REJECTED">;
+      return { rejectedHead: { sha: e.sha, reasons: e.reasons, at: e.at }, updatedAt: e.at };
+    }),
+    clearRejection: assign(({ event }) => ({ rejectedHead: null, updatedAt: event.at })),
+    withdrawForPush: assign(({ context, event }) => {
+      const e = event as Ev<"PUSH_REJECTED">;
+      return withdrawFrom(context, e.withdraw!, `a frozen file changed in ${e.sha.slice(0, 7)}`, "withdraw");
+    }),
+    withdrawGate: assign(({ context, event }) => {
+      const e = event as Ev<"GATE_WITHDRAWN">;
+      return { ...withdrawFrom(context, e.gate, e.reason, "withdraw"), updatedAt: e.at };
+    }),
+    openDesignGate: assign(({ context }) => openGate(context, "design", designManifest(context))),
+    openTestListGate: assign(({ context }) => openGate(context, "test-list", testListManifest(context))),
+    openDeployGate: assign(({ context }) => {
+      const files = { "deploy-evidence": context.deployEvidence?.hash ?? "none" };
+      return openGate(context, "deploy", { files, hash: manifestHashFromHashes(files) });
+    }),
+    openPromoteGate: assign(({ context }) => openGate(context, "promote", promoteManifest(context))),
+    approveGate: assign(({ context, event }) => {
+      const e = event as Ev<"GATE_APPROVED">;
+      const record = context.gates[e.gate];
+      return {
+        updatedAt: e.at,
+        gates: {
+          ...context.gates,
+          [e.gate]: { ...record, status: "approved", approvedHash: record.pendingHash, approvals: [...record.approvals, e.approval], withdrawnReason: null },
+        },
+      };
+    }),
+    resumeBuild: assign(({ context }) => resumeBuild(context)),
+    startCycle: assign(({ context, event }, params: { step: CycleStep | "promote" }) => ({ ...startDispatch(context, params.step, event.at), lastProblem: context.lastProblem })),
+    recordReport: assign(({ context, event }) => {
+      const e = event as Ev<"CYCLE_REPORTED">;
+      const pending = context.pendingDispatch;
+      return {
+        updatedAt: e.at,
+        pendingDispatch: null,
+        lastProblem: e.outcome === "valid" ? [] : e.reasons,
+        cycles: context.cycles.map((c) =>
+          pending && c.dispatchId === pending.dispatchId ? { ...c, runId: e.runId, outcome: e.outcome, reasons: e.reasons, reportedAt: e.at, evidence: e.evidence } : c,
+        ),
+      };
+    }),
+    recordRed: assign(({ context, event }) => {
+      const pending = context.cycles.at(-1)!;
+      const unit = currentUnit(context)!;
+      const frozenTests = { ...context.frozenTests };
+      for (const test of unit.tests) {
+        const text = context.testFiles[test.file];
+        if (text !== undefined) frozenTests[test.id] = { file: test.file, text, hash: hashFrozenText(text), test: test.id, commit: pending.commit };
+      }
+      const next = withUnitEvidence(context, (ev) => ({ ...ev, red: { dispatchId: pending.dispatchId, commit: pending.commit, at: event.at } }));
+      return { ...next, frozenTests, attempts: 0 };
+    }),
+    recordGreen: assign(({ context, event }) => {
+      const pending = context.cycles.at(-1)!;
+      return { ...withUnitEvidence(context, (ev) => ({ ...ev, green: { dispatchId: pending.dispatchId, commit: pending.commit, at: event.at } })), attempts: 0 };
+    }),
+    recordReview: assign(({ context, event }) => {
+      const e = event as Ev<"STEP_PUSHED">;
+      return withUnitEvidence(context, (ev) => ({ ...ev, review: { verdict: e.verdict!, commit: e.head, at: e.at } }));
+    }),
+    recordRefactor: assign(({ context, event }) => {
+      const pending = context.cycles.at(-1)!;
+      return withUnitEvidence(context, (ev) => ({ ...ev, refactor: { dispatchId: pending.dispatchId, commit: pending.commit, at: event.at } }));
+    }),
+    completeUnit: assign(({ context }) => {
+      const next = withUnitEvidence(context, (ev) => ({ ...ev, complete: true }));
+      return { ...next, unitIndex: context.unitIndex + 1, attempts: 0, lastProblem: [] };
+    }),
+    countAttempt: assign(({ context }) => ({ attempts: context.attempts + 1 })),
+    block: assign(({ context, event }, params: { resume: Stage }) => ({
+      blocked: { reason: event.type === "CYCLE_REPORTED" ? event.reasons.join("; ") || "verification failed" : "blocked", resume: params.resume },
+      attempts: context.attempts + 1,
+    })),
+    unblock: assign(({ event }) => ({ blocked: null, attempts: 0, lastProblem: [], updatedAt: event.at })),
+    recordDeploy: assign(({ context, event }) => {
+      const e = event as Ev<"CYCLE_REPORTED">;
+      const pending = context.cycles.at(-1)!;
+      const evidence = e.evidence as DeployEvidence;
+      return { deployEvidence: { dispatchId: pending.dispatchId, commit: pending.commit, hash: hashFrozenText(stableJson(evidence)), evidence } };
+    }),
+    recordMerge: assign(({ event }) => ({ mergedCommit: (event as Ev<"MERGED">).commit, updatedAt: event.at })),
+    reopenTestList: assign(({ context, event }) => {
+      const e = event as Ev<"RENEGOTIATE">;
+      return { ...withdrawFrom(context, "test-list", `renegotiated by ${e.by}: ${e.reason}`, "reopen"), blocked: null, attempts: 0, updatedAt: e.at };
+    }),
+    reopenDesign: assign(({ context, event }) => {
+      const e = event as Ev<"RENEGOTIATE">;
+      return { ...withdrawFrom(context, "design", `renegotiated by ${e.by}: ${e.reason}`, "reopen"), blocked: null, attempts: 0, updatedAt: e.at };
+    }),
+    end: assign(({ event }) => {
+      const by = event.type === "ABANDON" ? event.by : event.type === "CLOSED" ? event.by : null;
+      const reason =
+        event.type === "ABANDON" ? event.reason : event.type === "CLOSED" ? "the pull request was closed without merging" : event.type === "MERGED" ? "merged before the promote gate was approved: Consort promoted nothing" : "done";
+      return { ended: { reason, by, at: event.at }, pendingDispatch: null, updatedAt: event.at };
+    }),
+  },
+  guards: {
+    complete: ({ event }) => event.type === "STEP_PUSHED" && event.complete,
+    completeNeedsUx: ({ event }) => event.type === "STEP_PUSHED" && event.complete && event.needsUx,
+    reviewAccepts: ({ event }) => event.type === "STEP_PUSHED" && event.complete && event.verdict === "accept",
+    reviewAsksRefactor: ({ event }) => event.type === "STEP_PUSHED" && event.complete && event.verdict === "refactor",
+    approvesPending: ({ context, event }, params: { gate: GateName }) => approves(context, event, params.gate),
+    approvesDesignWithTestListOpen: ({ context, event }) => approves(context, event, "design") && context.gates["test-list"].status !== "closed",
+    approvesTestListResumingAt: ({ context, event }, params: { stage: "red" | "green" | "deploying" }) =>
+      approves(context, event, "test-list") && resumeStage(context) === params.stage,
+    reviewAcceptsLastUnit: ({ context, event }) =>
+      event.type === "STEP_PUSHED" && event.complete && event.verdict === "accept" && context.unitIndex + 1 >= context.units.length,
+    refactorVerifiedOnLastUnit: ({ context, event }) =>
+      event.type === "CYCLE_REPORTED" && reportsPending(context, event, "refactor", "valid") && context.unitIndex + 1 >= context.units.length,
+    reports: ({ context, event }, params: { step: CycleStep | "promote"; outcome: CycleOutcome }) => reportsPending(context, event, params.step, params.outcome),
+    reportsWithinBound: ({ context, event }, params: { step: CycleStep; outcome: CycleOutcome }) =>
+      reportsPending(context, event, params.step, params.outcome) && context.attempts + 1 < context.settings.repairBound,
+    withdrawsApproved: ({ context, event }, params: { gate: GateName }) =>
+      (event.type === "PUSH_REJECTED" ? event.withdraw === params.gate : event.type === "GATE_WITHDRAWN" && event.gate === params.gate) &&
+      context.gates[params.gate].status === "approved",
+    resumesTo: ({ context }, params: { stage: Stage }) => context.blocked?.resume === params.stage,
+    renegotiates: ({ event }, params: { scope: "design" | "test-list"; from?: DesignStep }) =>
+      event.type === "RENEGOTIATE" && event.scope === params.scope && (params.scope === "test-list" || event.from === params.from),
+  },
+}).createMachine({
+  id: "track",
+  context: ({ input }) => input,
+  initial: "stories",
+  entry: [
+    { type: "emit", params: ({ context }) => ({ type: "forkDatabase", branch: context.databaseBranch, parent: context.parentDatabaseBranch }) },
+  ],
+  on: {
+    PUSH_REJECTED: [
+      { guard: { type: "withdrawsApproved", params: { gate: "design" } }, target: ".design-gate", actions: ["recordRejection", "withdrawForPush"] },
+      { guard: { type: "withdrawsApproved", params: { gate: "test-list" } }, target: ".test-list-gate", actions: ["recordRejection", "withdrawForPush"] },
+      { actions: "recordRejection" },
+    ],
+    BRANCH_RESET: { actions: "clearRejection" },
+    GATE_WITHDRAWN: [
+      { guard: { type: "withdrawsApproved", params: { gate: "design" } }, target: ".design-gate", actions: "withdrawGate" },
+      { guard: { type: "withdrawsApproved", params: { gate: "test-list" } }, target: ".test-list-gate", actions: "withdrawGate" },
+      { guard: { type: "withdrawsApproved", params: { gate: "deploy" } }, target: ".deploy-gate", actions: "withdrawGate" },
+      { guard: { type: "withdrawsApproved", params: { gate: "promote" } }, target: ".promote-gate", actions: "withdrawGate" },
+    ],
+    ABANDON: { target: ".abandoned", actions: "end" },
+    CLOSED: { target: ".abandoned", actions: "end" },
+    MERGED: { target: ".abandoned", actions: "end" },
+  },
+  states: {
+    stories: {
+      on: {
+        STEP_PUSHED: [
+          { guard: "complete", target: "spec", actions: ["acceptPush", "recordDesignAuthors"] },
+          { actions: ["acceptPush", "recordDesignAuthors"] },
+        ],
+      },
+    },
+    spec: {
+      on: {
+        RENEGOTIATE: renegotiation("spec"),
+        STEP_PUSHED: [
+          { guard: "complete", target: "architecture", actions: ["acceptPush", "recordDesignAuthors"] },
+          { actions: ["acceptPush", "recordDesignAuthors"] },
+        ],
+      },
+    },
+    architecture: {
+      on: {
+        RENEGOTIATE: renegotiation("architecture"),
+        STEP_PUSHED: [
+          { guard: "complete", target: "db-design", actions: ["acceptPush", "recordDesignAuthors"] },
+          { actions: ["acceptPush", "recordDesignAuthors"] },
+        ],
+      },
+    },
+    "db-design": {
+      on: {
+        RENEGOTIATE: renegotiation("db-design"),
+        STEP_PUSHED: [
+          { guard: "completeNeedsUx", target: "ux", actions: ["acceptPush", "recordDesignAuthors"] },
+          { guard: "complete", target: "design-gate", actions: ["acceptPush", "recordDesignAuthors"] },
+          { actions: ["acceptPush", "recordDesignAuthors"] },
+        ],
+      },
+    },
+    ux: {
+      on: {
+        RENEGOTIATE: renegotiation("ux"),
+        STEP_PUSHED: [
+          { guard: "complete", target: "design-gate", actions: ["acceptPush", "recordDesignAuthors"] },
+          { actions: ["acceptPush", "recordDesignAuthors"] },
+        ],
+      },
+    },
+    "design-gate": {
+      entry: "openDesignGate",
+      on: {
+        RENEGOTIATE: renegotiation("design-gate"),
+        GATE_APPROVED: [
+          { guard: "approvesDesignWithTestListOpen", target: "test-list-gate", actions: "approveGate" },
+          { guard: { type: "approvesPending", params: { gate: "design" } }, target: "test-list", actions: "approveGate" },
+        ],
+      },
+    },
+    "test-list": {
+      on: {
+        RENEGOTIATE: renegotiation("test-list"),
+        STEP_PUSHED: [
+          { guard: "complete", target: "test-list-gate", actions: ["acceptPush", "recordTestListAuthors"] },
+          { actions: ["acceptPush", "recordTestListAuthors"] },
+        ],
+      },
+    },
+    "test-list-gate": {
+      entry: "openTestListGate",
+      on: {
+        RENEGOTIATE: renegotiation("test-list-gate"),
+        GATE_APPROVED: (["deploying", "green", "red"] as const).map((stage) => ({
+          guard: { type: "approvesTestListResumingAt" as const, params: { stage } },
+          target: stage,
+          actions: ["approveGate", "resumeBuild"] as const,
+        })),
+      },
+    },
+    red: {
+      on: {
+        RENEGOTIATE: renegotiation("red"), STEP_PUSHED: { target: "red-verify", actions: ["acceptPush", "recordBuildAuthors"] } },
+    },
+    "red-verify": {
+      entry: [{ type: "startCycle", params: { step: "red" } }, { type: "emit", params: ({ context }) => cycleEffect(context) }],
+      on: {
+        RENEGOTIATE: renegotiation("red-verify"),
+        CYCLE_REPORTED: [
+          { guard: { type: "reports", params: { step: "red", outcome: "valid" } }, target: "green", actions: ["recordReport", "recordRed"] },
+          {
+            guard: { type: "reportsWithinBound", params: { step: "red", outcome: "invalid" } },
+            target: "red",
+            actions: ["recordReport", "countAttempt", { type: "emit", params: ({ context, event }) => comment(outcomeComment(context, event as Ev<"CYCLE_REPORTED">, "RED is not valid")) }],
+          },
+          {
+            guard: { type: "reports", params: { step: "red", outcome: "invalid" } },
+            target: "blocked",
+            actions: ["recordReport", { type: "block", params: { resume: "red" } }, { type: "emit", params: ({ context, event }) => comment(`${outcomeComment(context, event as Ev<"CYCLE_REPORTED">, "RED failed its last allowed attempt: blocked")}\n\nA person decides: retry, renegotiate the test list, or abandon.`) }],
+          },
+          { guard: { type: "reports", params: { step: "red", outcome: "error" } }, actions: ["recordReport", { type: "emit", params: ({ context, event }) => comment(outcomeComment(context, event as Ev<"CYCLE_REPORTED">, "The RED cycle could not decide (retry when fixed)")) }] },
+        ],
+        RETRY: { target: "red-verify", reenter: true },
+      },
+    },
+    green: {
+      on: {
+        RENEGOTIATE: renegotiation("green"), STEP_PUSHED: { target: "green-verify", actions: ["acceptPush", "recordBuildAuthors"] } },
+    },
+    repair: {
+      on: {
+        RENEGOTIATE: renegotiation("repair"), STEP_PUSHED: { target: "green-verify", actions: ["acceptPush", "recordBuildAuthors"] } },
+    },
+    "green-verify": {
+      entry: [{ type: "startCycle", params: { step: "green" } }, { type: "emit", params: ({ context }) => cycleEffect(context) }],
+      on: {
+        RENEGOTIATE: renegotiation("green-verify"),
+        CYCLE_REPORTED: [
+          { guard: { type: "reports", params: { step: "green", outcome: "valid" } }, target: "review", actions: ["recordReport", "recordGreen"] },
+          {
+            guard: { type: "reportsWithinBound", params: { step: "green", outcome: "invalid" } },
+            target: "repair",
+            actions: ["recordReport", "countAttempt", { type: "emit", params: ({ context, event }) => comment(outcomeComment(context, event as Ev<"CYCLE_REPORTED">, `GREEN is not valid: repair round ${context.attempts} of ${context.settings.repairBound - 1}`)) }],
+          },
+          {
+            guard: { type: "reports", params: { step: "green", outcome: "invalid" } },
+            target: "blocked",
+            actions: ["recordReport", { type: "block", params: { resume: "repair" } }, { type: "emit", params: ({ context, event }) => comment(`${outcomeComment(context, event as Ev<"CYCLE_REPORTED">, "GREEN failed its last allowed attempt: blocked")}\n\nA person decides: retry, renegotiate the test list, or abandon.`) }],
+          },
+          { guard: { type: "reports", params: { step: "green", outcome: "error" } }, actions: ["recordReport", { type: "emit", params: ({ context, event }) => comment(outcomeComment(context, event as Ev<"CYCLE_REPORTED">, "The GREEN cycle could not decide (retry when fixed)")) }] },
+        ],
+        RETRY: { target: "green-verify", reenter: true },
+      },
+    },
+    review: {
+      on: {
+        RENEGOTIATE: renegotiation("review"),
+        STEP_PUSHED: [
+          { guard: "reviewAsksRefactor", target: "refactor", actions: ["acceptPush", "recordBuildAuthors", "recordReview"] },
+          { guard: "reviewAcceptsLastUnit", target: "deploying", actions: ["acceptPush", "recordBuildAuthors", "recordReview", "completeUnit"] },
+          { guard: "reviewAccepts", target: "red", actions: ["acceptPush", "recordBuildAuthors", "recordReview", "completeUnit"] },
+          { actions: ["acceptPush", "recordBuildAuthors"] },
+        ],
+      },
+    },
+    refactor: {
+      on: {
+        RENEGOTIATE: renegotiation("refactor"), STEP_PUSHED: { target: "refactor-verify", actions: ["acceptPush", "recordBuildAuthors"] } },
+    },
+    "refactor-verify": {
+      entry: [{ type: "startCycle", params: { step: "refactor" } }, { type: "emit", params: ({ context }) => cycleEffect(context) }],
+      on: {
+        RENEGOTIATE: renegotiation("refactor-verify"),
+        CYCLE_REPORTED: [
+          { guard: "refactorVerifiedOnLastUnit", target: "deploying", actions: ["recordReport", "recordRefactor", "completeUnit"] },
+          { guard: { type: "reports", params: { step: "refactor", outcome: "valid" } }, target: "red", actions: ["recordReport", "recordRefactor", "completeUnit"] },
+          {
+            guard: { type: "reportsWithinBound", params: { step: "refactor", outcome: "invalid" } },
+            target: "refactor",
+            actions: ["recordReport", "countAttempt", { type: "emit", params: ({ context, event }) => comment(outcomeComment(context, event as Ev<"CYCLE_REPORTED">, "The refactor broke the tests")) }],
+          },
+          {
+            guard: { type: "reports", params: { step: "refactor", outcome: "invalid" } },
+            target: "blocked",
+            actions: ["recordReport", { type: "block", params: { resume: "refactor" } }, { type: "emit", params: ({ context, event }) => comment(`${outcomeComment(context, event as Ev<"CYCLE_REPORTED">, "The refactor failed its last allowed attempt: blocked")}\n\nA person decides: retry, renegotiate the test list, or abandon.`) }],
+          },
+          { guard: { type: "reports", params: { step: "refactor", outcome: "error" } }, actions: ["recordReport", { type: "emit", params: ({ context, event }) => comment(outcomeComment(context, event as Ev<"CYCLE_REPORTED">, "The refactor cycle could not decide (retry when fixed)")) }] },
+        ],
+        RETRY: { target: "refactor-verify", reenter: true },
+      },
+    },
+    blocked: {
+      on: {
+        RENEGOTIATE: renegotiation("blocked"),
+        RETRY: (["red", "repair", "refactor", "deploying"] as const).map((stage) => ({ guard: { type: "resumesTo" as const, params: { stage } }, target: stage, actions: "unblock" as const })),
+      },
+    },
+    deploying: {
+      entry: [{ type: "startCycle", params: { step: "release" } }, { type: "emit", params: ({ context }) => cycleEffect(context) }],
+      on: {
+        RENEGOTIATE: renegotiation("deploying"),
+        CYCLE_REPORTED: [
+          { guard: { type: "reports", params: { step: "release", outcome: "valid" } }, target: "deploy-gate", actions: ["recordReport", "recordDeploy"] },
+          {
+            guard: { type: "reports", params: { step: "release", outcome: "invalid" } },
+            target: "blocked",
+            actions: ["recordReport", { type: "block", params: { resume: "deploying" } }, { type: "emit", params: ({ context, event }) => comment(`${outcomeComment(context, event as Ev<"CYCLE_REPORTED">, "The preview deploy did not verify: blocked")}\n\nA person decides: retry, renegotiate, or abandon.`) }],
+          },
+          { guard: { type: "reports", params: { step: "release", outcome: "error" } }, actions: ["recordReport", { type: "emit", params: ({ context, event }) => comment(outcomeComment(context, event as Ev<"CYCLE_REPORTED">, "The release cycle could not decide (retry when fixed)")) }] },
+        ],
+        RETRY: { target: "deploying", reenter: true },
+      },
+    },
+    "deploy-gate": {
+      entry: "openDeployGate",
+      on: {
+        RENEGOTIATE: renegotiation("deploy-gate"), GATE_APPROVED: { guard: { type: "approvesPending", params: { gate: "deploy" } }, target: "promote-gate", actions: "approveGate" } },
+    },
+    "promote-gate": {
+      entry: "openPromoteGate",
+      on: {
+        RENEGOTIATE: renegotiation("promote-gate"), GATE_APPROVED: { guard: { type: "approvesPending", params: { gate: "promote" } }, target: "merging", actions: "approveGate" } },
+    },
+    merging: {
+      on: { MERGED: { target: "promoting", actions: "recordMerge" } },
+    },
+    promoting: {
+      entry: [
+        { type: "startCycle", params: { step: "promote" } },
+        {
+          type: "emit",
+          params: ({ context }) => ({ type: "promoteDatabase", dispatchId: context.pendingDispatch!.dispatchId, branch: context.databaseBranch, parent: context.parentDatabaseBranch, commit: context.mergedCommit ?? context.head }),
+        },
+      ],
+      on: {
+        CYCLE_REPORTED: [
+          { guard: { type: "reports", params: { step: "promote", outcome: "valid" } }, target: "done", actions: "recordReport" },
+          {
+            guard: ({ context, event }) => event.type === "CYCLE_REPORTED" && event.step === "promote" && context.pendingDispatch?.step === "promote",
+            actions: ["recordReport", { type: "emit", params: ({ event }) => comment(`**Promotion did not complete**; the parent's snapshot is kept. Retry when fixed:\n${(event as Ev<"CYCLE_REPORTED">).reasons.map((r) => `- ${r}`).join("\n")}`) }],
+          },
+        ],
+        RETRY: { target: "promoting", reenter: true },
+        // After the merge the track can only finish: closing or merging again changes nothing.
+        MERGED: {},
+        CLOSED: {},
+        GATE_WITHDRAWN: {},
+      },
+    },
+    done: {
+      type: "final",
+      entry: [
+        { type: "emit", params: ({ context }) => ({ type: "deleteDatabase", branch: context.databaseBranch }) },
+        { type: "emit", params: ({ context }) => comment(`**Done.** ${context.parentDatabaseBranch} is migrated to ${(context.mergedCommit ?? context.head).slice(0, 7)}; the track's database branch is deleted.`) },
+      ],
+    },
+    abandoned: {
+      type: "final",
+      entry: [
+        { type: "emit", params: ({ context }) => ({ type: "deleteDatabase", branch: context.databaseBranch }) },
+        { type: "emit", params: ({ context }) => comment(`**Track abandoned**: ${context.ended?.reason ?? "abandoned"}. Its database branch is deleted.`) },
+      ],
+    },
+  },
+});
+
+function comment(body: string): Effect {
+  return { type: "comment", body };
+}
+

@@ -1,0 +1,256 @@
+import picomatch from "picomatch";
+import { ARTIFACT_PATHS, reviewPath } from "../artifacts/paths.js";
+import type { ConsortConfig } from "../config/consort-config.js";
+import { ROLE_TRAILER } from "../roles/trailer.js";
+import { ownershipAt } from "../roles/roles.js";
+import { currentUnit, effectiveFrozenTests } from "./context.js";
+import type { GateName, NextAction, Stage, TrackSnapshot } from "./types.js";
+
+/**
+ * What happens next on a track, and the whole lane at a glance. `nextAction` is the JSON an agent
+ * receives with its role prompt; `renderNextAction` and `describeLane` are what people read.
+ */
+
+const DESIGN_TASKS: Partial<Record<Stage, { task: string; schema: string }>> = {
+  stories: {
+    task: `Write the feature as stories (as a / I want / so that) with acceptance criteria as given/when/then, ids S1, S1-AC1…, in ${ARTIFACT_PATHS.spec}.`,
+    schema: "schemas/spec.schema.json",
+  },
+  spec: {
+    task: `Make ${ARTIFACT_PATHS.spec} precise (notes, edge cases) and add its non-functional requirements (nfrs; an empty list says none).`,
+    schema: "schemas/spec.schema.json",
+  },
+  architecture: {
+    task: `Write ${ARTIFACT_PATHS.architecture}: layers and what each may import, modules, the persistence invariants the database must hold, and how each NFR is met.`,
+    schema: "schemas/architecture.schema.json",
+  },
+  "db-design": {
+    task: `Write ${ARTIFACT_PATHS.dbDesign}: the tables, and a migration plan per story naming the invariants each migration realises.`,
+    schema: "schemas/db-design.schema.json",
+  },
+  ux: { task: `Write ${ARTIFACT_PATHS.ux}: a screen with its states (loading, empty, error, filled…) for every user-facing story.`, schema: "schemas/ux.schema.json" },
+  "test-list": {
+    task: `Write ${ARTIFACT_PATHS.testList}: the ordered tests T1…Tn, each with its AC, file, the exact title the runner reports, and kind; cover every AC and every persistence invariant, and add a fitness test for the layering.`,
+    schema: "schemas/test-list.schema.json",
+  },
+};
+
+const GATE_OF: Partial<Record<Stage, GateName>> = { "design-gate": "design", "test-list-gate": "test-list", "deploy-gate": "deploy", "promote-gate": "promote" };
+
+const GATE_TASK: Record<GateName, string> = {
+  design: "Review the spec, architecture, db design (and ux) in the PR, then approve with a PR review on the current commit. You must not have authored any of them.",
+  "test-list": "Review the ordered test list in the PR, then approve with a PR review on the current commit. You must not have authored it.",
+  deploy: "Look at the verified preview deploy (evidence in consort/deploy), then approve the release with a PR review.",
+  promote: "Approve migrating the parent's database to this commit with a PR review; then merge the pull request.",
+};
+
+export function nextAction(snapshot: TrackSnapshot, config: ConsortConfig): NextAction {
+  const { stage, context } = snapshot;
+  const unit = currentUnit(context);
+  const inBuild = ["red", "red-verify", "green", "green-verify", "repair", "review", "refactor", "refactor-verify"].includes(stage);
+  const owner = ownershipAt(stage, config, unit?.id ?? null);
+  const base: NextAction = {
+    trackId: context.trackId,
+    stage,
+    actor: "nobody",
+    role: null,
+    task: "",
+    allowedPaths: owner.paths,
+    frozenPaths: [],
+    unit: inBuild ? (unit?.id ?? null) : null,
+    testsInTurn: inBuild ? (unit?.tests ?? []) : [],
+    checks: [],
+    gate: null,
+    head: context.head,
+    trailer: owner.role ? `${ROLE_TRAILER}: ${owner.role}` : null,
+  };
+  const action = describe(snapshot, config, base);
+  if (context.rejectedHead) {
+    return {
+      ...action,
+      task: `First reset the branch to ${context.head.slice(0, 7)} (git push --force-with-lease origin ${context.head}:${context.branch}): commit ${context.rejectedHead.sha.slice(0, 7)} was rejected (${context.rejectedHead.reasons.join("; ")}). Then: ${action.task}`,
+    };
+  }
+  return action;
+}
+
+function describe(snapshot: TrackSnapshot, config: ConsortConfig, base: NextAction): NextAction {
+  const { stage, context } = snapshot;
+  const unit = currentUnit(context);
+  const design = DESIGN_TASKS[stage];
+  const problems = context.lastProblem.length > 0 ? ` Fix first: ${context.lastProblem.join("; ")}.` : "";
+  if (design) {
+    return {
+      ...base,
+      actor: "agent",
+      role: base.trailer ? ownershipAt(stage, config, null).role : null,
+      task: design.task + problems,
+      checks: [`the file validates against ${design.schema}`, "the cross-file rules of `consort validate` hold (ids, references, coverage)", "only the files above change; every commit carries the trailer"],
+    };
+  }
+  const gate = GATE_OF[stage];
+  if (gate) {
+    const record = context.gates[gate];
+    return {
+      ...base,
+      actor: "person",
+      task: `${GATE_TASK[gate]}${record.status === "withdrawn" ? ` (It was withdrawn: ${record.withdrawnReason}.)` : ""}`,
+      gate: { name: gate, manifestHash: record.pendingHash ?? "" },
+      checks: ["the review is APPROVED, by a configured approver with write access", "the reviewed commit's manifest equals the pending hash", `the reviewer authored none of the commits under approval (${record.authors.join(", ") || "none recorded"})`],
+    };
+  }
+  const tests = unit?.tests ?? [];
+  const titles = tests.map((t) => `${t.id} "${t.title}" in ${t.file}`).join("; ");
+  const frozen = Object.keys(effectiveFrozenTests(context)).sort();
+  switch (stage) {
+    case "red": {
+      const isTest = picomatch(config.paths.tests, { dot: true });
+      return {
+        ...base,
+        actor: "agent",
+        role: "navigator",
+        task: `Write the failing test${tests.length > 1 ? "s" : ""} ${titles}. Each must fail by an assertion (not by a missing import or a crash), with exactly that title. Change only test files.${problems}`,
+        frozenPaths: frozen.filter((p) => isTest(p)).map((path) => ({ path, rule: "append-only" as const })),
+        checks: [
+          "every test in turn is present and fails by an assertion",
+          "every earlier test still passes",
+          "frozen test files only grow: every frozen line stays, in order; no skip or focus markers",
+          "only test files change",
+        ],
+      };
+    }
+    case "green":
+    case "repair":
+      return {
+        ...base,
+        actor: "agent",
+        role: "driver",
+        task: `${stage === "repair" ? `Repair (attempt ${context.attempts + 1} of ${context.settings.repairBound}): the last GREEN failed. ` : ""}Make ${tests.map((t) => t.id).join(", ")} pass by changing application code and migrations only; never a test file.${problems}`,
+        frozenPaths: frozen.map((path) => ({ path, rule: "unchanged" as const })),
+        checks: [
+          "migrations apply to a throwaway copy of the track's database",
+          `every test up to and including ${unit?.tests.at(-1)?.id ?? "the turn"} passes`,
+          "no frozen test file changed",
+        ],
+      };
+    case "review":
+      return {
+        ...base,
+        actor: "agent",
+        role: "navigator",
+        task: `Review the GREEN of ${unit?.id}: write ${reviewPath(unit?.id ?? "T1")} with "verdict": "accept" or "refactor" and notes (required for refactor).${problems}`,
+        checks: ["the file validates against schemas/review.schema.json and names the unit in turn", "only that file changes"],
+      };
+    case "refactor": {
+      const review = unit ? context.artifacts[reviewPath(unit.id)] : undefined;
+      return {
+        ...base,
+        actor: "agent",
+        role: "driver",
+        task: `Refactor as the review of ${unit?.id} asks, keeping every test green; never change a test file.${review ? ` Review: ${review.trim()}` : ""}${problems}`,
+        frozenPaths: frozen.map((path) => ({ path, rule: "unchanged" as const })),
+        checks: ["every test verified so far still passes", "no frozen test file changed"],
+      };
+    }
+    case "red-verify":
+    case "green-verify":
+    case "refactor-verify":
+    case "deploying":
+    case "promoting":
+      return {
+        ...base,
+        actor: "orchestrator",
+        task: `Waiting for cycle ${context.pendingDispatch?.dispatchId ?? "(none: retry)"} (${context.pendingDispatch?.step ?? stage}) on ${context.pendingDispatch?.commit.slice(0, 7) ?? context.head.slice(0, 7)}.${problems ? ` Last report:${problems.slice(" Fix first:".length)}` : ""}`,
+        checks: stage === "deploying" ? ["the preview deploys on the track's database branch and every verification passes"] : stage === "promoting" ? ["the parent's database branch migrates to the merged commit"] : [],
+      };
+    case "blocked":
+      return {
+        ...base,
+        actor: "person",
+        task: `Blocked: ${context.blocked?.reason ?? "verification failed"}. Decide: retry (another round at ${context.blocked?.resume}), renegotiate the test list, or abandon the track.`,
+      };
+    case "merging":
+      return { ...base, actor: "person", task: "Every gate is approved: merge the pull request. Consort then migrates the parent's database branch." };
+    case "done":
+      return { ...base, actor: "nobody", task: "Done: merged and promoted." };
+    case "abandoned":
+      return { ...base, actor: "nobody", task: `Abandoned: ${context.ended?.reason ?? ""}` };
+    default:
+      return base;
+  }
+}
+
+/** The next action for a person at a terminal. */
+export function renderNextAction(action: NextAction): string {
+  const lines = [`track ${action.trackId} · ${action.stage}${action.unit ? ` · ${action.unit}` : ""}`, `next: ${action.actor}${action.role ? ` (${action.role})` : ""}`, "", action.task];
+  if (action.testsInTurn.length > 0) lines.push("", "tests in turn:", ...action.testsInTurn.map((t) => `  ${t.id} [${t.kind}] ${t.file} :: ${t.title}`));
+  if (action.allowedPaths.length > 0) lines.push("", `may change: ${action.allowedPaths.join(", ")}`);
+  if (action.frozenPaths.length > 0) lines.push(`frozen: ${action.frozenPaths.map((f) => `${f.path} (${f.rule})`).join(", ")}`);
+  if (action.trailer) lines.push(`every commit ends with the trailer: ${action.trailer}`);
+  if (action.gate) lines.push(`approve manifest: ${action.gate.manifestHash}`);
+  if (action.checks.length > 0) lines.push("", "will be checked:", ...action.checks.map((c) => `  - ${c}`));
+  return lines.join("\n");
+}
+
+export interface LaneView {
+  done: string[];
+  now: string;
+  next: string[];
+}
+
+/** The lane as done / now / next, for check-run summaries and `consort status`. */
+export function describeLane(snapshot: TrackSnapshot): LaneView {
+  const { stage, context } = snapshot;
+  const ux = context.artifacts[ARTIFACT_PATHS.ux] !== undefined || /"userFacing"\s*:\s*true/.test(context.artifacts[ARTIFACT_PATHS.spec] ?? "");
+  const design: Array<[Stage, string]> = [
+    ["stories", "stories and acceptance criteria (product-owner)"],
+    ["spec", "spec and NFRs (spec-author)"],
+    ["architecture", "architecture (architect)"],
+    ["db-design", "database design (dba)"],
+    ...(ux ? ([["ux", "screens and states (ux-designer)"]] as Array<[Stage, string]>) : []),
+    ["design-gate", "design gate (a person approves)"],
+    ["test-list", "test list (test-strategist)"],
+    ["test-list-gate", "test-list gate (a person approves)"],
+  ];
+  const items: Array<{ stage: Stage | "unit"; label: string; unitIndex?: number }> = design.map(([s, label]) => ({ stage: s, label }));
+  context.units.forEach((unit, index) =>
+    items.push({ stage: "unit", unitIndex: index, label: `${unit.id}: red → green → review${unit.tests.length > 1 ? ` (${unit.tests.map((t) => t.id).join(", ")})` : ""}` }),
+  );
+  if (context.units.length === 0) items.push({ stage: "unit", unitIndex: 0, label: "build: red → green → review per test" });
+  items.push(
+    { stage: "deploying", label: "preview deploy, verified" },
+    { stage: "deploy-gate", label: "deploy gate (a person approves)" },
+    { stage: "promote-gate", label: "promote gate (a person approves)" },
+    { stage: "merging", label: "merge the pull request" },
+    { stage: "promoting", label: "migrate the parent database" },
+  );
+  const order: Stage[] = ["stories", "spec", "architecture", "db-design", "ux", "design-gate", "test-list", "test-list-gate", "red", "deploying", "deploy-gate", "promote-gate", "merging", "promoting", "done"];
+  const build = ["red", "red-verify", "green", "green-verify", "repair", "review", "refactor", "refactor-verify", "blocked"].includes(stage);
+  const position = (item: (typeof items)[number]): number => (item.stage === "unit" ? order.indexOf("red") : order.indexOf(item.stage));
+  const here = build ? order.indexOf("red") : order.indexOf(stage);
+
+  const view: LaneView = { done: [], now: "", next: [] };
+  if (stage === "abandoned") {
+    return { done: [], now: `abandoned: ${context.ended?.reason ?? ""}`, next: [] };
+  }
+  for (const item of items) {
+    const p = position(item);
+    if (item.stage === "unit" && build) {
+      const i = item.unitIndex!;
+      if (i < context.unitIndex) view.done.push(item.label);
+      else if (i === context.unitIndex) view.now = `${item.label.split(":")[0]}: ${stage}${stage === "blocked" ? ` (${context.blocked?.reason ?? ""})` : ""}`;
+      else view.next.push(item.label);
+    } else if (p < here || stage === "done") view.done.push(item.label);
+    else if (p === here && item.stage !== "unit") view.now = item.label;
+    else view.next.push(item.label);
+  }
+  if (stage === "done") view.now = "done";
+  if (context.rejectedHead) view.now += ` — halted: commit ${context.rejectedHead.sha.slice(0, 7)} rejected`;
+  return view;
+}
+
+/** The lane as text. */
+export function renderLane(snapshot: TrackSnapshot): string {
+  const lane = describeLane(snapshot);
+  return [...lane.done.map((l) => `  ✓ ${l}`), `  ▶ ${lane.now}`, ...lane.next.map((l) => `  · ${l}`)].join("\n");
+}

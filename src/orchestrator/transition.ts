@@ -1,0 +1,326 @@
+import picomatch from "picomatch";
+import { initialTransition, transition as xstateTransition } from "xstate";
+import { ARTIFACT_PATHS, reviewPath } from "../artifacts/paths.js";
+import { ReviewVerdict } from "../artifacts/review.js";
+import { Spec } from "../artifacts/spec.js";
+import { formatIssue } from "../artifacts/issues.js";
+import { parseArtifact, validateArtifacts, type Checkpoint } from "../artifacts/validate.js";
+import type { ConsortConfig } from "../config/consort-config.js";
+import { classifyCommit } from "../roles/classify.js";
+import { checkStates } from "./checks.js";
+import { currentUnit, frozenState, initialContext } from "./context.js";
+import { trackMachine, type MachineEvent } from "./machine.js";
+import { nextAction } from "./next-action.js";
+import { TrackEventSchema, TrackSnapshotSchema } from "./schema.js";
+import {
+  SNAPSHOT_SCHEMA_VERSION,
+  type ChangedPath,
+  type CreateTrackInput,
+  type Effect,
+  type PushEvent,
+  type Stage,
+  type TrackContext,
+  type TrackEvent,
+  type TrackSnapshot,
+  type TransitionResult,
+} from "./types.js";
+
+/**
+ * The public face of the machine: `createTrack`, `transition`, `restoreSnapshot`. A `TrackEvent`
+ * is checked against the snapshot (commit classification, pending dispatch, gate in turn) and turned
+ * into the machine's internal event; xstate's pure `transition` computes the next state; the effects
+ * are read off its action list, plus the checks every transition restates. No I/O, no clock.
+ */
+
+type Snapshot = ReturnType<typeof trackMachine.resolveState>;
+
+const DESIGN_CHECKPOINT: Partial<Record<Stage, Checkpoint>> = {
+  stories: "stories",
+  spec: "spec",
+  architecture: "architecture",
+  "db-design": "db-design",
+  ux: "ux",
+  "test-list": "test-list",
+};
+
+/** The paths whose text a handler must put in `PushedCommit.files`: `.consort/**` and test files. */
+export function pathsToRead(changes: ChangedPath[], config: ConsortConfig): string[] {
+  const isTest = picomatch(config.paths.tests, { dot: true });
+  const out = new Set<string>();
+  for (const change of changes) {
+    if (change.status === "removed") continue;
+    if (change.path.startsWith(".consort/") || isTest(change.path)) out.add(change.path);
+  }
+  return [...out];
+}
+
+/** Start a track: the first snapshot (at `stories`) and its effects (fork the database branch, ask the Product Owner). */
+export function createTrack(input: CreateTrackInput, config: ConsortConfig): TransitionResult {
+  const [state, actions] = initialTransition(trackMachine, initialContext(input, config));
+  const snapshot = toSnapshot(state);
+  const effects = collectEffects(actions);
+  return { snapshot, effects: [...effects, ...afterEffects(null, snapshot, config, [])] };
+}
+
+/**
+ * Restore a persisted snapshot. Fails closed: an unknown schema version or a malformed snapshot
+ * throws with what is wrong, so a handler fails its checks instead of guessing.
+ */
+export function restoreSnapshot(json: unknown): TrackSnapshot {
+  const value = typeof json === "string" ? parseJson(json) : json;
+  if (!value || typeof value !== "object") throw new SnapshotError("the track snapshot is not a JSON object");
+  const version = (value as { schemaVersion?: unknown }).schemaVersion;
+  if (version !== SNAPSHOT_SCHEMA_VERSION) {
+    throw new SnapshotError(
+      `track snapshot schema version ${JSON.stringify(version)} is not supported: this Consort reads version ${SNAPSHOT_SCHEMA_VERSION}`,
+      typeof version === "number" && version > SNAPSHOT_SCHEMA_VERSION ? "upgrade Consort: the state was written by a newer version" : "the state file is damaged or not a Consort track: restore it from the consort/state history",
+    );
+  }
+  const parsed = TrackSnapshotSchema.safeParse(value);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.slice(0, 8).map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`);
+    throw new SnapshotError(`the track snapshot is malformed: ${problems.join("; ")}`, "the state file is damaged: restore it from the consort/state history");
+  }
+  return parsed.data as TrackSnapshot;
+}
+
+export class SnapshotError extends Error {
+  constructor(
+    message: string,
+    readonly hint?: string,
+  ) {
+    super(message);
+    this.name = "SnapshotError";
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new SnapshotError(`the track snapshot is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+/** Decide one event: the next snapshot, the effects to run, and (when refused) every reason. */
+export function transition(snapshot: TrackSnapshot, event: TrackEvent, config: ConsortConfig): TransitionResult {
+  const parsed = TrackEventSchema.safeParse(event);
+  if (!parsed.success) {
+    return refuse(snapshot, config, parsed.error.issues.map((i) => `event ${i.path.join(".") || "(root)"}: ${i.message}`));
+  }
+  if (snapshot.stage === "done" || snapshot.stage === "abandoned") {
+    return refuse(snapshot, config, [`the track has ended (${snapshot.stage}); nothing more happens on it`]);
+  }
+  const context: TrackContext = { ...snapshot.context, settings: { repairBound: config.repairBound, granularity: snapshot.context.settings.granularity } };
+  const start = { ...snapshot, context };
+
+  const translated = translate(start, event, config);
+  if ("refused" in translated) return refuse(snapshot, config, translated.refused);
+
+  let state: Snapshot = trackMachine.resolveState({ value: start.stage, context: start.context });
+  const effects: Effect[] = [];
+  for (const machineEvent of translated.events) {
+    const [next, actions] = xstateTransition(trackMachine, state, machineEvent);
+    if (next === state) {
+      return refuse(snapshot, config, [`${describeEvent(event)} does not apply while the track is at ${snapshot.stage}`]);
+    }
+    state = next;
+    effects.push(...collectEffects(actions));
+  }
+  const result = toSnapshot(state);
+  const notes = translated.notes;
+  if (notes.length > 0) effects.push({ type: "comment", body: notes.join("\n") });
+  const all = [...effects, ...afterEffects(snapshot, result, config, translated.events)];
+  return translated.rejection ? { snapshot: result, effects: all, rejection: { reasons: translated.rejection } } : { snapshot: result, effects: all };
+}
+
+function refuse(snapshot: TrackSnapshot, _config: ConsortConfig, reasons: string[]): TransitionResult {
+  return { snapshot, effects: [], rejection: { reasons } };
+}
+
+function describeEvent(event: TrackEvent): string {
+  switch (event.type) {
+    case "gate.approved":
+    case "gate.withdrawn":
+      return `${event.type} for the ${event.gate} gate`;
+    case "renegotiate":
+      return `renegotiating the ${event.scope}${event.scope === "design" ? ` from ${event.from ?? "spec"}` : ""}`;
+    default:
+      return event.type;
+  }
+}
+
+type Translation = { events: MachineEvent[]; notes: string[]; rejection?: string[] } | { refused: string[] };
+
+function translate(snapshot: TrackSnapshot, event: TrackEvent, config: ConsortConfig): Translation {
+  const context = snapshot.context;
+  switch (event.type) {
+    case "push":
+      return translatePush(snapshot, event, config);
+    case "gate.approved": {
+      const record = context.gates[event.gate];
+      if (context.rejectedHead) return { refused: [`the branch holds rejected commit ${context.rejectedHead.sha.slice(0, 7)}: reset it to ${context.head.slice(0, 7)} before approving`] };
+      if (record.status === "approved") return { refused: [`the ${event.gate} gate is already approved at ${record.approvedHash?.slice(0, 12)}`] };
+      if (record.pendingHash === null || record.status === "closed") return { refused: [`the ${event.gate} gate is not open: the track is at ${snapshot.stage}`] };
+      if (record.pendingHash !== event.manifestHash) {
+        return { refused: [`the review approves manifest ${event.manifestHash.slice(0, 12)}, but the ${event.gate} gate waits for ${record.pendingHash.slice(0, 12)}: approve the current commit`] };
+      }
+      return {
+        events: [{ type: "GATE_APPROVED", at: event.at, gate: event.gate, approval: { approver: event.approver, reviewId: event.reviewId, commit: event.commit, manifestHash: event.manifestHash, at: event.at } }],
+        notes: [],
+      };
+    }
+    case "gate.withdrawn":
+      if (context.gates[event.gate].status !== "approved") return { refused: [`the ${event.gate} gate is not approved, so there is nothing to withdraw`] };
+      if (snapshot.stage === "promoting") return { refused: ["the pull request is merged: approvals no longer change anything"] };
+      return { events: [{ type: "GATE_WITHDRAWN", at: event.at, gate: event.gate, reason: event.reason }], notes: [`**The ${event.gate} gate is withdrawn**: ${event.reason}. It needs approving again.`] };
+    case "cycle.reported":
+    case "deploy.reported":
+    case "promotion.reported": {
+      const pending = context.pendingDispatch;
+      const step = event.type === "cycle.reported" ? event.step : event.type === "deploy.reported" ? "release" : "promote";
+      if (!pending) return { refused: [`ignored report ${event.dispatchId}: no cycle is pending`] };
+      if (pending.dispatchId !== event.dispatchId) return { refused: [`ignored report ${event.dispatchId}: the pending cycle is ${pending.dispatchId}`] };
+      if (pending.step !== step) return { refused: [`ignored report ${event.dispatchId}: it reports ${step}, the pending cycle is ${pending.step}`] };
+      if (event.type !== "promotion.reported" && event.commit !== pending.commit) {
+        return { refused: [`ignored report ${event.dispatchId}: it ran on ${event.commit.slice(0, 7)}, the cycle was dispatched for ${pending.commit.slice(0, 7)}`] };
+      }
+      let outcome = event.outcome;
+      let reasons = event.reasons;
+      if (step === "red" && outcome === "valid") {
+        const unknown = (currentUnit(context)?.tests ?? []).filter((t) => context.testFiles[t.file] === undefined).map((t) => t.file);
+        if (unknown.length > 0) {
+          outcome = "invalid";
+          reasons = [...reasons, `the text of ${[...new Set(unknown)].join(", ")} was never pushed on this track, so the test cannot be frozen: add the test in a RED commit`];
+        }
+      }
+      if (step === "release" && outcome === "valid" && event.type === "deploy.reported" && event.evidence.checks.some((c) => !c.ok)) {
+        outcome = "invalid";
+        reasons = [...reasons, ...event.evidence.checks.filter((c) => !c.ok).map((c) => `verification ${c.name} failed${c.detail ? `: ${c.detail}` : ""}`)];
+      }
+      const evidence = event.type === "promotion.reported" ? null : event.evidence;
+      const runId = event.type === "promotion.reported" ? null : event.runId;
+      return { events: [{ type: "CYCLE_REPORTED", at: event.at, step, outcome, runId, reasons, evidence }], notes: [] };
+    }
+    case "renegotiate":
+      return {
+        events: [{ type: "RENEGOTIATE", at: event.at, by: event.by, scope: event.scope, from: event.from ?? "spec", reason: event.reason }],
+        notes: [`**${event.by} reopened the ${event.scope === "design" ? `design from ${event.from ?? "spec"}` : "test list"}**: ${event.reason}. Gates that depended on it are withdrawn.`],
+      };
+    case "retry":
+      return { events: [{ type: "RETRY", at: event.at, by: event.by }], notes: [] };
+    case "merged":
+      return { events: [{ type: "MERGED", at: event.at, commit: event.commit }], notes: [] };
+    case "closed":
+      return { events: [{ type: "CLOSED", at: event.at, by: event.by ?? null }], notes: [] };
+    case "abandon":
+      return { events: [{ type: "ABANDON", at: event.at, by: event.by, reason: event.reason }], notes: [] };
+  }
+}
+
+function translatePush(snapshot: TrackSnapshot, push: PushEvent, config: ConsortConfig): Translation {
+  const context = snapshot.context;
+  const events: MachineEvent[] = [];
+  const head = context.head;
+  const short = (s: string) => s.slice(0, 7);
+  const reset = `reset the branch to ${short(head)} (git push --force-with-lease origin ${head}:${context.branch})`;
+
+  if (push.after === head) {
+    if (context.rejectedHead) return { events: [{ type: "BRANCH_RESET", at: push.at }], notes: [`The branch is back at ${short(head)}: the rejected commits are gone.`] };
+    return { refused: [`the push leaves the branch at ${short(head)}, the last accepted commit: nothing to decide`] };
+  }
+  const rejected = (reasons: string[], withdraw: "design" | "test-list" | null = null): Translation => ({
+    events: [{ type: "PUSH_REJECTED", at: push.at, sha: push.after, reasons, withdraw }],
+    notes: [`**Push to ${short(push.after)} rejected** (the track stays at ${snapshot.stage}):`, ...reasons.map((r) => `- ${r}`), "", `To continue, ${reset} and push the step again.`],
+    rejection: reasons,
+  });
+  if (push.before !== head) {
+    return rejected(
+      context.rejectedHead && push.before === context.rejectedHead.sha
+        ? [`the branch still holds rejected commit ${short(context.rejectedHead.sha)}; commits on top of it are not examined`]
+        : [`the branch moved from ${short(push.before)}, not from the last accepted commit ${short(head)} (history was rewritten)`],
+    );
+  }
+  if (context.rejectedHead) events.push({ type: "BRANCH_RESET", at: push.at });
+  if (push.commits.length === 0) return { refused: ["the push carries no commits"] };
+  if (push.commits.at(-1)!.sha !== push.after) return { refused: [`the push's last commit ${short(push.commits.at(-1)!.sha)} is not its head ${short(push.after)}`] };
+
+  const unit = currentUnit(context);
+  const frozen = frozenState(context);
+  const reasons: string[] = [];
+  let withdraw: "design" | "test-list" | null = null;
+  const artifacts: Record<string, string | null> = {};
+  const testFiles: Record<string, string | null> = {};
+  const isTest = picomatch(config.paths.tests, { dot: true });
+  const authors: string[] = [];
+  for (const commit of push.commits) {
+    const verdict = classifyCommit({ commit, stage: snapshot.stage, unit: unit?.id ?? null, config, frozen });
+    reasons.push(...verdict.reasons);
+    for (const touched of verdict.frozenTouched) {
+      if (touched.gate === "design") withdraw = "design";
+      else if (withdraw === null && touched.gate === "test-list") withdraw = "test-list";
+    }
+    if (commit.authorLogin && !authors.includes(commit.authorLogin)) authors.push(commit.authorLogin);
+    for (const change of commit.changes) {
+      const paths = change.previousPath && change.previousPath !== change.path ? [change.previousPath, change.path] : [change.path];
+      for (const path of paths) {
+        const removed = change.status === "removed" || path !== change.path;
+        const text = removed ? null : (commit.files[path] ?? null);
+        if (path.startsWith(".consort/")) artifacts[path] = text;
+        else if (isTest(path)) testFiles[path] = text;
+      }
+    }
+  }
+  if (reasons.length > 0) return rejected(reasons, withdraw);
+
+  // Every commit is the step in turn: is the step's output complete?
+  const merged: Record<string, string | undefined> = { ...context.artifacts };
+  for (const [path, text] of Object.entries(artifacts)) merged[path] = text ?? undefined;
+  let complete = true;
+  let problems: string[] = [];
+  let verdict: "accept" | "refactor" | null = null;
+  const checkpoint = DESIGN_CHECKPOINT[snapshot.stage];
+  if (checkpoint) {
+    const result = validateArtifacts(merged, checkpoint, { testGlobs: config.paths.tests });
+    complete = result.ok;
+    problems = result.issues.map(formatIssue);
+  } else if (snapshot.stage === "review" && unit) {
+    const path = reviewPath(unit.id);
+    const review = parseArtifact(path, merged[path], ReviewVerdict);
+    if (review.value && review.value.unit !== unit.id) {
+      complete = false;
+      problems = [`${path} $.unit: the review names ${review.value.unit}, the unit in turn is ${unit.id} → set "unit": "${unit.id}"`];
+    } else {
+      complete = review.value !== undefined;
+      problems = review.issues.map(formatIssue);
+      verdict = review.value?.verdict ?? null;
+    }
+  }
+  const spec = merged[ARTIFACT_PATHS.spec];
+  const needsUx = spec !== undefined && (parseArtifact(ARTIFACT_PATHS.spec, spec, Spec).value?.stories.some((s) => s.userFacing) ?? false);
+  events.push({ type: "STEP_PUSHED", at: push.at, head: push.after, authors, artifacts, testFiles, complete, problems, needsUx, verdict });
+  const notes = complete
+    ? []
+    : [`**${snapshot.stage}: not complete yet** at ${short(push.after)}; the step stays open until these are fixed:`, ...problems.map((p) => `- ${p}`)];
+  return { events, notes };
+}
+
+function toSnapshot(state: Snapshot): TrackSnapshot {
+  return { schemaVersion: SNAPSHOT_SCHEMA_VERSION, stage: state.value as Stage, context: state.context };
+}
+
+function collectEffects(actions: Array<{ type: string; params?: unknown }>): Effect[] {
+  return actions.filter((a) => a.type === "emit").map((a) => a.params as Effect);
+}
+
+/** What every transition restates: the checks, and the agent for a new step when agents are on. */
+function afterEffects(before: TrackSnapshot | null, after: TrackSnapshot, config: ConsortConfig, events: MachineEvent[]): Effect[] {
+  const effects: Effect[] = [];
+  const entered = before === null || before.stage !== after.stage || events.some((e) => e.type === "RETRY" || e.type === "RENEGOTIATE");
+  if (config.agents.enabled && entered && !after.context.rejectedHead) {
+    const action = nextAction(after, config);
+    if (action.actor === "agent" && action.role) effects.push({ type: "dispatchAgent", role: action.role, nextAction: action });
+  }
+  effects.push({ type: "updateChecks", commit: after.context.rejectedHead?.sha ?? after.context.head, checks: checkStates(after) });
+  return effects;
+}

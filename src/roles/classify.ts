@@ -1,0 +1,111 @@
+import picomatch from "picomatch";
+import type { ConsortConfig, RoleName } from "../config/consort-config.js";
+import { checkFrozenTestFile, hashFrozenText } from "../gates/freeze.js";
+import type { GateName, PushedCommit, Stage } from "../orchestrator/types.js";
+import { PROTECTED_PATHS, ROLES, ownershipAt, waitingFor } from "./roles.js";
+import { readRoleTrailer } from "./trailer.js";
+
+/**
+ * Commit classification (design §2, §4): is this commit the step the machine expects, by the right
+ * role and author, touching only what that role owns now and nothing frozen or protected? Every
+ * reason is reported, not just the first, so one push tells the agent everything to fix.
+ */
+
+export interface FrozenState {
+  /** Files frozen by a gate (path → sha256 and which gate froze it). */
+  gated: Record<string, { hash: string; gate: GateName }>;
+  /** Frozen test files: path → the text frozen by its latest verified RED. */
+  tests: Record<string, string>;
+}
+
+export interface ClassifyInput {
+  commit: PushedCommit;
+  stage: Stage;
+  /** The build unit in turn, when the stage is in the build lane. */
+  unit: string | null;
+  config: ConsortConfig;
+  frozen: FrozenState;
+}
+
+export interface Classification {
+  accepted: boolean;
+  /** The role the trailer claims (null when missing or invalid). */
+  role: RoleName | null;
+  reasons: string[];
+  /** Gate-frozen files the commit changed: their gates must be withdrawn. */
+  frozenTouched: Array<{ path: string; gate: GateName }>;
+}
+
+const isProtected = picomatch(PROTECTED_PATHS, { dot: true });
+
+/** Every path a commit touches, a rename counting as both its old and its new path. */
+export function touchedPaths(commit: PushedCommit): Array<{ path: string; removed: boolean }> {
+  const out: Array<{ path: string; removed: boolean }> = [];
+  for (const change of commit.changes) {
+    out.push({ path: change.path, removed: change.status === "removed" });
+    if (change.previousPath && change.previousPath !== change.path) out.push({ path: change.previousPath, removed: true });
+  }
+  return out;
+}
+
+export function classifyCommit({ commit, stage, unit, config, frozen }: ClassifyInput): Classification {
+  const reasons: string[] = [];
+  const frozenTouched: Array<{ path: string; gate: GateName }> = [];
+  const short = commit.sha.slice(0, 7);
+  const claim = readRoleTrailer(commit.message);
+  const role = claim.ok ? claim.role : null;
+  const owner = ownershipAt(stage, config, unit);
+
+  if (!claim.ok) reasons.push(claim.reason);
+  if (owner.role === null) {
+    reasons.push(`no role's turn: the track is at ${stage}, waiting for ${waitingFor(stage)}`);
+  } else if (role && role !== owner.role) {
+    reasons.push(`not this role's turn: the track is at ${stage}, which is the ${ROLES[owner.role].title}'s (${owner.role}); the commit claims ${role}`);
+  }
+
+  if (role) {
+    const bound = config.roles[role];
+    if (bound && bound.length > 0) {
+      if (commit.authorLogin === null) reasons.push(`role ${role} is bound to ${bound.join(", ")}, and the author of ${short} has no GitHub account linked`);
+      else if (!bound.includes(commit.authorLogin)) reasons.push(`author ${commit.authorLogin} is not bound to role ${role} (roles.${role} in .github/consort.yml: ${bound.join(", ")})`);
+    }
+  }
+
+  const owned = owner.paths.length > 0 ? picomatch(owner.paths, { dot: true }) : () => false;
+  const excluded = owner.except.length > 0 ? picomatch(owner.except, { dot: true }) : () => false;
+  const frozenStep = stage === "red" && role === "navigator" ? "red" : "other";
+  for (const { path, removed } of touchedPaths(commit)) {
+    if (isProtected(path)) {
+      reasons.push(`touches protected path ${path}: workflows, .github/consort.yml and CODEOWNERS never change on a track (change them on the default branch)`);
+      continue;
+    }
+    const gated = frozen.gated[path];
+    if (gated) {
+      const text = removed ? undefined : commit.files[path];
+      if (removed || text === undefined || text === null || hashFrozenText(text) !== gated.hash) {
+        frozenTouched.push({ path, gate: gated.gate });
+        reasons.push(`touches frozen file ${path}, approved at the ${gated.gate} gate: reset the branch, or ask a person to renegotiate`);
+        continue;
+      }
+    }
+    const frozenTest = frozen.tests[path];
+    if (frozenTest !== undefined) {
+      const provided = commit.files[path];
+      if (!removed && provided === undefined) {
+        reasons.push(`the text of frozen test file ${path} after ${short} was not provided, so the test-file rule cannot be checked (fail closed)`);
+        continue;
+      }
+      const check = checkFrozenTestFile({ path, frozen: frozenTest, current: removed || provided === null ? undefined : provided, step: frozenStep });
+      if (!check.ok) {
+        reasons.push(...check.reasons);
+        continue;
+      }
+    }
+    if (owner.role !== null && (!owned(path) || excluded(path))) {
+      const who = role ?? owner.role;
+      reasons.push(`path ${path} is not ${who}'s to change at ${stage} (allowed now: ${owner.paths.join(", ") || "nothing"}${owner.except.length ? `; never: ${owner.except.join(", ")}` : ""})`);
+    }
+  }
+
+  return { accepted: reasons.length === 0, role, reasons: reasons.map((r) => `${short}: ${r}`), frozenTouched };
+}

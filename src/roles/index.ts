@@ -1,0 +1,4 @@
+/** The eight roles, what each owns at each step, and commit classification. */
+export * from "./roles.js";
+export * from "./trailer.js";
+export * from "./classify.js";

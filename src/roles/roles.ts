@@ -1,0 +1,89 @@
+import type { ConsortConfig, RoleName } from "../config/consort-config.js";
+import { ARTIFACT_PATHS, reviewPath } from "../artifacts/paths.js";
+import type { Stage } from "../orchestrator/types.js";
+
+/**
+ * The eight roles (design §2) and what each owns at each step. Ownership is per step: the Navigator
+ * owns test files at RED and only its review file at review; the Driver owns code and migrations at
+ * GREEN, repair and refactor; design roles own their artifact during their design step only.
+ */
+
+export interface RoleInfo {
+  title: string;
+  /** One line: what the role is for. */
+  purpose: string;
+}
+
+export const ROLES: Record<RoleName, RoleInfo> = {
+  "product-owner": { title: "Product Owner", purpose: "states the feature as stories with acceptance criteria (given/when/then)" },
+  "spec-author": { title: "Spec Author", purpose: "makes the spec precise and adds the non-functional requirements" },
+  architect: { title: "Architect Reviewer", purpose: "decides layers, modules, allowed imports and the persistence invariants" },
+  dba: { title: "DBA", purpose: "designs the tables and the per-story migration plan that realises the invariants" },
+  "test-strategist": { title: "Test Strategist", purpose: "orders the tests T1..Tn that prove every AC and invariant" },
+  "ux-designer": { title: "UX Designer", purpose: "designs screens and their states for user-facing stories" },
+  navigator: { title: "Navigator", purpose: "writes each failing test (RED) and reviews each GREEN" },
+  driver: { title: "Driver", purpose: "writes the code and migrations that make the tests pass (GREEN, repair, refactor)" },
+};
+
+/**
+ * Paths nobody may change on a track, whatever the globs say: the workflows that run the cycles,
+ * Consort's own configuration and the CODEOWNERS that pick approvers.
+ */
+export const PROTECTED_PATHS = [".github/workflows/**", ".github/consort.yml", ".github/consort.yaml", "CODEOWNERS", ".github/CODEOWNERS", "docs/CODEOWNERS"];
+
+/** Who may commit at a step and which paths they may touch (`except` wins over `paths`). */
+export interface StepOwnership {
+  role: RoleName | null;
+  paths: string[];
+  except: string[];
+}
+
+const DESIGN_OWNERS: Partial<Record<Stage, { role: RoleName; path: string }>> = {
+  stories: { role: "product-owner", path: ARTIFACT_PATHS.spec },
+  spec: { role: "spec-author", path: ARTIFACT_PATHS.spec },
+  architecture: { role: "architect", path: ARTIFACT_PATHS.architecture },
+  "db-design": { role: "dba", path: ARTIFACT_PATHS.dbDesign },
+  ux: { role: "ux-designer", path: ARTIFACT_PATHS.ux },
+  "test-list": { role: "test-strategist", path: ARTIFACT_PATHS.testList },
+};
+
+/** What is owned at `stage` (for the build unit `unit` where it matters). */
+export function ownershipAt(stage: Stage, config: ConsortConfig, unit: string | null): StepOwnership {
+  const design = DESIGN_OWNERS[stage];
+  if (design) return { role: design.role, paths: [design.path], except: [] };
+  switch (stage) {
+    case "red":
+      return { role: "navigator", paths: [...config.paths.tests], except: [".consort/**"] };
+    case "review":
+      return { role: "navigator", paths: unit ? [reviewPath(unit)] : [], except: [] };
+    case "green":
+    case "repair":
+    case "refactor":
+      return { role: "driver", paths: [...config.paths.code, ...config.paths.migrations], except: [...config.paths.tests, ".consort/**"] };
+    default:
+      return { role: null, paths: [], except: [] };
+  }
+}
+
+/** Who the machine is waiting for at a stage that no role commits in (for messages). */
+export function waitingFor(stage: Stage): string {
+  switch (stage) {
+    case "design-gate":
+    case "test-list-gate":
+    case "deploy-gate":
+    case "promote-gate":
+      return "a person's approving review";
+    case "red-verify":
+    case "green-verify":
+    case "refactor-verify":
+    case "deploying":
+    case "promoting":
+      return "a verification cycle to report";
+    case "blocked":
+      return "a person to retry, renegotiate or abandon";
+    case "merging":
+      return "the pull request to be merged";
+    default:
+      return "nothing: the track has ended";
+  }
+}
