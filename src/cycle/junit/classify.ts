@@ -133,7 +133,7 @@ function fileOf(flavour: Flavour, c: RawCase): string | undefined {
  * says whether it is a placeholder the runner invented (then it is not a test) or a real test
  * that failed because its class did not load (it stays, as failed-error).
  */
-function loadFailure(flavour: Flavour, c: RawCase, file: string | undefined): { error: LoadError; drop: boolean } | undefined {
+function loadFailure(flavour: Flavour, c: RawCase): { error: LoadError; drop: boolean } | undefined {
   const problems = [...c.errors, ...c.failures];
   const first = problems[0];
   if (!first) return undefined;
@@ -182,7 +182,8 @@ function loadFailure(flavour: Flavour, c: RawCase, file: string | undefined): { 
       return undefined;
     }
     default:
-      return file && c.suites.length === 0 && name === file ? { error: { file, message }, drop: true } : undefined;
+      // Runners that report a broken file name a placeholder case after the file's path.
+      return /[\\/]/.test(name) && looksLikeFile(name) ? { error: { file: c.attrs.file ?? name, message }, drop: true } : undefined;
   }
 }
 
@@ -210,7 +211,7 @@ export function classifyReport(flavour: Flavour, raw: RawReport): Classified {
     const file = fileOf(flavour, c);
     const failed = c.failures.length + c.errors.length > 0;
     if (failed) failedCases++;
-    const load = failed ? loadFailure(flavour, c, file) : undefined;
+    const load = failed ? loadFailure(flavour, c) : undefined;
     if (load) loadErrors.push(load.error);
     if (load?.drop) continue;
 

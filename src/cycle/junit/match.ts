@@ -58,11 +58,12 @@ const withoutExtension = (path: string) => normalisePath(path).replace(/\.[^./]+
  * "tests.test_cart.TestCart" ~ "tests/test_cart.py").
  */
 function dottedClassMatches(classname: string, file: string): boolean {
-  const wanted = withoutExtension(file).split("/").join(".");
+  // Compare segment by segment: a dot inside a file name ("cart.test.js") is not a package dot.
+  const wanted = withoutExtension(file).split("/");
   const parts = classname.replace(/\$.*$/, "").split(".");
   for (let k = parts.length; k >= 1; k--) {
-    const prefix = parts.slice(0, k).join(".");
-    if (wanted === prefix || wanted.endsWith(`.${prefix}`)) return true;
+    const prefix = parts.slice(0, k);
+    if (prefix.length <= wanted.length && prefix.every((part, i) => part === wanted[wanted.length - prefix.length + i])) return true;
   }
   return false;
 }

@@ -1,0 +1,68 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { findTestCase, locateTestCase, parseJUnit, type JUnitReport } from "../../../src/cycle/junit/index.js";
+import { fixtureReport, fixtureRun } from "./fixtures.js";
+
+const CART = "test/cart.test.js";
+
+describe("mocha-junit-reporter's report (fixtures/mocha/report.xml)", () => {
+  let report: JUnitReport;
+  beforeAll(async () => {
+    report = parseJUnit(await fixtureReport("mocha"));
+  });
+
+  it("is recognised as mocha's", () => {
+    expect(report.flavour).toBe("mocha");
+  });
+
+  it("came from a red run", async () => {
+    expect((await fixtureRun("mocha")).exitCode).not.toBe(0);
+  });
+
+  it("finds a test inside describe blocks by its full title, as the reporter names it", () => {
+    expect(findTestCase(report, { file: CART, title: "cart totals the prices of its items" })?.outcome).toBe("passed");
+  });
+
+  it("finds the same test when the test list joins the describe blocks with >", () => {
+    expect(findTestCase(report, { file: CART, title: "cart > totals the prices of its items" })?.outcome).toBe("passed");
+  });
+
+  it("places a test in its file although the reporter writes the file as an absolute path", () => {
+    expect(findTestCase(report, { file: CART, title: "cart totals the prices of its items" })?.file).toMatch(/\/test\/cart\.test\.js$/);
+  });
+
+  it("finds a root-level test, whose suite carries no file, by its title", () => {
+    expect(findTestCase(report, { file: CART, title: "loads the cart module" })?.outcome).toBe("passed");
+  });
+
+  it("reads a failed assert as an assertion failure", () => {
+    expect(findTestCase(report, { file: CART, title: "cart applies a ten percent discount" })).toMatchObject({
+      outcome: "failed-assertion",
+      type: "AssertionError",
+    });
+  });
+
+  it("reads a TypeError as an error, not an assertion", () => {
+    expect(findTestCase(report, { file: CART, title: "cart lists the item names of a missing cart" })).toMatchObject({
+      outcome: "failed-error",
+      type: "TypeError",
+    });
+  });
+
+  it("drops a skipped test by default, so it is missing, never passed", () => {
+    expect(locateTestCase(report, { file: CART, title: "cart shipping ships abroad" }).status).toBe("missing");
+  });
+});
+
+describe("mocha-junit-reporter's report with includePending", () => {
+  it("keeps the skipped test, as skipped", async () => {
+    const report = parseJUnit(await fixtureReport("mocha", "report-include-pending.xml"));
+    expect(findTestCase(report, { file: CART, title: "cart shipping ships abroad" })?.outcome).toBe("skipped");
+  });
+});
+
+describe("mocha with a file that fails to import", () => {
+  it("aborts the whole run and writes no report at all, so the cycle must require one written by this run", async () => {
+    const run = await fixtureRun("mocha", "report-with-broken-file.xml");
+    expect(run).toMatchObject({ written: false, exitCode: 1 });
+  });
+});

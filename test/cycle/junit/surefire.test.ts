@@ -1,0 +1,75 @@
+import { readdir } from "node:fs/promises";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { combineReports, findTestCase, parseJUnit, type JUnitReport } from "../../../src/cycle/junit/index.js";
+import { FIXTURES, fixtureReport, fixtureRun } from "./fixtures.js";
+
+const CART = "src/test/java/shop/CartTest.java";
+
+describe("Maven Surefire's reports, one per test class (fixtures/surefire/reports)", () => {
+  let report: JUnitReport;
+  beforeAll(async () => {
+    const files = (await readdir(join(FIXTURES, "surefire", "reports"))).filter((f) => f.endsWith(".xml"));
+    report = combineReports(await Promise.all(files.map(async (f) => parseJUnit(await fixtureReport("surefire", join("reports", f))))));
+  });
+
+  it("is recognised as Surefire's", () => {
+    expect(report.flavour).toBe("surefire");
+  });
+
+  it("came from a red run", async () => {
+    expect((await fixtureRun("surefire", "reports/")).exitCode).not.toBe(0);
+  });
+
+  it("finds a test by its source file and method name", () => {
+    expect(findTestCase(report, { file: CART, title: "totalsThePricesOfItsItems" })?.outcome).toBe("passed");
+  });
+
+  it("finds it by Class.method, Class#method and method() too", () => {
+    for (const title of ["CartTest.totalsThePricesOfItsItems", "CartTest#totalsThePricesOfItsItems", "totalsThePricesOfItsItems()"]) {
+      expect(findTestCase(report, { file: CART, title })?.outcome, title).toBe("passed");
+    }
+  });
+
+  it("reads a failed assertEquals as an assertion failure", () => {
+    expect(findTestCase(report, { file: CART, title: "appliesATenPercentDiscount" })).toMatchObject({
+      outcome: "failed-assertion",
+      type: "java.lang.AssertionError",
+      message: "expected:<90> but was:<100>",
+    });
+  });
+
+  it("reads a NullPointerException as an error, not an assertion", () => {
+    expect(findTestCase(report, { file: CART, title: "listsTheItemNamesOfAMissingCart" })).toMatchObject({
+      outcome: "failed-error",
+      type: "java.lang.NullPointerException",
+    });
+  });
+
+  it("reads @Ignore as skipped, with its reason", () => {
+    expect(findTestCase(report, { file: CART, title: "shipsAbroad" })).toMatchObject({ outcome: "skipped", message: "not built yet" });
+  });
+
+  it("lists a class whose static initialiser throws as a load error, and its test as failed-error", () => {
+    expect(report.loadErrors).toEqual([{ classname: "shop.RefundTest", message: "java.lang.ExceptionInInitializerError" }]);
+    expect(findTestCase(report, { file: "src/test/java/shop/RefundTest.java", title: "refundsAReturnedItem" })).toMatchObject({
+      outcome: "failed-error",
+      type: "java.lang.ExceptionInInitializerError",
+    });
+  });
+
+  it("does not find a method under another class", () => {
+    expect(findTestCase(report, { file: "src/test/java/shop/OrderTest.java", title: "totalsThePricesOfItsItems" })).toBeUndefined();
+  });
+
+  it("does not find a method under a class of the same name in another package", () => {
+    expect(findTestCase(report, { file: "src/test/java/billing/CartTest.java", title: "totalsThePricesOfItsItems" })).toBeUndefined();
+  });
+});
+
+describe("Maven with a test class that does not compile", () => {
+  it("fails the build before Surefire runs, leaving no report at all", async () => {
+    const run = await fixtureRun("surefire", "(none: a test class that does not compile)");
+    expect(run).toMatchObject({ written: false, exitCode: 1 });
+  });
+});
