@@ -1,0 +1,3 @@
+import { runCycleAction } from "../../../src/cycle/action.js";
+
+process.exitCode = await runCycleAction();

@@ -1,0 +1,3 @@
+import { runDeployAction } from "../../../src/deploy/action.js";
+
+process.exitCode = await runDeployAction();

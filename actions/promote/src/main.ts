@@ -1,0 +1,3 @@
+import { runPromoteAction } from "../../../src/deploy/action.js";
+
+process.exitCode = await runPromoteAction();

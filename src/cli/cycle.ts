@@ -1,0 +1,115 @@
+import { readFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import type { Command } from "commander";
+import { loadConfigFile } from "../cycle/config-file.js";
+import { buildLocalRequest } from "../cycle/local-request.js";
+import { CYCLE_STEPS, CycleInputError, parseCycleRequest, type CycleRequest, type CycleStep } from "../cycle/request.js";
+import { exitCodeFor, CYCLE_RESULT_FILE } from "../cycle/result.js";
+import { runCycle } from "../cycle/run.js";
+import { renderCycleSummary } from "../cycle/summary.js";
+import { createProvider } from "../substrate/index.js";
+import { CliError, printResult, progress } from "./output.js";
+
+/** `consort cycle`: one RED/GREEN/REFACTOR/release cycle on a throwaway database branch. */
+
+interface CycleOptions {
+  request?: string;
+  step?: string;
+  tests?: string;
+  earlier?: string;
+  track?: string;
+  dbBranch?: string;
+  frozenAt?: string;
+  testList?: string;
+  config?: string;
+  cwd: string;
+  out?: string;
+  json?: boolean;
+  quiet?: boolean;
+}
+
+const ids = (text: string | undefined) => (text ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+export function registerCycleCommands(program: Command): void {
+  program
+    .command("cycle")
+    .description("Run one cycle: fork a throwaway database branch, migrate, run the tests with a JUnit report, decide the verdict")
+    .option("--request <file>", 'the JSON cycle request the app dispatches ("-" reads stdin); replaces the flags below')
+    .option("--step <step>", `the step to verify: ${CYCLE_STEPS.join(", ")}`)
+    .option("--tests <ids>", "tests in turn, from .consort/test-list.json (e.g. T7 or T7,T8)")
+    .option("--earlier <ids>", "tests verified green earlier (default: every test before the first in turn; release: all)")
+    .option("--track <branch>", "the track's git branch (default: the current branch)")
+    .option("--db-branch <name>", "the track's database branch (default: derived from the track)")
+    .option("--frozen-at <ref>", "check frozen test files against their text at this git ref (e.g. the RED commit)")
+    .option("--test-list <file>", "the test list (default: .consort/test-list.json)")
+    .option("--config <file>", "the configuration (default: .github/consort.yml in the checkout)")
+    .option("-C, --cwd <dir>", "the checkout to test", ".")
+    .option("--out <dir>", `where to write ${CYCLE_RESULT_FILE} and the Markdown summary (default: the checkout)`)
+    .option("--json", "print the cycle result as JSON")
+    .option("--quiet", "no progress on stderr")
+    .addHelpText(
+      "after",
+      "\nExit code: 0 when the step is verified, 1 when it is refused (the reasons are printed), 2 on bad options.\n" +
+        "Commands run with DATABASE_URL set to the throwaway branch and node_modules/.bin on the PATH.\n" +
+        "Example: consort cycle --step red --tests T7",
+    )
+    .action(async (options: CycleOptions) => {
+      const cwd = resolve(options.cwd);
+      const say = progress(options);
+      let request: CycleRequest;
+      let configPath = options.config ? resolve(options.config) : join(cwd, ".github/consort.yml");
+      try {
+        if (options.request) {
+          if (options.step || options.tests) throw new CycleInputError("pass either --request or --step/--tests, not both");
+          const text = options.request === "-" ? await readStdin() : await readFile(options.request, "utf8");
+          request = parseCycleRequest(text, options.request === "-" ? "the request on stdin" : options.request);
+        } else {
+          if (!options.step || !(CYCLE_STEPS as readonly string[]).includes(options.step)) {
+            throw new CycleInputError(`--step must be one of ${CYCLE_STEPS.join(", ")}${options.step ? `, not "${options.step}"` : ""}`);
+          }
+          request = await buildLocalRequest({
+            cwd,
+            step: options.step as CycleStep,
+            tests: ids(options.tests),
+            ...(options.earlier !== undefined ? { earlier: ids(options.earlier) } : {}),
+            ...(options.track ? { track: options.track } : {}),
+            ...(options.dbBranch ? { dbBranch: options.dbBranch } : {}),
+            ...(options.testList ? { testListPath: resolve(options.testList) } : {}),
+            ...(options.frozenAt ? { frozenAt: options.frozenAt } : {}),
+          });
+        }
+        configPath = resolve(configPath);
+      } catch (error) {
+        if (error instanceof CycleInputError) throw new CliError(error.message, "see consort cycle --help", 2);
+        throw error;
+      }
+      let config;
+      try {
+        ({ config } = await loadConfigFile(configPath));
+      } catch (error) {
+        if (error instanceof CycleInputError) throw new CliError(error.message, "fix the configuration, or pass --config", 2);
+        throw error;
+      }
+      const provider = await createProvider(config.database, { onProgress: say });
+      try {
+        const result = await runCycle(request, {
+          provider,
+          config,
+          cwd,
+          outDir: options.out ? resolve(options.out) : cwd,
+          onProgress: say,
+          rebuildMissingTrack: true,
+        });
+        printResult(options, result, () => renderCycleSummary(result).trimEnd());
+        process.exitCode = exitCodeFor(result.verdict);
+      } finally {
+        await provider.close();
+      }
+    });
+}

@@ -1,0 +1,48 @@
+import { join, resolve } from "node:path";
+import { createProvider } from "../substrate/index.js";
+import { appendJobSummary, getInput, reportFailure, requireInput, setOutput } from "./action-io.js";
+import { loadConfigFile } from "./config-file.js";
+import { parseCycleRequest } from "./request.js";
+import { CYCLE_RESULT_FILE, exitCodeFor } from "./result.js";
+import { runCycle } from "./run.js";
+import { renderCycleSummary } from "./summary.js";
+
+/**
+ * `actions/cycle`: the job the app dispatches. Inputs: `request` (the JSON), `working-directory`
+ * (the checkout of the commit), `config` (the default branch's consort.yml), `result-dir`.
+ * The workflow uploads `result-dir` as the artifact `consort-cycle-result`. Returns the exit code.
+ */
+export async function runCycleAction(env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const workspace = env.GITHUB_WORKSPACE ?? process.cwd();
+  const cwd = resolve(workspace, getInput("working-directory", env) || ".");
+  const outDir = resolve(workspace, getInput("result-dir", env) || join(env.RUNNER_TEMP ?? cwd, "consort-cycle"));
+  try {
+    const request = parseCycleRequest(requireInput("request", env), "the action input `request`");
+    const { config } = await loadConfigFile(resolve(workspace, getInput("config", env) || join(cwd, ".github/consort.yml")));
+    const provider = await createProvider(config.database, { env, onProgress: (m) => console.log(m) });
+    try {
+      const result = await runCycle(request, {
+        provider,
+        config,
+        cwd,
+        outDir,
+        onProgress: (m) => console.log(m),
+        // A hosted runner keeps nothing between jobs: rebuild the track's database there, and say so.
+        rebuildMissingTrack: provider.kind === "local",
+      });
+      await appendJobSummary(renderCycleSummary(result), env);
+      await setOutput("verdict", result.verdict, env);
+      await setOutput("result-path", join(outDir, CYCLE_RESULT_FILE), env);
+      for (const reason of result.reasons) reportFailure(reason);
+      return exitCodeFor(result.verdict);
+    } finally {
+      await provider.close();
+    }
+  } catch (error) {
+    // Nothing to upload would look like a job that died: the app fails the check on a missing result.
+    reportFailure(`the cycle could not run: ${(error as Error).message}`);
+    await setOutput("verdict", "refused", env);
+    return 1;
+  }
+}
+

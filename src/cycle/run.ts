@@ -1,0 +1,233 @@
+import { randomBytes } from "node:crypto";
+import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { isAbsolute, join, resolve } from "node:path";
+import type { ConsortConfig } from "../config/consort-config.js";
+import type { BranchProvider } from "../substrate/provider.js";
+import { runShellCommand, secretsOfUrl, type CommandRunner } from "./commands.js";
+import { JUnitError, parseJUnit } from "./junit/index.js";
+import type { CycleRequest } from "./request.js";
+import { CYCLE_RESULT_FILE, CYCLE_SUMMARY_FILE, CycleResult, type CommandRecord, type StepTimings } from "./result.js";
+import { renderCycleSummary } from "./summary.js";
+import { decideVerdict, describeLoadError } from "./verdict.js";
+import { headCommit, listTestFiles, readFrozenFiles } from "./workspace.js";
+
+/**
+ * One cycle (design §6): fork a throwaway database branch from the track's, migrate it, run the
+ * tests with a JUnit report, decide the verdict, drop the branch. Every failure along the way is a
+ * refusal with its reason (fail closed); the branch is deleted in `finally` and has a TTL besides.
+ */
+
+export interface CycleDeps {
+  provider: BranchProvider;
+  config: ConsortConfig;
+  /** The checkout of the commit under test. */
+  cwd: string;
+  /** Where `cycle-result.json` and `cycle-summary.md` go; nothing is written when omitted. */
+  outDir?: string;
+  runCommand?: CommandRunner;
+  now?: () => Date;
+  onProgress?: (message: string) => void;
+  /** The throwaway branch's name; by default derived from the track's branch plus a random suffix. */
+  cycleBranchName?: string;
+  /**
+   * When the track's branch does not exist (a fresh GitHub-hosted runner on the `local` provider),
+   * rebuild it from the root, seeded by the configured seed command, and say so in the result.
+   */
+  rebuildMissingTrack?: boolean;
+}
+
+/** A throwaway branch id under the provider's rules (leading letter, [a-z0-9-], at most 63 chars). */
+export function throwawayBranchName(trackBranch: string, suffix = randomBytes(4).toString("hex")): string {
+  const head = trackBranch.toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/^[^a-z]+/, "").slice(0, 63 - 7 - suffix.length).replace(/-+$/, "");
+  return `${head || "track"}-cycle-${suffix}`;
+}
+
+const elapsed = (since: number) => Math.round(performance.now() - since);
+
+export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<CycleResult> {
+  const now = deps.now ?? (() => new Date());
+  const runCommand = deps.runCommand ?? runShellCommand;
+  const progress = deps.onProgress ?? (() => {});
+  const cwd = resolve(deps.cwd);
+  const { config, provider } = deps;
+  const startedAt = now();
+  const totalStart = performance.now();
+  const timings: StepTimings = { fork: 0, migrate: 0, tests: 0, verdict: 0, drop: 0, total: 0 };
+  const reasons: string[] = [];
+  const warnings: string[] = [];
+  const commands: { migrate?: CommandRecord; test?: CommandRecord } = {};
+  let commit = request.commit;
+  let cycleBranch: string | null = null;
+  let dropped = false;
+  let report: CycleResult["report"];
+  let tests: CycleResult["tests"] = [];
+  const timeoutMs = config.cycle.timeoutMinutes * 60_000;
+  const junitPath = isAbsolute(config.junit) ? config.junit : join(cwd, config.junit);
+
+  try {
+    const head = await headCommit(cwd);
+    if (!head) throw new Error(`${cwd} is not a git checkout: the cycle cannot prove which commit it tested`);
+    commit = head;
+    if (head !== request.commit) {
+      throw new Error(`the checkout is at ${head.slice(0, 12)}, but the request asks to test ${request.commit.slice(0, 12)}: check out the requested commit`);
+    }
+    // Read what the commit holds before any command runs, so a command cannot change the evidence.
+    const frozenFiles = await readFrozenFiles(cwd, request.frozenTestFiles);
+    const frozenPaths = new Set(request.frozenTestFiles.map((f) => f.path));
+    const unfrozenTestFiles = (await listTestFiles(cwd, config.paths.tests)).filter((p) => !frozenPaths.has(p));
+
+    let mark = performance.now();
+    if (deps.rebuildMissingTrack) {
+      const rebuilt = await rebuildTrackIfMissing({ provider, config, cwd, runCommand, trackBranch: request.database.branch, timeoutMs, progress });
+      if (rebuilt) warnings.push(rebuilt);
+    }
+    const name = deps.cycleBranchName ?? throwawayBranchName(request.database.branch);
+    progress(`forking ${name} from ${request.database.branch}`);
+    cycleBranch = name;
+    await provider.createBranch(name, { from: request.database.branch, ttlSeconds: request.ttlSeconds, onProgress: progress });
+    const url = await provider.connectionUrl(name);
+    timings.fork = elapsed(mark);
+    const env = { DATABASE_URL: url, CONSORT_STEP: request.step, CONSORT_TRACK: request.track };
+    const secrets = secretsOfUrl(url);
+
+    mark = performance.now();
+    progress(`migrating: ${config.commands.migrate}`);
+    commands.migrate = await runCommand(config.commands.migrate, { cwd, env, timeoutMs, secrets });
+    timings.migrate = elapsed(mark);
+    if (commands.migrate.exitCode !== 0) {
+      reasons.push(
+        `the migrate command \`${config.commands.migrate}\` ${commands.migrate.exitCode === null ? `was killed (${commands.migrate.signal ?? "signal"})` : `exited ${commands.migrate.exitCode}`}; ` +
+          "the tests did not run (see its output in the result)",
+      );
+    } else {
+      mark = performance.now();
+      // An old report left behind must never pass for this run's: delete it, then check its age.
+      await rm(junitPath, { force: true });
+      const testStartWall = Date.now();
+      progress(`testing: ${config.commands.test}`);
+      commands.test = await runCommand(config.commands.test, { cwd, env, timeoutMs, secrets });
+      timings.tests = elapsed(mark);
+
+      mark = performance.now();
+      const xml = await readReport(junitPath, config.junit, testStartWall, config.commands.test);
+      const parsed = parseJUnit(xml);
+      const counts = { passed: 0, failed: 0, skipped: 0 };
+      for (const t of parsed.tests) {
+        if (t.outcome === "passed") counts.passed++;
+        else if (t.outcome === "skipped") counts.skipped++;
+        else counts.failed++;
+      }
+      const loadErrors = parsed.loadErrors;
+      report = {
+        path: config.junit,
+        flavour: String(parsed.flavour),
+        total: parsed.tests.length,
+        ...counts,
+        loadErrors: loadErrors.map(describeLoadError),
+      };
+      const decided = decideVerdict({
+        request,
+        report: parsed,
+        testExitCode: commands.test.exitCode,
+        frozenFiles,
+        unfrozenTestFiles,
+      });
+      tests = decided.tests;
+      reasons.push(...decided.reasons);
+      timings.verdict = elapsed(mark);
+    }
+  } catch (error) {
+    reasons.push(error instanceof JUnitError ? `the JUnit report ${config.junit} could not be read: ${error.message}` : (error as Error).message);
+  } finally {
+    if (cycleBranch) {
+      const mark = performance.now();
+      try {
+        progress(`dropping ${cycleBranch}`);
+        await provider.deleteBranch(cycleBranch);
+        dropped = true;
+      } catch (error) {
+        warnings.push(`the throwaway branch ${cycleBranch} could not be deleted (${(error as Error).message}); its TTL of ${request.ttlSeconds} s will reap it`);
+      }
+      timings.drop = elapsed(mark);
+    }
+  }
+  timings.total = elapsed(totalStart);
+
+  const result = CycleResult.parse({
+    version: 1,
+    request,
+    step: request.step,
+    commit,
+    database: { provider: provider.kind, trackBranch: request.database.branch, cycleBranch, dropped },
+    startedAt: startedAt.toISOString(),
+    finishedAt: now().toISOString(),
+    timingsMs: timings,
+    commands,
+    ...(report ? { report } : {}),
+    tests,
+    verdict: reasons.length === 0 ? "verified" : "refused",
+    reasons,
+    warnings,
+  });
+  if (deps.outDir) await writeCycleResult(result, deps.outDir);
+  return result;
+}
+
+/** A provider that can re-take a branch's frozen base after changing it (the postgres providers). */
+export function canRefreshBase(provider: BranchProvider): provider is BranchProvider & { refreshBase(name: string): Promise<unknown> } {
+  return typeof (provider as { refreshBase?: unknown }).refreshBase === "function";
+}
+
+async function rebuildTrackIfMissing(options: {
+  provider: BranchProvider;
+  config: ConsortConfig;
+  cwd: string;
+  runCommand: CommandRunner;
+  trackBranch: string;
+  timeoutMs: number;
+  progress: (message: string) => void;
+}): Promise<string | undefined> {
+  const { provider, config, trackBranch } = options;
+  if (await provider.getBranch(trackBranch)) return undefined;
+  const root = await provider.rootBranch();
+  if (config.database.seed && root !== trackBranch) {
+    options.progress(`seeding the root branch: ${config.database.seed}`);
+    const url = await provider.connectionUrl(root);
+    const seeded = await options.runCommand(config.database.seed, { cwd: options.cwd, env: { DATABASE_URL: url }, timeoutMs: options.timeoutMs, secrets: secretsOfUrl(url) });
+    if (seeded.exitCode !== 0) throw new Error(`the seed command \`${config.database.seed}\` failed (exit ${seeded.exitCode ?? seeded.signal}): ${seeded.outputTail.split("\n").slice(-3).join(" / ")}`);
+    if (canRefreshBase(provider)) await provider.refreshBase(root);
+  }
+  if (root !== trackBranch) {
+    options.progress(`rebuilding the track's branch ${trackBranch} from ${root}`);
+    await provider.createBranch(trackBranch, { from: root, onProgress: options.progress });
+  }
+  return (
+    `the track's database branch ${trackBranch} did not exist here, so it was rebuilt from the root` +
+    (config.database.seed ? " filled by the seed command" : " (no seed command configured: an empty database)") +
+    " plus the track's migrations: weaker evidence than a persistent branch on Lakebase or a team server"
+  );
+}
+
+async function readReport(path: string, shown: string, testStartWall: number, command: string): Promise<string> {
+  let modified: number;
+  try {
+    modified = (await stat(path)).mtimeMs;
+  } catch {
+    throw new Error(`the test command \`${command}\` wrote no JUnit report at ${shown}: configure its JUnit reporter to write there (consort.yml: junit)`);
+  }
+  // Whole seconds: some filesystems keep coarse times; the old report was deleted before the run anyway.
+  if (Math.floor(modified / 1000) < Math.floor(testStartWall / 1000)) {
+    throw new Error(`the JUnit report ${shown} is older than this test run: it was left by an earlier run, so it proves nothing`);
+  }
+  return readFile(path, "utf8");
+}
+
+/** Write `cycle-result.json` and the Markdown summary into `outDir`. */
+export async function writeCycleResult(result: CycleResult, outDir: string): Promise<{ json: string; summary: string }> {
+  await mkdir(outDir, { recursive: true });
+  const json = join(outDir, CYCLE_RESULT_FILE);
+  const summary = join(outDir, CYCLE_SUMMARY_FILE);
+  await writeFile(json, `${JSON.stringify(result, null, 2)}\n`);
+  await writeFile(summary, renderCycleSummary(result));
+  return { json, summary };
+}

@@ -1,0 +1,170 @@
+import { checkFrozenTestFile, hashFrozenText } from "../gates/freeze.js";
+import { locateTestCase, type JUnitReport, type LoadError } from "./junit/index.js";
+import type { CycleRequest, CycleTest } from "./request.js";
+import type { CycleTestOutcome, CycleVerdict, TestOutcome } from "./result.js";
+
+/**
+ * The verdict of a cycle (design §6), decided purely from what the run left behind: the parsed
+ * report, the test command's exit code and the test files in the checkout. Anything it cannot
+ * decide is a refusal with the reason.
+ */
+
+export type ReportForVerdict = Pick<JUnitReport, "tests" | "loadErrors"> & { flavour?: JUnitReport["flavour"] };
+
+export interface FrozenFileState {
+  path: string;
+  sha256: string;
+  /** The frozen text, when the request carried it. */
+  frozen?: string;
+  /** The file in the checkout now; undefined when it is gone. */
+  current: string | undefined;
+}
+
+export interface VerdictInput {
+  request: CycleRequest;
+  report: ReportForVerdict;
+  /** The test command's exit code; null when it was killed. */
+  testExitCode: number | null;
+  frozenFiles: FrozenFileState[];
+  /** Test files (by the configured globs) in the checkout that no verified RED froze. */
+  unfrozenTestFiles: string[];
+}
+
+export interface Verdict {
+  verdict: CycleVerdict;
+  reasons: string[];
+  tests: CycleTestOutcome[];
+}
+
+const firstLine = (text: string | undefined, max = 200): string | undefined => {
+  const line = text?.split("\n").find((l) => l.trim())?.trim();
+  return line && line.length > max ? `${line.slice(0, max - 3)}...` : line;
+};
+
+export function describeLoadError(error: LoadError): string {
+  return [error.file ?? error.classname, firstLine(error.message)].filter(Boolean).join(": ");
+}
+
+function outcomeOf(report: ReportForVerdict, test: CycleTest, role: "turn" | "earlier"): CycleTestOutcome {
+  const base = { id: test.id, file: test.file, title: test.title, role };
+  const location = locateTestCase(report, { file: test.file, title: test.title });
+  if (location.status === "missing") return { ...base, outcome: "missing" };
+  if (location.status === "ambiguous") {
+    return { ...base, outcome: "missing", message: `${location.candidates.length} test cases in the report match this file and title; give the test a title of its own` };
+  }
+  const found = location.test;
+  const message = firstLine(location.status === "not-loaded" ? `its file did not load: ${location.loadError.message}` : found.message);
+  return {
+    ...base,
+    outcome: (location.status === "not-loaded" ? "failed-error" : found.outcome) as TestOutcome,
+    ...(message ? { message } : {}),
+    ...(found.type ? { type: found.type } : {}),
+    ...(found.durationMs !== undefined ? { durationMs: found.durationMs } : {}),
+  };
+}
+
+const label = (t: CycleTestOutcome) => `${t.id} "${t.title}" (${t.file})`;
+
+function whyNotPassing(t: CycleTestOutcome, now: string): string {
+  switch (t.outcome) {
+    case "missing":
+      return `${label(t)} ${now} is not in the test report${t.message ? ` (${t.message})` : ""}: it was removed or renamed, or its file did not load`;
+    case "skipped":
+      return `${label(t)} ${now} is skipped: a skipped test proves nothing; remove the skip`;
+    case "failed-assertion":
+      return `${label(t)} ${now} fails an assertion: ${t.message ?? "no message"}`;
+    case "failed-error":
+      return `${label(t)} ${now} fails with ${t.type ?? "an error"}: ${t.message ?? "no message"}`;
+    default:
+      return `${label(t)} ${now} did not pass`;
+  }
+}
+
+function whyNotRed(t: CycleTestOutcome): string | undefined {
+  switch (t.outcome) {
+    case "failed-assertion":
+      return undefined;
+    case "passed":
+      return `${label(t)} already passes: a RED test must fail because the behaviour does not exist yet; test something the code does not do`;
+    case "failed-error":
+      return (
+        `${label(t)} fails with ${t.type ?? "an error"} (${t.message ?? "no message"}), not by an assertion: ` +
+        "a RED test must compile, load and reach an assertion that fails; a TypeError, a missing import or a crash proves nothing about the behaviour"
+      );
+    case "skipped":
+      return `${label(t)} is skipped: a RED test must run and fail by an assertion`;
+    case "missing":
+      return `${label(t)} is not in the test report${t.message ? ` (${t.message})` : ""}: check the file and the exact title in the test list, and that the file loads`;
+  }
+}
+
+function frozenReasons(request: CycleRequest, files: FrozenFileState[]): string[] {
+  const reasons: string[] = [];
+  const step = request.step === "red" ? "red" : "other";
+  for (const file of files) {
+    if (file.current !== undefined && hashFrozenText(file.current) === file.sha256) continue;
+    if (file.frozen === undefined) {
+      reasons.push(
+        file.current === undefined
+          ? `${file.path}: a frozen test file was deleted; restore it (a verified RED test may never be removed)`
+          : step === "red"
+            ? `${file.path}: a frozen test file changed and the request carries no frozen text to check it was only added to; the cycle cannot decide, so it refuses`
+            : `${file.path}: a frozen test file changed; outside a RED step it must stay exactly as verified (restore it)`,
+      );
+      continue;
+    }
+    reasons.push(...checkFrozenTestFile({ path: file.path, frozen: file.frozen, current: file.current, step }).reasons);
+  }
+  return reasons;
+}
+
+export function decideVerdict(input: VerdictInput): Verdict {
+  const { request, report, testExitCode } = input;
+  const turn = request.tests.inTurn.map((t) => outcomeOf(report, t, "turn"));
+  const earlier = request.tests.earlierGreen.map((t) => outcomeOf(report, t, "earlier"));
+  const reasons: string[] = [];
+
+  if (report.tests.length === 0) reasons.push("the test report lists no test cases: the test command ran nothing, or wrote an empty report");
+  for (const error of report.loadErrors) {
+    reasons.push(`a test file failed to load: ${describeLoadError(error)}; fix the import or compile error (a file that does not load proves nothing)`);
+  }
+  if (testExitCode === null) reasons.push("the test command was killed before it finished (timeout or signal)");
+
+  if (request.step === "red") {
+    for (const t of turn) {
+      const why = whyNotRed(t);
+      if (why) reasons.push(why);
+    }
+    if (testExitCode === 0) {
+      reasons.push("the test command exited 0 although a RED test must fail: the runner's exit code and its report disagree");
+    }
+  } else {
+    for (const t of turn) if (t.outcome !== "passed") reasons.push(whyNotPassing(t, "(in turn)"));
+    if (testExitCode !== null && testExitCode !== 0) {
+      const failing = report.tests.filter((t) => t.outcome === "failed-assertion" || t.outcome === "failed-error");
+      reasons.push(
+        `the test command exited ${testExitCode}` +
+          (failing.length ? `; failing: ${failing.slice(0, 5).map((t) => `"${t.name}"${t.file ? ` (${t.file})` : ""}`).join(", ")}${failing.length > 5 ? ", ..." : ""}` : " with no failing test in the report (a crash, or a file that failed to load)"),
+      );
+    }
+  }
+  for (const t of earlier) if (t.outcome !== "passed") reasons.push(whyNotPassing(t, "(verified green earlier)"));
+
+  if (request.step === "refactor" || request.step === "release") {
+    const notPassing = report.tests.filter((t) => t.outcome !== "passed");
+    if (notPassing.length) {
+      reasons.push(
+        `${notPassing.length} test(s) in the report did not pass (a ${request.step} needs the whole suite green): ` +
+          notPassing.slice(0, 5).map((t) => `"${t.name}" ${t.outcome}`).join(", "),
+      );
+    }
+  }
+  if (request.step === "refactor") {
+    for (const path of input.unfrozenTestFiles) {
+      reasons.push(`${path}: a test file that no verified RED froze is in the checkout; a refactor changes no tests (remove it)`);
+    }
+  }
+  reasons.push(...frozenReasons(request, input.frozenFiles));
+
+  return { verdict: reasons.length === 0 ? "verified" : "refused", reasons, tests: [...turn, ...earlier] };
+}

@@ -1,0 +1,99 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import type { ZodError } from "zod";
+import { join, resolve } from "node:path";
+import { appendJobSummary, getInput, reportFailure, requireInput, setOutput } from "../cycle/action-io.js";
+import { loadConfigFile } from "../cycle/config-file.js";
+import { formatIssues } from "../cycle/request.js";
+import { createProvider } from "../substrate/index.js";
+import { runDeploy } from "./deploy.js";
+import { runPromote } from "./promote.js";
+import { DEPLOY_EVIDENCE_FILE, DeployRequest, PROMOTE_RESULT_FILE, PromoteRequest, type DeployEvidence, type PromoteResult } from "./schemas.js";
+
+/** `actions/deploy` and `actions/promote`: the same inputs as `actions/cycle`, a different job. */
+
+function parseRequest<T>(schema: { safeParse(data: unknown): { success: true; data: T } | { success: false; error: ZodError } }, text: string): T {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`the action input \`request\` is not valid JSON: ${(error as Error).message}`);
+  }
+  const parsed = schema.safeParse(data);
+  if (!parsed.success) throw new Error(`the action input \`request\` is not a valid request:\n${formatIssues(parsed.error)}`);
+  return parsed.data;
+}
+
+function renderDeploy(evidence: DeployEvidence): string {
+  const lines = [
+    `## ${evidence.verdict === "verified" ? "✅ Release verified" : "❌ Release refused"} (${evidence.mode})`,
+    "",
+    `Commit \`${evidence.commit.slice(0, 12)}\` on database branch \`${evidence.database.branch}\` (parent \`${evidence.database.parent}\`).`,
+    `Migrations: ${evidence.migrationsApplied.length ? evidence.migrationsApplied.map((m) => `\`${m}\``).join(", ") : "none"}.`,
+    `Verify: ${evidence.verify.outcome}${evidence.previewUrl ? `; preview ${evidence.previewUrl}` : ""}.`,
+    "",
+    ...evidence.reasons.map((r) => `- ${r}`),
+  ];
+  return `${lines.join("\n")}\n`;
+}
+
+function renderPromote(result: PromoteResult): string {
+  const lines = [
+    `## ${result.verdict === "promoted" ? "✅ Promoted" : "❌ Promotion failed"}: ${result.database.parent}`,
+    "",
+    `Commit \`${result.commit.slice(0, 12)}\`; snapshot \`${result.database.snapshot ?? "none"}\` ${result.database.snapshotKept ? "kept" : "deleted"}.`,
+    "",
+    ...result.reasons.map((r) => `- ${r}`),
+  ];
+  return `${lines.join("\n")}\n`;
+}
+
+async function withJob(env: NodeJS.ProcessEnv, job: (paths: { cwd: string; outDir: string; configPath: string }) => Promise<number>): Promise<number> {
+  const workspace = env.GITHUB_WORKSPACE ?? process.cwd();
+  const cwd = resolve(workspace, getInput("working-directory", env) || ".");
+  const outDir = resolve(workspace, getInput("result-dir", env) || join(env.RUNNER_TEMP ?? cwd, "consort-result"));
+  const configPath = resolve(workspace, getInput("config", env) || join(cwd, ".github/consort.yml"));
+  try {
+    await mkdir(outDir, { recursive: true });
+    return await job({ cwd, outDir, configPath });
+  } catch (error) {
+    reportFailure((error as Error).message);
+    return 1;
+  }
+}
+
+export function runDeployAction(env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  return withJob(env, async ({ cwd, outDir, configPath }) => {
+    const request = parseRequest(DeployRequest, requireInput("request", env));
+    const { config } = await loadConfigFile(configPath);
+    const provider = await createProvider(config.database, { env, onProgress: (m) => console.log(m) });
+    try {
+      const evidence = await runDeploy(request, { provider, config, cwd, onProgress: (m) => console.log(m) });
+      await writeFile(join(outDir, DEPLOY_EVIDENCE_FILE), `${JSON.stringify(evidence, null, 2)}\n`);
+      await appendJobSummary(renderDeploy(evidence), env);
+      await setOutput("verdict", evidence.verdict, env);
+      if (evidence.previewUrl) await setOutput("preview-url", evidence.previewUrl, env);
+      for (const reason of evidence.reasons) reportFailure(reason);
+      return evidence.verdict === "verified" ? 0 : 1;
+    } finally {
+      await provider.close();
+    }
+  });
+}
+
+export function runPromoteAction(env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  return withJob(env, async ({ cwd, outDir, configPath }) => {
+    const request = parseRequest(PromoteRequest, requireInput("request", env));
+    const { config } = await loadConfigFile(configPath);
+    const provider = await createProvider(config.database, { env, onProgress: (m) => console.log(m) });
+    try {
+      const result = await runPromote(request, { provider, config, cwd, onProgress: (m) => console.log(m) });
+      await writeFile(join(outDir, PROMOTE_RESULT_FILE), `${JSON.stringify(result, null, 2)}\n`);
+      await appendJobSummary(renderPromote(result), env);
+      await setOutput("verdict", result.verdict, env);
+      for (const reason of result.reasons) reportFailure(reason);
+      return result.verdict === "promoted" ? 0 : 1;
+    } finally {
+      await provider.close();
+    }
+  });
+}

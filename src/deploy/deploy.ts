@@ -1,0 +1,137 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import picomatch from "picomatch";
+import type { ConsortConfig } from "../config/consort-config.js";
+import { runShellCommand, secretsOfUrl, type CommandRunner } from "../cycle/commands.js";
+import { CycleRequest } from "../cycle/request.js";
+import type { CommandRecord } from "../cycle/result.js";
+import { canRefreshBase, runCycle } from "../cycle/run.js";
+import { headCommit, listFiles } from "../cycle/workspace.js";
+import type { BranchProvider } from "../substrate/provider.js";
+import { DeployEvidence, type DeployRequest } from "./schemas.js";
+
+/**
+ * The release verification at the end of the build lane (design §3 `deploying`). With a deploy
+ * command: deploy a preview on the track's database branch and run the verify command against it.
+ * Without one: replay every migration from the parent's state on a fresh fork and run the whole
+ * suite there. Either way the result is deploy evidence for the deploy gate; failures refuse.
+ */
+
+export interface DeployDeps {
+  provider: BranchProvider;
+  config: ConsortConfig;
+  cwd: string;
+  runCommand?: CommandRunner;
+  now?: () => Date;
+  onProgress?: (message: string) => void;
+}
+
+const git = promisify(execFile);
+
+/** The last `PREVIEW_URL=…` line a deploy command printed, if any. */
+export function previewUrlFrom(output: string): string | null {
+  const matches = [...output.matchAll(/^\s*PREVIEW_URL=(\S+)\s*$/gm)];
+  const last = matches.at(-1)?.[1];
+  if (!last) return null;
+  try {
+    return new URL(last).toString();
+  } catch {
+    return null;
+  }
+}
+
+/** Migration files this release brings: changed since the parent commit, or all of them without one. */
+export async function releaseMigrations(cwd: string, globs: string[], parentCommit: string | undefined): Promise<string[]> {
+  const isMigration = picomatch(globs);
+  if (parentCommit) {
+    const { stdout } = await git("git", ["diff", "--name-only", "--diff-filter=AM", `${parentCommit}`, "HEAD"], { cwd });
+    return stdout.split("\n").map((s) => s.trim()).filter((p) => p && isMigration(p)).sort();
+  }
+  return (await listFiles(cwd)).filter((p) => isMigration(p));
+}
+
+const failed = (record: CommandRecord) => (record.exitCode === null ? `was killed (${record.signal ?? "signal"})` : `exited ${record.exitCode}`);
+
+export async function runDeploy(request: DeployRequest, deps: DeployDeps): Promise<DeployEvidence> {
+  const now = deps.now ?? (() => new Date());
+  const runCommand = deps.runCommand ?? runShellCommand;
+  const progress = deps.onProgress ?? (() => {});
+  const { config, provider, cwd } = deps;
+  const startedAt = now().toISOString();
+  const reasons: string[] = [];
+  const warnings: string[] = [];
+  const timeoutMs = config.cycle.timeoutMinutes * 60_000;
+  const mode = config.commands.deploy ? "preview" : "replay";
+  let branch = mode === "preview" ? request.database.branch : request.database.parent;
+  let migrationsApplied: string[] = [];
+  let deploy: CommandRecord | undefined;
+  let verify: DeployEvidence["verify"] = { outcome: "not-run", command: config.commands.verify ?? null };
+  let previewUrl: string | null = null;
+
+  try {
+    const head = await headCommit(cwd);
+    if (head !== request.commit) throw new Error(`the checkout is at ${head?.slice(0, 12) ?? "no commit"}, but the request asks to release ${request.commit.slice(0, 12)}`);
+    migrationsApplied = await releaseMigrations(cwd, config.paths.migrations, request.parentCommit);
+
+    if (mode === "preview") {
+      if (!config.commands.verify) throw new Error("a deploy command is configured but no verify command: deploy evidence needs a verification (set commands.verify)");
+      if (!(await provider.getBranch(branch))) throw new Error(`the track's database branch ${branch} does not exist; the preview needs it`);
+      const url = await provider.connectionUrl(branch);
+      const env = { DATABASE_URL: url, CONSORT_TRACK: request.track, CONSORT_COMMIT: request.commit };
+      progress(`deploying: ${config.commands.deploy}`);
+      deploy = await runCommand(config.commands.deploy!, { cwd, env, timeoutMs, secrets: secretsOfUrl(url), tailLines: 200 });
+      if (deploy.exitCode !== 0) throw new Error(`the deploy command \`${deploy.command}\` ${failed(deploy)}`);
+      previewUrl = previewUrlFrom(deploy.outputTail);
+      // The deploy migrated the track's branch: later forks must start from that state.
+      if (canRefreshBase(provider)) await provider.refreshBase(branch);
+      progress(`verifying: ${config.commands.verify}`);
+      const record = await runCommand(config.commands.verify, {
+        cwd,
+        env: { ...env, ...(previewUrl ? { PREVIEW_URL: previewUrl } : {}) },
+        timeoutMs,
+        secrets: secretsOfUrl(url),
+      });
+      verify = { outcome: record.exitCode === 0 ? "passed" : "failed", command: config.commands.verify, record };
+      if (record.exitCode !== 0) reasons.push(`the verify command \`${record.command}\` ${failed(record)} against the preview`);
+    } else {
+      progress(`no deploy command: replaying the migrations on a fork of ${request.database.parent} and running the whole suite`);
+      const cycleRequest = CycleRequest.parse({
+        track: request.track,
+        step: "release",
+        commit: request.commit,
+        tests: { inTurn: [], earlierGreen: request.tests },
+        frozenTestFiles: request.frozenTestFiles,
+        database: { branch: request.database.parent },
+        ttlSeconds: request.ttlSeconds,
+      });
+      const cycle = await runCycle(cycleRequest, { provider, config, cwd, runCommand, onProgress: progress });
+      branch = cycle.database.cycleBranch ?? branch;
+      warnings.push(...cycle.warnings);
+      verify = {
+        outcome: cycle.verdict === "verified" ? "passed" : "failed",
+        command: config.commands.test,
+        ...(cycle.commands.test ? { record: cycle.commands.test } : {}),
+        cycle: { verdict: cycle.verdict, total: cycle.report?.total ?? 0, passed: cycle.report?.passed ?? 0, reasons: cycle.reasons },
+      };
+      reasons.push(...cycle.reasons);
+    }
+  } catch (error) {
+    reasons.push((error as Error).message);
+  }
+  return DeployEvidence.parse({
+    version: 1,
+    request,
+    commit: request.commit,
+    mode,
+    database: { provider: provider.kind, branch, parent: request.database.parent },
+    migrationsApplied,
+    ...(deploy ? { deploy } : {}),
+    verify,
+    previewUrl,
+    startedAt,
+    finishedAt: now().toISOString(),
+    verdict: reasons.length === 0 && verify.outcome === "passed" ? "verified" : "refused",
+    reasons: reasons.length === 0 && verify.outcome !== "passed" ? ["the release was not verified"] : reasons,
+    warnings,
+  });
+}

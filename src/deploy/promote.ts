@@ -1,0 +1,91 @@
+import type { ConsortConfig } from "../config/consort-config.js";
+import { runShellCommand, secretsOfUrl, type CommandRunner } from "../cycle/commands.js";
+import type { CommandRecord } from "../cycle/result.js";
+import { canRefreshBase } from "../cycle/run.js";
+import { headCommit } from "../cycle/workspace.js";
+import type { BranchProvider } from "../substrate/provider.js";
+import { PromoteResult, type PromoteRequest } from "./schemas.js";
+
+/**
+ * After a merge (design §3 `promoting`): migrate the parent's database branch. A snapshot branch
+ * of the parent is taken first; it is deleted when the migration succeeds and kept, for a restore,
+ * when it fails.
+ */
+
+export interface PromoteDeps {
+  provider: BranchProvider;
+  config: ConsortConfig;
+  cwd: string;
+  runCommand?: CommandRunner;
+  now?: () => Date;
+  onProgress?: (message: string) => void;
+}
+
+/** The snapshot's branch id: the parent's id, `-pre-`, the commit's first 8 characters, within 63. */
+export function snapshotBranchName(parent: string, commit: string): string {
+  const suffix = `-pre-${commit.slice(0, 8)}`;
+  return `${parent.slice(0, 63 - suffix.length).replace(/-+$/, "")}${suffix}`;
+}
+
+export async function runPromote(request: PromoteRequest, deps: PromoteDeps): Promise<PromoteResult> {
+  const now = deps.now ?? (() => new Date());
+  const runCommand = deps.runCommand ?? runShellCommand;
+  const progress = deps.onProgress ?? (() => {});
+  const { config, provider, cwd } = deps;
+  const startedAt = now().toISOString();
+  const parent = request.database.parent;
+  const reasons: string[] = [];
+  const warnings: string[] = [];
+  let snapshot: string | null = null;
+  let snapshotKept = false;
+  let migrate: CommandRecord | undefined;
+
+  try {
+    const head = await headCommit(cwd);
+    if (head !== request.commit) throw new Error(`the checkout is at ${head?.slice(0, 12) ?? "no commit"}, but the request asks to promote ${request.commit.slice(0, 12)}`);
+    if (!(await provider.getBranch(parent))) throw new Error(`the parent's database branch ${parent} does not exist`);
+    const name = snapshotBranchName(parent, request.commit);
+    progress(`snapshotting ${parent} as ${name}`);
+    // No TTL: a failed promotion's snapshot must stay until a person restores from it.
+    await provider.createBranch(name, { from: parent, onProgress: progress });
+    snapshot = name;
+    const url = await provider.connectionUrl(parent);
+    progress(`migrating ${parent}: ${config.commands.migrate}`);
+    migrate = await runCommand(config.commands.migrate, {
+      cwd,
+      env: { DATABASE_URL: url, CONSORT_TRACK: request.track, CONSORT_COMMIT: request.commit },
+      timeoutMs: config.cycle.timeoutMinutes * 60_000,
+      secrets: secretsOfUrl(url),
+    });
+    if (migrate.exitCode === 0) {
+      if (canRefreshBase(provider)) await provider.refreshBase(parent);
+      try {
+        await provider.deleteBranch(snapshot);
+      } catch (error) {
+        warnings.push(`the migration succeeded but the snapshot ${snapshot} could not be deleted (${(error as Error).message}); delete it by hand`);
+        snapshotKept = true;
+      }
+    } else {
+      snapshotKept = true;
+      reasons.push(
+        `the migrate command \`${migrate.command}\` ${migrate.exitCode === null ? "was killed" : `exited ${migrate.exitCode}`} on ${parent}; ` +
+          `the pre-migration snapshot ${snapshot} is kept: inspect ${parent}, and restore from ${snapshot} if the migration left it half-done`,
+      );
+    }
+  } catch (error) {
+    if (snapshot) snapshotKept = true;
+    reasons.push((error as Error).message + (snapshot ? `; the pre-migration snapshot ${snapshot} is kept` : ""));
+  }
+  return PromoteResult.parse({
+    version: 1,
+    request,
+    commit: request.commit,
+    database: { provider: provider.kind, parent, snapshot, snapshotKept },
+    ...(migrate ? { migrate } : {}),
+    startedAt,
+    finishedAt: now().toISOString(),
+    verdict: reasons.length === 0 ? "promoted" : "failed",
+    reasons,
+    warnings,
+  });
+}

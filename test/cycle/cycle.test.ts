@@ -1,0 +1,159 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import type { ConsortConfig } from "../../src/config/consort-config.js";
+import { hashFrozenText } from "../../src/gates/freeze.js";
+import { CycleRequest, type CycleRequestInput } from "../../src/cycle/request.js";
+import { CYCLE_RESULT_FILE, CYCLE_SUMMARY_FILE, CycleResult } from "../../src/cycle/result.js";
+import { runCycle } from "../../src/cycle/run.js";
+import type { BranchProvider } from "../../src/substrate/provider.js";
+import { GREEN_T7, IMPORT_ERROR_TEST, RED_T7, checkout, copyInto, exampleConfig, replaceIn, type Checkout } from "./stockflow.js";
+
+/**
+ * Real cycles on the StockFlow example: real vitest runs against throwaway branches of a track's
+ * database on the run's Postgres. Each scenario has its own checkout, so they run concurrently.
+ */
+
+const TEST_LIST = JSON.parse(await readFile(new URL("../../examples/stockflow/.consort/test-list.json", import.meta.url), "utf8")) as {
+  tests: Array<{ id: string; file: string; title: string }>;
+};
+const entry = (id: string) => {
+  const { file, title } = TEST_LIST.tests.find((t) => t.id === id)!;
+  return { id, file, title };
+};
+const S1_TESTS = ["T1", "T2", "T3", "T4", "T5", "T6"].map(entry);
+const T7 = entry("T7");
+
+let config: ConsortConfig;
+let provider: BranchProvider;
+const TRACK_DB = "f1-record-stock";
+const checkouts: Checkout[] = [];
+
+beforeAll(async () => {
+  ({ config, provider } = await exampleConfig());
+  await provider.createBranch(TRACK_DB, { from: await provider.rootBranch() });
+});
+afterAll(async () => {
+  await Promise.all(checkouts.map((c) => c.remove()));
+  await provider?.close();
+});
+
+async function stage(commits: Parameters<typeof checkout>[0]): Promise<Checkout> {
+  const c = await checkout(commits);
+  checkouts.push(c);
+  return c;
+}
+
+/** The frozen test files of the S1 tests, as the RED stage holds them. */
+async function frozenS1(c: Checkout, extra: Array<{ path: string; text: string }> = []) {
+  const paths = [...new Set(S1_TESTS.map((t) => t.file))];
+  const files = await Promise.all(paths.map(async (path) => ({ path, text: await c.read(path) })));
+  return [...files, ...extra].map(({ path, text }) => ({ path, sha256: hashFrozenText(text), text }));
+}
+
+function request(c: Checkout, input: Omit<CycleRequestInput, "track" | "commit" | "database" | "version">): CycleRequest {
+  return CycleRequest.parse({ track: "f1-record-stock", commit: c.commit, database: { branch: TRACK_DB }, ...input });
+}
+
+const reasonsOf = (r: CycleResult) => r.reasons.join("\n");
+
+describe.concurrent("RED and GREEN on StockFlow's T7 (stock by location)", () => {
+  test("a new test that fails by an assertion, with every earlier test green, is a verified RED", async () => {
+    const red = await stage(RED_T7);
+    const out = join(red.dir, ".consort-out");
+    const result = await runCycle(request(red, { step: "red", tests: { inTurn: [T7], earlierGreen: S1_TESTS }, frozenTestFiles: await frozenS1(red) }), {
+      provider,
+      config,
+      cwd: red.dir,
+      outDir: out,
+    });
+
+    expect(reasonsOf(result)).toBe("");
+    expect(result.verdict).toBe("verified");
+    expect(result.tests.find((t) => t.id === "T7")).toMatchObject({ outcome: "failed-assertion", message: expect.stringContaining("expected 404 to be 200") });
+    expect(result.tests.filter((t) => t.role === "earlier").map((t) => t.outcome)).toEqual(Array(6).fill("passed"));
+    expect(result.database).toMatchObject({ trackBranch: TRACK_DB, dropped: true });
+    expect(await provider.getBranch(result.database.cycleBranch!)).toBeUndefined();
+    expect(result.commit).toBe(red.commit);
+    // What the app downloads parses with the same schema, and people get a summary.
+    expect(CycleResult.parse(JSON.parse(await readFile(join(out, CYCLE_RESULT_FILE), "utf8")))).toEqual(result);
+    expect(await readFile(join(out, CYCLE_SUMMARY_FILE), "utf8")).toContain("RED verified");
+  });
+
+  test("after the driver implements S2 the same test passes, its file unchanged: a verified GREEN", async () => {
+    const green = await stage(GREEN_T7);
+    const redText = await green.read(T7.file);
+    const result = await runCycle(
+      request(green, { step: "green", tests: { inTurn: [T7], earlierGreen: S1_TESTS }, frozenTestFiles: await frozenS1(green, [{ path: T7.file, text: redText }]) }),
+      { provider, config, cwd: green.dir },
+    );
+
+    expect(reasonsOf(result)).toBe("");
+    expect(result.verdict).toBe("verified");
+    expect(result.tests.map((t) => t.outcome)).toEqual(Array(7).fill("passed"));
+    expect(result.timingsMs.tests).toBeGreaterThan(0);
+  });
+
+  test("a RED test that fails because its import does not exist is refused: it never reached an assertion", async () => {
+    const red = await stage([{ message: "RED T7 calling a service that is not there", mutate: [...RED_T7[0]!.mutate, copyInto(IMPORT_ERROR_TEST, T7.file)] }]);
+    const result = await runCycle(request(red, { step: "red", tests: { inTurn: [T7], earlierGreen: S1_TESTS }, frozenTestFiles: await frozenS1(red) }), {
+      provider,
+      config,
+      cwd: red.dir,
+    });
+
+    expect(result.verdict).toBe("refused");
+    expect(result.tests.find((t) => t.id === "T7")!.outcome).toMatch(/^(failed-error|missing)$/);
+    expect(reasonsOf(result)).toMatch(/location-stock/);
+    expect(reasonsOf(result)).toMatch(/not by an assertion|failed to load|not in the test report/);
+  });
+
+  test("a RED whose test already passes is refused", async () => {
+    const done = await stage(GREEN_T7);
+    const result = await runCycle(request(done, { step: "red", tests: { inTurn: [T7], earlierGreen: S1_TESTS }, frozenTestFiles: await frozenS1(done) }), {
+      provider,
+      config,
+      cwd: done.dir,
+    });
+
+    expect(result.verdict).toBe("refused");
+    expect(result.tests.find((t) => t.id === "T7")!.outcome).toBe("passed");
+    expect(reasonsOf(result)).toContain("already passes");
+  });
+
+  test("a GREEN that weakened the frozen test is refused even though everything passes", async () => {
+    const red = await stage(RED_T7);
+    const frozenT7 = await red.read(T7.file);
+    const edited = await stage([
+      ...GREEN_T7,
+      { message: "GREEN T7 (and a quieter test)", mutate: [replaceIn(T7.file, "expect(response.status).toBe(200);", "expect(response.status).toBeGreaterThan(0);")] },
+    ]);
+    const result = await runCycle(
+      request(edited, { step: "green", tests: { inTurn: [T7], earlierGreen: S1_TESTS }, frozenTestFiles: await frozenS1(edited, [{ path: T7.file, text: frozenT7 }]) }),
+      { provider, config, cwd: edited.dir },
+    );
+
+    expect(result.tests.map((t) => t.outcome)).toEqual(Array(7).fill("passed"));
+    expect(result.verdict).toBe("refused");
+    expect(reasonsOf(result)).toContain(`${T7.file}: a frozen test file changed`);
+  });
+
+  test("a GREEN that breaks an earlier green test is refused, naming it", async () => {
+    const broken = await stage([
+      ...GREEN_T7,
+      {
+        message: "GREEN T7, with an upsert that no longer updates",
+        mutate: [replaceIn("src/repositories/stock-records.ts", "DO UPDATE SET quantity = EXCLUDED.quantity, inventory_code = EXCLUDED.inventory_code, updated_at = now()", "DO NOTHING")],
+      },
+    ]);
+    const redText = await broken.read(T7.file);
+    const result = await runCycle(
+      request(broken, { step: "green", tests: { inTurn: [T7], earlierGreen: S1_TESTS }, frozenTestFiles: await frozenS1(broken, [{ path: T7.file, text: redText }]) }),
+      { provider, config, cwd: broken.dir },
+    );
+
+    expect(result.verdict).toBe("refused");
+    expect(result.tests.find((t) => t.id === "T3")).toMatchObject({ role: "earlier", outcome: "failed-assertion" });
+    expect(reasonsOf(result)).toMatch(/T3 "filing the same sku and location again updates the row in place".*verified green earlier/);
+  });
+});

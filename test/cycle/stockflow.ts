@@ -1,0 +1,98 @@
+import { execFile } from "node:child_process";
+import { cp, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { randomBytes } from "node:crypto";
+import { loadConfigFile } from "../../src/cycle/config-file.js";
+import type { ConsortConfig } from "../../src/config/consort-config.js";
+import { createProvider } from "../../src/substrate/index.js";
+import type { BranchProvider } from "../../src/substrate/provider.js";
+import { postgresUrl } from "../helpers/postgres.js";
+
+/**
+ * The StockFlow example at the stages of its build, as real git checkouts in temporary folders:
+ * the committed example is the finished F1; the patches in fixtures/stockflow-stages take S2's
+ * implementation and its second test back out. Node resolves `pg` and `vitest` through a
+ * node_modules link to the repository's own, so nothing is installed.
+ */
+
+const run = promisify(execFile);
+const here = dirname(fileURLToPath(import.meta.url));
+export const REPO_ROOT = resolve(here, "../..");
+export const EXAMPLE = join(REPO_ROOT, "examples/stockflow");
+const STAGES = join(here, "fixtures/stockflow-stages");
+export const IMPORT_ERROR_TEST = join(STAGES, "stock-by-location.import-error.ts.txt");
+
+export async function git(cwd: string, ...args: string[]): Promise<string> {
+  const { stdout } = await run("git", ["-c", "user.name=Consort Test", "-c", "user.email=test@consort.invalid", "-c", "commit.gpgsign=false", ...args], { cwd });
+  return stdout.trim();
+}
+
+export interface Checkout {
+  dir: string;
+  /** HEAD after the last commit. */
+  commit: string;
+  read(path: string): Promise<string>;
+  remove(): Promise<void>;
+}
+
+export type Mutation = (dir: string) => Promise<void>;
+
+/** Take the S2 implementation out (the driver has not written it yet). */
+export const withoutS2Code: Mutation = (dir) => run("git", ["apply", "-R", join(STAGES, "s2-code.patch")], { cwd: dir }).then(() => undefined);
+/** Take T8 out of the S2 test file (its RED has not happened yet). */
+export const withoutT8: Mutation = (dir) => run("git", ["apply", "-R", join(STAGES, "t8-test.patch")], { cwd: dir }).then(() => undefined);
+export const withS2Code: Mutation = (dir) => run("git", ["apply", join(STAGES, "s2-code.patch")], { cwd: dir }).then(() => undefined);
+
+/** Replace `from` with `to` in a file, failing loudly when `from` is not there (the example changed). */
+export function replaceIn(path: string, from: string, to: string): Mutation {
+  return async (dir) => {
+    const file = join(dir, path);
+    const text = await readFile(file, "utf8");
+    if (!text.includes(from)) throw new Error(`${path} no longer contains ${JSON.stringify(from)}: update the stage edit`);
+    await writeFile(file, text.replace(from, to));
+  };
+}
+
+export function copyInto(source: string, path: string): Mutation {
+  return async (dir) => writeFile(join(dir, path), await readFile(source, "utf8"));
+}
+
+/**
+ * A git checkout of the example with one commit per entry of `commits`, each applying its
+ * mutations in order. The first commit is the example itself after its mutations.
+ */
+export async function checkout(commits: Array<{ message: string; mutate?: Mutation[] }>): Promise<Checkout> {
+  const dir = await mkdtemp(join(tmpdir(), "consort-stockflow-"));
+  await cp(EXAMPLE, dir, { recursive: true, filter: (src) => !/[/\\](node_modules|junit\.xml)$/.test(src) });
+  await symlink(join(REPO_ROOT, "node_modules"), join(dir, "node_modules"), "dir");
+  await git(dir, "init", "-q", "-b", "f1-record-stock");
+  for (const { message, mutate = [] } of commits) {
+    for (const m of mutate) await m(dir);
+    await git(dir, "add", "-A");
+    await git(dir, "commit", "-q", "--allow-empty", "-m", message);
+  }
+  return {
+    dir,
+    commit: await git(dir, "rev-parse", "HEAD"),
+    read: (path) => readFile(join(dir, path), "utf8"),
+    remove: () => rm(dir, { recursive: true, force: true }),
+  };
+}
+
+/** The stage where T7's RED is written: S1 done (T1–T6 green), T7 added, S2 not implemented. */
+export const RED_T7 = [{ message: "RED T7: stock by location", mutate: [withoutT8, withoutS2Code] }];
+/** The stage after T7's GREEN: the driver implemented S2 on top of the RED commit. */
+export const GREEN_T7 = [...RED_T7, { message: "GREEN T7: list stock at a location", mutate: [withS2Code] }];
+
+/** The example's own configuration with the database on the run's shared server, under its own root. */
+export async function exampleConfig(): Promise<{ config: ConsortConfig; provider: BranchProvider; root: string; env: Record<string, string> }> {
+  const { config } = await loadConfigFile(join(EXAMPLE, ".github/consort.yml"));
+  const root = `cycle_root_${randomBytes(4).toString("hex")}`;
+  const database = { ...config.database, provider: "postgres" as const, postgres: { urlEnv: "CONSORT_TEST_PG_URL", rootDatabase: root } };
+  const env = { CONSORT_TEST_PG_URL: postgresUrl() };
+  const provider = await createProvider(database, { env });
+  return { config: { ...config, database }, provider, root, env };
+}
