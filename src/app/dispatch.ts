@@ -5,6 +5,8 @@ import type { GitHub, RepoRef } from "./github.js";
 export const WORKFLOWS = {
   cycle: { file: "consort-cycle.yml", path: ".github/workflows/consort-cycle.yml" },
   agent: { file: "consort-agent.yml", path: ".github/workflows/consort-agent.yml" },
+  /** After a merge: migrate the parent's database branch (snapshot kept until it succeeds). */
+  promote: { file: "consort-promote.yml", path: ".github/workflows/consort-promote.yml" },
 } as const;
 export type WorkflowKind = keyof typeof WORKFLOWS;
 

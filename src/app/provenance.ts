@@ -17,6 +17,8 @@ export interface ReportedRun {
 /** A run the app recorded when it dispatched it (kept in the track's state). */
 export interface RecordedRun {
   runId: number;
+  /** The machine's id for the dispatch the run answers. */
+  dispatchId: string;
   workflow: WorkflowKind;
   /** The commit the cycle was asked to test. */
   commit: string;

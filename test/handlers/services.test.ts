@@ -122,7 +122,7 @@ describe("provenance of a finished run", () => {
     conclusion: "success",
     htmlUrl: "https://github.com/acme/shop/actions/runs/987",
   };
-  const recorded = { runId: 987, workflow: "cycle" as const, commit: "c".repeat(40) };
+  const recorded = { runId: 987, dispatchId: "feature-x#1", workflow: "cycle" as const, commit: "c".repeat(40) };
 
   it("trusts the run the app dispatched, of the cycle workflow, from the default branch", () => {
     expect(judgeRunProvenance({ run, defaultBranch: "main", recorded })).toEqual({ trusted: true, workflow: "cycle", recorded });

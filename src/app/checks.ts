@@ -1,0 +1,25 @@
+import { CHECK_ACTIONS, renderFailingCheckRuns, renderTamperedCheckRuns, writeCheckRuns } from "../report/index.js";
+import type { TamperedStateError } from "../state/index.js";
+import type { GitHub, RepoRef } from "./github.js";
+
+/** The buttons on Consort's checks; a click arrives as `check_run.requested_action` with the identifier. */
+export const BUTTONS = CHECK_ACTIONS;
+export { CHECK_NAMES as CONSORT_CHECKS } from "../report/index.js";
+
+interface Target extends RepoRef {
+  octokit: GitHub;
+  appId: number;
+  headSha: string;
+  trackId: string;
+}
+
+/** Every check of a commit fails with one reason: configuration or a race Consort cannot get past. */
+export async function failAllChecks({ octokit, owner, repo, appId, headSha, trackId }: Target, title: string, summary: string, withRerun = false): Promise<void> {
+  await writeCheckRuns(octokit, { owner, repo, appId, headSha }, renderFailingCheckRuns(title, summary, trackId, withRerun ? [CHECK_ACTIONS.rerunCycle] : []));
+}
+
+/** Every check fails because the track's state file failed its schema or signature; each offers the re-seal button. */
+export async function failTampered({ octokit, owner, repo, appId, headSha, trackId }: Target, error: TamperedStateError, fullName: string, branch: string): Promise<void> {
+  const view = { repository: fullName, trackId, branch, headSha, path: error.path, problems: error.problems, ...(error.commit ? { stateCommit: error.commit } : {}) };
+  await writeCheckRuns(octokit, { owner, repo, appId, headSha }, renderTamperedCheckRuns(view));
+}

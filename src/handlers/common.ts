@@ -1,0 +1,80 @@
+import { loadRepoConfig, type ConfigResult } from "../app/config.js";
+import type { HandlerInput } from "../app/services.js";
+import { runEffects } from "../app/effects.js";
+import { failAllChecks, failTampered } from "../app/checks.js";
+import type { ConsortConfig } from "../config/consort-config.js";
+import { restoreSnapshot } from "../orchestrator/index.js";
+import { TamperedStateError } from "../state/index.js";
+import { advanceTrack, stateStoreFor, targetOf, type AdvanceOutcome, type EngineDeps, type RepoContext } from "../app/track.js";
+import { STATE_BRANCH, trackIdForBranch } from "../state/index.js";
+import type { Repository } from "./payloads.js";
+
+/** The repository an event is about, from its payload. */
+export function repoContext(repository: Repository): RepoContext {
+  return { owner: repository.owner.login, repo: repository.name, fullName: repository.full_name, defaultBranch: repository.default_branch };
+}
+
+export function engineDeps<P extends { repository: Repository }>(input: HandlerInput<P>): EngineDeps {
+  return { octokit: input.octokit, log: input.log, services: input.services, deliveryId: input.deliveryId, repo: repoContext(input.payload.repository) };
+}
+
+/** The track a git branch is, or undefined for branches Consort never tracks (trunk, the state branch). */
+export function trackOf(branch: string, repo: RepoContext): string | undefined {
+  if (branch === repo.defaultBranch || branch === STATE_BRANCH) return undefined;
+  return trackIdForBranch(branch);
+}
+
+/** `refs/heads/x` → `x`; undefined for tags and other refs. */
+export function branchOfRef(ref: string): string | undefined {
+  return ref.startsWith("refs/heads/") ? ref.slice("refs/heads/".length) : undefined;
+}
+
+/**
+ * The repository's configuration from the default branch. When it is invalid every Consort check
+ * on `headSha` fails naming the problems, and the caller stops: nothing is decided on a config
+ * Consort cannot read.
+ */
+export async function configOrFail(deps: EngineDeps, headSha: string | undefined, trackId: string): Promise<Extract<ConfigResult, { ok: true }> | undefined> {
+  const result = await loadRepoConfig({ octokit: deps.octokit, owner: deps.repo.owner, repo: deps.repo.repo, defaultBranch: deps.repo.defaultBranch });
+  if (result.ok) return result;
+  deps.log.warn({ repository: deps.repo.fullName }, result.message);
+  if (headSha) await failAllChecks(targetOf(deps, headSha, trackId), "Invalid .github/consort.yml", result.message);
+  return undefined;
+}
+
+/** Advance a track with the events `decide` returns, then run the effects of what was written. */
+export async function advanceAndAct(deps: EngineDeps, options: Parameters<typeof advanceTrack>[1]): Promise<AdvanceOutcome> {
+  const outcome = await advanceTrack(deps, options);
+  if (outcome.kind === "advanced") {
+    await runEffects(deps, {
+      trackId: options.trackId,
+      state: outcome.state,
+      snapshot: outcome.result.snapshot,
+      effects: outcome.result.effects,
+      config: options.config,
+      ...(outcome.result.rejection ? { rejection: outcome.result.rejection.reasons } : {}),
+    });
+  } else {
+    deps.log.info({ trackId: options.trackId, delivery: deps.deliveryId }, `track ${options.trackId}: ${outcome.kind}`);
+  }
+  return outcome;
+}
+
+/**
+ * Re-show a track as its state stands (no event): the checks on `headSha` and the sticky
+ * comment. Used when a PR opens, after a re-seal, and by `consort reconcile`.
+ */
+export async function refreshTrack(deps: EngineDeps, trackId: string, branch: string, headSha: string, config: ConsortConfig): Promise<"shown" | "no-track" | "tampered"> {
+  let state;
+  try {
+    state = await stateStoreFor(deps).read(trackId);
+  } catch (error) {
+    if (!(error instanceof TamperedStateError)) throw error;
+    await failTampered(targetOf(deps, headSha, trackId), error, deps.repo.fullName, branch);
+    return "tampered";
+  }
+  if (!state) return "no-track";
+  const snapshot = restoreSnapshot(state.snapshot);
+  await runEffects(deps, { trackId, state, snapshot, config, effects: [{ type: "updateChecks", commit: headSha, checks: [] }] });
+  return "shown";
+}

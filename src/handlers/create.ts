@@ -1,0 +1,50 @@
+import { runEffects } from "../app/effects.js";
+import { projectState } from "../app/projection.js";
+import type { HandlerInput } from "../app/services.js";
+import { stateStoreFor } from "../app/track.js";
+import { createTrack } from "../orchestrator/index.js";
+import { emptyTrackState } from "../state/index.js";
+import { resolveParentBranch } from "../substrate/names.js";
+import { configOrFail, engineDeps, trackOf } from "./common.js";
+import type { CreatePayload } from "./payloads.js";
+
+/**
+ * `create` (a branch): start a track. Its database branch is forked from the one paired with the
+ * default branch (a branch has no PR yet when it is created), the initial state is written, and
+ * the checks appear on the branch head. A branch that already has a track is left alone.
+ */
+export async function handleCreate(input: HandlerInput<CreatePayload>): Promise<void> {
+  const { payload, octokit, services } = input;
+  if (payload.ref_type !== "branch") return;
+  const deps = engineDeps(input);
+  const branch = payload.ref;
+  const trackId = trackOf(branch, deps.repo);
+  if (!trackId) return;
+  const { owner, repo } = deps.repo;
+  const head = (await octokit.request("GET /repos/{owner}/{repo}/git/ref/{ref}", { owner, repo, ref: `heads/${branch}` })).data.object.sha;
+  const loaded = await configOrFail(deps, head, trackId);
+  if (!loaded) return;
+  const { config } = loaded;
+
+  const provider = await services.openProvider(config.database);
+  let pairing;
+  try {
+    pairing = resolveParentBranch({ branch, defaultBranch: deps.repo.defaultBranch, rootBranch: await provider.rootBranch() });
+  } finally {
+    await provider.close();
+  }
+  const at = services.clock().toISOString();
+  const started = createTrack(
+    { trackId, branch, baseBranch: deps.repo.defaultBranch, head, databaseBranch: pairing.branch, parentDatabaseBranch: pairing.parent!, at },
+    config,
+  );
+  const store = stateStoreFor(deps);
+  const outcome = await store.update(trackId, deps.deliveryId, (current) =>
+    current ? undefined : projectState(emptyTrackState({ trackId, repository: deps.repo.fullName, branch, snapshot: started.snapshot, now: services.clock() }), started.snapshot),
+  );
+  if (outcome.outcome !== "written") {
+    input.log.info({ trackId, outcome: outcome.outcome }, "track already exists; nothing to start");
+    return;
+  }
+  await runEffects(deps, { trackId, state: outcome.state, snapshot: started.snapshot, effects: started.effects, config });
+}

@@ -1,0 +1,53 @@
+import type { HandlerInput } from "../app/services.js";
+import { advanceAndAct, configOrFail, engineDeps, trackOf } from "./common.js";
+import type { DeletePayload, PullRequestPayload } from "./payloads.js";
+
+/** `delete` of a track's branch: the track is abandoned and its database branch deleted. */
+export async function handleDelete(input: HandlerInput<DeletePayload>): Promise<void> {
+  const { payload, services } = input;
+  if (payload.ref_type !== "branch") return;
+  const deps = engineDeps(input);
+  const trackId = trackOf(payload.ref, deps.repo);
+  if (!trackId) return;
+  // The branch is gone: there is no commit left to put a failing check on.
+  const loaded = await configOrFail(deps, undefined, trackId);
+  if (!loaded) return;
+  await advanceAndAct(deps, {
+    trackId,
+    branch: payload.ref,
+    headSha: undefined,
+    config: loaded.config,
+    decide: (snapshot) =>
+      snapshot.stage === "done" || snapshot.stage === "abandoned"
+        ? undefined
+        : [{ type: "abandon", at: services.clock().toISOString(), by: payload.sender.login, reason: `branch ${payload.ref} was deleted` }],
+  });
+}
+
+/**
+ * `pull_request.closed`: merged, the track promotes (the parent's migration is dispatched and the
+ * track cleaned up when it reports); closed unmerged, the track is torn down.
+ */
+export async function handlePullRequestClosed(input: HandlerInput<PullRequestPayload>): Promise<void> {
+  const { payload, services } = input;
+  const deps = engineDeps(input);
+  const pull = payload.pull_request;
+  // A PR from a fork is never a track of this repository.
+  if (pull.head.repo?.id !== payload.repository.id) return;
+  const trackId = trackOf(pull.head.ref, deps.repo);
+  if (!trackId) return;
+  const loaded = await configOrFail(deps, pull.head.sha, trackId);
+  if (!loaded) return;
+  const at = services.clock().toISOString();
+  await advanceAndAct(deps, {
+    trackId,
+    branch: pull.head.ref,
+    headSha: pull.head.sha,
+    config: loaded.config,
+    decide: (snapshot) => {
+      if (snapshot.stage === "done" || snapshot.stage === "abandoned") return undefined;
+      if (pull.merged && pull.merge_commit_sha) return [{ type: "merged", at, commit: pull.merge_commit_sha, by: payload.sender.login }];
+      return [{ type: "closed", at, by: payload.sender.login }];
+    },
+  });
+}

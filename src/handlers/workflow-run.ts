@@ -1,0 +1,158 @@
+import { ArtifactError, artifactJson, downloadRunArtifact } from "../app/artifacts.js";
+import { judgeResultCommit, judgeRunProvenance, type RecordedRun, type ReportedRun } from "../app/provenance.js";
+import type { HandlerInput } from "../app/services.js";
+import { stateStoreFor, type EngineDeps } from "../app/track.js";
+import type { WorkflowKind } from "../app/dispatch.js";
+import { CYCLE_RESULT_FILE, CycleResult } from "../cycle/result.js";
+import type { CycleEvidence, TrackEvent, TrackSnapshot } from "../orchestrator/types.js";
+import { TamperedStateError, type TrackState } from "../state/index.js";
+import { advanceAndAct, configOrFail, engineDeps } from "./common.js";
+import type { WorkflowRunPayload } from "./payloads.js";
+
+/** What a finished run reported, in the machine's terms. */
+interface Report {
+  outcome: "valid" | "invalid" | "error";
+  reasons: string[];
+  commit: string | undefined;
+  result: CycleResult | undefined;
+}
+
+/**
+ * `workflow_run.completed`: ingest a cycle's (or release's, or promotion's) result. Only a run the
+ * app dispatched is trusted: its id recorded on a track, of the expected workflow file, run from
+ * the default branch, reporting on the commit the app asked about. Anything else is ignored and
+ * logged. A trusted run that left no readable result is an `error`: nothing advances, the check
+ * fails with a re-run button.
+ */
+export async function handleWorkflowRun(input: HandlerInput<WorkflowRunPayload>): Promise<void> {
+  const { payload, log } = input;
+  if (payload.action !== "completed") return;
+  const run: ReportedRun = {
+    id: payload.workflow_run.id,
+    path: payload.workflow_run.path ?? payload.workflow?.path ?? "",
+    event: payload.workflow_run.event,
+    headBranch: payload.workflow_run.head_branch,
+    headRepositoryId: payload.workflow_run.head_repository?.id,
+    repositoryId: payload.repository.id,
+    conclusion: payload.workflow_run.conclusion,
+    htmlUrl: payload.workflow_run.html_url,
+  };
+  if (!/consort-(cycle|promote)\.yml/.test(run.path)) return; // most runs in a repository are not ours: cost nothing
+  const deps = engineDeps(input);
+  const found = await findRecordedRun(deps, run.id);
+  const provenance = judgeRunProvenance({ run, defaultBranch: deps.repo.defaultBranch, recorded: found?.recorded });
+  if (!provenance.trusted || !found) {
+    log.warn({ runId: run.id, path: run.path }, `ignored workflow run: ${provenance.trusted ? "no track" : provenance.reason}`);
+    return;
+  }
+  const report = await readReport(deps, run, provenance.workflow);
+  const mismatch = report.commit ? judgeResultCommit(found.recorded, report.commit) : undefined;
+  if (mismatch && !mismatch.trusted) {
+    log.warn({ runId: run.id, trackId: found.trackId }, `ignored workflow run: ${mismatch.reason}`);
+    return;
+  }
+  const loaded = await configOrFail(deps, undefined, found.trackId);
+  if (!loaded) return;
+  const at = input.services.clock().toISOString();
+  await advanceAndAct(deps, {
+    trackId: found.trackId,
+    branch: found.state.branch,
+    headSha: undefined,
+    config: loaded.config,
+    decide: (snapshot) => {
+      const event = reportedEvent(snapshot, found.recorded, run, report, at);
+      return event ? [event] : undefined;
+    },
+  });
+}
+
+/** The track and dispatch a run id was recorded for, scanning the tracks on `consort/state`. */
+async function findRecordedRun(deps: EngineDeps, runId: number): Promise<{ trackId: string; recorded: RecordedRun; state: TrackState } | undefined> {
+  const store = stateStoreFor(deps);
+  for (const trackId of await store.list()) {
+    let state;
+    try {
+      state = await store.read(trackId);
+    } catch (error) {
+      // A tampered track cannot vouch for a run; its own events report the tampering.
+      if (error instanceof TamperedStateError) continue;
+      throw error;
+    }
+    const cycle = state?.cycles.find((c) => c.runId === runId);
+    if (state && cycle) {
+      const workflow: WorkflowKind = cycle.step === "promote" ? "promote" : "cycle";
+      return { trackId, state, recorded: { runId, workflow, commit: cycle.commit, dispatchId: cycle.dispatchId } };
+    }
+  }
+  return undefined;
+}
+
+async function readReport(deps: EngineDeps, run: ReportedRun, workflow: WorkflowKind): Promise<Report> {
+  const { octokit, repo } = deps;
+  let files;
+  try {
+    files = await downloadRunArtifact({ octokit, owner: repo.owner, repo: repo.repo, runId: run.id });
+  } catch (error) {
+    if (!(error instanceof ArtifactError)) throw error;
+    return { outcome: "error", reasons: [`${error.message} (run conclusion: ${run.conclusion ?? "none"}, ${run.htmlUrl})`], commit: undefined, result: undefined };
+  }
+  if (workflow === "promote") {
+    const raw = artifactJson(files, "promotion-result.json", run.id) as { outcome?: unknown; reasons?: unknown; commit?: unknown };
+    const outcome = raw.outcome === "valid" || raw.outcome === "invalid" ? raw.outcome : "error";
+    return { outcome, reasons: Array.isArray(raw.reasons) ? raw.reasons.map(String) : [], commit: typeof raw.commit === "string" ? raw.commit : undefined, result: undefined };
+  }
+  let raw: unknown;
+  try {
+    raw = artifactJson(files, CYCLE_RESULT_FILE, run.id);
+  } catch (error) {
+    return { outcome: "error", reasons: [(error as Error).message], commit: undefined, result: undefined };
+  }
+  const parsed = CycleResult.safeParse(raw);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`);
+    return { outcome: "error", reasons: [`run ${run.id}'s ${CYCLE_RESULT_FILE} is not a valid cycle result: ${problems.join("; ")}`], commit: undefined, result: undefined };
+  }
+  const result = parsed.data;
+  return { outcome: result.verdict === "verified" ? "valid" : "invalid", reasons: result.reasons, commit: result.commit, result };
+}
+
+const OUTCOME_NAMES = { passed: "passed", "failed-assertion": "assertion-failure", "failed-error": "error", skipped: "skipped", missing: "missing" } as const;
+
+/** The machine event for a trusted run's report, or undefined when the track no longer waits for it. */
+function reportedEvent(snapshot: TrackSnapshot, recorded: RecordedRun, run: ReportedRun, report: Report, at: string): TrackEvent | undefined {
+  const pending = snapshot.context.pendingDispatch;
+  const { dispatchId } = recorded;
+  if (!pending || pending.dispatchId !== dispatchId) return undefined;
+  const commit = report.commit ?? recorded.commit;
+  const summary = report.reasons[0] ?? (report.outcome === "valid" ? "verified" : "refused");
+  if (pending.step === "promote") return { type: "promotion.reported", at, dispatchId, outcome: report.outcome, reasons: report.reasons };
+  if (pending.step === "release") {
+    return {
+      type: "deploy.reported",
+      at,
+      dispatchId,
+      runId: run.id,
+      commit,
+      outcome: report.outcome,
+      reasons: report.reasons,
+      evidence: {
+        summary,
+        databaseBranch: report.result?.database.trackBranch ?? snapshot.context.databaseBranch,
+        checks: (report.result?.tests ?? []).map((t) => ({ name: `${t.id} ${t.title}`, ok: t.outcome === "passed", ...(t.message ? { detail: t.message } : {}) })),
+        runUrl: run.htmlUrl,
+      },
+    };
+  }
+  const evidence: CycleEvidence = {
+    summary,
+    runUrl: run.htmlUrl,
+    ...(report.result
+      ? {
+          tests: report.result.tests.map((t) => ({ id: t.id, title: t.title, result: OUTCOME_NAMES[t.outcome] })),
+          ...(report.result.database.cycleBranch ? { databaseBranch: report.result.database.cycleBranch } : {}),
+          ...(report.result.warnings.length > 0 ? { notes: report.result.warnings } : {}),
+        }
+      : {}),
+  };
+  return { type: "cycle.reported", at, dispatchId, runId: run.id, step: pending.step, commit, outcome: report.outcome, reasons: report.reasons, evidence };
+}
