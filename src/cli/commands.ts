@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { registerDbCommands } from "./db.js";
 import { registerCycleCommands } from "./cycle.js";
 import { registerInitCommands } from "./init.js";
 import { registerToolsCommands } from "./tools.js";
@@ -7,4 +8,4 @@ import { registerToolsCommands } from "./tools.js";
  * Every command group the CLI has. A capability adds its `register…Commands` here, one line,
  * so main.ts never changes.
  */
-export const commandModules: Array<(program: Command) => void> = [registerCycleCommands, registerInitCommands, registerToolsCommands];
+export const commandModules: Array<(program: Command) => void> = [registerDbCommands, registerCycleCommands, registerInitCommands, registerToolsCommands];

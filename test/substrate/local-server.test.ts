@@ -83,7 +83,7 @@ describe("the local provider's embedded server", () => {
     const dataDir = join(hidden, "postgres");
     if (process.getuid?.() === 0) {
       await expect(ensureLocalServer({ dataDir })).rejects.toMatchObject({ code: "RUNNING_AS_ROOT", message: expect.stringContaining("postgres") });
-      expect(existsSync(join(dataDir, "cluster"))).toBe(false);
+      expect(existsSync(dataDir)).toBe(false);
     } else {
       // An ordinary user owns the folder, so the server starts there.
       await expect(ensureLocalServer({ dataDir })).resolves.toMatchObject({ started: true });

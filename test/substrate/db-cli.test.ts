@@ -1,0 +1,130 @@
+import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { runCli } from "../../src/cli/main.js";
+import { stopLocalServer } from "../../src/substrate/local-server.js";
+import { baseDatabaseName } from "../../src/substrate/postgres-provider.js";
+import { postgresUrl } from "../helpers/postgres.js";
+
+/** `consort db …` as a person types it: in process against the shared server, and as real processes on the embedded default. */
+
+const suffix = randomBytes(3).toString("hex");
+const rootDatabase = `cliroot_${suffix}`;
+let checkout: string;
+
+async function consort(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = "";
+  let stderr = "";
+  const out = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => ((stdout += String(chunk)), true));
+  const err = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => ((stderr += String(chunk)), true));
+  process.exitCode = undefined;
+  try {
+    const code = await runCli(["node", "consort", ...args, "-C", checkout]);
+    return { code, stdout, stderr };
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+    process.exitCode = undefined;
+  }
+}
+
+async function sql(url: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+beforeAll(() => {
+  checkout = mkdtempSync(join(tmpdir(), "consort-cli-"));
+  mkdirSync(join(checkout, ".github"));
+  writeFileSync(join(checkout, ".github/consort.yml"), `database:\n  provider: postgres\n  postgres:\n    rootDatabase: ${rootDatabase}\n`);
+  process.env.CONSORT_POSTGRES_URL = postgresUrl();
+});
+
+afterAll(async () => {
+  await consort("db", "delete", `feature/cli-${suffix}`, "--quiet");
+  for (const db of [rootDatabase, baseDatabaseName(rootDatabase)]) await sql(postgresUrl(), `DROP DATABASE IF EXISTS "${db}" WITH (FORCE)`);
+  rmSync(checkout, { recursive: true, force: true });
+});
+
+describe("consort db on a configured postgres server", () => {
+  it("creates a branch from a git name, lists it, hands out its URL and deletes it", async () => {
+    const git = `feature/CLI-${suffix}`;
+    const id = `feature-cli-${suffix}`;
+    const created = await consort("db", "create", git, "--json");
+    expect(created.code).toBe(0);
+    expect(JSON.parse(created.stdout).branch).toMatchObject({ name: id, parent: rootDatabase });
+    expect(created.stderr).toContain(`forking "${id}"`);
+
+    const listed = await consort("db", "list", "--json");
+    expect(JSON.parse(listed.stdout)).toMatchObject({ provider: "postgres", root: rootDatabase });
+    expect(JSON.parse(listed.stdout).branches.map((b: { name: string }) => b.name)).toEqual([rootDatabase, id]);
+
+    const url = await consort("db", "url", git);
+    expect(new URL(url.stdout.trim()).pathname).toBe(`/${id}`);
+
+    const deleted = await consort("db", "delete", id, "--json");
+    expect(JSON.parse(deleted.stdout)).toEqual({ deleted: id, existed: true });
+    const again = await consort("db", "delete", id);
+    expect(again.stdout).toContain("did not exist");
+  });
+
+  it("shows the schema diff and fails when a change would break the parent's rows", async () => {
+    const root = (await consort("db", "url", rootDatabase)).stdout.trim();
+    await sql(root, "CREATE TABLE IF NOT EXISTS stock (sku text PRIMARY KEY, note text); INSERT INTO stock VALUES ('A-1', 'keep me') ON CONFLICT DO NOTHING");
+    expect((await consort("db", "refresh", rootDatabase, "--quiet")).code).toBe(0);
+    const id = `diff-${suffix}`;
+    await consort("db", "create", id, "--quiet");
+    await sql((await consort("db", "url", id)).stdout.trim(), "ALTER TABLE stock DROP COLUMN note");
+
+    const markdown = await consort("db", "diff", id, "--quiet");
+    expect(markdown.code).toBe(1);
+    expect(markdown.stdout).toContain("dropping column public.stock.note loses 1 non-null value");
+    const json = await consort("db", "diff", id, "--json", "--quiet");
+    expect(JSON.parse(json.stdout)).toMatchObject({ branch: id, parent: rootDatabase, ok: false, summary: { dropped: 1 } });
+    await consort("db", "delete", id, "--quiet");
+  });
+
+  it("explains a missing parent and an invalid ttl, with a non-zero exit", async () => {
+    const missing = await consort("db", "create", `x-${suffix}`, "--from", "no-such-branch", "--json");
+    expect(missing.code).toBe(1);
+    expect(JSON.parse(missing.stdout).error).toMatchObject({ code: "PARENT_MISSING", hint: expect.stringContaining("create the parent") });
+    const ttl = await consort("db", "create", `y-${suffix}`, "--ttl", "soon");
+    expect(ttl.code).not.toBe(0);
+    expect(ttl.stderr).toContain("--ttl soon");
+  });
+});
+
+describe("consort db with no configuration", () => {
+  it("uses the embedded default, and a second process reuses the first one's server", async () => {
+    const home = mkdtempSync(join(tmpdir(), "consort-cli-local-"));
+    chmodSync(home, 0o755);
+    const dataDir = join(home, "pg");
+    const env = { ...process.env, CONSORT_DATA_DIR: dataDir, CONSORT_POSTGRES_URL: "" };
+    const run = (...args: string[]) =>
+      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+        execFile(process.execPath, ["bin/consort.js", ...args, "-C", home], { env, cwd: process.cwd() }, (error, stdout, stderr) =>
+          resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+        );
+      });
+    try {
+      const created = await run("db", "create", "feature/local", "--json");
+      expect(created.stderr).toContain("starting the embedded Postgres server");
+      expect(JSON.parse(created.stdout).branch).toMatchObject({ name: "feature-local", parent: "consort_root" });
+      const listed = await run("db", "list", "--json");
+      expect(listed.stderr).not.toContain("starting");
+      expect(JSON.parse(listed.stdout)).toMatchObject({ provider: "local", branches: [{ name: "consort_root" }, { name: "feature-local" }] });
+    } finally {
+      expect(await stopLocalServer(dataDir)).toBe(true);
+      rmSync(home, { recursive: true, force: true });
+    }
+  }, 90_000);
+});
