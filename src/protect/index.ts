@@ -1,0 +1,2 @@
+export * from "./rulesets.js";
+export { protectRepository, ProtectError, type ProtectResult } from "./apply.js";
