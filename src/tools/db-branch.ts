@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { DatabaseBranch } from "../substrate/provider.js";
 import { defineTool, ToolError } from "./registry.js";
+import { compareForTool, SchemaComparisonOutput } from "./schema-diff.js";
 
 /** A database branch as the tools report it (the provider's `DatabaseBranch`). */
 export const BranchInfo = z.object({
@@ -25,10 +26,13 @@ const branchName = z.string().trim().min(1).max(200);
 
 export const DbBranchInput = z
   .object({
-    action: z.enum(["create", "delete", "list", "url"]).describe("create: fork a branch (idempotent); delete: drop it and its children; list: every branch; url: a connection URL for it."),
-    branch: branchName.optional().describe("The database branch to act on. Required for create, delete and url."),
+    action: z
+      .enum(["create", "delete", "list", "url", "diff"])
+      .describe("create: fork a branch (idempotent); delete: drop it and its children; list: every branch; url: a connection URL for it; diff: its schema against its parent's (or `against`)."),
+    branch: branchName.optional().describe("The database branch to act on. Required for create, delete, url and diff."),
     from: branchName.optional().describe("create only: the parent to fork from. Default: the root branch."),
     ttlSeconds: z.number().int().min(60).max(7 * 24 * 3600).optional().describe("create only: a time to live for a throwaway branch. Omit for a branch that should stay."),
+    against: branchName.optional().describe("diff only: the branch to compare with. Default: the branch's parent."),
   })
   .strict()
   .superRefine((input, ctx) => {
@@ -38,15 +42,19 @@ export const DbBranchInput = z
     if (input.action !== "create" && (input.from !== undefined || input.ttlSeconds !== undefined)) {
       ctx.addIssue({ code: "custom", path: [input.from !== undefined ? "from" : "ttlSeconds"], message: `only action "create" takes from and ttlSeconds` });
     }
+    if (input.action !== "diff" && input.against !== undefined) {
+      ctx.addIssue({ code: "custom", path: ["against"], message: `only action "diff" takes against` });
+    }
   });
 
 export const DbBranchOutput = z.object({
-  action: z.enum(["create", "delete", "list", "url"]),
+  action: z.enum(["create", "delete", "list", "url", "diff"]),
   provider: z.enum(["local", "postgres", "lakebase"]),
   branch: BranchInfo.optional().describe("create: the branch made (or found with the same parent)."),
   branches: z.array(BranchInfo).optional().describe("list: every branch the provider has."),
   deleted: z.string().optional().describe("delete: the branch that no longer exists."),
   url: z.string().optional().describe("url: a connection URL; it holds a credential, keep it out of logs and commits."),
+  diff: SchemaComparisonOutput.optional().describe("diff: the schema comparison, as schema_diff returns it."),
 });
 
 export const dbBranchTool = defineTool({
@@ -54,8 +62,8 @@ export const dbBranchTool = defineTool({
   title: "Database branches",
   description:
     "Manage copy-on-write database branches on the repository's configured provider (local embedded Postgres, a Postgres server, or Lakebase). " +
-    "Actions: create (fork `branch` from `from`, default the root; idempotent), delete (drop `branch` and its children; never the root), list, url (a connection URL for `branch`). " +
-    "Use a throwaway branch (ttlSeconds) to try a migration or query without touching the track's own database. For a schema comparison call schema_diff.",
+    "Actions: create (fork `branch` from `from`, default the root; idempotent), delete (drop `branch` and its children; never the root), list, url (a connection URL for `branch`), diff (its schema against its parent's, with the rows a change would break). " +
+    "Use a throwaway branch (ttlSeconds) to try a migration or query without touching the track's own database.",
   input: DbBranchInput,
   output: DbBranchOutput,
   readOnly: false,
@@ -85,6 +93,8 @@ export const dbBranchTool = defineTool({
         await provider.deleteBranch(name, { onProgress: context.onProgress });
         return { ...base, deleted: name };
       }
+      case "diff":
+        return { ...base, diff: await compareForTool(context, input.branch!, input.against) };
       case "url": {
         const name = input.branch!;
         if (!(await provider.getBranch(name))) {

@@ -1,4 +1,8 @@
 import { dbBranchTool } from "./db-branch.js";
+import { runCycleTool } from "./run-cycle.js";
+import { schemaDiffTool } from "./schema-diff.js";
+import { explainRejectionTool, nextActionTool, trackStatusTool } from "./track-tools.js";
+import { validateArtifactsTool } from "./validate-artifacts.js";
 import type { ToolDefinition } from "./registry.js";
 
 export { ToolContext, type StateSource, type ToolContextOptions } from "./context.js";
@@ -7,4 +11,12 @@ export { callTool, ToolError, type ToolDefinition, type ToolOutcome } from "./re
 export { inputJsonSchema, outputJsonSchema, openAITools, openAIResponsesTools } from "./json-schema.js";
 
 /** Every tool an agent gets, in the order a model should consider them. */
-export const consortTools: readonly ToolDefinition[] = [dbBranchTool];
+export const consortTools: readonly ToolDefinition[] = [
+  nextActionTool,
+  trackStatusTool,
+  validateArtifactsTool,
+  explainRejectionTool,
+  runCycleTool,
+  dbBranchTool,
+  schemaDiffTool,
+];

@@ -37,11 +37,12 @@ export interface StockflowCheckout {
  * points the `postgres` provider at the test run's shared embedded Postgres under a root
  * database of its own. Everything it creates on the server is dropped by `cleanup`.
  */
-export async function stockflowCheckout(options: { stage?: "complete" | "t7-red"; branch?: string } = {}): Promise<StockflowCheckout> {
-  const branch = options.branch ?? "f1-record-stock";
+export async function stockflowCheckout(options: { stage?: "complete" | "t7-red"; branch?: string; designOnTrack?: boolean } = {}): Promise<StockflowCheckout> {
   const path = await mkdtemp(join(tmpdir(), "consort-tools-"));
   await cp(STOCKFLOW, path, { recursive: true, filter: (source) => !source.includes("node_modules") });
   const id = randomBytes(4).toString("hex");
+  // Database branches share one server: a track branch of its own keeps parallel test files apart.
+  const branch = options.branch ?? `f1-record-stock-${id}`;
   const rootDatabase = `tools_root_${id}`;
   const config = parseYaml(readFileSync(join(STOCKFLOW, ".github/consort.yml"), "utf8")) as Record<string, unknown>;
   config.database = { provider: "postgres", postgres: { urlEnv: URL_ENV, rootDatabase } };
@@ -51,7 +52,9 @@ export async function stockflowCheckout(options: { stage?: "complete" | "t7-red"
   const git = simpleGit(path);
   await git.init(["--initial-branch=main"]);
   await git.addConfig("user.name", "Test Strategist").addConfig("user.email", "strategist@example.com");
-  await git.add(".").commit("StockFlow F1 design\n\nConsort-Role: test-strategist");
+  // designOnTrack: the default branch has the code but no design yet; the roles commit it on the track.
+  if (options.designOnTrack) await rm(join(path, ".consort"), { recursive: true, force: true });
+  await git.add(".").commit(options.designOnTrack ? "StockFlow before F1's design" : "StockFlow F1 design\n\nConsort-Role: test-strategist");
   await git.checkoutLocalBranch(branch);
   if (options.stage === "t7-red") {
     // Back to where T7's failing test is written and S2 is not implemented (T8 not written yet).

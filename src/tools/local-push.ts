@@ -1,0 +1,68 @@
+import picomatch from "picomatch";
+import { simpleGit } from "simple-git";
+import type { ConsortConfig } from "../config/consort-config.js";
+import type { ChangedPath, PushedCommit, PushEvent } from "../orchestrator/types.js";
+import { ToolError } from "./registry.js";
+
+/**
+ * The commits a push of the checkout would deliver, built from local git exactly as the app
+ * builds them from GitHub's compare API: message, changed paths, and the text of every path the
+ * machine reads (`.consort/**` and test files). Used to explain, before pushing, what the app
+ * would decide; nothing is pushed and no state is written.
+ */
+
+const STATUS: Record<string, ChangedPath["status"]> = { A: "added", M: "modified", D: "removed", R: "renamed", C: "copied", T: "changed" };
+
+/** GitHub's noreply address (`123+login@users.noreply.github.com`) tells the login; other addresses do not. */
+export function loginFromEmail(email: string): string | null {
+  const match = /^(?:\d+\+)?([A-Za-z0-9](?:[A-Za-z0-9-]|\[bot\])*)@users\.noreply\.github\.com$/i.exec(email.trim());
+  return match ? match[1]! : null;
+}
+
+export async function localPush(repoPath: string, fromHead: string, config: ConsortConfig, at: string): Promise<PushEvent> {
+  const git = simpleGit(repoPath);
+  const head = (await git.revparse(["HEAD"])).trim();
+  try {
+    await git.raw(["cat-file", "-e", `${fromHead}^{commit}`]);
+  } catch {
+    throw new ToolError(
+      `The checkout does not contain the track's last accepted commit ${fromHead.slice(0, 12)}.`,
+      "Fetch the track's branch (git fetch) so the local commits can be compared with what the app accepted.",
+      "UNKNOWN_HEAD",
+    );
+  }
+  const isAncestor = await git
+    .raw(["merge-base", "--is-ancestor", fromHead, head])
+    .then(() => true)
+    .catch(() => false);
+  const shas = (await git.raw(["rev-list", "--reverse", `${fromHead}..${head}`])).split("\n").filter(Boolean);
+  const reads = picomatch([".consort/**", ...config.paths.tests], { dot: true });
+  const commits: PushedCommit[] = [];
+  for (const sha of shas) {
+    const [message, email] = await Promise.all([git.raw(["log", "-1", "--format=%B", sha]), git.raw(["log", "-1", "--format=%ae", sha])]);
+    const changes = parseNameStatus(await git.raw(["diff-tree", "--no-commit-id", "-r", "-M", "--name-status", "--root", sha]));
+    const files: Record<string, string | null> = {};
+    for (const change of changes) {
+      // A rename also removes its old path; a copy leaves its source as it was.
+      const paths = change.status === "renamed" && change.previousPath ? [change.path, change.previousPath] : [change.path];
+      for (const path of paths) {
+        if (!reads(path) || path in files) continue;
+        const removed = change.status === "removed" || path !== change.path;
+        files[path] = removed ? null : await git.raw(["show", `${sha}:${path}`]);
+      }
+    }
+    commits.push({ sha, authorLogin: loginFromEmail(email), message: message.replace(/\n+$/, ""), changes, files });
+  }
+  return { type: "push", at, before: fromHead, after: head, forced: !isAncestor, commits };
+}
+
+function parseNameStatus(output: string): ChangedPath[] {
+  const changes: ChangedPath[] = [];
+  for (const line of output.split("\n").filter(Boolean)) {
+    const [code = "", first = "", second] = line.split("\t");
+    const status = STATUS[code[0] ?? ""] ?? "changed";
+    if ((status === "renamed" || status === "copied") && second) changes.push({ path: second, status, previousPath: first });
+    else changes.push({ path: first, status });
+  }
+  return changes;
+}

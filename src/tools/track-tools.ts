@@ -1,0 +1,291 @@
+import { z } from "zod";
+import { TestListEntry } from "../artifacts/test-list.js";
+import { RoleName, type ConsortConfig } from "../config/consort-config.js";
+import {
+  checkStates,
+  describeLane,
+  GATE_NAMES,
+  nextAction,
+  renderLane,
+  renderNextAction,
+  restoreSnapshot,
+  SnapshotError,
+  STAGES,
+  transition,
+  type NextAction,
+  type TrackSnapshot,
+} from "../orchestrator/index.js";
+import { readRoleTrailer } from "../roles/trailer.js";
+import type { ToolContext } from "./context.js";
+import { localPush } from "./local-push.js";
+import { defineTool, ToolError } from "./registry.js";
+import type { LoadedState } from "./track-state.js";
+
+/**
+ * The tools that read a track: what to do next, where the track stands, and why a commit was
+ * refused. They restore the stored snapshot and ask the orchestrator's pure functions; a dry run
+ * of a push is a `transition` on a copy whose result is thrown away. Nothing is ever written.
+ */
+
+const TrackInput = z
+  .string()
+  .trim()
+  .min(1)
+  .max(100)
+  .optional()
+  .describe("The track id. Default: the track of the checkout's current git branch.");
+
+const StateInfo = z.object({
+  trackId: z.string(),
+  source: z.enum(["file", "github"]),
+  location: z.string(),
+  verified: z.boolean().describe("True when the state's signature was checked with CONSORT_STATE_KEY; false for an unsigned snapshot or an unverified read."),
+});
+
+export const NextActionSchema = z.object({
+  trackId: z.string(),
+  stage: z.enum(STAGES),
+  actor: z.enum(["agent", "person", "orchestrator", "nobody"]).describe("Who acts now: an agent playing `role`, a person (a gate), the orchestrator (a cycle runs), or nobody (ended)."),
+  role: RoleName.nullable(),
+  task: z.string().describe("The task in plain words."),
+  allowedPaths: z.array(z.string()).describe("Globs the role may touch in this step; a commit touching anything else is rejected."),
+  frozenPaths: z.array(z.object({ path: z.string(), rule: z.enum(["append-only", "unchanged"]) })),
+  unit: z.string().nullable(),
+  testsInTurn: z.array(TestListEntry),
+  checks: z.array(z.string()).describe("What will be checked when the step is pushed."),
+  gate: z.object({ name: z.enum(GATE_NAMES), manifestHash: z.string() }).nullable(),
+  head: z.string().describe("The track's last accepted commit: work starts from it."),
+  trailer: z.string().nullable().describe("The commit trailer the role must add, e.g. `Consort-Role: navigator`."),
+});
+
+interface LoadedTrack {
+  loaded: LoadedState;
+  snapshot: TrackSnapshot;
+  config: ConsortConfig;
+}
+
+async function loadTrack(context: ToolContext, track: string | undefined): Promise<LoadedTrack> {
+  const loaded = await context.trackState(track);
+  let snapshot: TrackSnapshot;
+  try {
+    snapshot = restoreSnapshot(loaded.snapshot);
+  } catch (error) {
+    if (error instanceof SnapshotError) throw new ToolError(`Track ${loaded.trackId}: ${error.message}`, error.hint ?? "Ask a maintainer to restore the track's state.", "INVALID_STATE");
+    throw error;
+  }
+  if (snapshot.context.trackId !== loaded.trackId) {
+    throw new ToolError(`The state read for track ${loaded.trackId} holds track ${snapshot.context.trackId}.`, "Ask a maintainer to check the track's state.", "INVALID_STATE");
+  }
+  return { loaded, snapshot, config: await context.config() };
+}
+
+const stateInfo = (loaded: LoadedState): z.infer<typeof StateInfo> => ({ trackId: loaded.trackId, source: loaded.source.kind, location: loaded.source.location, verified: loaded.source.verified });
+
+function nextActionOutput(action: NextAction): z.infer<typeof NextActionSchema> {
+  return { ...action, testsInTurn: action.testsInTurn.map((test) => ({ ...test })) };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export const NextActionOutput = z.object({
+  state: StateInfo,
+  action: NextActionSchema,
+  text: z.string().describe("The same, as text for a person."),
+});
+
+export const nextActionTool = defineTool({
+  name: "next_action",
+  title: "What to do next",
+  description:
+    "Call this first. Returns the next step on the track: who acts (which role, or a person for a gate, or the orchestrator while a cycle runs), the task in plain words, the only paths that role may touch, frozen files and their rules, the tests in turn, what will be checked on push, and the `Consort-Role` trailer the commit must carry. " +
+    "A commit by another role, or touching other paths, is rejected by the app.",
+  input: z.object({ track: TrackInput }).strict(),
+  output: NextActionOutput,
+  readOnly: true,
+  idempotent: true,
+  async run(input, context) {
+    const { loaded, snapshot, config } = await loadTrack(context, input.track);
+    const action = nextAction(snapshot, config);
+    return { state: stateInfo(loaded), action: nextActionOutput(action), text: renderNextAction(action) };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+
+export const TrackStatusOutput = z.object({
+  state: StateInfo,
+  stage: z.enum(STAGES),
+  branch: z.string(),
+  baseBranch: z.string(),
+  databaseBranch: z.string(),
+  head: z.string(),
+  lane: z.object({ done: z.array(z.string()), now: z.string(), next: z.array(z.string()) }),
+  rejectedHead: z.object({ sha: z.string(), reasons: z.array(z.string()), at: z.string() }).nullable(),
+  gates: z.array(
+    z.object({
+      gate: z.enum(GATE_NAMES),
+      status: z.enum(["closed", "pending", "approved", "withdrawn"]),
+      pendingHash: z.string().nullable(),
+      approvedHash: z.string().nullable(),
+      approvals: z.array(z.object({ approver: z.string(), commit: z.string(), at: z.string() })),
+      withdrawnReason: z.string().nullable(),
+    }),
+  ),
+  units: z.array(
+    z.object({
+      id: z.string(),
+      tests: z.array(z.string()),
+      red: z.boolean().describe("A RED cycle was verified."),
+      green: z.boolean().describe("A GREEN cycle was verified."),
+      review: z.enum(["accept", "refactor"]).nullable(),
+      complete: z.boolean(),
+    }),
+  ),
+  unitInTurn: z.string().nullable(),
+  attempts: z.number().int().describe("Failed verifications in the current step."),
+  repairBound: z.number().int(),
+  blocked: z.string().nullable().describe("Why the track is blocked, when it is."),
+  pendingCycle: z.object({ dispatchId: z.string(), step: z.string(), commit: z.string(), unit: z.string() }).nullable(),
+  recentCycles: z.array(z.object({ dispatchId: z.string(), step: z.string(), unit: z.string(), commit: z.string(), outcome: z.enum(["valid", "invalid", "error"]).nullable(), reasons: z.array(z.string()) })),
+  lastProblem: z.array(z.string()),
+  checks: z.array(z.object({ name: z.string(), status: z.enum(["pending", "success", "failure"]), title: z.string() })),
+  text: z.string().describe("The lane as text: done, now, next."),
+});
+
+export const trackStatusTool = defineTool({
+  name: "track_status",
+  title: "Where the track stands",
+  description:
+    "The whole lane of the track and where it stands: design steps and gates done, the step now, what comes next; each gate's status and approvals; each build unit's RED, GREEN and review evidence; the cycle in flight and recent cycle outcomes; a rejected commit if the branch holds one; and the state each consort/* check shows.",
+  input: z.object({ track: TrackInput }).strict(),
+  output: TrackStatusOutput,
+  readOnly: true,
+  idempotent: true,
+  async run(input, context) {
+    const { loaded, snapshot, config } = await loadTrack(context, input.track);
+    const c = snapshot.context;
+    return {
+      state: stateInfo(loaded),
+      stage: snapshot.stage,
+      branch: c.branch,
+      baseBranch: c.baseBranch,
+      databaseBranch: c.databaseBranch,
+      head: c.head,
+      lane: describeLane(snapshot),
+      rejectedHead: c.rejectedHead,
+      gates: GATE_NAMES.map((gate) => {
+        const record = c.gates[gate];
+        return {
+          gate,
+          status: record.status,
+          pendingHash: record.pendingHash,
+          approvedHash: record.approvedHash,
+          approvals: record.approvals.map((a) => ({ approver: a.approver, commit: a.commit, at: a.at })),
+          withdrawnReason: record.withdrawnReason,
+        };
+      }),
+      units: c.units.map((unit) => {
+        const evidence = c.evidence[unit.id];
+        return {
+          id: unit.id,
+          tests: unit.tests.map((t) => t.id),
+          red: Boolean(evidence?.red),
+          green: Boolean(evidence?.green),
+          review: evidence?.review?.verdict ?? null,
+          complete: evidence?.complete ?? false,
+        };
+      }),
+      unitInTurn: c.units[c.unitIndex]?.id ?? null,
+      attempts: c.attempts,
+      repairBound: config.repairBound,
+      blocked: c.blocked?.reason ?? null,
+      pendingCycle: c.pendingDispatch,
+      recentCycles: c.cycles.slice(-5).map((cycle) => ({ dispatchId: cycle.dispatchId, step: cycle.step, unit: cycle.unit, commit: cycle.commit, outcome: cycle.outcome, reasons: cycle.reasons })),
+      lastProblem: c.lastProblem,
+      checks: checkStates(snapshot).map((check) => ({ name: check.name, status: check.status, title: check.title })),
+      text: renderLane(snapshot),
+    };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+
+export const ExplainRejectionOutput = z.object({
+  state: StateInfo,
+  stage: z.enum(STAGES),
+  recorded: z
+    .object({ commit: z.string(), reasons: z.array(z.string()), at: z.string() })
+    .nullable()
+    .describe("The commit the app refused, as recorded in the track's state; null when the branch holds none."),
+  local: z
+    .object({
+      status: z.enum(["nothing-to-push", "accepted", "rejected", "unavailable"]).describe("What the app would decide if the checkout's commits were pushed now."),
+      commits: z.array(z.object({ sha: z.string(), subject: z.string(), role: z.string().nullable() })),
+      reasons: z.array(z.string()).describe("Why they would be refused (rejected), or what the step still lacks (accepted but incomplete)."),
+      stageAfter: z.enum(STAGES).nullable(),
+    })
+    .describe("A dry run of pushing the checkout's commits after the track's last accepted commit; nothing is pushed or recorded."),
+  expected: NextActionSchema.describe("What would be accepted now."),
+  advice: z.array(z.string()),
+});
+
+export const explainRejectionTool = defineTool({
+  name: "explain_rejection",
+  title: "Why a commit was refused",
+  description:
+    "Explain why the app refused the track's last pushed commit (every reason: role trailer, whose turn, paths not owned now, frozen or protected files, author identity), and what would be accepted instead. " +
+    "Also dry-runs the checkout's own unpushed commits through the same decision, so you can fix them before pushing. Never pushes, resets or records anything.",
+  input: z
+    .object({
+      track: TrackInput,
+      includeLocal: z.boolean().default(true).describe("Also judge the checkout's commits after the track's last accepted commit."),
+    })
+    .strict(),
+  output: ExplainRejectionOutput,
+  readOnly: true,
+  idempotent: true,
+  async run(input, context) {
+    const { loaded, snapshot, config } = await loadTrack(context, input.track);
+    const c = snapshot.context;
+    const expected = nextAction(snapshot, config);
+    const advice: string[] = [];
+    if (c.rejectedHead) {
+      advice.push(
+        `The branch holds refused commit ${c.rejectedHead.sha.slice(0, 7)}: nothing advances until it is reset to ${c.head.slice(0, 7)} (git push --force-with-lease origin ${c.head}:${c.branch}), then push the step again.`,
+      );
+    }
+    let local: z.infer<typeof ExplainRejectionOutput>["local"] = { status: "unavailable", commits: [], reasons: [], stageAfter: null };
+    if (input.includeLocal) {
+      try {
+        // Judge from the last accepted head, as the push after a reset would be judged.
+        const base: TrackSnapshot = { ...snapshot, context: { ...c, rejectedHead: null } };
+        const push = await localPush(context.repoPath, c.head, config, new Date().toISOString());
+        const commits = push.commits.map((commit) => {
+          const claim = readRoleTrailer(commit.message);
+          return { sha: commit.sha, subject: commit.message.split("\n")[0] ?? "", role: claim.ok ? claim.role : null };
+        });
+        if (push.commits.length === 0) local = { status: "nothing-to-push", commits, reasons: [], stageAfter: null };
+        else {
+          const dryRun = transition(base, push, config);
+          if (dryRun.rejection) local = { status: "rejected", commits, reasons: dryRun.rejection.reasons, stageAfter: null };
+          else local = { status: "accepted", commits, reasons: dryRun.snapshot.context.lastProblem, stageAfter: dryRun.snapshot.stage };
+        }
+        if (local.status === "rejected") advice.push("Fix the local commits (amend or rebuild them from the last accepted commit) so each carries the expected role's trailer and touches only its allowed paths.");
+        if (local.status === "accepted" && local.reasons.length > 0) advice.push("The local commits would be accepted, but the step is not complete yet: fix the problems listed before expecting the track to move on.");
+      } catch (error) {
+        if (!(error instanceof ToolError)) throw error;
+        local = { status: "unavailable", commits: [], reasons: [`${error.message}${error.hint ? ` ${error.hint}` : ""}`], stageAfter: null };
+      }
+    }
+    if (expected.role && expected.trailer) advice.push(`Next accepted step: ${expected.role} — ${expected.task} Touch only ${expected.allowedPaths.join(", ")}; end the commit message with "${expected.trailer}".`);
+    else advice.push(`Next: ${expected.task}`);
+    return {
+      state: stateInfo(loaded),
+      stage: snapshot.stage,
+      recorded: c.rejectedHead ? { commit: c.rejectedHead.sha, reasons: c.rejectedHead.reasons, at: c.rejectedHead.at } : null,
+      local,
+      expected: nextActionOutput(expected),
+      advice,
+    };
+  },
+});

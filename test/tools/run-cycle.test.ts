@@ -1,0 +1,59 @@
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { consortTools } from "../../src/tools/index.js";
+import { RunCycleOutput } from "../../src/tools/run-cycle.js";
+import { DbBranchOutput } from "../../src/tools/db-branch.js";
+import { call, connectClient, errorText } from "./mcp-client.js";
+import { stockflowCheckout, type StockflowCheckout } from "./fixture.js";
+
+describe("run_cycle: real cycles of examples/stockflow on the embedded Postgres", () => {
+  let checkout: StockflowCheckout;
+  let client: Client;
+  let close: () => Promise<void>;
+  beforeAll(async () => {
+    // examples/stockflow with T7's failing test written and S2 not implemented yet.
+    checkout = await stockflowCheckout({ stage: "t7-red" });
+    ({ client, close } = await connectClient(consortTools, checkout.context()));
+  });
+  afterAll(async () => {
+    await close();
+    await checkout.cleanup();
+  });
+
+  it("verifies the RED of T7: it fails by an assertion while T1-T6 still pass, and drops its branch", async () => {
+    const result = await call(client, "run_cycle", { step: "red", tests: ["T7"] }, 120_000);
+    expect(result.isError).toBeFalsy();
+    const output = RunCycleOutput.parse(result.structuredContent);
+    expect(output.reasons).toEqual([]);
+    expect(output.verdict).toBe("verified");
+    expect(output.tests.find((test) => test.id === "T7")).toMatchObject({ role: "turn", outcome: "failed-assertion" });
+    expect(output.tests.filter((test) => test.role === "earlier").map((test) => [test.id, test.outcome])).toEqual(
+      ["T1", "T2", "T3", "T4", "T5", "T6"].map((id) => [id, "passed"]),
+    );
+    expect(output.database).toMatchObject({ provider: "postgres", dropped: true });
+    expect(output.uncommittedChanges).toEqual([]);
+
+    const { branches } = DbBranchOutput.parse((await call(client, "db_branch", { action: "list" })).structuredContent);
+    expect(branches?.map((branch) => branch.name)).not.toContain(output.database.cycleBranch);
+  }, 120_000);
+
+  it("verifies the GREEN of T7 once the driver has committed S2's code", async () => {
+    const commit = await checkout.commitS2Code();
+    const output = RunCycleOutput.parse((await call(client, "run_cycle", { step: "green", tests: ["T7"] }, 120_000)).structuredContent);
+    expect(output.reasons).toEqual([]);
+    expect(output).toMatchObject({ verdict: "verified", commit });
+    expect(output.tests.every((test) => test.outcome === "passed")).toBe(true);
+  }, 120_000);
+
+  it("answers a test id that is not in the test list with a tool error", async () => {
+    const result = await call(client, "run_cycle", { step: "red", tests: ["T99"] });
+    expect(result.isError).toBe(true);
+    expect(errorText(result)).toContain("T99 is not in the test list");
+  });
+
+  it("answers a red step without tests with a tool error saying where the ids come from", async () => {
+    const result = await call(client, "run_cycle", { step: "red" });
+    expect(result.isError).toBe(true);
+    expect(errorText(result)).toContain("tests: a red cycle needs the test ids in turn");
+  });
+});
