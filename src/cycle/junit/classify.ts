@@ -173,7 +173,9 @@ function loadFailure(flavour: Flavour, c: RawCase): { error: LoadError; drop: bo
       return undefined;
     case "surefire": {
       const described = first.type && first.message ? `${first.type}: ${firstLine(first.message)}` : message;
-      if (name === "initializationError" || name === "classMethod") {
+      // A class whose @BeforeClass (or static setup) failed: Surefire names the case after the
+      // class, or JUnit's "initializationError"/"classMethod"; its real tests are absent.
+      if (name === "initializationError" || name === "classMethod" || (classname !== undefined && name === classname)) {
         return { error: { ...(classname ? { classname } : {}), message: described }, drop: true };
       }
       if (first.type && JAVA_LOAD_FAILURE.test(first.type)) {
@@ -246,7 +248,7 @@ export function classifyReport(flavour: Flavour, raw: RawReport): Classified {
         "a file or package probably failed to load or build (see the test command's output)",
     });
   }
-  return { tests, loadErrors: dedupe(loadErrors) };
+  return { tests: flavour === "vitest" ? foldVitestSuiteFailures(tests) : tests, loadErrors: dedupe(loadErrors) };
 }
 
 /** Go's runner lines ("=== RUN", "--- FAIL") and its bare "Failed" say nothing: skip them. */
@@ -282,4 +284,31 @@ function declaredFailures(raw: RawReport): number {
     (Number.parseInt(attrs.failures ?? "0", 10) || 0) + (Number.parseInt(attrs.errors ?? "0", 10) || 0);
   if (raw.wrapped && (raw.rootAttrs.failures !== undefined || raw.rootAttrs.errors !== undefined)) return count(raw.rootAttrs);
   return raw.suites.filter((s) => s.depth === 0).reduce((n, s) => n + count(s.attrs), 0);
+}
+
+/**
+ * vitest reports a describe block whose beforeAll/afterAll threw as one more failed case named
+ * after the block ("stock"), and the tests inside it as skipped ("stock > files stock"). Those
+ * tests did not run because of an error, so they are failed-error with the hook's reason; the
+ * block's own case is not a test.
+ */
+function foldVitestSuiteFailures(tests: TestCaseResult[]): TestCaseResult[] {
+  const blocks = tests.filter(
+    (block) =>
+      block.outcome.startsWith("failed") &&
+      tests.some((t) => t !== block && t.file === block.file && t.name.startsWith(`${block.name} > `)),
+  );
+  if (blocks.length === 0) return tests;
+  return tests
+    .filter((t) => !blocks.includes(t))
+    .map((t) => {
+      const block = blocks.find((b) => b.file === t.file && t.name.startsWith(`${b.name} > `));
+      if (!block || t.outcome === "failed-assertion") return t;
+      return {
+        ...t,
+        outcome: "failed-error" as const,
+        message: `a beforeAll/afterAll hook of "${block.name}" failed: ${block.message ?? "no message"}`,
+        ...(block.type ? { type: block.type } : {}),
+      };
+    });
 }

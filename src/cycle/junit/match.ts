@@ -166,7 +166,7 @@ export function locateTestCase(report: ReportLike, query: TestQuery): TestLocati
         name: title,
         outcome: "failed-error",
         type: "load error",
-        message: `${file} failed to load, so this test never ran: ${loadError.message}`,
+        message: `${file} failed before its tests ran (it did not load, compile or set up), so this test never ran: ${loadError.message}`,
       },
     };
   }

@@ -96,9 +96,9 @@ MOCHA=("$JUNIT_GEN/node_modules/.bin/mocha" --reporter "$JUNIT_GEN/node_modules/
 run mocha report-with-broken-file.xml "$MOCHA_VERSION" "$FIXTURES/mocha/project" -- \
   env MOCHA_FILE="$OUT/report.xml" "${MOCHA[@]}" "test/**/*.test.js"
 run mocha report.xml "$MOCHA_VERSION" "$FIXTURES/mocha/project" -- \
-  env MOCHA_FILE="$OUT/report.xml" "${MOCHA[@]}" test/cart.test.js
+  env MOCHA_FILE="$OUT/report.xml" "${MOCHA[@]}" test/cart.test.js test/stock.test.js
 run mocha report-include-pending.xml "$MOCHA_VERSION" "$FIXTURES/mocha/project" -- \
-  env MOCHA_FILE="$OUT/report.xml" "${MOCHA[@]}" --reporter-options includePending=true test/cart.test.js
+  env MOCHA_FILE="$OUT/report.xml" "${MOCHA[@]}" --reporter-options includePending=true test/cart.test.js test/stock.test.js
 finish mocha
 
 # pytest (Debian's): by default a collection error interrupts the session, so the tests of the

@@ -49,6 +49,13 @@ describe("jest-junit's report with its default settings (fixtures/jest/report.xm
     expect(findTestCase(report, { file: CART, title: "cart shipping ships abroad" })?.outcome).toBe("skipped");
   });
 
+  it("reads a test whose block's beforeAll threw as failed-error with the hook's error", () => {
+    expect(findTestCase(report, { file: "test/stock.test.cjs", title: "stock files stock at a location" })).toMatchObject({
+      outcome: "failed-error",
+      message: "Error: connect ECONNREFUSED 127.0.0.1:5432",
+    });
+  });
+
   it("drops a file that failed to load entirely, so its test is missing, never passed", () => {
     expect(report.loadErrors).toEqual([]);
     expect(locateTestCase(report, { file: BROKEN, title: "refunds a returned item" }).status).toBe("missing");
@@ -62,7 +69,7 @@ describe("jest-junit's report with addFileAttribute and reportTestSuiteErrors (t
   });
 
   it("puts each test in its file", () => {
-    expect(new Set(report.tests.map((t) => t.file))).toEqual(new Set([CART]));
+    expect(new Set(report.tests.map((t) => t.file))).toEqual(new Set([CART, "test/stock.test.cjs"]));
   });
 
   it("lists the file that failed to load once, with jest's reason", () => {

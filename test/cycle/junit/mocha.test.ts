@@ -48,6 +48,12 @@ describe("mocha-junit-reporter's report (fixtures/mocha/report.xml)", () => {
     });
   });
 
+  it("reports a before hook that threw as a failed-error case, and the test it kept from running as missing", () => {
+    const hook = report.tests.find((t) => t.name.includes('"before all" hook'));
+    expect(hook).toMatchObject({ outcome: "failed-error", message: "connect ECONNREFUSED 127.0.0.1:5432" });
+    expect(locateTestCase(report, { file: "test/stock.test.js", title: "stock files stock at a location" }).status).toBe("missing");
+  });
+
   it("drops a skipped test by default, so it is missing, never passed", () => {
     expect(locateTestCase(report, { file: CART, title: "cart shipping ships abroad" }).status).toBe("missing");
   });

@@ -56,6 +56,13 @@ function describeNodeReport(load: () => Promise<{ xml: string | undefined; exitC
     });
   });
 
+  it("reads a test cancelled because its block's before hook threw as failed-error", () => {
+    expect(findTestCase(report, { file: "test/stock.test.js", title: "stock > files stock at a location" })).toMatchObject({
+      outcome: "failed-error",
+      type: "cancelledByParent",
+    });
+  });
+
   it("lists a file whose import fails as a load error, not as a test", () => {
     expect(report.loadErrors).toHaveLength(1);
     expect(report.loadErrors[0]?.file).toMatch(/\/test\/broken\.test\.js$/);

@@ -74,6 +74,13 @@ describe("pytest's report with --continue-on-collection-errors", () => {
     expect(findTestCase(report, { file: CART, title: "test_ships_abroad" })).toMatchObject({ outcome: "skipped", message: "not built yet" });
   });
 
+  it("reads a test whose fixture raised as failed-error", () => {
+    expect(findTestCase(report, { file: "tests/test_stock.py", title: "test_files_stock_at_a_location" })).toMatchObject({
+      outcome: "failed-error",
+      message: expect.stringContaining("ConnectionRefusedError"),
+    });
+  });
+
   it("still lists the files that did not import", () => {
     expect(report.loadErrors.map((e) => e.file)).toEqual(["tests/test_broken.py", "tests/test_syntax.py"]);
   });

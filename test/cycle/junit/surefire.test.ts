@@ -51,11 +51,17 @@ describe("Maven Surefire's reports, one per test class (fixtures/surefire/report
   });
 
   it("lists a class whose static initialiser throws as a load error, and its test as failed-error", () => {
-    expect(report.loadErrors).toEqual([{ classname: "shop.RefundTest", message: "java.lang.ExceptionInInitializerError" }]);
+    expect(report.loadErrors).toContainEqual({ classname: "shop.RefundTest", message: "java.lang.ExceptionInInitializerError" });
     expect(findTestCase(report, { file: "src/test/java/shop/RefundTest.java", title: "refundsAReturnedItem" })).toMatchObject({
       outcome: "failed-error",
       type: "java.lang.ExceptionInInitializerError",
     });
+  });
+
+  it("lists a class whose @BeforeClass threw as a load error, and reports its test as failed-error", () => {
+    expect(report.loadErrors).toContainEqual({ classname: "shop.StockTest", message: "java.lang.IllegalStateException: connect ECONNREFUSED 127.0.0.1:5432" });
+    expect(report.tests.some((t) => t.name === "shop.StockTest")).toBe(false);
+    expect(findTestCase(report, { file: "src/test/java/shop/StockTest.java", title: "filesStockAtALocation" })?.outcome).toBe("failed-error");
   });
 
   it("does not find a method under another class", () => {

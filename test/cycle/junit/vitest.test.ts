@@ -58,6 +58,14 @@ function describeVitestReport(load: () => Promise<{ xml: string | undefined; exi
     expect(findTestCase(report, { file: "test/broken.test.js", title: "refunds a returned item" })?.outcome).toBe("failed-error");
   });
 
+  it("reads a test whose block's beforeAll threw as failed-error with the hook's reason, not as skipped", () => {
+    expect(findTestCase(report, { file: "test/stock.test.js", title: "stock > files stock at a location" })).toMatchObject({
+      outcome: "failed-error",
+      message: expect.stringContaining("connect ECONNREFUSED"),
+    });
+    expect(report.tests.some((t) => t.name === "stock")).toBe(false);
+  });
+
   it("does not find a title that is only the last part of a nested test", () => {
     expect(locateTestCase(report, { file: CART, title: "applies a ten percent discount" }).status).toBe("missing");
   });
