@@ -118,7 +118,8 @@ export function approvalCounts(review: GateReview, ctx: ApprovalContext): Approv
   const who = review.user ?? "a deleted user";
   const add = (rule: ApprovalRule, ok: boolean, detail: string) => rules.push({ rule, ok, detail });
 
-  if (review.state === "APPROVED") add("approved-state", true, `review ${review.id} is APPROVED`);
+  if (review.state === "APPROVED" && !review.submittedAt) add("approved-state", false, `${who}'s review ${review.id} has no submission time (not submitted yet)`);
+  else if (review.state === "APPROVED") add("approved-state", true, `review ${review.id} is APPROVED`);
   else if (review.state === "DISMISSED") add("approved-state", false, `${who}'s review ${review.id} was dismissed, which withdraws the approval`);
   else add("approved-state", false, `${who}'s review ${review.id} is ${review.state}, not APPROVED`);
 
@@ -191,7 +192,7 @@ export function gateApproval(reviews: GateReview[], ctx: ApprovalContext, requir
     reviewId: d.reviewId,
     commit: d.commit!,
     hash: d.hash!,
-    at: d.at ?? new Date(0).toISOString(),
+    at: d.at!,
   }));
   const approved = ctx.pendingHash !== undefined && counted.length >= required;
   let summary: string;

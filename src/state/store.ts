@@ -81,11 +81,12 @@ export function createStateStore(options: StateStoreOptions): StateStore {
       throw new StateStoreError(`Could not read ${path} on ${STATE_BRANCH} of ${repository}: ${githubMessage(error)}`);
     }
     const file = data as { type?: string; encoding?: string; content?: string };
+    const commit = /^[0-9a-f]{40,64}$/.test(ref) ? ref : undefined;
     if (Array.isArray(data) || file.type !== "file") {
-      throw new TamperedStateError(trackId, path, ["the path is not a regular file"], ref);
+      throw new TamperedStateError(trackId, path, ["the path is not a regular file"], commit);
     }
     if (file.encoding !== "base64" || typeof file.content !== "string") {
-      throw new TamperedStateError(trackId, path, [`the file is not readable through the contents API (encoding ${file.encoding ?? "none"}; over 1 MB?)`], ref);
+      throw new TamperedStateError(trackId, path, [`the file is not readable through the contents API (encoding ${file.encoding ?? "none"}; over 1 MB?)`], commit);
     }
     return Buffer.from(file.content, "base64").toString("utf8");
   }

@@ -66,6 +66,10 @@ describe("rule 1: only an APPROVED review approves", () => {
     expect(approvalCounts(review({ state: "CHANGES_REQUESTED" }), context()).reasons).toEqual(["lee's review 501 is CHANGES_REQUESTED, not APPROVED"]);
   });
 
+  it("an approval still pending (never submitted) does not count", () => {
+    expect(approvalCounts(review({ submittedAt: null }), context()).reasons).toEqual(["lee's review 501 has no submission time (not submitted yet)"]);
+  });
+
   it("a dismissed review withdraws the approval it gave", () => {
     const gate = gateApproval([review({ state: "DISMISSED" })], context());
     expect(gate.approved).toBe(false);
