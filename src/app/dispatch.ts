@@ -5,7 +5,9 @@ import type { GitHub, RepoRef } from "./github.js";
 export const WORKFLOWS = {
   cycle: { file: "consort-cycle.yml", path: ".github/workflows/consort-cycle.yml" },
   agent: { file: "consort-agent.yml", path: ".github/workflows/consort-agent.yml" },
-  /** After a merge: migrate the parent's database branch (snapshot kept until it succeeds). */
+  /** The release: a verified preview deploy on the track's database branch (actions/deploy). */
+  deploy: { file: "consort-deploy.yml", path: ".github/workflows/consort-deploy.yml" },
+  /** After a merge: migrate the parent's database branch (snapshot kept until it succeeds; actions/promote). */
   promote: { file: "consort-promote.yml", path: ".github/workflows/consort-promote.yml" },
 } as const;
 export type WorkflowKind = keyof typeof WORKFLOWS;

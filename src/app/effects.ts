@@ -1,5 +1,6 @@
 import type { ConsortConfig } from "../config/consort-config.js";
 import { CycleRequest } from "../cycle/request.js";
+import { DeployRequest, PromoteRequest } from "../deploy/schemas.js";
 import { hashFrozenText } from "../gates/freeze.js";
 import type { DispatchCycleEffect, Effect, TrackSnapshot } from "../orchestrator/types.js";
 import type { TrackState } from "../state/index.js";
@@ -44,16 +45,17 @@ export async function runEffects(deps: EngineDeps, run: EffectRun): Promise<void
             await (await database()).deleteBranch(effect.branch);
             break;
           case "dispatchCycle":
-            await dispatchAndRecord(deps, run.trackId, effect.dispatchId, "cycle", cycleRequest(run.state.branch, effect, run.snapshot));
+            if (effect.step === "release") await dispatchAndRecord(deps, run.trackId, effect.dispatchId, "deploy", deployRequest(run.state.branch, effect, run.snapshot));
+            else await dispatchAndRecord(deps, run.trackId, effect.dispatchId, "cycle", cycleRequest(run.state.branch, effect, run.snapshot));
             break;
           case "promoteDatabase":
-            await dispatchAndRecord(deps, run.trackId, effect.dispatchId, "promote", {
-              version: 1,
-              dispatchId: effect.dispatchId,
-              track: run.state.branch,
-              commit: effect.commit,
-              database: { branch: effect.branch, parent: effect.parent },
-            });
+            await dispatchAndRecord(
+              deps,
+              run.trackId,
+              effect.dispatchId,
+              "promote",
+              PromoteRequest.parse({ version: 1, dispatchId: effect.dispatchId, track: run.state.branch, commit: effect.commit, database: { parent: effect.parent, track: effect.branch } }),
+            );
             break;
           case "dispatchAgent":
             if (run.config.agents.enabled) {
@@ -87,10 +89,24 @@ export async function runEffects(deps: EngineDeps, run: EffectRun): Promise<void
 }
 
 /** Dispatch a workflow, then record the run id GitHub returned on the track's state. */
-async function dispatchAndRecord(deps: EngineDeps, trackId: string, dispatchId: string, workflow: "cycle" | "promote", request: unknown): Promise<void> {
+async function dispatchAndRecord(deps: EngineDeps, trackId: string, dispatchId: string, workflow: "cycle" | "deploy" | "promote", request: unknown): Promise<void> {
   const { octokit, repo, services } = deps;
   const dispatched = await dispatchWorkflow({ octokit, owner: repo.owner, repo: repo.repo, defaultBranch: repo.defaultBranch, workflow, request, now: services.clock() });
   await stateStoreFor(deps).update(trackId, `${deps.deliveryId}:run:${dispatchId}`, (state) => (state ? recordRunId(state, dispatchId, dispatched.runId) : undefined));
+}
+
+/** The one JSON input of the release (a verified preview deploy), validated by the deploy runner's schema. */
+export function deployRequest(branch: string, effect: DispatchCycleEffect, snapshot: TrackSnapshot): DeployRequest {
+  const cycle = cycleRequest(branch, { ...effect, step: "refactor" }, snapshot);
+  return DeployRequest.parse({
+    version: 1,
+    dispatchId: effect.dispatchId,
+    track: branch,
+    commit: effect.commit,
+    database: { branch: effect.databaseBranch, parent: snapshot.context.parentDatabaseBranch },
+    tests: [...cycle.tests.earlierGreen, ...cycle.tests.inTurn],
+    frozenTestFiles: cycle.frozenTestFiles,
+  });
 }
 
 /** The one JSON input of a cycle, validated by the cycle runner's own schema before it leaves. */

@@ -4,7 +4,8 @@ import type { HandlerInput } from "../app/services.js";
 import { stateStoreFor, type EngineDeps } from "../app/track.js";
 import type { WorkflowKind } from "../app/dispatch.js";
 import { CYCLE_RESULT_FILE, CycleResult } from "../cycle/result.js";
-import type { CycleEvidence, TrackEvent, TrackSnapshot } from "../orchestrator/types.js";
+import { DEPLOY_EVIDENCE_FILE, DeployEvidence as DeployEvidenceResult, PROMOTE_RESULT_FILE, PromoteResult } from "../deploy/schemas.js";
+import type { CycleEvidence, DeployEvidence, TrackEvent, TrackSnapshot } from "../orchestrator/types.js";
 import { TamperedStateError, type TrackState } from "../state/index.js";
 import { advanceAndAct, configOrFail, engineDeps } from "./common.js";
 import type { WorkflowRunPayload } from "./payloads.js";
@@ -14,7 +15,8 @@ interface Report {
   outcome: "valid" | "invalid" | "error";
   reasons: string[];
   commit: string | undefined;
-  result: CycleResult | undefined;
+  result?: CycleResult;
+  deploy?: DeployEvidenceResult;
 }
 
 /**
@@ -37,7 +39,7 @@ export async function handleWorkflowRun(input: HandlerInput<WorkflowRunPayload>)
     conclusion: payload.workflow_run.conclusion,
     htmlUrl: payload.workflow_run.html_url,
   };
-  if (!/consort-(cycle|promote)\.yml/.test(run.path)) return; // most runs in a repository are not ours: cost nothing
+  if (!/consort-(cycle|deploy|promote)\.yml/.test(run.path)) return; // most runs in a repository are not ours: cost nothing
   const deps = engineDeps(input);
   const found = await findRecordedRun(deps, run.id);
   const provenance = judgeRunProvenance({ run, defaultBranch: deps.repo.defaultBranch, recorded: found?.recorded });
@@ -80,7 +82,7 @@ async function findRecordedRun(deps: EngineDeps, runId: number): Promise<{ track
     }
     const cycle = state?.cycles.find((c) => c.runId === runId);
     if (state && cycle) {
-      const workflow: WorkflowKind = cycle.step === "promote" ? "promote" : "cycle";
+      const workflow: WorkflowKind = cycle.step === "promote" ? "promote" : cycle.step === "release" ? "deploy" : "cycle";
       return { trackId, state, recorded: { runId, workflow, commit: cycle.commit, dispatchId: cycle.dispatchId } };
     }
   }
@@ -94,26 +96,27 @@ async function readReport(deps: EngineDeps, run: ReportedRun, workflow: Workflow
     files = await downloadRunArtifact({ octokit, owner: repo.owner, repo: repo.repo, runId: run.id });
   } catch (error) {
     if (!(error instanceof ArtifactError)) throw error;
-    return { outcome: "error", reasons: [`${error.message} (run conclusion: ${run.conclusion ?? "none"}, ${run.htmlUrl})`], commit: undefined, result: undefined };
+    return { outcome: "error", reasons: [`${error.message} (run conclusion: ${run.conclusion ?? "none"}, ${run.htmlUrl})`], commit: undefined };
   }
-  if (workflow === "promote") {
-    const raw = artifactJson(files, "promotion-result.json", run.id) as { outcome?: unknown; reasons?: unknown; commit?: unknown };
-    const outcome = raw.outcome === "valid" || raw.outcome === "invalid" ? raw.outcome : "error";
-    return { outcome, reasons: Array.isArray(raw.reasons) ? raw.reasons.map(String) : [], commit: typeof raw.commit === "string" ? raw.commit : undefined, result: undefined };
-  }
+  const file = { cycle: CYCLE_RESULT_FILE, deploy: DEPLOY_EVIDENCE_FILE, promote: PROMOTE_RESULT_FILE, agent: CYCLE_RESULT_FILE }[workflow];
+  const schema = { cycle: CycleResult, deploy: DeployEvidenceResult, promote: PromoteResult, agent: CycleResult }[workflow];
   let raw: unknown;
   try {
-    raw = artifactJson(files, CYCLE_RESULT_FILE, run.id);
+    raw = artifactJson(files, file, run.id);
   } catch (error) {
-    return { outcome: "error", reasons: [(error as Error).message], commit: undefined, result: undefined };
+    return { outcome: "error", reasons: [(error as Error).message], commit: undefined };
   }
-  const parsed = CycleResult.safeParse(raw);
+  const parsed = schema.safeParse(raw);
   if (!parsed.success) {
     const problems = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`);
-    return { outcome: "error", reasons: [`run ${run.id}'s ${CYCLE_RESULT_FILE} is not a valid cycle result: ${problems.join("; ")}`], commit: undefined, result: undefined };
+    return { outcome: "error", reasons: [`run ${run.id}'s ${file} does not follow its schema: ${problems.join("; ")}`], commit: undefined };
   }
-  const result = parsed.data;
-  return { outcome: result.verdict === "verified" ? "valid" : "invalid", reasons: result.reasons, commit: result.commit, result };
+  const data = parsed.data;
+  const outcome = data.verdict === "verified" || data.verdict === "promoted" ? "valid" : "invalid";
+  const base = { outcome, reasons: data.reasons, commit: data.commit } as const;
+  if (workflow === "deploy") return { ...base, deploy: data as DeployEvidenceResult };
+  if (workflow === "promote") return base;
+  return { ...base, result: data as CycleResult };
 }
 
 const OUTCOME_NAMES = { passed: "passed", "failed-assertion": "assertion-failure", "failed-error": "error", skipped: "skipped", missing: "missing" } as const;
@@ -135,12 +138,7 @@ function reportedEvent(snapshot: TrackSnapshot, recorded: RecordedRun, run: Repo
       commit,
       outcome: report.outcome,
       reasons: report.reasons,
-      evidence: {
-        summary,
-        databaseBranch: report.result?.database.trackBranch ?? snapshot.context.databaseBranch,
-        checks: (report.result?.tests ?? []).map((t) => ({ name: `${t.id} ${t.title}`, ok: t.outcome === "passed", ...(t.message ? { detail: t.message } : {}) })),
-        runUrl: run.htmlUrl,
-      },
+      evidence: deployEvidence(report, summary, snapshot, run),
     };
   }
   const evidence: CycleEvidence = {
@@ -155,4 +153,16 @@ function reportedEvent(snapshot: TrackSnapshot, recorded: RecordedRun, run: Repo
       : {}),
   };
   return { type: "cycle.reported", at, dispatchId, runId: run.id, step: pending.step, commit, outcome: report.outcome, reasons: report.reasons, evidence };
+}
+
+/** The deploy gate's evidence, from the release run's deploy-evidence.json. */
+function deployEvidence(report: Report, summary: string, snapshot: TrackSnapshot, run: ReportedRun): DeployEvidence {
+  const d = report.deploy;
+  if (!d) return { summary, databaseBranch: snapshot.context.databaseBranch, checks: [], runUrl: run.htmlUrl };
+  const checks = [
+    ...(d.deploy ? [{ name: `deploy: ${d.deploy.command}`, ok: d.deploy.exitCode === 0 }] : []),
+    { name: d.verify.command ? `verify: ${d.verify.command}` : "verify", ok: d.verify.outcome === "passed", detail: d.verify.outcome },
+    ...(d.verify.cycle ? [{ name: "replay of every migration and the whole suite", ok: d.verify.cycle.verdict === "verified", detail: `${d.verify.cycle.passed} of ${d.verify.cycle.total} passed` }] : []),
+  ];
+  return { summary, databaseBranch: d.database.branch, checks, runUrl: run.htmlUrl, ...(d.previewUrl ? { previewUrl: d.previewUrl } : {}) };
 }

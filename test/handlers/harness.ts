@@ -7,6 +7,7 @@ import { createTestProbot, GitHubMock, mockInstallationToken, TEST_APP_ID } from
 /** The state key every handler test seals with (a test value, not a secret). */
 export const TEST_STATE_KEY = "test-state-key-0123456789abcdef0123456789";
 /** Frozen time: every ISO stamp a handler writes is this one. */
+export const TEST_APP_ID_FOR_SCENARIOS = TEST_APP_ID;
 export const NOW = new Date("2026-03-01T12:00:00.000Z");
 
 export interface Harness {

@@ -1,0 +1,171 @@
+import { createHash } from "node:crypto";
+import type { GitHubMock, RecordedRequest } from "../helpers/github.js";
+import { openStateFile, sealState, serialiseStateFile, unsealed, type TrackState } from "../../src/state/index.js";
+import { TEST_STATE_KEY } from "./harness.js";
+
+export const OWNER = "acme";
+export const REPO = "shop";
+export const FULL_NAME = `${OWNER}/${REPO}`;
+export const DEFAULT_BRANCH = "main";
+export const INSTALLATION_ID = 42;
+export const REPOSITORY_ID = 4242;
+
+const sha = (text: string) => createHash("sha1").update(text).digest("hex");
+type Reply = [number, unknown?, Record<string, string>?];
+const base = `/repos/${OWNER}/${REPO}`;
+const re = (pattern: string) => new RegExp(`^${base.replace(/\//g, "\\/")}${pattern}$`);
+
+/**
+ * GitHub's side of `consort/state` for handler tests: the Git Data and contents endpoints the
+ * state store calls, answered from an in-memory branch, with a real compare-and-swap on the ref
+ * (a PATCH whose parent is not the head answers 422 "Update is not a fast forward", as GitHub does).
+ * Only GitHub is faked here; the store, seal and schema under test are the real ones.
+ */
+export class FakeStateBranch {
+  head: string | undefined;
+  private readonly commits = new Map<string, { tree: string; parents: string[] }>();
+  private readonly trees = new Map<string, Map<string, string>>();
+  private readonly blobs = new Map<string, string>();
+  /** Pushes made by "someone else" just before our next ref update: simulates a racing replica. */
+  racesBeforeUpdate = 0;
+  /** Every ref update attempt, with its outcome. */
+  readonly updates: Array<{ sha: string; accepted: boolean }> = [];
+
+  constructor(private readonly github: GitHubMock) {
+    const refPath = re("/git/ref(?:s)?/heads(?:%2F|/)consort(?:%2F|/)state");
+    github.on("GET", refPath, () => (this.head ? [200, refBody(this.head)] : [404, { message: "Not Found" }]), Infinity);
+    github.on("GET", re("/git/commits/([0-9a-f]{40})"), (r) => this.getCommit(r), Infinity);
+    github.on("GET", re("/contents/tracks(?:%2F|/)([^/?]+)"), (r) => this.getContent(r), Infinity);
+    github.on("GET", re("/git/trees/([0-9a-f]{40})"), (r) => this.getTree(r), Infinity);
+    github.on("POST", re("/git/trees"), (r) => this.createTree(r), Infinity);
+    github.on("POST", re("/git/commits"), (r) => this.createCommit(r), Infinity);
+    github.on("PATCH", refPath, (r) => this.updateRef(r), Infinity);
+    github.on("POST", re("/git/refs"), (r) => this.createRef(r), Infinity);
+    this.trees.set(EMPTY_TREE, new Map());
+  }
+
+  /** Seal and store a track's state, as an earlier event would have. */
+  seed(state: TrackState): void {
+    this.write(`tracks/${state.trackId}.json`, serialiseStateFile(sealState(state, TEST_STATE_KEY)));
+  }
+
+  /** Put raw text at a path (e.g. a hand-edited, tampered file). */
+  write(path: string, text: string): void {
+    const files = new Map(this.head ? this.trees.get(this.commits.get(this.head)!.tree)! : []);
+    files.set(path, text);
+    const tree = this.storeTree(files);
+    const commit = sha(`${tree}${this.head ?? ""}${Math.random()}`);
+    this.commits.set(commit, { tree, parents: this.head ? [this.head] : [] });
+    this.head = commit;
+  }
+
+  /** The raw text of a file at the head. */
+  text(path: string): string | undefined {
+    if (!this.head) return undefined;
+    return this.trees.get(this.commits.get(this.head)!.tree)!.get(path);
+  }
+
+  /** A track's state at the head, verified with the test key (throws if it does not verify). */
+  state(trackId: string): TrackState | undefined {
+    const text = this.text(`tracks/${trackId}.json`);
+    return text === undefined ? undefined : unsealed(openStateFile(text, TEST_STATE_KEY, { trackId, path: `tracks/${trackId}.json` }));
+  }
+
+  private storeTree(files: Map<string, string>): string {
+    const id = sha(JSON.stringify([...files.entries()].sort()));
+    this.trees.set(id, files);
+    return id;
+  }
+
+  private getCommit(r: RecordedRequest): Reply {
+    const id = r.path.split("/").pop()!;
+    const commit = this.commits.get(id);
+    return commit ? [200, { sha: id, tree: { sha: commit.tree }, parents: commit.parents.map((p) => ({ sha: p })) }] : [404, { message: "Not Found" }];
+  }
+
+  private getContent(r: RecordedRequest): Reply {
+    const path = decodeURIComponent(r.path.slice(`${base}/contents/`.length));
+    const ref = r.query.ref ?? this.head;
+    const commit = ref === "consort/state" ? this.head : ref;
+    const files = commit ? this.trees.get(this.commits.get(commit)?.tree ?? "") : undefined;
+    const text = files?.get(path);
+    if (text === undefined) return [404, { message: "Not Found" }];
+    return [200, { type: "file", encoding: "base64", content: Buffer.from(text).toString("base64"), path, name: path.split("/").pop(), sha: sha(text) }];
+  }
+
+  private getTree(r: RecordedRequest): Reply {
+    const id = r.path.split("/").pop()!;
+    const files = this.trees.get(id);
+    if (!files) {
+      const dir = this.blobs.get(id);
+      if (dir === undefined) return [404, { message: "Not Found" }];
+      const entries = (JSON.parse(dir) as string[]).map((name) => ({ path: name, type: "blob", sha: sha(name), mode: "100644" }));
+      return [200, { sha: id, tree: entries, truncated: false }];
+    }
+    // A two-level listing, as the store reads it: the root holds `tracks/`, which holds the files.
+    const names = [...files.keys()].filter((p) => p.startsWith("tracks/")).map((p) => p.slice("tracks/".length));
+    const dirId = sha(`dir${JSON.stringify(names)}`);
+    this.blobs.set(dirId, JSON.stringify(names));
+    const root = [...files.keys()].filter((p) => !p.includes("/")).map((p) => ({ path: p, type: "blob", sha: sha(p), mode: "100644" }));
+    return [200, { sha: id, tree: [...root, ...(names.length ? [{ path: "tracks", type: "tree", sha: dirId, mode: "040000" }] : [])], truncated: false }];
+  }
+
+  private createTree(r: RecordedRequest): Reply {
+    const body = r.body as { base_tree?: string; tree: Array<{ path: string; content: string }> };
+    const files = new Map(body.base_tree ? (this.trees.get(body.base_tree) ?? new Map()) : new Map<string, string>());
+    for (const entry of body.tree) files.set(entry.path, entry.content);
+    return [201, { sha: this.storeTree(files), tree: [], truncated: false }];
+  }
+
+  private createCommit(r: RecordedRequest): Reply {
+    const body = r.body as { tree: string; parents: string[]; message: string };
+    const id = sha(`${body.tree}${body.parents.join()}${body.message}${Math.random()}`);
+    this.commits.set(id, { tree: body.tree, parents: body.parents });
+    return [201, { sha: id, tree: { sha: body.tree }, parents: body.parents.map((p) => ({ sha: p })), message: body.message }];
+  }
+
+  private updateRef(r: RecordedRequest): Reply {
+    const body = r.body as { sha: string; force?: boolean };
+    if (this.racesBeforeUpdate > 0) {
+      this.racesBeforeUpdate -= 1;
+      this.write("README.md", `another replica wrote here ${Math.random()}`);
+    }
+    const parent = this.commits.get(body.sha)?.parents[0];
+    const accepted = body.force === false && parent === this.head;
+    this.updates.push({ sha: body.sha, accepted });
+    if (!accepted) return [422, { message: "Update is not a fast forward" }];
+    this.head = body.sha;
+    return [200, refBody(body.sha)];
+  }
+
+  private createRef(r: RecordedRequest): Reply {
+    const body = r.body as { ref: string; sha: string };
+    if (body.ref !== "refs/heads/consort/state") return [422, { message: `unexpected ref ${body.ref}` }];
+    if (this.head) return [422, { message: "Reference already exists" }];
+    this.head = body.sha;
+    return [201, refBody(body.sha)];
+  }
+}
+
+const EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+
+function refBody(commit: string) {
+  return { ref: "refs/heads/consort/state", node_id: "REF", url: "", object: { type: "commit", sha: commit, url: "" } };
+}
+
+/** A payload from @octokit/webhooks-examples moved into the test repository and installation. */
+export function inRepo<T extends Record<string, unknown>>(payload: T): T {
+  const repository = payload.repository as Record<string, unknown> | undefined;
+  return {
+    ...payload,
+    installation: { id: INSTALLATION_ID, node_id: "INST" },
+    ...(repository
+      ? { repository: { ...repository, id: REPOSITORY_ID, name: REPO, full_name: FULL_NAME, owner: { ...(repository.owner as object), login: OWNER }, default_branch: DEFAULT_BRANCH } }
+      : {}),
+  };
+}
+
+/** A contents-API answer for a file's text. */
+export function contentFile(path: string, text: string): Reply {
+  return [200, { type: "file", encoding: "base64", content: Buffer.from(text).toString("base64"), path, name: path.split("/").pop(), sha: sha(text), size: text.length }];
+}

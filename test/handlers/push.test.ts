@@ -1,0 +1,155 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ARTIFACT_PATHS } from "../../src/artifacts/paths.js";
+import { webhookPayload } from "../helpers/webhooks.js";
+import { edited } from "../orchestrator/fixtures/stockflow.js";
+import { smallDesign } from "../orchestrator/helpers/track.js";
+import { createHarness, mockInstallationToken, type Harness } from "./harness.js";
+import { contentFile, FakeStateBranch, inRepo, INSTALLATION_ID } from "./fake-repo.js";
+import { commitSha, createdChecks, expectChecks, expectDefaultConfig, expectStickyComment, newBranch, simulatedTrack, stateOf } from "./scenario.js";
+
+let h: Harness;
+let state: FakeStateBranch;
+let branch: string;
+const START = commitSha("start");
+const STORIES = commitSha("stories");
+const storiesText = edited(smallDesign.spec, (j) => delete j.nfrs);
+
+beforeEach(() => {
+  h = createHarness();
+  state = new FakeStateBranch(h.github);
+  branch = newBranch();
+  state.seed(stateOf(branch, simulatedTrack(branch).snapshot));
+  mockInstallationToken(h.github, INSTALLATION_ID);
+});
+afterEach(() => h.github.dispose());
+
+function pushPayload(commits: Array<{ id: string; role: string | null; author: string; added?: string[]; modified?: string[] }>, before = START) {
+  const example = webhookPayload("push");
+  return inRepo({
+    ...example,
+    ref: `refs/heads/${branch}`,
+    before,
+    after: commits.at(-1)!.id,
+    created: false,
+    deleted: false,
+    forced: false,
+    commits: commits.map((c) => ({
+      ...example.head_commit,
+      id: c.id,
+      message: `A step\n\n${c.role ? `Consort-Role: ${c.role}\n` : ""}`,
+      author: { name: c.author, email: `${c.author}@example.test`, username: c.author },
+      added: c.added ?? [],
+      modified: c.modified ?? [],
+      removed: [],
+    })),
+  });
+}
+
+describe("push", () => {
+  it("classifies the product owner's stories commit, advances to the spec, and updates the checks and the ONE sticky comment", async () => {
+    expectDefaultConfig(h.github);
+    h.github.on("GET", `/repos/acme/shop/contents/.consort%2Fspec.json`, contentFile(ARTIFACT_PATHS.spec, storiesText));
+    expectChecks(h.github, STORIES);
+    expectStickyComment(h.github, branch, STORIES);
+
+    await h.receive("push", pushPayload([{ id: STORIES, role: "product-owner", author: "po-bot[bot]", added: [ARTIFACT_PATHS.spec] }]));
+    h.github.verify();
+
+    // The artifact was read at the pushed commit.
+    expect(h.github.calls("GET", "/repos/acme/shop/contents/.consort%2Fspec.json")[0]!.query).toEqual({ ref: STORIES });
+    const after = state.state(branch)!;
+    expect(after.snapshot).toMatchObject({ stage: "spec", context: { head: STORIES, rejectedHead: null } });
+    const checks = createdChecks(h.github);
+    expect(checks["consort/discipline"]).toMatchObject({ status: "completed", conclusion: "success" });
+    expect(checks["consort/design"]).toMatchObject({ status: "in_progress" });
+    const comment = h.github.calls("POST", "/repos/acme/shop/issues/7/comments")[0]!.body as { body: string };
+    expect(comment.body.startsWith(`<!-- consort:sticky track=${branch} -->`)).toBe(true);
+    expect(comment.body).toContain("spec-author");
+  });
+
+  it("refuses a commit by the wrong role: the track does not advance and discipline fails with the reason", async () => {
+    expectDefaultConfig(h.github);
+    const wrong = commitSha("wrong-role");
+    expectChecks(h.github, wrong);
+    expectStickyComment(h.github, branch, wrong);
+
+    await h.receive("push", pushPayload([{ id: wrong, role: "driver", author: "driver-bot[bot]", added: ["src/app.ts"] }]));
+    h.github.verify();
+
+    const after = state.state(branch)!;
+    expect(after.snapshot).toMatchObject({ stage: "stories", context: { head: START, rejectedHead: { sha: wrong } } });
+    const discipline = createdChecks(h.github)["consort/discipline"]!;
+    expect(discipline.conclusion).toBe("failure");
+    expect(discipline.output.summary).toMatch(/driver/);
+  });
+
+  it("a redelivered push changes nothing", async () => {
+    expectDefaultConfig(h.github, 2);
+    h.github.on("GET", `/repos/acme/shop/contents/.consort%2Fspec.json`, contentFile(ARTIFACT_PATHS.spec, storiesText), 2);
+    expectChecks(h.github, STORIES);
+    expectStickyComment(h.github, branch, STORIES);
+    const payload = pushPayload([{ id: STORIES, role: "product-owner", author: "po-bot[bot]", added: [ARTIFACT_PATHS.spec] }]);
+    const delivery = await h.receive("push", payload);
+    const head = state.head;
+    await h.receive("push", payload, delivery);
+    h.github.verify();
+    expect(state.head).toBe(head);
+    expect(state.updates.filter((u) => u.accepted)).toHaveLength(1);
+  });
+
+  it("a tampered state file fails every check with the re-seal button and advances nothing", async () => {
+    const path = `tracks/${branch}.json`;
+    state.write(path, state.text(path)!.replace('"stage": "stories"', '"stage": "test-list-gate"'));
+    const tampered = state.head;
+    expectDefaultConfig(h.github);
+    h.github.on("GET", `/repos/acme/shop/contents/.consort%2Fspec.json`, contentFile(ARTIFACT_PATHS.spec, storiesText));
+    expectChecks(h.github, STORIES);
+
+    await h.receive("push", pushPayload([{ id: STORIES, role: "product-owner", author: "po-bot[bot]", added: [ARTIFACT_PATHS.spec] }]));
+    h.github.verify();
+
+    expect(state.head).toBe(tampered);
+    for (const check of Object.values(createdChecks(h.github))) {
+      expect(check).toMatchObject({ conclusion: "failure", output: { title: "State file is tampered" }, actions: [{ identifier: "reseal" }] });
+      expect(check.output.summary).toContain("signature");
+    }
+  });
+
+  it("a concurrent writer that wins every compare-and-swap fails the checks saying so, and nothing is applied", async () => {
+    state.racesBeforeUpdate = 5;
+    expectDefaultConfig(h.github);
+    h.github.on("GET", `/repos/acme/shop/contents/.consort%2Fspec.json`, contentFile(ARTIFACT_PATHS.spec, storiesText));
+    expectChecks(h.github, STORIES);
+
+    await h.receive("push", pushPayload([{ id: STORIES, role: "product-owner", author: "po-bot[bot]", added: [ARTIFACT_PATHS.spec] }]));
+    h.github.verify();
+
+    expect(state.updates.map((u) => u.accepted)).toEqual([false, false, false, false, false]);
+    expect(state.state(branch)!.snapshot).toMatchObject({ stage: "stories" });
+    for (const check of Object.values(createdChecks(h.github))) {
+      expect(check).toMatchObject({ conclusion: "failure", output: { title: "Consort could not record this event" }, actions: [{ identifier: "rerun-cycle" }] });
+    }
+  });
+
+  it("one lost compare-and-swap is re-read and re-applied", async () => {
+    state.racesBeforeUpdate = 1;
+    expectDefaultConfig(h.github);
+    h.github.on("GET", `/repos/acme/shop/contents/.consort%2Fspec.json`, contentFile(ARTIFACT_PATHS.spec, storiesText));
+    expectChecks(h.github, STORIES);
+    expectStickyComment(h.github, branch, STORIES);
+    await h.receive("push", pushPayload([{ id: STORIES, role: "product-owner", author: "po-bot[bot]", added: [ARTIFACT_PATHS.spec] }]));
+    h.github.verify();
+    expect(state.updates.map((u) => u.accepted)).toEqual([false, true]);
+    expect(state.state(branch)!.snapshot).toMatchObject({ stage: "spec" });
+    expect(state.text("README.md")).toMatch(/another replica/);
+  });
+
+  it("a push to a branch that is not a track changes nothing", async () => {
+    expectDefaultConfig(h.github);
+    h.github.on("GET", `/repos/acme/shop/contents/.consort%2Fspec.json`, contentFile(ARTIFACT_PATHS.spec, storiesText));
+    const payload = pushPayload([{ id: STORIES, role: "product-owner", author: "po-bot[bot]", added: [ARTIFACT_PATHS.spec] }]);
+    await h.receive("push", { ...payload, ref: "refs/heads/not-a-track" });
+    h.github.verify();
+    expect(state.updates).toHaveLength(0);
+  });
+});

@@ -1,0 +1,75 @@
+import { randomBytes } from "node:crypto";
+import { defaultConfig, type ConsortConfig } from "../../src/config/consort-config.js";
+import { projectState } from "../../src/app/projection.js";
+import { createTrack } from "../../src/orchestrator/index.js";
+import type { TrackSnapshot } from "../../src/orchestrator/types.js";
+import { emptyTrackState, type TrackState } from "../../src/state/index.js";
+import type { GitHubMock, RecordedRequest } from "../helpers/github.js";
+import { TrackSim } from "../orchestrator/helpers/track.js";
+import { contentFile, FULL_NAME, inRepo, REPOSITORY_ID } from "./fake-repo.js";
+import { NOW, TEST_APP_ID_FOR_SCENARIOS } from "./harness.js";
+
+/** A 40-hex sha from a label, so a test names its commits. */
+export const commitSha = (label: string) => Buffer.from(label.padEnd(20, ".")).toString("hex").slice(0, 40);
+
+/** A fresh track branch name, so parallel tests never share a database branch. */
+export const newBranch = () => `feature-${randomBytes(3).toString("hex")}`;
+
+/** A track simulated through the real machine, from creation on, for `branch`. */
+export function simulatedTrack(branch: string, config: ConsortConfig = defaultConfig(), head = commitSha("start")): TrackSim {
+  return new TrackSim(
+    config,
+    createTrack({ trackId: branch, branch, baseBranch: "main", head, databaseBranch: branch, parentDatabaseBranch: "root", at: "2026-03-01T09:00:00.000Z" }, config),
+  );
+}
+
+/** The state file a track at `snapshot` has, as earlier deliveries would have written it. */
+export function stateOf(branch: string, snapshot: TrackSnapshot): TrackState {
+  return projectState(emptyTrackState({ trackId: branch, repository: FULL_NAME, branch, snapshot, now: NOW }), snapshot);
+}
+
+/** GitHub answers for the check runs of `sha`: an empty listing, then the seven creations. */
+export function expectChecks(github: GitHubMock, sha: string, times = 7): void {
+  github
+    .on("GET", `/repos/acme/shop/commits/${sha}/check-runs`, [200, { total_count: 0, check_runs: [] }])
+    .on("POST", "/repos/acme/shop/check-runs", (r) => [201, { id: 1000 + checkCount(github), name: (r.body as { name: string }).name }], times);
+}
+const checkCount = (github: GitHubMock) => github.calls("POST", "/repos/acme/shop/check-runs").length;
+
+/** The check runs created, by name. */
+export function createdChecks(github: GitHubMock): Record<string, { conclusion?: string; status: string; output: { title: string; summary: string }; actions: Array<{ identifier: string }> }> {
+  return Object.fromEntries(github.calls("POST", "/repos/acme/shop/check-runs").map((c: RecordedRequest) => [(c.body as { name: string }).name, c.body])) as never;
+}
+
+/** The track's open PR (#7) with no comments yet: the sticky comment is created. */
+export function expectStickyComment(github: GitHubMock, branch: string, headSha: string): void {
+  github
+    .on("GET", "/repos/acme/shop/pulls", [200, [{ number: 7, base: { ref: "main" }, head: { ref: branch, sha: headSha } }]])
+    .on("GET", "/repos/acme/shop/issues/7/comments", [200, []])
+    .on("POST", "/repos/acme/shop/issues/7/comments", [201, { id: 77, body: "", performed_via_github_app: { id: TEST_APP_ID_FOR_SCENARIOS } }]);
+}
+
+/** The repository has no `.github/consort.yml`: the defaults apply. */
+export function expectDefaultConfig(github: GitHubMock, times = 1): void {
+  github.on("GET", "/repos/acme/shop/contents/.github%2Fconsort.yml", [404, { message: "Not Found" }], times);
+}
+
+export function expectConfig(github: GitHubMock, text: string, times = 1): void {
+  github.on("GET", "/repos/acme/shop/contents/.github%2Fconsort.yml", contentFile(".github/consort.yml", text), times);
+}
+
+/** A pull_request payload for the track's PR #7, from a recorded example. */
+export function pullRequestPayload(example: Record<string, any>, branch: string, headSha: string, extra: Record<string, unknown> = {}) { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const payload = inRepo(example);
+  return {
+    ...payload,
+    number: 7,
+    pull_request: {
+      ...example.pull_request,
+      number: 7,
+      head: { ...example.pull_request.head, ref: branch, sha: headSha, repo: { ...example.pull_request.head.repo, id: REPOSITORY_ID } },
+      base: { ...example.pull_request.base, ref: "main" },
+      ...extra,
+    },
+  };
+}
