@@ -57,7 +57,7 @@ function request(c: Checkout, input: Omit<CycleRequestInput, "track" | "commit" 
 
 const reasonsOf = (r: CycleResult) => r.reasons.join("\n");
 
-describe.concurrent("RED and GREEN on StockFlow's T7 (stock by location)", () => {
+describe.concurrent("RED and GREEN on StockFlow's T7 (stock by location)", { timeout: 120_000 }, () => {
   test("a new test that fails by an assertion, with every earlier test green, is a verified RED", async () => {
     const red = await stage(RED_T7);
     const out = join(red.dir, ".consort-out");

@@ -42,7 +42,7 @@ async function hasTable(branch: string, table: string): Promise<boolean> {
 
 const VERIFY_TABLE = `node -e "const pg=require('pg');const c=new pg.Client(process.env.DATABASE_URL);c.connect().then(()=>c.query(\\"select to_regclass('stock_records') t\\")).then(r=>{if(!r.rows[0].t)process.exit(4);return c.end()})"`;
 
-describe.concurrent("deploy", () => {
+describe.concurrent("deploy", { timeout: 120_000 }, () => {
   test("with no deploy command, every migration is replayed on a fresh fork of the parent and the whole suite passes there", async () => {
     await provider.createBranch("f1-replay", { from: root });
     const request = DeployRequest.parse({ track: "f1", commit: done.commit, database: { branch: "f1-replay", parent: root }, tests: TESTS });
@@ -83,7 +83,7 @@ describe.concurrent("deploy", () => {
   });
 });
 
-describe.concurrent("promote", () => {
+describe.concurrent("promote", { timeout: 120_000 }, () => {
   test("a merged migration is applied to the parent's branch and the snapshot is deleted", async () => {
     await provider.createBranch("trunk-ok", { from: root });
     const result = await runPromote(PromoteRequest.parse({ track: "f1", commit: done.commit, database: { parent: "trunk-ok" } }), { provider, config, cwd: done.dir });

@@ -32,7 +32,7 @@ const withCommands = (commands: Partial<ConsortConfig["commands"]>): ConsortConf
 const redRequest = (commit = red.commit) =>
   CycleRequest.parse({ track: "edges", step: "red", commit, tests: { inTurn: [T7] }, database: { branch: "edges-track" } });
 
-describe.concurrent("a cycle that cannot decide refuses, and still drops its branch", () => {
+describe.concurrent("a cycle that cannot decide refuses, and still drops its branch", { timeout: 60_000 }, () => {
   test("a JUnit report older than the test run is rejected", async () => {
     // The test command leaves a report whose time is before the run: an earlier run's leftovers.
     const config = withCommands({ migrate: "true", test: "printf '<testsuites/>' > stale.xml && touch -d '2020-01-01' stale.xml" });

@@ -25,7 +25,7 @@ const init = async (options: Partial<Parameters<typeof planInit>[0]> = {}) => {
   return Object.fromEntries(items.map((i) => [i.path, i.action]));
 };
 
-describe("consort init", () => {
+describe("consort init", { timeout: 60_000 }, () => {
   test("writes the configuration, both workflows and CODEOWNERS into a bare repository", async () => {
     expect(await init({ owners: ["@acme/maintainers"] })).toEqual({
       ".github/consort.yml": "create",
