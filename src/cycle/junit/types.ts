@@ -50,7 +50,7 @@ export const JUnitReportSchema = z.object({
 });
 export type JUnitReport = z.infer<typeof JUnitReportSchema>;
 
-export type JUnitErrorCode = "malformed-xml" | "not-junit" | "bad-option";
+export type JUnitErrorCode = "malformed-xml" | "not-junit" | "bad-option" | "no-report" | "stale-report";
 
 /** The report cannot be read as JUnit at all: the cycle must refuse, never guess. */
 export class JUnitError extends Error {

@@ -8,7 +8,7 @@ const CART = "test/cart.test.js";
 const BROKEN = "test/broken.test.js";
 
 /** The checks every node --test report of the sample project must pass, committed or live. */
-function describeNodeReport(load: () => Promise<{ xml: string | undefined; exitCode: number }>) {
+function describeNodeReport(load: () => Promise<{ xml: string | undefined; exitCode: number }>): () => JUnitReport {
   let report: JUnitReport;
   let exitCode: number;
   beforeAll(async () => {
@@ -73,6 +73,8 @@ function describeNodeReport(load: () => Promise<{ xml: string | undefined; exitC
     expect(locateTestCase(report, { file: BROKEN, title: "refunds a returned item" }).status).toBe("not-loaded");
     expect(findTestCase(report, { file: BROKEN, title: "refunds a returned item" })?.outcome).toBe("failed-error");
   });
+
+  return () => report;
 }
 
 describe("the node --test report committed in fixtures/node", () => {
@@ -81,7 +83,14 @@ describe("the node --test report committed in fixtures/node", () => {
 
 // This node, run now: a change in how node writes JUnit fails here, not in a cycle.
 describe("a node --test report written live by this node", () => {
-  describeNodeReport(() =>
+  const live = describeNodeReport(() =>
     runLive(process.execPath, (out) => ["--test", "--test-reporter=junit", `--test-reporter-destination=${out}`], PROJECT),
   );
+
+  it("reads the same outcomes as the committed report: rerun generate-fixtures.sh when this fails", async () => {
+    const committed = parseJUnit(await fixtureReport("node"));
+    const outcomes = (r: JUnitReport) => r.tests.map((t) => [t.file?.replace(/^.*\/test\//, "test/"), t.name, t.outcome, t.type]).sort();
+    expect(outcomes(live())).toEqual(outcomes(committed));
+    expect(live().loadErrors.map((e) => e.file?.replace(/^.*\/test\//, "test/"))).toEqual(committed.loadErrors.map((e) => e.file?.replace(/^.*\/test\//, "test/")));
+  });
 });

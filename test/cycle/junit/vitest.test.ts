@@ -7,7 +7,7 @@ const PROJECT = join(FIXTURES, "vitest", "project");
 const CART = "test/cart.test.js";
 
 /** The checks every vitest report of the sample project must pass, committed or live. */
-function describeVitestReport(load: () => Promise<{ xml: string | undefined; exitCode: number }>) {
+function describeVitestReport(load: () => Promise<{ xml: string | undefined; exitCode: number }>): () => JUnitReport {
   let report: JUnitReport;
   let exitCode: number;
   beforeAll(async () => {
@@ -78,6 +78,8 @@ function describeVitestReport(load: () => Promise<{ xml: string | undefined; exi
     expect(Date.parse(report.timestamp ?? "")).not.toBeNaN();
     expect(report.tests.every((t) => t.durationMs !== undefined && t.durationMs >= 0)).toBe(true);
   });
+
+  return () => report;
 }
 
 describe("the vitest report committed in fixtures/vitest", () => {
@@ -86,11 +88,18 @@ describe("the vitest report committed in fixtures/vitest", () => {
 
 // The installed vitest, run now: a change in how vitest writes JUnit fails here, not in a cycle.
 describe("a vitest report written live by the installed vitest", () => {
-  describeVitestReport(() =>
+  const live = describeVitestReport(() =>
     runLive(
       join(REPO_ROOT, "node_modules", ".bin", "vitest"),
       (out) => ["run", "--config", join(PROJECT, "vitest.config.mjs"), "--reporter=junit", `--outputFile=${out}`],
       PROJECT,
     ),
   );
+
+  it("reads the same outcomes as the committed report: rerun generate-fixtures.sh when this fails", async () => {
+    const committed = parseJUnit(await fixtureReport("vitest"));
+    const outcomes = (r: JUnitReport) => r.tests.map((t) => [t.file?.replace(/^.*\/test\//, "test/"), t.name, t.outcome, t.type]).sort();
+    expect(outcomes(live())).toEqual(outcomes(committed));
+    expect(live().loadErrors.map((e) => e.file?.replace(/^.*\/test\//, "test/"))).toEqual(committed.loadErrors.map((e) => e.file?.replace(/^.*\/test\//, "test/")));
+  });
 });
