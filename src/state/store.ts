@@ -19,6 +19,8 @@ export interface StateStoreOptions {
   /** Attempts at the compare-and-swap before giving up; default 5. */
   maxAttempts?: number;
   clock?: () => Date;
+  /** Base pause before re-reading after a lost compare-and-swap, grown per attempt with jitter; default 50 ms. */
+  retryDelayMs?: number;
 }
 
 export type UpdateOutcome =
@@ -54,6 +56,10 @@ export function createStateStore(options: StateStoreOptions): StateStore {
   const { octokit, owner, repo, key } = options;
   const maxAttempts = options.maxAttempts ?? 5;
   const clock = options.clock ?? (() => new Date());
+  const retryDelayMs = options.retryDelayMs ?? 50;
+  // Replicas that lost the same race should not all re-read at the same instant.
+  const pause = (attempt: number) =>
+    attempt >= maxAttempts || retryDelayMs <= 0 ? Promise.resolve() : new Promise<void>((done) => setTimeout(done, retryDelayMs * attempt * (0.5 + Math.random())));
   const repository = `${owner}/${repo}`;
   if (!key) throw new StateStoreError("No state key given", "set CONSORT_STATE_KEY to 32+ random characters");
   if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw new StateStoreError(`maxAttempts must be a positive integer, got ${maxAttempts}`);
@@ -167,6 +173,7 @@ export function createStateStore(options: StateStoreOptions): StateStore {
         const file = sealState(next, key);
         const commit = await writeFile(head, path, serialiseStateFile(file), `consort: ${current ? "update" : "start"} ${path} (delivery ${deliveryId})`);
         if (commit) return { outcome: "written", state: unsealed(file), commit, attempts: attempt };
+        await pause(attempt);
       }
       throw new StateConflictError(trackId, maxAttempts);
     },
@@ -197,6 +204,7 @@ export function createStateStore(options: StateStoreOptions): StateStore {
         const sealed = sealState(next, key);
         const commit = await writeFile(head, path, serialiseStateFile(sealed), `consort: re-seal ${path} (by ${actor})`);
         if (commit) return { outcome: "written", state: unsealed(sealed), commit, attempts: attempt };
+        await pause(attempt);
       }
       throw new StateConflictError(trackId, maxAttempts);
     },
