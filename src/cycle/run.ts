@@ -71,10 +71,11 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
     if (head !== request.commit) {
       throw new Error(`the checkout is at ${head.slice(0, 12)}, but the request asks to test ${request.commit.slice(0, 12)}: check out the requested commit`);
     }
-    // Read what the commit holds before any command runs, so a command cannot change the evidence.
-    const frozenFiles = await readFrozenFiles(cwd, request.frozenTestFiles);
+    // Read what the commit holds before any command runs, so a command cannot change the evidence
+    // (while the branch is forked: neither waits for the other).
     const frozenPaths = new Set(request.frozenTestFiles.map((f) => f.path));
-    const unfrozenTestFiles = (await listTestFiles(cwd, config.paths.tests)).filter((p) => !frozenPaths.has(p));
+    const evidence = Promise.all([readFrozenFiles(cwd, request.frozenTestFiles), listTestFiles(cwd, config.paths.tests)]);
+    evidence.catch(() => {});
 
     let mark = performance.now();
     if (deps.rebuildMissingTrack) {
@@ -87,6 +88,8 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
     await provider.createBranch(name, { from: request.database.branch, ttlSeconds: request.ttlSeconds, onProgress: progress });
     const url = await provider.connectionUrl(name);
     timings.fork = elapsed(mark);
+    const [frozenFiles, testFiles] = await evidence;
+    const unfrozenTestFiles = testFiles.filter((p) => !frozenPaths.has(p));
     const env = { DATABASE_URL: url, CONSORT_STEP: request.step, CONSORT_TRACK: request.track };
     const secrets = secretsOfUrl(url);
 
