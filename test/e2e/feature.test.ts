@@ -1,0 +1,132 @@
+import pg from "pg";
+import { afterEach, describe, expect, test } from "vitest";
+import { postgresUrl } from "../helpers/postgres.js";
+import * as F from "./support/feature.js";
+import { LEAD, Scenario } from "./support/scenario.js";
+
+/**
+ * A whole feature of examples/stockflow through every gate, driven through `probot.receive`:
+ * each design role's commit, the design and test-list gates approved by reviews, RED and GREEN
+ * for every test with the dispatched cycle run for real on the embedded Postgres, the review
+ * verdicts and a refactor, the verified release, the deploy and promote gates, the merge, the
+ * parent's database migrated and the track's database branches deleted.
+ */
+
+let scenario: Scenario | undefined;
+afterEach(async () => {
+  await scenario?.dispose();
+  scenario = undefined;
+});
+
+const CHECKS = ["consort/design", "consort/test-list", "consort/build", "consort/deploy", "consort/promote", "consort/discipline", "consort/schema"];
+
+function conclusions(s: Scenario, sha = s.head()): Record<string, string> {
+  const runs = s.world.checksOn(sha);
+  return Object.fromEntries(CHECKS.map((name) => [name, runs.get(name) ? (runs.get(name)!.conclusion ?? runs.get(name)!.status) : "missing"]));
+}
+
+describe("a feature of StockFlow, end to end", () => {
+  test("stock by location goes from a new branch to a migrated parent database, through every gate", async () => {
+    const s = (scenario = new Scenario());
+    const t0 = Date.now();
+    const trace = (label: string) => console.log(Date.now() - t0, s.world.mock.requests.length, label, s.snapshot().stage, JSON.stringify(conclusions(s)), s.world.mock.violations);
+
+    await s.createBranch();
+    expect(s.snapshot().stage).toBe("stories");
+    expect(s.next()).toMatchObject({ actor: "agent", role: "product-owner" });
+    await s.openPull();
+
+    // The design lane: one role, one file, one commit each.
+    await s.step("product-owner", { ".consort/spec.json": F.STORIES });
+    expect(s.snapshot().stage).toBe("spec");
+    await s.step("spec-author", { ".consort/spec.json": F.SPEC });
+    expect(s.snapshot().stage).toBe("architecture");
+    await s.step("architect", { ".consort/architecture.json": F.ARCHITECTURE });
+    expect(s.snapshot().stage).toBe("db-design");
+    await s.step("dba", { ".consort/db-design.json": F.DB_DESIGN });
+    expect(s.snapshot().stage).toBe("design-gate");
+    trace("design done");
+    expect(conclusions(s)["consort/design"]).not.toBe("success");
+
+    await s.review(LEAD, "APPROVED");
+    expect(s.snapshot().stage).toBe("test-list");
+    expect(conclusions(s)["consort/design"]).toBe("success");
+
+    await s.step("test-strategist", { ".consort/test-list.json": F.TEST_LIST });
+    expect(s.snapshot().stage).toBe("test-list-gate");
+    await s.review(LEAD, "APPROVED");
+    expect(s.snapshot().stage).toBe("red");
+    trace("test list approved");
+
+    // T1: the index fitness test, made green by the migration.
+    await s.step("navigator", { [F.INDEX_TEST_FILE]: F.RED_T1 });
+    expect(s.snapshot().stage).toBe("red-verify");
+    let result = await s.runDispatchedCycle();
+    expect(result.verdict, result.reasons.join("\n")).toBe("verified");
+    expect(s.snapshot().stage).toBe("green");
+    await s.step("driver", F.GREEN_T1);
+    result = await s.runDispatchedCycle();
+    expect(result.verdict, result.reasons.join("\n")).toBe("verified");
+    expect(s.snapshot().stage).toBe("review");
+    await s.step("navigator", { ".consort/reviews/T1.json": F.REVIEW_T1 });
+    expect(s.snapshot().stage).toBe("red");
+    trace("T1 done");
+
+    // T2: listing a location.
+    await s.step("navigator", { [F.TEST_FILE]: F.RED_T2 });
+    result = await s.runDispatchedCycle();
+    expect(result.verdict, result.reasons.join("\n")).toBe("verified");
+    await s.step("driver", F.GREEN_T2);
+    result = await s.runDispatchedCycle();
+    expect(result.verdict, result.reasons.join("\n")).toBe("verified");
+    await s.step("navigator", { ".consort/reviews/T2.json": F.REVIEW_T2 });
+    expect(s.snapshot().stage).toBe("red");
+
+    // T3: an empty location, then a refactor the navigator asks for.
+    await s.step("navigator", { [F.TEST_FILE]: F.RED_T3 });
+    result = await s.runDispatchedCycle();
+    expect(result.verdict, result.reasons.join("\n")).toBe("verified");
+    await s.step("driver", F.GREEN_T3);
+    result = await s.runDispatchedCycle();
+    expect(result.verdict, result.reasons.join("\n")).toBe("verified");
+    await s.step("navigator", { ".consort/reviews/T3.json": F.REVIEW_T3 });
+    expect(s.snapshot().stage).toBe("refactor");
+    await s.step("driver", F.REFACTOR_T3);
+    expect(s.snapshot().stage).toBe("refactor-verify");
+    result = await s.runDispatchedCycle();
+    expect(result.verdict, result.reasons.join("\n")).toBe("verified");
+    trace("build done");
+
+    // The release: the orchestrator deploys and verifies; a person approves on that evidence.
+    expect(s.snapshot().stage).toBe("deploying");
+    result = await s.runDispatchedCycle();
+    expect(result.verdict, result.reasons.join("\n")).toBe("verified");
+    expect(s.snapshot().stage).toBe("deploy-gate");
+    await s.review(LEAD, "APPROVED");
+    expect(s.snapshot().stage).toBe("promote-gate");
+    await s.review(LEAD, "APPROVED");
+    trace("gates done");
+    expect(conclusions(s)).toEqual(Object.fromEntries(CHECKS.map((c) => [c, "success"])));
+
+    // Merge: the parent's database is migrated, the track's branches deleted.
+    s.world.merge(s.pull!, LEAD);
+    await s.deliver("pull_request", { ...s.payloadBase, action: "closed", number: s.pull!.number, pull_request: s.world.pullPayload(s.pull!) });
+    expect(s.snapshot().stage).toBe("promoting");
+    const promoted = await s.runDispatchedPromotion();
+    expect(promoted.verdict, promoted.reasons.join("\n")).toBe("promoted");
+    expect(s.snapshot().stage).toBe("done");
+
+    const admin = new pg.Client({ connectionString: postgresUrl(s.rootDatabase) });
+    await admin.connect();
+    try {
+      const { rows } = await admin.query("SELECT indexname FROM pg_indexes WHERE tablename = 'stock_records'");
+      expect(rows.map((r) => r.indexname)).toContain("stock_records_by_location");
+    } finally {
+      await admin.end();
+    }
+    const provider = await s.openProvider();
+    const left = (await provider.listBranches()).map((b) => b.name).filter((n) => n.includes(s.branch.split("-").at(-1)!));
+    expect(left).toEqual([]);
+    expect(s.world.mock.violations).toEqual([]);
+  }, 600_000);
+});

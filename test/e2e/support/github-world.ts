@@ -1,0 +1,637 @@
+import { zipSync, strToU8 } from "fflate";
+import { GitHubMock, TEST_APP_ID, type RecordedRequest } from "../../helpers/github.js";
+import type { GitRepo } from "./git-repo.js";
+
+/**
+ * A GitHub that remembers. Built on GitHubMock, so every request the app makes is still checked
+ * against GitHub's REST description and any request nothing here answers is a violation; on top,
+ * it KEEPS what the app wrote and answers reads from it: the git data of every branch (a real git
+ * repository, so `consort/state` compare-and-swap is a real non-fast-forward refusal), check
+ * runs per head sha, issue comments, reviews, collaborator permissions, workflow dispatches with
+ * run ids, runs and their artifacts (real zips), rulesets. A scenario asserts the end state.
+ */
+
+type Reply = [status: number, body?: unknown, headers?: Record<string, string>];
+
+export interface CheckRun {
+  id: number;
+  name: string;
+  head_sha: string;
+  status: "queued" | "in_progress" | "completed";
+  conclusion: string | null;
+  output: { title?: string; summary?: string; text?: string };
+  actions: Array<{ label: string; description: string; identifier: string }>;
+  app_id: number;
+  /** Every write, oldest first: create, then each update. */
+  history: Array<{ status: string; conclusion: string | null; title: string | undefined }>;
+}
+
+export interface IssueComment {
+  id: number;
+  issue_number: number;
+  body: string;
+  login: string;
+  app_id: number | null;
+}
+
+export interface Review {
+  id: number;
+  pull_number: number;
+  login: string;
+  state: "APPROVED" | "CHANGES_REQUESTED" | "COMMENTED" | "DISMISSED";
+  commit_id: string;
+  submitted_at: string;
+}
+
+export interface Pull {
+  number: number;
+  head: string;
+  base: string;
+  author: string;
+  state: "open" | "closed";
+  merged: boolean;
+  merge_commit_sha: string | null;
+}
+
+export interface Dispatch {
+  workflow: string;
+  ref: string;
+  /** The parsed `request` input. */
+  request: unknown;
+  runId: number;
+}
+
+export interface WorkflowRun {
+  id: number;
+  path: string;
+  event: string;
+  head_branch: string;
+  head_sha: string;
+  status: "queued" | "in_progress" | "completed";
+  conclusion: string | null;
+  artifacts: Array<{ id: number; name: string; zip: Uint8Array; expired: boolean }>;
+}
+
+export interface WorldOptions {
+  owner?: string;
+  repo?: string;
+  repositoryId?: number;
+  defaultBranch?: string;
+  installationId?: number;
+  appId?: number;
+}
+
+const SLUG = "consort";
+export const APP_BOT_LOGIN = `${SLUG}[bot]`;
+
+export class GitHubWorld {
+  readonly mock: GitHubMock;
+  readonly owner: string;
+  readonly name: string;
+  readonly repositoryId: number;
+  readonly defaultBranch: string;
+  readonly installationId: number;
+  readonly appId: number;
+
+  readonly checkRuns: CheckRun[] = [];
+  readonly comments: IssueComment[] = [];
+  readonly reviews: Review[] = [];
+  readonly pulls: Pull[] = [];
+  readonly dispatches: Dispatch[] = [];
+  readonly runs = new Map<number, WorkflowRun>();
+  readonly rulesets: unknown[] = [];
+  /** login → permission (admin, maintain, write, triage, read); anyone else is not a collaborator. */
+  readonly permissions = new Map<string, string>();
+  /** Answers a test queued for the next matching request, before the world's own (e.g. a 500). */
+  private readonly faults: Array<{ method: string; path: RegExp; reply: Reply; times: number }> = [];
+  private nextId = 1000;
+
+  constructor(
+    readonly git: GitRepo,
+    options: WorldOptions = {},
+  ) {
+    this.owner = options.owner ?? "acme";
+    this.name = options.repo ?? "stockflow";
+    this.repositoryId = options.repositoryId ?? 424242;
+    this.defaultBranch = options.defaultBranch ?? "main";
+    this.installationId = options.installationId ?? 77;
+    this.appId = options.appId ?? TEST_APP_ID;
+    this.mock = new GitHubMock();
+    this.mock.on("POST", new RegExp(`^/app/installations/${this.installationId}/access_tokens$`), () => [
+      201,
+      { token: "ghs_e2e", expires_at: "2099-01-01T00:00:00Z", permissions: {}, repository_selection: "all" },
+    ], Infinity);
+    const prefix = `/repos/${this.owner}/${this.name}`;
+    for (const method of ["GET", "POST", "PATCH", "PUT", "DELETE"]) {
+      this.mock.on(method, new RegExp(`^${escape(prefix)}(/.*)?$`), (request) => this.answer(request, request.path.slice(prefix.length)), Infinity);
+      this.mock.on(method, /^\/orgs\//, (request) => this.answerOrg(request), Infinity);
+    }
+  }
+
+  get fullName(): string {
+    return `${this.owner}/${this.name}`;
+  }
+
+  /** The payload `repository` object GitHub sends with every event of this repository. */
+  repositoryPayload(): Record<string, unknown> {
+    return {
+      id: this.repositoryId,
+      node_id: "R_e2e",
+      name: this.name,
+      full_name: this.fullName,
+      private: false,
+      owner: { login: this.owner, id: 1, type: "Organization" },
+      html_url: `https://github.com/${this.fullName}`,
+      default_branch: this.defaultBranch,
+    };
+  }
+
+  /** Make the next `times` requests matching `method path` fail with `reply` (a transient fault). */
+  failNext(method: string, path: RegExp, reply: Reply, times = 1): void {
+    this.faults.push({ method: method.toUpperCase(), path, reply, times });
+  }
+
+  dispose(): void {
+    this.mock.dispose();
+  }
+
+  // ---- what a scenario reads back ---------------------------------------------------------------
+
+  /** The newest run of each Consort check on a commit (what branch protection looks at). */
+  checksOn(sha: string): Map<string, CheckRun> {
+    const latest = new Map<string, CheckRun>();
+    for (const run of this.checkRuns) if (run.head_sha === sha) latest.set(run.name, run);
+    return latest;
+  }
+
+  check(sha: string, name: string): CheckRun {
+    const run = this.checksOn(sha).get(name);
+    if (!run) throw new Error(`no ${name} check run on ${sha.slice(0, 12)}; checks there: ${[...this.checksOn(sha).keys()].join(", ") || "none"}`);
+    return run;
+  }
+
+  /** The app's comments on a PR. */
+  appComments(pullNumber: number): IssueComment[] {
+    return this.comments.filter((c) => c.issue_number === pullNumber && c.app_id === this.appId);
+  }
+
+  /** The state branch's file for a track, as committed (undefined when absent). */
+  stateFileText(trackId: string): string | undefined {
+    const head = this.git.branchHead("consort/state");
+    return head ? this.git.fileAt(head, `tracks/${trackId}.json`)?.toString("utf8") : undefined;
+  }
+
+  stateHead(): string | undefined {
+    return this.git.branchHead("consort/state");
+  }
+
+  // ---- scenario actions (what people and GitHub do) --------------------------------------------
+
+  openPull(head: string, author: string): Pull {
+    const pull: Pull = { number: this.pulls.length + 1, head, base: this.defaultBranch, author, state: "open", merged: false, merge_commit_sha: null };
+    this.pulls.push(pull);
+    return pull;
+  }
+
+  pullPayload(pull: Pull): Record<string, unknown> {
+    const headSha = this.git.branchHead(pull.head) ?? pull.merge_commit_sha ?? "";
+    return {
+      number: pull.number,
+      id: 9000 + pull.number,
+      html_url: `https://github.com/${this.fullName}/pull/${pull.number}`,
+      state: pull.state,
+      merged: pull.merged,
+      merge_commit_sha: pull.merge_commit_sha,
+      user: { login: pull.author, id: idOf(pull.author), type: "User" },
+      head: { ref: pull.head, sha: headSha, repo: { id: this.repositoryId } },
+      base: { ref: pull.base, sha: this.git.branchHead(pull.base)! },
+    };
+  }
+
+  addReview(pull: Pull, login: string, state: Review["state"], commitId: string): Review {
+    const review: Review = { id: this.id(), pull_number: pull.number, login, state, commit_id: commitId, submitted_at: "2026-03-01T12:00:00Z" };
+    this.reviews.push(review);
+    return review;
+  }
+
+  /** Merge a PR as GitHub does: a merge commit on the base branch, the PR closed. */
+  merge(pull: Pull, by: string): string {
+    const head = this.git.branchHead(pull.head)!;
+    const base = this.git.branchHead(pull.base)!;
+    const tree = this.git.commitInfo(head)!.tree;
+    const merge = this.git.gitWith(
+      { GIT_AUTHOR_NAME: by, GIT_AUTHOR_EMAIL: `${by}@users.noreply.github.com`, GIT_COMMITTER_NAME: "GitHub", GIT_COMMITTER_EMAIL: "noreply@github.com" },
+      `Merge pull request #${pull.number} from ${this.owner}/${pull.head}`,
+      "commit-tree",
+      tree,
+      "-p",
+      base,
+      "-p",
+      head,
+    );
+    this.git.setBranch(pull.base, merge, base);
+    pull.state = "closed";
+    pull.merged = true;
+    pull.merge_commit_sha = merge;
+    return merge;
+  }
+
+  /** A run of `path` that nobody asked the app to dispatch (e.g. someone ran the workflow by hand). */
+  addRun(run: Omit<WorkflowRun, "artifacts" | "status" | "conclusion">, artifacts: Record<string, unknown> = {}): WorkflowRun {
+    const created: WorkflowRun = { ...run, status: "completed", conclusion: "success", artifacts: [] };
+    this.runs.set(run.id, created);
+    this.attachArtifact(created.id, artifacts);
+    return created;
+  }
+
+  /** The job of a dispatched run finished: it uploaded these files as `consort-cycle-result`. */
+  completeRun(runId: number, files: Record<string, unknown>, conclusion = "success"): WorkflowRun {
+    const run = this.runs.get(runId);
+    if (!run) throw new Error(`no run ${runId}`);
+    run.status = "completed";
+    run.conclusion = conclusion;
+    this.attachArtifact(runId, files);
+    return run;
+  }
+
+  private attachArtifact(runId: number, files: Record<string, unknown>): void {
+    if (Object.keys(files).length === 0) return;
+    const zip = zipSync(Object.fromEntries(Object.entries(files).map(([name, value]) => [name, strToU8(typeof value === "string" ? value : JSON.stringify(value, null, 2))])));
+    this.runs.get(runId)!.artifacts.push({ id: this.id(), name: "consort-cycle-result", zip, expired: false });
+  }
+
+  workflowRunPayload(run: WorkflowRun): Record<string, unknown> {
+    return {
+      id: run.id,
+      name: run.path.split("/").pop(),
+      path: run.path,
+      event: run.event,
+      status: run.status,
+      conclusion: run.conclusion,
+      head_branch: run.head_branch,
+      head_sha: run.head_sha,
+      html_url: `https://github.com/${this.fullName}/actions/runs/${run.id}`,
+      head_repository: { id: this.repositoryId },
+      repository: { id: this.repositoryId },
+    };
+  }
+
+  // ---- the REST API ---------------------------------------------------------------------------
+
+  private id(): number {
+    return (this.nextId += 1);
+  }
+
+  private answer(request: RecordedRequest, path: string): Reply {
+    const fault = this.faults.find((f) => f.method === request.method && f.path.test(path) && f.times > 0);
+    if (fault) {
+      fault.times -= 1;
+      return fault.reply;
+    }
+    const body = (request.body ?? {}) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const route = `${request.method} ${path}`;
+    let m: RegExpExecArray | null;
+
+    // Git data
+    if ((m = /^GET \/git\/ref\/(.+)$/.exec(route))) return this.getRef(decodeURIComponent(m[1]!));
+    if ((m = /^GET \/git\/commits\/([0-9a-f]{40})$/.exec(route))) return this.getCommit(m[1]!);
+    if ((m = /^GET \/git\/trees\/([0-9a-f]{40})$/.exec(route))) return this.getTree(m[1]!);
+    if ((m = /^GET \/git\/blobs\/([0-9a-f]{40})$/.exec(route))) {
+      if (this.git.objectType(m[1]!) !== "blob") return notFound();
+      const content = this.git.gitWith({}, undefined, "cat-file", "blob", m[1]!);
+      return [200, { sha: m[1], size: content.length, content: Buffer.from(content).toString("base64"), encoding: "base64", url: "", node_id: "" }];
+    }
+    if (route === "POST /git/blobs") {
+      const content = body.encoding === "base64" ? Buffer.from(String(body.content), "base64") : String(body.content);
+      return [201, { sha: this.git.writeBlob(content), url: "" }];
+    }
+    if (route === "POST /git/trees") return this.createTree(body);
+    if (route === "POST /git/commits") {
+      const parents = (body.parents ?? []) as string[];
+      if (this.git.objectType(String(body.tree)) !== "tree" || parents.some((p) => this.git.objectType(p) !== "commit")) return [422, { message: "Tree SHA does not exist" }];
+      const sha = this.git.writeCommit(String(body.tree), parents, String(body.message));
+      return [201, this.commitJson(sha)];
+    }
+    if (route === "POST /git/refs") return this.createRef(String(body.ref), String(body.sha));
+    if ((m = /^PATCH \/git\/refs\/(.+)$/.exec(route))) return this.updateRef(decodeURIComponent(m[1]!), String(body.sha), body.force === true);
+    if ((m = /^DELETE \/git\/refs\/heads\/(.+)$/.exec(route))) {
+      if (!this.git.branchHead(decodeURIComponent(m[1]!))) return [422, { message: "Reference does not exist" }];
+      this.git.deleteBranch(decodeURIComponent(m[1]!));
+      return [204];
+    }
+
+    // Contents of files at refs
+    if ((m = /^GET \/contents\/(.+)$/.exec(route))) return this.getContent(decodeURIComponent(m[1]!), request.query.ref ?? this.defaultBranch);
+
+    // Check runs
+    if (route === "POST /check-runs") return this.createCheckRun(body);
+    if ((m = /^PATCH \/check-runs\/(\d+)$/.exec(route))) return this.updateCheckRun(Number(m[1]), body);
+    if ((m = /^GET \/commits\/([^/]+)\/check-runs$/.exec(route))) return this.listCheckRuns(decodeURIComponent(m[1]!), request.query);
+
+    // Pull requests
+    if (route === "GET /pulls") {
+      const head = request.query.head;
+      const state = request.query.state ?? "open";
+      const list = this.pulls.filter((p) => (!head || `${this.owner}:${p.head}` === head) && (state === "all" || p.state === state));
+      return [200, list.map((p) => this.pullPayload(p))];
+    }
+    if ((m = /^GET \/pulls\/(\d+)$/.exec(route))) {
+      const pull = this.pulls.find((p) => p.number === Number(m![1]));
+      return pull ? [200, this.pullPayload(pull)] : notFound();
+    }
+    if ((m = /^GET \/pulls\/(\d+)\/commits$/.exec(route))) return this.pullCommits(Number(m[1]), request.query);
+    if ((m = /^GET \/pulls\/(\d+)\/reviews$/.exec(route))) {
+      const list = this.reviews.filter((r) => r.pull_number === Number(m![1]));
+      return [200, page(list.map((r) => this.reviewJson(r)), request.query)];
+    }
+
+    // Issue comments (the sticky comment)
+    if ((m = /^GET \/issues\/(\d+)\/comments$/.exec(route))) {
+      const list = this.comments.filter((c) => c.issue_number === Number(m![1]));
+      return [200, page(list.map((c) => this.commentJson(c)), request.query)];
+    }
+    if ((m = /^POST \/issues\/(\d+)\/comments$/.exec(route))) {
+      const comment: IssueComment = { id: this.id(), issue_number: Number(m[1]), body: String(body.body), login: APP_BOT_LOGIN, app_id: this.appId };
+      this.comments.push(comment);
+      return [201, this.commentJson(comment)];
+    }
+    if ((m = /^PATCH \/issues\/comments\/(\d+)$/.exec(route))) {
+      const comment = this.comments.find((c) => c.id === Number(m![1]));
+      if (!comment) return notFound();
+      if (comment.app_id !== this.appId) return [403, { message: "Resource not accessible by integration" }];
+      comment.body = String(body.body);
+      return [200, this.commentJson(comment)];
+    }
+    if ((m = /^DELETE \/issues\/comments\/(\d+)$/.exec(route))) {
+      const index = this.comments.findIndex((c) => c.id === Number(m![1]));
+      if (index < 0) return notFound();
+      this.comments.splice(index, 1);
+      return [204];
+    }
+
+    // Collaborators
+    if ((m = /^GET \/collaborators\/([^/]+)\/permission$/.exec(route))) {
+      const login = decodeURIComponent(m[1]!);
+      const permission = this.permissions.get(login.toLowerCase());
+      if (!permission) return notFound(`${login} is not a collaborator`);
+      const legacy = permission === "maintain" ? "write" : permission === "triage" ? "read" : permission;
+      return [200, { permission: legacy, role_name: permission, user: { login, id: idOf(login) } }];
+    }
+
+    // Actions: dispatches, runs, artifacts
+    if ((m = /^POST \/actions\/workflows\/([^/]+)\/dispatches$/.exec(route))) return this.dispatch(decodeURIComponent(m[1]!), body);
+    if ((m = /^GET \/actions\/runs\/(\d+)$/.exec(route))) {
+      const run = this.runs.get(Number(m[1]));
+      return run ? [200, this.workflowRunPayload(run)] : notFound();
+    }
+    if ((m = /^GET \/actions\/runs\/(\d+)\/artifacts$/.exec(route))) {
+      const run = this.runs.get(Number(m[1]));
+      if (!run) return notFound();
+      const list = run.artifacts.filter((a) => !request.query.name || a.name === request.query.name);
+      return [200, { total_count: list.length, artifacts: list.map((a) => ({ id: a.id, name: a.name, size_in_bytes: a.zip.length, expired: a.expired, archive_download_url: `https://api.github.com/repos/${this.fullName}/actions/artifacts/${a.id}/zip` })) }];
+    }
+    if ((m = /^GET \/actions\/artifacts\/(\d+)\/zip$/.exec(route))) {
+      const artifact = [...this.runs.values()].flatMap((r) => r.artifacts).find((a) => a.id === Number(m![1]));
+      if (!artifact) return notFound();
+      return [200, Buffer.from(artifact.zip), { "content-type": "application/zip" }];
+    }
+
+    // Rulesets (consort protect)
+    if (route === "GET /rulesets") return [200, this.rulesets];
+    if (route === "POST /rulesets") {
+      const ruleset = { ...body, id: this.id(), source: this.fullName, source_type: "Repository" };
+      this.rulesets.push(ruleset);
+      return [201, ruleset];
+    }
+    if (route === "GET " || route === "GET /") return [200, this.repositoryPayload()];
+
+    return [599, { message: `the e2e GitHub double does not implement ${route}` }];
+  }
+
+  private answerOrg(request: RecordedRequest): Reply {
+    // Team memberships: nobody is in any team in these scenarios.
+    if (request.method === "GET" && /^\/orgs\/[^/]+\/teams\/[^/]+\/memberships\/[^/]+$/.test(request.path)) return notFound();
+    return [599, { message: `the e2e GitHub double does not implement ${request.method} ${request.path}` }];
+  }
+
+  private refJson(ref: string, sha: string): Record<string, unknown> {
+    return { ref, node_id: "REF", url: `https://api.github.com/repos/${this.fullName}/git/${ref}`, object: { sha, type: "commit", url: "" } };
+  }
+
+  private getRef(ref: string): Reply {
+    if (!ref.startsWith("heads/")) return notFound();
+    const sha = this.git.branchHead(ref.slice("heads/".length));
+    return sha ? [200, this.refJson(`refs/${ref}`, sha)] : notFound();
+  }
+
+  private commitJson(sha: string): Record<string, unknown> {
+    const info = this.git.commitInfo(sha)!;
+    const person = { name: info.author.name, email: info.author.email, date: info.author.date };
+    return {
+      sha,
+      node_id: "C",
+      url: "",
+      html_url: `https://github.com/${this.fullName}/commit/${sha}`,
+      author: person,
+      committer: person,
+      message: info.message,
+      tree: { sha: info.tree, url: "" },
+      parents: info.parents.map((p) => ({ sha: p, url: "", html_url: "" })),
+      verification: { verified: true, reason: "valid", signature: null, payload: null, verified_at: null },
+    };
+  }
+
+  private getCommit(sha: string): Reply {
+    return this.git.objectType(sha) === "commit" ? [200, this.commitJson(sha)] : notFound();
+  }
+
+  private getTree(sha: string): Reply {
+    const type = this.git.objectType(sha);
+    const tree = type === "commit" ? this.git.commitInfo(sha)!.tree : type === "tree" ? sha : undefined;
+    if (!tree) return notFound();
+    return [200, { sha: tree, url: "", truncated: false, tree: this.git.listTree(tree).map((e) => ({ path: e.path, mode: e.mode, type: e.type, sha: e.sha, ...(e.size !== undefined ? { size: e.size } : {}), url: "" })) }];
+  }
+
+  private createTree(body: Record<string, any>): Reply { // eslint-disable-line @typescript-eslint/no-explicit-any
+    const base = body.base_tree ? String(body.base_tree) : undefined;
+    if (base && this.git.objectType(base) !== "tree") return [422, { message: "base_tree is not a valid tree oid" }];
+    const entries = (body.tree as Array<Record<string, unknown>>).map((e) => ({
+      path: String(e.path),
+      mode: String(e.mode),
+      sha: e.content !== undefined ? this.git.writeBlob(String(e.content)) : (e.sha as string | null),
+    }));
+    const sha = this.git.writeTree(base, entries);
+    return [201, { sha, url: "", truncated: false, tree: this.git.listTree(sha).map((e) => ({ path: e.path, mode: e.mode, type: e.type, sha: e.sha, url: "" })) }];
+  }
+
+  private createRef(ref: string, sha: string): Reply {
+    if (!ref.startsWith("refs/heads/")) return [422, { message: "Reference name must start with refs/heads/ in this double" }];
+    const branch = ref.slice("refs/heads/".length);
+    if (this.git.branchHead(branch)) return [422, { message: "Reference already exists" }];
+    if (this.git.objectType(sha) !== "commit") return [422, { message: "Object does not exist" }];
+    this.git.setBranch(branch, sha);
+    return [201, this.refJson(ref, sha)];
+  }
+
+  /** A non-forced update that is not a fast-forward is refused exactly as GitHub refuses it. */
+  private updateRef(ref: string, sha: string, force: boolean): Reply {
+    const branch = ref.replace(/^(refs\/)?heads\//, "");
+    const current = this.git.branchHead(branch);
+    if (!current) return [422, { message: "Reference does not exist" }];
+    if (this.git.objectType(sha) !== "commit") return [422, { message: "Object does not exist" }];
+    if (!force && !this.git.isAncestor(current, sha)) return [422, { message: "Update is not a fast forward" }];
+    this.git.setBranch(branch, sha, current);
+    return [200, this.refJson(`refs/heads/${branch}`, sha)];
+  }
+
+  private getContent(path: string, ref: string): Reply {
+    const commit = this.git.resolve(ref) ?? this.git.resolve(`refs/heads/${ref}`);
+    if (!commit) return notFound(`No commit found for the ref ${ref}`);
+    const content = this.git.fileAt(commit, path);
+    if (content === undefined) return notFound();
+    const sha = this.git.blobSha(commit, path)!;
+    return [200, { type: "file", encoding: "base64", size: content.length, name: path.split("/").pop(), path, content: content.toString("base64"), sha, url: "", git_url: "", html_url: "", download_url: "", _links: { self: "", git: "", html: "" } }];
+  }
+
+  private checkRunJson(run: CheckRun): Record<string, unknown> {
+    return {
+      id: run.id,
+      head_sha: run.head_sha,
+      node_id: "CR",
+      external_id: null,
+      url: "",
+      html_url: `https://github.com/${this.fullName}/runs/${run.id}`,
+      details_url: null,
+      status: run.status,
+      conclusion: run.conclusion,
+      started_at: "2026-03-01T12:00:00Z",
+      completed_at: run.status === "completed" ? "2026-03-01T12:00:00Z" : null,
+      output: { title: run.output.title ?? null, summary: run.output.summary ?? null, text: run.output.text ?? null, annotations_count: 0, annotations_url: "" },
+      name: run.name,
+      check_suite: { id: 1 },
+      app: { id: run.app_id, slug: SLUG, name: "Consort" },
+      pull_requests: [],
+    };
+  }
+
+  private createCheckRun(body: Record<string, any>): Reply { // eslint-disable-line @typescript-eslint/no-explicit-any
+    if (this.git.objectType(String(body.head_sha)) !== "commit") return [422, { message: "No commit found for SHA" }];
+    const run: CheckRun = {
+      id: this.id(),
+      name: String(body.name),
+      head_sha: String(body.head_sha),
+      status: body.conclusion ? "completed" : (body.status ?? "queued"),
+      conclusion: body.conclusion ?? null,
+      output: body.output ?? {},
+      actions: body.actions ?? [],
+      app_id: this.appId,
+      history: [],
+    };
+    run.history.push({ status: run.status, conclusion: run.conclusion, title: run.output.title });
+    this.checkRuns.push(run);
+    return [201, this.checkRunJson(run)];
+  }
+
+  private updateCheckRun(id: number, body: Record<string, any>): Reply { // eslint-disable-line @typescript-eslint/no-explicit-any
+    const run = this.checkRuns.find((r) => r.id === id);
+    if (!run) return notFound();
+    if (body.status) run.status = body.status;
+    if (body.conclusion) {
+      run.conclusion = body.conclusion;
+      run.status = "completed";
+    } else if (body.status && body.status !== "completed") run.conclusion = null;
+    if (body.output) run.output = body.output;
+    if (body.actions) run.actions = body.actions;
+    run.history.push({ status: run.status, conclusion: run.conclusion, title: run.output.title });
+    return [200, this.checkRunJson(run)];
+  }
+
+  private listCheckRuns(ref: string, query: Record<string, string>): Reply {
+    const sha = /^[0-9a-f]{40}$/.test(ref) ? ref : this.git.resolve(ref);
+    let runs = this.checkRuns.filter((r) => r.head_sha === sha);
+    if (query.app_id) runs = runs.filter((r) => String(r.app_id) === query.app_id);
+    if (query.check_name) runs = runs.filter((r) => r.name === query.check_name);
+    // filter=latest (the default): the newest run of each name, newest first as GitHub lists them.
+    runs = [...runs].reverse();
+    if ((query.filter ?? "latest") === "latest") {
+      const seen = new Set<string>();
+      runs = runs.filter((r) => (seen.has(r.name) ? false : (seen.add(r.name), true)));
+    }
+    return [200, { total_count: runs.length, check_runs: page(runs.map((r) => this.checkRunJson(r)), query) }];
+  }
+
+  private pullCommits(number: number, query: Record<string, string>): Reply {
+    const pull = this.pulls.find((p) => p.number === number);
+    if (!pull) return notFound();
+    const head = this.git.branchHead(pull.head) ?? pull.merge_commit_sha;
+    const base = this.git.branchHead(pull.base)!;
+    const shas = head ? this.git.git("rev-list", "--reverse", head, `^${base}`).split("\n").filter(Boolean) : [];
+    const commits = shas.map((sha) => {
+      const info = this.git.commitInfo(sha)!;
+      const login = loginOfEmail(info.author.email);
+      return { sha, node_id: "C", url: "", html_url: "", comments_url: "", commit: { message: info.message, author: info.author, committer: info.author, tree: { sha: info.tree, url: "" }, url: "", comment_count: 0 }, author: login ? { login, id: idOf(login) } : null, committer: null, parents: info.parents.map((p) => ({ sha: p, url: "" })) };
+    });
+    return [200, page(commits, query)];
+  }
+
+  private reviewJson(review: Review): Record<string, unknown> {
+    return { id: review.id, node_id: "PRR", user: { login: review.login, id: idOf(review.login) }, body: "", state: review.state, commit_id: review.commit_id, submitted_at: review.submitted_at, html_url: "", pull_request_url: "", author_association: "MEMBER", _links: {} };
+  }
+
+  private commentJson(comment: IssueComment): Record<string, unknown> {
+    return {
+      id: comment.id,
+      node_id: "IC",
+      url: "",
+      html_url: "",
+      body: comment.body,
+      user: { login: comment.login, id: idOf(comment.login), type: comment.app_id ? "Bot" : "User" },
+      created_at: "2026-03-01T12:00:00Z",
+      updated_at: "2026-03-01T12:00:00Z",
+      issue_url: "",
+      author_association: "NONE",
+      performed_via_github_app: comment.app_id ? { id: comment.app_id, slug: SLUG, name: "Consort" } : null,
+    };
+  }
+
+  private dispatch(file: string, body: Record<string, any>): Reply { // eslint-disable-line @typescript-eslint/no-explicit-any
+    const path = `.github/workflows/${file}`;
+    const ref = String(body.ref);
+    const at = this.git.resolve(`refs/heads/${ref}`);
+    if (!at) return [422, { message: `No ref found for: ${ref}` }];
+    if (!this.git.fileAt(at, path)) return notFound(`workflow ${path} not found at ${ref}`);
+    const raw = body.inputs?.request;
+    const runId = this.id() * 10;
+    this.runs.set(runId, { id: runId, path, event: "workflow_dispatch", head_branch: ref, head_sha: at, status: "queued", conclusion: null, artifacts: [] });
+    this.dispatches.push({ workflow: file, ref, request: typeof raw === "string" ? JSON.parse(raw) : raw, runId });
+    if (body.return_run_details !== true) return [204];
+    return [200, { workflow_run_id: runId, run_url: `https://api.github.com/repos/${this.fullName}/actions/runs/${runId}`, html_url: `https://github.com/${this.fullName}/actions/runs/${runId}` }];
+  }
+}
+
+function notFound(message = "Not Found"): Reply {
+  return [404, { message, documentation_url: "https://docs.github.com/rest" }];
+}
+
+function page<T>(items: T[], query: Record<string, string>): T[] {
+  const perPage = Number(query.per_page ?? 30);
+  const pageNumber = Number(query.page ?? 1);
+  return items.slice((pageNumber - 1) * perPage, pageNumber * perPage);
+}
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/** Stable numeric ids for logins, so payloads and API answers agree. */
+export function idOf(login: string): number {
+  let hash = 7;
+  for (const ch of login.toLowerCase()) hash = (hash * 31 + ch.charCodeAt(0)) % 1_000_000;
+  return 10_000 + hash;
+}
+
+/** Scenario commits use `<login>@users.noreply.github.com`, which GitHub maps back to the login. */
+export function loginOfEmail(email: string): string | null {
+  const match = /^(?:\d+\+)?([^@]+)@users\.noreply\.github\.com$/.exec(email);
+  return match ? match[1]! : null;
+}

@@ -1,0 +1,328 @@
+import { execFileSync } from "node:child_process";
+import { randomBytes, randomUUID } from "node:crypto";
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Probot } from "probot";
+import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
+import { createConsortApp } from "../../../src/index.js";
+import type { AppServices } from "../../../src/app/services.js";
+import { ConsortConfig, type RoleName } from "../../../src/config/consort-config.js";
+import { CycleRequest, CYCLE_SUMMARY_FILE, runCycle, type CycleResult } from "../../../src/cycle/index.js";
+import { PROMOTE_RESULT_FILE, PromoteRequest, runPromote, type PromoteResult } from "../../../src/deploy/index.js";
+import { nextAction, restoreSnapshot } from "../../../src/orchestrator/index.js";
+import type { NextAction, TrackSnapshot } from "../../../src/orchestrator/types.js";
+import { openStateFile, trackIdForBranch, trackPath, unsealed, type TrackState } from "../../../src/state/index.js";
+import { createProvider } from "../../../src/substrate/index.js";
+import type { BranchProvider } from "../../../src/substrate/provider.js";
+import { createTestProbot } from "../../helpers/github.js";
+import { postgresUrl } from "../../helpers/postgres.js";
+import { webhookPayload } from "../../helpers/webhooks.js";
+import { BEFORE, EXAMPLE } from "./feature.js";
+import { GitRepo, type GitIdentity } from "./git-repo.js";
+import { GitHubWorld, idOf, type Pull, type WorkflowRun } from "./github-world.js";
+
+/**
+ * One repository on the GitHub double with the Consort app installed, driven through
+ * `probot.receive` exactly as GitHub would deliver webhooks. Agents push commits (real git
+ * commits in the world's repository), people review, and every dispatched cycle is RUN FOR REAL
+ * by the cycle runner on the run's embedded Postgres, its result uploaded as a zipped artifact
+ * and fed back through `workflow_run.completed`.
+ */
+
+const here = dirname(fileURLToPath(import.meta.url));
+const REPO_ROOT = resolve(here, "../../..");
+export const STATE_KEY = "e2e-state-key-0123456789abcdef0123456789abcdef";
+export const NOW = new Date("2026-03-01T12:00:00.000Z");
+
+/** Who plays each part. Agents are bots; people have logins with their permission. */
+export const AGENTS: Record<RoleName, GitIdentity> = Object.fromEntries(
+  (["product-owner", "spec-author", "architect", "dba", "test-strategist", "ux-designer", "navigator", "driver"] as const).map((role) => [
+    role,
+    { name: `${role} agent`, email: `${role}-agent@users.noreply.github.com`, login: `${role}-agent` },
+  ]),
+) as Record<RoleName, GitIdentity>;
+export const LEAD = "lead-dev";
+export const OUTSIDER = "drive-by";
+
+export interface ScenarioOptions {
+  /** Extra settings merged into the example's `.github/consort.yml` on main. */
+  config?: Record<string, unknown>;
+  /** The track's git branch; unique per scenario so database branches never collide. */
+  branch?: string;
+  /** Stand-in for `services.openProvider` (e.g. a provider that fails). */
+  openProvider?: AppServices["openProvider"];
+  clock?: () => Date;
+}
+
+export class Scenario {
+  readonly world: GitHubWorld;
+  readonly repo: GitRepo;
+  readonly probot: Probot;
+  readonly services: AppServices;
+  readonly branch: string;
+  readonly trackId: string;
+  /** The database all of this scenario's branches live under (one root per scenario). */
+  readonly rootDatabase: string;
+  readonly config: ConsortConfig;
+  private checkoutDir: string | undefined;
+  private readonly ran = new Set<number>();
+  private readonly providers: BranchProvider[] = [];
+  now: Date = NOW;
+  pull: Pull | undefined;
+  /** Log lines the app wrote (warnings and errors), to assert what it said. */
+  readonly logs: string[] = [];
+
+  constructor(options: ScenarioOptions = {}) {
+    this.rootDatabase = `e2e_root_${randomBytes(4).toString("hex")}`;
+    this.branch = options.branch ?? `stock-by-location-${randomBytes(3).toString("hex")}`;
+    this.trackId = trackIdForBranch(this.branch);
+    const example = parseYaml(readFileSync(join(EXAMPLE, ".github/consort.yml"), "utf8")) as Record<string, unknown>;
+    const onMain = { ...example, approvers: { users: [LEAD] }, ...(options.config ?? {}) };
+    this.config = ConsortConfig.parse(onMain);
+    // main: StockFlow with S1 built, no design artifacts, nothing that lists a location, and no
+    // tests (a refactor cycle refuses test files the track did not freeze, even the trunk's own).
+    this.repo = GitRepo.fromDirectory(EXAMPLE, { leaveOut: [".consort", "test"] });
+    this.repo.commitOn("main", { name: "Lead", email: `${LEAD}@users.noreply.github.com`, login: LEAD }, "Install Consort", {
+      ...BEFORE,
+      ".github/consort.yml": stringifyYaml(onMain),
+      ".github/workflows/consort-cycle.yml": readFileSync(join(REPO_ROOT, "templates/consort-cycle.yml"), "utf8"),
+      ".github/workflows/consort-promote.yml": "name: consort-promote\non:\n  workflow_dispatch:\n    inputs:\n      request: { required: true }\njobs:\n  promote:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n",
+    });
+    this.world = new GitHubWorld(this.repo);
+    this.world.permissions.set(LEAD, "write");
+    for (const agent of Object.values(AGENTS)) this.world.permissions.set(agent.login, "write");
+    this.services = {
+      appId: this.world.appId,
+      stateKey: STATE_KEY,
+      clock: options.clock ?? (() => this.now),
+      openProvider: options.openProvider ?? (() => this.openProvider()),
+    };
+    this.probot = createTestProbot();
+    void this.probot.load(createConsortApp(this.services));
+  }
+
+  /** The postgres provider over the run's shared embedded server, under this scenario's root. */
+  async openProvider(): Promise<BranchProvider> {
+    const provider = await createProvider(
+      { ...this.config.database, provider: "postgres", postgres: { urlEnv: "CONSORT_E2E_PG_URL", rootDatabase: this.rootDatabase } },
+      { env: { CONSORT_E2E_PG_URL: postgresUrl() } },
+    );
+    this.providers.push(provider);
+    return provider;
+  }
+
+  get payloadBase(): Record<string, unknown> {
+    return {
+      repository: this.world.repositoryPayload(),
+      installation: { id: this.world.installationId, node_id: "I" },
+      sender: { login: LEAD, id: idOf(LEAD), type: "User" },
+    };
+  }
+
+  /** Deliver one webhook as GitHub would (the delivery id is returned, to deliver it again). */
+  async deliver(name: string, payload: Record<string, unknown>, deliveryId: string = randomUUID()): Promise<string> {
+    await this.probot.receive({ id: deliveryId, name, payload } as Parameters<Probot["receive"]>[0]);
+    return deliveryId;
+  }
+
+  /** A person creates the track's branch from main. */
+  async createBranch(): Promise<string> {
+    this.repo.setBranch(this.branch, this.repo.branchHead("main")!);
+    return this.deliver("create", { ...webhookPayload("create"), ...this.payloadBase, ref: this.branch, ref_type: "branch", master_branch: "main", pusher_type: "user" });
+  }
+
+  /**
+   * An agent pushes one commit: `files` maps paths to their new text (null deletes). The message
+   * carries `Consort-Role: <role>` unless `trailer` is false. Returns the commit's sha.
+   */
+  commit(role: RoleName, files: Record<string, string | null>, options: { author?: GitIdentity; trailer?: boolean | string; subject?: string } = {}): string {
+    const author = options.author ?? AGENTS[role];
+    const trailer = options.trailer === false ? "" : `\n\nConsort-Role: ${typeof options.trailer === "string" ? options.trailer : role}`;
+    return this.repo.commitOn(this.branch, author, `${options.subject ?? `${role}: ${Object.keys(files).join(", ")}`}${trailer}\n`, files).sha;
+  }
+
+  /** Push the commits made since `before` (one push event, oldest commit first). */
+  async push(before: string, options: { deliveryId?: string; forced?: boolean } = {}): Promise<string> {
+    const after = this.repo.branchHead(this.branch)!;
+    const shas = this.repo.git("rev-list", "--reverse", after, `^${before}`).split("\n").filter(Boolean);
+    const commits = shas.map((sha) => {
+      const info = this.repo.commitInfo(sha)!;
+      const login = info.author.email.split("@")[0]!;
+      return { id: sha, tree_id: info.tree, distinct: true, message: info.message, timestamp: info.author.date, url: "", author: { name: info.author.name, email: info.author.email, username: login }, committer: { name: info.author.name, email: info.author.email, username: login }, ...this.repo.changesOf(sha) };
+    });
+    return this.deliver(
+      "push",
+      { ...webhookPayload("push"), ...this.payloadBase, ref: `refs/heads/${this.branch}`, before, after, created: false, deleted: false, forced: options.forced ?? false, commits, head_commit: commits.at(-1) ?? null, pusher: { name: LEAD } },
+      options.deliveryId,
+    );
+  }
+
+  /** One agent step: commit, then push it. */
+  async step(role: RoleName, files: Record<string, string | null>, options: Parameters<Scenario["commit"]>[2] = {}): Promise<string> {
+    const before = this.head();
+    const sha = this.commit(role, files, options);
+    await this.push(before);
+    return sha;
+  }
+
+  /** Move the branch back to `sha` (as `git push --force-with-lease` does) and tell the app. */
+  async resetTo(sha: string): Promise<void> {
+    const before = this.head();
+    this.repo.git("update-ref", `refs/heads/${this.branch}`, sha, before);
+    await this.deliver("push", { ...webhookPayload("push"), ...this.payloadBase, ref: `refs/heads/${this.branch}`, before, after: sha, created: false, deleted: false, forced: true, commits: [], head_commit: null, pusher: { name: LEAD } });
+  }
+
+  head(): string {
+    return this.repo.branchHead(this.branch)!;
+  }
+
+  async openPull(): Promise<Pull> {
+    this.pull = this.world.openPull(this.branch, LEAD);
+    await this.deliver("pull_request", { ...webhookPayload("pull_request", "opened"), ...this.payloadBase, action: "opened", number: this.pull.number, pull_request: this.world.pullPayload(this.pull) });
+    return this.pull;
+  }
+
+  /** A person submits a review on the PR (on the head unless `commit` says otherwise). */
+  async review(login: string, state: "APPROVED" | "CHANGES_REQUESTED" | "COMMENTED", commit = this.head()): Promise<number> {
+    const pull = this.pull ?? (await this.openPull());
+    const review = this.world.addReview(pull, login, state, commit);
+    await this.deliver("pull_request_review", {
+      ...webhookPayload("pull_request_review", "submitted"),
+      ...this.payloadBase,
+      sender: { login, id: idOf(login), type: "User" },
+      action: "submitted",
+      review: { id: review.id, node_id: "PRR", user: { login, id: idOf(login), type: "User" }, body: null, state: state.toLowerCase(), commit_id: commit, submitted_at: review.submitted_at, html_url: "", pull_request_url: "", author_association: "MEMBER", _links: {} },
+      pull_request: this.world.pullPayload(pull),
+    });
+    return review.id;
+  }
+
+  /** A person with the right dismisses a review. */
+  async dismissReview(reviewId: number): Promise<void> {
+    const review = this.world.reviews.find((r) => r.id === reviewId)!;
+    review.state = "DISMISSED";
+    await this.deliver("pull_request_review", {
+      ...webhookPayload("pull_request_review", "dismissed"),
+      ...this.payloadBase,
+      action: "dismissed",
+      review: { id: review.id, node_id: "PRR", user: { login: review.login, id: idOf(review.login), type: "User" }, body: null, state: "dismissed", commit_id: review.commit_id, submitted_at: review.submitted_at, html_url: "", pull_request_url: "", author_association: "MEMBER", _links: {} },
+      pull_request: this.world.pullPayload(this.pull!),
+    });
+  }
+
+  /** The track's state as the app last committed it on consort/state (verified with the key). */
+  state(): TrackState {
+    const text = this.world.stateFileText(this.trackId);
+    if (!text) throw new Error(`no state file for ${this.trackId} on consort/state`);
+    return unsealed(openStateFile(text, STATE_KEY, { trackId: this.trackId, path: trackPath(this.trackId), repository: this.world.fullName, commit: this.world.stateHead()! }));
+  }
+
+  snapshot(): TrackSnapshot {
+    return restoreSnapshot(this.state().snapshot);
+  }
+
+  next(): NextAction {
+    return nextAction(this.snapshot(), this.config);
+  }
+
+  /** The dispatches not yet run, oldest first. */
+  pendingRuns(): Array<{ runId: number; workflow: string; request: unknown }> {
+    return this.world.dispatches.filter((d) => !this.ran.has(d.runId));
+  }
+
+  /** A working copy for the cycle runner, made once and moved from commit to commit. */
+  private checkout(commit: string): string {
+    if (!this.checkoutDir) {
+      this.checkoutDir = join(mkdtempSync(join(tmpdir(), "consort-e2e-co-")), "repo");
+      this.repo.addWorktree(this.checkoutDir, commit);
+      symlinkSync(join(REPO_ROOT, "node_modules"), join(this.checkoutDir, "node_modules"), "dir");
+    } else {
+      execGit(this.checkoutDir, "checkout", "-q", "--detach", "--force", commit);
+      execGit(this.checkoutDir, "clean", "-q", "-fdx", "-e", "node_modules");
+    }
+    return this.checkoutDir;
+  }
+
+  /**
+   * The job of the oldest dispatched cycle runs for real: check out the requested commit, run the
+   * cycle on the embedded Postgres, upload the result, and GitHub sends `workflow_run.completed`.
+   */
+  async runDispatchedCycle(options: { tamper?: (result: CycleResult) => CycleResult } = {}): Promise<CycleResult> {
+    const dispatch = this.pendingRuns().find((d) => d.workflow === "consort-cycle.yml");
+    if (!dispatch) throw new Error(`no cycle was dispatched; the track is at ${this.snapshot().stage}: ${this.next().task}`);
+    this.ran.add(dispatch.runId);
+    const request = CycleRequest.parse(dispatch.request);
+    const cwd = this.checkout(request.commit);
+    const provider = await this.openProvider();
+    let result: CycleResult;
+    try {
+      result = await runCycle(request, { provider, config: this.cycleConfig(), cwd, now: () => this.now });
+    } finally {
+      await provider.close();
+    }
+    const uploaded = options.tamper ? options.tamper(result) : result;
+    await this.reportRun(dispatch.runId, { "cycle-result.json": uploaded, [CYCLE_SUMMARY_FILE]: "summary" });
+    return result;
+  }
+
+  /** The promote job after the merge: migrate the parent's database branch for real. */
+  async runDispatchedPromotion(): Promise<PromoteResult> {
+    const dispatch = this.pendingRuns().find((d) => d.workflow === "consort-promote.yml");
+    if (!dispatch) throw new Error(`no promotion was dispatched; the track is at ${this.snapshot().stage}`);
+    this.ran.add(dispatch.runId);
+    const request = PromoteRequest.parse(dispatch.request);
+    const cwd = this.checkout(request.commit);
+    const provider = await this.openProvider();
+    let result: PromoteResult;
+    try {
+      result = await runPromote(request, { provider, config: this.cycleConfig(), cwd, now: () => this.now });
+    } finally {
+      await provider.close();
+    }
+    await this.reportRun(dispatch.runId, { [PROMOTE_RESULT_FILE]: result });
+    return result;
+  }
+
+  /** The run finished: its artifact is uploaded and GitHub sends `workflow_run.completed`. */
+  async reportRun(runId: number, files: Record<string, unknown>, options: { deliveryId?: string } = {}): Promise<WorkflowRun> {
+    const run = this.world.completeRun(runId, files);
+    await this.deliverRun(run, options.deliveryId);
+    return run;
+  }
+
+  async deliverRun(run: WorkflowRun, deliveryId?: string): Promise<string> {
+    return this.deliver(
+      "workflow_run",
+      { ...webhookPayload("workflow_run", "completed"), ...this.payloadBase, action: "completed", workflow: { path: run.path }, workflow_run: this.world.workflowRunPayload(run) },
+      deliveryId,
+    );
+  }
+
+  /** The configuration the cycle job uses: main's, with the database on this scenario's root. */
+  cycleConfig(): ConsortConfig {
+    return { ...this.config, database: { ...this.config.database, provider: "postgres", postgres: { urlEnv: "CONSORT_E2E_PG_URL", rootDatabase: this.rootDatabase } } };
+  }
+
+  async dispose(): Promise<void> {
+    this.world.dispose();
+    for (const provider of this.providers) await provider.close().catch(() => {});
+    const cleanup = await this.openProvider().catch(() => undefined);
+    if (cleanup) {
+      try {
+        // The server is shared by the whole run: delete only this scenario's branches.
+        const mine = this.branch.split("-").at(-1)!;
+        for (const branch of await cleanup.listBranches()) if (branch.name.includes(mine)) await cleanup.deleteBranch(branch.name).catch(() => {});
+      } finally {
+        await cleanup.close();
+      }
+    }
+    if (this.checkoutDir && existsSync(this.checkoutDir)) rmSync(dirname(this.checkoutDir), { recursive: true, force: true });
+    this.repo.remove();
+  }
+}
+
+function execGit(cwd: string, ...args: string[]): void {
+  execFileSync("git", args, { cwd, stdio: "pipe" });
+}
