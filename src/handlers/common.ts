@@ -1,11 +1,10 @@
 import { loadRepoConfig, type ConfigResult } from "../app/config.js";
 import type { HandlerInput } from "../app/services.js";
 import { runEffects } from "../app/effects.js";
-import { failAllChecks, failTampered } from "../app/checks.js";
+import { failAllChecks } from "../app/checks.js";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { restoreSnapshot } from "../orchestrator/index.js";
-import { TamperedStateError } from "../state/index.js";
-import { advanceTrack, stateStoreFor, targetOf, type AdvanceOutcome, type EngineDeps, type RepoContext } from "../app/track.js";
+import { advanceTrack, targetOf, type AdvanceOutcome, type EngineDeps, type RepoContext } from "../app/track.js";
 import { STATE_BRANCH, trackIdForBranch } from "../state/index.js";
 import type { Repository } from "./payloads.js";
 
@@ -61,20 +60,14 @@ export async function advanceAndAct(deps: EngineDeps, options: Parameters<typeof
 }
 
 /**
- * Re-show a track as its state stands (no event): the checks on `headSha` and the sticky
- * comment. Used when a PR opens, after a re-seal, and by `consort reconcile`.
+ * Re-show a track as its state stands (no event of its own): the checks on `headSha` and the
+ * sticky comment. A cycle that outlived its timeout is ended first (that is a state change, made
+ * like any other). Used when a PR opens or moves, after a re-seal, and by `consort reconcile`.
  */
-export async function refreshTrack(deps: EngineDeps, trackId: string, branch: string, headSha: string, config: ConsortConfig): Promise<"shown" | "no-track" | "tampered"> {
-  let state;
-  try {
-    state = await stateStoreFor(deps).read(trackId);
-  } catch (error) {
-    if (!(error instanceof TamperedStateError)) throw error;
-    await failTampered(targetOf(deps, headSha, trackId), error, deps.repo.fullName, branch);
-    return "tampered";
-  }
-  if (!state) return "no-track";
-  const snapshot = restoreSnapshot(state.snapshot);
-  await runEffects(deps, { trackId, state, snapshot, config, effects: [{ type: "updateChecks", commit: headSha, checks: [] }] });
-  return "shown";
+export async function refreshTrack(deps: EngineDeps, trackId: string, branch: string, headSha: string, config: ConsortConfig): Promise<AdvanceOutcome["kind"]> {
+  const outcome = await advanceAndAct(deps, { trackId, branch, headSha, config, decide: () => [] });
+  if (outcome.kind !== "unchanged" && outcome.kind !== "duplicate") return outcome.kind;
+  const snapshot = restoreSnapshot(outcome.state.snapshot);
+  await runEffects(deps, { trackId, state: outcome.state, snapshot, config, effects: [{ type: "updateChecks", commit: headSha, checks: [] }] });
+  return outcome.kind;
 }

@@ -1,0 +1,156 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ARTIFACT_PATHS } from "../../src/artifacts/paths.js";
+import { webhookPayload } from "../helpers/webhooks.js";
+import { edited } from "../orchestrator/fixtures/stockflow.js";
+import { smallDesign, type TrackSim } from "../orchestrator/helpers/track.js";
+import { createHarness, mockInstallationToken, type Harness } from "./harness.js";
+import { contentFile, FakeStateBranch, INSTALLATION_ID } from "./fake-repo.js";
+import { createdChecks, expectChecks, expectConfig, expectStickyComment, newBranch, pullRequestPayload, simulatedTrack, stateOf } from "./scenario.js";
+
+let h: Harness;
+let state: FakeStateBranch;
+let branch: string;
+let sim: TrackSim;
+const CONFIG = "approvers:\n  users: [lead-human]\n  codeowners: false\n";
+const REVIEW_ID = 555;
+
+/** A track whose design is written and waits at the design gate. */
+function atDesignGate(): TrackSim {
+  const track = simulatedTrack(branch);
+  track.expectAccepted(track.push({ role: "product-owner", files: { [ARTIFACT_PATHS.spec]: edited(smallDesign.spec, (j) => delete j.nfrs) } }));
+  track.expectAccepted(track.push({ role: "spec-author", files: { [ARTIFACT_PATHS.spec]: smallDesign.spec } }));
+  track.expectAccepted(track.push({ role: "architect", files: { [ARTIFACT_PATHS.architecture]: smallDesign.architecture } }));
+  track.expectAccepted(track.push({ role: "dba", files: { [ARTIFACT_PATHS.dbDesign]: smallDesign.dbDesign } }));
+  expect(track.stage).toBe("design-gate");
+  return track;
+}
+
+beforeEach(() => {
+  h = createHarness();
+  state = new FakeStateBranch(h.github);
+  branch = newBranch();
+  sim = atDesignGate();
+  state.seed(stateOf(branch, sim.snapshot));
+  mockInstallationToken(h.github, INSTALLATION_ID);
+});
+afterEach(() => h.github.dispose());
+
+function reviewPayload(action: "submitted" | "dismissed", user: string, reviewState: string, commit: string) {
+  const example = webhookPayload("pull_request_review", action);
+  const base = pullRequestPayload(example, branch, sim.context.head);
+  return { ...base, action, review: { ...example.review, id: REVIEW_ID, user: { ...example.review.user, login: user }, state: reviewState, commit_id: commit } };
+}
+
+/** The facts GitHub gives about the reviewer and the PR. */
+function expectFacts(user: string, permission: string, authors: string[] = ["po-bot[bot]", "spec-bot[bot]", "arch-bot[bot]", "dba-bot[bot]"]) {
+  h.github
+    .on("GET", `/repos/acme/shop/collaborators/${encodeURIComponent(user)}/permission`, [200, { permission, role_name: permission, user: { login: user } }])
+    .on("GET", "/repos/acme/shop/pulls/7/commits", [200, authors.map((login, i) => ({ sha: `${i}`.repeat(40).slice(0, 40), author: { login } }))]);
+}
+
+/** The gate's files as they are at the reviewed commit. */
+function expectFilesAt(commit: string, files: Record<string, string>) {
+  for (const [path, text] of Object.entries(files)) {
+    h.github.on("GET", `/repos/acme/shop/contents/${encodeURIComponent(path)}`, (r) => (r.query.ref === commit ? contentFile(path, text) : [404, { message: "Not Found" }]));
+  }
+}
+
+const designFiles = () => ({
+  [ARTIFACT_PATHS.spec]: sim.context.artifacts[ARTIFACT_PATHS.spec]!,
+  [ARTIFACT_PATHS.architecture]: sim.context.artifacts[ARTIFACT_PATHS.architecture]!,
+  [ARTIFACT_PATHS.dbDesign]: sim.context.artifacts[ARTIFACT_PATHS.dbDesign]!,
+});
+
+describe("pull_request_review", () => {
+  it("an approval by a configured approver with write access, on a commit at the pending hash, approves the design gate", async () => {
+    const head = sim.context.head;
+    expectConfig(h.github, CONFIG);
+    expectFacts("lead-human", "write");
+    expectFilesAt(head, designFiles());
+    expectChecks(h.github, head);
+    expectStickyComment(h.github, branch, head);
+
+    await h.receive("pull_request_review", reviewPayload("submitted", "lead-human", "approved", head));
+    h.github.verify();
+
+    const after = state.state(branch)!;
+    expect(after.snapshot).toMatchObject({ stage: "test-list" });
+    expect(after.approvals).toEqual([{ gate: "design", user: "lead-human", reviewId: REVIEW_ID, commit: head, hash: sim.context.gates.design.pendingHash, at: expect.any(String) }]);
+    expect(createdChecks(h.github)["consort/design"]).toMatchObject({ status: "completed", conclusion: "success" });
+  });
+
+  it("an approval by a user without write access does not count, and the PR says why", async () => {
+    const head = sim.context.head;
+    const before = state.head;
+    expectConfig(h.github, CONFIG);
+    expectFacts("lead-human", "read");
+    expectFilesAt(head, designFiles());
+    expectStickyComment(h.github, branch, head);
+
+    await h.receive("pull_request_review", reviewPayload("submitted", "lead-human", "approved", head));
+    h.github.verify();
+
+    expect(state.head).toBe(before);
+    const comment = (h.github.calls("POST", "/repos/acme/shop/issues/7/comments")[0]!.body as { body: string }).body;
+    expect(comment).toContain("lead-human has read permission; approvals need write");
+  });
+
+  it("an approval by someone who authored a commit under approval does not count", async () => {
+    const head = sim.context.head;
+    const before = state.head;
+    expectConfig(h.github, CONFIG);
+    expectFacts("lead-human", "admin", ["po-bot[bot]", "lead-human"]);
+    expectFilesAt(head, designFiles());
+    expectStickyComment(h.github, branch, head);
+
+    await h.receive("pull_request_review", reviewPayload("submitted", "lead-human", "approved", head));
+    h.github.verify();
+
+    expect(state.head).toBe(before);
+    expect((h.github.calls("POST", "/repos/acme/shop/issues/7/comments")[0]!.body as { body: string }).body).toContain("cannot approve their own work");
+  });
+
+  it("an approval on an older commit, whose design files differ from the pending ones, does not count", async () => {
+    const older = "0123456789".repeat(4);
+    const before = state.head;
+    expectConfig(h.github, CONFIG);
+    expectFacts("lead-human", "write");
+    expectFilesAt(older, { ...designFiles(), [ARTIFACT_PATHS.spec]: edited(smallDesign.spec, (j) => delete j.nfrs) });
+    expectStickyComment(h.github, branch, sim.context.head);
+
+    await h.receive("pull_request_review", reviewPayload("submitted", "lead-human", "approved", older));
+    h.github.verify();
+
+    expect(state.head).toBe(before);
+    expect((h.github.calls("POST", "/repos/acme/shop/issues/7/comments")[0]!.body as { body: string }).body).toMatch(/is not the pending .*approve again/);
+  });
+
+  it("an approval from someone who is not a configured approver does not count", async () => {
+    const head = sim.context.head;
+    const before = state.head;
+    expectConfig(h.github, CONFIG);
+    expectFacts("drive-by", "write");
+    expectFilesAt(head, designFiles());
+    expectStickyComment(h.github, branch, head);
+    await h.receive("pull_request_review", reviewPayload("submitted", "drive-by", "approved", head));
+    h.github.verify();
+    expect(state.head).toBe(before);
+    expect((h.github.calls("POST", "/repos/acme/shop/issues/7/comments")[0]!.body as { body: string }).body).toContain("drive-by is not an approver");
+  });
+
+  it("a dismissed review withdraws the approval it gave", async () => {
+    sim.expectAccepted(sim.send({ type: "gate.approved", at: "2026-03-01T10:00:00.000Z", gate: "design", manifestHash: sim.context.gates.design.pendingHash!, approver: "lead-human", reviewId: REVIEW_ID, commit: sim.context.head }));
+    state.seed(stateOf(branch, sim.snapshot));
+    const head = sim.context.head;
+    expectConfig(h.github, CONFIG);
+    expectChecks(h.github, head);
+    expectStickyComment(h.github, branch, head);
+
+    await h.receive("pull_request_review", reviewPayload("dismissed", "lead-human", "dismissed", head));
+    h.github.verify();
+
+    const after = state.state(branch)!;
+    expect(after.snapshot).toMatchObject({ context: { gates: { design: { status: "withdrawn" } } } });
+    expect(createdChecks(h.github)["consort/design"]).toMatchObject({ conclusion: "failure", output: { title: "Approval withdrawn" } });
+  });
+});

@@ -1,0 +1,181 @@
+import { zipSync, strToU8 } from "fflate";
+import nock from "nock";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { CycleResult } from "../../src/cycle/result.js";
+import { webhookPayload } from "../helpers/webhooks.js";
+import type { TrackSim } from "../orchestrator/helpers/track.js";
+import { createHarness, mockInstallationToken, type Harness } from "./harness.js";
+import { FakeStateBranch, inRepo, INSTALLATION_ID, REPOSITORY_ID } from "./fake-repo.js";
+import { createdChecks, expectChecks, expectDefaultConfig, expectStickyComment, newBranch, simulatedTrack, stateOf } from "./scenario.js";
+
+let h: Harness;
+let state: FakeStateBranch;
+let branch: string;
+let sim: TrackSim;
+const RUN_ID = 987;
+
+/** A track whose T1 RED commit was pushed: the RED cycle is dispatched and run 987 recorded. */
+function atRedVerify(): TrackSim {
+  const track = simulatedTrack(branch).throughDesign();
+  const unit = track.context.units[track.context.unitIndex]!;
+  const files = Object.fromEntries(unit.tests.map((t) => [t.file, `it(${JSON.stringify(t.title)}, () => expect(1).toBe(2));\n`]));
+  track.expectAccepted(track.push({ role: "navigator", files }));
+  expect(track.stage).toBe("red-verify");
+  return track;
+}
+
+function seed(runId: number | null = RUN_ID) {
+  const seeded = stateOf(branch, sim.snapshot);
+  seeded.cycles = seeded.cycles.map((c) => (c.dispatchId === sim.context.pendingDispatch!.dispatchId ? { ...c, runId } : c));
+  state.seed(seeded);
+}
+
+beforeEach(() => {
+  h = createHarness();
+  state = new FakeStateBranch(h.github);
+  branch = newBranch();
+  sim = atRedVerify();
+  seed();
+});
+afterEach(() => h.github.dispose());
+
+function runPayload(overrides: Record<string, unknown> = {}) {
+  const example = webhookPayload("workflow_run", "completed");
+  return inRepo({
+    ...example,
+    workflow: { ...example.workflow, path: ".github/workflows/consort-cycle.yml" },
+    workflow_run: {
+      ...example.workflow_run,
+      id: RUN_ID,
+      path: ".github/workflows/consort-cycle.yml",
+      event: "workflow_dispatch",
+      status: "completed",
+      conclusion: "success",
+      head_branch: "main",
+      head_repository: { ...example.workflow_run.head_repository, id: REPOSITORY_ID },
+      html_url: `https://github.com/acme/shop/actions/runs/${RUN_ID}`,
+      ...overrides,
+    },
+  });
+}
+
+function cycleResult(commit: string, verdict: "verified" | "refused" = "verified"): CycleResult {
+  const pending = sim.context.pendingDispatch!;
+  const unit = sim.context.units[sim.context.unitIndex]!;
+  const tests = unit.tests.map((t) => ({ id: t.id, file: t.file, title: t.title }));
+  return {
+    version: 1,
+    request: { version: 1, dispatchId: pending.dispatchId, track: branch, step: "red", commit: pending.commit, tests: { inTurn: tests, earlierGreen: [] }, frozenTestFiles: [], database: { branch }, ttlSeconds: 3600 },
+    step: "red",
+    commit,
+    database: { provider: "postgres", trackBranch: branch, cycleBranch: `${branch}-c1`, dropped: true },
+    startedAt: "2026-03-01T11:58:00.000Z",
+    finishedAt: "2026-03-01T11:59:00.000Z",
+    timingsMs: { fork: 40, migrate: 200, tests: 900, verdict: 5, drop: 20, total: 1165 },
+    commands: {},
+    tests: tests.map((t) => ({ ...t, role: "turn" as const, outcome: "failed-assertion" as const, message: "expected 1 to be 2" })),
+    verdict,
+    reasons: verdict === "verified" ? [`${tests[0]!.id} fails by an assertion`] : ["T1 failed with a TypeError, not an assertion"],
+    warnings: [],
+  };
+}
+
+/** The run's artifact, served from the blob store GitHub redirects to. */
+function expectArtifact(result: unknown) {
+  h.github
+    .on("GET", `/repos/acme/shop/actions/runs/${RUN_ID}/artifacts`, [200, { total_count: 1, artifacts: [{ id: 55, name: "consort-cycle-result", size_in_bytes: 900, expired: false }] }])
+    .on("GET", "/repos/acme/shop/actions/artifacts/55/zip", [302, undefined, { Location: "https://blob.example.test/artifacts/55.zip" }]);
+  nock("https://blob.example.test").get("/artifacts/55.zip").reply(200, Buffer.from(zipSync({ "cycle-result.json": strToU8(JSON.stringify(result)) })), { "content-type": "application/zip" });
+}
+
+describe("workflow_run.completed", () => {
+  it("a verified RED from the run Consort dispatched advances the track to GREEN, with the run linked as evidence", async () => {
+    mockInstallationToken(h.github, INSTALLATION_ID);
+    const commit = sim.context.pendingDispatch!.commit;
+    expectArtifact(cycleResult(commit));
+    expectDefaultConfig(h.github);
+    expectChecks(h.github, sim.context.head);
+    expectStickyComment(h.github, branch, sim.context.head);
+
+    await h.receive("workflow_run", runPayload());
+    h.github.verify();
+
+    const after = state.state(branch)!;
+    expect(after.snapshot).toMatchObject({ stage: "green" });
+    expect(after.cycles.at(-1)).toMatchObject({ runId: RUN_ID, verdict: "valid", commit });
+    expect(createdChecks(h.github)["consort/build"]!.output.summary).toContain(`actions/runs/${RUN_ID}`);
+  });
+
+  it("a run Consort never dispatched (no recorded run id) is ignored", async () => {
+    mockInstallationToken(h.github, INSTALLATION_ID);
+    seed(null);
+    const before = state.head;
+    await h.receive("workflow_run", runPayload());
+    h.github.verify();
+    expect(state.head).toBe(before);
+  });
+
+  it("a run of the workflow as a track rewrote it (not from the default branch) is ignored", async () => {
+    mockInstallationToken(h.github, INSTALLATION_ID);
+    const before = state.head;
+    await h.receive("workflow_run", runPayload({ head_branch: branch }));
+    h.github.verify();
+    expect(state.head).toBe(before);
+    expect(h.github.calls("GET", /artifacts/)).toHaveLength(0);
+  });
+
+  it("a result about another commit than the one Consort asked to test is ignored", async () => {
+    mockInstallationToken(h.github, INSTALLATION_ID);
+    const before = state.head;
+    expectArtifact(cycleResult("f".repeat(40)));
+    await h.receive("workflow_run", runPayload());
+    h.github.verify();
+    expect(state.head).toBe(before);
+  });
+
+  it("a run of another workflow costs no API call at all", async () => {
+    await h.receive("workflow_run", runPayload({ path: ".github/workflows/ci.yml" }));
+    h.github.verify();
+    expect(h.github.requests).toHaveLength(0);
+  });
+
+  it("a trusted run that left no result ends the cycle as an error: the build check fails with a re-run button", async () => {
+    mockInstallationToken(h.github, INSTALLATION_ID);
+    h.github.on("GET", `/repos/acme/shop/actions/runs/${RUN_ID}/artifacts`, [200, { total_count: 0, artifacts: [] }]);
+    expectDefaultConfig(h.github);
+    expectChecks(h.github, sim.context.head);
+    expectStickyComment(h.github, branch, sim.context.head);
+
+    await h.receive("workflow_run", runPayload({ conclusion: "failure" }));
+    h.github.verify();
+
+    const after = state.state(branch)!;
+    expect(after.cycles.at(-1)).toMatchObject({ runId: RUN_ID, verdict: "error" });
+    const build = createdChecks(h.github)["consort/build"]!;
+    expect(build).toMatchObject({ conclusion: "failure", actions: [{ identifier: "rerun-cycle" }] });
+    expect(build.output.summary).toContain("uploaded no");
+  });
+});
+
+describe("a cycle that never reports", () => {
+  it("ends as a failing build check saying so, with a re-run button, on the next event that notices it", async () => {
+    h.github.dispose();
+    h = createHarness({ clock: () => new Date(Date.parse(sim.context.cycles.at(-1)!.dispatchedAt) + 31 * 60_000) });
+    state = new FakeStateBranch(h.github);
+    seed();
+    mockInstallationToken(h.github, INSTALLATION_ID);
+    expectDefaultConfig(h.github);
+    expectChecks(h.github, sim.context.head);
+    expectStickyComment(h.github, branch, sim.context.head);
+    const example = webhookPayload("pull_request", "synchronize");
+    const payload = inRepo({ ...example, number: 7, pull_request: { ...example.pull_request, number: 7, head: { ...example.pull_request.head, ref: branch, sha: sim.context.head, repo: { ...example.pull_request.head.repo, id: REPOSITORY_ID } } } });
+
+    await h.receive("pull_request", payload);
+    h.github.verify();
+
+    expect(state.state(branch)!.cycles.at(-1)).toMatchObject({ verdict: "error" });
+    const build = createdChecks(h.github)["consort/build"]!;
+    expect(build).toMatchObject({ conclusion: "failure", actions: [{ identifier: "rerun-cycle" }] });
+    expect(build.output.summary).toContain("has not reported a result within 30 minutes");
+  });
+});
