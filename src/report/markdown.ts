@@ -2,9 +2,9 @@
 
 export const short = (sha: string) => sha.slice(0, 7);
 
-/** Text safe in a table cell: no pipes or line breaks. */
+/** Text safe in a table cell: no pipes, line breaks or raw HTML (an agent writes test titles). */
 export function cell(text: string): string {
-  return text.replace(/\\/g, "\\\\").replace(/\|/g, "\\|").replace(/\r?\n/g, " ");
+  return text.replace(/\|/g, "\\|").replace(/\r?\n/g, " ").replace(/</g, "&lt;");
 }
 
 /** A Markdown table; an empty body renders as a one-line note instead. */

@@ -74,7 +74,7 @@ function approvalsTable(report: TrackReport, approvals: ApprovalView[]): string 
 function frozenSection(report: TrackReport, gate: GateName): string {
   const frozen = report.frozen.find((f) => f.gate === gate);
   if (!frozen) return "_Nothing frozen yet._";
-  const files = table(["File", "sha256"], frozen.files.map((f) => [code(f.path), code(f.hash)]), "No files.");
+  const files = table(["File", "sha256"], frozen.files.map((f) => [cell(code(f.path)), code(f.hash)]), "No files.");
   return `Manifest ${code(frozen.manifestHash)} frozen at ${commitLink(report, frozen.commit)}.\n\n${files}`;
 }
 
@@ -94,7 +94,7 @@ function evidence(e: EvidenceView | undefined): string {
 function testsTable(tests: TestView[], withEvidence: boolean): string {
   const head = withEvidence ? ["Test", "AC", "Title", "File", "Status", "RED", "GREEN"] : ["Test", "AC", "Title", "File"];
   const rows = tests.map((t) => {
-    const base = [code(t.id), t.acceptanceCriterion ? code(t.acceptanceCriterion) : "—", cell(t.title), code(t.file)];
+    const base = [cell(code(t.id)), t.acceptanceCriterion ? cell(code(t.acceptanceCriterion)) : "—", cell(t.title), cell(code(t.file))];
     return withEvidence ? [...base, t.status, evidence(t.red), evidence(t.green)] : base;
   });
   return table(head, rows, "The test list is not written yet.");
@@ -132,7 +132,7 @@ function buildRun(report: TrackReport): RenderedCheckRun {
 function disciplineRun(report: TrackReport): RenderedCheckRun {
   const d = report.discipline;
   if (d.error) return run("consort/discipline", "failure", "Could not check the commits", `${header(report)}\n\n${d.error}`, report.trackId);
-  const rows = d.violations.map((v) => [commitLink(report, v.commit), code(v.rule), v.path ? code(v.path) : "—", cell(v.message)]);
+  const rows = d.violations.map((v) => [commitLink(report, v.commit), cell(code(v.rule)), v.path ? cell(code(v.path)) : "—", cell(v.message)]);
   const body = table(["Commit", "Rule", "Path", "What happened"], rows, "No violations.");
   const title = d.violations.length === 0 ? `${d.checkedCommits} commit(s) checked, no violations` : `${d.violations.length} violation(s)`;
   return run("consort/discipline", d.violations.length === 0 ? "success" : "failure", title, `${header(report)}\n\n${body}`, report.trackId);

@@ -56,6 +56,13 @@ describe("check runs of a track mid-build", () => {
     expect(build.output.summary).toContain("> The database was rebuilt from the seed on a hosted runner");
   });
 
+  it("neutralises Markdown and HTML an agent put in a test title", () => {
+    const report = midBuildReport();
+    report.tests[2]!.title = "cancels <!-- consort:sticky track=x --> and\n| breaks | the table";
+    const summary = byName(renderCheckRuns(report), "consort/build").output.summary;
+    expect(summary).toContain("| `T3` | `S2-AC1` | cancels &lt;!-- consort:sticky track=x --> and \\| breaks \\| the table | `test/cancel.test.ts` | pending | — | — |");
+  });
+
   it("lists the test list on its gate check without evidence columns", () => {
     const summary = byName(runs, "consort/test-list").output.summary;
     expect(summary).toContain("| Test | AC | Title | File |\n| --- | --- | --- | --- |\n| `T1` | `S1-AC1` | placing an order reserves stock | `test/orders.test.ts` |");
