@@ -2,6 +2,11 @@ import { z } from "zod";
 import { simpleGit } from "simple-git";
 import { TestId } from "../artifacts/ids.js";
 import { buildLocalRequest } from "../cycle/local-request.js";
+import { CycleRequest } from "../cycle/request.js";
+import { effectiveFrozenTests, greenTests } from "../orchestrator/context.js";
+import { nextAction } from "../orchestrator/index.js";
+import type { ToolContext } from "./context.js";
+import { loadTrack, type LoadedTrack } from "./track-tools.js";
 import { CycleTestOutcome, StepTimings } from "../cycle/result.js";
 import { CycleInputError } from "../cycle/request.js";
 import { runCycle } from "../cycle/run.js";
@@ -16,15 +21,12 @@ import { defineTool, ToolError } from "./registry.js";
 export const RunCycleInput = z
   .object({
     step: z.enum(["red", "green", "refactor"]).describe("red: the tests in turn must fail by an assertion; green: they (and every earlier test) must pass; refactor: everything passes and no test file changed."),
-    tests: z.array(TestId).min(1).max(50).optional().describe("Test ids in turn, e.g. [\"T7\"]. Required for red and green; refactor defaults to none (only the earlier tests)."),
-    earlierGreen: z.array(TestId).max(500).optional().describe("Test ids that must still pass. Default: every test listed before the first one in turn."),
-    frozenAt: z.string().trim().min(1).max(200).optional().describe("A git ref (e.g. the commit of the last verified RED) whose test files count as frozen: later steps may only add to them (red) or must leave them identical."),
+    tests: z.array(TestId).min(1).max(50).optional().describe("Test ids in turn, e.g. [\"T7\"]. Default: the tests in turn on the track (next_action). Without track state, required for red and green."),
+    earlierGreen: z.array(TestId).max(500).optional().describe("Test ids that must still pass. Default: the track's verified tests; without track state, every test listed before the first one in turn."),
+    frozenAt: z.string().trim().min(1).max(200).optional().describe("A git ref whose test files count as frozen (later steps may only add to them at red, must leave them identical otherwise). Default: the files the track froze at its verified REDs."),
     databaseBranch: z.string().trim().min(1).max(63).optional().describe("The database branch to fork the throwaway branch from. Default: the branch paired with the checkout's git branch (made from the root when it does not exist yet)."),
   })
-  .strict()
-  .superRefine((input, ctx) => {
-    if (input.step !== "refactor" && !input.tests) ctx.addIssue({ code: "custom", path: ["tests"], message: `a ${input.step} cycle needs the test ids in turn (next_action lists them)` });
-  });
+  .strict();
 
 const CommandSummary = z.object({
   command: z.string(),
@@ -43,6 +45,13 @@ export const RunCycleOutput = z.object({
   timingsMs: StepTimings,
   migrate: CommandSummary.optional(),
   test: CommandSummary.optional(),
+  plan: z.object({
+    from: z.enum(["arguments", "track-state"]).describe("Where the tests in turn, earlier tests and frozen files came from."),
+    trackId: z.string().nullable(),
+    testsInTurn: z.array(z.string()),
+    earlierGreen: z.array(z.string()),
+    frozenTestFiles: z.array(z.string()),
+  }),
   uncommittedChanges: z.array(z.string()).describe("Paths changed but not committed: the cycle tested them, the app will not see them until they are pushed."),
   note: z.string(),
 });
@@ -61,16 +70,31 @@ export const runCycleTool = defineTool({
   async run(input, context) {
     await context.assertCheckout();
     const config = await context.config();
-    let request;
+    const track = await trackFor(context, input.tests !== undefined);
+    const action = track ? nextAction(track.snapshot, track.config) : null;
+    const tests = input.tests ?? action?.testsInTurn.map((test) => test.id) ?? [];
+    if (input.step !== "refactor" && tests.length === 0) {
+      throw new ToolError(
+        track ? `The track is at ${track.snapshot.stage}: no tests are in turn, so a ${input.step} cycle has nothing to prove.` : `A ${input.step} cycle needs the test ids in turn.`,
+        track ? "Pass the test ids explicitly, or call next_action to see what the track expects." : "Pass tests (ids from .consort/test-list.json), or start the server with track state so they come from next_action.",
+        "INVALID_CYCLE",
+      );
+    }
+    const earlier = input.earlierGreen ?? (track ? greenTests(track.snapshot.context).map((test) => test.id).filter((id) => !tests.includes(id)) : undefined);
+    let request: CycleRequest;
     try {
       request = await buildLocalRequest({
         cwd: context.repoPath,
         step: input.step,
-        tests: input.tests ?? [],
-        ...(input.earlierGreen ? { earlier: input.earlierGreen } : {}),
+        tests,
+        ...(earlier ? { earlier } : {}),
         ...(input.frozenAt ? { frozenAt: input.frozenAt } : {}),
         ...(input.databaseBranch ? { dbBranch: input.databaseBranch } : {}),
       });
+      if (track && !input.frozenAt) {
+        const frozen = Object.entries(effectiveFrozenTests(track.snapshot.context)).map(([path, entry]) => ({ path, sha256: entry.hash, text: entry.text }));
+        request = CycleRequest.parse({ ...request, frozenTestFiles: frozen });
+      }
     } catch (error) {
       if (error instanceof CycleInputError) throw new ToolError(error.message, "Fix the arguments (test ids come from .consort/test-list.json) and call run_cycle again.", "INVALID_CYCLE");
       throw error;
@@ -94,8 +118,30 @@ export const runCycleTool = defineTool({
       timingsMs: result.timingsMs,
       ...(result.commands.migrate ? { migrate: summary(result.commands.migrate) } : {}),
       ...(result.commands.test ? { test: summary(result.commands.test) } : {}),
+      plan: {
+        from: track ? ("track-state" as const) : ("arguments" as const),
+        trackId: track?.loaded.trackId ?? null,
+        testsInTurn: request.tests.inTurn.map((test) => test.id),
+        earlierGreen: request.tests.earlierGreen.map((test) => test.id),
+        frozenTestFiles: request.frozenTestFiles.map((file) => file.path),
+      },
       uncommittedChanges,
       note: "A local cycle shows what the app's cycle would decide; the track advances only on the cycle the app dispatches after you push.",
     };
   },
 });
+
+/**
+ * The track's state, when the server has a source for it. With explicit tests, a track that has
+ * no state yet is fine (the cycle runs on the arguments alone); a tampered or unreadable state
+ * never is.
+ */
+async function trackFor(context: ToolContext, testsGiven: boolean): Promise<LoadedTrack | null> {
+  if (context.state.kind === "none") return null;
+  try {
+    return await loadTrack(context, undefined);
+  } catch (error) {
+    if (testsGiven && error instanceof ToolError && error.code === "NO_STATE") return null;
+    throw error;
+  }
+}

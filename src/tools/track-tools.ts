@@ -58,13 +58,13 @@ export const NextActionSchema = z.object({
   trailer: z.string().nullable().describe("The commit trailer the role must add, e.g. `Consort-Role: navigator`."),
 });
 
-interface LoadedTrack {
+export interface LoadedTrack {
   loaded: LoadedState;
   snapshot: TrackSnapshot;
   config: ConsortConfig;
 }
 
-async function loadTrack(context: ToolContext, track: string | undefined): Promise<LoadedTrack> {
+export async function loadTrack(context: ToolContext, track: string | undefined): Promise<LoadedTrack> {
   const loaded = await context.trackState(track);
   let snapshot: TrackSnapshot;
   try {

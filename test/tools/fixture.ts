@@ -26,8 +26,6 @@ export interface StockflowCheckout {
   rootDatabase: string;
   /** A name no other test uses, for database branches (they share one server). */
   unique: (prefix: string) => string;
-  /** Commit S2's implementation as the driver would (the GREEN step of T7). */
-  commitS2Code: () => Promise<string>;
   context: (options?: { state?: StateSource; stateKey?: string; allowUnverifiedState?: boolean }) => ToolContext;
   cleanup: () => Promise<void>;
 }
@@ -67,11 +65,6 @@ export async function stockflowCheckout(options: { stage?: "complete" | "t7-red"
     path,
     branch,
     rootDatabase,
-    commitS2Code: async () => {
-      await git.raw(["apply", join(STAGES, "s2-code.patch")]);
-      await git.add(".").commit("GREEN: stock by location\n\nConsort-Role: driver");
-      return (await git.revparse(["HEAD"])).trim();
-    },
     unique: (prefix) => `${prefix}-${id}-${randomBytes(2).toString("hex")}`,
     context: (options = {}) => {
       const context = new ToolContext({

@@ -32,17 +32,10 @@ describe("run_cycle: real cycles of examples/stockflow on the embedded Postgres"
     );
     expect(output.database).toMatchObject({ provider: "postgres", dropped: true });
     expect(output.uncommittedChanges).toEqual([]);
+    expect(output.plan).toEqual({ from: "arguments", trackId: null, testsInTurn: ["T7"], earlierGreen: ["T1", "T2", "T3", "T4", "T5", "T6"], frozenTestFiles: [] });
 
     const { branches } = DbBranchOutput.parse((await call(client, "db_branch", { action: "list" })).structuredContent);
     expect(branches?.map((branch) => branch.name)).not.toContain(output.database.cycleBranch);
-  }, 120_000);
-
-  it("verifies the GREEN of T7 once the driver has committed S2's code", async () => {
-    const commit = await checkout.commitS2Code();
-    const output = RunCycleOutput.parse((await call(client, "run_cycle", { step: "green", tests: ["T7"] }, 120_000)).structuredContent);
-    expect(output.reasons).toEqual([]);
-    expect(output).toMatchObject({ verdict: "verified", commit });
-    expect(output.tests.every((test) => test.outcome === "passed")).toBe(true);
   }, 120_000);
 
   it("answers a test id that is not in the test list with a tool error", async () => {
@@ -54,6 +47,6 @@ describe("run_cycle: real cycles of examples/stockflow on the embedded Postgres"
   it("answers a red step without tests with a tool error saying where the ids come from", async () => {
     const result = await call(client, "run_cycle", { step: "red" });
     expect(result.isError).toBe(true);
-    expect(errorText(result)).toContain("tests: a red cycle needs the test ids in turn");
+    expect(errorText(result)).toMatch(/^INVALID_CYCLE: A red cycle needs the test ids in turn\.\nWhat to do: Pass tests/);
   });
 });

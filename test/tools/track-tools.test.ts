@@ -5,6 +5,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { simpleGit } from "simple-git";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { consortTools } from "../../src/tools/index.js";
+import { RunCycleOutput } from "../../src/tools/run-cycle.js";
 import { ExplainRejectionOutput, NextActionOutput, TrackStatusOutput } from "../../src/tools/track-tools.js";
 import { GitHubMock } from "../helpers/github.js";
 import { call, connectClient, errorText } from "./mcp-client.js";
@@ -221,4 +222,19 @@ describe("explain_rejection", () => {
       await git.reset(["--hard", accepted]);
     }
   });
+});
+
+describe("run_cycle with track state", () => {
+  it("takes the tests in turn from the track and refuses a RED of T1 whose test already passes (the code exists)", async () => {
+    const { client, close } = await serve({ state: { kind: "file", path: await track.writeSnapshotFile() } });
+    try {
+      const output = RunCycleOutput.parse((await call(client, "run_cycle", { step: "red" }, 120_000)).structuredContent);
+      expect(output.plan).toEqual({ from: "track-state", trackId: track.trackId, testsInTurn: ["T1"], earlierGreen: [], frozenTestFiles: [] });
+      expect(output.verdict).toBe("refused");
+      expect(output.tests).toEqual([expect.objectContaining({ id: "T1", role: "turn", outcome: "passed" })]);
+      expect(output.reasons.join("\n")).toContain("already passes");
+    } finally {
+      await close();
+    }
+  }, 120_000);
 });
