@@ -124,6 +124,9 @@ function testTitles(flavour: Flavour, test: TestCaseResult): string[] {
     const simple = classname.replace(/\$.*$/, "").split(".").pop();
     const method = name.replace(/\(\)$/, "");
     titles.push(method, `${simple}.${method}`, `${simple}#${method}`);
+    // A nested class (JUnit 5 @Nested): "CartTest$Checkout" → "Checkout.paysByCard" too.
+    const inner = classname.includes("$") ? classname.split("$").pop() : undefined;
+    if (inner) titles.push(`${inner}.${method}`, `${simple}.${inner}.${method}`);
   }
   return titles;
 }

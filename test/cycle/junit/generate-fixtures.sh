@@ -130,6 +130,15 @@ rm -rf "$FIXTURES/surefire/reports" && mkdir -p "$FIXTURES/surefire/reports"
 cp "$S"/target/surefire-reports/TEST-*.xml "$FIXTURES/surefire/reports/"
 rm -rf "$S/target"
 echo "surefire: exit $code" >&2
+# The same on JUnit 5 (Debian's junit5), through Surefire's junit-platform provider.
+S5="$FIXTURES/surefire/project-junit5"
+rm -rf "$S5/target"
+code5=0
+(cd "$S5" && "${MVN[@]}" test) >"$OUT/surefire-junit5.log" 2>&1 || code5=$?
+rm -rf "$FIXTURES/surefire/reports-junit5" && mkdir -p "$FIXTURES/surefire/reports-junit5"
+cp "$S5"/target/surefire-reports/TEST-*.xml "$FIXTURES/surefire/reports-junit5/"
+rm -rf "$S5/target"
+echo "surefire on JUnit 5: exit $code5" >&2
 COMPILE="$OUT/surefire-compile-failure"
 cp -r "$S" "$COMPILE"
 cat >"$COMPILE/src/test/java/shop/CheckoutTest.java" <<'EOF'
@@ -148,14 +157,16 @@ compile_code=0
 (cd "$COMPILE" && "${MVN[@]}" test) >"$OUT/surefire-compile.log" 2>&1 || compile_code=$?
 compile_reports=$(find "$COMPILE/target" -path "*surefire-reports*" -name "*.xml" 2>/dev/null | wc -l || true)
 node -e '
-  const [to, version, code, compileCode, compileReports] = process.argv.slice(1);
+  const [to, version, code, compileCode, compileReports, reportsDir, code5, reports5Dir] = process.argv.slice(1);
   const fs = require("node:fs");
   const runs = [
     { report: "reports/", written: true, version, exitCode: Number(code), command: "mvn -o -q -B -Dmaven.repo.local=/usr/share/maven-repo test",
-      reports: fs.readdirSync(process.argv[6]).sort() },
+      reports: fs.readdirSync(reportsDir).sort() },
+    { report: "reports-junit5/", written: true, version: version + ", JUnit 5", exitCode: Number(code5),
+      command: "mvn -o -q -B -Dmaven.repo.local=/usr/share/maven-repo test (in project-junit5)", reports: fs.readdirSync(reports5Dir).sort() },
     { report: "(none: a test class that does not compile)", written: Number(compileReports) > 0, version,
       exitCode: Number(compileCode), command: "mvn -o -q -B -Dmaven.repo.local=/usr/share/maven-repo test, with CheckoutTest.java calling a missing method" },
   ];
   fs.writeFileSync(to, JSON.stringify({ runs }, null, 2) + "\n");
-' "$FIXTURES/surefire/runs.json" "$SUREFIRE_VERSION" "$code" "$compile_code" "$compile_reports" "$FIXTURES/surefire/reports"
+' "$FIXTURES/surefire/runs.json" "$SUREFIRE_VERSION" "$code" "$compile_code" "$compile_reports" "$FIXTURES/surefire/reports" "$code5" "$FIXTURES/surefire/reports-junit5"
 echo "surefire with a compile error: exit $compile_code, reports written: $compile_reports" >&2

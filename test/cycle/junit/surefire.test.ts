@@ -1,7 +1,7 @@
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { combineReports, findTestCase, parseJUnit, type JUnitReport } from "../../../src/cycle/junit/index.js";
+import { combineReports, findTestCase, parseJUnit, readJUnitReports, type JUnitReport } from "../../../src/cycle/junit/index.js";
 import { FIXTURES, fixtureReport, fixtureRun } from "./fixtures.js";
 
 const CART = "src/test/java/shop/CartTest.java";
@@ -77,5 +77,41 @@ describe("Maven with a test class that does not compile", () => {
   it("fails the build before Surefire runs, leaving no report at all", async () => {
     const run = await fixtureRun("surefire", "(none: a test class that does not compile)");
     expect(run).toMatchObject({ written: false, exitCode: 1 });
+  });
+});
+
+describe("Maven Surefire's reports of JUnit 5 tests (fixtures/surefire/reports-junit5)", () => {
+  let report: JUnitReport;
+  beforeAll(async () => {
+    ({ report } = await readJUnitReports(join(FIXTURES, "surefire", "reports-junit5")));
+  });
+
+  it("is recognised as Surefire's", () => {
+    expect(report.flavour).toBe("surefire");
+  });
+
+  it("reads JUnit 5's AssertionFailedError as an assertion failure", () => {
+    expect(findTestCase(report, { file: CART, title: "appliesATenPercentDiscount" })).toMatchObject({
+      outcome: "failed-assertion",
+      type: "org.opentest4j.AssertionFailedError",
+    });
+  });
+
+  it("reads a NullPointerException as an error, not an assertion", () => {
+    expect(findTestCase(report, { file: CART, title: "listsTheItemNamesOfAMissingCart" })?.outcome).toBe("failed-error");
+  });
+
+  it("reads @Disabled as skipped", () => {
+    expect(findTestCase(report, { file: CART, title: "shipsAbroad" })).toMatchObject({ outcome: "skipped", message: "not built yet" });
+  });
+
+  it("finds a test of a @Nested class in its outer class's file", () => {
+    for (const title of ["paysByCard", "Checkout.paysByCard", "CartTest.Checkout.paysByCard"]) {
+      expect(findTestCase(report, { file: CART, title })?.outcome, title).toBe("passed");
+    }
+  });
+
+  it("lists a class whose static initialiser throws as a load error", () => {
+    expect(report.loadErrors).toEqual([{ classname: "shop.RefundTest", message: "java.lang.ExceptionInInitializerError" }]);
   });
 });
