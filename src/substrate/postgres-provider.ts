@@ -124,8 +124,7 @@ export class PostgresBranchProvider implements BranchProvider {
       await this.lock(client, LOCK_BRANCH, name);
       try {
         let catalog = await this.catalog(client);
-        await this.reapOrphans(client, catalog, name);
-        catalog = await this.catalog(client);
+        if (await this.reapOrphans(client, catalog, name)) catalog = await this.catalog(client);
         const existing = catalog.get(name);
         if (existing) {
           if (!existing.record || existing.record.root !== this.root) throw this.notOurs(name);
@@ -183,8 +182,8 @@ export class PostgresBranchProvider implements BranchProvider {
           const tmp = temporaryDatabaseName();
           made.push(tmp);
           await client.query(`CREATE DATABASE ${ident(tmp)} TEMPLATE ${ident(parentBase)} STRATEGY FILE_COPY`);
-          await client.query(`COMMENT ON DATABASE ${ident(tmp)} IS ${literal(BRANCH_COMMENT + JSON.stringify(record))}`);
-          await client.query(`ALTER DATABASE ${ident(tmp)} RENAME TO ${ident(name)}`);
+          // One round trip: the comment and the rename commit together.
+          await client.query(`COMMENT ON DATABASE ${ident(tmp)} IS ${literal(BRANCH_COMMENT + JSON.stringify(record))}; ALTER DATABASE ${ident(tmp)} RENAME TO ${ident(name)}`);
           return this.toBranch({ datname: name, record });
         } catch (error) {
           // A failed fork leaves nothing behind.
@@ -369,8 +368,9 @@ export class PostgresBranchProvider implements BranchProvider {
   }
 
   /** Drop expired throwaway branches of this root and half-made copies a dead process left. */
-  private async reapOrphans(client: pg.PoolClient, catalog: Map<string, CatalogEntry>, except: string): Promise<void> {
+  private async reapOrphans(client: pg.PoolClient, catalog: Map<string, CatalogEntry>, except: string): Promise<boolean> {
     const now = Date.now();
+    let reaped = false;
     for (const entry of catalog.values()) {
       let drop = false;
       if (entry.datname.startsWith(NEW_PREFIX)) {
@@ -379,8 +379,12 @@ export class PostgresBranchProvider implements BranchProvider {
       } else if (entry.record?.root === this.root && entry.record.expiresAt && entry.datname !== except) {
         drop = Date.parse(entry.record.expiresAt) < now;
       }
-      if (drop) await client.query(`DROP DATABASE IF EXISTS ${ident(entry.datname)} WITH (FORCE)`).catch(() => {});
+      if (drop) {
+        await client.query(`DROP DATABASE IF EXISTS ${ident(entry.datname)} WITH (FORCE)`).catch(() => {});
+        reaped = true;
+      }
     }
+    return reaped;
   }
 
   private async catalog(client: pg.PoolClient): Promise<Map<string, CatalogEntry>> {

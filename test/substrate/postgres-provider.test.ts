@@ -176,6 +176,24 @@ describe("the postgres provider", () => {
     }
   });
 
+  it("two processes creating the same branch at once get the same branch", async () => {
+    const second = new PostgresBranchProvider({ adminUrl: postgresUrl(), rootDatabase });
+    try {
+      const [a, b] = await Promise.all([provider.createBranch(id("same-time")), second.createBranch(id("same-time"))]);
+      expect(a).toEqual(b);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it("reaps expired throwaway branches when the next branch is created", async () => {
+    const expired = await provider.createBranch(id("short-lived"), { ttlSeconds: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await provider.createBranch(id("next-cycle"), { ttlSeconds: 600 });
+    expect(await provider.getBranch(expired.name)).toBeUndefined();
+    expect(await databaseNames()).not.toContain(expired.name);
+  });
+
   it("refuses to delete the root branch", async () => {
     await expect(provider.deleteBranch(rootDatabase)).rejects.toMatchObject({ code: "ROOT_PROTECTED" });
   });
