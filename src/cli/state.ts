@@ -58,14 +58,26 @@ export function registerStateCommands(program: Command): void {
     printResult(options, { repository: `${owner}/${repo}`, tracks }, () => (tracks.length ? tracks.join("\n") : `${owner}/${repo} has no tracks on consort/state`));
   });
 
-  withRepo(state.command("show").argument("<track>", "the track id").description("Print a track's verified state; fails if it is tampered")).action(
-    async (trackId: string, options: Common) => {
-      const { octokit, owner, repo, key } = setup(options);
-      const current = await run(() => createStateStore({ octokit, owner, repo, key }).read(trackArgument(trackId)));
-      if (!current) throw new CliError(`Track ${trackId} has no state file in ${owner}/${repo}`, "list them with `consort state list`");
-      printResult(options, current, () => JSON.stringify(current, null, 2));
-    },
-  );
+  withRepo(
+    state
+      .command("show")
+      .argument("<track>", "the track id")
+      .option("--raw", "print the file as stored and what fails in it, even when tampered (to decide on a re-seal)")
+      .description("Print a track's verified state; fails if it is tampered"),
+  ).action(async (trackId: string, options: Common & { raw?: boolean }) => {
+    const { octokit, owner, repo, key } = setup(options);
+    const store = createStateStore({ octokit, owner, repo, key });
+    if (options.raw) {
+      const found = await run(() => store.inspect(trackArgument(trackId)));
+      if (!found) throw new CliError(`Track ${trackId} has no state file in ${owner}/${repo}`, "list them with `consort state list`");
+      printResult(options, found, () => [found.text.trimEnd(), "", found.problems.length ? `Fails verification:\n${found.problems.map((p) => `  - ${p}`).join("\n")}` : "Verified: schema and signature are sound."].join("\n"));
+      if (found.problems.length) process.exitCode = 1;
+      return;
+    }
+    const current = await run(() => store.read(trackArgument(trackId)));
+    if (!current) throw new CliError(`Track ${trackId} has no state file in ${owner}/${repo}`, "list them with `consort state list`");
+    printResult(options, current, () => JSON.stringify(current, null, 2));
+  });
 
   withRepo(
     state

@@ -43,6 +43,8 @@ export interface StateStore {
   reseal(trackId: string, actor: string, reason?: string): Promise<UpdateOutcome>;
   /** The ids of every track with a state file. */
   list(): Promise<string[]>;
+  /** The raw text of a track's file and what fails in it (empty when sound), for a maintainer deciding whether to re-seal. */
+  inspect(trackId: string): Promise<{ path: string; text: string; problems: string[] } | undefined>;
 }
 
 interface Head {
@@ -207,6 +209,13 @@ export function createStateStore(options: StateStoreOptions): StateStore {
         await pause(attempt);
       }
       throw new StateConflictError(trackId, maxAttempts);
+    },
+
+    async inspect(trackId) {
+      const path = trackPath(trackId);
+      const text = await readText(STATE_BRANCH, trackId);
+      if (text === undefined) return undefined;
+      return { path, text, problems: checkStateFile(text, key, { trackId, repository }).problems };
     },
 
     async list() {

@@ -17,6 +17,7 @@ beforeEach(() => {
   vi.spyOn(process.stderr, "write").mockImplementation((chunk) => (err.push(String(chunk)), true));
 });
 afterEach(() => {
+  process.exitCode = undefined;
   github.dispose();
   vi.unstubAllEnvs();
   vi.restoreAllMocks();
@@ -38,6 +39,14 @@ describe("consort state", () => {
     expect(await cli("show", TRACK)).toBe(1);
     github.verify();
     expect(err.join("")).toMatch(/tracks\/feature-orders\.json on consort\/state is tampered: signature does not match[\s\S]*→ a repository admin can run `consort state reseal feature-orders`/);
+  });
+
+  it("show --raw prints a tampered file as stored with what fails, so a maintainer can decide on a re-seal", async () => {
+    const text = fileText(trackState()).replace('"octo-lead"', '"octo-deputy"');
+    github.on("GET", contentsUrl(), contentsReply(text));
+    expect(await cli("show", TRACK, "--raw")).toBe(1);
+    github.verify();
+    expect(out.join("")).toBe(`${text.trimEnd()}\n\nFails verification:\n  - signature does not match the content (edited outside the app, or sealed with another key)\n`);
   });
 
   it("reseal by an admin re-signs the file with their login", async () => {
