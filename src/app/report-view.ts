@@ -42,9 +42,14 @@ export function trackReport({ repository, snapshot, headSha, config, schema, not
       return [{ gate, manifestHash: g.approvedHash, commit: last?.commit ?? ctx.head, files: Object.entries(g.files).map(([path, hash]) => ({ path, hash })) }];
     }),
     approvals: GATE_NAMES.flatMap((gate) => ctx.gates[gate].approvals.map((a) => ({ gate, user: a.approver, at: a.at, commit: a.commit, hash: a.manifestHash }))),
-    gates: Object.fromEntries(GATE_NAMES.map((gate) => [gate, gateView(gate, ctx.gates[gate])])) as Record<GateName, GateView>,
+    // An abandoned track passes nothing: every gate fails with why it ended.
+    gates: Object.fromEntries(
+      GATE_NAMES.map((gate) => [gate, snapshot.stage === "abandoned" ? { state: "failed", reason: `The track was abandoned: ${ctx.ended?.reason ?? "no reason given"}.` } : gateView(gate, ctx.gates[gate])]),
+    ) as Record<GateName, GateView>,
     build: buildView(snapshot, machineChecks.find((c) => c.name === "consort/build")),
-    discipline: ctx.rejectedHead
+    discipline: snapshot.stage === "abandoned"
+      ? { checkedCommits: 0, violations: [{ commit: ctx.head, rule: "track abandoned", message: ctx.ended?.reason ?? "the track was abandoned" }] }
+      : ctx.rejectedHead
       ? { checkedCommits: 1, violations: ctx.rejectedHead.reasons.map((message) => ({ commit: ctx.rejectedHead!.sha, rule: "commit refused", message })) }
       : { checkedCommits: 0, violations: [] },
     schema: schema ?? { state: "pending", reason: `The schema diff of \`${ctx.databaseBranch}\` against \`${ctx.parentDatabaseBranch}\` has not been computed for this commit yet.` },

@@ -1,0 +1,132 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { webhookPayload } from "../helpers/webhooks.js";
+import { TEST_APP_ID } from "../helpers/github.js";
+import type { TrackSim } from "../orchestrator/helpers/track.js";
+import { createHarness, mockInstallationToken, type Harness } from "./harness.js";
+import { FakeStateBranch, inRepo, INSTALLATION_ID } from "./fake-repo.js";
+import { createdChecks, expectChecks, expectDefaultConfig, expectStickyComment, newBranch, simulatedTrack, stateOf } from "./scenario.js";
+
+let h: Harness;
+let state: FakeStateBranch;
+let branch: string;
+let sim: TrackSim;
+
+/** T1's RED cycle ended without a decision (its run left no result): a person may re-run it. */
+function afterErroredRed(): TrackSim {
+  const track = simulatedTrack(branch).throughDesign();
+  const unit = track.context.units[track.context.unitIndex]!;
+  track.expectAccepted(track.push({ role: "navigator", files: Object.fromEntries(unit.tests.map((t) => [t.file, `it(${JSON.stringify(t.title)}, () => expect(1).toBe(2));\n`])) }));
+  track.report("error", ["run 987 uploaded no result"]);
+  return track;
+}
+
+beforeEach(() => {
+  h = createHarness();
+  state = new FakeStateBranch(h.github);
+  branch = newBranch();
+  sim = afterErroredRed();
+  state.seed(stateOf(branch, sim.snapshot));
+});
+afterEach(() => h.github.dispose());
+
+function click(identifier: string, sender: string, action: "requested_action" | "rerequested" = "requested_action", appId = TEST_APP_ID) {
+  const example = webhookPayload("check_run", action);
+  return inRepo({
+    ...example,
+    action,
+    sender: { ...example.sender, login: sender },
+    check_run: { ...example.check_run, name: "consort/build", head_sha: sim.context.head, app: { ...example.check_run.app, id: appId }, check_suite: { ...example.check_run.check_suite, head_branch: branch } },
+    ...(action === "requested_action" ? { requested_action: { identifier } } : {}),
+  });
+}
+
+const permission = (user: string, level: string, times = 1) =>
+  h.github.on("GET", `/repos/acme/shop/collaborators/${user}/permission`, [200, { permission: level, role_name: level, user: { login: user } }], times);
+
+describe("check_run buttons", () => {
+  it("Re-run cycle by a writer dispatches the cycle again at the default branch and records the new run id", async () => {
+    mockInstallationToken(h.github, INSTALLATION_ID);
+    permission("lead-human", "write");
+    expectDefaultConfig(h.github);
+    h.github.on("POST", "/repos/acme/shop/actions/workflows/consort-cycle.yml/dispatches", [200, { workflow_run_id: 4242, run_url: "https://api.github.com/repos/acme/shop/actions/runs/4242", html_url: "https://github.com/acme/shop/actions/runs/4242" }]);
+    expectChecks(h.github, sim.context.head);
+    expectStickyComment(h.github, branch, sim.context.head);
+
+    await h.receive("check_run", click("rerun-cycle", "lead-human"));
+    h.github.verify();
+
+    const after = state.state(branch)!;
+    const pending = (after.snapshot as { context: { pendingDispatch: { dispatchId: string } } }).context.pendingDispatch;
+    const unit = sim.context.units[0]!;
+    const dispatch = h.github.calls("POST", "/repos/acme/shop/actions/workflows/consort-cycle.yml/dispatches")[0]!.body as { ref: string; inputs: { request: string }; return_run_details: boolean };
+    expect(dispatch.ref).toBe("main");
+    expect(dispatch.return_run_details).toBe(true);
+    expect(Object.keys(dispatch.inputs)).toEqual(["request"]);
+    expect(JSON.parse(dispatch.inputs.request)).toEqual({
+      version: 1,
+      dispatchId: pending.dispatchId,
+      track: branch,
+      step: "red",
+      commit: sim.context.head,
+      tests: { inTurn: unit.tests.map((t) => ({ id: t.id, file: t.file, title: t.title })), earlierGreen: [] },
+      frozenTestFiles: [],
+      database: { branch },
+      ttlSeconds: 3600,
+    });
+    expect(after.cycles.find((c) => c.dispatchId === pending.dispatchId)).toMatchObject({ runId: 4242, verdict: null });
+  });
+
+  it("a click by a user without write access changes nothing", async () => {
+    mockInstallationToken(h.github, INSTALLATION_ID);
+    permission("visitor", "read");
+    const before = state.head;
+    await h.receive("check_run", click("rerun-cycle", "visitor"));
+    h.github.verify();
+    expect(state.head).toBe(before);
+  });
+
+  it("GitHub's own re-run (rerequested) is a re-run, with the same permission check", async () => {
+    mockInstallationToken(h.github, INSTALLATION_ID);
+    permission("visitor", "triage");
+    const before = state.head;
+    await h.receive("check_run", click("", "visitor", "rerequested"));
+    h.github.verify();
+    expect(state.head).toBe(before);
+  });
+
+  it("a click on another app's check run is not ours to act on", async () => {
+    await h.receive("check_run", click("rerun-cycle", "lead-human", "requested_action", 999));
+    h.github.verify();
+    expect(h.github.requests).toHaveLength(0);
+  });
+
+  it("Re-seal by an admin re-signs a file that fails only its signature, and the checks come back", async () => {
+    const path = `tracks/${branch}.json`;
+    state.write(path, state.text(path)!.replace(/"updatedAt": "[^"]+"/, '"updatedAt": "2026-03-01T11:11:11.000Z"'));
+    expect(() => state.state(branch)).toThrow(/signature/);
+    mockInstallationToken(h.github, INSTALLATION_ID);
+    permission("owner-admin", "admin");
+    expectDefaultConfig(h.github);
+    expectChecks(h.github, sim.context.head);
+    expectStickyComment(h.github, branch, sim.context.head);
+
+    await h.receive("check_run", click("reseal", "owner-admin"));
+    h.github.verify();
+
+    const after = state.state(branch)!;
+    expect(after.reseals).toEqual([{ actor: "owner-admin", at: expect.any(String), reason: "re-sealed from the consort/build check" }]);
+    expect(createdChecks(h.github)["consort/build"]).toMatchObject({ conclusion: "failure", actions: [{ identifier: "rerun-cycle" }] });
+  });
+
+  it("Re-seal by a writer who is not an admin is refused and the file stays tampered", async () => {
+    const path = `tracks/${branch}.json`;
+    state.write(path, state.text(path)!.replace(/"updatedAt": "[^"]+"/, '"updatedAt": "2026-03-01T11:11:11.000Z"'));
+    const before = state.head;
+    mockInstallationToken(h.github, INSTALLATION_ID);
+    permission("writer", "write");
+    await h.receive("check_run", click("reseal", "writer"));
+    h.github.verify();
+    expect(state.head).toBe(before);
+    expect(() => state.state(branch)).toThrow(/signature/);
+  });
+});
