@@ -38,6 +38,8 @@ const TARGETS = [
   { template: "consort.yml", path: ".github/consort.yml", mayOverwrite: true },
   { template: "consort-cycle.yml", path: ".github/workflows/consort-cycle.yml", mayOverwrite: true },
   { template: "consort-agent.yml", path: ".github/workflows/consort-agent.yml", mayOverwrite: true },
+  { template: "consort-deploy.yml", path: ".github/workflows/consort-deploy.yml", mayOverwrite: true },
+  { template: "consort-promote.yml", path: ".github/workflows/consort-promote.yml", mayOverwrite: true },
   // A repository's CODEOWNERS is its own: create it when missing, otherwise only suggest lines.
   { template: "CODEOWNERS", path: ".github/CODEOWNERS", mayOverwrite: false },
 ] as const;
@@ -104,7 +106,7 @@ const VERB: Record<InitAction, string> = {
 export function registerInitCommands(program: Command): void {
   program
     .command("init")
-    .description("Add Consort to a repository: .github/consort.yml, the consort-cycle and consort-agent workflows, a CODEOWNERS suggestion")
+    .description("Add Consort to a repository: .github/consort.yml, the workflows the app dispatches (cycle, agent, deploy, promote), a CODEOWNERS suggestion")
     .option("-C, --dir <dir>", "the repository's root", ".")
     .option("--owners <owners>", "CODEOWNERS of .consort/ and Consort's files, comma-separated (e.g. @my-org/maintainers)")
     .option("--actions <path>", "where the Consort actions live (owner/repo/actions)", DEFAULT_ACTIONS)

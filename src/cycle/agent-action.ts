@@ -1,12 +1,14 @@
+import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { appendJobSummary, getInput, reportFailure, requireInput, setOutput } from "./action-io.js";
-import { AgentRequest, runAgentTurn } from "./agent-turn.js";
+import { AGENT_RESULT_FILE, AgentRequest, runAgentTurn } from "./agent-turn.js";
 import { loadConfigFile } from "./config-file.js";
 import { formatIssues } from "./request.js";
 
 /**
  * `actions/agent`: inputs `request` (the AgentRequest JSON), `working-directory` (the track's
- * checkout), `config`, `roles-dir` (default: the roles/ folder shipped with the actions).
+ * checkout), `config`, `roles-dir` (default: the roles/ folder shipped with the actions) and
+ * `result-dir` (where agent-turn-result.json goes; the workflow uploads it as consort-agent-result).
  * Output `committed` is "true" only when a commit was made (the workflow then pushes it).
  */
 export async function runAgentAction(env: NodeJS.ProcessEnv = process.env, defaultRolesDir?: string): Promise<number> {
@@ -24,6 +26,9 @@ export async function runAgentAction(env: NodeJS.ProcessEnv = process.env, defau
     const { config } = await loadConfigFile(resolve(workspace, getInput("config", env) || join(cwd, ".github/consort.yml")));
     const rolesDir = resolve(workspace, getInput("roles-dir", env) || defaultRolesDir || "roles");
     const result = await runAgentTurn(parsed.data, { config, cwd, rolesDir });
+    const outDir = resolve(workspace, getInput("result-dir", env) || join(env.RUNNER_TEMP ?? cwd, "consort-agent"));
+    await mkdir(outDir, { recursive: true });
+    await writeFile(join(outDir, AGENT_RESULT_FILE), `${JSON.stringify(result, null, 2)}\n`);
     await setOutput("committed", result.verdict === "committed" ? "true" : "false", env);
     if (result.commit) await setOutput("commit", result.commit, env);
     await appendJobSummary(

@@ -53,6 +53,8 @@ export const AgentTurnResult = z
   .strict();
 export type AgentTurnResult = z.infer<typeof AgentTurnResult>;
 
+export const AGENT_RESULT_FILE = "agent-turn-result.json";
+
 export interface AgentTurnDeps {
   config: ConsortConfig;
   cwd: string;

@@ -2,9 +2,11 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { ConsortConfig } from "../../src/config/consort-config.js";
-import { AgentRequest, runAgentTurn } from "../../src/cycle/agent-turn.js";
-import { git } from "./stockflow.js";
+import { stringify } from "yaml";
+import { ConsortConfig, ROLE_NAMES } from "../../src/config/consort-config.js";
+import { runAgentAction } from "../../src/cycle/agent-action.js";
+import { AGENT_RESULT_FILE, AgentRequest, AgentTurnResult, runAgentTurn } from "../../src/cycle/agent-turn.js";
+import { REPO_ROOT, git } from "./stockflow.js";
 
 /** An agent turn in a real git checkout, the agent being a real shell command. */
 
@@ -72,5 +74,37 @@ describe("an agent turn", () => {
   test("with agents disabled in the configuration nothing runs", async () => {
     const result = await runAgentTurn(request(), { config: ConsortConfig.parse({}), cwd: repo, rolesDir: roles });
     expect(result).toMatchObject({ verdict: "refused", reasons: [expect.stringContaining("agents are not enabled")] });
+  });
+});
+
+describe("the agent action", () => {
+  test("every role has its prompt shipped with the action", async () => {
+    for (const role of ROLE_NAMES) {
+      expect((await readFile(join(REPO_ROOT, "actions/agent/roles", `${role}.md`), "utf8")).length, role).toBeGreaterThan(100);
+    }
+  });
+
+  test("reads its inputs the way the runner passes them, writes the turn's result and sets committed", async () => {
+    const work = await mkdtemp(join(tmpdir(), "consort-agent-action-"));
+    try {
+      await writeFile(join(work, "consort.yml"), stringify({ agents: { enabled: true, command: "mkdir -p src && echo 'export {}' > src/a.ts" } }));
+      const env = {
+        GITHUB_WORKSPACE: work,
+        "INPUT_REQUEST": JSON.stringify(request()),
+        "INPUT_WORKING-DIRECTORY": repo,
+        "INPUT_CONFIG": "consort.yml",
+        "INPUT_RESULT-DIR": "out",
+        GITHUB_OUTPUT: join(work, "github-output"),
+        GITHUB_STEP_SUMMARY: join(work, "summary.md"),
+      };
+      await writeFile(env.GITHUB_OUTPUT, "");
+      expect(await runAgentAction(env, join(REPO_ROOT, "actions/agent/roles"))).toBe(0);
+      const result = AgentTurnResult.parse(JSON.parse(await readFile(join(work, "out", AGENT_RESULT_FILE), "utf8")));
+      expect(result).toMatchObject({ verdict: "committed", files: ["src/a.ts"] });
+      expect(await readFile(env.GITHUB_OUTPUT, "utf8")).toMatch(/^committed<<(\S+)\ntrue\n\1$/m);
+      expect(await readFile(env.GITHUB_STEP_SUMMARY, "utf8")).toContain("driver: committed");
+    } finally {
+      await rm(work, { recursive: true, force: true });
+    }
   });
 });

@@ -31,6 +31,8 @@ describe("consort init", { timeout: 60_000 }, () => {
       ".github/consort.yml": "create",
       ".github/workflows/consort-cycle.yml": "create",
       ".github/workflows/consort-agent.yml": "create",
+      ".github/workflows/consort-deploy.yml": "create",
+      ".github/workflows/consort-promote.yml": "create",
       ".github/CODEOWNERS": "create",
     });
     const config = parseYaml(await readFile(join(repo, ".github/consort.yml"), "utf8"));
@@ -52,9 +54,21 @@ describe("consort init", { timeout: 60_000 }, () => {
     expect(agent.jobs.agent.steps.some((s) => s.uses === "consort-for-github/consort/actions/agent@v1")).toBe(true);
   });
 
+  test.each(["deploy", "promote"])("the %s workflow runs its action and uploads its result as consort-cycle-result", async (kind) => {
+    await init();
+    const workflow = parseYaml(await readFile(join(repo, `.github/workflows/consort-${kind}.yml`), "utf8")) as {
+      on: { workflow_dispatch: { inputs: Record<string, unknown> } };
+      jobs: Record<string, { steps: Array<{ uses?: string; with?: Record<string, string> }> }>;
+    };
+    expect(Object.keys(workflow.on.workflow_dispatch.inputs)).toEqual(["request"]);
+    const steps = workflow.jobs[kind]!.steps;
+    expect(steps.some((s) => s.uses === `consort-for-github/consort/actions/${kind}@v1`)).toBe(true);
+    expect(steps.find((s) => s.uses?.startsWith("actions/upload-artifact@"))?.with).toMatchObject({ name: "consort-cycle-result" });
+  });
+
   test("running it again changes nothing", async () => {
     await init();
-    expect(Object.values(await init())).toEqual(["unchanged", "unchanged", "unchanged", "unchanged"]);
+    expect(Object.values(await init())).toEqual(Array(6).fill("unchanged"));
   });
 
   test("a configuration the team edited is kept unless --force", async () => {
@@ -81,7 +95,7 @@ describe("consort init", { timeout: 60_000 }, () => {
     const { stdout } = await run(process.execPath, [join(REPO_ROOT, "bin/consort.js"), "init", "--dir", repo, "--dry-run", "--json"]);
     const plan = JSON.parse(stdout) as { dryRun: boolean; files: Array<{ path: string; action: string }> };
     expect(plan.dryRun).toBe(true);
-    expect(plan.files.map((f) => f.action)).toEqual(["create", "create", "create", "create"]);
+    expect(plan.files.map((f) => f.action)).toEqual(Array(6).fill("create"));
     expect(existsSync(join(repo, ".github"))).toBe(false);
   });
 
