@@ -217,7 +217,7 @@ describe("the lakebase client's retries and errors", () => {
 });
 
 describe("the lakebase provider deleting and connecting", () => {
-  it("deletes children first, and a missing branch is not an error", async () => {
+  it("deletes children first (purging throwaway ones), and a missing branch is not an error", async () => {
     const scope = api();
     const order: string[] = [];
     mockProject(scope);
@@ -227,9 +227,12 @@ describe("the lakebase provider deleting and connecting", () => {
       .get(`${API}/${P}/branches`)
       .query({ page_size: "100", page_token: "p2" })
       .reply(200, { branches: [branch("cycle-7", { spec: { source_branch: `${P}/branches/feature-cart`, ttl: "600s" }, status: { current_state: "READY", expire_time: "2026-01-01T00:10:00Z" } })] });
-    scope.get(`${API}/${P}/branches/cycle-7`).reply(200, branch("cycle-7", { spec: { source_branch: `${P}/branches/feature-cart` } }));
+    scope
+      .get(`${API}/${P}/branches/cycle-7`)
+      .reply(200, branch("cycle-7", { spec: { source_branch: `${P}/branches/feature-cart`, ttl: "600s" }, status: { current_state: "READY", expire_time: "2026-01-01T00:10:00Z" } }));
     scope.get(`${API}/${P}/branches`).query({ page_size: "100" }).reply(200, { branches: [production, branch("feature-cart")] });
-    scope.delete(`${API}/${P}/branches/cycle-7`).reply(200, () => (order.push("cycle-7"), { name: "ops/d1", done: true, response: {} }));
+    // The throwaway child is purged; the track is soft-deleted.
+    scope.delete(`${API}/${P}/branches/cycle-7`).query({ purge: "true" }).reply(200, () => (order.push("cycle-7"), { name: "ops/d1", done: true, response: {} }));
     scope.delete(`${API}/${P}/branches/feature-cart`).reply(200, () => (order.push("feature-cart"), { name: "ops/d2", done: true, response: {} }));
     scope.get(`${API}/${P}/branches/gone`).reply(404, notFound);
     const lakebase = provider();

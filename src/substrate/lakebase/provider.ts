@@ -215,7 +215,7 @@ export class LakebaseProvider implements BranchProvider {
     } catch (error) {
       // Nothing half-made: a branch whose creation failed is removed (best effort, with its reason kept).
       progress(`creating "${name}" failed; deleting what was made`);
-      await this.deleteOne(name).catch(() => {});
+      await this.deleteOne(name, ttl !== undefined).catch(() => {});
       throw error;
     }
   }
@@ -233,7 +233,9 @@ export class LakebaseProvider implements BranchProvider {
       await this.deleteBranch(child.name, options);
     }
     progress(`deleting Lakebase branch "${name}"`);
-    await this.deleteOne(name);
+    // Throwaway branches are purged, not soft-deleted, so they stop counting against the project's limits.
+    const throwaway = Boolean(branch.status?.expire_time || branch.spec?.ttl || branch.spec?.expire_time);
+    await this.deleteOne(name, throwaway);
   }
 
   async connectionUrl(name: string): Promise<string> {
@@ -299,9 +301,9 @@ export class LakebaseProvider implements BranchProvider {
     }
   }
 
-  private async deleteOne(id: string): Promise<void> {
+  private async deleteOne(id: string, purge = false): Promise<void> {
     try {
-      const operation = await this.client.request("DELETE", this.branchPath(id), { action: `deleting branch ${id}` });
+      const operation = await this.client.request("DELETE", this.branchPath(id), { ...(purge ? { query: { purge: "true" } } : {}), action: `deleting branch ${id}` });
       await this.client.waitForOperation(operation, `deleting branch ${id}`);
     } catch (error) {
       if (error instanceof LakebaseError && (error.code === "NOT_FOUND" || error.code === "RESOURCE_DOES_NOT_EXIST")) return;
