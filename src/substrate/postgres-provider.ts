@@ -69,6 +69,8 @@ function temporaryDatabaseName(): string {
 }
 
 function parseComment(datname: string, comment: string | null): CatalogEntry {
+  // A database still under its temporary name is not a branch yet, whatever its comment says.
+  if (datname.startsWith(NEW_PREFIX)) return { datname };
   if (comment?.startsWith(BRANCH_COMMENT)) {
     try {
       return { datname, record: JSON.parse(comment.slice(BRANCH_COMMENT.length)) as BranchRecord };
