@@ -2,6 +2,8 @@ import { z } from "zod";
 import type { DatabaseBranch } from "../substrate/provider.js";
 import { defineTool, ToolError } from "./registry.js";
 import { compareForTool, SchemaComparisonOutput } from "./schema-diff.js";
+import type { ToolContext } from "./context.js";
+import { loadTrack } from "./track-tools.js";
 
 /** A database branch as the tools report it (the provider's `DatabaseBranch`). */
 export const BranchInfo = z.object({
@@ -90,6 +92,14 @@ export const dbBranchTool = defineTool({
         if (name === root || existing?.isRoot) {
           throw new ToolError(`${name} is the root database branch (the trunk's database); tools never delete it.`, "Delete a track's or a throwaway branch instead; list them with action \"list\".", "ROOT_BRANCH");
         }
+        const paired = await pairedBranches(context);
+        if (paired.has(name)) {
+          throw new ToolError(
+            `${name} is paired with the track ${paired.get(name)}; deleting it would break the track's cycles.`,
+            "The app deletes a track's database branch when the track ends. Delete only throwaway branches you made.",
+            "TRACK_BRANCH",
+          );
+        }
         await provider.deleteBranch(name, { onProgress: context.onProgress });
         return { ...base, deleted: name };
       }
@@ -105,3 +115,20 @@ export const dbBranchTool = defineTool({
     }
   },
 });
+
+/** The database branches the checkout's track is paired with (its own and its parent's), when its state is known. */
+async function pairedBranches(context: ToolContext): Promise<Map<string, string>> {
+  if (context.state.kind === "none") return new Map();
+  try {
+    const { snapshot } = await loadTrack(context, undefined);
+    const { trackId, databaseBranch, parentDatabaseBranch } = snapshot.context;
+    return new Map([
+      [databaseBranch, trackId],
+      [parentDatabaseBranch, `${trackId} (its parent)`],
+    ]);
+  } catch (error) {
+    // No state for this branch: nothing is paired here. A tampered or unreadable state is not ignored.
+    if (error instanceof ToolError && error.code === "NO_STATE") return new Map();
+    throw error;
+  }
+}

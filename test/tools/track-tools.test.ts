@@ -224,6 +224,17 @@ describe("explain_rejection", () => {
   });
 });
 
+it("db_branch refuses to delete the database branch the track is paired with", async () => {
+  const { client, close } = await serve({ state: { kind: "file", path: await track.writeSnapshotFile() } });
+  try {
+    const result = await call(client, "db_branch", { action: "delete", branch: track.snapshot.context.databaseBranch });
+    expect(result.isError).toBe(true);
+    expect(errorText(result)).toContain(`TRACK_BRANCH: ${track.snapshot.context.databaseBranch} is paired with the track ${track.trackId}`);
+  } finally {
+    await close();
+  }
+});
+
 describe("run_cycle with track state", () => {
   it("takes the tests in turn from the track and refuses a RED of T1 whose test already passes (the code exists)", async () => {
     const { client, close } = await serve({ state: { kind: "file", path: await track.writeSnapshotFile() } });
