@@ -69,6 +69,9 @@ finish() {
 V="$FIXTURES/vitest/project"
 run vitest report.xml "$("$REPO/node_modules/.bin/vitest" --version | awk '{print $1}')" "$V" -- \
   "$REPO/node_modules/.bin/vitest" run --reporter=junit --outputFile="$OUT/report.xml"
+# A run that fails on an unhandled rejection while every test passes: the report shows no failure.
+run vitest report-unhandled-rejection.xml "$("$REPO/node_modules/.bin/vitest" --version | awk '{print $1}')" "$FIXTURES/vitest/project-unhandled" -- \
+  "$REPO/node_modules/.bin/vitest" run --reporter=junit --outputFile="$OUT/report.xml"
 finish vitest
 
 # node's own test runner, with its junit reporter.

@@ -103,3 +103,12 @@ describe("a vitest report written live by the installed vitest", () => {
     expect(live().loadErrors.map((e) => e.file?.replace(/^.*\/test\//, "test/"))).toEqual(committed.loadErrors.map((e) => e.file?.replace(/^.*\/test\//, "test/")));
   });
 });
+
+describe("a vitest run that fails on an unhandled rejection (fixtures/vitest/report-unhandled-rejection.xml)", () => {
+  it("writes a report with no failure although the run was red, so the exit code must be weighed too", async () => {
+    const report = parseJUnit(await fixtureReport("vitest", "report-unhandled-rejection.xml"));
+    expect(report.tests.map((t) => t.outcome)).toEqual(["passed"]);
+    expect(report.loadErrors).toEqual([]);
+    expect((await fixtureRun("vitest", "report-unhandled-rejection.xml")).exitCode).toBe(1);
+  });
+});
