@@ -83,6 +83,9 @@ export function registerCycleCommands(program: Command): void {
             ...(options.testList ? { testListPath: resolve(options.testList) } : {}),
             ...(options.frozenAt ? { frozenAt: options.frozenAt } : {}),
           });
+          if (!options.frozenAt && request.step !== "red" && !options.quiet) {
+            process.stderr.write("note: no frozen test files are checked; pass --frozen-at <the RED commit> to check them as the app does\n");
+          }
         }
         configPath = resolve(configPath);
       } catch (error) {

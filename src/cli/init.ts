@@ -110,17 +110,17 @@ export function registerInitCommands(program: Command): void {
     .option("-C, --dir <dir>", "the repository's root", ".")
     .option("--owners <owners>", "CODEOWNERS of .consort/ and Consort's files, comma-separated (e.g. @my-org/maintainers)")
     .option("--actions <path>", "where the Consort actions live (owner/repo/actions)", DEFAULT_ACTIONS)
-    .option("--version <ref>", "the actions' tag or commit to pin", DEFAULT_VERSION)
+    .option("--ref <ref>", "the tag or commit of the actions to pin", DEFAULT_VERSION)
     .option("--force", "replace Consort files that differ from the templates (never CODEOWNERS)")
     .option("--dry-run", "show what would change; write nothing")
     .option("--json", "print the plan as JSON")
-    .action(async (options: { dir: string; owners?: string; actions: string; version: string; force?: boolean; dryRun?: boolean; json?: boolean }) => {
+    .action(async (options: { dir: string; owners?: string; actions: string; ref: string; force?: boolean; dryRun?: boolean; json?: boolean }) => {
       const root = resolve(options.dir);
       if (!existsSync(root)) throw new CliError(`${root} does not exist`, "pass the repository's root with --dir");
       const items = await planInit({
         root,
         actions: options.actions,
-        version: options.version,
+        version: options.ref,
         owners: (options.owners ?? "").split(",").map((s) => s.trim()).filter(Boolean),
         force: options.force,
       });
