@@ -92,7 +92,7 @@ describe("consort init", { timeout: 60_000 }, () => {
   });
 
   test("--dry-run from the command line writes nothing and says what it would do", async () => {
-    const { stdout } = await run(process.execPath, [join(REPO_ROOT, "bin/consort.js"), "init", "--dir", repo, "--dry-run", "--json"]);
+    const { stdout } = await run(process.execPath, [join(REPO_ROOT, "bin/consort.js"), "init", "--dir", repo, "--dry-run", "--ref", "v2", "--json"]);
     const plan = JSON.parse(stdout) as { dryRun: boolean; files: Array<{ path: string; action: string }> };
     expect(plan.dryRun).toBe(true);
     expect(plan.files.map((f) => f.action)).toEqual(Array(6).fill("create"));
