@@ -22,8 +22,9 @@ export function loginFromEmail(email: string): string | null {
 export async function localPush(repoPath: string, fromHead: string, config: ConsortConfig, at: string): Promise<PushEvent> {
   const git = simpleGit(repoPath);
   const head = (await git.revparse(["HEAD"])).trim();
+  let shas: string[];
   try {
-    await git.raw(["cat-file", "-e", `${fromHead}^{commit}`]);
+    shas = (await git.raw(["rev-list", "--reverse", `${fromHead}..${head}`])).split("\n").filter(Boolean);
   } catch {
     throw new ToolError(
       `The checkout does not contain the track's last accepted commit ${fromHead.slice(0, 12)}.`,
@@ -31,15 +32,18 @@ export async function localPush(repoPath: string, fromHead: string, config: Cons
       "UNKNOWN_HEAD",
     );
   }
-  const isAncestor = await git
-    .raw(["merge-base", "--is-ancestor", fromHead, head])
-    .then(() => true)
-    .catch(() => false);
-  const shas = (await git.raw(["rev-list", "--reverse", `${fromHead}..${head}`])).split("\n").filter(Boolean);
+  // The push is forced when the accepted commit is not in the new history.
+  const isAncestor =
+    head === fromHead ||
+    (await git
+      .raw(["merge-base", "--is-ancestor", fromHead, head])
+      .then(() => true)
+      .catch(() => false));
   const reads = picomatch([".consort/**", ...config.paths.tests], { dot: true });
   const commits: PushedCommit[] = [];
   for (const sha of shas) {
-    const [message, email] = await Promise.all([git.raw(["log", "-1", "--format=%B", sha]), git.raw(["log", "-1", "--format=%ae", sha])]);
+    const [email = "", ...body] = (await git.raw(["log", "-1", "--format=%ae%n%B", sha])).split("\n");
+    const message = body.join("\n");
     const changes = parseNameStatus(await git.raw(["diff-tree", "--no-commit-id", "-r", "-M", "--name-status", "--root", sha]));
     const files: Record<string, string | null> = {};
     for (const change of changes) {

@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { simpleGit } from "simple-git";
 import { compareBranches, sanitiseBranchName, type SchemaComparison } from "../substrate/index.js";
 import type { ToolContext } from "./context.js";
 import { defineTool } from "./registry.js";
+import { currentBranch } from "./track-state.js";
 
 /**
  * `schema_diff`: a database branch's schema against its parent's, from the catalogs, with the
@@ -59,7 +59,7 @@ export function comparisonOutput(comparison: SchemaComparison): SchemaComparison
 /** Compare `branch` (default: the one paired with the checkout's git branch) with its parent or `against`. */
 export async function compareForTool(context: ToolContext, branch: string | undefined, against: string | undefined): Promise<SchemaComparisonOutput> {
   const provider = await context.provider();
-  const name = branch ?? sanitiseBranchName((await simpleGit(context.repoPath).revparse(["--abbrev-ref", "HEAD"])).trim());
+  const name = branch ?? sanitiseBranchName(await currentBranch(context.repoPath));
   return comparisonOutput(await compareBranches(provider, name, against));
 }
 

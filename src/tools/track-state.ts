@@ -1,5 +1,5 @@
-import { readFile } from "node:fs/promises";
-import { resolve } from "node:path";
+import { readFile, stat } from "node:fs/promises";
+import { join, resolve } from "node:path";
 import { simpleGit } from "simple-git";
 import type { GitHubClient } from "../github/client.js";
 import { githubMessage, httpStatus } from "../github/client.js";
@@ -42,12 +42,32 @@ export async function resolveTrackId(repoPath: string, requested: string | undef
   }
   let branch: string;
   try {
-    branch = (await simpleGit(repoPath).revparse(["--abbrev-ref", "HEAD"])).trim();
+    branch = await currentBranch(repoPath);
   } catch (error) {
     throw new ToolError(`Could not read the current git branch of ${repoPath}: ${(error as Error).message.split("\n")[0]}`, "Start the server in a git checkout (--repo), or pass the track id explicitly.", "NO_BRANCH");
   }
   if (!branch || branch === "HEAD") throw new ToolError(`${repoPath} is on a detached HEAD, so it names no track.`, "Check out the track's branch, or pass the track id explicitly.", "NO_BRANCH");
   return trackIdForBranch(branch);
+}
+
+/**
+ * The checkout's branch, read from `.git/HEAD` (following a worktree's `gitdir:`) so a tool call
+ * does not spawn git; anything unusual falls back to asking git itself.
+ */
+export async function currentBranch(repoPath: string): Promise<string> {
+  try {
+    let gitDir = join(repoPath, ".git");
+    if ((await stat(gitDir)).isFile()) {
+      const pointer = /^gitdir:\s*(.+)$/m.exec(await readFile(gitDir, "utf8"));
+      if (!pointer) throw new Error("unreadable .git file");
+      gitDir = resolve(repoPath, pointer[1]!.trim());
+    }
+    const head = (await readFile(join(gitDir, "HEAD"), "utf8")).trim();
+    const ref = /^ref:\s*refs\/heads\/(.+)$/.exec(head);
+    return ref ? ref[1]! : "HEAD";
+  } catch {
+    return (await simpleGit(repoPath).revparse(["--abbrev-ref", "HEAD"])).trim();
+  }
 }
 
 export async function loadState(source: StateSource, reading: StateReading, trackId: string): Promise<LoadedState> {
