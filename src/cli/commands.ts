@@ -4,7 +4,6 @@ import { registerCycleCommands } from "./cycle.js";
 import { registerInitCommands } from "./init.js";
 import { registerOrchestrateCommands } from "./orchestrate.js";
 import { registerProtectCommands } from "./protect.js";
-import { registerReconcileCommands } from "./reconcile.js";
 import { registerStateCommands } from "./state.js";
 import { registerToolsCommands } from "./tools.js";
 
