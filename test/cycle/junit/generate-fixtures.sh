@@ -89,6 +89,10 @@ run jest report-with-file-and-suite-errors.xml "$JEST_VERSION" "$FIXTURES/jest/p
   env JEST_JUNIT_OUTPUT_DIR="$OUT" JEST_JUNIT_OUTPUT_NAME=report.xml JEST_JUNIT_ADD_FILE_ATTRIBUTE=true \
   JEST_JUNIT_REPORT_TEST_SUITE_ERRORS=true JEST_JUNIT_SUITE_NAME="{filepath}" \
   "$JUNIT_GEN/node_modules/.bin/jest" --ci --reporters=default --reporters="$JUNIT_GEN/node_modules/jest-junit"
+# A report titled by the project (jest-junit's suiteName): no "jest tests" mark left.
+run jest report-custom-suite-name.xml "$JEST_VERSION" "$FIXTURES/jest/project" -- \
+  env JEST_JUNIT_OUTPUT_DIR="$OUT" JEST_JUNIT_OUTPUT_NAME=report.xml JEST_SUITE_NAME="shop tests" \
+  "$JUNIT_GEN/node_modules/.bin/jest" --ci --reporters=default --reporters="$JUNIT_GEN/node_modules/jest-junit"
 finish jest
 
 # mocha with mocha-junit-reporter. A file that fails to import aborts mocha's whole run before the

@@ -17,6 +17,7 @@ const REPORTS: Array<[string, string, Flavour]> = [
   ["vitest", "report.xml", "vitest"],
   ["jest", "report.xml", "jest"],
   ["jest", "report-with-file-and-suite-errors.xml", "jest"],
+  ["jest", "report-custom-suite-name.xml", "jest"],
   ["mocha", "report.xml", "mocha"],
   ["mocha", "report-include-pending.xml", "mocha"],
   ["node", "report.xml", "node"],
