@@ -35,8 +35,18 @@ export function createMcpServer(tools: readonly ToolDefinition[], context: ToolC
   }));
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listing }));
-  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
-    const outcome = await callTool(tools, request.params.name, request.params.arguments, context);
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    // A client that sent a progress token hears each slow step (fork, migrate, test) as it starts.
+    const token = request.params._meta?.progressToken;
+    let step = 0;
+    const callContext =
+      token === undefined
+        ? context
+        : context.withProgress((message) => {
+            step += 1;
+            void extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: step, message } }).catch(() => {});
+          });
+    const outcome = await callTool(tools, request.params.name, request.params.arguments, callContext);
     if (outcome.ok) {
       return { content: [{ type: "text", text: JSON.stringify(outcome.output, null, 2) }], structuredContent: outcome.output };
     }

@@ -36,16 +36,34 @@ export class ToolContext {
   private readonly stateKey: string | undefined;
   private readonly allowUnverifiedState: boolean;
   private readonly createProvider: ToolContextOptions["createProvider"];
-  private providerPromise: Promise<BranchProvider> | undefined;
-  private queue: Promise<unknown> = Promise.resolve();
+  /** What every call shares: one provider, one queue of cycles. */
+  private readonly shared: { provider?: Promise<BranchProvider>; queue: Promise<unknown> };
 
-  constructor(options: ToolContextOptions) {
+  constructor(options: ToolContextOptions, shared?: ToolContext["shared"]) {
     this.repoPath = resolve(options.repoPath);
     this.state = options.state;
     this.createProvider = options.createProvider;
     this.stateKey = options.stateKey || undefined;
     this.allowUnverifiedState = options.allowUnverifiedState ?? false;
     this.onProgress = options.onProgress ?? (() => {});
+    this.shared = shared ?? { queue: Promise.resolve() };
+  }
+
+  /** The same context for one call whose progress also goes to `sink` (an MCP client's progress token). */
+  withProgress(sink: (message: string) => void): ToolContext {
+    const own = this.onProgress;
+    const options: ToolContextOptions = {
+      repoPath: this.repoPath,
+      state: this.state,
+      ...(this.stateKey ? { stateKey: this.stateKey } : {}),
+      allowUnverifiedState: this.allowUnverifiedState,
+      createProvider: this.createProvider,
+      onProgress: (message) => {
+        own(message);
+        sink(message);
+      },
+    };
+    return new ToolContext(options, this.shared);
   }
 
   /** The checkout's `.github/consort.yml`, validated; the defaults when there is none. */
@@ -80,27 +98,29 @@ export class ToolContext {
 
   /** The branch provider for the configured database, created once and shared by every call. */
   provider(): Promise<BranchProvider> {
-    if (!this.providerPromise) {
-      this.providerPromise = this.config().then((config) => this.createProvider(config.database));
+    const shared = this.shared;
+    if (!shared.provider) {
+      const made = this.config().then((config) => this.createProvider(config.database));
+      shared.provider = made;
       // A failed start (no server, bad settings) must not stick: the next call tries again.
-      this.providerPromise.catch(() => {
-        this.providerPromise = undefined;
+      made.catch(() => {
+        if (shared.provider === made) shared.provider = undefined;
       });
     }
-    return this.providerPromise;
+    return shared.provider;
   }
 
   /** Run `work` after every earlier exclusive work has finished (cycles share the working tree). */
   exclusive<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(work, work);
-    this.queue = run.catch(() => undefined);
+    const run = this.shared.queue.then(work, work);
+    this.shared.queue = run.catch(() => undefined);
     return run;
   }
 
   /** Release the provider (an embedded server it started, its pools). */
   async close(): Promise<void> {
-    const pending = this.providerPromise;
-    this.providerPromise = undefined;
+    const pending = this.shared.provider;
+    this.shared.provider = undefined;
     if (pending) await (await pending.catch(() => undefined))?.close();
   }
 

@@ -24,8 +24,9 @@ export async function connectClient(tools: readonly ToolDefinition[], context: T
 }
 
 /** Call a tool and return the result; the client itself checks structuredContent against the tool's outputSchema. */
-export async function call(client: Client, name: string, args: Record<string, unknown>, timeout = 60_000): Promise<CallToolResult> {
-  return (await client.callTool({ name, arguments: args }, CallToolResultSchema, { timeout })) as CallToolResult;
+export async function call(client: Client, name: string, args: Record<string, unknown>, timeout = 60_000, onProgress?: (message: string) => void): Promise<CallToolResult> {
+  const progress = onProgress ? { onprogress: (p: { message?: string }) => onProgress(p.message ?? ""), resetTimeoutOnProgress: true } : {};
+  return (await client.callTool({ name, arguments: args }, CallToolResultSchema, { timeout, ...progress })) as CallToolResult;
 }
 
 /** The text of a tool error, for asserting on what the agent is told. */
