@@ -36,6 +36,7 @@ export const StepTimings = z
     migrate: z.number().nonnegative(),
     tests: z.number().nonnegative(),
     verdict: z.number().nonnegative(),
+    /** Deleting the throwaway branch; it starts when the tests end, so it overlaps `verdict`. */
     drop: z.number().nonnegative(),
     total: z.number().nonnegative(),
   })

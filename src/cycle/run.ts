@@ -63,6 +63,19 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
   let tests: CycleResult["tests"] = [];
   const timeoutMs = config.cycle.timeoutMinutes * 60_000;
   const junitPath = isAbsolute(config.junit) ? config.junit : join(cwd, config.junit);
+  let dropping: Promise<void> | undefined;
+  const dropBranch = async (): Promise<void> => {
+    if (!cycleBranch) return;
+    const mark = performance.now();
+    try {
+      progress(`dropping ${cycleBranch}`);
+      await provider.deleteBranch(cycleBranch);
+      dropped = true;
+    } catch (error) {
+      warnings.push(`the throwaway branch ${cycleBranch} could not be deleted (${(error as Error).message}); its TTL of ${request.ttlSeconds} s will reap it`);
+    }
+    timings.drop = elapsed(mark);
+  };
 
   try {
     const head = await headCommit(cwd);
@@ -110,6 +123,8 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
       progress(`testing: ${config.commands.test}`);
       commands.test = await runCommand(config.commands.test, { cwd, env, timeoutMs, secrets });
       timings.tests = elapsed(mark);
+      // The branch is not needed once the tests ran: drop it while the report is read.
+      dropping = dropBranch();
 
       mark = performance.now();
       const xml = await readReport(junitPath, config.junit, testStartWall, config.commands.test);
@@ -142,17 +157,7 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
   } catch (error) {
     reasons.push(error instanceof JUnitError ? `the JUnit report ${config.junit} could not be read: ${error.message}` : (error as Error).message);
   } finally {
-    if (cycleBranch) {
-      const mark = performance.now();
-      try {
-        progress(`dropping ${cycleBranch}`);
-        await provider.deleteBranch(cycleBranch);
-        dropped = true;
-      } catch (error) {
-        warnings.push(`the throwaway branch ${cycleBranch} could not be deleted (${(error as Error).message}); its TTL of ${request.ttlSeconds} s will reap it`);
-      }
-      timings.drop = elapsed(mark);
-    }
+    await (dropping ?? dropBranch());
   }
   timings.total = elapsed(totalStart);
 

@@ -10,13 +10,38 @@ import type { FrozenFileState } from "./verdict.js";
 
 const run = promisify(execFile);
 
-/** The commit checked out in `cwd` (git rev-parse HEAD), or undefined when it is not a git checkout. */
+/**
+ * The commit checked out in `cwd`, or undefined when it is not a git checkout. Read from `.git`
+ * directly when the layout is the plain one (a process spawn is most of a cycle's own overhead);
+ * anything unusual asks git itself.
+ */
 export async function headCommit(cwd: string): Promise<string | undefined> {
+  const direct = await readHeadDirectly(cwd).catch(() => undefined);
+  if (direct) return direct;
   try {
     const { stdout } = await run("git", ["rev-parse", "HEAD"], { cwd });
     return stdout.trim();
   } catch {
     return undefined;
+  }
+}
+
+const SHA = /^[0-9a-f]{40}$/;
+
+async function readHeadDirectly(cwd: string): Promise<string | undefined> {
+  const gitDir = join(cwd, ".git");
+  const head = (await readFile(join(gitDir, "HEAD"), "utf8")).trim();
+  if (SHA.test(head)) return head;
+  const ref = /^ref: (refs\/[^\s]+)$/.exec(head)?.[1];
+  if (!ref) return undefined;
+  try {
+    const loose = (await readFile(join(gitDir, ref), "utf8")).trim();
+    return SHA.test(loose) ? loose : undefined;
+  } catch {
+    const packed = await readFile(join(gitDir, "packed-refs"), "utf8");
+    const line = packed.split("\n").find((l) => l.endsWith(` ${ref}`));
+    const sha = line?.slice(0, 40);
+    return sha && SHA.test(sha) ? sha : undefined;
   }
 }
 
