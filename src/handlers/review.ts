@@ -1,26 +1,15 @@
-import { fileAt } from "../app/commits.js";
 import { updateStickyComment } from "../app/effects.js";
 import { failTampered } from "../app/checks.js";
 import type { HandlerInput } from "../app/services.js";
-import { stateStoreFor, targetOf, type EngineDeps } from "../app/track.js";
-import type { ConsortConfig } from "../config/consort-config.js";
-import { approvalCounts, type ApprovalContext, type ApprovalDecision, type GateReview } from "../gates/approval.js";
-import { hashFrozenText, manifestHashFromHashes } from "../gates/freeze.js";
-import { fetchCodeowners } from "../github/codeowners.js";
-import { collectReviewerFacts, listCommitsUnderApproval, teamsThatMatter, toGateReview } from "../github/reviews.js";
+import { stateStoreFor, targetOf } from "../app/track.js";
+import { approvalCounts, type ApprovalDecision, type GateReview } from "../gates/approval.js";
+import { toGateReview } from "../github/reviews.js";
+import { approvalFacts, pendingGates } from "../app/approvals.js";
 import { restoreSnapshot } from "../orchestrator/index.js";
-import { GATE_NAMES, type GateName, type TrackEvent, type TrackSnapshot } from "../orchestrator/types.js";
+import { GATE_NAMES, type GateName, type TrackEvent } from "../orchestrator/types.js";
 import { TamperedStateError } from "../state/index.js";
 import { advanceAndAct, configOrFail, engineDeps, trackOf } from "./common.js";
 import type { ReviewPayload } from "./payloads.js";
-
-/** Gates waiting for an approval, with the manifest hash the approval must be on. */
-function pendingGates(snapshot: TrackSnapshot): Array<{ gate: GateName; pendingHash: string }> {
-  return GATE_NAMES.flatMap((gate) => {
-    const record = snapshot.context.gates[gate];
-    return (record.status === "pending" || record.status === "withdrawn") && record.pendingHash ? [{ gate, pendingHash: record.pendingHash }] : [];
-  });
-}
 
 /**
  * `pull_request_review` submitted or dismissed: a review approves a gate only when every rule of
@@ -57,7 +46,7 @@ export async function handleReview(input: HandlerInput<ReviewPayload>): Promise<
   // Facts are fetched only for an approval of a gate that is waiting for one.
   let decisions: Array<{ gate: GateName; decision: ApprovalDecision }> = [];
   if (review.state === "APPROVED" && pendingGates(before).length > 0) {
-    const facts = await approvalFacts(deps, config, pull.number, review, before);
+    const facts = await approvalFacts(deps, config, pull.number, [review], before);
     decisions = pendingGates(before).map(({ gate, pendingHash }) => ({ gate, decision: approvalCounts(review, { ...facts.common, gate, pendingHash, hashAtCommit: facts.hashAt(gate) }) }));
   }
   const reviewer = review.user?.toLowerCase();
@@ -98,43 +87,4 @@ export async function handleReview(input: HandlerInput<ReviewPayload>): Promise<
     const snapshot = "state" in outcome ? restoreSnapshot(outcome.state.snapshot) : before;
     await updateStickyComment(deps, { trackId, branch: pull.head.ref, snapshot, config, notes });
   }
-}
-
-/** The facts the approval rules need, fetched once per review. */
-async function approvalFacts(deps: EngineDeps, config: ConsortConfig, pullNumber: number, review: GateReview, snapshot: TrackSnapshot) {
-  const { octokit, repo } = deps;
-  const codeowners = config.approvers.codeowners ? await fetchCodeowners(octokit, repo.owner, repo.repo, repo.defaultBranch) : undefined;
-  const teams = teamsThatMatter(config.approvers, repo.owner, codeowners?.rules);
-  const reviewers = await collectReviewerFacts(octokit, repo.owner, repo.repo, [review], teams);
-  const pullCommits = await listCommitsUnderApproval(octokit, repo.owner, repo.repo, pullNumber);
-  const gateHashes = new Map<GateName, Map<string, string>>();
-  for (const gate of GATE_NAMES) {
-    const record = snapshot.context.gates[gate];
-    const hashes = new Map<string, string>();
-    if (review.commitId && record.pendingHash) {
-      if (gate === "design" || gate === "test-list") {
-        const files: Record<string, string> = {};
-        let complete = true;
-        for (const path of Object.keys(record.files)) {
-          const text = await fileAt({ octokit, owner: repo.owner, repo: repo.repo, path, ref: review.commitId });
-          if (text === null) complete = false;
-          else files[path] = hashFrozenText(text);
-        }
-        if (complete && Object.keys(files).length > 0) hashes.set(review.commitId, manifestHashFromHashes(files));
-      } else if (review.commitId === snapshot.context.head) {
-        // Deploy and promote approve evidence about the track's head, so the review must be on it.
-        hashes.set(review.commitId, record.pendingHash);
-      }
-    }
-    gateHashes.set(gate, hashes);
-  }
-  const common: Omit<ApprovalContext, "gate" | "pendingHash" | "hashAtCommit"> = {
-    org: repo.owner,
-    approvers: config.approvers,
-    codeowners: codeowners?.rules,
-    // Every commit of the PR is under approval: a reviewer who wrote any of them may not approve.
-    commits: pullCommits,
-    reviewers,
-  };
-  return { common, hashAt: (gate: GateName) => gateHashes.get(gate)! };
 }

@@ -1,23 +1,8 @@
-import { ArtifactError, artifactJson, downloadRunArtifact } from "../app/artifacts.js";
-import { judgeResultCommit, judgeRunProvenance, type RecordedRun, type ReportedRun } from "../app/provenance.js";
+import { findRecordedRun, readReport, reportedEvent } from "../app/ingest.js";
+import { judgeResultCommit, judgeRunProvenance, type ReportedRun } from "../app/provenance.js";
 import type { HandlerInput } from "../app/services.js";
-import { stateStoreFor, type EngineDeps } from "../app/track.js";
-import type { WorkflowKind } from "../app/dispatch.js";
-import { CYCLE_RESULT_FILE, CycleResult } from "../cycle/result.js";
-import { DEPLOY_EVIDENCE_FILE, DeployEvidence as DeployEvidenceResult, PROMOTE_RESULT_FILE, PromoteResult } from "../deploy/schemas.js";
-import type { CycleEvidence, DeployEvidence, TrackEvent, TrackSnapshot } from "../orchestrator/types.js";
-import { TamperedStateError, type TrackState } from "../state/index.js";
 import { advanceAndAct, configOrFail, engineDeps } from "./common.js";
 import type { WorkflowRunPayload } from "./payloads.js";
-
-/** What a finished run reported, in the machine's terms. */
-interface Report {
-  outcome: "valid" | "invalid" | "error";
-  reasons: string[];
-  commit: string | undefined;
-  result?: CycleResult;
-  deploy?: DeployEvidenceResult;
-}
 
 /**
  * `workflow_run.completed`: ingest a cycle's (or release's, or promotion's) result. Only a run the
@@ -68,101 +53,3 @@ export async function handleWorkflowRun(input: HandlerInput<WorkflowRunPayload>)
   });
 }
 
-/** The track and dispatch a run id was recorded for, scanning the tracks on `consort/state`. */
-async function findRecordedRun(deps: EngineDeps, runId: number): Promise<{ trackId: string; recorded: RecordedRun; state: TrackState } | undefined> {
-  const store = stateStoreFor(deps);
-  for (const trackId of await store.list()) {
-    let state;
-    try {
-      state = await store.read(trackId);
-    } catch (error) {
-      // A tampered track cannot vouch for a run; its own events report the tampering.
-      if (error instanceof TamperedStateError) continue;
-      throw error;
-    }
-    const cycle = state?.cycles.find((c) => c.runId === runId);
-    if (state && cycle) {
-      const workflow: WorkflowKind = cycle.step === "promote" ? "promote" : cycle.step === "release" ? "deploy" : "cycle";
-      return { trackId, state, recorded: { runId, workflow, commit: cycle.commit, dispatchId: cycle.dispatchId } };
-    }
-  }
-  return undefined;
-}
-
-async function readReport(deps: EngineDeps, run: ReportedRun, workflow: WorkflowKind): Promise<Report> {
-  const { octokit, repo } = deps;
-  let files;
-  try {
-    files = await downloadRunArtifact({ octokit, owner: repo.owner, repo: repo.repo, runId: run.id });
-  } catch (error) {
-    if (!(error instanceof ArtifactError)) throw error;
-    return { outcome: "error", reasons: [`${error.message} (run conclusion: ${run.conclusion ?? "none"}, ${run.htmlUrl})`], commit: undefined };
-  }
-  const file = { cycle: CYCLE_RESULT_FILE, deploy: DEPLOY_EVIDENCE_FILE, promote: PROMOTE_RESULT_FILE, agent: CYCLE_RESULT_FILE }[workflow];
-  const schema = { cycle: CycleResult, deploy: DeployEvidenceResult, promote: PromoteResult, agent: CycleResult }[workflow];
-  let raw: unknown;
-  try {
-    raw = artifactJson(files, file, run.id);
-  } catch (error) {
-    return { outcome: "error", reasons: [(error as Error).message], commit: undefined };
-  }
-  const parsed = schema.safeParse(raw);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`);
-    return { outcome: "error", reasons: [`run ${run.id}'s ${file} does not follow its schema: ${problems.join("; ")}`], commit: undefined };
-  }
-  const data = parsed.data;
-  const outcome = data.verdict === "verified" || data.verdict === "promoted" ? "valid" : "invalid";
-  const base = { outcome, reasons: data.reasons, commit: data.commit } as const;
-  if (workflow === "deploy") return { ...base, deploy: data as DeployEvidenceResult };
-  if (workflow === "promote") return base;
-  return { ...base, result: data as CycleResult };
-}
-
-const OUTCOME_NAMES = { passed: "passed", "failed-assertion": "assertion-failure", "failed-error": "error", skipped: "skipped", missing: "missing" } as const;
-
-/** The machine event for a trusted run's report, or undefined when the track no longer waits for it. */
-function reportedEvent(snapshot: TrackSnapshot, recorded: RecordedRun, run: ReportedRun, report: Report, at: string): TrackEvent | undefined {
-  const pending = snapshot.context.pendingDispatch;
-  const { dispatchId } = recorded;
-  if (!pending || pending.dispatchId !== dispatchId) return undefined;
-  const commit = report.commit ?? recorded.commit;
-  const summary = report.reasons[0] ?? (report.outcome === "valid" ? "verified" : "refused");
-  if (pending.step === "promote") return { type: "promotion.reported", at, dispatchId, outcome: report.outcome, reasons: report.reasons };
-  if (pending.step === "release") {
-    return {
-      type: "deploy.reported",
-      at,
-      dispatchId,
-      runId: run.id,
-      commit,
-      outcome: report.outcome,
-      reasons: report.reasons,
-      evidence: deployEvidence(report, summary, snapshot, run),
-    };
-  }
-  const evidence: CycleEvidence = {
-    summary,
-    runUrl: run.htmlUrl,
-    ...(report.result
-      ? {
-          tests: report.result.tests.map((t) => ({ id: t.id, title: t.title, result: OUTCOME_NAMES[t.outcome] })),
-          ...(report.result.database.cycleBranch ? { databaseBranch: report.result.database.cycleBranch } : {}),
-          ...(report.result.warnings.length > 0 ? { notes: report.result.warnings } : {}),
-        }
-      : {}),
-  };
-  return { type: "cycle.reported", at, dispatchId, runId: run.id, step: pending.step, commit, outcome: report.outcome, reasons: report.reasons, evidence };
-}
-
-/** The deploy gate's evidence, from the release run's deploy-evidence.json. */
-function deployEvidence(report: Report, summary: string, snapshot: TrackSnapshot, run: ReportedRun): DeployEvidence {
-  const d = report.deploy;
-  if (!d) return { summary, databaseBranch: snapshot.context.databaseBranch, checks: [], runUrl: run.htmlUrl };
-  const checks = [
-    ...(d.deploy ? [{ name: `deploy: ${d.deploy.command}`, ok: d.deploy.exitCode === 0 }] : []),
-    { name: d.verify.command ? `verify: ${d.verify.command}` : "verify", ok: d.verify.outcome === "passed", detail: d.verify.outcome },
-    ...(d.verify.cycle ? [{ name: "replay of every migration and the whole suite", ok: d.verify.cycle.verdict === "verified", detail: `${d.verify.cycle.passed} of ${d.verify.cycle.total} passed` }] : []),
-  ];
-  return { summary, databaseBranch: d.database.branch, checks, runUrl: run.htmlUrl, ...(d.previewUrl ? { previewUrl: d.previewUrl } : {}) };
-}

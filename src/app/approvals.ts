@@ -1,0 +1,62 @@
+import type { ConsortConfig } from "../config/consort-config.js";
+import type { ApprovalContext, GateReview } from "../gates/approval.js";
+import { hashFrozenText, manifestHashFromHashes } from "../gates/freeze.js";
+import { fetchCodeowners } from "../github/codeowners.js";
+import { collectReviewerFacts, listCommitsUnderApproval, teamsThatMatter } from "../github/reviews.js";
+import { GATE_NAMES, type GateName, type TrackSnapshot } from "../orchestrator/types.js";
+import { fileAt } from "./commits.js";
+import type { EngineDeps } from "./track.js";
+
+/**
+ * Fetching what the approval rules (src/gates/approval.ts) decide on: the reviewers' permission
+ * and teams, CODEOWNERS from the default branch, the PR's commit authors, and each gate's
+ * manifest hash at the reviewed commits. Every fetch that fails throws: the gate then stays shut.
+ */
+
+/** Gates waiting for an approval, with the manifest hash the approval must be on. */
+export function pendingGates(snapshot: TrackSnapshot): Array<{ gate: GateName; pendingHash: string }> {
+  return GATE_NAMES.flatMap((gate) => {
+    const record = snapshot.context.gates[gate];
+    return (record.status === "pending" || record.status === "withdrawn") && record.pendingHash ? [{ gate, pendingHash: record.pendingHash }] : [];
+  });
+}
+
+/** The facts the approval rules need, fetched once per review. */
+export async function approvalFacts(deps: EngineDeps, config: ConsortConfig, pullNumber: number, reviews: GateReview[], snapshot: TrackSnapshot) {
+  const { octokit, repo } = deps;
+  const codeowners = config.approvers.codeowners ? await fetchCodeowners(octokit, repo.owner, repo.repo, repo.defaultBranch) : undefined;
+  const teams = teamsThatMatter(config.approvers, repo.owner, codeowners?.rules);
+  const reviewers = await collectReviewerFacts(octokit, repo.owner, repo.repo, reviews, teams);
+  const pullCommits = await listCommitsUnderApproval(octokit, repo.owner, repo.repo, pullNumber);
+  const gateHashes = new Map<GateName, Map<string, string>>();
+  for (const gate of GATE_NAMES) {
+    const record = snapshot.context.gates[gate];
+    const hashes = new Map<string, string>();
+    const commits = new Set(reviews.filter((r) => r.state === "APPROVED" && r.commitId).map((r) => r.commitId!));
+    for (const commit of record.pendingHash && (record.status === "pending" || record.status === "withdrawn") ? commits : []) {
+      if (gate === "design" || gate === "test-list") {
+        const files: Record<string, string> = {};
+        let complete = true;
+        for (const path of Object.keys(record.files)) {
+          const text = await fileAt({ octokit, owner: repo.owner, repo: repo.repo, path, ref: commit });
+          if (text === null) complete = false;
+          else files[path] = hashFrozenText(text);
+        }
+        if (complete && Object.keys(files).length > 0) hashes.set(commit, manifestHashFromHashes(files));
+      } else if (commit === snapshot.context.head) {
+        // Deploy and promote approve evidence about the track's head, so the review must be on it.
+        hashes.set(commit, record.pendingHash!);
+      }
+    }
+    gateHashes.set(gate, hashes);
+  }
+  const common: Omit<ApprovalContext, "gate" | "pendingHash" | "hashAtCommit"> = {
+    org: repo.owner,
+    approvers: config.approvers,
+    codeowners: codeowners?.rules,
+    // Every commit of the PR is under approval: a reviewer who wrote any of them may not approve.
+    commits: pullCommits,
+    reviewers,
+  };
+  return { common, hashAt: (gate: GateName) => gateHashes.get(gate)! };
+}

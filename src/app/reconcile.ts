@@ -1,0 +1,213 @@
+import { createHash } from "node:crypto";
+import type { ConsortConfig } from "../config/consort-config.js";
+import { approvalCounts, standingReviews } from "../gates/approval.js";
+import { listGateReviews } from "../github/reviews.js";
+import { restoreSnapshot } from "../orchestrator/index.js";
+import type { ChangedPath, PushedCommit, TrackEvent, TrackSnapshot } from "../orchestrator/types.js";
+import { STATE_BRANCH, TamperedStateError, type TrackState } from "../state/index.js";
+import { approvalFacts, pendingGates } from "./approvals.js";
+import { failTampered } from "./checks.js";
+import { fileAt } from "./commits.js";
+import { loadRepoConfig } from "./config.js";
+import { runEffects } from "./effects.js";
+import { httpStatus, type GitHub, type Log, type RepoRef } from "./github.js";
+import { readReport, reportedEvent } from "./ingest.js";
+import { judgeResultCommit, judgeRunProvenance, type ReportedRun } from "./provenance.js";
+import { openPullRequestFor } from "./pull-request.js";
+import type { AppServices } from "./services.js";
+import { advanceTrack, stateStoreFor, targetOf, type EngineDeps, type RepoContext } from "./track.js";
+import { WORKFLOWS } from "./dispatch.js";
+import { pathsToRead } from "../orchestrator/index.js";
+
+/** What reconcile did for one track. */
+export interface TrackReconciliation {
+  trackId: string;
+  outcome: "repaired" | "in-sync" | "ended" | "tampered" | "conflict" | "failed";
+  /** The facts it found that the state had missed (pushes, runs, reviews, a deleted branch, a timeout). */
+  found: string[];
+  error?: string;
+}
+
+export interface RepositoryReconciliation {
+  repository: string;
+  config: "file" | "defaults" | "invalid";
+  tracks: TrackReconciliation[];
+}
+
+/**
+ * `consort reconcile`: GitHub does not redeliver a failed webhook by itself, so re-derive every
+ * open track from GitHub (branch head and its commits, finished runs, PR reviews, timeouts) and
+ * repair its state and checks. Idempotent: the delivery id is a hash of the facts applied, and a
+ * track whose state already holds them is only re-shown, so it can run on a schedule.
+ */
+export async function reconcileRepository({ octokit, owner, repo, services, log, onProgress = () => {} }: RepoRef & { octokit: GitHub; services: AppServices; log: Log; onProgress?: (message: string) => void }): Promise<RepositoryReconciliation> {
+  const { data: repository } = await octokit.request("GET /repos/{owner}/{repo}", { owner, repo });
+  const ctx: RepoContext = { owner, repo, fullName: repository.full_name, defaultBranch: repository.default_branch };
+  const base = { octokit, log, services, repo: ctx };
+  const config = await loadRepoConfig({ octokit, owner, repo, defaultBranch: ctx.defaultBranch });
+  const store = stateStoreFor(base);
+  const trackIds = await store.list();
+  const result: RepositoryReconciliation = { repository: ctx.fullName, config: config.ok ? config.source : "invalid", tracks: [] };
+  for (const trackId of trackIds) {
+    onProgress(`${ctx.fullName}: ${trackId}`);
+    try {
+      result.tracks.push(await reconcileTrack({ ...base, deliveryId: "" }, trackId, config.ok ? config.config : undefined, config.ok ? undefined : config.message));
+    } catch (error) {
+      log.error({ trackId }, `reconcile failed: ${(error as Error).message}`);
+      result.tracks.push({ trackId, outcome: "failed", found: [], error: (error as Error).message });
+    }
+  }
+  return result;
+}
+
+async function reconcileTrack(deps: EngineDeps, trackId: string, config: ConsortConfig | undefined, configProblem: string | undefined): Promise<TrackReconciliation> {
+  const { repo } = deps;
+  let state: TrackState | undefined;
+  try {
+    state = await stateStoreFor(deps).read(trackId);
+  } catch (error) {
+    if (!(error instanceof TamperedStateError)) throw error;
+    const head = await branchHead(deps, trackId);
+    if (head) await failTampered(targetOf(deps, head.sha, trackId), error, repo.fullName, head.branch);
+    return { trackId, outcome: "tampered", found: [error.message] };
+  }
+  if (!state) return { trackId, outcome: "failed", found: [], error: "the state file disappeared" };
+  const snapshot = restoreSnapshot(state.snapshot);
+  if (snapshot.stage === "done" || snapshot.stage === "abandoned") return { trackId, outcome: "ended", found: [] };
+  if (!config) return { trackId, outcome: "failed", found: [], error: configProblem };
+
+  const at = deps.services.clock().toISOString();
+  const found: string[] = [];
+  const events: TrackEvent[] = [];
+  const head = await headOf(deps, state.branch);
+  if (!head) {
+    found.push(`branch ${state.branch} no longer exists`);
+    events.push({ type: "abandon", at, by: "consort-reconcile", reason: `branch ${state.branch} was deleted (noticed by consort reconcile)` });
+  } else {
+    const push = await missedPush(deps, snapshot, head, config, at);
+    if (push) {
+      found.push(`${push.commits.length} commit(s) up to ${head.slice(0, 7)} were never classified`);
+      events.push(push);
+    }
+    const run = await missedRun(deps, snapshot, state, at);
+    if (run) {
+      found.push(run.note);
+      events.push(run.event);
+    }
+    events.push(...(await missedApprovals(deps, snapshot, state.branch, config, at, found)));
+  }
+
+  // The delivery id is the facts themselves: running again with nothing new is a no-op.
+  const facts = JSON.stringify(events.map((e) => ({ ...e, at: undefined })));
+  const deliveryId = `reconcile-${createHash("sha256").update(`${trackId}\n${facts}`).digest("hex").slice(0, 32)}`;
+  const outcome = await advanceTrack({ ...deps, deliveryId }, { trackId, branch: state.branch, headSha: head ?? undefined, config, decide: () => events });
+  if (outcome.kind === "advanced") {
+    await runEffects({ ...deps, deliveryId }, { trackId, state: outcome.state, snapshot: outcome.result.snapshot, effects: outcome.result.effects, config, ...(outcome.result.rejection ? { rejection: outcome.result.rejection.reasons } : {}) });
+    if (found.length === 0) found.push("a cycle outlived its timeout");
+    return { trackId, outcome: "repaired", found };
+  }
+  if (outcome.kind === "tampered" || outcome.kind === "conflict") return { trackId, outcome: outcome.kind, found: [outcome.error.message] };
+  // Nothing new: re-show the checks and the comment in case those writes were what got lost.
+  if ((outcome.kind === "unchanged" || outcome.kind === "duplicate") && head) {
+    const current = restoreSnapshot(outcome.state.snapshot);
+    await runEffects({ ...deps, deliveryId }, { trackId, state: outcome.state, snapshot: current, config, effects: [{ type: "updateChecks", commit: head, checks: [] }] });
+  }
+  return { trackId, outcome: "in-sync", found };
+}
+
+async function headOf(deps: EngineDeps, branch: string): Promise<string | undefined> {
+  try {
+    const { data } = await deps.octokit.request("GET /repos/{owner}/{repo}/git/ref/{ref}", { owner: deps.repo.owner, repo: deps.repo.repo, ref: `heads/${branch}` });
+    return data.object.sha;
+  } catch (error) {
+    if (httpStatus(error) === 404) return undefined;
+    throw error;
+  }
+}
+
+async function branchHead(deps: EngineDeps, trackId: string): Promise<{ branch: string; sha: string } | undefined> {
+  // A tampered file cannot be trusted for its branch name; the track id is the branch when it is a plain name.
+  const sha = trackId === STATE_BRANCH ? undefined : await headOf(deps, trackId);
+  return sha ? { branch: trackId, sha } : undefined;
+}
+
+/** The commits on the branch after the track's last known head, as the push webhook would have carried them. */
+async function missedPush(deps: EngineDeps, snapshot: TrackSnapshot, head: string, config: ConsortConfig, at: string): Promise<Extract<TrackEvent, { type: "push" }> | undefined> {
+  const known = snapshot.context.rejectedHead?.sha ?? snapshot.context.head;
+  if (head === known) return undefined;
+  const { octokit, repo } = deps;
+  const { data: compare } = await octokit.request("GET /repos/{owner}/{repo}/compare/{basehead}", { owner: repo.owner, repo: repo.repo, basehead: `${known}...${head}`, per_page: 100 });
+  const forced = compare.status === "diverged" || compare.status === "behind";
+  const commits: PushedCommit[] = [];
+  for (const commit of forced && compare.status === "behind" ? [] : compare.commits) {
+    const { data: detail } = await octokit.request("GET /repos/{owner}/{repo}/commits/{ref}", { owner: repo.owner, repo: repo.repo, ref: commit.sha });
+    const changes: ChangedPath[] = (detail.files ?? []).map((f) => ({
+      path: f.filename,
+      status: f.status as ChangedPath["status"],
+      ...(f.previous_filename ? { previousPath: f.previous_filename } : {}),
+    }));
+    const files: Record<string, string | null> = {};
+    for (const path of pathsToRead(changes, config)) files[path] = await fileAt({ octokit, owner: repo.owner, repo: repo.repo, path, ref: commit.sha });
+    commits.push({ sha: commit.sha, authorLogin: commit.author?.login ?? null, message: commit.commit.message, changes, files });
+  }
+  return { type: "push", at, before: known, after: head, forced, commits };
+}
+
+/** A finished run of the pending dispatch whose `workflow_run` webhook never arrived. */
+async function missedRun(deps: EngineDeps, snapshot: TrackSnapshot, state: TrackState, at: string): Promise<{ event: TrackEvent; note: string } | undefined> {
+  const pending = snapshot.context.pendingDispatch;
+  if (!pending) return undefined;
+  const cycle = state.cycles.find((c) => c.dispatchId === pending.dispatchId);
+  if (!cycle?.runId) return undefined;
+  const { octokit, repo } = deps;
+  const { data: run } = await octokit.request("GET /repos/{owner}/{repo}/actions/runs/{run_id}", { owner: repo.owner, repo: repo.repo, run_id: cycle.runId });
+  if (run.status !== "completed") return undefined;
+  const reported: ReportedRun = {
+    id: Number(run.id),
+    path: run.path,
+    event: run.event,
+    headBranch: run.head_branch,
+    headRepositoryId: run.head_repository?.id === undefined ? undefined : Number(run.head_repository.id),
+    repositoryId: Number(run.repository.id),
+    conclusion: run.conclusion,
+    htmlUrl: run.html_url,
+  };
+  const workflow = pending.step === "promote" ? "promote" : pending.step === "release" ? "deploy" : "cycle";
+  const recorded = { runId: cycle.runId, dispatchId: cycle.dispatchId, workflow, commit: cycle.commit } as const;
+  const provenance = judgeRunProvenance({ run: reported, defaultBranch: repo.defaultBranch, recorded });
+  if (!provenance.trusted) {
+    deps.log.warn({ runId: run.id }, `reconcile ignored run: ${provenance.reason} (expected ${WORKFLOWS[workflow].path})`);
+    return undefined;
+  }
+  const report = await readReport(deps, reported, workflow);
+  const mismatch = report.commit ? judgeResultCommit(recorded, report.commit) : undefined;
+  if (mismatch && !mismatch.trusted) {
+    deps.log.warn({ runId: run.id }, `reconcile ignored run: ${mismatch.reason}`);
+    return undefined;
+  }
+  const event = reportedEvent(snapshot, recorded, reported, report, at);
+  return event ? { event, note: `run ${run.id} finished (${report.outcome}) but its result was never ingested` } : undefined;
+}
+
+/** Approvals standing on the PR that the state never counted (their webhook was lost). */
+async function missedApprovals(deps: EngineDeps, snapshot: TrackSnapshot, branch: string, config: ConsortConfig, at: string, found: string[]): Promise<TrackEvent[]> {
+  const gates = pendingGates(snapshot);
+  if (gates.length === 0) return [];
+  const { octokit, repo } = deps;
+  const pull = await openPullRequestFor({ octokit, owner: repo.owner, repo: repo.repo, branch });
+  if (!pull) return [];
+  const reviews = standingReviews(await listGateReviews(octokit, repo.owner, repo.repo, pull.number)).filter((r) => r.state === "APPROVED");
+  if (reviews.length === 0) return [];
+  const facts = await approvalFacts(deps, config, pull.number, reviews, snapshot);
+  const events: TrackEvent[] = [];
+  for (const { gate, pendingHash } of gates) {
+    for (const review of reviews) {
+      const decision = approvalCounts(review, { ...facts.common, gate, pendingHash, hashAtCommit: facts.hashAt(gate) });
+      if (!decision.counts) continue;
+      found.push(`@${decision.user}'s approval of the ${gate} gate (review ${review.id}) was never counted`);
+      events.push({ type: "gate.approved", at, gate, manifestHash: decision.hash!, approver: decision.user!, reviewId: review.id, commit: decision.commit! });
+      break;
+    }
+  }
+  return events;
+}
