@@ -114,7 +114,16 @@ async function stateSource(repoPath: string, options: McpOptions): Promise<State
   return { kind: "github", owner, repo, octokit };
 }
 
-/** owner/name from the checkout's `origin` remote (https or ssh form). */
+/** owner/name from a git remote URL: https://github.com/o/r(.git), git@github.com:o/r.git, ssh://git@host/o/r. */
+export function repositoryFromRemote(url: string): string | undefined {
+  const remote = url.trim();
+  // Only a URL or scp-style remote names a hosted repository; a local path does not.
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(remote) && !/^[^@\s/]+@[^:\s/]+:/.test(remote)) return undefined;
+  const match = /[/:]([^/:\s]+\/[^/\s]+?)(?:\.git)?\/?$/.exec(remote);
+  return match?.[1];
+}
+
+/** owner/name from the checkout's `origin` remote. */
 async function originRepository(repoPath: string): Promise<string> {
   let url = "";
   try {
@@ -122,9 +131,9 @@ async function originRepository(repoPath: string): Promise<string> {
   } catch {
     // fall through to the error below
   }
-  const match = /[/:]([^/:]+\/[^/]+?)(?:\.git)?\/?\s*$/.exec(url.trim());
-  if (!match) throw new CliError(`Could not tell which GitHub repository ${repoPath} is (no usable origin remote).`, "pass --github-repo owner/name");
-  return match[1]!;
+  const fullName = repositoryFromRemote(url);
+  if (!fullName) throw new CliError(`Could not tell which GitHub repository ${repoPath} is (no usable origin remote).`, "pass --github-repo owner/name");
+  return fullName;
 }
 
 function describeSource(state: StateSource): string {

@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { OPENAI_SPEC_PATH } from "../../src/cli/tools.js";
+import { OPENAI_SPEC_PATH, repositoryFromRemote } from "../../src/cli/tools.js";
 import { consortTools } from "../../src/tools/index.js";
 
 const run = promisify(execFile);
@@ -31,5 +31,20 @@ describe("consort mcp", () => {
     expect(failure?.code).toBe(1);
     expect(failure?.stderr).toContain("/nonexistent/checkout does not exist or is not a folder");
     expect(failure?.stderr).toContain("--repo");
+  });
+});
+
+describe("the repository a token reads consort/state from", () => {
+  it("is read from the origin remote in its https, ssh and scp forms", () => {
+    expect(repositoryFromRemote("https://github.com/acme/stockflow.git")).toBe("acme/stockflow");
+    expect(repositoryFromRemote("https://github.com/acme/stockflow")).toBe("acme/stockflow");
+    expect(repositoryFromRemote("git@github.com:acme/stock.flow.git\n")).toBe("acme/stock.flow");
+    expect(repositoryFromRemote("ssh://git@github.example.com/acme/stockflow.git")).toBe("acme/stockflow");
+  });
+
+  it("is not guessed from a remote that names no owner/name", () => {
+    expect(repositoryFromRemote("")).toBeUndefined();
+    expect(repositoryFromRemote("/srv/git/stockflow")).toBeUndefined();
+    expect(repositoryFromRemote("../stockflow.git")).toBeUndefined();
   });
 });
