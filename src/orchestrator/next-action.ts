@@ -1,8 +1,8 @@
-import picomatch from "picomatch";
 import { ARTIFACT_PATHS, reviewPath } from "../artifacts/paths.js";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { ROLE_TRAILER } from "../roles/trailer.js";
 import { ownershipAt } from "../roles/roles.js";
+import { globMatcher } from "../roles/globs.js";
 import { currentUnit, effectiveFrozenTests } from "./context.js";
 import type { GateName, NextAction, Stage, TrackSnapshot } from "./types.js";
 
@@ -104,7 +104,7 @@ function describe(snapshot: TrackSnapshot, config: ConsortConfig, base: NextActi
   const frozen = Object.keys(effectiveFrozenTests(context)).sort();
   switch (stage) {
     case "red": {
-      const isTest = picomatch(config.paths.tests, { dot: true });
+      const isTest = globMatcher(config.paths.tests);
       return {
         ...base,
         actor: "agent",

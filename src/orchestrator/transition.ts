@@ -1,4 +1,3 @@
-import picomatch from "picomatch";
 import { initialTransition, transition as xstateTransition } from "xstate";
 import { ARTIFACT_PATHS, reviewPath } from "../artifacts/paths.js";
 import { ReviewVerdict } from "../artifacts/review.js";
@@ -7,6 +6,7 @@ import { formatIssue } from "../artifacts/issues.js";
 import { parseArtifact, validateArtifacts, type Checkpoint } from "../artifacts/validate.js";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { classifyCommit } from "../roles/classify.js";
+import { globMatcher } from "../roles/globs.js";
 import { checkStates } from "./checks.js";
 import { currentUnit, frozenState, initialContext } from "./context.js";
 import { trackMachine, type MachineEvent } from "./machine.js";
@@ -45,7 +45,7 @@ const DESIGN_CHECKPOINT: Partial<Record<Stage, Checkpoint>> = {
 
 /** The paths whose text a handler must put in `PushedCommit.files`: `.consort/**` and test files. */
 export function pathsToRead(changes: ChangedPath[], config: ConsortConfig): string[] {
-  const isTest = picomatch(config.paths.tests, { dot: true });
+  const isTest = globMatcher(config.paths.tests);
   const out = new Set<string>();
   for (const change of changes) {
     if (change.status === "removed") continue;
@@ -251,7 +251,7 @@ function translatePush(snapshot: TrackSnapshot, push: PushEvent, config: Consort
   let withdraw: "design" | "test-list" | null = null;
   const artifacts: Record<string, string | null> = {};
   const testFiles: Record<string, string | null> = {};
-  const isTest = picomatch(config.paths.tests, { dot: true });
+  const isTest = globMatcher(config.paths.tests);
   const authors: string[] = [];
   for (const commit of push.commits) {
     const verdict = classifyCommit({ commit, stage: snapshot.stage, unit: unit?.id ?? null, config, frozen });

@@ -1,7 +1,7 @@
-import picomatch from "picomatch";
 import type { ConsortConfig, RoleName } from "../config/consort-config.js";
 import { checkFrozenTestFile, hashFrozenText } from "../gates/freeze.js";
 import type { GateName, PushedCommit, Stage } from "../orchestrator/types.js";
+import { globMatcher } from "./globs.js";
 import { PROTECTED_PATHS, ROLES, ownershipAt, waitingFor } from "./roles.js";
 import { readRoleTrailer } from "./trailer.js";
 
@@ -36,7 +36,7 @@ export interface Classification {
   frozenTouched: Array<{ path: string; gate: GateName }>;
 }
 
-const isProtected = picomatch(PROTECTED_PATHS, { dot: true });
+const isProtected = globMatcher(PROTECTED_PATHS);
 
 /** Every path a commit touches, a rename counting as both its old and its new path. */
 export function touchedPaths(commit: PushedCommit): Array<{ path: string; removed: boolean }> {
@@ -71,8 +71,8 @@ export function classifyCommit({ commit, stage, unit, config, frozen }: Classify
     }
   }
 
-  const owned = owner.paths.length > 0 ? picomatch(owner.paths, { dot: true }) : () => false;
-  const excluded = owner.except.length > 0 ? picomatch(owner.except, { dot: true }) : () => false;
+  const owned = globMatcher(owner.paths);
+  const excluded = globMatcher(owner.except);
   const frozenStep = stage === "red" && role === "navigator" ? "red" : "other";
   for (const { path, removed } of touchedPaths(commit)) {
     if (isProtected(path)) {

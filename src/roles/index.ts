@@ -2,3 +2,4 @@
 export * from "./roles.js";
 export * from "./trailer.js";
 export * from "./classify.js";
+export * from "./globs.js";
