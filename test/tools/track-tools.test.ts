@@ -1,4 +1,4 @@
-import { writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Octokit } from "@octokit/rest";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -196,13 +196,19 @@ describe("explain_rejection", () => {
     const accepted = track.snapshot.context.head;
     const sha = await track.commitAs("driver", "Implement filing before the test exists", { "src/services/stock.ts": "// the driver jumps ahead\n" });
 
-    const before = await serve({ state: { kind: "file", path: await track.writeSnapshotFile() } });
+    const stateFile = await track.writeSnapshotFile();
+    const stateBefore = await readFile(stateFile, "utf8");
+    const headBefore = await git.revparse(["HEAD"]);
+    const before = await serve({ state: { kind: "file", path: stateFile } });
     let dryRun;
     try {
       dryRun = ExplainRejectionOutput.parse((await call(before.client, "explain_rejection", {})).structuredContent);
     } finally {
       await before.close();
     }
+    // A dry run: the state and the checkout are exactly as they were.
+    expect(await readFile(stateFile, "utf8")).toBe(stateBefore);
+    expect(await git.revparse(["HEAD"])).toBe(headBefore);
     expect(dryRun.local.status).toBe("rejected");
     expect(dryRun.local.commits).toEqual([{ sha, subject: "Implement filing before the test exists", role: "driver" }]);
     expect(dryRun.local.reasons.join("\n")).toMatch(/driver/);
