@@ -103,9 +103,9 @@ function wantedTitles(flavour: Flavour, title: string, file: string): Set<string
   if (flavour === "vitest" || flavour === "node" || flavour === "unknown") forms.add(bySeparators.join(" > "));
   if (flavour === "go" || flavour === "unknown") forms.add(t.replace(/ /g, "_"));
   if (flavour === "pytest" || flavour === "unknown") {
-    // A pytest node id ("tests/test_cart.py::TestCart::test_x") as the title.
-    const nodeFile = normalisePath(file);
-    for (const prefix of [`${nodeFile}::`]) if (t.startsWith(prefix)) forms.add(t.slice(prefix.length));
+    // A pytest node id ("tests/test_cart.py::TestCart::test_x") as the title, its path the file's.
+    const [nodeFile, ...rest] = t.split("::");
+    if (nodeFile && rest.length && samePath(nodeFile, file)) forms.add(rest.join("::"));
   }
   if (flavour === "surefire" || flavour === "unknown") forms.add(t.replace(/\(\)$/, ""));
   return forms;

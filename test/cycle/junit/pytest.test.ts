@@ -53,6 +53,7 @@ describe("pytest's report with --continue-on-collection-errors", () => {
 
   it("finds the test when the repository keeps the Python project in a subfolder", () => {
     expect(findTestCase(report, { file: `backend/${CART}`, title: "test_loads_the_cart_module" })?.outcome).toBe("passed");
+    expect(findTestCase(report, { file: `backend/${CART}`, title: `${CART}::test_loads_the_cart_module` })?.outcome).toBe("passed");
   });
 
   it("reads a failed assert as an assertion failure", () => {
