@@ -1,0 +1,100 @@
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { stringify } from "yaml";
+import { DatabaseConfig } from "../../src/config/consort-config.js";
+import { runCycleAction } from "../../src/cycle/action.js";
+import { CycleResult } from "../../src/cycle/result.js";
+import { runDeployAction, runPromoteAction } from "../../src/deploy/action.js";
+import { DeployEvidence, PromoteResult } from "../../src/deploy/schemas.js";
+import { createProvider } from "../../src/substrate/index.js";
+import type { BranchProvider } from "../../src/substrate/provider.js";
+import { postgresUrl } from "../helpers/postgres.js";
+import { RED_T7, checkout, type Checkout } from "./stockflow.js";
+
+/**
+ * The actions' entry points, driven the way the Actions runner drives them: INPUT_* variables,
+ * GITHUB_OUTPUT and GITHUB_STEP_SUMMARY files, a config file from the default branch.
+ */
+
+let work: string;
+let stage: Checkout;
+let provider: BranchProvider;
+const root = `actions_root_${Date.now().toString(36)}`;
+const database = { provider: "postgres", postgres: { urlEnv: "CONSORT_TEST_PG_URL", rootDatabase: root } };
+
+beforeAll(async () => {
+  work = await mkdtemp(join(tmpdir(), "consort-actions-"));
+  stage = await checkout(RED_T7);
+  provider = await createProvider(DatabaseConfig.parse(database), { env: { CONSORT_TEST_PG_URL: postgresUrl() } });
+  await provider.createBranch("track", { from: await provider.rootBranch() });
+  await provider.createBranch("trunk", { from: await provider.rootBranch() });
+});
+afterAll(async () => {
+  await stage?.remove();
+  await provider?.close();
+  await rm(work, { recursive: true, force: true });
+});
+
+async function runnerEnv(name: string, request: unknown, commands: Record<string, string>) {
+  const dir = join(work, name);
+  await writeFile(join(work, `${name}.yml`), stringify({ database, commands }));
+  const env = {
+    ...process.env,
+    CONSORT_TEST_PG_URL: postgresUrl(),
+    GITHUB_WORKSPACE: work,
+    INPUT_REQUEST: JSON.stringify(request),
+    "INPUT_WORKING-DIRECTORY": stage.dir,
+    INPUT_CONFIG: `${name}.yml`,
+    "INPUT_RESULT-DIR": name,
+    GITHUB_OUTPUT: join(work, `${name}.output`),
+    GITHUB_STEP_SUMMARY: join(work, `${name}.summary`),
+  };
+  await writeFile(env.GITHUB_OUTPUT, "");
+  await writeFile(env.GITHUB_STEP_SUMMARY, "");
+  return { env, dir, output: () => readFile(env.GITHUB_OUTPUT, "utf8"), summary: () => readFile(env.GITHUB_STEP_SUMMARY, "utf8") };
+}
+
+describe.concurrent("the actions' entry points", { timeout: 60_000 }, () => {
+  test("actions/cycle fails the step on a refusal and still leaves the result for the upload", async () => {
+    const request = { track: "f1", step: "red", commit: stage.commit, tests: { inTurn: [{ id: "T7", file: "test/stock-by-location.test.ts", title: "t" }] }, database: { branch: "track" } };
+    const job = await runnerEnv("cycle", request, { migrate: "true", test: "true" });
+    expect(await runCycleAction(job.env)).toBe(1);
+    const result = CycleResult.parse(JSON.parse(await readFile(join(work, "cycle", "cycle-result.json"), "utf8")));
+    expect(result.verdict).toBe("refused");
+    expect(await job.output()).toMatch(/^verdict<<(\S+)\nrefused\n\1$/m);
+    expect(await job.summary()).toContain("RED refused");
+  });
+
+  test("actions/cycle refuses a request that breaks its schema, naming the field", async () => {
+    const job = await runnerEnv("bad", { track: "f1", step: "green", commit: stage.commit, database: { branch: "track" } }, {});
+    const lines: string[] = [];
+    const write = process.stdout.write.bind(process.stdout);
+    process.stdout.write = ((chunk: string) => (lines.push(String(chunk)), true)) as typeof process.stdout.write;
+    try {
+      expect(await runCycleAction(job.env)).toBe(1);
+    } finally {
+      process.stdout.write = write;
+    }
+    expect(lines.join("")).toContain("::error::the cycle could not run: the action input `request` is not a valid cycle request:%0A  - tests:");
+  });
+
+  test("actions/deploy writes the deploy evidence with the preview URL", async () => {
+    const request = { track: "f1", commit: stage.commit, database: { branch: "track", parent: "trunk" } };
+    const job = await runnerEnv("deploy", request, { deploy: "echo PREVIEW_URL=https://f1.preview.example", verify: 'test -n "$PREVIEW_URL"' });
+    expect(await runDeployAction(job.env)).toBe(0);
+    const evidence = DeployEvidence.parse(JSON.parse(await readFile(join(work, "deploy", "deploy-evidence.json"), "utf8")));
+    expect(evidence).toMatchObject({ verdict: "verified", mode: "preview", previewUrl: "https://f1.preview.example/" });
+    expect(await job.output()).toContain("https://f1.preview.example/");
+  });
+
+  test("actions/promote migrates the parent and reports promoted", async () => {
+    const request = { track: "f1", commit: stage.commit, database: { parent: "trunk" } };
+    const job = await runnerEnv("promote", request, { migrate: "node --import tsx src/db/migrate.ts" });
+    expect(await runPromoteAction(job.env)).toBe(0);
+    const result = PromoteResult.parse(JSON.parse(await readFile(join(work, "promote", "promote-result.json"), "utf8")));
+    expect(result).toMatchObject({ verdict: "promoted", database: { parent: "trunk", snapshotKept: false } });
+    expect(await job.summary()).toContain("Promoted: trunk");
+  });
+});
