@@ -12,8 +12,9 @@ import { PostgresBranchProvider, baseDatabaseName } from "../src/substrate/postg
 /**
  * `npm run bench:branch [-- --json] [-- --dir <folder>]`: how long a database branch takes.
  * Seeds a ~10 MB and a ~200 MB root on an embedded Postgres 18 (file_copy_method = clone), then
- * times, median of 5: a throwaway fork by our provider (CREATE DATABASE … STRATEGY FILE_COPY from
- * the frozen base), the same copy with STRATEGY WAL_LOG, a logical copy (schema, COPY out, COPY in,
+ * times, median of 5: a throwaway fork by our provider (taking the warm spare made since the last
+ * fork, as between cycles), the same without a spare (CREATE DATABASE … STRATEGY FILE_COPY from the
+ * frozen base), the bare statement, the same copy with STRATEGY WAL_LOG, a logical copy (schema, COPY out, COPY in,
  * index build: what pg_dump | pg_restore does), fork-plus-drop, and a track fork (branch + its base).
  * `--dir` puts the server's data on another filesystem (e.g. an XFS loop mount, where the clone is
  * a reflink and should not grow with size).
@@ -86,6 +87,8 @@ async function main(): Promise<void> {
   const admin = server.url("postgres");
   const small = new PostgresBranchProvider({ kind: "local", adminUrl: admin, rootDatabase: "root_10mb" });
   const large = new PostgresBranchProvider({ kind: "local", adminUrl: admin, rootDatabase: "root_200mb" });
+  // The same root without warm spares: every fork is a file copy.
+  const cold = new PostgresBranchProvider({ kind: "local", adminUrl: admin, rootDatabase: "root_200mb", warmSpares: false });
   const rows: Summary[] = [];
   try {
     const method = (await query(admin, "SHOW file_copy_method")).rows[0].file_copy_method as string;
@@ -96,8 +99,10 @@ async function main(): Promise<void> {
 
     let n = 0;
     const made: Array<[PostgresBranchProvider, string]> = [];
+    // Between runs: drop the forks and let the spare for the next fork be made, as between cycles.
     const cleanUp = async () => {
       for (const [provider, name] of made.splice(0)) await provider.deleteBranch(name);
+      await Promise.all([small.settled(), large.settled()]);
     };
     const forkWith = (provider: PostgresBranchProvider, ttl: boolean) => async () => {
       const name = `bench-${++n}`;
@@ -107,6 +112,7 @@ async function main(): Promise<void> {
 
     rows.push(await measure("fork 10 MB (ours)", forkWith(small, true), { runs: RUNS, before: cleanUp }));
     rows.push(await measure("fork 200 MB (ours)", forkWith(large, true), { runs: RUNS, before: cleanUp }));
+    rows.push(await measure("fork 200 MB (ours, no spare)", forkWith(cold, true), { runs: RUNS, before: cleanUp }));
     rows.push(await measure("track fork 200 MB (branch + base)", forkWith(large, false), { runs: RUNS, before: cleanUp }));
     rows.push(
       await measure(
@@ -181,6 +187,7 @@ async function main(): Promise<void> {
       size_mb_200mb: Math.round(l.bytes / 1e5) / 10,
       fork_ms_10mb: round(median("fork 10 MB (ours)")),
       fork_ms_200mb: round(fork200),
+      fork_no_spare_ms_200mb: round(median("fork 200 MB (ours, no spare)")),
       track_fork_ms_200mb: round(median("track fork 200 MB (branch + base)")),
       fork_drop_ms_200mb: round(median("fork + drop 200 MB (ours)")),
       logical_ms_10mb: round(median("logical copy 10 MB")),
@@ -192,6 +199,7 @@ async function main(): Promise<void> {
   } finally {
     await small.close();
     await large.close();
+    await cold.close();
     await stopLocalServer(dataDir).catch(() => {});
     rmSync(dataDir, { recursive: true, force: true });
   }

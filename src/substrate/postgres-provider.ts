@@ -25,10 +25,14 @@ import { SubstrateError, type BranchProvider, type CreateBranchOptions, type Dat
 const BRANCH_COMMENT = "consort-branch:";
 const BASE_COMMENT = "consort-base:";
 const BASE_PREFIX = "consort_base_";
+const SPARE_COMMENT = "consort-spare:";
+const SPARE_PREFIX = "consort_spare_";
 const NEW_PREFIX = "consort_new_";
 /** pg_advisory_lock namespaces: one per branch name, one per base (shared while forking). */
 const LOCK_BRANCH = 0x436f6e73;
 const LOCK_BASE = 0x42617365;
+/** Held by whoever takes or makes a branch's warm spare. */
+const LOCK_SPARE = 0x53706172;
 /** Half-made databases older than this belong to a process that died: reap them. */
 const ORPHAN_AGE_MS = 60 * 60 * 1000;
 const MAX_TTL_SECONDS = 30 * 24 * 3600;
@@ -57,11 +61,22 @@ export interface PostgresProviderOptions {
   rootDatabase: string;
   /** Called by close() after the pool ends (the local provider leaves its server running). */
   onClose?: () => Promise<void>;
+  /**
+   * Keep one ready copy of each base (a warm spare), made in the background after a fork, so the
+   * next throwaway fork is a rename instead of a file copy. Costs one copy's disk per parent
+   * (nothing extra on a reflink filesystem). Default true.
+   */
+  warmSpares?: boolean;
 }
 
 /** The frozen base of a branch: a deterministic, short name well inside Postgres's 63 bytes. */
 export function baseDatabaseName(branch: string): string {
   return `${BASE_PREFIX}${createHash("sha256").update(branch).digest("hex").slice(0, 24)}`;
+}
+
+/** The warm spare of a branch's base (see PostgresProviderOptions.warmSpares). */
+export function spareDatabaseName(branch: string): string {
+  return `${SPARE_PREFIX}${createHash("sha256").update(branch).digest("hex").slice(0, 24)}`;
 }
 
 function temporaryDatabaseName(): string {
@@ -79,6 +94,7 @@ function parseComment(datname: string, comment: string | null): CatalogEntry {
     }
   }
   if (comment?.startsWith(BASE_COMMENT)) return { datname, baseOf: comment.slice(BASE_COMMENT.length) };
+  if (comment?.startsWith(SPARE_COMMENT)) return { datname };
   return { datname };
 }
 
@@ -91,6 +107,7 @@ export class PostgresBranchProvider implements BranchProvider {
   private readonly root: string;
   private readonly server: string;
   private rootReady: Promise<void> | undefined;
+  private readonly pending = new Set<Promise<void>>();
 
   constructor(private readonly options: PostgresProviderOptions) {
     this.kind = options.kind ?? "postgres";
@@ -183,9 +200,14 @@ export class PostgresBranchProvider implements BranchProvider {
           progress(`forking "${name}" from "${parent}"`);
           const tmp = temporaryDatabaseName();
           made.push(tmp);
-          await client.query(`CREATE DATABASE ${ident(tmp)} TEMPLATE ${ident(parentBase)} STRATEGY FILE_COPY`);
+          if (ttl !== undefined && (await this.takeSpare(client, parent, tmp))) {
+            await client.query(`ALTER DATABASE ${ident(tmp)} WITH ALLOW_CONNECTIONS true`);
+          } else {
+            await client.query(`CREATE DATABASE ${ident(tmp)} TEMPLATE ${ident(parentBase)} STRATEGY FILE_COPY`);
+          }
           // One round trip: the comment and the rename commit together.
           await client.query(`COMMENT ON DATABASE ${ident(tmp)} IS ${literal(BRANCH_COMMENT + JSON.stringify(record))}; ALTER DATABASE ${ident(tmp)} RENAME TO ${ident(name)}`);
+          this.replenish(ttl !== undefined ? parent : name);
           return this.toBranch({ datname: name, record });
         } catch (error) {
           // A failed fork leaves nothing behind.
@@ -230,6 +252,7 @@ export class PostgresBranchProvider implements BranchProvider {
           }
           if (entry) progress(`dropping "${name}"`);
           await client.query(`DROP DATABASE IF EXISTS ${ident(name)} WITH (FORCE)`);
+          await client.query(`DROP DATABASE IF EXISTS ${ident(spareDatabaseName(name))} WITH (FORCE)`);
           await client.query(`DROP DATABASE IF EXISTS ${ident(baseDatabaseName(name))} WITH (FORCE)`);
         } finally {
           await this.unlock(client, LOCK_BASE, name);
@@ -273,6 +296,7 @@ export class PostgresBranchProvider implements BranchProvider {
           await client.query(`COMMENT ON DATABASE ${ident(tmp)} IS ${literal(BASE_COMMENT + name)}`);
           await this.lock(client, LOCK_BASE, name);
           try {
+            await client.query(`DROP DATABASE IF EXISTS ${ident(spareDatabaseName(name))} WITH (FORCE)`);
             await client.query(`DROP DATABASE IF EXISTS ${ident(baseDatabaseName(name))} WITH (FORCE)`);
             await client.query(`ALTER DATABASE ${ident(tmp)} RENAME TO ${ident(baseDatabaseName(name))}`);
           } finally {
@@ -284,6 +308,7 @@ export class PostgresBranchProvider implements BranchProvider {
         }
         const record: BranchRecord = { ...entry.record, frozenAt: new Date().toISOString() };
         await client.query(`COMMENT ON DATABASE ${ident(name)} IS ${literal(BRANCH_COMMENT + JSON.stringify(record))}`);
+        this.replenish(name);
         return this.toBranch({ datname: name, record });
       } finally {
         await this.unlock(client, LOCK_BRANCH, name);
@@ -325,14 +350,20 @@ export class PostgresBranchProvider implements BranchProvider {
     return url.toString();
   }
 
+  /** Resolves when background work (warm spares being made) has finished. */
+  async settled(): Promise<void> {
+    while (this.pending.size > 0) await Promise.all([...this.pending]);
+  }
+
   async close(): Promise<void> {
+    await this.settled();
     await this.pool.end();
     await this.options.onClose?.();
   }
 
   /** The root database: made empty when missing, adopted (commented) when it exists, with a base. */
   private ensureRoot(): Promise<void> {
-    this.rootReady ??= this.prepareRoot().catch((error: unknown) => {
+    this.rootReady ??= this.prepareRoot().then(() => this.replenish(this.root), (error: unknown) => {
       this.rootReady = undefined;
       throw error;
     });
@@ -367,6 +398,56 @@ export class PostgresBranchProvider implements BranchProvider {
         await this.unlock(client, LOCK_BRANCH, this.root);
       }
     });
+  }
+
+  /** Take the parent's warm spare under the name `target`; false when there is none free right now. */
+  private async takeSpare(client: pg.PoolClient, parent: string, target: string): Promise<boolean> {
+    if (this.options.warmSpares === false) return false;
+    const got = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1::int, hashtext($2)) AS ok", [LOCK_SPARE, parent]);
+    if (!got.rows[0]?.ok) return false;
+    try {
+      const spare = spareDatabaseName(parent);
+      const row = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [spare]);
+      if (row.rowCount === 0) return false;
+      await client.query(`ALTER DATABASE ${ident(spare)} RENAME TO ${ident(target)}`);
+      return true;
+    } finally {
+      await this.unlock(client, LOCK_SPARE, parent);
+    }
+  }
+
+  /** Make the branch's warm spare in the background; a missing spare only makes the next fork slower. */
+  private replenish(branch: string): void {
+    if (this.options.warmSpares === false) return;
+    const job = this.withClient(`preparing a warm spare of "${branch}"`, async (client) => {
+      const got = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1::int, hashtext($2)) AS ok", [LOCK_SPARE, branch]);
+      if (!got.rows[0]?.ok) return;
+      try {
+        // Shared base lock: a refresh or delete waits for us, then drops what we made with the old base.
+        await this.lock(client, LOCK_BASE, branch, true);
+        try {
+          const present = await client.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname = ANY($1)", [[spareDatabaseName(branch), baseDatabaseName(branch)]]);
+          const names = new Set(present.rows.map((r) => r.datname));
+          if (names.has(spareDatabaseName(branch)) || !names.has(baseDatabaseName(branch))) return;
+          const tmp = temporaryDatabaseName();
+          try {
+            await client.query(`CREATE DATABASE ${ident(tmp)} TEMPLATE ${ident(baseDatabaseName(branch))} STRATEGY FILE_COPY`);
+            await client.query(
+              `ALTER DATABASE ${ident(tmp)} WITH ALLOW_CONNECTIONS false; COMMENT ON DATABASE ${ident(tmp)} IS ${literal(SPARE_COMMENT + branch)}; ALTER DATABASE ${ident(tmp)} RENAME TO ${ident(spareDatabaseName(branch))}`,
+            );
+          } catch (error) {
+            await client.query(`DROP DATABASE IF EXISTS ${ident(tmp)} WITH (FORCE)`).catch(() => {});
+            throw error;
+          }
+        } finally {
+          await this.unlock(client, LOCK_BASE, branch, true);
+        }
+      } finally {
+        await this.unlock(client, LOCK_SPARE, branch);
+      }
+    }).catch(() => {});
+    this.pending.add(job);
+    void job.finally(() => this.pending.delete(job));
   }
 
   /** Drop expired throwaway branches of this root and half-made copies a dead process left. */

@@ -3,8 +3,8 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConsortConfig } from "../../src/config/consort-config.js";
 import { createProvider } from "../../src/substrate/create-provider.js";
-import { PostgresBranchProvider, baseDatabaseName } from "../../src/substrate/postgres-provider.js";
-import { SubstrateError, type BranchProvider } from "../../src/substrate/provider.js";
+import { PostgresBranchProvider, baseDatabaseName, spareDatabaseName } from "../../src/substrate/postgres-provider.js";
+import { SubstrateError } from "../../src/substrate/provider.js";
 import { postgresUrl } from "../helpers/postgres.js";
 
 /** Each test file gets its own root on the shared server, so files run in parallel. */
@@ -26,14 +26,14 @@ async function databaseNames(): Promise<string[]> {
   return (await sql<{ datname: string }>(postgresUrl(), "SELECT datname FROM pg_database")).map((r) => r.datname);
 }
 
-let provider: BranchProvider;
+let provider: PostgresBranchProvider;
 
 beforeAll(async () => {
   const config = ConsortConfig.parse({ database: { provider: "postgres", postgres: { rootDatabase } } });
-  provider = await createProvider(config.database, { env: { CONSORT_POSTGRES_URL: postgresUrl() } });
+  provider = (await createProvider(config.database, { env: { CONSORT_POSTGRES_URL: postgresUrl() } })) as PostgresBranchProvider;
   const root = await provider.rootBranch();
   await sql(await provider.connectionUrl(root), "CREATE TABLE stock (sku text PRIMARY KEY, quantity int NOT NULL); INSERT INTO stock VALUES ('A-1', 3), ('B-2', 0)");
-  await provider.refreshBase!(root);
+  await provider.refreshBase(root);
 });
 
 afterAll(async () => {
@@ -41,6 +41,7 @@ afterAll(async () => {
   await provider.close();
   await sql(postgresUrl(), `DROP DATABASE IF EXISTS "${rootDatabase}" WITH (FORCE)`);
   await sql(postgresUrl(), `DROP DATABASE IF EXISTS "${baseDatabaseName(rootDatabase)}" WITH (FORCE)`);
+  await sql(postgresUrl(), `DROP DATABASE IF EXISTS "${spareDatabaseName(rootDatabase)}" WITH (FORCE)`);
 });
 
 describe("the postgres provider", () => {
@@ -89,6 +90,7 @@ describe("the postgres provider", () => {
   });
 
   it("refuses a missing parent and leaves nothing behind", async () => {
+    await provider.settled();
     const before = await databaseNames();
     await expect(provider.createBranch(id("orphan"), { from: id("no-such-parent") })).rejects.toMatchObject({ code: "PARENT_MISSING" });
     expect(await databaseNames()).toEqual(before);
@@ -107,6 +109,7 @@ describe("the postgres provider", () => {
   it("a failed fork leaves no database behind", async () => {
     const parent = await provider.createBranch(id("broken-base"));
     // Make the parent's base unusable as a template: drop it behind the provider's back.
+    await provider.settled();
     await sql(postgresUrl(), `DROP DATABASE "${baseDatabaseName(parent.name)}" WITH (FORCE)`);
     const before = await databaseNames();
     await expect(provider.createBranch(id("broken-child"), { from: parent.name })).rejects.toMatchObject({ code: "BASE_MISSING" });
@@ -136,7 +139,12 @@ describe("the postgres provider", () => {
     await provider.deleteBranch(parent.name, { onProgress: (m) => progress.push(m) });
     await holder.end().catch(() => {});
     const names = await databaseNames();
-    for (const gone of [parent.name, child.name, grandchild.name, baseDatabaseName(parent.name), baseDatabaseName(child.name)]) expect(names).not.toContain(gone);
+    await provider.settled();
+    const after = await databaseNames();
+    for (const gone of [parent.name, child.name, grandchild.name, baseDatabaseName(parent.name), baseDatabaseName(child.name), spareDatabaseName(parent.name), spareDatabaseName(child.name)]) {
+      expect(after).not.toContain(gone);
+    }
+    expect(names).not.toContain(parent.name);
     expect(progress.some((m) => m.includes(child.name))).toBe(true);
     await expect(provider.deleteBranch(parent.name)).resolves.toBeUndefined();
   });
@@ -157,9 +165,17 @@ describe("the postgres provider", () => {
     const track = await provider.createBranch(id("track-refresh"));
     const url = await provider.connectionUrl(track.name);
     await sql(url, "INSERT INTO stock VALUES ('D-4', 5)");
+    // A warm spare of the track's old base is ready: the throwaway fork takes it.
+    await provider.settled();
+    const oid = async (datname: string) => (await sql<{ oid: number }>(postgresUrl(), "SELECT oid::int AS oid FROM pg_database WHERE datname = $1", [datname]))[0]?.oid;
+    const spare = await oid(spareDatabaseName(track.name));
+    expect(spare).toBeDefined();
     const stale = await provider.createBranch(id("before-refresh"), { from: track.name, ttlSeconds: 600 });
+    expect(await oid(stale.name)).toBe(spare);
     expect((await sql<{ n: number }>(await provider.connectionUrl(stale.name), "SELECT count(*)::int AS n FROM stock"))[0]!.n).toBe(2);
-    const refreshed = await provider.refreshBase!(track.name);
+    const refreshed = await provider.refreshBase(track.name);
+    // The refresh dropped the stale spare; the one made now holds the new state.
+    await provider.settled();
     expect(Date.parse(refreshed.frozenAt!)).toBeGreaterThanOrEqual(Date.parse(track.frozenAt!));
     const fresh = await provider.createBranch(id("after-refresh"), { from: track.name, ttlSeconds: 600 });
     expect((await sql<{ n: number }>(await provider.connectionUrl(fresh.name), "SELECT count(*)::int AS n FROM stock"))[0]!.n).toBe(3);
@@ -170,7 +186,7 @@ describe("the postgres provider", () => {
     const holder = new pg.Client({ connectionString: await provider.connectionUrl(track.name), application_name: "migrate-step" });
     await holder.connect();
     try {
-      await expect(provider.refreshBase!(track.name)).rejects.toThrow(/migrate-step/);
+      await expect(provider.refreshBase(track.name)).rejects.toThrow(/migrate-step/);
     } finally {
       await holder.end();
     }
