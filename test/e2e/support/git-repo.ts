@@ -1,5 +1,7 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, unlinkSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { deflateSync } from "node:zlib";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 
@@ -25,6 +27,14 @@ export interface CommitInfo {
   author: { name: string; email: string; date: string };
 }
 
+export interface TreeEntry {
+  mode: string;
+  type: string;
+  sha: string;
+  size: number | undefined;
+  path: string;
+}
+
 export interface ChangedFiles {
   added: string[];
   modified: string[];
@@ -41,8 +51,9 @@ export class GitRepo {
   private readonly types = new Map<string, string | undefined>();
   private readonly commits = new Map<string, CommitInfo>();
   private readonly files = new Map<string, Buffer | undefined>();
-  private readonly blobs = new Map<string, string | undefined>();
-  private readonly trees = new Map<string, ReturnType<GitRepo["listTree"]>>();
+  private readonly trees = new Map<string, TreeEntry[]>();
+  /** Contents of blobs this process wrote or read. */
+  private readonly blobContent = new Map<string, Buffer>();
 
   private constructor(readonly dir: string) {}
 
@@ -139,6 +150,10 @@ export class GitRepo {
   }
 
   private readFile(commit: string, path: string): Buffer | undefined {
+    const entry = this.entryAt(commit, path);
+    if (entry?.type !== "blob") return undefined;
+    const known = this.blobContent.get(entry.sha);
+    if (known) return known;
     try {
       if (this.git("cat-file", "-t", `${commit}:${path}`) !== "blob") return undefined;
       return execFileSync("git", ["cat-file", "blob", `${commit}:${path}`], { cwd: this.dir, maxBuffer: 64 * 1024 * 1024 });
@@ -149,20 +164,25 @@ export class GitRepo {
 
   blobSha(ref: string, path: string): string | undefined {
     const commit = this.resolve(ref);
-    if (!commit) return undefined;
-    const key = `${commit}:${path}`;
-    if (!this.blobs.has(key)) {
-      try {
-        this.blobs.set(key, this.git("rev-parse", "--verify", "-q", key));
-      } catch {
-        this.blobs.set(key, undefined);
-      }
+    const entry = commit ? this.entryAt(commit, path) : undefined;
+    return entry?.type === "blob" ? entry.sha : undefined;
+  }
+
+  /** The tree entry at `path` in a commit, walking cached trees. */
+  private entryAt(commit: string, path: string): TreeEntry | undefined {
+    let tree = this.commitInfo(commit)?.tree;
+    const parts = path.split("/");
+    for (let i = 0; i < parts.length; i++) {
+      if (!tree) return undefined;
+      const entry = this.listTree(tree).find((e) => e.path === parts[i]);
+      if (!entry || i === parts.length - 1) return entry;
+      tree = entry.type === "tree" ? entry.sha : undefined;
     }
-    return this.blobs.get(key);
+    return undefined;
   }
 
   /** One level of a tree, as `git ls-tree` (with sizes) lists it. */
-  listTree(treeSha: string): Array<{ mode: string; type: string; sha: string; size: number | undefined; path: string }> {
+  listTree(treeSha: string): TreeEntry[] {
     const cached = this.trees.get(treeSha);
     if (cached) return cached;
     const listing = this.readTree(treeSha);
@@ -170,7 +190,7 @@ export class GitRepo {
     return listing;
   }
 
-  private readTree(treeSha: string): Array<{ mode: string; type: string; sha: string; size: number | undefined; path: string }> {
+  private readTree(treeSha: string): TreeEntry[] {
     const out = this.git("ls-tree", "-l", treeSha);
     if (!out) return [];
     return out.split("\n").map((line) => {
@@ -180,39 +200,103 @@ export class GitRepo {
     });
   }
 
-  writeBlob(content: string | Buffer): string {
-    return this.gitWith({}, content, "hash-object", "-w", "--stdin");
+  /** Write a loose object as git does (zlib of "<type> <size>\\0<body>"), named by its sha-1. */
+  private writeObject(type: "blob" | "tree" | "commit", body: Buffer): string {
+    const full = Buffer.concat([Buffer.from(`${type} ${body.length}\0`), body]);
+    const sha = createHash("sha1").update(full).digest("hex");
+    const file = join(this.dir, ".git", "objects", sha.slice(0, 2), sha.slice(2));
+    if (!existsSync(file)) {
+      mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(file, deflateSync(full));
+    }
+    this.types.set(sha, type);
+    return sha;
   }
 
-  /** A new tree: `base` (optional) with each entry set (a blob sha, or null to delete). */
+  writeBlob(content: string | Buffer): string {
+    const body = Buffer.from(content);
+    const sha = this.writeObject("blob", body);
+    this.blobContent.set(sha, body);
+    return sha;
+  }
+
+  /** A new tree: `base` (optional) with each entry set (a blob sha, or null to delete); paths may nest. */
   writeTree(base: string | undefined, entries: Array<{ path: string; mode: string; sha: string | null }>): string {
-    const index = join(this.dir, ".git", `index-api-${process.pid}-${Math.random().toString(36).slice(2)}`);
-    const env = { GIT_INDEX_FILE: index };
-    try {
-      if (base) this.gitWith(env, undefined, "read-tree", base);
-      else this.gitWith(env, undefined, "read-tree", "--empty");
-      // One --index-info pass: mode 0 with the null sha removes a path.
-      const info = entries.map((e) => (e.sha === null ? `0 ${"0".repeat(40)}\t${e.path}` : `${e.mode} ${e.sha}\t${e.path}`)).join("\n");
-      if (entries.length > 0) this.gitWith(env, `${info}\n`, "update-index", "--index-info");
-      return this.gitWith(env, undefined, "write-tree");
-    } finally {
-      try {
-        unlinkSync(index);
-      } catch {
-        /* read-tree --empty on an empty tree may not write an index */
+    return this.buildTree(base, entries.map((e) => ({ parts: e.path.split("/"), mode: e.mode, sha: e.sha })));
+  }
+
+  private buildTree(base: string | undefined, changes: Array<{ parts: string[]; mode: string; sha: string | null }>): string {
+    const listing = new Map((base ? this.listTree(base) : []).map((e) => [e.path, e]));
+    const nested = new Map<string, Array<{ parts: string[]; mode: string; sha: string | null }>>();
+    for (const change of changes) {
+      const [name, ...rest] = change.parts as [string, ...string[]];
+      if (rest.length === 0) {
+        if (change.sha === null) listing.delete(name);
+        else listing.set(name, { mode: change.mode, type: "blob", sha: change.sha, size: this.blobContent.get(change.sha)?.length, path: name });
+      } else {
+        nested.set(name, [...(nested.get(name) ?? []), { ...change, parts: rest }]);
       }
     }
+    for (const [name, inner] of nested) {
+      const existing = listing.get(name);
+      const child = this.buildTree(existing?.type === "tree" ? existing.sha : undefined, inner);
+      if (this.listTree(child).length === 0) listing.delete(name);
+      else listing.set(name, { mode: "040000", type: "tree", sha: child, size: undefined, path: name });
+    }
+    // git orders entries by name bytes, a tree's name compared as if it ended in "/".
+    const key = (e: TreeEntry) => Buffer.from(e.type === "tree" ? `${e.path}/` : e.path);
+    const sorted = [...listing.values()].sort((a, b) => Buffer.compare(key(a), key(b)));
+    const body = Buffer.concat(sorted.flatMap((e) => [Buffer.from(`${e.mode === "040000" ? "40000" : e.mode} ${e.path}\0`), Buffer.from(e.sha, "hex")]));
+    const sha = this.writeObject("tree", body);
+    this.trees.set(sha, sorted);
+    return sha;
   }
 
-  /** A commit made through the API: GitHub makes the app its author when none is given. */
-  writeCommit(tree: string, parents: string[], message: string): string {
-    return this.gitWith(APP_IDENTITY, message, "commit-tree", tree, ...parents.flatMap((p) => ["-p", p]));
+  /** A commit; by default as one made through the API (GitHub makes the app its author when none is given). */
+  writeCommit(tree: string, parents: string[], message: string, author = { name: APP_IDENTITY.GIT_AUTHOR_NAME, email: APP_IDENTITY.GIT_AUTHOR_EMAIL }, committer = { name: APP_IDENTITY.GIT_COMMITTER_NAME, email: APP_IDENTITY.GIT_COMMITTER_EMAIL }): string {
+    const seconds = Math.floor(Date.parse(FIXED_DATE) / 1000);
+    const text = `tree ${tree}\n${parents.map((p) => `parent ${p}\n`).join("")}author ${author.name} <${author.email}> ${seconds} +0000\ncommitter ${committer.name} <${committer.email}> ${seconds} +0000\n\n${message}`;
+    const sha = this.writeObject("commit", Buffer.from(text));
+    this.commits.set(sha, { sha, tree, parents, message, author: { ...author, date: new Date(seconds * 1000).toISOString() } });
+    return sha;
+  }
+
+  /** Commits reachable from `head` and not from `exclude`, oldest first (first-parent order). */
+  revList(head: string, exclude: string): string[] {
+    const excluded = new Set<string>();
+    const walk = [exclude];
+    while (walk.length > 0) {
+      const sha = walk.pop()!;
+      if (excluded.has(sha)) continue;
+      excluded.add(sha);
+      walk.push(...(this.commitInfo(sha)?.parents ?? []));
+    }
+    const out: string[] = [];
+    const seen = new Set<string>();
+    const queue = [head];
+    while (queue.length > 0) {
+      const sha = queue.shift()!;
+      if (excluded.has(sha) || seen.has(sha)) continue;
+      seen.add(sha);
+      out.push(sha);
+      queue.push(...(this.commitInfo(sha)?.parents ?? []));
+    }
+    return out.reverse();
   }
 
   /** Compare-and-swap a branch: undefined `expected` creates it (fails if it exists). */
   setBranch(branch: string, sha: string, expected?: string): void {
     if (this.refs.get(branch) !== expected) throw new Error(`${branch} is at ${this.refs.get(branch) ?? "nothing"}, not ${expected ?? "nothing"}`);
     this.refs.set(branch, sha);
+  }
+
+  saveRefs(): Array<[string, string]> {
+    return [...this.refs];
+  }
+
+  restoreRefs(refs: Array<[string, string]>): void {
+    this.refs.clear();
+    for (const [branch, sha] of refs) this.refs.set(branch, sha);
   }
 
   deleteBranch(branch: string): void {
@@ -242,8 +326,7 @@ export class GitRepo {
     const parentTree = this.commitInfo(parent)!.tree;
     const entries = Object.entries(files).map(([path, text]) => ({ path, mode: "100644", sha: text === null ? null : this.writeBlob(text) }));
     const tree = this.writeTree(parentTree, entries);
-    const env = { GIT_AUTHOR_NAME: author.name, GIT_AUTHOR_EMAIL: author.email, GIT_COMMITTER_NAME: author.name, GIT_COMMITTER_EMAIL: author.email };
-    const sha = this.gitWith(env, message, "commit-tree", tree, "-p", parent);
+    const sha = this.writeCommit(tree, [parent], message, author, author);
     this.setBranch(branch, sha, parent);
     return { sha, changes: this.changesOf(sha) };
   }

@@ -72,6 +72,19 @@ export interface WorkflowRun {
   artifacts: Array<{ id: number; name: string; zip: Uint8Array; expired: boolean }>;
 }
 
+export interface WorldSnapshot {
+  refs: Array<[string, string]>;
+  checkRuns: CheckRun[];
+  comments: IssueComment[];
+  reviews: Review[];
+  pulls: Pull[];
+  dispatches: Dispatch[];
+  runs: WorkflowRun[];
+  rulesets: unknown[];
+  permissions: Array<[string, string]>;
+  nextId: number;
+}
+
 export interface WorldOptions {
   owner?: string;
   repo?: string;
@@ -85,7 +98,7 @@ const SLUG = "consort";
 export const APP_BOT_LOGIN = `${SLUG}[bot]`;
 
 export class GitHubWorld {
-  readonly mock: GitHubMock;
+  mock: GitHubMock;
   readonly owner: string;
   readonly name: string;
   readonly repositoryId: number;
@@ -105,6 +118,8 @@ export class GitHubWorld {
   /** Answers a test queued for the next matching request, before the world's own (e.g. a 500). */
   private readonly faults: Array<{ method: string; path: RegExp; reply: Reply; times: number }> = [];
   private nextId = 1000;
+  /** Time spent answering requests (ms): the double's own cost, to keep it small. */
+  busyMs = 0;
 
   constructor(
     readonly git: GitRepo,
@@ -116,16 +131,59 @@ export class GitHubWorld {
     this.defaultBranch = options.defaultBranch ?? "main";
     this.installationId = options.installationId ?? 77;
     this.appId = options.appId ?? TEST_APP_ID;
-    this.mock = new GitHubMock();
-    this.mock.on("POST", new RegExp(`^/app/installations/${this.installationId}/access_tokens$`), () => [
+    this.mock = this.attach();
+  }
+
+  /** A GitHubMock answering from this world (again after `nock.cleanAll`, e.g. in a new test). */
+  private attach(): GitHubMock {
+    const mock = new GitHubMock();
+    mock.on("POST", new RegExp(`^/app/installations/${this.installationId}/access_tokens$`), () => [
       201,
       { token: "ghs_e2e", expires_at: "2099-01-01T00:00:00Z", permissions: {}, repository_selection: "all" },
     ], Infinity);
     const prefix = `/repos/${this.owner}/${this.name}`;
     for (const method of ["GET", "POST", "PATCH", "PUT", "DELETE"]) {
-      this.mock.on(method, new RegExp(`^${escape(prefix)}(/.*)?$`), (request) => this.answer(request, request.path.slice(prefix.length)), Infinity);
-      this.mock.on(method, /^\/orgs\//, (request) => this.answerOrg(request), Infinity);
+      mock.on(method, new RegExp(`^${escape(prefix)}(/.*)?$`), (request) => this.timed(() => this.answer(request, request.path.slice(prefix.length))), Infinity);
+      mock.on(method, /^\/orgs\//, (request) => this.answerOrg(request), Infinity);
     }
+    return mock;
+  }
+
+  /** Everything the world holds, to come back to (a scenario forks from a shared starting point). */
+  save(): WorldSnapshot {
+    return structuredClone({
+      refs: this.git.saveRefs(),
+      checkRuns: this.checkRuns,
+      comments: this.comments,
+      reviews: this.reviews,
+      pulls: this.pulls,
+      dispatches: this.dispatches,
+      runs: [...this.runs.values()],
+      rulesets: this.rulesets,
+      permissions: [...this.permissions],
+      nextId: this.nextId,
+    });
+  }
+
+  /** Go back to a saved world, with a fresh mock (nock interceptors do not outlive a test). */
+  restore(saved: WorldSnapshot): void {
+    const copy = structuredClone(saved);
+    this.git.restoreRefs(copy.refs);
+    const refill = <T>(target: T[], items: T[]) => target.splice(0, target.length, ...items);
+    refill(this.checkRuns, copy.checkRuns);
+    refill(this.comments, copy.comments);
+    refill(this.reviews, copy.reviews);
+    refill(this.pulls, copy.pulls);
+    refill(this.dispatches, copy.dispatches);
+    refill(this.rulesets, copy.rulesets);
+    this.runs.clear();
+    for (const run of copy.runs) this.runs.set(run.id, run);
+    this.permissions.clear();
+    for (const [login, permission] of copy.permissions) this.permissions.set(login, permission);
+    this.nextId = copy.nextId;
+    this.faults.length = 0;
+    this.mock.dispose();
+    this.mock = this.attach();
   }
 
   get fullName(): string {
@@ -219,16 +277,7 @@ export class GitHubWorld {
     const head = this.git.branchHead(pull.head)!;
     const base = this.git.branchHead(pull.base)!;
     const tree = this.git.commitInfo(head)!.tree;
-    const merge = this.git.gitWith(
-      { GIT_AUTHOR_NAME: by, GIT_AUTHOR_EMAIL: `${by}@users.noreply.github.com`, GIT_COMMITTER_NAME: "GitHub", GIT_COMMITTER_EMAIL: "noreply@github.com" },
-      `Merge pull request #${pull.number} from ${this.owner}/${pull.head}`,
-      "commit-tree",
-      tree,
-      "-p",
-      base,
-      "-p",
-      head,
-    );
+    const merge = this.git.writeCommit(tree, [base, head], `Merge pull request #${pull.number} from ${this.owner}/${pull.head}\n`, { name: by, email: `${by}@users.noreply.github.com` }, { name: "GitHub", email: "noreply@github.com" });
     this.git.setBranch(pull.base, merge, base);
     pull.state = "closed";
     pull.merged = true;
@@ -280,6 +329,15 @@ export class GitHubWorld {
 
   private id(): number {
     return (this.nextId += 1);
+  }
+
+  private timed(answer: () => Reply): Reply {
+    const start = performance.now();
+    try {
+      return answer();
+    } finally {
+      this.busyMs += performance.now() - start;
+    }
   }
 
   private answer(request: RecordedRequest, path: string): Reply {
@@ -565,7 +623,7 @@ export class GitHubWorld {
     if (!pull) return notFound();
     const head = this.git.branchHead(pull.head) ?? pull.merge_commit_sha;
     const base = this.git.branchHead(pull.base)!;
-    const shas = head ? this.git.git("rev-list", "--reverse", head, `^${base}`).split("\n").filter(Boolean) : [];
+    const shas = head ? this.git.revList(head, base) : [];
     const commits = shas.map((sha) => {
       const info = this.git.commitInfo(sha)!;
       const login = loginOfEmail(info.author.email);

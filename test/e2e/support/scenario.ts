@@ -1,27 +1,29 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Probot } from "probot";
+import { Writable } from "node:stream";
+import { pino } from "pino";
+import { Probot, ProbotOctokit } from "probot";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { createConsortApp } from "../../../src/index.js";
 import type { AppServices } from "../../../src/app/services.js";
 import { ConsortConfig, type RoleName } from "../../../src/config/consort-config.js";
 import { CycleRequest, CYCLE_SUMMARY_FILE, runCycle, type CycleResult } from "../../../src/cycle/index.js";
-import { PROMOTE_RESULT_FILE, PromoteRequest, runPromote, type PromoteResult } from "../../../src/deploy/index.js";
+import { DEPLOY_EVIDENCE_FILE, DeployRequest, PROMOTE_RESULT_FILE, PromoteRequest, runDeploy, runPromote, type DeployEvidence, type PromoteResult } from "../../../src/deploy/index.js";
 import { nextAction, restoreSnapshot } from "../../../src/orchestrator/index.js";
 import type { NextAction, TrackSnapshot } from "../../../src/orchestrator/types.js";
 import { openStateFile, trackIdForBranch, trackPath, unsealed, type TrackState } from "../../../src/state/index.js";
 import { createProvider } from "../../../src/substrate/index.js";
 import type { BranchProvider } from "../../../src/substrate/provider.js";
-import { createTestProbot } from "../../helpers/github.js";
+import { TEST_WEBHOOK_SECRET, testPrivateKey } from "../../helpers/github.js";
 import { postgresUrl } from "../../helpers/postgres.js";
 import { webhookPayload } from "../../helpers/webhooks.js";
 import { BEFORE, EXAMPLE } from "./feature.js";
 import { GitRepo, type GitIdentity } from "./git-repo.js";
-import { GitHubWorld, idOf, type Pull, type WorkflowRun } from "./github-world.js";
+import { GitHubWorld, idOf, type Pull, type WorkflowRun, type WorldSnapshot } from "./github-world.js";
 
 /**
  * One repository on the GitHub double with the Consort app installed, driven through
@@ -56,6 +58,14 @@ export interface ScenarioOptions {
   clock?: () => Date;
 }
 
+export interface Checkpoint {
+  world: WorldSnapshot;
+  ran: number[];
+  pull: Pull | undefined;
+  now: Date;
+  logs: number;
+}
+
 export class Scenario {
   readonly world: GitHubWorld;
   readonly repo: GitRepo;
@@ -87,8 +97,12 @@ export class Scenario {
     this.repo.commitOn("main", { name: "Lead", email: `${LEAD}@users.noreply.github.com`, login: LEAD }, "Install Consort", {
       ...BEFORE,
       ".github/consort.yml": stringifyYaml(onMain),
-      ".github/workflows/consort-cycle.yml": readFileSync(join(REPO_ROOT, "templates/consort-cycle.yml"), "utf8"),
-      ".github/workflows/consort-promote.yml": "name: consort-promote\non:\n  workflow_dispatch:\n    inputs:\n      request: { required: true }\njobs:\n  promote:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n",
+      // The workflows `consort init` installs: the app dispatches them at main.
+      ...Object.fromEntries(
+        readdirSync(join(REPO_ROOT, "templates"))
+          .filter((f) => /^consort-.*\.yml$/.test(f))
+          .map((f) => [`.github/workflows/${f}`, readFileSync(join(REPO_ROOT, "templates", f), "utf8")]),
+      ),
     });
     this.world = new GitHubWorld(this.repo);
     this.world.permissions.set(LEAD, "write");
@@ -99,8 +113,35 @@ export class Scenario {
       clock: options.clock ?? (() => this.now),
       openProvider: options.openProvider ?? (() => this.openProvider()),
     };
-    this.probot = createTestProbot();
+    // What the app logs (info and up) is kept, to assert what it said about ignored events.
+    const sink = new Writable({
+      write: (chunk: Buffer, _encoding, done) => {
+        for (const line of chunk.toString("utf8").split("\n").filter(Boolean)) this.logs.push(String((JSON.parse(line) as { msg?: unknown }).msg ?? line));
+        done();
+      },
+    });
+    this.probot = new Probot({
+      appId: this.world.appId,
+      privateKey: testPrivateKey(),
+      secret: TEST_WEBHOOK_SECRET,
+      log: pino({ level: "info" }, sink),
+      Octokit: ProbotOctokit.defaults((o: Record<string, unknown>) => ({ ...o, retry: { enabled: false }, throttle: { enabled: false } })),
+    });
     void this.probot.load(createConsortApp(this.services));
+  }
+
+  /** Where the scenario stands now, to fork several scenarios from (the databases are not copied). */
+  checkpoint(): Checkpoint {
+    return { world: this.world.save(), ran: [...this.ran], pull: this.pull ? { ...this.pull } : undefined, now: this.now, logs: this.logs.length };
+  }
+
+  restore(checkpoint: Checkpoint): void {
+    this.world.restore(checkpoint.world);
+    this.ran.clear();
+    for (const id of checkpoint.ran) this.ran.add(id);
+    this.pull = checkpoint.pull ? this.world.pulls.find((p) => p.number === checkpoint.pull!.number) : undefined;
+    this.now = checkpoint.now;
+    this.logs.length = checkpoint.logs;
   }
 
   /** The postgres provider over the run's shared embedded server, under this scenario's root. */
@@ -146,7 +187,7 @@ export class Scenario {
   /** Push the commits made since `before` (one push event, oldest commit first). */
   async push(before: string, options: { deliveryId?: string; forced?: boolean } = {}): Promise<string> {
     const after = this.repo.branchHead(this.branch)!;
-    const shas = this.repo.git("rev-list", "--reverse", after, `^${before}`).split("\n").filter(Boolean);
+    const shas = this.repo.revList(after, before);
     const commits = shas.map((sha) => {
       const info = this.repo.commitInfo(sha)!;
       const login = info.author.email.split("@")[0]!;
@@ -265,6 +306,24 @@ export class Scenario {
     const uploaded = options.tamper ? options.tamper(result) : result;
     await this.reportRun(dispatch.runId, { "cycle-result.json": uploaded, [CYCLE_SUMMARY_FILE]: "summary" });
     return result;
+  }
+
+  /** The release job: a verified preview deploy of the track (here a replay of its migrations and whole suite). */
+  async runDispatchedDeploy(): Promise<DeployEvidence> {
+    const dispatch = this.pendingRuns().find((d) => d.workflow === "consort-deploy.yml");
+    if (!dispatch) throw new Error(`no release was dispatched; the track is at ${this.snapshot().stage}: ${this.next().task}`);
+    this.ran.add(dispatch.runId);
+    const request = DeployRequest.parse(dispatch.request);
+    const cwd = this.checkout(request.commit);
+    const provider = await this.openProvider();
+    let evidence: DeployEvidence;
+    try {
+      evidence = await runDeploy(request, { provider, config: this.cycleConfig(), cwd, now: () => this.now });
+    } finally {
+      await provider.close();
+    }
+    await this.reportRun(dispatch.runId, { [DEPLOY_EVIDENCE_FILE]: evidence });
+    return evidence;
   }
 
   /** The promote job after the merge: migrate the parent's database branch for real. */
