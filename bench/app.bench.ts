@@ -1,0 +1,213 @@
+import { generateKeyPairSync, randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { Probot, ProbotOctokit } from "probot";
+import { ARTIFACT_PATHS } from "../src/artifacts/paths.js";
+import { defaultConfig, type RoleName } from "../src/config/consort-config.js";
+import { projectState } from "../src/app/projection.js";
+import { createConsortApp } from "../src/index.js";
+import { createTrack, transition } from "../src/orchestrator/index.js";
+import type { TrackEvent, TrackSnapshot } from "../src/orchestrator/types.js";
+import { emptyTrackState, sealState, serialiseStateFile } from "../src/state/index.js";
+import { measure, printJson, printTable, wantsJson } from "./lib.js";
+
+/**
+ * `npm run bench:app`: one `push` webhook to finished effects, in process, with GitHub answered by
+ * an in-memory fake behind Octokit's fetch: read the config from the default branch, read and CAS-write the signed
+ * state on consort/state, dispatch the GREEN cycle and record its run id, write the seven checks,
+ * keep the sticky comment. StockFlow F1 at GREEN for T2; the driver pushes 1, 10 or 100 commits
+ * (each touching code and a migration), all accepted as one GREEN step. Reports the median and p99
+ * wall time and the GitHub API calls per event. With --json the last line is
+ * { push100_ms_median, push100_ms_p99, push1_api_calls }.
+ */
+
+const config = defaultConfig();
+const fixture = (name: string) => readFileSync(new URL(`../test/orchestrator/fixtures/stockflow/${name}`, import.meta.url), "utf8");
+const at = (n: number) => new Date(Date.UTC(2026, 10, 30, 9, 0, 0) + n * 60_000).toISOString();
+let counter = 0;
+const sha = () => `b${(++counter).toString(16).padStart(6, "0")}${"0".repeat(33)}`;
+const BRANCH = "feature-f1";
+const KEY = "bench-state-key-0123456789abcdef0123456789";
+
+const commit = (role: RoleName, files: Record<string, string>) => ({
+  sha: sha(),
+  authorLogin: `${role}-bot[bot]`,
+  message: `${role} step\n\nConsort-Role: ${role}\n`,
+  changes: Object.keys(files).map((path) => ({ path, status: "modified" as const })),
+  files,
+});
+function step(s: TrackSnapshot, event: TrackEvent): TrackSnapshot {
+  const r = transition(s, event, config);
+  if (r.rejection) throw new Error(`setup step refused: ${r.rejection.reasons.join("; ")}`);
+  return r.snapshot;
+}
+const push = (s: TrackSnapshot, commits: ReturnType<typeof commit>[]): TrackEvent => ({ type: "push", at: at(++counter), before: s.context.head, after: commits.at(-1)!.sha, forced: false, commits });
+
+/** StockFlow through the design lane and both gates, T1 complete, T2's RED verified: GREEN for T2. */
+function trackAtGreen(): TrackSnapshot {
+  let s = createTrack({ trackId: BRANCH, branch: BRANCH, baseBranch: "main", head: sha(), databaseBranch: BRANCH, parentDatabaseBranch: "root", at: at(0) }, config).snapshot;
+  const design: Array<[RoleName, string, string]> = [
+    ["product-owner", ARTIFACT_PATHS.spec, "spec.json"],
+    ["spec-author", ARTIFACT_PATHS.spec, "spec.json"],
+    ["architect", ARTIFACT_PATHS.architecture, "architecture.json"],
+    ["dba", ARTIFACT_PATHS.dbDesign, "db-design.json"],
+    ["ux-designer", ARTIFACT_PATHS.ux, "ux.json"],
+  ];
+  for (const [role, path, file] of design) s = step(s, push(s, [commit(role, { [path]: fixture(file) })]));
+  const approve = (gate: "design" | "test-list"): TrackEvent => ({ type: "gate.approved", at: at(++counter), gate, manifestHash: s.context.gates[gate].pendingHash!, approver: "lead", reviewId: counter, commit: s.context.head });
+  const report = (): TrackEvent => {
+    const p = s.context.pendingDispatch!;
+    return { type: "cycle.reported", at: at(++counter), dispatchId: p.dispatchId, runId: counter, step: p.step as "red", commit: p.commit, outcome: "valid", reasons: [], evidence: { summary: "ok" } };
+  };
+  s = step(s, approve("design"));
+  s = step(s, push(s, [commit("test-strategist", { [ARTIFACT_PATHS.testList]: fixture("test-list.json") })]));
+  s = step(s, approve("test-list"));
+  let testFile = "";
+  for (const id of ["T1", "T2"]) {
+    testFile += `it(${JSON.stringify(id)}, () => { expect(fileStock()).toEqual(expected); });\n`;
+    s = step(s, push(s, [commit("navigator", { "test/stock.test.ts": testFile })]));
+    s = step(s, report());
+    if (id === "T2") break;
+    s = step(s, push(s, [commit("driver", { "src/services/stock.ts": "export {};\n" })]));
+    s = step(s, report());
+    s = step(s, push(s, [commit("navigator", { ".consort/reviews/T1.json": JSON.stringify({ unit: "T1", verdict: "accept", notes: ["ok"] }) })]));
+  }
+  if (s.stage !== "green") throw new Error(`setup ended at ${s.stage}`);
+  return s;
+}
+
+const snapshot = trackAtGreen();
+const stateText = serialiseStateFile(sealState(projectState(emptyTrackState({ trackId: BRANCH, repository: "acme/shop", branch: BRANCH, snapshot, now: new Date(at(0)) }), snapshot), KEY));
+
+/** GitHub, in memory: the state branch with a real compare-and-swap, and every other answer the push needs. */
+class FakeGitHub {
+  calls = 0;
+  private head = "s0";
+  private files = new Map<string, string>();
+  private commits = new Map<string, { tree: string; parent: string | null }>();
+  private trees = new Map<string, Map<string, string>>();
+  private n = 0;
+  dispatched = false;
+  stateFile(): string {
+    return this.files.get(`tracks/${BRANCH}.json`)!;
+  }
+  reset(): void {
+    this.dispatched = false;
+    this.trees.set("t0", new Map([[`tracks/${BRANCH}.json`, stateText]]));
+    this.commits.set("s0", { tree: "t0", parent: null });
+    this.head = "s0";
+    this.files = this.trees.get("t0")!;
+    this.calls = 0;
+  }
+  answer(method: string, uri: string, body: Record<string, unknown>): [number, unknown?, Record<string, string>?] {
+    this.calls += 1;
+    const path = decodeURIComponent(new URL(uri, "https://api.github.com").pathname).replace("/repos/acme/shop", "");
+    const id = () => `x${(++this.n).toString(16)}`;
+    if (method === "POST" && path.startsWith("/app/installations/")) return [201, { token: "ghs_bench", expires_at: "2099-01-01T00:00:00Z" }];
+    if (method === "GET" && path === "/contents/.github/consort.yml") return [404, { message: "Not Found" }];
+    if (method === "GET" && path === "/git/ref/heads/consort/state") return [200, { object: { sha: this.head } }];
+    if (method === "GET" && path.startsWith("/git/commits/")) return [200, { sha: path.split("/").pop(), tree: { sha: this.commits.get(path.split("/").pop()!)!.tree } }];
+    if (method === "GET" && path.startsWith("/contents/tracks/")) {
+      const text = this.files.get(path.slice("/contents/".length));
+      return text === undefined ? [404, {}] : [200, { type: "file", encoding: "base64", content: Buffer.from(text).toString("base64") }];
+    }
+    if (method === "POST" && path === "/git/trees") {
+      const tree = new Map(this.trees.get(String(body.base_tree)) ?? []);
+      for (const e of body.tree as Array<{ path: string; content: string }>) tree.set(e.path, e.content);
+      const t = id();
+      this.trees.set(t, tree);
+      return [201, { sha: t }];
+    }
+    if (method === "POST" && path === "/git/commits") {
+      const c = id();
+      this.commits.set(c, { tree: String(body.tree), parent: (body.parents as string[])[0] ?? null });
+      return [201, { sha: c }];
+    }
+    if (method === "PATCH" && path === "/git/refs/heads/consort/state") {
+      const next = this.commits.get(String(body.sha))!;
+      if (next.parent !== this.head) return [422, { message: "Update is not a fast forward" }];
+      this.head = String(body.sha);
+      this.files = this.trees.get(next.tree)!;
+      return [200, { object: { sha: this.head } }];
+    }
+    if (method === "POST" && path.endsWith("/dispatches")) this.dispatched = true;
+    if (method === "POST" && path.endsWith("/dispatches")) return [200, { workflow_run_id: 1000 + this.n, run_url: "https://api.github.com/x", html_url: "https://github.com/x" }];
+    if (method === "GET" && path.endsWith("/check-runs")) return [200, { total_count: 0, check_runs: [] }];
+    if (method === "POST" && path === "/check-runs") return [201, { id: ++this.n }];
+    if (method === "GET" && path === "/pulls") return [200, [{ number: 7, base: { ref: "main" }, head: { sha: "h" } }]];
+    if (method === "GET" && path === "/issues/7/comments") return [200, []];
+    if (method === "POST" && path === "/issues/7/comments") return [201, { id: 77 }];
+    return [599, { message: `bench fake has no answer for ${method} ${path}` }];
+  }
+}
+
+const fake = new FakeGitHub();
+/** Octokit's fetch, answered by the fake: no sockets and no interception library in the measurement. */
+const fakeFetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+  const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+  const method = (init?.method ?? "GET").toUpperCase();
+  const body = typeof init?.body === "string" && init.body ? (JSON.parse(init.body) as Record<string, unknown>) : {};
+  const [status, data] = fake.answer(method, url, body);
+  const response = new Response(status === 204 ? null : JSON.stringify(data ?? {}), { status, headers: { "content-type": "application/json; charset=utf-8" } });
+  // A constructed Response has no url; Octokit reads it (as fetch would set it).
+  Object.defineProperty(response, "url", { value: url });
+  return response;
+};
+
+const probot = new Probot({
+  appId: 1,
+  privateKey: generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({ type: "pkcs1", format: "pem" }).toString(),
+  secret: "bench",
+  logLevel: "fatal",
+  Octokit: ProbotOctokit.defaults((o: Record<string, unknown>) => ({ ...o, retry: { enabled: false }, throttle: { enabled: false }, request: { ...(o.request as object), fetch: fakeFetch } })),
+});
+await probot.load(createConsortApp({ appId: 1, stateKey: KEY, clock: () => new Date(at(500)), openProvider: async () => { throw new Error("a GREEN push touches no database"); } }));
+
+const example = JSON.parse(readFileSync(new URL("../node_modules/@octokit/webhooks-examples/api.github.com/index.json", import.meta.url), "utf8")) as Array<{ name: string; examples: Array<Record<string, any>> }>; // eslint-disable-line @typescript-eslint/no-explicit-any
+const pushExample = example.find((e) => e.name === "push")!.examples[0]!;
+
+function pushPayload(n: number) {
+  const commits = Array.from({ length: n }, (_, i) => ({
+    ...pushExample.head_commit,
+    id: sha(),
+    message: `driver step ${i}\n\nConsort-Role: driver\n`,
+    author: { name: "driver", email: "driver@example.test", username: "driver-bot[bot]" },
+    added: [`migrations/${String(i).padStart(4, "0")}_step.sql`],
+    modified: ["src/services/stock.ts", "src/routes/stock.ts"],
+    removed: [],
+  }));
+  return {
+    ...pushExample,
+    installation: { id: 9 },
+    repository: { ...pushExample.repository, id: 1, name: "shop", full_name: "acme/shop", owner: { ...pushExample.repository.owner, login: "acme" }, default_branch: "main" },
+    ref: `refs/heads/${BRANCH}`,
+    before: snapshot.context.head,
+    after: commits.at(-1)!.id,
+    created: false,
+    deleted: false,
+    forced: false,
+    commits,
+  };
+}
+
+async function deliver(n: number): Promise<number> {
+  fake.reset();
+  await probot.receive({ id: randomUUID(), name: "push", payload: pushPayload(n) } as Parameters<Probot["receive"]>[0]);
+  return fake.calls;
+}
+
+// Sanity: the push is accepted as GREEN and the cycle dispatched (else the numbers measure a refusal).
+for (const n of [1, 100]) {
+  await deliver(n);
+  const written = JSON.parse(fake.stateFile()) as { snapshot: TrackSnapshot };
+  if (written.snapshot.stage !== "green-verify" || !fake.dispatched) throw new Error(`the push of ${n} should be accepted as GREEN and dispatch a cycle; the track is at ${written.snapshot.stage}`);
+}
+const runs = Number(process.env.BENCH_RUNS ?? 60);
+const apiCalls: Record<number, number> = {};
+const rows = [];
+for (const n of [1, 10, 100]) {
+  apiCalls[n] = await deliver(n);
+  rows.push(await measure(`push of ${n} commit${n > 1 ? "s" : ""}`, () => deliver(n), { runs, warmup: 10 }));
+}
+printTable("app: push webhook to finished effects (ms), GitHub faked in memory", rows, { baseline: "push of 1 commit" });
+console.log(`\nGitHub API calls per event: ${Object.entries(apiCalls).map(([n, c]) => `push of ${n}: ${c}`).join(", ")} (the installation token is cached after the first event)`);
+if (wantsJson()) printJson({ push100_ms_median: Number(rows[2]!.median.toFixed(2)), push100_ms_p99: Number(rows[2]!.p99.toFixed(2)), push1_api_calls: apiCalls[1]! });
