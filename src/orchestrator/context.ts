@@ -275,3 +275,23 @@ export function addAuthors(context: TrackContext, gates: GateName[], logins: str
   }
   return { ...context, gates: next };
 }
+
+/**
+ * The manifest hash of `gate` at a commit, for tying a review to what it approves: for the design
+ * and test-list gates, the hash over the texts (at that commit) of the files the gate froze; for
+ * the deploy and promote gates, which approve the track's verified head, the pending hash when the
+ * review is on that head. `undefined` when it cannot be computed (fail closed: the review does not count).
+ */
+export function gateManifestAt(context: TrackContext, gate: GateName, commit: string, texts: Record<string, string | undefined> = {}): string | undefined {
+  const record = context.gates[gate];
+  if (gate === "deploy" || gate === "promote") return commit === context.head ? (record.pendingHash ?? undefined) : undefined;
+  const paths = Object.keys(record.files);
+  if (paths.length === 0) return undefined;
+  const hashes: Record<string, string> = {};
+  for (const path of paths) {
+    const text = texts[path];
+    if (text === undefined) return undefined;
+    hashes[path] = hashFrozenText(text);
+  }
+  return manifestHashFromHashes(hashes);
+}

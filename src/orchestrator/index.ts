@@ -9,4 +9,4 @@ export { nextAction, renderNextAction, describeLane, renderLane, type LaneView }
 export { checkStates } from "./checks.js";
 export { TrackEventSchema, TrackSnapshotSchema } from "./schema.js";
 export { trackMachine, type MachineEvent } from "./machine.js";
-export { frozenHashes, currentUnit, buildUnits } from "./context.js";
+export { frozenHashes, currentUnit, buildUnits, gateManifestAt } from "./context.js";

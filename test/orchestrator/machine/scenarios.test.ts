@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ARTIFACT_PATHS } from "../../../src/artifacts/paths.js";
 import { ConsortConfig } from "../../../src/config/consort-config.js";
-import { createTrack, describeLane, nextAction, renderLane, restoreSnapshot, transition } from "../../../src/orchestrator/index.js";
+import { createTrack, describeLane, gateManifestAt, nextAction, renderLane, restoreSnapshot, transition } from "../../../src/orchestrator/index.js";
 import type { DispatchAgentEffect, TrackSnapshot } from "../../../src/orchestrator/types.js";
 import { edited, stockflowFiles, stockflowText } from "../fixtures/stockflow.js";
 import { reach } from "../helpers/reach.js";
@@ -244,4 +244,20 @@ describe("gate authors", () => {
 it("createTrack is deterministic", () => {
   const input = { trackId: "t", branch: "b", baseBranch: "main", head: sha(1), databaseBranch: "d", parentDatabaseBranch: "main", at };
   expect(createTrack(input, ConsortConfig.parse({}))).toEqual(createTrack(input, ConsortConfig.parse({})));
+});
+
+describe("gateManifestAt (for the approval rules)", () => {
+  it("computes the design manifest from the texts at the reviewed commit, equal to the pending hash when unchanged", () => {
+    const sim = reach("design-gate");
+    const texts = { ...sim.context.artifacts };
+    expect(gateManifestAt(sim.context, "design", sim.context.head, texts)).toBe(sim.context.gates.design.pendingHash);
+    expect(gateManifestAt(sim.context, "design", sim.context.head, { ...texts, [ARTIFACT_PATHS.spec]: "{}" })).not.toBe(sim.context.gates.design.pendingHash);
+    expect(gateManifestAt(sim.context, "design", sim.context.head, {})).toBeUndefined();
+  });
+
+  it("ties deploy and promote approvals to the verified head only", () => {
+    const sim = reach("deploy-gate");
+    expect(gateManifestAt(sim.context, "deploy", sim.context.head)).toBe(sim.context.gates.deploy.pendingHash);
+    expect(gateManifestAt(sim.context, "deploy", sha(4242))).toBeUndefined();
+  });
 });
