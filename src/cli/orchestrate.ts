@@ -86,7 +86,9 @@ export function validateCheckout(dir: string, options: { config?: string; upTo?:
   const loaded = loadConfig(dir, options.config);
   const files = readArtifacts(dir);
   const checkpoint = options.upTo ?? inferCheckpoint(files);
-  const result = validateArtifacts(files, checkpoint, { testGlobs: loaded.config?.paths.tests });
+  // A repository with no design yet has nothing to validate but its configuration.
+  const nothingYet = Object.keys(files).length === 0 && !options.upTo;
+  const result = nothingYet ? { issues: [] } : validateArtifacts(files, checkpoint, { testGlobs: loaded.config?.paths.tests });
   const issues = [...loaded.issues, ...result.issues];
   for (const [path, text] of Object.entries(files)) {
     if (!path.startsWith(`${REVIEWS_DIR}/`)) continue;

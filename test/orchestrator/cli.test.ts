@@ -83,6 +83,12 @@ describe("consort validate", () => {
     expect(validateCheckout(dir, { upTo: "spec" }).issues).toEqual([expect.objectContaining({ fix: expect.stringContaining("add `nfrs`") })]);
   });
 
+  it("checks only the configuration when there is no design yet", () => {
+    const dir = checkout("fresh", { ".github/consort.yml": "granularity: ac\n" });
+    expect(validateCheckout(dir)).toMatchObject({ ok: true, files: [], config: ".github/consort.yml" });
+    expect(validateCheckout(dir, { upTo: "stories" }).issues).toEqual([expect.objectContaining({ file: ".consort/spec.json", message: "the file is missing" })]);
+  });
+
   it("reports YAML that does not parse", () => {
     const dir = checkout("yaml", { ".github/consort.yml": "granularity: [test\n" });
     expect(validateCheckout(dir).issues[0]).toMatchObject({ file: ".github/consort.yml", path: "$", fix: "fix the YAML syntax" });
