@@ -225,9 +225,11 @@ export function describeLane(snapshot: TrackSnapshot): LaneView {
     { stage: "promoting", label: "migrate the parent database" },
   );
   const order: Stage[] = ["stories", "spec", "architecture", "db-design", "ux", "design-gate", "test-list", "test-list-gate", "red", "deploying", "deploy-gate", "promote-gate", "merging", "promoting", "done"];
-  const build = ["red", "red-verify", "green", "green-verify", "repair", "review", "refactor", "refactor-verify", "blocked"].includes(stage);
+  // Blocked counts as the stage it will resume: a unit of the build lane, or the release.
+  const effective: Stage = stage === "blocked" ? (context.blocked?.resume ?? "red") : stage;
+  const build = ["red", "red-verify", "green", "green-verify", "repair", "review", "refactor", "refactor-verify"].includes(effective);
   const position = (item: (typeof items)[number]): number => (item.stage === "unit" ? order.indexOf("red") : order.indexOf(item.stage));
-  const here = build ? order.indexOf("red") : order.indexOf(stage);
+  const here = build ? order.indexOf("red") : order.indexOf(effective);
 
   const view: LaneView = { done: [], now: "", next: [] };
   if (stage === "abandoned") {
@@ -241,7 +243,7 @@ export function describeLane(snapshot: TrackSnapshot): LaneView {
       else if (i === context.unitIndex) view.now = `${item.label.split(":")[0]}: ${stage}${stage === "blocked" ? ` (${context.blocked?.reason ?? ""})` : ""}`;
       else view.next.push(item.label);
     } else if (p < here || stage === "done") view.done.push(item.label);
-    else if (p === here && item.stage !== "unit") view.now = item.label;
+    else if (p === here && item.stage !== "unit") view.now = stage === "blocked" ? `${item.label}: blocked (${context.blocked?.reason ?? ""})` : item.label;
     else view.next.push(item.label);
   }
   if (stage === "done") view.now = "done";

@@ -206,6 +206,18 @@ describe("describeLane", () => {
     expect(renderLane(sim.snapshot)).toContain("▶ T1: green");
   });
 
+  it("shows a track blocked at the release where it stands", () => {
+    const sim = reach("deploying");
+    sim.report("invalid", ["GET /health: 502"]);
+    const lane = describeLane(sim.snapshot);
+    expect(lane.now).toBe("preview deploy, verified: blocked (GET /health: 502)");
+    expect(lane.done).toContain("T2: red → green → review");
+  });
+
+  it("shows a track blocked in the build lane at its unit", () => {
+    expect(describeLane(reach("blocked").snapshot).now).toBe("T1: blocked (T1 still fails)");
+  });
+
   it("shows the design lane at its start", () => {
     const lane = describeLane(new TrackSim().snapshot);
     expect(lane.done).toEqual([]);
