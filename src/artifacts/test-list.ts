@@ -13,17 +13,17 @@ export type TestKind = z.infer<typeof TestKind>;
 export const TestListEntry = z
   .object({
     /** `T1` … `Tn`, in list order. */
-    id: TestId,
+    id: TestId.describe("T1 … Tn, in list order"),
     /** The acceptance criterion this test proves, e.g. `S1-AC2`. */
-    ac: AcId,
+    ac: AcId.describe("the acceptance criterion this test proves, e.g. S1-AC2"),
     /** The test file, relative to the repository root (must match the configured test globs). */
-    file: RepoPath,
+    file: RepoPath.describe("the test file, relative to the repository root; must match the configured test globs"),
     /** The exact title the test runner reports for this test (JUnit `testcase` name). */
-    title: z.string().trim().min(1),
+    title: z.string().trim().min(1).describe("exactly the name the test runner reports (JUnit testcase name)"),
     /** behavior: through the public boundary; fitness: architecture/persistence rules; client: UI or API client. */
-    kind: TestKind,
+    kind: TestKind.describe("behavior: through the public boundary; fitness: architecture rules; client: through a UI or API client"),
     /** The persistence invariant this test proves, e.g. `INV2` (from architecture.json). */
-    invariant: InvariantId.optional(),
+    invariant: InvariantId.optional().describe("the persistence invariant (architecture.json) this test proves"),
   })
   .strict();
 export type TestListEntry = z.infer<typeof TestListEntry>;
