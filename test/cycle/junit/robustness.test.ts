@@ -31,7 +31,7 @@ describe("reports damaged on the way (a run killed while writing, a disk that fi
 
   it.each(REPORTS)("refuses %s's report cut short anywhere with a JUnitError, or reads it", (runner) => {
     const xml = xmls.get(runner) ?? "";
-    fc.assert(fc.property(fc.nat({ max: xml.length - 1 }), (cut) => readsOrRefuses(xml.slice(0, cut))), { numRuns: 60 });
+    fc.assert(fc.property(fc.nat({ max: xml.length - 1 }), (cut) => readsOrRefuses(xml.slice(0, cut))), { numRuns: 30 });
   });
 
   it.each(REPORTS)("refuses %s's report with a character overwritten with a JUnitError, or reads it", (runner) => {
@@ -40,7 +40,7 @@ describe("reports damaged on the way (a run killed while writing, a disk that fi
       fc.property(fc.nat({ max: xml.length - 1 }), fc.constantFrom("<", ">", "&", '"', "\u0000", "x"), (at, char) =>
         readsOrRefuses(xml.slice(0, at) + char + xml.slice(at + 1)),
       ),
-      { numRuns: 60 },
+      { numRuns: 30 },
     );
   });
 });
