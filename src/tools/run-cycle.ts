@@ -99,12 +99,13 @@ export const runCycleTool = defineTool({
       if (error instanceof CycleInputError) throw new ToolError(error.message, "Fix the arguments (test ids come from .consort/test-list.json) and call run_cycle again.", "INVALID_CYCLE");
       throw error;
     }
-    const uncommittedChanges = (await simpleGit(context.repoPath).status()).files.map((file) => file.path);
     const provider = await context.provider();
     // One cycle at a time per checkout: two would share the working tree and its JUnit report.
-    const result = await context.exclusive(() =>
-      runCycle(request, { provider, config, cwd: context.repoPath, rebuildMissingTrack: true, onProgress: context.onProgress }),
-    );
+    const { result, uncommittedChanges } = await context.exclusive(async () => {
+      const uncommittedChanges = (await simpleGit(context.repoPath).status()).files.map((file) => file.path);
+      const result = await runCycle(request, { provider, config, cwd: context.repoPath, rebuildMissingTrack: true, onProgress: context.onProgress });
+      return { result, uncommittedChanges };
+    });
     const summary = (record: { command: string; exitCode: number | null; outputTail: string } | undefined) =>
       record ? { command: record.command, exitCode: record.exitCode, outputTail: record.outputTail } : undefined;
     return {

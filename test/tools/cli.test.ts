@@ -1,20 +1,35 @@
-import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { promisify } from "node:util";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { runCli } from "../../src/cli/main.js";
 import { OPENAI_SPEC_PATH, repositoryFromRemote } from "../../src/cli/tools.js";
 import { consortTools } from "../../src/tools/index.js";
 
-const run = promisify(execFile);
+/** Run the CLI in this process (a spawned `node bin/consort.js` is tested in stdio.test.ts) and capture what it prints. */
+async function consort(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = "";
+  let stderr = "";
+  vi.spyOn(process.stdout, "write").mockImplementation((chunk) => ((stdout += String(chunk)), true));
+  vi.spyOn(process.stderr, "write").mockImplementation((chunk) => ((stderr += String(chunk)), true));
+  try {
+    const code = await runCli(["node", "consort", ...args]);
+    return { code, stdout, stderr };
+  } finally {
+    vi.restoreAllMocks();
+    process.exitCode = undefined;
+  }
+}
+
+afterEach(() => vi.restoreAllMocks());
 
 describe("consort tools", () => {
   it("--openai prints exactly the committed specification", async () => {
-    const { stdout } = await run(process.execPath, ["bin/consort.js", "tools", "--openai"]);
+    const { code, stdout } = await consort("tools", "--openai");
+    expect(code).toBe(0);
     expect(stdout).toBe(readFileSync(OPENAI_SPEC_PATH, "utf8"));
   });
 
   it("--json lists every tool with its input and output JSON Schemas", async () => {
-    const { stdout } = await run(process.execPath, ["bin/consort.js", "tools", "--json"]);
+    const { stdout } = await consort("tools", "--json");
     const listing = JSON.parse(stdout) as { tools: Array<{ name: string; readOnly: boolean; inputSchema: { type: string }; outputSchema: { type: string } }> };
     expect(listing.tools.map((tool) => tool.name)).toEqual(consortTools.map((tool) => tool.name));
     expect(listing.tools.every((tool) => tool.inputSchema.type === "object" && tool.outputSchema.type === "object")).toBe(true);
@@ -24,13 +39,10 @@ describe("consort tools", () => {
 
 describe("consort mcp", () => {
   it("refuses to start on a folder that does not exist, saying what to pass", async () => {
-    const failure = await run(process.execPath, ["bin/consort.js", "mcp", "--repo", "/nonexistent/checkout"]).then(
-      () => undefined,
-      (error: { code: number; stderr: string }) => error,
-    );
-    expect(failure?.code).toBe(1);
-    expect(failure?.stderr).toContain("/nonexistent/checkout does not exist or is not a folder");
-    expect(failure?.stderr).toContain("--repo");
+    const { code, stderr } = await consort("mcp", "--repo", "/nonexistent/checkout");
+    expect(code).toBe(1);
+    expect(stderr).toContain("/nonexistent/checkout does not exist or is not a folder");
+    expect(stderr).toContain("--repo");
   });
 });
 
