@@ -152,3 +152,16 @@ export const TrackSnapshotSchema = z
     context: TrackContextSchema,
   })
   .strict();
+
+/** What `createTrack` needs, checked before a track exists. */
+export const CreateTrackInputSchema = z
+  .object({
+    trackId: z.string().min(1),
+    branch: z.string().min(1),
+    baseBranch: z.string().min(1),
+    head: sha,
+    databaseBranch: z.string().min(1),
+    parentDatabaseBranch: z.string().min(1),
+    at,
+  })
+  .strict();

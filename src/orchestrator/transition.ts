@@ -11,7 +11,7 @@ import { checkStates } from "./checks.js";
 import { currentUnit, frozenState, initialContext } from "./context.js";
 import { trackMachine, type MachineEvent } from "./machine.js";
 import { nextAction } from "./next-action.js";
-import { TrackEventSchema, TrackSnapshotSchema } from "./schema.js";
+import { CreateTrackInputSchema, TrackEventSchema, TrackSnapshotSchema } from "./schema.js";
 import {
   SNAPSHOT_SCHEMA_VERSION,
   type ChangedPath,
@@ -56,7 +56,11 @@ export function pathsToRead(changes: ChangedPath[], config: ConsortConfig): stri
 
 /** Start a track: the first snapshot (at `stories`) and its effects (fork the database branch, ask the Product Owner). */
 export function createTrack(input: CreateTrackInput, config: ConsortConfig): TransitionResult {
-  const [state, actions] = initialTransition(trackMachine, initialContext(input, config));
+  const parsed = CreateTrackInputSchema.safeParse(input);
+  if (!parsed.success) {
+    throw new Error(`cannot create a track: ${parsed.error.issues.map((i) => `${i.path.join(".") || "(input)"}: ${i.message}`).join("; ")}`);
+  }
+  const [state, actions] = initialTransition(trackMachine, initialContext(parsed.data, config));
   const snapshot = toSnapshot(state);
   const effects = collectEffects(actions);
   return { snapshot, effects: [...effects, ...afterEffects(null, snapshot, config, [])] };

@@ -147,6 +147,20 @@ function checkInvariants(sim: TrackSim, before: { stage: Stage; approvals: numbe
 }
 
 describe("random event sequences (fast-check)", () => {
+  it("with one build unit per acceptance criterion, hold the same invariants", () => {
+    fc.assert(
+      fc.property(fc.array(move, { minLength: 20, maxLength: 150 }), (moves) => {
+        const sim = new TrackSim(ConsortConfig.parse({ repairBound: 2, granularity: "ac" }));
+        for (const m of moves) {
+          if (sim.stage === "done" || sim.stage === "abandoned") break;
+          const before = { stage: sim.stage, approvals: approvalsCount(sim), evidence: evidenceCount(sim), unitIndex: sim.context.unitIndex };
+          checkInvariants(sim, before, play(sim, m));
+        }
+      }),
+      { numRuns: 20, seed: 7 },
+    );
+  });
+
   it("never skip a gate and never advance on a rejected event", () => {
     let deepest = 0;
     const reached = new Set<Stage>();

@@ -144,6 +144,12 @@ describe("agent dispatch", () => {
 });
 
 describe("createTrack", () => {
+  it("refuses input it cannot start a track from, naming the field", () => {
+    expect(() => createTrack({ trackId: "t", branch: "", baseBranch: "main", head: "not-a-sha", databaseBranch: "d", parentDatabaseBranch: "main", at }, ConsortConfig.parse({}))).toThrow(
+      /cannot create a track: branch: .*; head: a git commit sha/,
+    );
+  });
+
   it("forks the track's database branch from its parent and starts at stories", () => {
     const sim = new TrackSim();
     expect(sim.stage).toBe("stories");
