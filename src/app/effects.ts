@@ -5,7 +5,8 @@ import { hashFrozenText } from "../gates/freeze.js";
 import type { DispatchCycleEffect, Effect, TrackSnapshot } from "../orchestrator/types.js";
 import type { TrackState } from "../state/index.js";
 import type { BranchProvider } from "../substrate/provider.js";
-import { renderCheckRuns, renderComment, upsertStickyComment, writeCheckRuns } from "../report/index.js";
+import { renderCheckRuns, renderComment, upsertStickyComment, writeCheckRuns, type SchemaView } from "../report/index.js";
+import { compareBranches } from "../substrate/schema/index.js";
 import { dispatchWorkflow } from "./dispatch.js";
 import { recordRunId } from "./projection.js";
 import { openPullRequestFor } from "./pull-request.js";
@@ -64,7 +65,8 @@ export async function runEffects(deps: EngineDeps, run: EffectRun): Promise<void
             break;
           case "updateChecks": {
             // The report renders all seven checks from the snapshot; the machine's check states agree with it by construction.
-            const report = trackReport({ repository: repo.fullName, snapshot: run.snapshot, headSha: effect.commit, config: run.config });
+            const schema = await schemaView(run.snapshot, database);
+            const report = trackReport({ repository: repo.fullName, snapshot: run.snapshot, headSha: effect.commit, config: run.config, schema });
             await writeCheckRuns(octokit, { owner: repo.owner, repo: repo.repo, appId: services.appId, headSha: effect.commit }, renderCheckRuns(report));
             break;
           }
@@ -142,4 +144,24 @@ export async function updateStickyComment(
   if (!pull) return;
   const report = trackReport({ repository: repo.fullName, snapshot, headSha: pull.headSha, config, notes });
   await upsertStickyComment(octokit, { owner: repo.owner, repo: repo.repo, issueNumber: pull.number, trackId, appId: services.appId }, renderComment(report));
+}
+
+/**
+ * `consort/schema`: the track's database branch against its parent's, from the catalogs, with the
+ * lint that counts the parent's rows a change would break. The track's branch is migrated by the
+ * release cycle (the preview deploy), so before it the diff would say nothing true: the check
+ * waits. A comparison that fails is a failed check with the reason, never a pass.
+ */
+export async function schemaView(snapshot: TrackSnapshot, database: () => Promise<BranchProvider>): Promise<SchemaView> {
+  const ctx = snapshot.context;
+  if (!ctx.deployEvidence) {
+    return { state: "pending", reason: `\`${ctx.databaseBranch}\` is migrated by the release cycle; its schema diff against \`${ctx.parentDatabaseBranch}\` is computed once the preview deploy is verified.` };
+  }
+  try {
+    const comparison = await compareBranches(await database(), ctx.databaseBranch, ctx.parentDatabaseBranch);
+    const breaking = comparison.lint.findings.filter((f) => f.rows === null || f.rows > 0).map((f) => (f.rows === null ? `${f.message} (could not count: ${f.reason ?? "unknown"})` : f.message));
+    return { state: "ready", diffMarkdown: comparison.markdown, breaking };
+  } catch (error) {
+    return { state: "failed", reason: `The schema diff of \`${ctx.databaseBranch}\` against \`${ctx.parentDatabaseBranch}\` could not be computed: ${(error as Error).message}` };
+  }
 }

@@ -1,0 +1,69 @@
+import pg from "pg";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { webhookPayload } from "../helpers/webhooks.js";
+import { reach } from "../orchestrator/helpers/reach.js";
+import { createHarness, mockInstallationToken, type Harness } from "./harness.js";
+import { FakeStateBranch, INSTALLATION_ID } from "./fake-repo.js";
+import { PG_URL_ENV, testDatabase, type TestDatabase } from "./database.js";
+import { createdChecks, expectChecks, expectConfig, newBranch, pullRequestPayload, stateOf } from "./scenario.js";
+
+let h: Harness;
+let state: FakeStateBranch;
+let db: TestDatabase;
+let branch: string;
+
+beforeEach(() => {
+  db = testDatabase();
+  branch = newBranch();
+  h = createHarness({ openProvider: db.openProvider });
+  state = new FakeStateBranch(h.github);
+});
+afterEach(async () => {
+  h.github.dispose();
+  await db.cleanup([branch]);
+});
+
+/** A track whose preview deploy is verified (at the deploy gate), paired with `branch` on the real server. */
+function atDeployGate() {
+  const snapshot = structuredClone(reach("deploy-gate").snapshot);
+  Object.assign(snapshot.context, { trackId: branch, branch, databaseBranch: branch, parentDatabaseBranch: db.root });
+  state.seed(stateOf(branch, snapshot));
+  return snapshot;
+}
+
+async function openPr(head: string) {
+  mockInstallationToken(h.github, INSTALLATION_ID);
+  expectConfig(h.github, db.configYaml);
+  expectChecks(h.github, head);
+  h.github.on("GET", "/repos/acme/shop/pulls", [200, []]);
+  await h.receive("pull_request", pullRequestPayload(webhookPayload("pull_request", "opened"), branch, head));
+  h.github.verify();
+}
+
+describe("consort/schema", () => {
+  it("shows the track's schema diff against its parent, from the real catalogs, and passes when no row breaks", async () => {
+    const snapshot = atDeployGate();
+    const provider = await db.openProvider({ provider: "postgres", local: {}, postgres: { urlEnv: PG_URL_ENV, rootDatabase: db.root } });
+    try {
+      await provider.createBranch(branch, { from: await provider.rootBranch() });
+      const client = new pg.Client({ connectionString: await provider.connectionUrl(branch) });
+      await client.connect();
+      await client.query("CREATE TABLE stock_records (id serial PRIMARY KEY, sku text NOT NULL, quantity integer NOT NULL)");
+      await client.end();
+    } finally {
+      await provider.close();
+    }
+    await openPr(snapshot.context.head);
+    const schema = createdChecks(h.github)["consort/schema"]!;
+    expect(schema).toMatchObject({ status: "completed", conclusion: "success" });
+    expect(schema.output.summary).toContain("stock_records");
+  });
+
+  it("a diff that cannot be computed (the branch is gone) fails the check with the reason", async () => {
+    const snapshot = atDeployGate();
+    await openPr(snapshot.context.head);
+    const schema = createdChecks(h.github)["consort/schema"]!;
+    expect(schema).toMatchObject({ conclusion: "failure" });
+    expect(schema.output.summary).toContain("could not be computed");
+  });
+});
