@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { Ajv } from "ajv";
 import { describe, expect, it } from "vitest";
 import { OPENAI_SPEC_PATH, openAISpecText } from "../../src/cli/tools.js";
-import { callTool, consortTools, openAITools, type ToolDefinition } from "../../src/tools/index.js";
+import { callTool, consortTools, openAIResponsesTools, openAITools, type ToolDefinition } from "../../src/tools/index.js";
 import { stockflowCheckout } from "./fixture.js";
 
 type Schema = Record<string, unknown>;
@@ -27,6 +27,10 @@ describe("the OpenAI tool specification", () => {
     expect(spec.map((tool) => [tool.type, tool.function.name, tool.function.description])).toEqual(
       consortTools.map((tool) => ["function", tool.name, tool.description]),
     );
+  });
+
+  it("has the flat Responses API form with the same functions", () => {
+    expect(openAIResponsesTools(consortTools)).toEqual(openAITools(consortTools).map((tool) => ({ type: "function", ...tool.function })));
   });
 
   it("meets strict mode: every object closed, every property required, no defaults", () => {
