@@ -1,4 +1,10 @@
-import { resolve } from "node:path";
+import { rm, writeFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { simpleGit } from "simple-git";
+import { defaultConfig } from "../../src/config/consort-config.js";
+import { createTrack } from "../../src/orchestrator/index.js";
+import { trackIdForBranch } from "../../src/state/index.js";
+import { NextActionOutput } from "../../src/tools/track-tools.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -13,11 +19,20 @@ describe("consort mcp over real stdio", () => {
   let client: Client;
   let transport: StdioClientTransport;
   let stderr = "";
+  let statePath: string;
   beforeAll(async () => {
     checkout = await stockflowCheckout();
+    // A track just started on the checkout's branch, as the app would store it.
+    const head = (await simpleGit(checkout.path).revparse(["HEAD"])).trim();
+    const { snapshot } = createTrack(
+      { trackId: trackIdForBranch(checkout.branch), branch: checkout.branch, baseBranch: "main", head, databaseBranch: checkout.branch, parentDatabaseBranch: checkout.rootDatabase, at: "2026-11-30T06:00:00.000Z" },
+      defaultConfig(),
+    );
+    statePath = join(checkout.path, "..", `stdio-${checkout.branch}.json`);
+    await writeFile(statePath, JSON.stringify(snapshot));
     transport = new StdioClientTransport({
       command: process.execPath,
-      args: [resolve("bin/consort.js"), "mcp", "--repo", checkout.path],
+      args: [resolve("bin/consort.js"), "mcp", "--repo", checkout.path, "--state", statePath],
       env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", [URL_ENV]: postgresUrl() },
       stderr: "pipe",
     });
@@ -27,6 +42,7 @@ describe("consort mcp over real stdio", () => {
   }, 60_000);
   afterAll(async () => {
     await client.close();
+    await rm(statePath, { force: true });
     await checkout.cleanup();
   });
 
@@ -40,6 +56,13 @@ describe("consort mcp over real stdio", () => {
     const result = await client.callTool({ name: "db_branch", arguments: { action: "list" } }, CallToolResultSchema);
     expect(result.isError).toBeFalsy();
     expect(DbBranchOutput.parse(result.structuredContent).branches?.[0]).toMatchObject({ name: checkout.rootDatabase, isRoot: true });
+  });
+
+  it("reads the track's state from the --state file: the Product Owner writes the stories first", async () => {
+    const result = await client.callTool({ name: "next_action", arguments: {} }, CallToolResultSchema);
+    const output = NextActionOutput.parse(result.structuredContent);
+    expect(output.state).toMatchObject({ source: "file", location: statePath, verified: false });
+    expect(output.action).toMatchObject({ stage: "stories", actor: "agent", role: "product-owner", trailer: "Consort-Role: product-owner" });
   });
 
   it("answers a malformed call with a tool error and stays up", async () => {
