@@ -1,4 +1,5 @@
 import type { ConsortConfig } from "../config/consort-config.js";
+import { AgentRequest } from "../cycle/agent-turn.js";
 import { CycleRequest } from "../cycle/request.js";
 import { DeployRequest, PromoteRequest } from "../deploy/schemas.js";
 import { hashFrozenText } from "../gates/freeze.js";
@@ -60,7 +61,15 @@ export async function runEffects(deps: EngineDeps, run: EffectRun): Promise<void
             break;
           case "dispatchAgent":
             if (run.config.agents.enabled) {
-              await dispatchWorkflow({ octokit, owner: repo.owner, repo: repo.repo, defaultBranch: repo.defaultBranch, workflow: "agent", request: { track: run.state.branch, role: effect.role, nextAction: effect.nextAction }, now: services.clock() });
+              const request = AgentRequest.parse({
+                version: 1,
+                track: run.state.branch,
+                role: effect.role,
+                commit: effect.nextAction.head,
+                nextAction: effect.nextAction,
+                allowedPaths: effect.nextAction.allowedPaths,
+              });
+              await dispatchWorkflow({ octokit, owner: repo.owner, repo: repo.repo, defaultBranch: repo.defaultBranch, workflow: "agent", request, now: services.clock() });
             }
             break;
           case "updateChecks": {

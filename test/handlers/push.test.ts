@@ -153,3 +153,33 @@ describe("push", () => {
     expect(state.updates).toHaveLength(0);
   });
 });
+
+describe("push with agents enabled", () => {
+  it("dispatches consort-agent.yml at the default branch for the next role, with the NextAction as the one input", async () => {
+    h.github.on("GET", "/repos/acme/shop/contents/.github%2Fconsort.yml", contentFile(".github/consort.yml", "agents:\n  enabled: true\n  command: claude -p\n"));
+    h.github.on("GET", `/repos/acme/shop/contents/.consort%2Fspec.json`, contentFile(ARTIFACT_PATHS.spec, storiesText));
+    h.github.on("POST", "/repos/acme/shop/actions/workflows/consort-agent.yml/dispatches", [200, { workflow_run_id: 31, run_url: "https://api.github.com/repos/acme/shop/actions/runs/31", html_url: "https://github.com/acme/shop/actions/runs/31" }]);
+    expectChecks(h.github, STORIES);
+    expectStickyComment(h.github, branch, STORIES);
+
+    await h.receive("push", pushPayload([{ id: STORIES, role: "product-owner", author: "po-bot[bot]", added: [ARTIFACT_PATHS.spec] }]));
+    h.github.verify();
+
+    const body = h.github.calls("POST", "/repos/acme/shop/actions/workflows/consort-agent.yml/dispatches")[0]!.body as { ref: string; inputs: { request: string }; return_run_details: boolean };
+    expect(body.ref).toBe("main");
+    expect(Object.keys(body.inputs)).toEqual(["request"]);
+    const request = JSON.parse(body.inputs.request);
+    expect(request).toEqual({ version: 1, track: branch, role: "spec-author", commit: STORIES, nextAction: expect.objectContaining({ role: "spec-author", stage: "spec" }), allowedPaths: request.nextAction.allowedPaths });
+    expect(request.allowedPaths.length).toBeGreaterThan(0);
+  });
+});
+
+describe("payloads are parsed at the edge", () => {
+  it("a push payload without its commits is refused before any API call", async () => {
+    const payload = pushPayload([{ id: STORIES, role: "product-owner", author: "po-bot[bot]", added: [ARTIFACT_PATHS.spec] }]) as Record<string, unknown>;
+    delete payload.commits;
+    await expect(h.receive("push", payload)).rejects.toThrow(/unexpected payload: commits/);
+    expect(h.github.requests).toHaveLength(0);
+    expect(state.updates).toHaveLength(0);
+  });
+});
