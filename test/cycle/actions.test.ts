@@ -11,7 +11,7 @@ import { DeployEvidence, PromoteResult } from "../../src/deploy/schemas.js";
 import { createProvider } from "../../src/substrate/index.js";
 import type { BranchProvider } from "../../src/substrate/provider.js";
 import { postgresUrl } from "../helpers/postgres.js";
-import { RED_T7, checkout, type Checkout } from "./stockflow.js";
+import { RED_T7, checkout, uniqueBranch, type Checkout } from "./stockflow.js";
 
 /**
  * The actions' entry points, driven the way the Actions runner drives them: INPUT_* variables,
@@ -22,14 +22,16 @@ let work: string;
 let stage: Checkout;
 let provider: BranchProvider;
 const root = `actions_root_${Date.now().toString(36)}`;
+const TRACK = uniqueBranch("track");
+const TRUNK = uniqueBranch("trunk");
 const database = { provider: "postgres", postgres: { urlEnv: "CONSORT_TEST_PG_URL", rootDatabase: root } };
 
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), "consort-actions-"));
   stage = await checkout(RED_T7);
   provider = await createProvider(DatabaseConfig.parse(database), { env: { CONSORT_TEST_PG_URL: postgresUrl() } });
-  await provider.createBranch("track", { from: await provider.rootBranch() });
-  await provider.createBranch("trunk", { from: await provider.rootBranch() });
+  await provider.createBranch(TRACK, { from: await provider.rootBranch() });
+  await provider.createBranch(TRUNK, { from: await provider.rootBranch() });
 });
 afterAll(async () => {
   await stage?.remove();
@@ -58,7 +60,7 @@ async function runnerEnv(name: string, request: unknown, commands: Record<string
 
 describe.concurrent("the actions' entry points", { timeout: 60_000 }, () => {
   test("actions/cycle fails the step on a refusal and still leaves the result for the upload", async () => {
-    const request = { track: "f1", step: "red", commit: stage.commit, tests: { inTurn: [{ id: "T7", file: "test/stock-by-location.test.ts", title: "t" }] }, database: { branch: "track" } };
+    const request = { track: "f1", step: "red", commit: stage.commit, tests: { inTurn: [{ id: "T7", file: "test/stock-by-location.test.ts", title: "t" }] }, database: { branch: TRACK } };
     const job = await runnerEnv("cycle", request, { migrate: "true", test: "true" });
     expect(await runCycleAction(job.env)).toBe(1);
     const result = CycleResult.parse(JSON.parse(await readFile(join(work, "cycle", "cycle-result.json"), "utf8")));
@@ -68,7 +70,7 @@ describe.concurrent("the actions' entry points", { timeout: 60_000 }, () => {
   });
 
   test("actions/cycle refuses a request that breaks its schema, naming the field", async () => {
-    const job = await runnerEnv("bad", { track: "f1", step: "green", commit: stage.commit, database: { branch: "track" } }, {});
+    const job = await runnerEnv("bad", { track: "f1", step: "green", commit: stage.commit, database: { branch: TRACK } }, {});
     const lines: string[] = [];
     const write = process.stdout.write.bind(process.stdout);
     process.stdout.write = ((chunk: string) => (lines.push(String(chunk)), true)) as typeof process.stdout.write;
@@ -81,7 +83,7 @@ describe.concurrent("the actions' entry points", { timeout: 60_000 }, () => {
   });
 
   test("actions/deploy writes the deploy evidence with the preview URL", async () => {
-    const request = { track: "f1", commit: stage.commit, database: { branch: "track", parent: "trunk" } };
+    const request = { track: "f1", commit: stage.commit, database: { branch: TRACK, parent: TRUNK } };
     const job = await runnerEnv("deploy", request, { deploy: "echo PREVIEW_URL=https://f1.preview.example", verify: 'test -n "$PREVIEW_URL"' });
     expect(await runDeployAction(job.env)).toBe(0);
     const evidence = DeployEvidence.parse(JSON.parse(await readFile(join(work, "deploy", "deploy-evidence.json"), "utf8")));
@@ -90,11 +92,11 @@ describe.concurrent("the actions' entry points", { timeout: 60_000 }, () => {
   });
 
   test("actions/promote migrates the parent and reports promoted", async () => {
-    const request = { track: "f1", commit: stage.commit, database: { parent: "trunk" } };
+    const request = { track: "f1", commit: stage.commit, database: { parent: TRUNK } };
     const job = await runnerEnv("promote", request, { migrate: "node --import tsx src/db/migrate.ts" });
     expect(await runPromoteAction(job.env)).toBe(0);
     const result = PromoteResult.parse(JSON.parse(await readFile(join(work, "promote", "promote-result.json"), "utf8")));
-    expect(result).toMatchObject({ verdict: "promoted", database: { parent: "trunk", snapshotKept: false } });
-    expect(await job.summary()).toContain("Promoted: trunk");
+    expect(result).toMatchObject({ verdict: "promoted", database: { parent: TRUNK, snapshotKept: false } });
+    expect(await job.summary()).toContain(`Promoted: ${TRUNK}`);
   });
 });

@@ -6,7 +6,9 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { stringify } from "yaml";
 import { CycleResult } from "../../src/cycle/result.js";
 import { postgresUrl } from "../helpers/postgres.js";
-import { GREEN_T7, REPO_ROOT, checkout, type Checkout } from "./stockflow.js";
+import { GREEN_T7, REPO_ROOT, checkout, uniqueBranch, type Checkout } from "./stockflow.js";
+
+const TRACK_DB = uniqueBranch("cli-track");
 
 /** `consort cycle` from the terminal, on a checkout whose history holds the RED and GREEN commits. */
 
@@ -45,7 +47,7 @@ describe.concurrent("consort cycle", { timeout: 120_000 }, () => {
   test("--step green --tests T7 --frozen-at HEAD~1 verifies the GREEN, exits 0 and writes the result", async () => {
     const config = await writeConfig(green.dir, "consort-pg.yml");
     const out = join(green.dir, "out-green");
-    const { code, stdout, stderr } = await consort(["cycle", "--step", "green", "--tests", "T7", "--frozen-at", "HEAD~1", "--config", config, "--out", out, "--json"], green.dir);
+    const { code, stdout, stderr } = await consort(["cycle", "--step", "green", "--tests", "T7", "--frozen-at", "HEAD~1", "--db-branch", TRACK_DB, "--config", config, "--out", out, "--json"], green.dir);
 
     expect(stderr).toContain("testing: vitest run");
     expect(code).toBe(0);
@@ -63,7 +65,7 @@ describe.concurrent("consort cycle", { timeout: 120_000 }, () => {
 
   test("a refused cycle exits 1 and prints why", async () => {
     const config = await writeConfig(green.dir, "consort-noreport.yml", { migrate: "true", test: "true" });
-    const { code, stdout } = await consort(["cycle", "--step", "red", "--tests", "T7", "--config", config, "--out", join(green.dir, "out-red"), "--quiet"], green.dir);
+    const { code, stdout } = await consort(["cycle", "--step", "red", "--tests", "T7", "--db-branch", TRACK_DB, "--config", config, "--out", join(green.dir, "out-red"), "--quiet"], green.dir);
     expect(code).toBe(1);
     expect(stdout).toContain("RED refused");
     expect(stdout).toContain("wrote no JUnit report");

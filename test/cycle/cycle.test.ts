@@ -7,7 +7,7 @@ import { CycleRequest, type CycleRequestInput } from "../../src/cycle/request.js
 import { CYCLE_RESULT_FILE, CYCLE_SUMMARY_FILE, CycleResult } from "../../src/cycle/result.js";
 import { runCycle } from "../../src/cycle/run.js";
 import type { BranchProvider } from "../../src/substrate/provider.js";
-import { GREEN_T7, IMPORT_ERROR_TEST, RED_T7, checkout, copyInto, exampleConfig, replaceIn, type Checkout } from "./stockflow.js";
+import { GREEN_T7, IMPORT_ERROR_TEST, RED_T7, checkout, copyInto, exampleConfig, replaceIn, uniqueBranch, type Checkout } from "./stockflow.js";
 
 /**
  * Real cycles on the StockFlow example: real vitest runs against throwaway branches of a track's
@@ -26,7 +26,7 @@ const T7 = entry("T7");
 
 let config: ConsortConfig;
 let provider: BranchProvider;
-const TRACK_DB = "f1-record-stock";
+const TRACK_DB = uniqueBranch("f1-record-stock");
 const checkouts: Checkout[] = [];
 
 beforeAll(async () => {

@@ -7,10 +7,15 @@ import { runDeploy } from "../../src/deploy/deploy.js";
 import { runPromote, snapshotBranchName } from "../../src/deploy/promote.js";
 import { DeployEvidence, DeployRequest, PromoteRequest } from "../../src/deploy/schemas.js";
 import type { BranchProvider } from "../../src/substrate/provider.js";
-import { EXAMPLE, checkout, exampleConfig, type Checkout } from "./stockflow.js";
+import { EXAMPLE, checkout, exampleConfig, uniqueBranch, type Checkout } from "./stockflow.js";
 
 /** Release verification and promotion on the finished StockFlow F1, on real database branches. */
 
+const F1_REPLAY = uniqueBranch("f1-replay");
+const F1_PREVIEW = uniqueBranch("f1-preview");
+const F1_UNMIGRATED = uniqueBranch("f1-unmigrated");
+const TRUNK_OK = uniqueBranch("trunk-ok");
+const TRUNK_BROKEN = uniqueBranch("trunk-broken");
 let config: ConsortConfig;
 let provider: BranchProvider;
 let root: string;
@@ -44,8 +49,8 @@ const VERIFY_TABLE = `node -e "const pg=require('pg');const c=new pg.Client(proc
 
 describe.concurrent("deploy", { timeout: 120_000 }, () => {
   test("with no deploy command, every migration is replayed on a fresh fork of the parent and the whole suite passes there", async () => {
-    await provider.createBranch("f1-replay", { from: root });
-    const request = DeployRequest.parse({ track: "f1", commit: done.commit, database: { branch: "f1-replay", parent: root }, tests: TESTS });
+    await provider.createBranch(F1_REPLAY, { from: root });
+    const request = DeployRequest.parse({ track: "f1", commit: done.commit, database: { branch: F1_REPLAY, parent: root }, tests: TESTS });
     const evidence = await runDeploy(request, { provider, config, cwd: done.dir });
 
     expect(evidence.reasons).toEqual([]);
@@ -58,23 +63,23 @@ describe.concurrent("deploy", { timeout: 120_000 }, () => {
   });
 
   test("with a deploy command, the preview runs on the track's branch and the verify command checks it", async () => {
-    await provider.createBranch("f1-preview", { from: root });
+    await provider.createBranch(F1_PREVIEW, { from: root });
     const withDeploy = {
       ...config,
       commands: { ...config.commands, deploy: "node --import tsx src/db/migrate.ts && echo PREVIEW_URL=http://127.0.0.1:4000/f1", verify: VERIFY_TABLE },
     };
-    const request = DeployRequest.parse({ track: "f1", commit: done.commit, database: { branch: "f1-preview", parent: root } });
+    const request = DeployRequest.parse({ track: "f1", commit: done.commit, database: { branch: F1_PREVIEW, parent: root } });
     const evidence = await runDeploy(request, { provider, config: withDeploy, cwd: done.dir });
 
     expect(evidence.reasons).toEqual([]);
-    expect(evidence).toMatchObject({ mode: "preview", verdict: "verified", previewUrl: "http://127.0.0.1:4000/f1", database: { branch: "f1-preview" }, verify: { outcome: "passed" } });
-    expect(await hasTable("f1-preview", "stock_records")).toBe(true);
+    expect(evidence).toMatchObject({ mode: "preview", verdict: "verified", previewUrl: "http://127.0.0.1:4000/f1", database: { branch: F1_PREVIEW }, verify: { outcome: "passed" } });
+    expect(await hasTable(F1_PREVIEW, "stock_records")).toBe(true);
   });
 
   test("a preview whose verification fails is refused", async () => {
-    await provider.createBranch("f1-unmigrated", { from: root });
+    await provider.createBranch(F1_UNMIGRATED, { from: root });
     const noMigration = { ...config, commands: { ...config.commands, deploy: "echo deployed without migrating", verify: VERIFY_TABLE } };
-    const request = DeployRequest.parse({ track: "f1", commit: done.commit, database: { branch: "f1-unmigrated", parent: root } });
+    const request = DeployRequest.parse({ track: "f1", commit: done.commit, database: { branch: F1_UNMIGRATED, parent: root } });
     const evidence = await runDeploy(request, { provider, config: noMigration, cwd: done.dir });
 
     expect(evidence.verdict).toBe("refused");
@@ -85,12 +90,12 @@ describe.concurrent("deploy", { timeout: 120_000 }, () => {
 
 describe.concurrent("promote", { timeout: 120_000 }, () => {
   test("a merged migration is applied to the parent's branch and the snapshot is deleted", async () => {
-    await provider.createBranch("trunk-ok", { from: root });
-    const result = await runPromote(PromoteRequest.parse({ track: "f1", commit: done.commit, database: { parent: "trunk-ok" } }), { provider, config, cwd: done.dir });
+    await provider.createBranch(TRUNK_OK, { from: root });
+    const result = await runPromote(PromoteRequest.parse({ track: "f1", commit: done.commit, database: { parent: TRUNK_OK } }), { provider, config, cwd: done.dir });
 
     expect(result.reasons).toEqual([]);
-    expect(result).toMatchObject({ verdict: "promoted", database: { snapshot: snapshotBranchName("trunk-ok", done.commit), snapshotKept: false } });
-    expect(await hasTable("trunk-ok", "stock_records")).toBe(true);
+    expect(result).toMatchObject({ verdict: "promoted", database: { snapshot: snapshotBranchName(TRUNK_OK, done.commit), snapshotKept: false } });
+    expect(await hasTable(TRUNK_OK, "stock_records")).toBe(true);
     expect(await provider.getBranch(result.database.snapshot!)).toBeUndefined();
   });
 
@@ -108,8 +113,8 @@ describe.concurrent("promote", { timeout: 120_000 }, () => {
       },
     ]);
     try {
-      await provider.createBranch("trunk-broken", { from: root });
-      const result = await runPromote(PromoteRequest.parse({ track: "f1", commit: broken.commit, database: { parent: "trunk-broken" } }), { provider, config, cwd: broken.dir });
+      await provider.createBranch(TRUNK_BROKEN, { from: root });
+      const result = await runPromote(PromoteRequest.parse({ track: "f1", commit: broken.commit, database: { parent: TRUNK_BROKEN } }), { provider, config, cwd: broken.dir });
 
       expect(result.verdict).toBe("failed");
       expect(result.database.snapshotKept).toBe(true);

@@ -5,7 +5,9 @@ import type { ConsortConfig } from "../../src/config/consort-config.js";
 import { CycleRequest } from "../../src/cycle/request.js";
 import { runCycle } from "../../src/cycle/run.js";
 import type { BranchProvider } from "../../src/substrate/provider.js";
-import { RED_T7, checkout, exampleConfig, type Checkout } from "./stockflow.js";
+import { RED_T7, checkout, exampleConfig, uniqueBranch, type Checkout } from "./stockflow.js";
+
+const TRACK_DB = uniqueBranch("edges-track");
 
 /**
  * The ways a cycle must fail closed without ever running the real suite: a report left behind by
@@ -20,7 +22,7 @@ const T7 = { id: "T7", file: "test/stock-by-location.test.ts", title: "stock by 
 
 beforeAll(async () => {
   ({ config: base, provider } = await exampleConfig());
-  await provider.createBranch("edges-track", { from: await provider.rootBranch() });
+  await provider.createBranch(TRACK_DB, { from: await provider.rootBranch() });
   red = await checkout(RED_T7);
 });
 afterAll(async () => {
@@ -30,7 +32,7 @@ afterAll(async () => {
 
 const withCommands = (commands: Partial<ConsortConfig["commands"]>): ConsortConfig => ({ ...base, commands: { ...base.commands, ...commands } });
 const redRequest = (commit = red.commit) =>
-  CycleRequest.parse({ track: "edges", step: "red", commit, tests: { inTurn: [T7] }, database: { branch: "edges-track" } });
+  CycleRequest.parse({ track: "edges", step: "red", commit, tests: { inTurn: [T7] }, database: { branch: TRACK_DB } });
 
 describe.concurrent("a cycle that cannot decide refuses, and still drops its branch", { timeout: 60_000 }, () => {
   test("a JUnit report older than the test run is rejected", async () => {

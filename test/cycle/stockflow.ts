@@ -87,6 +87,12 @@ export const RED_T7 = [{ message: "RED T7: stock by location", mutate: [withoutT
 /** The stage after T7's GREEN: the driver implemented S2 on top of the RED commit. */
 export const GREEN_T7 = [...RED_T7, { message: "GREEN T7: list stock at a location", mutate: [withS2Code] }];
 
+/**
+ * A database branch name no other test uses: every test file shares one Postgres server, and a
+ * branch is a database, so names are global on it whatever root they descend from.
+ */
+export const uniqueBranch = (prefix: string): string => `${prefix}-${randomBytes(4).toString("hex")}`;
+
 /** The example's own configuration with the database on the run's shared server, under its own root. */
 export async function exampleConfig(): Promise<{ config: ConsortConfig; provider: BranchProvider; root: string; env: Record<string, string> }> {
   const { config } = await loadConfigFile(join(EXAMPLE, ".github/consort.yml"));
