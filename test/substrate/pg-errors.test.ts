@@ -18,3 +18,14 @@ describe("server errors a person can act on", () => {
     expect(describeServer("postgresql://consort:s3cret@db.internal:6432/postgres")).toBe("db.internal:6432 as consort");
   });
 });
+
+describe("choosing the provider from the configuration", () => {
+  it("builds the lakebase provider from database.lakebase and the token variable, without calling out yet", async () => {
+    const { createProvider } = await import("../../src/substrate/create-provider.js");
+    const { ConsortConfig } = await import("../../src/config/consort-config.js");
+    const config = ConsortConfig.parse({ database: { provider: "lakebase", lakebase: { host: "dbc-1.cloud.databricks.com", project: "shop" } } });
+    const provider = await createProvider(config.database, { env: { DATABRICKS_TOKEN: "dapi-x" } });
+    expect(provider.kind).toBe("lakebase");
+    await provider.close();
+  });
+});
