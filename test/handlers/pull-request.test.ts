@@ -1,0 +1,57 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { webhookPayload } from "../helpers/webhooks.js";
+import { TEST_APP_ID } from "../helpers/github.js";
+import { createHarness, mockInstallationToken, type Harness } from "./harness.js";
+import { FakeStateBranch, INSTALLATION_ID } from "./fake-repo.js";
+import { createdChecks, expectChecks, expectDefaultConfig, newBranch, pullRequestPayload, simulatedTrack, stateOf } from "./scenario.js";
+
+let h: Harness;
+let state: FakeStateBranch;
+let branch: string;
+
+beforeEach(() => {
+  h = createHarness();
+  state = new FakeStateBranch(h.github);
+  branch = newBranch();
+  mockInstallationToken(h.github, INSTALLATION_ID);
+});
+afterEach(() => h.github.dispose());
+
+describe("pull_request opened", () => {
+  it("puts the track's checks on the PR head and edits the ONE existing Consort comment instead of adding another", async () => {
+    const snapshot = simulatedTrack(branch).snapshot;
+    state.seed(stateOf(branch, snapshot));
+    const before = state.head;
+    const head = snapshot.context.head;
+    expectDefaultConfig(h.github);
+    expectChecks(h.github, head);
+    h.github
+      .on("GET", "/repos/acme/shop/pulls", [200, [{ number: 7, base: { ref: "main" }, head: { ref: branch, sha: head } }]])
+      .on("GET", "/repos/acme/shop/issues/7/comments", [
+        200,
+        [
+          // Someone pasted the marker: not ours, never edited.
+          { id: 70, body: `<!-- consort:sticky track=${branch} -->\nfake`, user: { login: "mallory" }, performed_via_github_app: null },
+          { id: 71, body: `<!-- consort:sticky track=${branch} -->\nold text`, user: { login: "consort[bot]" }, performed_via_github_app: { id: TEST_APP_ID } },
+        ],
+      ])
+      .on("PATCH", "/repos/acme/shop/issues/comments/71", [200, { id: 71 }]);
+
+    await h.receive("pull_request", pullRequestPayload(webhookPayload("pull_request", "opened"), branch, head));
+    h.github.verify();
+
+    expect(state.head).toBe(before); // showing the track writes no state
+    expect(Object.keys(createdChecks(h.github))).toHaveLength(7);
+    const edit = h.github.calls("PATCH", "/repos/acme/shop/issues/comments/71")[0]!.body as { body: string };
+    expect(edit.body.startsWith(`<!-- consort:sticky track=${branch} -->`)).toBe(true);
+    expect(edit.body).toContain("product-owner");
+  });
+
+  it("a PR from a fork is never a track of this repository", async () => {
+    const example = webhookPayload("pull_request", "opened");
+    const payload = pullRequestPayload(example, branch, "a".repeat(40));
+    payload.pull_request.head.repo = { ...payload.pull_request.head.repo, id: 999 };
+    await h.receive("pull_request", payload);
+    expect(h.github.requests.filter((r) => !r.path.includes("access_tokens"))).toHaveLength(0);
+  });
+});
