@@ -44,7 +44,8 @@ export async function handleWorkflowRun(input: HandlerInput<WorkflowRunPayload>)
   await advanceAndAct(deps, {
     trackId: found.trackId,
     branch: found.state.branch,
-    headSha: undefined,
+    // Where the track's checks live, so a lost race or tampering found on write still fails them.
+    headSha: (found.state.snapshot as { context?: { head?: string } }).context?.head,
     config: loaded.config,
     decide: (snapshot) => {
       const event = reportedEvent(snapshot, found.recorded, run, report, at);
