@@ -28,8 +28,6 @@ function conclusions(s: Scenario, sha = s.head()): Record<string, string> {
 describe("a feature of StockFlow, end to end", () => {
   test("stock by location goes from a new branch to a migrated parent database, through every gate", async () => {
     const s = (scenario = new Scenario());
-    const t0 = Date.now();
-    const trace = (label: string) => console.log(Date.now() - t0, s.world.mock.requests.length, label, s.snapshot().stage, JSON.stringify(conclusions(s)), s.world.mock.violations);
 
     await s.createBranch();
     expect(s.snapshot().stage).toBe("stories");
@@ -45,7 +43,6 @@ describe("a feature of StockFlow, end to end", () => {
     expect(s.snapshot().stage).toBe("db-design");
     await s.step("dba", { ".consort/db-design.json": F.DB_DESIGN });
     expect(s.snapshot().stage).toBe("design-gate");
-    trace("design done");
     expect(conclusions(s)["consort/design"]).not.toBe("success");
 
     await s.review(LEAD, "APPROVED");
@@ -56,7 +53,6 @@ describe("a feature of StockFlow, end to end", () => {
     expect(s.snapshot().stage).toBe("test-list-gate");
     await s.review(LEAD, "APPROVED");
     expect(s.snapshot().stage).toBe("red");
-    trace("test list approved");
 
     // T1: the index fitness test, made green by the migration.
     await s.step("navigator", { [F.INDEX_TEST_FILE]: F.RED_T1 });
@@ -70,7 +66,6 @@ describe("a feature of StockFlow, end to end", () => {
     expect(s.snapshot().stage).toBe("review");
     await s.step("navigator", { ".consort/reviews/T1.json": F.REVIEW_T1 });
     expect(s.snapshot().stage).toBe("red");
-    trace("T1 done");
 
     // T2: listing a location.
     await s.step("navigator", { [F.TEST_FILE]: F.RED_T2 });
@@ -95,7 +90,6 @@ describe("a feature of StockFlow, end to end", () => {
     expect(s.snapshot().stage).toBe("refactor-verify");
     result = await s.runDispatchedCycle();
     expect(result.verdict, result.reasons.join("\n")).toBe("verified");
-    trace("build done");
 
     // The release: the orchestrator deploys and verifies; a person approves on that evidence.
     expect(s.snapshot().stage).toBe("deploying");
@@ -106,7 +100,6 @@ describe("a feature of StockFlow, end to end", () => {
     await s.review(LEAD, "APPROVED");
     expect(s.snapshot().stage).toBe("promote-gate");
     await s.review(LEAD, "APPROVED");
-    trace("gates done");
     // Every gate and the discipline pass on the head that merges. consort/schema is left out: no
     // handler computes the schema diff yet (src/app/effects.ts renders it "not computed"), so it
     // stays in progress; see the report to the lead.
@@ -133,6 +126,15 @@ describe("a feature of StockFlow, end to end", () => {
     const provider = await s.openProvider();
     const left = (await provider.listBranches()).map((b) => b.name).filter((n) => n.includes(s.branch.split("-").at(-1)!));
     expect(left).toEqual([]);
+
+    // What people read: one sticky comment on the PR, and the signed state records every cycle.
+    expect(s.world.appComments(s.pull!.number)).toHaveLength(1);
+    const cycles = s.snapshot().context.cycles;
+    expect(cycles.map((c) => `${c.step}:${c.outcome}`)).toEqual([
+      "red:valid", "green:valid", "red:valid", "green:valid", "red:valid", "green:valid", "refactor:valid", "release:valid", "promote:valid",
+    ]);
+    // Every run the app dispatched is recorded on consort/state: only those runs were trusted.
+    expect(s.state().cycles.map((c) => c.runId).sort()).toEqual(s.world.dispatches.map((d) => d.runId).sort());
     expect(s.world.mock.violations).toEqual([]);
   }, 600_000);
 });
