@@ -45,9 +45,14 @@ export interface LocalServerOptions {
   lockTimeoutMs?: number;
 }
 
-/** Where the local provider keeps its server: CONSORT_DATA_DIR, else the config's dataDir, else ~/.consort/postgres. */
+/**
+ * Where the local provider keeps its server: CONSORT_DATA_DIR, else the config's dataDir, else
+ * ~/.consort/postgres, or /var/lib/consort/postgres as root, because the server then runs as the
+ * `postgres` user, who cannot reach /root.
+ */
 export function resolveLocalDataDir(configured: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  const chosen = env.CONSORT_DATA_DIR?.trim() || configured || join(homedir(), ".consort", "postgres");
+  const fallback = process.getuid?.() === 0 ? "/var/lib/consort/postgres" : join(homedir(), ".consort", "postgres");
+  const chosen = env.CONSORT_DATA_DIR?.trim() || configured || fallback;
   const expanded = chosen === "~" ? homedir() : chosen.startsWith("~/") ? join(homedir(), chosen.slice(2)) : chosen;
   return isAbsolute(expanded) ? expanded : resolve(expanded);
 }

@@ -94,6 +94,8 @@ describe("the local provider's embedded server", () => {
   it("chooses CONSORT_DATA_DIR over the configured folder, and that over ~/.consort/postgres", () => {
     expect(resolveLocalDataDir("/srv/consort", { CONSORT_DATA_DIR: "/tmp/x" })).toBe("/tmp/x");
     expect(resolveLocalDataDir("/srv/consort", {})).toBe("/srv/consort");
-    expect(resolveLocalDataDir(undefined, { HOME: "/home/ada" })).toMatch(/\.consort\/postgres$/);
+    // As root the server runs as the postgres user, who cannot reach /root: the default moves to /var/lib.
+    const expected = process.getuid?.() === 0 ? "/var/lib/consort/postgres" : /\.consort\/postgres$/;
+    expect(resolveLocalDataDir(undefined, { HOME: "/home/ada" })).toMatch(expected);
   });
 });
