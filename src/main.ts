@@ -1,6 +1,30 @@
 import { run } from "probot";
 import consortApp from "./index.js";
+import { defaultConfig } from "./config/consort-config.js";
 import { EnvError, loadEnv } from "./config/env.js";
+import { createProvider } from "./substrate/create-provider.js";
+
+/**
+ * Repositories without a `database` section in their consort.yml use the embedded Postgres, so
+ * `npm start` brings it up (or reuses it) at boot instead of on the first webhook. It runs after
+ * the server is listening: a slow first initdb never delays the setup page or webhooks.
+ * CONSORT_EMBEDDED_POSTGRES=off skips it (a deployment whose repositories all use Lakebase).
+ */
+async function warmEmbeddedDatabase(): Promise<void> {
+  if (process.env.CONSORT_EMBEDDED_POSTGRES === "off") return;
+  try {
+    const provider = await createProvider(defaultConfig().database, {
+      onProgress: (message) => console.info(`[consort] embedded Postgres: ${message}`),
+    });
+    const root = await provider.rootBranch();
+    await provider.close();
+    console.info(`[consort] embedded Postgres ready: root database branch "${root}" (the default provider)`);
+  } catch (error) {
+    // Not fatal for the app: repositories on Lakebase or a team server do not need it; their
+    // checks fail with this reason if they do.
+    console.error(`[consort] embedded Postgres could not start: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
 
 /** `npm start`: validate the environment, then let Probot serve the app (or its setup page). */
 async function main(): Promise<void> {
@@ -16,6 +40,7 @@ async function main(): Promise<void> {
   // Without a proxy URL Probot would try to create a smee.io channel; keep setup offline-safe.
   process.env.NO_SMEE_SETUP ??= "true";
   await run(consortApp);
+  void warmEmbeddedDatabase();
 }
 
 await main();

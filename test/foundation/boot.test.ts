@@ -1,6 +1,10 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { stopLocalServer } from "../../src/substrate/local-server.js";
 import { describe, expect, it } from "vitest";
 import { EnvError, loadEnv } from "../../src/config/env.js";
 
@@ -35,24 +39,36 @@ describe("booting the app", () => {
     }
   });
 
-  it("without credentials outside production serves Probot's setup page", async () => {
+  it("without credentials outside production serves Probot's setup page and brings up the embedded Postgres", async () => {
     const port = String(3900 + Math.floor(Math.random() * 90));
+    const parent = mkdtempSync(join(tmpdir(), "consort-boot-pg-"));
+    chmodSync(parent, 0o755); // as root, the server runs as the postgres user, who must reach it
+    const dataDir = join(parent, "postgres");
     const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
       cwd: root,
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/root", PORT: port, NODE_ENV: "development" },
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/root", PORT: port, NODE_ENV: "development", CONSORT_DATA_DIR: dataDir },
       stdio: ["ignore", "pipe", "pipe"],
     });
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
     try {
       let page = "";
-      for (let attempt = 0; attempt < 100 && !page; attempt++) {
+      for (let attempt = 0; attempt < 150 && !page; attempt++) {
         await new Promise((r) => setTimeout(r, 200));
         page = await fetch(`http://127.0.0.1:${port}/probot`).then((r) => (r.ok ? r.text() : ""), () => "");
       }
       expect(page).toContain("Register GitHub App");
+      for (let attempt = 0; attempt < 300 && !/embedded Postgres (ready|could not start)/.test(output); attempt++) {
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(output).toContain("embedded Postgres ready");
     } finally {
       child.kill("SIGTERM");
+      await stopLocalServer(dataDir).catch(() => false);
+      rmSync(parent, { recursive: true, force: true });
     }
-  });
+  }, 90_000);
 });
 
 describe("the environment schema", () => {
