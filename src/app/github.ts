@@ -1,10 +1,9 @@
-import type { Octokit } from "@octokit/rest";
-
 /**
  * The authenticated GitHub client every app service takes: a Probot installation client in the
- * app, an `@octokit/rest` client in `consort reconcile`.
+ * app, an installation-authenticated Octokit in `consort reconcile` (src/github/client.ts).
  */
-export type GitHub = Pick<Octokit, "rest" | "request" | "paginate">;
+export type { GitHubClient as GitHub, RepoRef } from "../github/client.js";
+export { httpStatus } from "../github/client.js";
 
 /** The minimal logger handlers get (Probot's pino logger satisfies it). */
 export interface Log {
@@ -16,15 +15,4 @@ export interface Log {
   error(fields: object, message: string): void;
   debug(message: string): void;
   debug(fields: object, message: string): void;
-}
-
-export interface RepoRef {
-  owner: string;
-  repo: string;
-}
-
-/** An HTTP error from Octokit carries the response status. */
-export function httpStatus(error: unknown): number | undefined {
-  const status = (error as { status?: unknown } | null)?.status;
-  return typeof status === "number" ? status : undefined;
 }
