@@ -67,10 +67,14 @@ export async function handleReview(input: HandlerInput<ReviewPayload>): Promise<
         }
         return events;
       }
-      // Dismissed, changes requested (or any non-approval): withdraw what this reviewer approved.
+      // As on GitHub, a comment-only review leaves the reviewer's approval standing; a dismissal
+      // withdraws the approval it was, and a request for changes withdraws all of theirs.
+      if (review.state !== "DISMISSED" && review.state !== "CHANGES_REQUESTED") return events;
       for (const gate of GATE_NAMES) {
         const record = snapshot.context.gates[gate];
-        const approvedByThem = record.approvals.some((a) => a.reviewId === review.id || a.approver.toLowerCase() === reviewer);
+        const approvedByThem = record.approvals.some((a) =>
+          review.state === "DISMISSED" ? a.reviewId === review.id : a.approver.toLowerCase() === reviewer,
+        );
         if (record.status === "approved" && approvedByThem) {
           const reason = review.state === "DISMISSED" ? `${review.user}'s review ${review.id} was dismissed` : `${review.user} now ${review.state === "CHANGES_REQUESTED" ? "requests changes" : `left a ${review.state.toLowerCase()} review`}`;
           events.push({ type: "gate.withdrawn", at, gate, reason, reviewId: review.id });

@@ -138,6 +138,19 @@ describe("pull_request_review", () => {
     expect((h.github.calls("POST", "/repos/acme/shop/issues/7/comments")[0]!.body as { body: string }).body).toContain("drive-by is not an approver");
   });
 
+  it("a comment-only review from an approver leaves their approval standing, as on GitHub", async () => {
+    sim.expectAccepted(sim.send({ type: "gate.approved", at: "2026-03-01T10:00:00.000Z", gate: "design", manifestHash: sim.context.gates.design.pendingHash!, approver: "lead-human", reviewId: REVIEW_ID, commit: sim.context.head }));
+    state.seed(stateOf(branch, sim.snapshot));
+    const before = state.head;
+    expectConfig(h.github, CONFIG);
+
+    await h.receive("pull_request_review", { ...reviewPayload("submitted", "lead-human", "commented", sim.context.head), review: { ...reviewPayload("submitted", "lead-human", "commented", sim.context.head).review, id: REVIEW_ID + 1 } });
+    h.github.verify();
+
+    expect(state.head).toBe(before);
+    expect(state.state(branch)!.snapshot).toMatchObject({ context: { gates: { design: { status: "approved" } } } });
+  });
+
   it("a dismissed review withdraws the approval it gave", async () => {
     sim.expectAccepted(sim.send({ type: "gate.approved", at: "2026-03-01T10:00:00.000Z", gate: "design", manifestHash: sim.context.gates.design.pendingHash!, approver: "lead-human", reviewId: REVIEW_ID, commit: sim.context.head }));
     state.seed(stateOf(branch, sim.snapshot));
