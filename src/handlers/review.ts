@@ -76,7 +76,7 @@ export async function handleReview(input: HandlerInput<ReviewPayload>): Promise<
           review.state === "DISMISSED" ? a.reviewId === review.id : a.approver.toLowerCase() === reviewer,
         );
         if (record.status === "approved" && approvedByThem) {
-          const reason = review.state === "DISMISSED" ? `${review.user}'s review ${review.id} was dismissed` : `${review.user} now ${review.state === "CHANGES_REQUESTED" ? "requests changes" : `left a ${review.state.toLowerCase()} review`}`;
+          const reason = review.state === "DISMISSED" ? `${review.user}'s review ${review.id} was dismissed` : `${review.user} now requests changes`;
           events.push({ type: "gate.withdrawn", at, gate, reason, reviewId: review.id });
         }
       }
