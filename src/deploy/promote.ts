@@ -4,6 +4,7 @@ import type { CommandRecord } from "../cycle/result.js";
 import { canRefreshBase } from "../cycle/run.js";
 import { headCommit } from "../cycle/workspace.js";
 import type { BranchProvider } from "../substrate/provider.js";
+import { sanitiseBranchName } from "../substrate/names.js";
 import { PromoteResult, type PromoteRequest } from "./schemas.js";
 
 /**
@@ -23,8 +24,11 @@ export interface PromoteDeps {
 
 /** The snapshot's branch id: the parent's id, `-pre-`, the commit's first 8 characters, within 63. */
 export function snapshotBranchName(parent: string, commit: string): string {
+  // The parent may be a root database such as `consort_root`, whose name is not a branch id:
+  // sanitise it like any git name, then keep the suffix within the 63-character limit.
   const suffix = `-pre-${commit.slice(0, 8)}`;
-  return `${parent.slice(0, 63 - suffix.length).replace(/-+$/, "")}${suffix}`;
+  const base = sanitiseBranchName(parent);
+  return `${base.slice(0, 63 - suffix.length).replace(/-+$/, "")}${suffix}`;
 }
 
 export async function runPromote(request: PromoteRequest, deps: PromoteDeps): Promise<PromoteResult> {

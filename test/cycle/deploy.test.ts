@@ -126,3 +126,11 @@ describe.concurrent("promote", { timeout: 120_000 }, () => {
     }
   });
 });
+
+describe("the pre-migration snapshot's name", () => {
+  test("is a valid branch id even when the parent is a root database such as consort_root", () => {
+    const name = snapshotBranchName("consort_root", "0123456789abcdef0123456789abcdef01234567");
+    expect(name).toBe("consort-root-pre-01234567");
+    expect(snapshotBranchName(`trunk-${"x".repeat(80)}`, "0123456789abcdef")).toMatch(/^[a-z][a-z0-9-]{0,49}-pre-01234567$/);
+  });
+});
