@@ -157,20 +157,23 @@ export async function updateStickyComment(
 
 /**
  * `consort/schema`: the track's database branch against its parent's, from the catalogs, with the
- * lint that counts the parent's rows a change would break. The track's branch is migrated by the
- * release cycle (the preview deploy), so before it the diff would say nothing true: the check
- * waits. A comparison that fails is a failed check with the reason, never a pass.
+ * lint that counts the parent's rows a change would break, on every check update of a live
+ * track. A branch that does not exist, or a comparison that fails, is a failed check with the
+ * reason, never a pass and never a wait (branch protection requires the check to complete).
  */
 export async function schemaView(snapshot: TrackSnapshot, database: () => Promise<BranchProvider>): Promise<SchemaView> {
   const ctx = snapshot.context;
-  if (!ctx.deployEvidence) {
-    return { state: "pending", reason: `\`${ctx.databaseBranch}\` is migrated by the release cycle; its schema diff against \`${ctx.parentDatabaseBranch}\` is computed once the preview deploy is verified.` };
-  }
+  if (snapshot.stage === "done") return { state: "ready", reason: `The track is merged: \`${ctx.parentDatabaseBranch}\` is migrated and the track's database branch is deleted.` };
+  if (snapshot.stage === "abandoned") return { state: "failed", reason: `The track was abandoned: ${ctx.ended?.reason ?? "no reason given"}.` };
+  const couldNot = `The schema diff of \`${ctx.databaseBranch}\` against \`${ctx.parentDatabaseBranch}\` could not be computed`;
   try {
-    const comparison = await compareBranches(await database(), ctx.databaseBranch, ctx.parentDatabaseBranch);
+    const provider = await database();
+    if (!(await provider.getBranch(ctx.databaseBranch))) return { state: "failed", reason: `${couldNot}: the database branch \`${ctx.databaseBranch}\` does not exist.` };
+    const comparison = await compareBranches(provider, ctx.databaseBranch, ctx.parentDatabaseBranch);
     const breaking = comparison.lint.findings.filter((f) => f.rows === null || f.rows > 0).map((f) => (f.rows === null ? `${f.message} (could not count: ${f.reason ?? "unknown"})` : f.message));
-    return { state: "ready", diffMarkdown: comparison.markdown, breaking };
+    const before = ctx.deployEvidence ? undefined : `Compared as the branch stands: the track's migrations are applied to \`${ctx.databaseBranch}\` by the release cycle, and this check is computed again on every update.`;
+    return { state: "ready", diffMarkdown: comparison.markdown, breaking, ...(before ? { reason: before } : {}) };
   } catch (error) {
-    return { state: "failed", reason: `The schema diff of \`${ctx.databaseBranch}\` against \`${ctx.parentDatabaseBranch}\` could not be computed: ${(error as Error).message}` };
+    return { state: "failed", reason: `${couldNot}: ${(error as Error).message}. Consort fails closed; the check is computed again on the next update of the track.` };
   }
 }
