@@ -140,6 +140,8 @@ export function cycleRequest(branch: string, effect: DispatchCycleEffect, snapsh
         return text !== undefined && hashFrozenText(text) === sha256 ? { path, sha256, text } : { path, sha256 };
       }),
     database: { branch: effect.databaseBranch },
+    // The trunk the track forked from: a refactor counts only the track's own test changes since the merge base.
+    base: { branch: snapshot.context.baseBranch },
   });
 }
 

@@ -67,6 +67,21 @@ export const CycleRequest = z
         branch: z.string().min(1).max(63),
       })
       .strict(),
+    /**
+     * What the track is compared with to tell its own test changes from the trunk's existing tests
+     * (a REFACTOR refuses the track's changes to test files no verified RED froze). The cycle takes
+     * the merge base of the checkout's HEAD with `commit` if given, else with the branch `branch`
+     * (`origin/<branch>`, then the local branch). Optional for older requests: without it the
+     * checkout's default branch is used, and a refactor that cannot find a base refuses.
+     */
+    base: z
+      .object({
+        commit: CommitSha.optional(),
+        branch: z.string().trim().min(1).max(255).optional(),
+      })
+      .strict()
+      .refine((base) => base.commit !== undefined || base.branch !== undefined, { message: "a base needs a commit or a branch (or leave base out)" })
+      .optional(),
     /** Time to live of the throwaway branch, so a job killed mid-cycle leaves nothing for long. */
     ttlSeconds: z.number().int().min(60).max(86_400).default(3600),
   })

@@ -9,7 +9,7 @@ import type { CycleRequest } from "./request.js";
 import { CYCLE_RESULT_FILE, CYCLE_SUMMARY_FILE, CycleResult, type CommandRecord, type StepTimings } from "./result.js";
 import { renderCycleSummary } from "./summary.js";
 import { decideVerdict, describeLoadError } from "./verdict.js";
-import { headCommit, listTestFiles, readFrozenFiles } from "./workspace.js";
+import { headCommit, readFrozenFiles, resolveTestBase, testFileChanges, type TestFileChange } from "./workspace.js";
 
 /**
  * One cycle (design §6): fork a throwaway database branch from the track's, migrate it, run the
@@ -87,7 +87,8 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
     // Read what the commit holds before any command runs, so a command cannot change the evidence
     // (while the branch is forked: neither waits for the other).
     const frozenPaths = new Set(request.frozenTestFiles.map((f) => f.path));
-    const evidence = Promise.all([readFrozenFiles(cwd, request.frozenTestFiles), listTestFiles(cwd, config.paths.tests)]);
+    // Only a refactor needs the track's own test changes: the trunk's test files are its baseline.
+    const evidence = Promise.all([readFrozenFiles(cwd, request.frozenTestFiles), request.step === "refactor" ? trackTestChanges(cwd, request, config.paths.tests) : undefined]);
     evidence.catch(() => {});
 
     let mark = performance.now();
@@ -101,8 +102,8 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
     await provider.createBranch(name, { from: request.database.branch, ttlSeconds: request.ttlSeconds, onProgress: progress });
     const url = await provider.connectionUrl(name);
     timings.fork = elapsed(mark);
-    const [frozenFiles, testFiles] = await evidence;
-    const unfrozenTestFiles = testFiles.filter((p) => !frozenPaths.has(p));
+    const [frozenFiles, testChanges] = await evidence;
+    const unfrozenTestChanges = testChanges?.ok ? { ...testChanges, files: testChanges.files.filter((f) => !frozenPaths.has(f.path)) } : testChanges;
     const env = { DATABASE_URL: url, CONSORT_STEP: request.step, CONSORT_TRACK: request.track };
     const secrets = secretsOfUrl(url);
 
@@ -148,7 +149,7 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
         report: parsed,
         testExitCode: commands.test.exitCode,
         frozenFiles,
-        unfrozenTestFiles,
+        ...(unfrozenTestChanges ? { unfrozenTestChanges } : {}),
       });
       tests = decided.tests;
       reasons.push(...decided.reasons);
@@ -180,6 +181,15 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
   if (deps.outDir) await writeCycleResult(result, deps.outDir);
   return result;
 }
+
+/** The test files the track changed since its base (the merge base with the trunk), or why they cannot be known. */
+async function trackTestChanges(cwd: string, request: CycleRequest, globs: string[]): Promise<TestChanges> {
+  const base = await resolveTestBase(cwd, request.base);
+  if (!base.ok) return base;
+  return { ok: true, base: base.describe, files: await testFileChanges(cwd, base.commit, globs) };
+}
+
+type TestChanges = { ok: true; base: string; files: TestFileChange[] } | { ok: false; reason: string };
 
 /** A provider that can re-take a branch's frozen base after changing it (the postgres providers). */
 export function canRefreshBase(provider: BranchProvider): provider is BranchProvider & { refreshBase(name: string): Promise<unknown> } {

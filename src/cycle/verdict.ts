@@ -2,6 +2,7 @@ import { checkFrozenTestFile, hashFrozenText } from "../gates/freeze.js";
 import { locateTestCase, type JUnitReport, type LoadError } from "./junit/index.js";
 import type { CycleRequest, CycleTest } from "./request.js";
 import type { CycleTestOutcome, CycleVerdict, TestOutcome } from "./result.js";
+import type { TestFileChange } from "./workspace.js";
 
 /**
  * The verdict of a cycle (design §6), decided purely from what the run left behind: the parsed
@@ -26,8 +27,13 @@ export interface VerdictInput {
   /** The test command's exit code; null when it was killed. */
   testExitCode: number | null;
   frozenFiles: FrozenFileState[];
-  /** Test files (by the configured globs) in the checkout that no verified RED froze. */
-  unfrozenTestFiles: string[];
+  /**
+   * A refactor's evidence: the test files (by the configured globs) the track added, changed or
+   * deleted since its base (the merge base with the trunk) that no verified RED froze, or why they
+   * could not be known. The trunk's untouched test files are the baseline and never listed.
+   * A refactor without it refuses.
+   */
+  unfrozenTestChanges?: { ok: true; base: string; files: TestFileChange[] } | { ok: false; reason: string };
 }
 
 export interface Verdict {
@@ -118,6 +124,18 @@ function frozenReasons(request: CycleRequest, files: FrozenFileState[]): string[
   return reasons;
 }
 
+function describeTestChange(file: TestFileChange, base: string): string {
+  const since = `since ${base}`;
+  switch (file.change) {
+    case "added":
+      return `${file.path}: a test file that no verified RED froze was added ${since}; a refactor changes no tests (remove it)`;
+    case "deleted":
+      return `${file.path}: a test file was deleted ${since}; a refactor changes no tests (restore it)`;
+    case "modified":
+      return `${file.path}: a test file that no verified RED froze (the trunk's, or one the track never froze) changed ${since}; a refactor changes no tests (restore it as it is at the base)`;
+  }
+}
+
 export function decideVerdict(input: VerdictInput): Verdict {
   const { request, report, testExitCode } = input;
   const turn = request.tests.inTurn.map((t) => outcomeOf(report, t, "turn"));
@@ -160,9 +178,10 @@ export function decideVerdict(input: VerdictInput): Verdict {
     }
   }
   if (request.step === "refactor") {
-    for (const path of input.unfrozenTestFiles) {
-      reasons.push(`${path}: a test file that no verified RED froze is in the checkout; a refactor changes no tests (remove it)`);
-    }
+    const changes = input.unfrozenTestChanges;
+    if (!changes) reasons.push("the track's test changes were not determined: a refactor cannot prove it changed no tests, so it refuses");
+    else if (!changes.ok) reasons.push(`a refactor must change no tests, but ${changes.reason}`);
+    else for (const file of changes.files) reasons.push(describeTestChange(file, changes.base));
   }
   reasons.push(...frozenReasons(request, input.frozenFiles));
 

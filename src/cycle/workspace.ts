@@ -88,3 +88,80 @@ export async function readFrozenFiles(root: string, frozen: FrozenTestFile[]): P
     })),
   );
 }
+
+/** A test file the checkout changed since the base: what a track did to the tests. */
+export interface TestFileChange {
+  path: string;
+  change: "added" | "modified" | "deleted";
+}
+
+/** The commit the track's changes are measured from, or why it could not be found. */
+export type TestBase = { ok: true; commit: string; describe: string } | { ok: false; reason: string };
+
+/** The default branch candidates when a request names no base (older requests, `consort cycle`). */
+const DEFAULT_BASE_REFS = ["refs/remotes/origin/HEAD", "refs/remotes/origin/main", "refs/remotes/origin/master", "refs/heads/main", "refs/heads/master"];
+
+async function gitOut(cwd: string, args: string[]): Promise<string | undefined> {
+  try {
+    const { stdout } = await run("git", args, { cwd, maxBuffer: 64 * 1024 * 1024 });
+    return stdout;
+  } catch {
+    return undefined;
+  }
+}
+
+const shortName = (ref: string) => ref.replace(/^refs\/(heads|remotes)\//, "");
+
+/**
+ * The merge base of HEAD with the request's base (its commit, else its branch as `origin/<branch>`
+ * or the local branch, else the default branch). Fails (never guesses) when none of them is in the
+ * checkout or they share no history with HEAD (a shallow clone).
+ */
+export async function resolveTestBase(cwd: string, base: { commit?: string; branch?: string } | undefined): Promise<TestBase> {
+  const candidates: string[] = [];
+  if (base?.commit) candidates.push(base.commit);
+  if (base?.branch) candidates.push(`refs/remotes/origin/${base.branch}`, `refs/heads/${base.branch}`);
+  if (!base) candidates.push(...DEFAULT_BASE_REFS);
+  for (const candidate of candidates) {
+    const sha = (await gitOut(cwd, ["rev-parse", "--verify", "--quiet", `${candidate}^{commit}`]))?.trim();
+    if (!sha || !SHA.test(sha)) continue;
+    const name = SHA.test(candidate) ? candidate.slice(0, 12) : shortName(candidate);
+    const mergeBase = (await gitOut(cwd, ["merge-base", sha, "HEAD"]))?.trim();
+    if (!mergeBase || !SHA.test(mergeBase)) {
+      return {
+        ok: false,
+        reason: `the checkout's HEAD shares no history with the base ${name}, so the track's own test changes cannot be told from the trunk's; check out with full history (actions/checkout \`fetch-depth: 0\`)`,
+      };
+    }
+    return { ok: true, commit: mergeBase, describe: `the merge base ${mergeBase.slice(0, 12)} with ${name}` };
+  }
+  const wanted = base ? [base.commit?.slice(0, 12), base.branch && `the branch ${base.branch}`].filter(Boolean).join(" or ") : "the default branch (the request names no base)";
+  return {
+    ok: false,
+    reason: `the base to compare the track's test files with, ${wanted}, is not in the checkout, so the track's own test changes cannot be told from the trunk's; check out with full history (actions/checkout \`fetch-depth: 0\`)`,
+  };
+}
+
+/**
+ * The test files (by the configured globs) the checkout's working tree changed since `baseCommit`:
+ * added, modified or deleted (a rename is a deletion and an addition), untracked files included.
+ */
+export async function testFileChanges(cwd: string, baseCommit: string, globs: string[]): Promise<TestFileChange[]> {
+  const isTest = picomatch(globs, { dot: false });
+  const diff = await run("git", ["-c", "core.quotePath=false", "diff", "--name-status", "--no-renames", "-z", baseCommit], { cwd, maxBuffer: 64 * 1024 * 1024 });
+  const changes = new Map<string, TestFileChange["change"]>();
+  const fields = diff.stdout.split("\0");
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const status = fields[i]!;
+    const path = fields[i + 1]!;
+    changes.set(path, status.startsWith("A") ? "added" : status.startsWith("D") ? "deleted" : "modified");
+  }
+  const untracked = await run("git", ["ls-files", "--others", "--exclude-standard", "-z"], { cwd, maxBuffer: 64 * 1024 * 1024 });
+  for (const path of untracked.stdout.split("\0")) {
+    if (path && !path.split("/").some((part) => SKIP_DIRS.has(part))) changes.set(path, "added");
+  }
+  return [...changes]
+    .filter(([path]) => isTest(path))
+    .map(([path, change]) => ({ path, change }))
+    .sort((a, b) => a.path.localeCompare(b.path));
+}
