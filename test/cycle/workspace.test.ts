@@ -1,8 +1,8 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { headCommit, listTestFiles } from "../../src/cycle/workspace.js";
+import { headCommit, listTestFiles, resolveTestBase, testFileChanges } from "../../src/cycle/workspace.js";
 import { git } from "./stockflow.js";
 
 let repo: string;
@@ -52,4 +52,52 @@ test("test files are found by the configured globs, outside node_modules", async
   await writeFile(join(repo, "b.spec.ts"), "");
   await writeFile(join(repo, "main.ts"), "");
   expect(await listTestFiles(repo, ["**/*.test.*", "**/*.spec.*"])).toEqual(["a.test.ts", "b.spec.ts"]);
+});
+
+describe("the track's own test changes, measured from its merge base with the trunk", () => {
+  const GLOBS = ["**/*.test.*"];
+  const commitAll = async (message: string) => {
+    await git(repo, "add", "-A");
+    await git(repo, "commit", "-q", "-m", message);
+  };
+
+  test("the trunk's untouched tests are not changes; added, edited, deleted and untracked test files are", async () => {
+    await writeFile(join(repo, "b.test.ts"), "b\n");
+    await writeFile(join(repo, "c.test.ts"), "c\n");
+    await commitAll("trunk tests");
+    await git(repo, "checkout", "-q", "-b", "track");
+    await writeFile(join(repo, "a.test.ts"), "a edited\n");
+    await rm(join(repo, "b.test.ts"));
+    await mkdir(join(repo, "test"));
+    await writeFile(join(repo, "test/new.test.ts"), "new\n");
+    await writeFile(join(repo, "code.ts"), "code\n");
+    await commitAll("track");
+    // The trunk moves on after the fork: its later test files are not the track's either.
+    await git(repo, "checkout", "-q", "main");
+    await writeFile(join(repo, "later.test.ts"), "later\n");
+    await commitAll("trunk later");
+    await git(repo, "checkout", "-q", "track");
+    await writeFile(join(repo, "untracked.test.ts"), "u\n");
+
+    const base = await resolveTestBase(repo, { branch: "main" });
+    expect(base).toMatchObject({ ok: true, commit: await git(repo, "rev-parse", "main~1"), describe: expect.stringContaining("with main") });
+    if (!base.ok) throw new Error(base.reason);
+    expect(await testFileChanges(repo, base.commit, GLOBS)).toEqual([
+      { path: "a.test.ts", change: "modified" },
+      { path: "b.test.ts", change: "deleted" },
+      { path: "test/new.test.ts", change: "added" },
+      { path: "untracked.test.ts", change: "added" },
+    ]);
+    expect(await resolveTestBase(repo, undefined)).toEqual(base);
+  });
+
+  test("a base that is missing or shares no history with HEAD cannot be decided: it fails with the fix", async () => {
+    const missing = await resolveTestBase(repo, { branch: "trunk" });
+    expect(missing).toMatchObject({ ok: false, reason: expect.stringContaining("the branch trunk, is not in the checkout") });
+    await git(repo, "checkout", "-q", "--orphan", "unrelated");
+    await commitAll("no shared history");
+    const unrelated = await resolveTestBase(repo, { branch: "main" });
+    expect(unrelated).toMatchObject({ ok: false, reason: expect.stringContaining("shares no history with the base main") });
+    expect(!unrelated.ok && unrelated.reason).toContain("fetch-depth: 0");
+  });
 });
