@@ -50,6 +50,8 @@ describe("consort init", { timeout: 60_000 }, () => {
     const steps = workflow.jobs.cycle.steps;
     expect(steps.find((s) => s.uses === "consort-for-github/consort/actions/cycle@v1")?.with).toMatchObject({ request: "${{ inputs.request }}" });
     expect(steps.find((s) => s.uses?.startsWith("actions/upload-artifact@"))?.with).toMatchObject({ name: "consort-cycle-result" });
+    // A refactor needs the merge base with the default branch: the commit is checked out with history.
+    expect(steps.find((s) => s.with?.path === "work")?.with).toMatchObject({ "fetch-depth": 0 });
     const agent = parseYaml(await readFile(join(repo, ".github/workflows/consort-agent.yml"), "utf8")) as { jobs: { agent: { steps: Array<{ uses?: string }> } } };
     expect(agent.jobs.agent.steps.some((s) => s.uses === "consort-for-github/consort/actions/agent@v1")).toBe(true);
   });
