@@ -1,9 +1,13 @@
-import { CHECK_ACTIONS, renderFailingCheckRuns, renderTamperedCheckRuns, writeCheckRuns } from "../report/index.js";
+import { CHECK_ACTIONS, CheckAction, renderFailingCheckRuns, renderTamperedCheckRuns, writeCheckRuns } from "../report/index.js";
 import type { TamperedStateError } from "../state/index.js";
 import type { GitHub, RepoRef } from "./github.js";
 
 /** The buttons on Consort's checks; a click arrives as `check_run.requested_action` with the identifier. */
-export const BUTTONS = CHECK_ACTIONS;
+export const BUTTONS = {
+  ...CHECK_ACTIONS,
+  /** A database branch step (fork or delete) failed: do it again. */
+  retryDatabase: CheckAction.parse({ label: "Retry", description: "Redo the failed database branch step", identifier: "retry-database" }),
+} as const;
 export { CHECK_NAMES as CONSORT_CHECKS } from "../report/index.js";
 
 interface Target extends RepoRef {

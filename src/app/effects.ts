@@ -4,12 +4,14 @@ import { CycleRequest } from "../cycle/request.js";
 import { DeployRequest, PromoteRequest } from "../deploy/schemas.js";
 import { hashFrozenText } from "../gates/freeze.js";
 import type { DispatchCycleEffect, Effect, TrackSnapshot } from "../orchestrator/types.js";
+import { restoreSnapshot } from "../orchestrator/index.js";
 import type { TrackState } from "../state/index.js";
 import type { BranchProvider } from "../substrate/provider.js";
-import { renderCheckRuns, renderComment, upsertStickyComment, writeCheckRuns, type SchemaView } from "../report/index.js";
+import { renderCheckRuns, renderComment, upsertStickyComment, writeCheckRuns, type CheckAction, type CheckName, type RenderedCheckRun, type SchemaView } from "../report/index.js";
 import { compareBranches } from "../substrate/schema/index.js";
 import { dispatchWorkflow } from "./dispatch.js";
 import { recordRunId } from "./projection.js";
+import { BUTTONS } from "./checks.js";
 import { openPullRequestFor } from "./pull-request.js";
 import { trackReport } from "./report-view.js";
 import { stateStoreFor, type EngineDeps } from "./track.js";
@@ -33,19 +35,27 @@ export interface EffectRun {
 export async function runEffects(deps: EngineDeps, run: EffectRun): Promise<void> {
   const { octokit, repo, services } = deps;
   const failures: string[] = [];
+  const failed: FailedEffect[] = [];
   const comments: string[] = [];
+  // The checks are written once, after every other effect, so they can say which effect failed.
+  let checksOn: string | undefined;
   let provider: BranchProvider | undefined;
   const database = async () => (provider ??= await services.openProvider(run.config.database));
   try {
     for (const effect of run.effects) {
       try {
         switch (effect.type) {
-          case "forkDatabase":
-            await (await database()).createBranch(effect.branch, { from: effect.parent });
+          case "forkDatabase": {
+            // Idempotent, so a retry (or a redelivery) after a partial failure completes instead of failing on "exists".
+            const provider = await database();
+            if (!(await provider.getBranch(effect.branch))) await provider.createBranch(effect.branch, { from: effect.parent });
             break;
-          case "deleteDatabase":
-            await (await database()).deleteBranch(effect.branch);
+          }
+          case "deleteDatabase": {
+            const provider = await database();
+            if (await provider.getBranch(effect.branch)) await provider.deleteBranch(effect.branch);
             break;
+          }
           case "dispatchCycle":
             if (effect.step === "release") await dispatchAndRecord(deps, run.trackId, effect.dispatchId, "deploy", deployRequest(run.state.branch, effect, run.snapshot));
             else await dispatchAndRecord(deps, run.trackId, effect.dispatchId, "cycle", cycleRequest(run.state.branch, effect, run.snapshot));
@@ -72,24 +82,47 @@ export async function runEffects(deps: EngineDeps, run: EffectRun): Promise<void
               await dispatchWorkflow({ octokit, owner: repo.owner, repo: repo.repo, defaultBranch: repo.defaultBranch, workflow: "agent", request, now: services.clock() });
             }
             break;
-          case "updateChecks": {
-            // The report renders all seven checks from the snapshot; the machine's check states agree with it by construction.
-            const schema = await schemaView(run.snapshot, database);
-            const report = trackReport({ repository: repo.fullName, snapshot: run.snapshot, headSha: effect.commit, config: run.config, schema });
-            await writeCheckRuns(octokit, { owner: repo.owner, repo: repo.repo, appId: services.appId, headSha: effect.commit }, renderCheckRuns(report));
+          case "updateChecks":
+            checksOn = effect.commit;
             break;
-          }
           case "comment":
             comments.push(effect.body);
             break;
         }
       } catch (error) {
-        deps.log.error({ trackId: run.trackId, effect: effect.type }, `effect failed: ${(error as Error).message}`);
-        failures.push(`${effect.type}: ${(error as Error).message}`);
+        const message = (error as Error).message;
+        deps.log.error({ trackId: run.trackId, effect: effect.type }, `effect failed: ${message}`);
+        failures.push(`${effect.type}: ${message}`);
+        failed.push({ effect, message });
+      }
+    }
+    const problems = failed.flatMap(failureNote);
+    // The state must not claim what did not happen: a failed database step is recorded with the
+    // track's problems (what people and agents read), and cleared once the step succeeded.
+    const repaired = run.effects
+      .filter((e) => (e.type === "forkDatabase" || e.type === "deleteDatabase") && !failed.some((f) => f.effect === e))
+      .map((e) => databaseProblemPrefix((e as { branch: string }).branch));
+    const stale = run.snapshot.context.lastProblem.filter((p) => repaired.some((prefix) => p.startsWith(prefix)));
+    if (problems.length > 0 || stale.length > 0) {
+      try {
+        await reviseProblems(deps, run.trackId, problems, stale);
+      } catch (error) {
+        failures.push(`recording the failure on the state: ${(error as Error).message}`);
+      }
+    }
+    // A failed effect is shown on the track's checks even when the transition asked for none.
+    const headSha = checksOn ?? (failed.length > 0 ? run.snapshot.context.head : undefined);
+    if (headSha) {
+      try {
+        const runs = await trackCheckRuns(deps, { ...run, headSha, failed, database });
+        await writeCheckRuns(octokit, { owner: repo.owner, repo: repo.repo, appId: services.appId, headSha }, runs);
+      } catch (error) {
+        deps.log.error({ trackId: run.trackId, effect: "updateChecks" }, `effect failed: ${(error as Error).message}`);
+        failures.push(`updateChecks: ${(error as Error).message}`);
       }
     }
     try {
-      await updateStickyComment(deps, { trackId: run.trackId, branch: run.state.branch, snapshot: run.snapshot, config: run.config, notes: [...(run.rejection ?? []).map((r) => `Refused: ${r}`), ...comments] });
+      await updateStickyComment(deps, { trackId: run.trackId, branch: run.state.branch, snapshot: run.snapshot, config: run.config, notes: [...(run.rejection ?? []).map((r) => `Refused: ${r}`), ...problems, ...comments] });
     } catch (error) {
       failures.push(`sticky comment: ${(error as Error).message}`);
     }
@@ -157,25 +190,104 @@ export async function updateStickyComment(
   await upsertStickyComment(octokit, { owner: repo.owner, repo: repo.repo, issueNumber: pull.number, trackId, appId: services.appId }, renderComment(report));
 }
 
+/** An effect that failed in this delivery, with the provider's or GitHub's message. */
+interface FailedEffect {
+  effect: Effect;
+  message: string;
+}
+
+/** Every problem note about a database branch starts so; a later success clears them. */
+export const databaseProblemPrefix = (branch: string) => `Database branch \`${branch}\` `;
+
+/** What a person reads about a failed effect: what failed, why, and what to do. */
+function failureNote({ effect, message }: FailedEffect): string[] {
+  switch (effect.type) {
+    case "forkDatabase":
+      return [`${databaseProblemPrefix(effect.branch)}was not created from \`${effect.parent}\`: ${message}. It does not exist yet. Once the database provider is reachable, someone with write access presses Retry on consort/discipline.`];
+    case "deleteDatabase":
+      return [`${databaseProblemPrefix(effect.branch)}was not deleted: ${message}. It still exists. Once the database provider is reachable, someone with write access presses Retry on consort/discipline.`];
+    case "dispatchCycle":
+    case "promoteDatabase":
+      return [`The ${effect.type === "promoteDatabase" ? "promote" : effect.step} workflow (${effect.dispatchId}) was not dispatched: ${message}. Nothing is running. Once GitHub accepts dispatches, someone with write access presses Re-run cycle on ${checkOfDispatch(effect)}.`];
+    case "dispatchAgent":
+      return [`The ${effect.role} agent was not dispatched: ${message}.`];
+    default:
+      return [];
+  }
+}
+
+function checkOfDispatch(effect: Effect): CheckName {
+  if (effect.type === "promoteDatabase") return "consort/promote";
+  if (effect.type === "dispatchCycle" && effect.step === "release") return "consort/deploy";
+  return "consort/build";
+}
+
+/** Add this delivery's problems to the track's state and drop those a success made untrue. */
+async function reviseProblems(deps: EngineDeps, trackId: string, add: string[], drop: string[]): Promise<void> {
+  await stateStoreFor(deps).update(trackId, `${deps.deliveryId}:problems`, (state) => {
+    if (!state) return undefined;
+    const snapshot = restoreSnapshot(state.snapshot);
+    const kept = snapshot.context.lastProblem.filter((p) => !drop.includes(p) && !add.includes(p));
+    const lastProblem = [...kept, ...add];
+    if (lastProblem.length === snapshot.context.lastProblem.length && lastProblem.every((p, i) => p === snapshot.context.lastProblem[i])) return undefined;
+    return { ...state, snapshot: { ...snapshot, context: { ...snapshot.context, lastProblem } } };
+  });
+}
+
+/**
+ * The seven checks of a track on `headSha`, with the schema diff computed on the track's database
+ * branch, and any effect that failed (or a database branch that is missing) failing the check it
+ * belongs to, with the button that retries it.
+ */
+async function trackCheckRuns(
+  deps: EngineDeps,
+  run: EffectRun & { headSha: string; failed: FailedEffect[]; database: () => Promise<BranchProvider> },
+): Promise<RenderedCheckRun[]> {
+  const ctx = run.snapshot.context;
+  const inspected = await inspectDatabase(run.snapshot, run.database);
+  const report = trackReport({ repository: deps.repo.fullName, snapshot: run.snapshot, headSha: run.headSha, config: run.config, schema: inspected.schema });
+  const rendered = renderCheckRuns(report);
+  const header = `Track \`${ctx.trackId}\` on \`${ctx.branch}\` at ${run.headSha.slice(0, 7)}.`;
+  const failing = (name: CheckName, title: string, notes: string[], action: CheckAction): RenderedCheckRun => ({
+    name,
+    status: "completed",
+    conclusion: "failure",
+    output: { title, summary: [header, ...notes.map((n) => `- ${n}`)].join("\n\n") },
+    actions: [action],
+  });
+  const overrides = new Map<CheckName, RenderedCheckRun>();
+  const databaseNotes = run.failed.filter((f) => f.effect.type === "forkDatabase" || f.effect.type === "deleteDatabase").flatMap(failureNote);
+  if (databaseNotes.length === 0 && inspected.missing) databaseNotes.push(inspected.missing);
+  if (databaseNotes.length > 0) overrides.set("consort/discipline", failing("consort/discipline", "Database branch step failed", databaseNotes, BUTTONS.retryDatabase));
+  for (const f of run.failed.filter((f) => f.effect.type === "dispatchCycle" || f.effect.type === "promoteDatabase")) {
+    const name = checkOfDispatch(f.effect);
+    overrides.set(name, failing(name, "Workflow dispatch failed", failureNote(f), BUTTONS.rerunCycle));
+  }
+  return rendered.map((r) => overrides.get(r.name) ?? r);
+}
+
 /**
  * `consort/schema`: the track's database branch against its parent's, from the catalogs, with the
  * lint that counts the parent's rows a change would break, on every check update of a live
  * track. A branch that does not exist, or a comparison that fails, is a failed check with the
- * reason, never a pass and never a wait (branch protection requires the check to complete).
+ * reason (and `missing` says so for consort/discipline), never a pass and never a wait.
  */
-export async function schemaView(snapshot: TrackSnapshot, database: () => Promise<BranchProvider>): Promise<SchemaView> {
+export async function inspectDatabase(snapshot: TrackSnapshot, database: () => Promise<BranchProvider>): Promise<{ schema: SchemaView; missing?: string }> {
   const ctx = snapshot.context;
-  if (snapshot.stage === "done") return { state: "ready", reason: `The track is merged: \`${ctx.parentDatabaseBranch}\` is migrated and the track's database branch is deleted.` };
-  if (snapshot.stage === "abandoned") return { state: "failed", reason: `The track was abandoned: ${ctx.ended?.reason ?? "no reason given"}.` };
+  if (snapshot.stage === "done") return { schema: { state: "ready", reason: `The track is merged: \`${ctx.parentDatabaseBranch}\` is migrated and the track's database branch is deleted.` } };
+  if (snapshot.stage === "abandoned") return { schema: { state: "failed", reason: `The track was abandoned: ${ctx.ended?.reason ?? "no reason given"}.` } };
   const couldNot = `The schema diff of \`${ctx.databaseBranch}\` against \`${ctx.parentDatabaseBranch}\` could not be computed`;
   try {
     const provider = await database();
-    if (!(await provider.getBranch(ctx.databaseBranch))) return { state: "failed", reason: `${couldNot}: the database branch \`${ctx.databaseBranch}\` does not exist.` };
+    if (!(await provider.getBranch(ctx.databaseBranch))) {
+      const missing = `${databaseProblemPrefix(ctx.databaseBranch)}does not exist: it was never created or was deleted. Someone with write access presses Retry on consort/discipline to create it from \`${ctx.parentDatabaseBranch}\`.`;
+      return { schema: { state: "failed", reason: `${couldNot}: the branch does not exist (see consort/discipline).` }, missing };
+    }
     const comparison = await compareBranches(provider, ctx.databaseBranch, ctx.parentDatabaseBranch);
     const breaking = comparison.lint.findings.filter((f) => f.rows === null || f.rows > 0).map((f) => (f.rows === null ? `${f.message} (could not count: ${f.reason ?? "unknown"})` : f.message));
     const before = ctx.deployEvidence ? undefined : `Compared as the branch stands: the track's migrations are applied to \`${ctx.databaseBranch}\` by the release cycle, and this check is computed again on every update.`;
-    return { state: "ready", diffMarkdown: comparison.markdown, breaking, ...(before ? { reason: before } : {}) };
+    return { schema: { state: "ready", diffMarkdown: comparison.markdown, breaking, ...(before ? { reason: before } : {}) } };
   } catch (error) {
-    return { state: "failed", reason: `${couldNot}: ${(error as Error).message}. Consort fails closed; the check is computed again on the next update of the track.` };
+    return { schema: { state: "failed", reason: `${couldNot}: ${(error as Error).message}. Consort fails closed; the check is computed again on the next update of the track.` } };
   }
 }

@@ -5,14 +5,14 @@ import { canWrite } from "../github/permissions.js";
 import { collaboratorPermission } from "../github/permissions.js";
 import type { TrackEvent } from "../orchestrator/types.js";
 import { assertCanReseal, ResealDeniedError } from "../state/index.js";
-import { advanceAndAct, configOrFail, engineDeps, refreshTrack, trackOf } from "./common.js";
+import { advanceAndAct, configOrFail, engineDeps, refreshTrack, retryDatabaseBranch, trackOf } from "./common.js";
 import type { CheckRunPayload } from "./payloads.js";
 
 /**
  * `check_run.requested_action` (the buttons on a Consort check) and `check_run.rerequested`
- * (GitHub's own re-run): re-run a cycle, renegotiate the test list, re-seal tampered state. The
- * clicking user's permission is asked of the API: write for a re-run or a renegotiation, admin
- * for a re-seal. A refused click changes nothing and is logged with the reason.
+ * (GitHub's own re-run): re-run a cycle, renegotiate the test list, retry a failed database branch
+ * step, re-seal tampered state. The clicking user's permission is asked of the API: write for a
+ * re-run, a renegotiation or a retry, admin for a re-seal. A refused click changes nothing and is logged with the reason.
  */
 export async function handleCheckRun(input: HandlerInput<CheckRunPayload>): Promise<void> {
   const { payload, octokit, services, log } = input;
@@ -44,7 +44,7 @@ export async function handleCheckRun(input: HandlerInput<CheckRunPayload>): Prom
     return;
   }
 
-  if (identifier !== BUTTONS.rerunCycle.identifier && identifier !== BUTTONS.renegotiate.identifier) {
+  if (identifier !== BUTTONS.rerunCycle.identifier && identifier !== BUTTONS.renegotiate.identifier && identifier !== BUTTONS.retryDatabase.identifier) {
     log.warn({ trackId, identifier }, "unknown check run action; ignored");
     return;
   }
@@ -55,6 +55,10 @@ export async function handleCheckRun(input: HandlerInput<CheckRunPayload>): Prom
   }
   const loaded = await configOrFail(deps, run.head_sha, trackId);
   if (!loaded) return;
+  if (identifier === BUTTONS.retryDatabase.identifier) {
+    await retryDatabaseBranch(deps, trackId, run.head_sha, loaded.config);
+    return;
+  }
   const at = services.clock().toISOString();
   const event: TrackEvent =
     identifier === BUTTONS.renegotiate.identifier

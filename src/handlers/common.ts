@@ -4,7 +4,8 @@ import { runEffects } from "../app/effects.js";
 import { failAllChecks } from "../app/checks.js";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { restoreSnapshot } from "../orchestrator/index.js";
-import { advanceTrack, targetOf, type AdvanceOutcome, type EngineDeps, type RepoContext } from "../app/track.js";
+import type { Effect } from "../orchestrator/types.js";
+import { advanceTrack, stateStoreFor, targetOf, type AdvanceOutcome, type EngineDeps, type RepoContext } from "../app/track.js";
 import { STATE_BRANCH, trackIdForBranch } from "../state/index.js";
 import type { Repository } from "./payloads.js";
 
@@ -70,4 +71,19 @@ export async function refreshTrack(deps: EngineDeps, trackId: string, branch: st
   const snapshot = restoreSnapshot(outcome.state.snapshot);
   await runEffects(deps, { trackId, state: outcome.state, snapshot, config, effects: [{ type: "updateChecks", commit: headSha, checks: [] }] });
   return outcome.kind;
+}
+
+/**
+ * The Retry button of a failed database branch step: bring the database branch in line with the
+ * track (created while the track lives, deleted once it ended), then show the checks again. Both
+ * steps are idempotent; a failure fails consort/discipline again with the reason and the button.
+ */
+export async function retryDatabaseBranch(deps: EngineDeps, trackId: string, headSha: string, config: ConsortConfig): Promise<void> {
+  const state = await stateStoreFor(deps).read(trackId);
+  if (!state) return;
+  const snapshot = restoreSnapshot(state.snapshot);
+  const ctx = snapshot.context;
+  const ended = snapshot.stage === "done" || snapshot.stage === "abandoned";
+  const step: Effect = ended ? { type: "deleteDatabase", branch: ctx.databaseBranch } : { type: "forkDatabase", branch: ctx.databaseBranch, parent: ctx.parentDatabaseBranch };
+  await runEffects(deps, { trackId, state, snapshot, config, effects: [step, { type: "updateChecks", commit: headSha, checks: [] }] });
 }

@@ -71,9 +71,29 @@ describe("check_run buttons", () => {
       tests: { inTurn: unit.tests.map((t) => ({ id: t.id, file: t.file, title: t.title })), earlierGreen: [] },
       frozenTestFiles: [],
       database: { branch },
+      base: { branch: "main" },
       ttlSeconds: 3600,
     });
     expect(after.cycles.find((c) => c.dispatchId === pending.dispatchId)).toMatchObject({ runId: 4242, verdict: null });
+  });
+
+  it("a dispatch GitHub refuses fails consort/build saying what failed, with the Re-run cycle button, and the state records it", async () => {
+    mockInstallationToken(h.github, INSTALLATION_ID);
+    permission("lead-human", "write");
+    expectDefaultConfig(h.github);
+    h.github.on("POST", "/repos/acme/shop/actions/workflows/consort-cycle.yml/dispatches", [422, { message: "Workflow does not have 'workflow_dispatch' trigger" }]);
+    expectChecks(h.github, sim.context.head);
+    expectStickyComment(h.github, branch, sim.context.head);
+
+    await expect(h.receive("check_run", click("rerun-cycle", "lead-human"))).rejects.toThrow(/dispatchCycle/);
+    h.github.verify();
+
+    const build = createdChecks(h.github)["consort/build"]!;
+    expect(build).toMatchObject({ status: "completed", conclusion: "failure", output: { title: "Workflow dispatch failed" }, actions: [{ identifier: "rerun-cycle" }] });
+    expect(build.output.summary).toMatch(/The red workflow \(.+\) was not dispatched: .*workflow_dispatch/);
+    expect(build.output.summary).toContain("presses Re-run cycle on consort/build");
+    const problems = (state.state(branch)!.snapshot as { context: { lastProblem: string[] } }).context.lastProblem;
+    expect(problems.join("\n")).toMatch(/was not dispatched/);
   });
 
   it("a click by a user without write access changes nothing", async () => {

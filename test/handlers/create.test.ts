@@ -4,6 +4,9 @@ import { createHarness, mockInstallationToken, NOW, type Harness } from "./harne
 import { contentFile, DEFAULT_BRANCH, FakeStateBranch, inRepo, INSTALLATION_ID } from "./fake-repo.js";
 import { testDatabase, type TestDatabase } from "./database.js";
 import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { TEST_APP_ID } from "../helpers/github.js";
+import { postgresUrl } from "../helpers/postgres.js";
 
 let h: Harness;
 let state: FakeStateBranch;
@@ -104,4 +107,76 @@ describe("create", () => {
     h.github.verify();
     expect(h.github.requests).toHaveLength(0);
   });
+
+  it("a database branch that cannot be created fails consort/discipline saying what failed, with a Retry button; the state says so; Retry by a writer creates it", async () => {
+    // The database provider refuses the fork: a database by the track's name exists that Consort did not make.
+    await adminSql(`CREATE DATABASE "${branch}"`);
+    mockInstallationToken(h.github, INSTALLATION_ID);
+    h.github
+      .on("GET", `/repos/acme/shop/git/ref/heads%2F${branch}`, [200, { ref: `refs/heads/${branch}`, node_id: "R", url: "", object: { type: "commit", sha: HEAD, url: "" } }])
+      .on("GET", "/repos/acme/shop/contents/.github%2Fconsort.yml", contentFile(".github/consort.yml", db.configYaml), 2)
+      .on("GET", `/repos/acme/shop/commits/${HEAD}/check-runs`, [200, { total_count: 0, check_runs: [] }], 2)
+      .on("POST", "/repos/acme/shop/check-runs", (r) => [201, { id: 100 + h.github.calls("POST", "/repos/acme/shop/check-runs").length, name: (r.body as { name: string }).name }], 14)
+      .on("GET", "/repos/acme/shop/pulls", [200, []], 2);
+
+    // The delivery fails (GitHub shows it), and the checks say what failed and what to do.
+    await expect(h.receive("create", createPayload(branch))).rejects.toThrow(/forkDatabase/);
+    const failed = postedChecks();
+    const discipline = failed["consort/discipline"]!;
+    expect(discipline).toMatchObject({ status: "completed", conclusion: "failure", output: { title: "Database branch step failed" } });
+    expect(discipline.output.summary).toContain(`Database branch \`${branch}\` was not created from \`${db.root}\``);
+    expect(discipline.output.summary).toContain("is not a Consort branch");
+    expect(discipline.output.summary).toContain("presses Retry");
+    expect(discipline.actions).toEqual([{ label: "Retry", description: "Redo the failed database branch step", identifier: "retry-database" }]);
+    expect(failed["consort/schema"]).toMatchObject({ conclusion: "failure" });
+    for (const check of Object.values(failed)) expect(["neutral", "skipped"]).not.toContain(check.conclusion);
+    // The state does not pretend the branch exists: its problems name the failed fork.
+    const problems = (state.state(branch)!.snapshot as { context: { lastProblem: string[] } }).context.lastProblem;
+    expect(problems.join("\n")).toContain(`Database branch \`${branch}\` was not created`);
+
+    // A reader's click changes nothing.
+    permission("drive-by", "read");
+    await h.receive("check_run", retryClick("drive-by"));
+    expect(await db.branchExists(branch)).toBe(false);
+
+    // The cause is fixed; a writer presses Retry: the branch is forked, the problem cleared, the check passes.
+    await adminSql(`DROP DATABASE "${branch}"`);
+    permission("lead-human", "write");
+    await h.receive("check_run", retryClick("lead-human"));
+    h.github.verify();
+    expect(await db.branchExists(branch)).toBe(true);
+    expect((state.state(branch)!.snapshot as { context: { lastProblem: string[] } }).context.lastProblem).toEqual([]);
+    const after = postedChecks();
+    expect(after["consort/discipline"]).toMatchObject({ conclusion: "success", actions: [] });
+    expect(after["consort/schema"]).toMatchObject({ conclusion: "success" });
+  });
 });
+
+async function adminSql(sql: string) {
+  const client = new pg.Client({ connectionString: postgresUrl() });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The check runs last posted, by name. */
+function postedChecks(): Record<string, { status: string; conclusion?: string; output: { title: string; summary: string }; actions: unknown[] }> {
+  return Object.fromEntries(h.github.calls("POST", "/repos/acme/shop/check-runs").map((c) => [(c.body as { name: string }).name, c.body])) as never;
+}
+
+const permission = (user: string, level: string) =>
+  h.github.on("GET", `/repos/acme/shop/collaborators/${user}/permission`, [200, { permission: level, role_name: level, user: { login: user } }]);
+
+/** A click on consort/discipline's Retry button. */
+function retryClick(sender: string) {
+  const example = webhookPayload("check_run", "requested_action");
+  return inRepo({
+    ...example,
+    sender: { ...example.sender, login: sender },
+    check_run: { ...example.check_run, name: "consort/discipline", head_sha: HEAD, app: { ...example.check_run.app, id: TEST_APP_ID }, check_suite: { ...example.check_run.check_suite, head_branch: branch } },
+    requested_action: { identifier: "retry-database" },
+  });
+}
