@@ -3,27 +3,21 @@ import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, expect, test } from "vitest";
-import { CycleRequest, runCycle } from "../../../src/cycle/index.js";
-import { PromoteRequest, runPromote } from "../../../src/deploy/index.js";
-import { hashFrozenText } from "../../../src/gates/freeze.js";
-import { createProvider } from "../../../src/substrate/index.js";
-import type { BranchProvider } from "../../../src/substrate/provider.js";
-import { postgresUrl } from "../../helpers/postgres.js";
-import { EXAMPLE } from "../support/feature.js";
-import { GitRepo } from "../support/git-repo.js";
-import { Scenario } from "../support/scenario.js";
+import { CycleRequest, runCycle } from "../../src/cycle/index.js";
+import { PromoteRequest, runPromote } from "../../src/deploy/index.js";
+import { hashFrozenText } from "../../src/gates/freeze.js";
+import { createProvider } from "../../src/substrate/index.js";
+import type { BranchProvider } from "../../src/substrate/provider.js";
+import { postgresUrl } from "../helpers/postgres.js";
+import { EXAMPLE } from "./support/feature.js";
+import { GitRepo } from "./support/git-repo.js";
+import { Scenario } from "./support/scenario.js";
 
 /**
- * FAILING scenarios, kept out of `npm test` (the file name does not end in .test.ts) until the
- * parts they exercise are fixed; rename to .test.ts then. Both block a real repository's feature:
- *
- * 1. A refactor on a repository whose default branch already has tests is refused:
- *    src/cycle/run.ts lists every test file in the checkout and src/cycle/verdict.ts refuses each
- *    one "no verified RED froze" — including the trunk's own tests, which the track never touched.
- *    Only test files the track added or changed should count.
- * 2. Promotion to a root named like the default `database.postgres.rootDatabase` (`consort_root`)
- *    fails: src/deploy/promote.ts snapshotBranchName() appends `-pre-<sha>` to the parent's name
- *    without sanitising it, and `consort_root-pre-…` is not a valid branch id.
+ * Two things a real repository hits that the example alone did not: a refactor on a repository
+ * whose default branch already has its own tests (only the track's test files count as its
+ * changes), and promotion to a root named like the default `consort_root` (the snapshot's name
+ * must be a valid branch id).
  */
 
 const cleanups: Array<() => Promise<void> | void> = [];
