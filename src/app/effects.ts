@@ -45,13 +45,12 @@ export async function runEffects(deps: EngineDeps, run: EffectRun): Promise<void
     for (const effect of run.effects) {
       try {
         switch (effect.type) {
-          case "forkDatabase": {
-            // Idempotent, so a retry (or a redelivery) after a partial failure completes instead of failing on "exists".
-            const provider = await database();
-            if (!(await provider.getBranch(effect.branch))) await provider.createBranch(effect.branch, { from: effect.parent });
+          case "forkDatabase":
+            // Providers reuse a branch that exists with the same parent, so a retry after a partial failure completes.
+            await (await database()).createBranch(effect.branch, { from: effect.parent });
             break;
-          }
           case "deleteDatabase": {
+            // A branch already gone is what a retry wants: only an existing one is deleted.
             const provider = await database();
             if (await provider.getBranch(effect.branch)) await provider.deleteBranch(effect.branch);
             break;
