@@ -1,14 +1,10 @@
 import { afterEach, expect, test } from "vitest";
-import type { Scenario } from "../support/scenario.js";
-import { API, P, lakebaseScenario } from "../support/lakebase.js";
+import type { Scenario } from "./support/scenario.js";
+import { API, P, lakebaseScenario } from "./support/lakebase.js";
 
 /**
- * A FAILING scenario, kept out of \`npm test\` (the file name does not end in .test.ts) until the
- * app handles it: when Lakebase is down while a track's branch is created, src/app/effects.ts
- * (runEffects) only rethrows the failed forkDatabase effect, so the delivery fails but every check
- * on the branch looks normal (discipline success, the rest in progress), no button offers a
- * retry, and the track's state names a database branch that does not exist. Rename this file to
- * lakebase-down.test.ts once the fork failure fails a check with a retry button.
+ * Lakebase down while a track's branch is created: the track's check fails saying what failed and
+ * what to do, with a button to try again; the state never claims a branch that does not exist.
  */
 
 let scenario: Scenario | undefined;
