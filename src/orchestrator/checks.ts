@@ -1,5 +1,5 @@
 import { currentUnit } from "./context.js";
-import type { CheckState, GateName, Stage, TrackSnapshot } from "./types.js";
+import { STAGES, type CheckState, type GateName, type Stage, type TrackSnapshot } from "./types.js";
 
 /**
  * The Consort checks a snapshot implies (design §4). A gate check is `success` only when the gate is
@@ -7,31 +7,8 @@ import type { CheckState, GateName, Stage, TrackSnapshot } from "./types.js";
  * branch protection) or `failure` when withdrawn or blocked. Never neutral, never skipped.
  */
 
-const LANE_ORDER: Stage[] = [
-  "stories",
-  "spec",
-  "architecture",
-  "db-design",
-  "ux",
-  "design-gate",
-  "test-list",
-  "test-list-gate",
-  "red",
-  "red-verify",
-  "green",
-  "green-verify",
-  "repair",
-  "review",
-  "refactor",
-  "refactor-verify",
-  "blocked",
-  "deploying",
-  "deploy-gate",
-  "promote-gate",
-  "merging",
-  "promoting",
-  "done",
-];
+// The lane in order is the stage list itself; abandoned lies outside it.
+const LANE_ORDER: readonly Stage[] = STAGES.filter((stage) => stage !== "abandoned");
 
 const BUILD: Stage[] = ["red", "red-verify", "green", "green-verify", "repair", "review", "refactor", "refactor-verify"];
 
