@@ -144,7 +144,8 @@ describe("pull_request_review", () => {
     const before = state.head;
     expectConfig(h.github, CONFIG);
 
-    await h.receive("pull_request_review", { ...reviewPayload("submitted", "lead-human", "commented", sim.context.head), review: { ...reviewPayload("submitted", "lead-human", "commented", sim.context.head).review, id: REVIEW_ID + 1 } });
+    const comment = reviewPayload("submitted", "lead-human", "commented", sim.context.head);
+    await h.receive("pull_request_review", { ...comment, review: { ...comment.review, id: REVIEW_ID + 1 } });
     h.github.verify();
 
     expect(state.head).toBe(before);
