@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { chmodSync, cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -9,7 +9,7 @@ import { CycleRequest } from "../src/cycle/request.js";
 import type { CycleResult } from "../src/cycle/result.js";
 import { runCycle } from "../src/cycle/run.js";
 import { hashFrozenText } from "../src/gates/freeze.js";
-import { startEmbeddedServer } from "../src/substrate/embedded-server.js";
+import { ensureLocalServer, stopLocalServer } from "../src/substrate/local-server.js";
 import { createProvider } from "../src/substrate/index.js";
 import type { BranchProvider, CreateBranchOptions, DatabaseBranch } from "../src/substrate/provider.js";
 import { printJson, printTable, summarise, wantsJson } from "./lib.js";
@@ -41,7 +41,9 @@ git("commit", "-q", "-m", "F1 done");
 const commit = git("rev-parse", "HEAD");
 
 const dataDir = mkdtempSync(join(tmpdir(), "consort-bench-pg-"));
-const server = await startEmbeddedServer({ dataDir });
+// As root the server runs as the `postgres` user, who must be able to enter the folder.
+chmodSync(dataDir, 0o755);
+const server = await ensureLocalServer({ dataDir });
 const env = { BENCH_PG_URL: server.url() };
 const { config: exampleConfig } = await loadConfigFile(join(example, ".github/consort.yml"));
 const database = { ...exampleConfig.database, provider: "postgres" as const, postgres: { urlEnv: "BENCH_PG_URL", rootDatabase: "bench_root" } };
@@ -90,7 +92,7 @@ try {
   }
 
   const forked = await cycles("fork", provider);
-  const logical = await cycles("logical copy", logicalCopyProvider(provider, server.url.bind(server), checkout));
+  const logical = await cycles("logical copy", logicalCopyProvider(provider, server.url, checkout));
 
   const pick = (results: CycleResult[], f: (r: CycleResult) => number, name: string) => summarise(name, results.map(f));
   const overhead = (r: CycleResult) => r.timingsMs.total - r.timingsMs.migrate - r.timingsMs.tests;
@@ -114,7 +116,7 @@ try {
   printJson({ overhead_ms_median: overheadMedian, cycle_ms_median: cycleMedian, logical_cycle_ms_median: logicalMedian });
 } finally {
   await provider.close();
-  await server.stop();
+  await stopLocalServer(dataDir);
   rmSync(dataDir, { recursive: true, force: true });
   rmSync(checkout, { recursive: true, force: true });
 }

@@ -1,11 +1,11 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmod, chown, mkdir, readdir, readFile, rm, rmdir, stat, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import pg from "pg";
 import lockfile from "proper-lockfile";
-import { freePort, THROWAWAY_TUNING } from "./embedded-server.js";
 import { SubstrateError } from "./provider.js";
 
 /**
@@ -14,6 +14,38 @@ import { SubstrateError } from "./provider.js";
  * at once get one server. The folder holds `server.json` (port and login, mode 0600), `cluster/`
  * (the data) and, while a process starts or stops the server, `server.lock`.
  */
+
+/** Settings for data that is thrown away: durability traded for speed, never for production. */
+export const THROWAWAY_TUNING: Readonly<Record<string, string>> = {
+  fsync: "off",
+  synchronous_commit: "off",
+  full_page_writes: "off",
+  wal_level: "minimal",
+  max_wal_senders: "0",
+  max_connections: "200",
+  shared_buffers: "128MB",
+  checkpoint_timeout: "30min",
+  max_wal_size: "4GB",
+  // Postgres 18: CREATE DATABASE … STRATEGY FILE_COPY clones files (reflink on XFS/btrfs,
+  // an in-kernel copy_file_range on ext4) instead of reading and writing them.
+  file_copy_method: "clone",
+};
+
+/** Ask the kernel for a free TCP port on loopback. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => {
+        if (address && typeof address === "object") resolve(address.port);
+        else reject(new Error("could not read the port the kernel gave"));
+      });
+    });
+  });
+}
 
 export const LOCAL_ROOT_DATABASE = "consort_root";
 const STATE_FILE = "server.json";

