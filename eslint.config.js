@@ -4,7 +4,14 @@ import tseslint from "typescript-eslint";
 
 export default tseslint.config(
   {
-    ignores: ["lib/**", "node_modules/**", "actions/*/dist/**", "coverage/**", "examples/*/node_modules/**", "**/*.d.ts"],
+    ignores: [
+      "lib/**",
+      "node_modules/**",
+      "actions/*/dist/**",
+      "coverage/**",
+      "examples/*/node_modules/**",
+      "**/*.d.ts",
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

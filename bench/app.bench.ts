@@ -21,7 +21,8 @@ import { measure, printJson, printTable, wantsJson } from "./lib.js";
  */
 
 const config = defaultConfig();
-const fixture = (name: string) => readFileSync(new URL(`../test/orchestrator/fixtures/stockflow/${name}`, import.meta.url), "utf8");
+const fixture = (name: string) =>
+  readFileSync(new URL(`../test/orchestrator/fixtures/stockflow/${name}`, import.meta.url), "utf8");
 const at = (n: number) => new Date(Date.UTC(2026, 10, 30, 9, 0, 0) + n * 60_000).toISOString();
 let counter = 0;
 const sha = () => `b${(++counter).toString(16).padStart(6, "0")}${"0".repeat(33)}`;
@@ -40,11 +41,29 @@ function step(s: TrackSnapshot, event: TrackEvent): TrackSnapshot {
   if (r.rejection) throw new Error(`setup step refused: ${r.rejection.reasons.join("; ")}`);
   return r.snapshot;
 }
-const push = (s: TrackSnapshot, commits: ReturnType<typeof commit>[]): TrackEvent => ({ type: "push", at: at(++counter), before: s.context.head, after: commits.at(-1)!.sha, forced: false, commits });
+const push = (s: TrackSnapshot, commits: ReturnType<typeof commit>[]): TrackEvent => ({
+  type: "push",
+  at: at(++counter),
+  before: s.context.head,
+  after: commits.at(-1)!.sha,
+  forced: false,
+  commits,
+});
 
 /** StockFlow through the design lane and both gates, T1 complete, T2's RED verified: GREEN for T2. */
 function trackAtGreen(): TrackSnapshot {
-  let s = createTrack({ trackId: BRANCH, branch: BRANCH, baseBranch: "main", head: sha(), databaseBranch: BRANCH, parentDatabaseBranch: "root", at: at(0) }, config).snapshot;
+  let s = createTrack(
+    {
+      trackId: BRANCH,
+      branch: BRANCH,
+      baseBranch: "main",
+      head: sha(),
+      databaseBranch: BRANCH,
+      parentDatabaseBranch: "root",
+      at: at(0),
+    },
+    config,
+  ).snapshot;
   const design: Array<[RoleName, string, string]> = [
     ["product-owner", ARTIFACT_PATHS.spec, "spec.json"],
     ["spec-author", ARTIFACT_PATHS.spec, "spec.json"],
@@ -53,10 +72,28 @@ function trackAtGreen(): TrackSnapshot {
     ["ux-designer", ARTIFACT_PATHS.ux, "ux.json"],
   ];
   for (const [role, path, file] of design) s = step(s, push(s, [commit(role, { [path]: fixture(file) })]));
-  const approve = (gate: "design" | "test-list"): TrackEvent => ({ type: "gate.approved", at: at(++counter), gate, manifestHash: s.context.gates[gate].pendingHash!, approver: "lead", reviewId: counter, commit: s.context.head });
+  const approve = (gate: "design" | "test-list"): TrackEvent => ({
+    type: "gate.approved",
+    at: at(++counter),
+    gate,
+    manifestHash: s.context.gates[gate].pendingHash!,
+    approver: "lead",
+    reviewId: counter,
+    commit: s.context.head,
+  });
   const report = (): TrackEvent => {
     const p = s.context.pendingDispatch!;
-    return { type: "cycle.reported", at: at(++counter), dispatchId: p.dispatchId, runId: counter, step: p.step as "red", commit: p.commit, outcome: "valid", reasons: [], evidence: { summary: "ok" } };
+    return {
+      type: "cycle.reported",
+      at: at(++counter),
+      dispatchId: p.dispatchId,
+      runId: counter,
+      step: p.step as "red",
+      commit: p.commit,
+      outcome: "valid",
+      reasons: [],
+      evidence: { summary: "ok" },
+    };
   };
   s = step(s, approve("design"));
   s = step(s, push(s, [commit("test-strategist", { [ARTIFACT_PATHS.testList]: fixture("test-list.json") })]));
@@ -69,14 +106,29 @@ function trackAtGreen(): TrackSnapshot {
     if (id === "T2") break;
     s = step(s, push(s, [commit("driver", { "src/services/stock.ts": "export {};\n" })]));
     s = step(s, report());
-    s = step(s, push(s, [commit("navigator", { ".consort/reviews/T1.json": JSON.stringify({ unit: "T1", verdict: "accept", notes: ["ok"] }) })]));
+    s = step(
+      s,
+      push(s, [
+        commit("navigator", {
+          ".consort/reviews/T1.json": JSON.stringify({ unit: "T1", verdict: "accept", notes: ["ok"] }),
+        }),
+      ]),
+    );
   }
   if (s.stage !== "green") throw new Error(`setup ended at ${s.stage}`);
   return s;
 }
 
 const snapshot = trackAtGreen();
-const stateText = serialiseStateFile(sealState(projectState(emptyTrackState({ trackId: BRANCH, repository: "acme/shop", branch: BRANCH, snapshot, now: new Date(at(0)) }), snapshot), KEY));
+const stateText = serialiseStateFile(
+  sealState(
+    projectState(
+      emptyTrackState({ trackId: BRANCH, repository: "acme/shop", branch: BRANCH, snapshot, now: new Date(at(0)) }),
+      snapshot,
+    ),
+    KEY,
+  ),
+);
 
 /** GitHub, in memory: the state branch with a real compare-and-swap, and every other answer the push needs. */
 class FakeGitHub {
@@ -102,13 +154,17 @@ class FakeGitHub {
     this.calls += 1;
     const path = decodeURIComponent(new URL(uri, "https://api.github.com").pathname).replace("/repos/acme/shop", "");
     const id = () => `x${(++this.n).toString(16)}`;
-    if (method === "POST" && path.startsWith("/app/installations/")) return [201, { token: "ghs_bench", expires_at: "2099-01-01T00:00:00Z" }];
+    if (method === "POST" && path.startsWith("/app/installations/"))
+      return [201, { token: "ghs_bench", expires_at: "2099-01-01T00:00:00Z" }];
     if (method === "GET" && path === "/contents/.github/consort.yml") return [404, { message: "Not Found" }];
     if (method === "GET" && path === "/git/ref/heads/consort/state") return [200, { object: { sha: this.head } }];
-    if (method === "GET" && path.startsWith("/git/commits/")) return [200, { sha: path.split("/").pop(), tree: { sha: this.commits.get(path.split("/").pop()!)!.tree } }];
+    if (method === "GET" && path.startsWith("/git/commits/"))
+      return [200, { sha: path.split("/").pop(), tree: { sha: this.commits.get(path.split("/").pop()!)!.tree } }];
     if (method === "GET" && path.startsWith("/contents/tracks/")) {
       const text = this.files.get(path.slice("/contents/".length));
-      return text === undefined ? [404, {}] : [200, { type: "file", encoding: "base64", content: Buffer.from(text).toString("base64") }];
+      return text === undefined
+        ? [404, {}]
+        : [200, { type: "file", encoding: "base64", content: Buffer.from(text).toString("base64") }];
     }
     if (method === "POST" && path === "/git/trees") {
       const tree = new Map(this.trees.get(String(body.base_tree)) ?? []);
@@ -130,7 +186,11 @@ class FakeGitHub {
       return [200, { object: { sha: this.head } }];
     }
     if (method === "POST" && path.endsWith("/dispatches")) this.dispatched = true;
-    if (method === "POST" && path.endsWith("/dispatches")) return [200, { workflow_run_id: 1000 + this.n, run_url: "https://api.github.com/x", html_url: "https://github.com/x" }];
+    if (method === "POST" && path.endsWith("/dispatches"))
+      return [
+        200,
+        { workflow_run_id: 1000 + this.n, run_url: "https://api.github.com/x", html_url: "https://github.com/x" },
+      ];
     if (method === "GET" && path.endsWith("/check-runs")) return [200, { total_count: 0, check_runs: [] }];
     if (method === "POST" && path === "/check-runs") return [201, { id: ++this.n }];
     if (method === "GET" && path === "/pulls") return [200, [{ number: 7, base: { ref: "main" }, head: { sha: "h" } }]];
@@ -147,7 +207,10 @@ const fakeFetch = async (input: string | URL | Request, init?: RequestInit): Pro
   const method = (init?.method ?? "GET").toUpperCase();
   const body = typeof init?.body === "string" && init.body ? (JSON.parse(init.body) as Record<string, unknown>) : {};
   const [status, data] = fake.answer(method, url, body);
-  const response = new Response(status === 204 ? null : JSON.stringify(data ?? {}), { status, headers: { "content-type": "application/json; charset=utf-8" } });
+  const response = new Response(status === 204 ? null : JSON.stringify(data ?? {}), {
+    status,
+    headers: { "content-type": "application/json; charset=utf-8" },
+  });
   // A constructed Response has no url; Octokit reads it (as fetch would set it).
   Object.defineProperty(response, "url", { value: url });
   return response;
@@ -155,14 +218,35 @@ const fakeFetch = async (input: string | URL | Request, init?: RequestInit): Pro
 
 const probot = new Probot({
   appId: 1,
-  privateKey: generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({ type: "pkcs1", format: "pem" }).toString(),
+  privateKey: generateKeyPairSync("rsa", { modulusLength: 2048 })
+    .privateKey.export({ type: "pkcs1", format: "pem" })
+    .toString(),
   secret: "bench",
   logLevel: "fatal",
-  Octokit: ProbotOctokit.defaults((o: Record<string, unknown>) => ({ ...o, retry: { enabled: false }, throttle: { enabled: false }, request: { ...(o.request as object), fetch: fakeFetch } })),
+  Octokit: ProbotOctokit.defaults((o: Record<string, unknown>) => ({
+    ...o,
+    retry: { enabled: false },
+    throttle: { enabled: false },
+    request: { ...(o.request as object), fetch: fakeFetch },
+  })),
 });
-await probot.load(createConsortApp({ appId: 1, stateKey: KEY, clock: () => new Date(at(500)), openProvider: async () => { throw new Error("a GREEN push touches no database"); } }));
+await probot.load(
+  createConsortApp({
+    appId: 1,
+    stateKey: KEY,
+    clock: () => new Date(at(500)),
+    openProvider: async () => {
+      throw new Error("a GREEN push touches no database");
+    },
+  }),
+);
 
-const example = JSON.parse(readFileSync(new URL("../node_modules/@octokit/webhooks-examples/api.github.com/index.json", import.meta.url), "utf8")) as Array<{ name: string; examples: Array<Record<string, any>> }>; // eslint-disable-line @typescript-eslint/no-explicit-any
+const example = JSON.parse(
+  readFileSync(
+    new URL("../node_modules/@octokit/webhooks-examples/api.github.com/index.json", import.meta.url),
+    "utf8",
+  ),
+) as Array<{ name: string; examples: Array<Record<string, any>> }>; // eslint-disable-line @typescript-eslint/no-explicit-any
 const pushExample = example.find((e) => e.name === "push")!.examples[0]!;
 
 function pushPayload(n: number) {
@@ -178,7 +262,14 @@ function pushPayload(n: number) {
   return {
     ...pushExample,
     installation: { id: 9 },
-    repository: { ...pushExample.repository, id: 1, name: "shop", full_name: "acme/shop", owner: { ...pushExample.repository.owner, login: "acme" }, default_branch: "main" },
+    repository: {
+      ...pushExample.repository,
+      id: 1,
+      name: "shop",
+      full_name: "acme/shop",
+      owner: { ...pushExample.repository.owner, login: "acme" },
+      default_branch: "main",
+    },
     ref: `refs/heads/${BRANCH}`,
     before: snapshot.context.head,
     after: commits.at(-1)!.id,
@@ -199,7 +290,10 @@ async function deliver(n: number): Promise<number> {
 for (const n of [1, 100]) {
   await deliver(n);
   const written = JSON.parse(fake.stateFile()) as { snapshot: TrackSnapshot };
-  if (written.snapshot.stage !== "green-verify" || !fake.dispatched) throw new Error(`the push of ${n} should be accepted as GREEN and dispatch a cycle; the track is at ${written.snapshot.stage}`);
+  if (written.snapshot.stage !== "green-verify" || !fake.dispatched)
+    throw new Error(
+      `the push of ${n} should be accepted as GREEN and dispatch a cycle; the track is at ${written.snapshot.stage}`,
+    );
 }
 const runs = Number(process.env.BENCH_RUNS ?? 60);
 const apiCalls: Record<number, number> = {};
@@ -208,6 +302,17 @@ for (const n of [1, 10, 100]) {
   apiCalls[n] = await deliver(n);
   rows.push(await measure(`push of ${n} commit${n > 1 ? "s" : ""}`, () => deliver(n), { runs, warmup: 10 }));
 }
-printTable("app: push webhook to finished effects (ms), GitHub faked in memory", rows, { baseline: "push of 1 commit" });
-console.log(`\nGitHub API calls per event: ${Object.entries(apiCalls).map(([n, c]) => `push of ${n}: ${c}`).join(", ")} (the installation token is cached after the first event)`);
-if (wantsJson()) printJson({ push100_ms_median: Number(rows[2]!.median.toFixed(2)), push100_ms_p99: Number(rows[2]!.p99.toFixed(2)), push1_api_calls: apiCalls[1]! });
+printTable("app: push webhook to finished effects (ms), GitHub faked in memory", rows, {
+  baseline: "push of 1 commit",
+});
+console.log(
+  `\nGitHub API calls per event: ${Object.entries(apiCalls)
+    .map(([n, c]) => `push of ${n}: ${c}`)
+    .join(", ")} (the installation token is cached after the first event)`,
+);
+if (wantsJson())
+  printJson({
+    push100_ms_median: Number(rows[2]!.median.toFixed(2)),
+    push100_ms_p99: Number(rows[2]!.p99.toFixed(2)),
+    push1_api_calls: apiCalls[1]!,
+  });

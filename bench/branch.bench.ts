@@ -88,7 +88,12 @@ async function main(): Promise<void> {
   const small = new PostgresBranchProvider({ kind: "local", adminUrl: admin, rootDatabase: "root_10mb" });
   const large = new PostgresBranchProvider({ kind: "local", adminUrl: admin, rootDatabase: "root_200mb" });
   // The same root without warm spares: every fork is a file copy.
-  const cold = new PostgresBranchProvider({ kind: "local", adminUrl: admin, rootDatabase: "root_200mb", warmSpares: false });
+  const cold = new PostgresBranchProvider({
+    kind: "local",
+    adminUrl: admin,
+    rootDatabase: "root_200mb",
+    warmSpares: false,
+  });
   const rows: Summary[] = [];
   try {
     const method = (await query(admin, "SHOW file_copy_method")).rows[0].file_copy_method as string;
@@ -113,7 +118,9 @@ async function main(): Promise<void> {
     rows.push(await measure("fork 10 MB (ours)", forkWith(small, true), { runs: RUNS, before: cleanUp }));
     rows.push(await measure("fork 200 MB (ours)", forkWith(large, true), { runs: RUNS, before: cleanUp }));
     rows.push(await measure("fork 200 MB (ours, no spare)", forkWith(cold, true), { runs: RUNS, before: cleanUp }));
-    rows.push(await measure("track fork 200 MB (branch + base)", forkWith(large, false), { runs: RUNS, before: cleanUp }));
+    rows.push(
+      await measure("track fork 200 MB (branch + base)", forkWith(large, false), { runs: RUNS, before: cleanUp }),
+    );
     rows.push(
       await measure(
         "fork + drop 200 MB (ours)",
@@ -138,7 +145,10 @@ async function main(): Promise<void> {
         async () => {
           const name = `bench_raw_${++n}`;
           walNames.push(name);
-          await query(admin, `CREATE DATABASE "${name}" TEMPLATE "${baseDatabaseName("root_200mb")}" STRATEGY FILE_COPY`);
+          await query(
+            admin,
+            `CREATE DATABASE "${name}" TEMPLATE "${baseDatabaseName("root_200mb")}" STRATEGY FILE_COPY`,
+          );
         },
         { runs: RUNS, before: dropWal },
       ),
@@ -174,11 +184,15 @@ async function main(): Promise<void> {
     await dropWal();
 
     const median = (name: string) => rows.find((r) => r.name === name)!.median;
-    printTable(`database branch forks on ${fsType} (file_copy_method = ${method}), ms`, rows, { baseline: "logical copy 200 MB" });
+    printTable(`database branch forks on ${fsType} (file_copy_method = ${method}), ms`, rows, {
+      baseline: "logical copy 200 MB",
+    });
     const fork200 = median("fork 200 MB (ours)");
     const logical200 = median("logical copy 200 MB");
     if (!json) {
-      console.log(`\ngoal: fork of 200 MB under 150 ms median (${fork200.toFixed(0)} ms) and ≥ 20× faster than a logical copy (${(logical200 / fork200).toFixed(1)}×)`);
+      console.log(
+        `\ngoal: fork of 200 MB under 150 ms median (${fork200.toFixed(0)} ms) and ≥ 20× faster than a logical copy (${(logical200 / fork200).toFixed(1)}×)`,
+      );
     }
     printJson({
       fs: fsType,

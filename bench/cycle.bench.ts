@@ -34,7 +34,10 @@ const say = (message: string) => {
 const checkout = mkdtempSync(join(tmpdir(), "consort-bench-cycle-"));
 cpSync(example, checkout, { recursive: true, filter: (src) => !/[/\\](node_modules|junit\.xml)$/.test(src) });
 symlinkSync(join(root, "node_modules"), join(checkout, "node_modules"), "dir");
-const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=bench", "-c", "user.email=bench@consort.invalid", ...args], { cwd: checkout }).toString().trim();
+const git = (...args: string[]) =>
+  execFileSync("git", ["-c", "user.name=bench", "-c", "user.email=bench@consort.invalid", ...args], { cwd: checkout })
+    .toString()
+    .trim();
 git("init", "-q", "-b", "f1");
 git("add", "-A");
 git("commit", "-q", "-m", "F1 done");
@@ -46,7 +49,11 @@ chmodSync(dataDir, 0o755);
 const server = await ensureLocalServer({ dataDir });
 const env = { BENCH_PG_URL: server.url() };
 const { config: exampleConfig } = await loadConfigFile(join(example, ".github/consort.yml"));
-const database = { ...exampleConfig.database, provider: "postgres" as const, postgres: { urlEnv: "BENCH_PG_URL", rootDatabase: "bench_root" } };
+const database = {
+  ...exampleConfig.database,
+  provider: "postgres" as const,
+  postgres: { urlEnv: "BENCH_PG_URL", rootDatabase: "bench_root" },
+};
 const config = { ...exampleConfig, database };
 const provider = await createProvider(database, { env });
 
@@ -54,7 +61,10 @@ try {
   // The track: migrated and filled, then its frozen base retaken so forks see the rows.
   await provider.createBranch("f1-track", { from: await provider.rootBranch() });
   const trackUrl = await provider.connectionUrl("f1-track");
-  execFileSync(process.execPath, ["--import", "tsx", "src/db/migrate.ts"], { cwd: checkout, env: { ...process.env, DATABASE_URL: trackUrl } });
+  execFileSync(process.execPath, ["--import", "tsx", "src/db/migrate.ts"], {
+    cwd: checkout,
+    env: { ...process.env, DATABASE_URL: trackUrl },
+  });
   const client = new pg.Client({ connectionString: trackUrl });
   await client.connect();
   await client.query(
@@ -65,7 +75,9 @@ try {
   const refresh = (provider as { refreshBase?: (name: string) => Promise<unknown> }).refreshBase;
   if (refresh) await refresh.call(provider, "f1-track");
 
-  const list = JSON.parse(readFileSync(join(example, ".consort/test-list.json"), "utf8")) as { tests: Array<{ id: string; file: string; title: string }> };
+  const list = JSON.parse(readFileSync(join(example, ".consort/test-list.json"), "utf8")) as {
+    tests: Array<{ id: string; file: string; title: string }>;
+  };
   const tests = list.tests.map(({ id, file, title }) => ({ id, file, title }));
   const files = [...new Set(tests.map((t) => t.file))];
   const request = CycleRequest.parse({
@@ -84,7 +96,8 @@ try {
     const results: CycleResult[] = [];
     for (let i = 0; i <= RUNS; i++) {
       const result = await runCycle(request, { provider: branches, config, cwd: checkout });
-      if (result.verdict !== "verified") throw new Error(`${label} cycle ${i} was refused: ${result.reasons.join("; ")}`);
+      if (result.verdict !== "verified")
+        throw new Error(`${label} cycle ${i} was refused: ${result.reasons.join("; ")}`);
       if (i > 0) results.push(result); // the first run warms caches up
       say(`${label} ${i === 0 ? "warm-up" : `run ${i}`}: ${result.timingsMs.total} ms`);
     }
@@ -111,9 +124,17 @@ try {
   const overheadMedian = rows[6]!.median;
   const logicalMedian = rows[7]!.median;
   if (!wantsJson()) {
-    printTable(`StockFlow GREEN cycle, ${ROWS} rows on the track, median of ${RUNS} (goal: our overhead < 300 ms)`, rows, { baseline: "cycle (file-copy fork)" });
+    printTable(
+      `StockFlow GREEN cycle, ${ROWS} rows on the track, median of ${RUNS} (goal: our overhead < 300 ms)`,
+      rows,
+      { baseline: "cycle (file-copy fork)" },
+    );
   }
-  printJson({ overhead_ms_median: overheadMedian, cycle_ms_median: cycleMedian, logical_cycle_ms_median: logicalMedian });
+  printJson({
+    overhead_ms_median: overheadMedian,
+    cycle_ms_median: cycleMedian,
+    logical_cycle_ms_median: logicalMedian,
+  });
 } finally {
   await provider.close();
   await stopLocalServer(dataDir);
@@ -136,18 +157,29 @@ function logicalCopyProvider(inner: BranchProvider, urlFor: (db: string) => stri
       await a.connect();
       await a.query(`CREATE DATABASE "${name}" TEMPLATE template0`);
       await a.end();
-      execFileSync(process.execPath, ["--import", "tsx", "src/db/migrate.ts"], { cwd, env: { ...process.env, DATABASE_URL: urlFor(name) } });
+      execFileSync(process.execPath, ["--import", "tsx", "src/db/migrate.ts"], {
+        cwd,
+        env: { ...process.env, DATABASE_URL: urlFor(name) },
+      });
       const source = new pg.Client({ connectionString: await inner.connectionUrl(options.from!) });
       const target = new pg.Client({ connectionString: urlFor(name) });
       await Promise.all([source.connect(), target.connect()]);
-      const { rows } = await source.query<{ id: string; sku: string; location: string; quantity: number; inventory_code: string; created_at: Date; updated_at: Date }>(
-        "SELECT id, sku, location, quantity, inventory_code, created_at, updated_at FROM stock_records",
-      );
+      const { rows } = await source.query<{
+        id: string;
+        sku: string;
+        location: string;
+        quantity: number;
+        inventory_code: string;
+        created_at: Date;
+        updated_at: Date;
+      }>("SELECT id, sku, location, quantity, inventory_code, created_at, updated_at FROM stock_records");
       for (let i = 0; i < rows.length; i += 5000) {
         const batch = rows.slice(i, i + 5000);
         await target.query(
           "INSERT INTO stock_records SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int[], $5::text[], $6::timestamptz[], $7::timestamptz[])",
-          ["id", "sku", "location", "quantity", "inventory_code", "created_at", "updated_at"].map((c) => batch.map((r) => r[c as keyof typeof r])),
+          ["id", "sku", "location", "quantity", "inventory_code", "created_at", "updated_at"].map((c) =>
+            batch.map((r) => r[c as keyof typeof r]),
+          ),
         );
       }
       await Promise.all([source.end(), target.end()]);

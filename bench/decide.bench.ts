@@ -13,7 +13,8 @@ import { measure, printJson, printTable, wantsJson } from "./lib.js";
  */
 
 const config = defaultConfig();
-const fixture = (name: string) => readFileSync(new URL(`../test/orchestrator/fixtures/stockflow/${name}`, import.meta.url), "utf8");
+const fixture = (name: string) =>
+  readFileSync(new URL(`../test/orchestrator/fixtures/stockflow/${name}`, import.meta.url), "utf8");
 const at = (n: number) => new Date(Date.UTC(2026, 10, 30, 9, 0, 0) + n * 60_000).toISOString();
 let counter = 0;
 const sha = () => `b${(++counter).toString(16).padStart(6, "0")}${"0".repeat(33)}`;
@@ -35,21 +36,57 @@ function step(snapshot: TrackSnapshot, event: TrackEvent): TrackSnapshot {
 }
 
 function push(snapshot: TrackSnapshot, commits: PushedCommit[]): PushEvent {
-  return { type: "push", at: at(++counter), before: snapshot.context.head, after: commits.at(-1)!.sha, forced: false, commits };
+  return {
+    type: "push",
+    at: at(++counter),
+    before: snapshot.context.head,
+    after: commits.at(-1)!.sha,
+    forced: false,
+    commits,
+  };
 }
 
 function approve(snapshot: TrackSnapshot, gate: "design" | "test-list"): TrackEvent {
-  return { type: "gate.approved", at: at(++counter), gate, manifestHash: snapshot.context.gates[gate].pendingHash!, approver: "lead", reviewId: counter, commit: snapshot.context.head };
+  return {
+    type: "gate.approved",
+    at: at(++counter),
+    gate,
+    manifestHash: snapshot.context.gates[gate].pendingHash!,
+    approver: "lead",
+    reviewId: counter,
+    commit: snapshot.context.head,
+  };
 }
 
 function report(snapshot: TrackSnapshot): TrackEvent {
   const pending = snapshot.context.pendingDispatch!;
-  return { type: "cycle.reported", at: at(++counter), dispatchId: pending.dispatchId, runId: counter, step: pending.step as "red" | "green", commit: pending.commit, outcome: "valid", reasons: [], evidence: { summary: "ok" } };
+  return {
+    type: "cycle.reported",
+    at: at(++counter),
+    dispatchId: pending.dispatchId,
+    runId: counter,
+    step: pending.step as "red" | "green",
+    commit: pending.commit,
+    outcome: "valid",
+    reasons: [],
+    evidence: { summary: "ok" },
+  };
 }
 
 /** StockFlow through the design lane, both gates, T1 complete and T2's RED verified: at GREEN for T2. */
 function trackAtGreen(): TrackSnapshot {
-  let s = createTrack({ trackId: "acme/stockflow#1", branch: "feature/f1", baseBranch: "main", head: sha(), databaseBranch: "feature-f1", parentDatabaseBranch: "main", at: at(0) }, config).snapshot;
+  let s = createTrack(
+    {
+      trackId: "acme/stockflow#1",
+      branch: "feature/f1",
+      baseBranch: "main",
+      head: sha(),
+      databaseBranch: "feature-f1",
+      parentDatabaseBranch: "main",
+      at: at(0),
+    },
+    config,
+  ).snapshot;
   const design: Array<[RoleName, string, string]> = [
     ["product-owner", ARTIFACT_PATHS.spec, "spec.json"],
     ["spec-author", ARTIFACT_PATHS.spec, "spec.json"],
@@ -69,7 +106,14 @@ function trackAtGreen(): TrackSnapshot {
     if (id === "T2") break;
     s = step(s, push(s, [commit("driver", { "src/services/stock.ts": "export {};\n" })]));
     s = step(s, report(s));
-    s = step(s, push(s, [commit("navigator", { ".consort/reviews/T1.json": JSON.stringify({ unit: "T1", verdict: "accept", notes: ["ok"] }) })]));
+    s = step(
+      s,
+      push(s, [
+        commit("navigator", {
+          ".consort/reviews/T1.json": JSON.stringify({ unit: "T1", verdict: "accept", notes: ["ok"] }),
+        }),
+      ]),
+    );
   }
   if (s.stage !== "green") throw new Error(`setup ended at ${s.stage}`);
   return s;
@@ -91,18 +135,31 @@ const hundred = driverPush(100);
 const one = driverPush(1);
 // A push of 100 where the last commit edits the frozen test: every commit is still classified.
 const rejected = driverPush(100);
-rejected.commits[99] = { ...rejected.commits[99]!, changes: [...rejected.commits[99]!.changes, { path: "test/stock.test.ts", status: "modified" }], files: { ...rejected.commits[99]!.files, "test/stock.test.ts": "it.skip('T1', () => {});\n" } };
+rejected.commits[99] = {
+  ...rejected.commits[99]!,
+  changes: [...rejected.commits[99]!.changes, { path: "test/stock.test.ts", status: "modified" }],
+  files: { ...rejected.commits[99]!.files, "test/stock.test.ts": "it.skip('T1', () => {});\n" },
+};
 
 const sanity = transition(snapshot, hundred, config);
-if (sanity.rejection || sanity.snapshot.stage !== "green-verify") throw new Error(`the 100-commit push should be accepted: ${sanity.rejection?.reasons.join("; ")}`);
-if (!transition(snapshot, rejected, config).rejection) throw new Error("the push touching a frozen test should be rejected");
+if (sanity.rejection || sanity.snapshot.stage !== "green-verify")
+  throw new Error(`the 100-commit push should be accepted: ${sanity.rejection?.reasons.join("; ")}`);
+if (!transition(snapshot, rejected, config).rejection)
+  throw new Error("the push touching a frozen test should be rejected");
 
 const runs = Number(process.env.BENCH_RUNS ?? 300);
 const rows = [
   await measure("push of 1 commit", () => transition(snapshot, one, config), { runs, warmup: 30, unit: "us" }),
   await measure("push of 100 commits", () => transition(snapshot, hundred, config), { runs, warmup: 30, unit: "us" }),
-  await measure("push of 100, last one rejected", () => transition(snapshot, rejected, config), { runs, warmup: 30, unit: "us" }),
+  await measure("push of 100, last one rejected", () => transition(snapshot, rejected, config), {
+    runs,
+    warmup: 30,
+    unit: "us",
+  }),
 ];
-printTable("decide: classify a push and compute the next snapshot (µs)", rows, { unit: "us", baseline: "push of 1 commit" });
+printTable("decide: classify a push and compute the next snapshot (µs)", rows, {
+  unit: "us",
+  baseline: "push of 1 commit",
+});
 const main = rows[1]!;
 if (wantsJson()) printJson({ decide_us_median: Math.round(main.median), decide_us_p99: Math.round(main.p99) });

@@ -23,7 +23,12 @@ export function summarise(name: string, samples: number[]): Summary {
 export async function measure(
   name: string,
   fn: () => Promise<unknown> | unknown,
-  { runs = 5, warmup = 1, unit = "ms" as "ms" | "us", before }: { runs?: number; warmup?: number; unit?: "ms" | "us"; before?: () => Promise<unknown> | unknown } = {},
+  {
+    runs = 5,
+    warmup = 1,
+    unit = "ms" as "ms" | "us",
+    before,
+  }: { runs?: number; warmup?: number; unit?: "ms" | "us"; before?: () => Promise<unknown> | unknown } = {},
 ): Promise<Summary> {
   const scale = unit === "ms" ? 1e6 : 1e3;
   for (let i = 0; i < warmup; i++) {
@@ -40,12 +45,25 @@ export async function measure(
   return summarise(name, samples);
 }
 
-const fmt = (n: number) => (Number.isFinite(n) ? (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2)) : "–");
+const fmt = (n: number) =>
+  Number.isFinite(n) ? (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2)) : "–";
 
 /** Print the summaries as a table; `ratio` is each row's median over the baseline row's median. */
-export function printTable(title: string, rows: Summary[], { unit = "ms", baseline }: { unit?: string; baseline?: string } = {}): void {
+export function printTable(
+  title: string,
+  rows: Summary[],
+  { unit = "ms", baseline }: { unit?: string; baseline?: string } = {},
+): void {
   const base = rows.find((r) => r.name === baseline);
-  const header = ["case", `median ${unit}`, `p99 ${unit}`, `min ${unit}`, `max ${unit}`, "runs", ...(base ? [`× vs ${base.name}`] : [])];
+  const header = [
+    "case",
+    `median ${unit}`,
+    `p99 ${unit}`,
+    `min ${unit}`,
+    `max ${unit}`,
+    "runs",
+    ...(base ? [`× vs ${base.name}`] : []),
+  ];
   const body = rows.map((r) => [
     r.name,
     fmt(r.median),
@@ -56,7 +74,8 @@ export function printTable(title: string, rows: Summary[], { unit = "ms", baseli
     ...(base ? [fmt(base.median / r.median)] : []),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => row[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
   console.log(`\n${title}`);
   console.log(line(header));
   console.log(widths.map((w) => "-".repeat(w)).join("  "));

@@ -24,9 +24,15 @@ import { printJson, printTable, measure, wantsJson } from "./lib.js";
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const checkout = mkdtempSync(join(tmpdir(), "consort-bench-tools-"));
-cpSync(join(root, "examples/stockflow"), checkout, { recursive: true, filter: (src) => !/[/\\](node_modules|\.consort)$/.test(src) });
+cpSync(join(root, "examples/stockflow"), checkout, {
+  recursive: true,
+  filter: (src) => !/[/\\](node_modules|\.consort)$/.test(src),
+});
 symlinkSync(join(root, "node_modules"), join(checkout, "node_modules"), "dir");
-const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=bench", "-c", "user.email=bench@consort.invalid", ...args], { cwd: checkout }).toString().trim();
+const git = (...args: string[]) =>
+  execFileSync("git", ["-c", "user.name=bench", "-c", "user.email=bench@consort.invalid", ...args], { cwd: checkout })
+    .toString()
+    .trim();
 git("init", "-q", "-b", "main");
 git("add", "-A");
 git("commit", "-q", "-m", "StockFlow before F1's design");
@@ -37,7 +43,15 @@ const trackId = trackIdForBranch("f1-record-stock");
 let at = Date.parse("2026-11-30T06:00:00Z");
 const tick = () => new Date((at += 60_000)).toISOString();
 let snapshot: TrackSnapshot = createTrack(
-  { trackId, branch: "f1-record-stock", baseBranch: "main", head: git("rev-parse", "HEAD"), databaseBranch: "f1-record-stock", parentDatabaseBranch: "consort_root", at: tick() },
+  {
+    trackId,
+    branch: "f1-record-stock",
+    baseBranch: "main",
+    head: git("rev-parse", "HEAD"),
+    databaseBranch: "f1-record-stock",
+    parentDatabaseBranch: "consort_root",
+    at: tick(),
+  },
   config,
 ).snapshot;
 
@@ -52,7 +66,19 @@ const step = async (role: string, file: string, text: string) => {
   snapshot = result.snapshot;
 };
 const approve = (gate: "design" | "test-list") => {
-  snapshot = transition(snapshot, { type: "gate.approved", at: tick(), gate, manifestHash: snapshot.context.gates[gate].pendingHash!, approver: "lead", reviewId: 1, commit: snapshot.context.head }, config).snapshot;
+  snapshot = transition(
+    snapshot,
+    {
+      type: "gate.approved",
+      at: tick(),
+      gate,
+      manifestHash: snapshot.context.gates[gate].pendingHash!,
+      approver: "lead",
+      reviewId: 1,
+      commit: snapshot.context.head,
+    },
+    config,
+  ).snapshot;
 };
 const { nfrs: _nfrs, ...stories } = JSON.parse(design("spec.json")) as Record<string, unknown>;
 await step("product-owner", ".consort/spec.json", JSON.stringify(stories, null, 2));
@@ -80,20 +106,30 @@ await server.connect(serverSide);
 await client.connect(clientSide);
 await client.listTools();
 
-const call = (name: string, args: Record<string, unknown> = {}) => async () => {
-  const result = await client.callTool({ name, arguments: args });
-  if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(result.content)}`);
-};
+const call =
+  (name: string, args: Record<string, unknown> = {}) =>
+  async () => {
+    const result = await client.callTool({ name, arguments: args });
+    if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(result.content)}`);
+  };
 const rows = [
-  await measure("engine: nextAction (no I/O)", () => nextAction(restoreSnapshot(JSON.parse(readFileSync(statePath, "utf8"))), config), { runs: RUNS, warmup: 3 }),
+  await measure(
+    "engine: nextAction (no I/O)",
+    () => nextAction(restoreSnapshot(JSON.parse(readFileSync(statePath, "utf8"))), config),
+    { runs: RUNS, warmup: 3 },
+  ),
   await measure("mcp: next_action", call("next_action"), { runs: RUNS, warmup: 3 }),
   await measure("mcp: track_status", call("track_status"), { runs: RUNS, warmup: 3 }),
   await measure("mcp: validate_artifacts", call("validate_artifacts"), { runs: RUNS, warmup: 3 }),
   await measure("mcp: explain_rejection", call("explain_rejection"), { runs: RUNS, warmup: 3 }),
-  await measure("mcp: malformed call", async () => {
-    const result = await client.callTool({ name: "db_branch", arguments: { action: "explode" } });
-    if (!result.isError) throw new Error("a malformed call was accepted");
-  }, { runs: RUNS, warmup: 3 }),
+  await measure(
+    "mcp: malformed call",
+    async () => {
+      const result = await client.callTool({ name: "db_branch", arguments: { action: "explode" } });
+      if (!result.isError) throw new Error("a malformed call was accepted");
+    },
+    { runs: RUNS, warmup: 3 },
+  ),
 ];
 await client.close();
 await server.close();
@@ -101,7 +137,8 @@ rmSync(checkout, { recursive: true, force: true });
 rmSync(statePath, { force: true });
 
 const by = (name: string) => rows.find((row) => row.name === name)!;
-if (!wantsJson()) printTable(`Tool calls over MCP (in-memory), ${RUNS} runs each`, rows, { baseline: "engine: nextAction (no I/O)" });
+if (!wantsJson())
+  printTable(`Tool calls over MCP (in-memory), ${RUNS} runs each`, rows, { baseline: "engine: nextAction (no I/O)" });
 printJson({
   next_action_ms_median: by("mcp: next_action").median,
   next_action_ms_p99: by("mcp: next_action").p99,

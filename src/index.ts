@@ -32,12 +32,30 @@ export function createConsortApp(services: AppServices): (app: Probot) => void {
     route(app, services, "create", CreatePayload, handleCreate);
     route(app, services, "delete", DeletePayload, handleDelete);
     route(app, services, "push", PushPayload, handlePush);
-    route(app, services, ["pull_request.opened", "pull_request.reopened", "pull_request.synchronize"], PullRequestPayload, handlePullRequestUpdated);
+    route(
+      app,
+      services,
+      ["pull_request.opened", "pull_request.reopened", "pull_request.synchronize"],
+      PullRequestPayload,
+      handlePullRequestUpdated,
+    );
     route(app, services, "pull_request.closed", PullRequestPayload, handlePullRequestClosed);
-    route(app, services, ["pull_request_review.submitted", "pull_request_review.dismissed"], ReviewPayload, handleReview);
+    route(
+      app,
+      services,
+      ["pull_request_review.submitted", "pull_request_review.dismissed"],
+      ReviewPayload,
+      handleReview,
+    );
     route(app, services, ["check_run.requested_action", "check_run.rerequested"], CheckRunPayload, handleCheckRun);
     route(app, services, "workflow_run.completed", WorkflowRunPayload, handleWorkflowRun);
-    route(app, services, ["installation.created", "installation.new_permissions_accepted"], InstallationPayload, handleInstallation);
+    route(
+      app,
+      services,
+      ["installation.created", "installation.new_permissions_accepted"],
+      InstallationPayload,
+      handleInstallation,
+    );
     route(app, services, "installation_repositories.added", InstallationRepositoriesPayload, handleInstallation);
     app.log.info("Consort for GitHub loaded");
   };

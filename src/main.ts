@@ -22,7 +22,9 @@ async function warmEmbeddedDatabase(): Promise<void> {
   } catch (error) {
     // Not fatal for the app: repositories on Lakebase or a team server do not need it; their
     // checks fail with this reason if they do.
-    console.error(`[consort] embedded Postgres could not start: ${error instanceof Error ? error.message : String(error)}`);
+    console.error(
+      `[consort] embedded Postgres could not start: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
 }
 

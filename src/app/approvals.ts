@@ -17,14 +17,24 @@ import type { EngineDeps } from "./track.js";
 export function pendingGates(snapshot: TrackSnapshot): Array<{ gate: GateName; pendingHash: string }> {
   return GATE_NAMES.flatMap((gate) => {
     const record = snapshot.context.gates[gate];
-    return (record.status === "pending" || record.status === "withdrawn") && record.pendingHash ? [{ gate, pendingHash: record.pendingHash }] : [];
+    return (record.status === "pending" || record.status === "withdrawn") && record.pendingHash
+      ? [{ gate, pendingHash: record.pendingHash }]
+      : [];
   });
 }
 
 /** The facts the approval rules need, fetched once per review. */
-export async function approvalFacts(deps: EngineDeps, config: ConsortConfig, pullNumber: number, reviews: GateReview[], snapshot: TrackSnapshot) {
+export async function approvalFacts(
+  deps: EngineDeps,
+  config: ConsortConfig,
+  pullNumber: number,
+  reviews: GateReview[],
+  snapshot: TrackSnapshot,
+) {
   const { octokit, repo } = deps;
-  const codeowners = config.approvers.codeowners ? await fetchCodeowners(octokit, repo.owner, repo.repo, repo.defaultBranch) : undefined;
+  const codeowners = config.approvers.codeowners
+    ? await fetchCodeowners(octokit, repo.owner, repo.repo, repo.defaultBranch)
+    : undefined;
   const teams = teamsThatMatter(config.approvers, repo.owner, codeowners?.rules);
   const reviewers = await collectReviewerFacts(octokit, repo.owner, repo.repo, reviews, teams);
   const pullCommits = await listCommitsUnderApproval(octokit, repo.owner, repo.repo, pullNumber);
@@ -33,7 +43,9 @@ export async function approvalFacts(deps: EngineDeps, config: ConsortConfig, pul
     const record = snapshot.context.gates[gate];
     const hashes = new Map<string, string>();
     const commits = new Set(reviews.filter((r) => r.state === "APPROVED" && r.commitId).map((r) => r.commitId!));
-    for (const commit of record.pendingHash && (record.status === "pending" || record.status === "withdrawn") ? commits : []) {
+    for (const commit of record.pendingHash && (record.status === "pending" || record.status === "withdrawn")
+      ? commits
+      : []) {
       if (gate === "design" || gate === "test-list") {
         const files: Record<string, string> = {};
         let complete = true;

@@ -25,11 +25,21 @@ export async function downloadRunArtifact({
   runId,
   name = RESULT_ARTIFACT,
 }: RepoRef & { octokit: GitHub; runId: number; name?: string }): Promise<Record<string, Uint8Array>> {
-  const { data } = await octokit.request("GET /repos/{owner}/{repo}/actions/runs/{run_id}/artifacts", { owner, repo, run_id: runId, name, per_page: 10 });
+  const { data } = await octokit.request("GET /repos/{owner}/{repo}/actions/runs/{run_id}/artifacts", {
+    owner,
+    repo,
+    run_id: runId,
+    name,
+    per_page: 10,
+  });
   const artifact = data.artifacts.find((a) => a.name === name);
-  if (!artifact) throw new ArtifactError(`run ${runId} uploaded no "${name}" artifact: the job ended before it wrote its result`);
+  if (!artifact)
+    throw new ArtifactError(`run ${runId} uploaded no "${name}" artifact: the job ended before it wrote its result`);
   if (artifact.expired) throw new ArtifactError(`run ${runId}'s "${name}" artifact has expired`);
-  if (artifact.size_in_bytes > MAX_ARTIFACT_BYTES) throw new ArtifactError(`run ${runId}'s "${name}" artifact is ${artifact.size_in_bytes} bytes, more than a result can be`);
+  if (artifact.size_in_bytes > MAX_ARTIFACT_BYTES)
+    throw new ArtifactError(
+      `run ${runId}'s "${name}" artifact is ${artifact.size_in_bytes} bytes, more than a result can be`,
+    );
   const zip = await octokit.request("GET /repos/{owner}/{repo}/actions/artifacts/{artifact_id}/{archive_format}", {
     owner,
     repo,
@@ -47,7 +57,10 @@ export async function downloadRunArtifact({
 /** Read one JSON file out of an unzipped artifact. */
 export function artifactJson(files: Record<string, Uint8Array>, file: string, runId: number): unknown {
   const entry = files[file] ?? Object.entries(files).find(([path]) => path.endsWith(`/${file}`))?.[1];
-  if (!entry) throw new ArtifactError(`run ${runId}'s result artifact has no ${file} (it holds: ${Object.keys(files).join(", ") || "nothing"})`);
+  if (!entry)
+    throw new ArtifactError(
+      `run ${runId}'s result artifact has no ${file} (it holds: ${Object.keys(files).join(", ") || "nothing"})`,
+    );
   try {
     return JSON.parse(new TextDecoder().decode(entry));
   } catch {

@@ -1,4 +1,10 @@
-import { CHECK_ACTIONS, CheckAction, renderFailingCheckRuns, renderTamperedCheckRuns, writeCheckRuns } from "../report/index.js";
+import {
+  CHECK_ACTIONS,
+  CheckAction,
+  renderFailingCheckRuns,
+  renderTamperedCheckRuns,
+  writeCheckRuns,
+} from "../report/index.js";
 import type { TamperedStateError } from "../state/index.js";
 import type { GitHub, RepoRef } from "./github.js";
 
@@ -6,7 +12,11 @@ import type { GitHub, RepoRef } from "./github.js";
 export const BUTTONS = {
   ...CHECK_ACTIONS,
   /** A database branch step (fork or delete) failed: do it again. */
-  retryDatabase: CheckAction.parse({ label: "Retry", description: "Redo the failed database branch step", identifier: "retry-database" }),
+  retryDatabase: CheckAction.parse({
+    label: "Retry",
+    description: "Redo the failed database branch step",
+    identifier: "retry-database",
+  }),
 } as const;
 export { CHECK_NAMES as CONSORT_CHECKS } from "../report/index.js";
 
@@ -18,12 +28,34 @@ interface Target extends RepoRef {
 }
 
 /** Every check of a commit fails with one reason: configuration or a race Consort cannot get past. */
-export async function failAllChecks({ octokit, owner, repo, appId, headSha, trackId }: Target, title: string, summary: string, withRerun = false): Promise<void> {
-  await writeCheckRuns(octokit, { owner, repo, appId, headSha }, renderFailingCheckRuns(title, summary, trackId, withRerun ? [CHECK_ACTIONS.rerunCycle] : []));
+export async function failAllChecks(
+  { octokit, owner, repo, appId, headSha, trackId }: Target,
+  title: string,
+  summary: string,
+  withRerun = false,
+): Promise<void> {
+  await writeCheckRuns(
+    octokit,
+    { owner, repo, appId, headSha },
+    renderFailingCheckRuns(title, summary, trackId, withRerun ? [CHECK_ACTIONS.rerunCycle] : []),
+  );
 }
 
 /** Every check fails because the track's state file failed its schema or signature; each offers the re-seal button. */
-export async function failTampered({ octokit, owner, repo, appId, headSha, trackId }: Target, error: TamperedStateError, fullName: string, branch: string): Promise<void> {
-  const view = { repository: fullName, trackId, branch, headSha, path: error.path, problems: error.problems, ...(error.commit ? { stateCommit: error.commit } : {}) };
+export async function failTampered(
+  { octokit, owner, repo, appId, headSha, trackId }: Target,
+  error: TamperedStateError,
+  fullName: string,
+  branch: string,
+): Promise<void> {
+  const view = {
+    repository: fullName,
+    trackId,
+    branch,
+    headSha,
+    path: error.path,
+    problems: error.problems,
+    ...(error.commit ? { stateCommit: error.commit } : {}),
+  };
   await writeCheckRuns(octokit, { owner, repo, appId, headSha }, renderTamperedCheckRuns(view));
 }

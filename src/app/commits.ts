@@ -36,13 +36,25 @@ export async function pushedCommits({
     for (const path of pathsToRead(changes, config)) {
       files[path] = commit.removed.includes(path) ? null : await fileAt({ octokit, owner, repo, path, ref: commit.id });
     }
-    result.push({ sha: commit.id, authorLogin: commit.author.username ?? null, message: commit.message, changes, files });
+    result.push({
+      sha: commit.id,
+      authorLogin: commit.author.username ?? null,
+      message: commit.message,
+      changes,
+      files,
+    });
   }
   return result;
 }
 
 /** The text of `path` at `ref`; null when it does not exist there. */
-export async function fileAt({ octokit, owner, repo, path, ref }: RepoRef & { octokit: GitHub; path: string; ref: string }): Promise<string | null> {
+export async function fileAt({
+  octokit,
+  owner,
+  repo,
+  path,
+  ref,
+}: RepoRef & { octokit: GitHub; path: string; ref: string }): Promise<string | null> {
   try {
     const { data } = await octokit.request("GET /repos/{owner}/{repo}/contents/{path}", { owner, repo, path, ref });
     if (Array.isArray(data) || data.type !== "file" || !("content" in data)) return null;

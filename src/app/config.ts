@@ -16,17 +16,28 @@ export type ConfigResult =
  * or breaks the schema is an invalid configuration that the caller must turn into failed checks.
  * Any other API failure throws: the handler fails, and GitHub shows the delivery as failed.
  */
-export async function loadRepoConfig({ octokit, owner, repo, defaultBranch }: RepoRef & { octokit: GitHub; defaultBranch: string }): Promise<ConfigResult> {
+export async function loadRepoConfig({
+  octokit,
+  owner,
+  repo,
+  defaultBranch,
+}: RepoRef & { octokit: GitHub; defaultBranch: string }): Promise<ConfigResult> {
   let text: string;
   try {
-    const response = await octokit.request("GET /repos/{owner}/{repo}/contents/{path}", { owner, repo, path: CONFIG_PATH, ref: defaultBranch });
+    const response = await octokit.request("GET /repos/{owner}/{repo}/contents/{path}", {
+      owner,
+      repo,
+      path: CONFIG_PATH,
+      ref: defaultBranch,
+    });
     const file = response.data;
     if (Array.isArray(file) || file.type !== "file" || !("content" in file)) {
       return invalid(defaultBranch, [`${CONFIG_PATH} is not a file`]);
     }
     text = Buffer.from(file.content, (file.encoding as BufferEncoding | undefined) ?? "base64").toString("utf8");
   } catch (error) {
-    if (httpStatus(error) === 404) return { ok: true, config: ConsortConfig.parse({}), source: "defaults", ref: defaultBranch };
+    if (httpStatus(error) === 404)
+      return { ok: true, config: ConsortConfig.parse({}), source: "defaults", ref: defaultBranch };
     throw error;
   }
   return parseRepoConfig(text, defaultBranch);

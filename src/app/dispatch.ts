@@ -42,7 +42,13 @@ export async function dispatchWorkflow({
   workflow,
   request,
   now,
-}: RepoRef & { octokit: GitHub; defaultBranch: string; workflow: WorkflowKind; request: unknown; now: Date }): Promise<DispatchedRun> {
+}: RepoRef & {
+  octokit: GitHub;
+  defaultBranch: string;
+  workflow: WorkflowKind;
+  request: unknown;
+  now: Date;
+}): Promise<DispatchedRun> {
   const response = await octokit.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", {
     owner,
     repo,
@@ -59,5 +65,10 @@ export async function dispatchWorkflow({
         "GitHub must support return_run_details for Consort to trust the run's result",
     );
   }
-  return { workflow, runId: details.data.workflow_run_id, htmlUrl: details.data.html_url, dispatchedAt: now.toISOString() };
+  return {
+    workflow,
+    runId: details.data.workflow_run_id,
+    htmlUrl: details.data.html_url,
+    dispatchedAt: now.toISOString(),
+  };
 }

@@ -7,7 +7,16 @@ import type { DispatchCycleEffect, Effect, TrackSnapshot } from "../orchestrator
 import { restoreSnapshot } from "../orchestrator/index.js";
 import type { TrackState } from "../state/index.js";
 import type { BranchProvider } from "../substrate/provider.js";
-import { renderCheckRuns, renderComment, upsertStickyComment, writeCheckRuns, type CheckAction, type CheckName, type RenderedCheckRun, type SchemaView } from "../report/index.js";
+import {
+  renderCheckRuns,
+  renderComment,
+  upsertStickyComment,
+  writeCheckRuns,
+  type CheckAction,
+  type CheckName,
+  type RenderedCheckRun,
+  type SchemaView,
+} from "../report/index.js";
 import { compareBranches } from "../substrate/schema/index.js";
 import { dispatchWorkflow } from "./dispatch.js";
 import { recordRunId } from "./projection.js";
@@ -56,8 +65,22 @@ export async function runEffects(deps: EngineDeps, run: EffectRun): Promise<void
             break;
           }
           case "dispatchCycle":
-            if (effect.step === "release") await dispatchAndRecord(deps, run.trackId, effect.dispatchId, "deploy", deployRequest(run.state.branch, effect, run.snapshot));
-            else await dispatchAndRecord(deps, run.trackId, effect.dispatchId, "cycle", cycleRequest(run.state.branch, effect, run.snapshot));
+            if (effect.step === "release")
+              await dispatchAndRecord(
+                deps,
+                run.trackId,
+                effect.dispatchId,
+                "deploy",
+                deployRequest(run.state.branch, effect, run.snapshot),
+              );
+            else
+              await dispatchAndRecord(
+                deps,
+                run.trackId,
+                effect.dispatchId,
+                "cycle",
+                cycleRequest(run.state.branch, effect, run.snapshot),
+              );
             break;
           case "promoteDatabase":
             await dispatchAndRecord(
@@ -65,7 +88,13 @@ export async function runEffects(deps: EngineDeps, run: EffectRun): Promise<void
               run.trackId,
               effect.dispatchId,
               "promote",
-              PromoteRequest.parse({ version: 1, dispatchId: effect.dispatchId, track: run.state.branch, commit: effect.commit, database: { parent: effect.parent, track: effect.branch } }),
+              PromoteRequest.parse({
+                version: 1,
+                dispatchId: effect.dispatchId,
+                track: run.state.branch,
+                commit: effect.commit,
+                database: { parent: effect.parent, track: effect.branch },
+              }),
             );
             break;
           case "dispatchAgent":
@@ -78,7 +107,15 @@ export async function runEffects(deps: EngineDeps, run: EffectRun): Promise<void
                 nextAction: effect.nextAction,
                 allowedPaths: effect.nextAction.allowedPaths,
               });
-              await dispatchWorkflow({ octokit, owner: repo.owner, repo: repo.repo, defaultBranch: repo.defaultBranch, workflow: "agent", request, now: services.clock() });
+              await dispatchWorkflow({
+                octokit,
+                owner: repo.owner,
+                repo: repo.repo,
+                defaultBranch: repo.defaultBranch,
+                workflow: "agent",
+                request,
+                now: services.clock(),
+              });
             }
             break;
           case "updateChecks":
@@ -121,21 +158,44 @@ export async function runEffects(deps: EngineDeps, run: EffectRun): Promise<void
       }
     }
     try {
-      await updateStickyComment(deps, { trackId: run.trackId, branch: run.state.branch, snapshot: run.snapshot, config: run.config, notes: [...(run.rejection ?? []).map((r) => `Refused: ${r}`), ...problems, ...comments] });
+      await updateStickyComment(deps, {
+        trackId: run.trackId,
+        branch: run.state.branch,
+        snapshot: run.snapshot,
+        config: run.config,
+        notes: [...(run.rejection ?? []).map((r) => `Refused: ${r}`), ...problems, ...comments],
+      });
     } catch (error) {
       failures.push(`sticky comment: ${(error as Error).message}`);
     }
   } finally {
     await provider?.close().catch(() => {});
   }
-  if (failures.length > 0) throw new Error(`Consort could not finish every effect for track ${run.trackId}:\n${failures.join("\n")}`);
+  if (failures.length > 0)
+    throw new Error(`Consort could not finish every effect for track ${run.trackId}:\n${failures.join("\n")}`);
 }
 
 /** Dispatch a workflow, then record the run id GitHub returned on the track's state. */
-async function dispatchAndRecord(deps: EngineDeps, trackId: string, dispatchId: string, workflow: "cycle" | "deploy" | "promote", request: unknown): Promise<void> {
+async function dispatchAndRecord(
+  deps: EngineDeps,
+  trackId: string,
+  dispatchId: string,
+  workflow: "cycle" | "deploy" | "promote",
+  request: unknown,
+): Promise<void> {
   const { octokit, repo, services } = deps;
-  const dispatched = await dispatchWorkflow({ octokit, owner: repo.owner, repo: repo.repo, defaultBranch: repo.defaultBranch, workflow, request, now: services.clock() });
-  await stateStoreFor(deps).update(trackId, `${deps.deliveryId}:run:${dispatchId}`, (state) => (state ? recordRunId(state, dispatchId, dispatched.runId) : undefined));
+  const dispatched = await dispatchWorkflow({
+    octokit,
+    owner: repo.owner,
+    repo: repo.repo,
+    defaultBranch: repo.defaultBranch,
+    workflow,
+    request,
+    now: services.clock(),
+  });
+  await stateStoreFor(deps).update(trackId, `${deps.deliveryId}:run:${dispatchId}`, (state) =>
+    state ? recordRunId(state, dispatchId, dispatched.runId) : undefined,
+  );
 }
 
 /** The one JSON input of the release (a verified preview deploy), validated by the deploy runner's schema. */
@@ -180,13 +240,23 @@ export function cycleRequest(branch: string, effect: DispatchCycleEffect, snapsh
 /** Bring the track's ONE sticky comment on its open PR (if any) up to date. */
 export async function updateStickyComment(
   deps: EngineDeps,
-  { trackId, branch, snapshot, config, notes = [] }: { trackId: string; branch: string; snapshot: TrackSnapshot; config: ConsortConfig; notes?: string[] },
+  {
+    trackId,
+    branch,
+    snapshot,
+    config,
+    notes = [],
+  }: { trackId: string; branch: string; snapshot: TrackSnapshot; config: ConsortConfig; notes?: string[] },
 ): Promise<void> {
   const { octokit, repo, services } = deps;
   const pull = await openPullRequestFor({ octokit, owner: repo.owner, repo: repo.repo, branch });
   if (!pull) return;
   const report = trackReport({ repository: repo.fullName, snapshot, headSha: pull.headSha, config, notes });
-  await upsertStickyComment(octokit, { owner: repo.owner, repo: repo.repo, issueNumber: pull.number, trackId, appId: services.appId }, renderComment(report));
+  await upsertStickyComment(
+    octokit,
+    { owner: repo.owner, repo: repo.repo, issueNumber: pull.number, trackId, appId: services.appId },
+    renderComment(report),
+  );
 }
 
 /** An effect that failed in this delivery, with the provider's or GitHub's message. */
@@ -202,12 +272,18 @@ export const databaseProblemPrefix = (branch: string) => `Database branch \`${br
 function failureNote({ effect, message }: FailedEffect): string[] {
   switch (effect.type) {
     case "forkDatabase":
-      return [`${databaseProblemPrefix(effect.branch)}was not created from \`${effect.parent}\`: ${message}. It does not exist yet. Once the database provider is reachable, someone with write access presses Retry on consort/discipline.`];
+      return [
+        `${databaseProblemPrefix(effect.branch)}was not created from \`${effect.parent}\`: ${message}. It does not exist yet. Once the database provider is reachable, someone with write access presses Retry on consort/discipline.`,
+      ];
     case "deleteDatabase":
-      return [`${databaseProblemPrefix(effect.branch)}was not deleted: ${message}. It still exists. Once the database provider is reachable, someone with write access presses Retry on consort/discipline.`];
+      return [
+        `${databaseProblemPrefix(effect.branch)}was not deleted: ${message}. It still exists. Once the database provider is reachable, someone with write access presses Retry on consort/discipline.`,
+      ];
     case "dispatchCycle":
     case "promoteDatabase":
-      return [`The ${effect.type === "promoteDatabase" ? "promote" : effect.step} workflow (${effect.dispatchId}) was not dispatched: ${message}. Nothing is running. Once GitHub accepts dispatches, someone with write access presses Re-run cycle on ${checkOfDispatch(effect)}.`];
+      return [
+        `The ${effect.type === "promoteDatabase" ? "promote" : effect.step} workflow (${effect.dispatchId}) was not dispatched: ${message}. Nothing is running. Once GitHub accepts dispatches, someone with write access presses Re-run cycle on ${checkOfDispatch(effect)}.`,
+      ];
     case "dispatchAgent":
       return [`The ${effect.role} agent was not dispatched: ${message}.`];
     default:
@@ -228,7 +304,11 @@ async function reviseProblems(deps: EngineDeps, trackId: string, add: string[], 
     const snapshot = restoreSnapshot(state.snapshot);
     const kept = snapshot.context.lastProblem.filter((p) => !drop.includes(p) && !add.includes(p));
     const lastProblem = [...kept, ...add];
-    if (lastProblem.length === snapshot.context.lastProblem.length && lastProblem.every((p, i) => p === snapshot.context.lastProblem[i])) return undefined;
+    if (
+      lastProblem.length === snapshot.context.lastProblem.length &&
+      lastProblem.every((p, i) => p === snapshot.context.lastProblem[i])
+    )
+      return undefined;
     return { ...state, snapshot: { ...snapshot, context: { ...snapshot.context, lastProblem } } };
   });
 }
@@ -244,7 +324,13 @@ async function trackCheckRuns(
 ): Promise<RenderedCheckRun[]> {
   const ctx = run.snapshot.context;
   const inspected = await inspectDatabase(run.snapshot, run.database);
-  const report = trackReport({ repository: deps.repo.fullName, snapshot: run.snapshot, headSha: run.headSha, config: run.config, schema: inspected.schema });
+  const report = trackReport({
+    repository: deps.repo.fullName,
+    snapshot: run.snapshot,
+    headSha: run.headSha,
+    config: run.config,
+    schema: inspected.schema,
+  });
   const rendered = renderCheckRuns(report);
   const header = `Track \`${ctx.trackId}\` on \`${ctx.branch}\` at ${run.headSha.slice(0, 7)}.`;
   const failing = (name: CheckName, title: string, notes: string[], action: CheckAction): RenderedCheckRun => ({
@@ -255,9 +341,15 @@ async function trackCheckRuns(
     actions: [action],
   });
   const overrides = new Map<CheckName, RenderedCheckRun>();
-  const databaseNotes = run.failed.filter((f) => f.effect.type === "forkDatabase" || f.effect.type === "deleteDatabase").flatMap(failureNote);
+  const databaseNotes = run.failed
+    .filter((f) => f.effect.type === "forkDatabase" || f.effect.type === "deleteDatabase")
+    .flatMap(failureNote);
   if (databaseNotes.length === 0 && inspected.missing) databaseNotes.push(inspected.missing);
-  if (databaseNotes.length > 0) overrides.set("consort/discipline", failing("consort/discipline", "Database branch step failed", databaseNotes, BUTTONS.retryDatabase));
+  if (databaseNotes.length > 0)
+    overrides.set(
+      "consort/discipline",
+      failing("consort/discipline", "Database branch step failed", databaseNotes, BUTTONS.retryDatabase),
+    );
   for (const f of run.failed.filter((f) => f.effect.type === "dispatchCycle" || f.effect.type === "promoteDatabase")) {
     const name = checkOfDispatch(f.effect);
     overrides.set(name, failing(name, "Workflow dispatch failed", failureNote(f), BUTTONS.rerunCycle));
@@ -271,22 +363,48 @@ async function trackCheckRuns(
  * track. A branch that does not exist, or a comparison that fails, is a failed check with the
  * reason (and `missing` says so for consort/discipline), never a pass and never a wait.
  */
-export async function inspectDatabase(snapshot: TrackSnapshot, database: () => Promise<BranchProvider>): Promise<{ schema: SchemaView; missing?: string }> {
+export async function inspectDatabase(
+  snapshot: TrackSnapshot,
+  database: () => Promise<BranchProvider>,
+): Promise<{ schema: SchemaView; missing?: string }> {
   const ctx = snapshot.context;
-  if (snapshot.stage === "done") return { schema: { state: "ready", reason: `The track is merged: \`${ctx.parentDatabaseBranch}\` is migrated and the track's database branch is deleted.` } };
-  if (snapshot.stage === "abandoned") return { schema: { state: "failed", reason: `The track was abandoned: ${ctx.ended?.reason ?? "no reason given"}.` } };
+  if (snapshot.stage === "done")
+    return {
+      schema: {
+        state: "ready",
+        reason: `The track is merged: \`${ctx.parentDatabaseBranch}\` is migrated and the track's database branch is deleted.`,
+      },
+    };
+  if (snapshot.stage === "abandoned")
+    return {
+      schema: { state: "failed", reason: `The track was abandoned: ${ctx.ended?.reason ?? "no reason given"}.` },
+    };
   const couldNot = `The schema diff of \`${ctx.databaseBranch}\` against \`${ctx.parentDatabaseBranch}\` could not be computed`;
   try {
     const provider = await database();
     if (!(await provider.getBranch(ctx.databaseBranch))) {
       const missing = `${databaseProblemPrefix(ctx.databaseBranch)}does not exist: it was never created or was deleted. Someone with write access presses Retry on consort/discipline to create it from \`${ctx.parentDatabaseBranch}\`.`;
-      return { schema: { state: "failed", reason: `${couldNot}: the branch does not exist (see consort/discipline).` }, missing };
+      return {
+        schema: { state: "failed", reason: `${couldNot}: the branch does not exist (see consort/discipline).` },
+        missing,
+      };
     }
     const comparison = await compareBranches(provider, ctx.databaseBranch, ctx.parentDatabaseBranch);
-    const breaking = comparison.lint.findings.filter((f) => f.rows === null || f.rows > 0).map((f) => (f.rows === null ? `${f.message} (could not count: ${f.reason ?? "unknown"})` : f.message));
-    const before = ctx.deployEvidence ? undefined : `Compared as the branch stands: the track's migrations are applied to \`${ctx.databaseBranch}\` by the release cycle, and this check is computed again on every update.`;
-    return { schema: { state: "ready", diffMarkdown: comparison.markdown, breaking, ...(before ? { reason: before } : {}) } };
+    const breaking = comparison.lint.findings
+      .filter((f) => f.rows === null || f.rows > 0)
+      .map((f) => (f.rows === null ? `${f.message} (could not count: ${f.reason ?? "unknown"})` : f.message));
+    const before = ctx.deployEvidence
+      ? undefined
+      : `Compared as the branch stands: the track's migrations are applied to \`${ctx.databaseBranch}\` by the release cycle, and this check is computed again on every update.`;
+    return {
+      schema: { state: "ready", diffMarkdown: comparison.markdown, breaking, ...(before ? { reason: before } : {}) },
+    };
   } catch (error) {
-    return { schema: { state: "failed", reason: `${couldNot}: ${(error as Error).message}. Consort fails closed; the check is computed again on the next update of the track.` } };
+    return {
+      schema: {
+        state: "failed",
+        reason: `${couldNot}: ${(error as Error).message}. Consort fails closed; the check is computed again on the next update of the track.`,
+      },
+    };
   }
 }

@@ -3,7 +3,12 @@ import type { RecordedRun, ReportedRun } from "./provenance.js";
 import { stateStoreFor, type EngineDeps } from "./track.js";
 import type { WorkflowKind } from "./dispatch.js";
 import { CYCLE_RESULT_FILE, CycleResult } from "../cycle/result.js";
-import { DEPLOY_EVIDENCE_FILE, DeployEvidence as DeployEvidenceResult, PROMOTE_RESULT_FILE, PromoteResult } from "../deploy/schemas.js";
+import {
+  DEPLOY_EVIDENCE_FILE,
+  DeployEvidence as DeployEvidenceResult,
+  PROMOTE_RESULT_FILE,
+  PromoteResult,
+} from "../deploy/schemas.js";
 import type { CycleEvidence, DeployEvidence, TrackEvent, TrackSnapshot } from "../orchestrator/types.js";
 import { TamperedStateError, type TrackState } from "../state/index.js";
 
@@ -23,7 +28,10 @@ export interface Report {
 }
 
 /** The track and dispatch a run id was recorded for, scanning the tracks on `consort/state`. */
-export async function findRecordedRun(deps: EngineDeps, runId: number): Promise<{ trackId: string; recorded: RecordedRun; state: TrackState } | undefined> {
+export async function findRecordedRun(
+  deps: EngineDeps,
+  runId: number,
+): Promise<{ trackId: string; recorded: RecordedRun; state: TrackState } | undefined> {
   const store = stateStoreFor(deps);
   for (const trackId of await store.list()) {
     let state;
@@ -36,7 +44,8 @@ export async function findRecordedRun(deps: EngineDeps, runId: number): Promise<
     }
     const cycle = state?.cycles.find((c) => c.runId === runId);
     if (state && cycle) {
-      const workflow: WorkflowKind = cycle.step === "promote" ? "promote" : cycle.step === "release" ? "deploy" : "cycle";
+      const workflow: WorkflowKind =
+        cycle.step === "promote" ? "promote" : cycle.step === "release" ? "deploy" : "cycle";
       return { trackId, state, recorded: { runId, workflow, commit: cycle.commit, dispatchId: cycle.dispatchId } };
     }
   }
@@ -50,10 +59,21 @@ export async function readReport(deps: EngineDeps, run: ReportedRun, workflow: W
     files = await downloadRunArtifact({ octokit, owner: repo.owner, repo: repo.repo, runId: run.id });
   } catch (error) {
     if (!(error instanceof ArtifactError)) throw error;
-    return { outcome: "error", reasons: [`${error.message} (run conclusion: ${run.conclusion ?? "none"}, ${run.htmlUrl})`], commit: undefined };
+    return {
+      outcome: "error",
+      reasons: [`${error.message} (run conclusion: ${run.conclusion ?? "none"}, ${run.htmlUrl})`],
+      commit: undefined,
+    };
   }
-  const file = { cycle: CYCLE_RESULT_FILE, deploy: DEPLOY_EVIDENCE_FILE, promote: PROMOTE_RESULT_FILE, agent: CYCLE_RESULT_FILE }[workflow];
-  const schema = { cycle: CycleResult, deploy: DeployEvidenceResult, promote: PromoteResult, agent: CycleResult }[workflow];
+  const file = {
+    cycle: CYCLE_RESULT_FILE,
+    deploy: DEPLOY_EVIDENCE_FILE,
+    promote: PROMOTE_RESULT_FILE,
+    agent: CYCLE_RESULT_FILE,
+  }[workflow];
+  const schema = { cycle: CycleResult, deploy: DeployEvidenceResult, promote: PromoteResult, agent: CycleResult }[
+    workflow
+  ];
   let raw: unknown;
   try {
     raw = artifactJson(files, file, run.id);
@@ -63,7 +83,11 @@ export async function readReport(deps: EngineDeps, run: ReportedRun, workflow: W
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
     const problems = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`);
-    return { outcome: "error", reasons: [`run ${run.id}'s ${file} does not follow its schema: ${problems.join("; ")}`], commit: undefined };
+    return {
+      outcome: "error",
+      reasons: [`run ${run.id}'s ${file} does not follow its schema: ${problems.join("; ")}`],
+      commit: undefined,
+    };
   }
   const data = parsed.data;
   const outcome = data.verdict === "verified" || data.verdict === "promoted" ? "valid" : "invalid";
@@ -73,16 +97,29 @@ export async function readReport(deps: EngineDeps, run: ReportedRun, workflow: W
   return { ...base, result: data as CycleResult };
 }
 
-const OUTCOME_NAMES = { passed: "passed", "failed-assertion": "assertion-failure", "failed-error": "error", skipped: "skipped", missing: "missing" } as const;
+const OUTCOME_NAMES = {
+  passed: "passed",
+  "failed-assertion": "assertion-failure",
+  "failed-error": "error",
+  skipped: "skipped",
+  missing: "missing",
+} as const;
 
 /** The machine event for a trusted run's report, or undefined when the track no longer waits for it. */
-export function reportedEvent(snapshot: TrackSnapshot, recorded: RecordedRun, run: ReportedRun, report: Report, at: string): TrackEvent | undefined {
+export function reportedEvent(
+  snapshot: TrackSnapshot,
+  recorded: RecordedRun,
+  run: ReportedRun,
+  report: Report,
+  at: string,
+): TrackEvent | undefined {
   const pending = snapshot.context.pendingDispatch;
   const { dispatchId } = recorded;
   if (!pending || pending.dispatchId !== dispatchId) return undefined;
   const commit = report.commit ?? recorded.commit;
   const summary = report.reasons[0] ?? (report.outcome === "valid" ? "verified" : "refused");
-  if (pending.step === "promote") return { type: "promotion.reported", at, dispatchId, outcome: report.outcome, reasons: report.reasons };
+  if (pending.step === "promote")
+    return { type: "promotion.reported", at, dispatchId, outcome: report.outcome, reasons: report.reasons };
   if (pending.step === "release") {
     return {
       type: "deploy.reported",
@@ -106,7 +143,17 @@ export function reportedEvent(snapshot: TrackSnapshot, recorded: RecordedRun, ru
         }
       : {}),
   };
-  return { type: "cycle.reported", at, dispatchId, runId: run.id, step: pending.step, commit, outcome: report.outcome, reasons: report.reasons, evidence };
+  return {
+    type: "cycle.reported",
+    at,
+    dispatchId,
+    runId: run.id,
+    step: pending.step,
+    commit,
+    outcome: report.outcome,
+    reasons: report.reasons,
+    evidence,
+  };
 }
 
 /** The deploy gate's evidence, from the release run's deploy-evidence.json. */
@@ -115,8 +162,26 @@ function deployEvidence(report: Report, summary: string, snapshot: TrackSnapshot
   if (!d) return { summary, databaseBranch: snapshot.context.databaseBranch, checks: [], runUrl: run.htmlUrl };
   const checks = [
     ...(d.deploy ? [{ name: `deploy: ${d.deploy.command}`, ok: d.deploy.exitCode === 0 }] : []),
-    { name: d.verify.command ? `verify: ${d.verify.command}` : "verify", ok: d.verify.outcome === "passed", detail: d.verify.outcome },
-    ...(d.verify.cycle ? [{ name: "replay of every migration and the whole suite", ok: d.verify.cycle.verdict === "verified", detail: `${d.verify.cycle.passed} of ${d.verify.cycle.total} passed` }] : []),
+    {
+      name: d.verify.command ? `verify: ${d.verify.command}` : "verify",
+      ok: d.verify.outcome === "passed",
+      detail: d.verify.outcome,
+    },
+    ...(d.verify.cycle
+      ? [
+          {
+            name: "replay of every migration and the whole suite",
+            ok: d.verify.cycle.verdict === "verified",
+            detail: `${d.verify.cycle.passed} of ${d.verify.cycle.total} passed`,
+          },
+        ]
+      : []),
   ];
-  return { summary, databaseBranch: d.database.branch, checks, runUrl: run.htmlUrl, ...(d.previewUrl ? { previewUrl: d.previewUrl } : {}) };
+  return {
+    summary,
+    databaseBranch: d.database.branch,
+    checks,
+    runUrl: run.htmlUrl,
+    ...(d.previewUrl ? { previewUrl: d.previewUrl } : {}),
+  };
 }

@@ -28,14 +28,26 @@ function frozenOf(snapshot: TrackSnapshot): FrozenHashes {
     }
   }
   for (const test of Object.values(snapshot.context.frozenTests)) {
-    frozen.testFiles[test.file] = { hash: test.hash, testId: test.test, commit: test.commit, at: snapshot.context.updatedAt };
+    frozen.testFiles[test.file] = {
+      hash: test.hash,
+      testId: test.test,
+      commit: test.commit,
+      at: snapshot.context.updatedAt,
+    };
   }
   return frozen;
 }
 
 function approvalsOf(snapshot: TrackSnapshot): ApprovalRecord[] {
   return GATE_NAMES.flatMap((gate) =>
-    (snapshot.context.gates[gate]?.approvals ?? []).map((a) => ({ gate, user: a.approver, reviewId: a.reviewId, commit: a.commit, hash: a.manifestHash, at: a.at })),
+    (snapshot.context.gates[gate]?.approvals ?? []).map((a) => ({
+      gate,
+      user: a.approver,
+      reviewId: a.reviewId,
+      commit: a.commit,
+      hash: a.manifestHash,
+      at: a.at,
+    })),
   );
 }
 

@@ -25,8 +25,7 @@ export interface RecordedRun {
 }
 
 export type Provenance =
-  | { trusted: true; workflow: WorkflowKind; recorded: RecordedRun }
-  | { trusted: false; reason: string };
+  { trusted: true; workflow: WorkflowKind; recorded: RecordedRun } | { trusted: false; reason: string };
 
 /**
  * Decide whether a finished run may move a track (design §6): only a run the app dispatched
@@ -44,11 +43,26 @@ export function judgeRunProvenance({
 }): Provenance {
   const kind = workflowOfPath(run.path);
   if (!kind) return { trusted: false, reason: `run ${run.id} is of ${run.path}, not a Consort workflow` };
-  if (!recorded) return { trusted: false, reason: `run ${run.id} of ${run.path} was not dispatched by Consort for any open track (no recorded run id)` };
-  if (recorded.workflow !== kind) return { trusted: false, reason: `run ${run.id} is of ${run.path}, but Consort dispatched ${WORKFLOWS[recorded.workflow].path} as that run` };
-  if (run.event !== "workflow_dispatch") return { trusted: false, reason: `run ${run.id} was triggered by "${run.event}", not by Consort's workflow_dispatch` };
+  if (!recorded)
+    return {
+      trusted: false,
+      reason: `run ${run.id} of ${run.path} was not dispatched by Consort for any open track (no recorded run id)`,
+    };
+  if (recorded.workflow !== kind)
+    return {
+      trusted: false,
+      reason: `run ${run.id} is of ${run.path}, but Consort dispatched ${WORKFLOWS[recorded.workflow].path} as that run`,
+    };
+  if (run.event !== "workflow_dispatch")
+    return {
+      trusted: false,
+      reason: `run ${run.id} was triggered by "${run.event}", not by Consort's workflow_dispatch`,
+    };
   if (run.headBranch !== defaultBranch) {
-    return { trusted: false, reason: `run ${run.id} ran ${run.path} from "${run.headBranch ?? "no branch"}", not from the default branch ${defaultBranch}` };
+    return {
+      trusted: false,
+      reason: `run ${run.id} ran ${run.path} from "${run.headBranch ?? "no branch"}", not from the default branch ${defaultBranch}`,
+    };
   }
   if (run.headRepositoryId !== undefined && run.headRepositoryId !== run.repositoryId) {
     return { trusted: false, reason: `run ${run.id} ran code from another repository (a fork)` };
@@ -59,7 +73,10 @@ export function judgeRunProvenance({
 /** The result inside the artifact must be about the commit the app asked to test. */
 export function judgeResultCommit(recorded: RecordedRun, resultCommit: string): Provenance | undefined {
   if (resultCommit !== recorded.commit) {
-    return { trusted: false, reason: `run ${recorded.runId} reports on commit ${resultCommit.slice(0, 12)}, but Consort asked it to test ${recorded.commit.slice(0, 12)}` };
+    return {
+      trusted: false,
+      reason: `run ${recorded.runId} reports on commit ${resultCommit.slice(0, 12)}, but Consort asked it to test ${recorded.commit.slice(0, 12)}`,
+    };
   }
   return undefined;
 }

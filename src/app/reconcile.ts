@@ -40,18 +40,41 @@ export interface RepositoryReconciliation {
  * repair its state and checks. Idempotent: the delivery id is a hash of the facts applied, and a
  * track whose state already holds them is only re-shown, so it can run on a schedule.
  */
-export async function reconcileRepository({ octokit, owner, repo, services, log, onProgress = () => {} }: RepoRef & { octokit: GitHub; services: AppServices; log: Log; onProgress?: (message: string) => void }): Promise<RepositoryReconciliation> {
+export async function reconcileRepository({
+  octokit,
+  owner,
+  repo,
+  services,
+  log,
+  onProgress = () => {},
+}: RepoRef & {
+  octokit: GitHub;
+  services: AppServices;
+  log: Log;
+  onProgress?: (message: string) => void;
+}): Promise<RepositoryReconciliation> {
   const { data: repository } = await octokit.request("GET /repos/{owner}/{repo}", { owner, repo });
   const ctx: RepoContext = { owner, repo, fullName: repository.full_name, defaultBranch: repository.default_branch };
   const base = { octokit, log, services, repo: ctx };
   const config = await loadRepoConfig({ octokit, owner, repo, defaultBranch: ctx.defaultBranch });
   const store = stateStoreFor(base);
   const trackIds = await store.list();
-  const result: RepositoryReconciliation = { repository: ctx.fullName, config: config.ok ? config.source : "invalid", tracks: [] };
+  const result: RepositoryReconciliation = {
+    repository: ctx.fullName,
+    config: config.ok ? config.source : "invalid",
+    tracks: [],
+  };
   for (const trackId of trackIds) {
     onProgress(`${ctx.fullName}: ${trackId}`);
     try {
-      result.tracks.push(await reconcileTrack({ ...base, deliveryId: "" }, trackId, config.ok ? config.config : undefined, config.ok ? undefined : config.message));
+      result.tracks.push(
+        await reconcileTrack(
+          { ...base, deliveryId: "" },
+          trackId,
+          config.ok ? config.config : undefined,
+          config.ok ? undefined : config.message,
+        ),
+      );
     } catch (error) {
       log.error({ trackId }, `reconcile failed: ${(error as Error).message}`);
       result.tracks.push({ trackId, outcome: "failed", found: [], error: (error as Error).message });
@@ -60,7 +83,12 @@ export async function reconcileRepository({ octokit, owner, repo, services, log,
   return result;
 }
 
-async function reconcileTrack(deps: EngineDeps, trackId: string, config: ConsortConfig | undefined, configProblem: string | undefined): Promise<TrackReconciliation> {
+async function reconcileTrack(
+  deps: EngineDeps,
+  trackId: string,
+  config: ConsortConfig | undefined,
+  configProblem: string | undefined,
+): Promise<TrackReconciliation> {
   const { repo } = deps;
   let state: TrackState | undefined;
   try {
@@ -82,7 +110,12 @@ async function reconcileTrack(deps: EngineDeps, trackId: string, config: Consort
   const head = await headOf(deps, state.branch);
   if (!head) {
     found.push(`branch ${state.branch} no longer exists`);
-    events.push({ type: "abandon", at, by: "consort-reconcile", reason: `branch ${state.branch} was deleted (noticed by consort reconcile)` });
+    events.push({
+      type: "abandon",
+      at,
+      by: "consort-reconcile",
+      reason: `branch ${state.branch} was deleted (noticed by consort reconcile)`,
+    });
   } else {
     const push = await missedPush(deps, snapshot, head, config, at);
     if (push) {
@@ -100,24 +133,51 @@ async function reconcileTrack(deps: EngineDeps, trackId: string, config: Consort
   // The delivery id is the facts themselves: running again with nothing new is a no-op.
   const facts = JSON.stringify(events.map((e) => ({ ...e, at: undefined })));
   const deliveryId = `reconcile-${createHash("sha256").update(`${trackId}\n${facts}`).digest("hex").slice(0, 32)}`;
-  const outcome = await advanceTrack({ ...deps, deliveryId }, { trackId, branch: state.branch, headSha: head ?? undefined, config, decide: () => events });
+  const outcome = await advanceTrack(
+    { ...deps, deliveryId },
+    { trackId, branch: state.branch, headSha: head ?? undefined, config, decide: () => events },
+  );
   if (outcome.kind === "advanced") {
-    await runEffects({ ...deps, deliveryId }, { trackId, state: outcome.state, snapshot: outcome.result.snapshot, effects: outcome.result.effects, config, ...(outcome.result.rejection ? { rejection: outcome.result.rejection.reasons } : {}) });
+    await runEffects(
+      { ...deps, deliveryId },
+      {
+        trackId,
+        state: outcome.state,
+        snapshot: outcome.result.snapshot,
+        effects: outcome.result.effects,
+        config,
+        ...(outcome.result.rejection ? { rejection: outcome.result.rejection.reasons } : {}),
+      },
+    );
     if (found.length === 0) found.push("a cycle outlived its timeout");
     return { trackId, outcome: "repaired", found };
   }
-  if (outcome.kind === "tampered" || outcome.kind === "conflict") return { trackId, outcome: outcome.kind, found: [outcome.error.message] };
+  if (outcome.kind === "tampered" || outcome.kind === "conflict")
+    return { trackId, outcome: outcome.kind, found: [outcome.error.message] };
   // Nothing new: re-show the checks and the comment in case those writes were what got lost.
   if ((outcome.kind === "unchanged" || outcome.kind === "duplicate") && head) {
     const current = restoreSnapshot(outcome.state.snapshot);
-    await runEffects({ ...deps, deliveryId }, { trackId, state: outcome.state, snapshot: current, config, effects: [{ type: "updateChecks", commit: head, checks: [] }] });
+    await runEffects(
+      { ...deps, deliveryId },
+      {
+        trackId,
+        state: outcome.state,
+        snapshot: current,
+        config,
+        effects: [{ type: "updateChecks", commit: head, checks: [] }],
+      },
+    );
   }
   return { trackId, outcome: "in-sync", found };
 }
 
 async function headOf(deps: EngineDeps, branch: string): Promise<string | undefined> {
   try {
-    const { data } = await deps.octokit.request("GET /repos/{owner}/{repo}/git/ref/{ref}", { owner: deps.repo.owner, repo: deps.repo.repo, ref: `heads/${branch}` });
+    const { data } = await deps.octokit.request("GET /repos/{owner}/{repo}/git/ref/{ref}", {
+      owner: deps.repo.owner,
+      repo: deps.repo.repo,
+      ref: `heads/${branch}`,
+    });
     return data.object.sha;
   } catch (error) {
     if (httpStatus(error) === 404) return undefined;
@@ -132,35 +192,66 @@ async function branchHead(deps: EngineDeps, trackId: string): Promise<{ branch: 
 }
 
 /** The commits on the branch after the track's last known head, as the push webhook would have carried them. */
-async function missedPush(deps: EngineDeps, snapshot: TrackSnapshot, head: string, config: ConsortConfig, at: string): Promise<Extract<TrackEvent, { type: "push" }> | undefined> {
+async function missedPush(
+  deps: EngineDeps,
+  snapshot: TrackSnapshot,
+  head: string,
+  config: ConsortConfig,
+  at: string,
+): Promise<Extract<TrackEvent, { type: "push" }> | undefined> {
   const known = snapshot.context.rejectedHead?.sha ?? snapshot.context.head;
   if (head === known) return undefined;
   const { octokit, repo } = deps;
-  const { data: compare } = await octokit.request("GET /repos/{owner}/{repo}/compare/{basehead}", { owner: repo.owner, repo: repo.repo, basehead: `${known}...${head}`, per_page: 100 });
+  const { data: compare } = await octokit.request("GET /repos/{owner}/{repo}/compare/{basehead}", {
+    owner: repo.owner,
+    repo: repo.repo,
+    basehead: `${known}...${head}`,
+    per_page: 100,
+  });
   const forced = compare.status === "diverged" || compare.status === "behind";
   const commits: PushedCommit[] = [];
   for (const commit of forced && compare.status === "behind" ? [] : compare.commits) {
-    const { data: detail } = await octokit.request("GET /repos/{owner}/{repo}/commits/{ref}", { owner: repo.owner, repo: repo.repo, ref: commit.sha });
+    const { data: detail } = await octokit.request("GET /repos/{owner}/{repo}/commits/{ref}", {
+      owner: repo.owner,
+      repo: repo.repo,
+      ref: commit.sha,
+    });
     const changes: ChangedPath[] = (detail.files ?? []).map((f) => ({
       path: f.filename,
       status: f.status as ChangedPath["status"],
       ...(f.previous_filename ? { previousPath: f.previous_filename } : {}),
     }));
     const files: Record<string, string | null> = {};
-    for (const path of pathsToRead(changes, config)) files[path] = await fileAt({ octokit, owner: repo.owner, repo: repo.repo, path, ref: commit.sha });
-    commits.push({ sha: commit.sha, authorLogin: commit.author?.login ?? null, message: commit.commit.message, changes, files });
+    for (const path of pathsToRead(changes, config))
+      files[path] = await fileAt({ octokit, owner: repo.owner, repo: repo.repo, path, ref: commit.sha });
+    commits.push({
+      sha: commit.sha,
+      authorLogin: commit.author?.login ?? null,
+      message: commit.commit.message,
+      changes,
+      files,
+    });
   }
   return { type: "push", at, before: known, after: head, forced, commits };
 }
 
 /** A finished run of the pending dispatch whose `workflow_run` webhook never arrived. */
-async function missedRun(deps: EngineDeps, snapshot: TrackSnapshot, state: TrackState, at: string): Promise<{ event: TrackEvent; note: string } | undefined> {
+async function missedRun(
+  deps: EngineDeps,
+  snapshot: TrackSnapshot,
+  state: TrackState,
+  at: string,
+): Promise<{ event: TrackEvent; note: string } | undefined> {
   const pending = snapshot.context.pendingDispatch;
   if (!pending) return undefined;
   const cycle = state.cycles.find((c) => c.dispatchId === pending.dispatchId);
   if (!cycle?.runId) return undefined;
   const { octokit, repo } = deps;
-  const { data: run } = await octokit.request("GET /repos/{owner}/{repo}/actions/runs/{run_id}", { owner: repo.owner, repo: repo.repo, run_id: cycle.runId });
+  const { data: run } = await octokit.request("GET /repos/{owner}/{repo}/actions/runs/{run_id}", {
+    owner: repo.owner,
+    repo: repo.repo,
+    run_id: cycle.runId,
+  });
   if (run.status !== "completed") return undefined;
   const reported: ReportedRun = {
     id: Number(run.id),
@@ -176,7 +267,10 @@ async function missedRun(deps: EngineDeps, snapshot: TrackSnapshot, state: Track
   const recorded = { runId: cycle.runId, dispatchId: cycle.dispatchId, workflow, commit: cycle.commit } as const;
   const provenance = judgeRunProvenance({ run: reported, defaultBranch: repo.defaultBranch, recorded });
   if (!provenance.trusted) {
-    deps.log.warn({ runId: run.id }, `reconcile ignored run: ${provenance.reason} (expected ${WORKFLOWS[workflow].path})`);
+    deps.log.warn(
+      { runId: run.id },
+      `reconcile ignored run: ${provenance.reason} (expected ${WORKFLOWS[workflow].path})`,
+    );
     return undefined;
   }
   const report = await readReport(deps, reported, workflow);
@@ -186,17 +280,28 @@ async function missedRun(deps: EngineDeps, snapshot: TrackSnapshot, state: Track
     return undefined;
   }
   const event = reportedEvent(snapshot, recorded, reported, report, at);
-  return event ? { event, note: `run ${run.id} finished (${report.outcome}) but its result was never ingested` } : undefined;
+  return event
+    ? { event, note: `run ${run.id} finished (${report.outcome}) but its result was never ingested` }
+    : undefined;
 }
 
 /** Approvals standing on the PR that the state never counted (their webhook was lost). */
-async function missedApprovals(deps: EngineDeps, snapshot: TrackSnapshot, branch: string, config: ConsortConfig, at: string, found: string[]): Promise<TrackEvent[]> {
+async function missedApprovals(
+  deps: EngineDeps,
+  snapshot: TrackSnapshot,
+  branch: string,
+  config: ConsortConfig,
+  at: string,
+  found: string[],
+): Promise<TrackEvent[]> {
   const gates = pendingGates(snapshot);
   if (gates.length === 0) return [];
   const { octokit, repo } = deps;
   const pull = await openPullRequestFor({ octokit, owner: repo.owner, repo: repo.repo, branch });
   if (!pull) return [];
-  const reviews = standingReviews(await listGateReviews(octokit, repo.owner, repo.repo, pull.number)).filter((r) => r.state === "APPROVED");
+  const reviews = standingReviews(await listGateReviews(octokit, repo.owner, repo.repo, pull.number)).filter(
+    (r) => r.state === "APPROVED",
+  );
   if (reviews.length === 0) return [];
   const facts = await approvalFacts(deps, config, pull.number, reviews, snapshot);
   const events: TrackEvent[] = [];
@@ -205,7 +310,15 @@ async function missedApprovals(deps: EngineDeps, snapshot: TrackSnapshot, branch
       const decision = approvalCounts(review, { ...facts.common, gate, pendingHash, hashAtCommit: facts.hashAt(gate) });
       if (!decision.counts) continue;
       found.push(`@${decision.user}'s approval of the ${gate} gate (review ${review.id}) was never counted`);
-      events.push({ type: "gate.approved", at, gate, manifestHash: decision.hash!, approver: decision.user!, reviewId: review.id, commit: decision.commit! });
+      events.push({
+        type: "gate.approved",
+        at,
+        gate,
+        manifestHash: decision.hash!,
+        approver: decision.user!,
+        reviewId: review.id,
+        commit: decision.commit!,
+      });
       break;
     }
   }

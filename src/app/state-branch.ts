@@ -15,7 +15,11 @@ export type StateBranchOutcome = "created" | "exists" | "empty-repository";
  * Create the state branch where it is missing: an orphan commit holding only a README, so the
  * branch shares no history with the code and the app's writes never touch a PR branch.
  */
-export async function ensureStateBranch({ octokit, owner, repo }: RepoRef & { octokit: GitHub }): Promise<StateBranchOutcome> {
+export async function ensureStateBranch({
+  octokit,
+  owner,
+  repo,
+}: RepoRef & { octokit: GitHub }): Promise<StateBranchOutcome> {
   try {
     await octokit.request("GET /repos/{owner}/{repo}/git/ref/{ref}", { owner, repo, ref: `heads/${STATE_BRANCH}` });
     return "exists";
@@ -37,7 +41,12 @@ export async function ensureStateBranch({ octokit, owner, repo }: RepoRef & { oc
     parents: [],
   });
   try {
-    await octokit.request("POST /repos/{owner}/{repo}/git/refs", { owner, repo, ref: `refs/heads/${STATE_BRANCH}`, sha: commit.data.sha });
+    await octokit.request("POST /repos/{owner}/{repo}/git/refs", {
+      owner,
+      repo,
+      ref: `refs/heads/${STATE_BRANCH}`,
+      sha: commit.data.sha,
+    });
   } catch (error) {
     // Another replica created it between our read and our write: the branch exists, which is the goal.
     if (httpStatus(error) === 422) return "exists";

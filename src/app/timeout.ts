@@ -22,7 +22,7 @@ export function isOverdue(run: PendingRun, now: Date, timeoutMinutes: number): b
 export function overdueMessage(run: PendingRun, timeoutMinutes: number): string {
   return (
     `The cycle run ${run.runId}, dispatched at ${run.dispatchedAt}, has not reported a result within ${timeoutMinutes} minutes ` +
-    "(cycle.timeoutMinutes in .github/consort.yml). Its result will not be waited for: press \"Re-run cycle\" to dispatch it again."
+    '(cycle.timeoutMinutes in .github/consort.yml). Its result will not be waited for: press "Re-run cycle" to dispatch it again.'
   );
 }
 
@@ -30,7 +30,12 @@ export function overdueMessage(run: PendingRun, timeoutMinutes: number): string 
  * The event that ends a pending cycle which never reported: an `error` outcome (nothing advances,
  * the build check fails with the re-run button). Undefined while the cycle still has time.
  */
-export function overdueEvent(snapshot: TrackSnapshot, state: TrackState, now: Date, timeoutMinutes: number): TrackEvent | undefined {
+export function overdueEvent(
+  snapshot: TrackSnapshot,
+  state: TrackState,
+  now: Date,
+  timeoutMinutes: number,
+): TrackEvent | undefined {
   const pending = snapshot.context.pendingDispatch;
   if (!pending) return undefined;
   const cycle = snapshot.context.cycles.find((c) => c.dispatchId === pending.dispatchId);
@@ -40,8 +45,28 @@ export function overdueEvent(snapshot: TrackSnapshot, state: TrackState, now: Da
   const reasons = [overdueMessage(run, timeoutMinutes)];
   const at = now.toISOString();
   if (pending.step === "release") {
-    return { type: "deploy.reported", at, dispatchId: pending.dispatchId, runId: run.runId, commit: pending.commit, outcome: "error", reasons, evidence: { summary: reasons[0]!, databaseBranch: snapshot.context.databaseBranch, checks: [] } };
+    return {
+      type: "deploy.reported",
+      at,
+      dispatchId: pending.dispatchId,
+      runId: run.runId,
+      commit: pending.commit,
+      outcome: "error",
+      reasons,
+      evidence: { summary: reasons[0]!, databaseBranch: snapshot.context.databaseBranch, checks: [] },
+    };
   }
-  if (pending.step === "promote") return { type: "promotion.reported", at, dispatchId: pending.dispatchId, outcome: "error", reasons };
-  return { type: "cycle.reported", at, dispatchId: pending.dispatchId, runId: run.runId, step: pending.step, commit: pending.commit, outcome: "error", reasons, evidence: { summary: reasons[0]! } };
+  if (pending.step === "promote")
+    return { type: "promotion.reported", at, dispatchId: pending.dispatchId, outcome: "error", reasons };
+  return {
+    type: "cycle.reported",
+    at,
+    dispatchId: pending.dispatchId,
+    runId: run.runId,
+    step: pending.step,
+    commit: pending.commit,
+    outcome: "error",
+    reasons,
+    evidence: { summary: reasons[0]! },
+  };
 }

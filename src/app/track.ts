@@ -1,7 +1,13 @@
 import type { ConsortConfig } from "../config/consort-config.js";
 import { restoreSnapshot, transition } from "../orchestrator/index.js";
 import type { Effect, TrackEvent, TrackSnapshot, TransitionResult } from "../orchestrator/types.js";
-import { createStateStore, StateConflictError, TamperedStateError, type StateStore, type TrackState } from "../state/index.js";
+import {
+  createStateStore,
+  StateConflictError,
+  TamperedStateError,
+  type StateStore,
+  type TrackState,
+} from "../state/index.js";
 import { failAllChecks, failTampered } from "./checks.js";
 import type { Log, RepoRef, GitHub } from "./github.js";
 import { projectState } from "./projection.js";
@@ -40,7 +46,13 @@ export type AdvanceOutcome =
 export type Decide = (snapshot: TrackSnapshot, state: TrackState) => TrackEvent[] | undefined;
 
 export function stateStoreFor(deps: Pick<EngineDeps, "octokit" | "services" | "repo">): StateStore {
-  return createStateStore({ octokit: deps.octokit, owner: deps.repo.owner, repo: deps.repo.repo, key: deps.services.stateKey, clock: deps.services.clock });
+  return createStateStore({
+    octokit: deps.octokit,
+    owner: deps.repo.owner,
+    repo: deps.repo.repo,
+    key: deps.services.stateKey,
+    clock: deps.services.clock,
+  });
 }
 
 /**
@@ -51,7 +63,21 @@ export function stateStoreFor(deps: Pick<EngineDeps, "octokit" | "services" | "r
  */
 export async function advanceTrack(
   deps: EngineDeps,
-  { trackId, branch, headSha, config, decide, amend }: { trackId: string; branch: string; headSha: string | undefined; config: ConsortConfig; decide: Decide; amend?: (state: TrackState) => TrackState },
+  {
+    trackId,
+    branch,
+    headSha,
+    config,
+    decide,
+    amend,
+  }: {
+    trackId: string;
+    branch: string;
+    headSha: string | undefined;
+    config: ConsortConfig;
+    decide: Decide;
+    amend?: (state: TrackState) => TrackState;
+  },
 ): Promise<AdvanceOutcome> {
   const store = stateStoreFor(deps);
   let result: TransitionResult | undefined;
@@ -79,7 +105,13 @@ export async function advanceTrack(
     }
     if (error instanceof StateConflictError) {
       deps.log.warn({ trackId, delivery: deps.deliveryId }, error.message);
-      if (headSha) await failAllChecks(targetOf(deps, headSha, trackId), "Consort could not record this event", error.message, true);
+      if (headSha)
+        await failAllChecks(
+          targetOf(deps, headSha, trackId),
+          "Consort could not record this event",
+          error.message,
+          true,
+        );
       return { kind: "conflict", error };
     }
     throw error;
@@ -105,5 +137,12 @@ export function applyEvents(snapshot: TrackSnapshot, events: TrackEvent[], confi
 
 /** Where a handler's check runs go. */
 export function targetOf(deps: Pick<EngineDeps, "octokit" | "services" | "repo">, headSha: string, trackId: string) {
-  return { octokit: deps.octokit, owner: deps.repo.owner, repo: deps.repo.repo, appId: deps.services.appId, headSha, trackId };
+  return {
+    octokit: deps.octokit,
+    owner: deps.repo.owner,
+    repo: deps.repo.repo,
+    appId: deps.services.appId,
+    headSha,
+    trackId,
+  };
 }

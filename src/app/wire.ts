@@ -23,6 +23,12 @@ export function route<Schema extends z.ZodType>(
       context.log.error({ event: context.name, delivery: context.id }, `payload refused: ${problems}`);
       throw new Error(`${context.name} delivery ${context.id} has an unexpected payload: ${problems}`);
     }
-    await handler({ octokit: context.octokit as unknown as GitHub, payload: parsed.data, log: context.log, deliveryId: context.id, services });
+    await handler({
+      octokit: context.octokit as unknown as GitHub,
+      payload: parsed.data,
+      log: context.log,
+      deliveryId: context.id,
+      services,
+    });
   });
 }

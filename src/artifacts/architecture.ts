@@ -32,7 +32,15 @@ export const Module = z
   .strict();
 export type Module = z.infer<typeof Module>;
 
-export const INVARIANT_KINDS = ["unique", "not-null", "check", "foreign-key", "transaction", "migration", "other"] as const;
+export const INVARIANT_KINDS = [
+  "unique",
+  "not-null",
+  "check",
+  "foreign-key",
+  "transaction",
+  "migration",
+  "other",
+] as const;
 
 export const PersistenceInvariant = z
   .object({

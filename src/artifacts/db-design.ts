@@ -26,7 +26,14 @@ export const Table = z
     unique: z.array(z.array(sqlName).min(1)).default([]),
     checks: z.array(z.object({ name: sqlName, expression: text }).strict()).default([]),
     foreignKeys: z
-      .array(z.object({ columns: z.array(sqlName).min(1), references: z.object({ table: sqlName, columns: z.array(sqlName).min(1) }).strict() }).strict())
+      .array(
+        z
+          .object({
+            columns: z.array(sqlName).min(1),
+            references: z.object({ table: sqlName, columns: z.array(sqlName).min(1) }).strict(),
+          })
+          .strict(),
+      )
       .default([]),
   })
   .strict();

@@ -20,9 +20,12 @@ export const NfrId = z.string().regex(NFR_ID, "a non-functional requirement id s
 export const RepoPath = z
   .string()
   .min(1)
-  .refine((p) => !p.startsWith("/") && !p.includes("\\") && !p.split("/").includes("..") && !p.split("/").includes(""), {
-    message: "a repository-relative path such as test/stock.test.ts (forward slashes, no leading slash, no ..)",
-  });
+  .refine(
+    (p) => !p.startsWith("/") && !p.includes("\\") && !p.split("/").includes("..") && !p.split("/").includes(""),
+    {
+      message: "a repository-relative path such as test/stock.test.ts (forward slashes, no leading slash, no ..)",
+    },
+  );
 
 /** The story an acceptance-criterion id belongs to: `S1-AC2` → `S1`. */
 export function storyOfAc(ac: string): string {

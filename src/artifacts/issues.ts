@@ -31,7 +31,9 @@ function fixFor(issue: z.core.$ZodIssue): string {
     case "invalid_value":
       return `use one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
     case "too_small":
-      return issue.origin === "array" ? `add at least ${String(issue.minimum)} item(s) to ${field}` : `make ${field} at least ${String(issue.minimum)} long`;
+      return issue.origin === "array"
+        ? `add at least ${String(issue.minimum)} item(s) to ${field}`
+        : `make ${field} at least ${String(issue.minimum)} long`;
     case "too_big":
       return `shorten ${field} to at most ${String(issue.maximum)}`;
     case "invalid_format":
@@ -45,7 +47,12 @@ function fixFor(issue: z.core.$ZodIssue): string {
 
 /** Every zod issue as an `ArtifactIssue` for `file`. */
 export function zodIssues(file: string, error: z.ZodError): ArtifactIssue[] {
-  return error.issues.map((issue) => ({ file, path: jsonPath(issue.path), message: issue.message, fix: fixFor(issue) }));
+  return error.issues.map((issue) => ({
+    file,
+    path: jsonPath(issue.path),
+    message: issue.message,
+    fix: fixFor(issue),
+  }));
 }
 
 /** One line per issue, for a terminal or a check run. */

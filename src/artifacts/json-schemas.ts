@@ -16,13 +16,48 @@ import { Ux } from "./ux.js";
 const SCHEMA_BASE = "https://consort.dev/schemas/";
 
 const SOURCES: Array<{ file: string; title: string; description: string; schema: z.ZodType }> = [
-  { file: "spec.schema.json", title: "Consort spec (.consort/spec.json)", description: "Stories, acceptance criteria (given/when/then) and non-functional requirements.", schema: Spec },
-  { file: "architecture.schema.json", title: "Consort architecture (.consort/architecture.json)", description: "Layers, modules, allowed imports, persistence invariants and how NFRs are met.", schema: Architecture },
-  { file: "db-design.schema.json", title: "Consort database design (.consort/db-design.json)", description: "Tables and the per-story migration plan, with the invariants each migration realises.", schema: DbDesign },
-  { file: "test-list.schema.json", title: "Consort test list (.consort/test-list.json)", description: "The ordered tests T1..Tn the build lane drives, each with its AC, file, exact title and kind.", schema: TestList },
-  { file: "ux.schema.json", title: "Consort UX (.consort/ux.json)", description: "Screens and their states for user-facing stories.", schema: Ux },
-  { file: "review.schema.json", title: "Consort review verdict (.consort/reviews/<unit>.json)", description: "The Navigator's verdict after a verified GREEN: accept or refactor, with notes.", schema: ReviewVerdict },
-  { file: "consort-config.schema.json", title: "Consort configuration (.github/consort.yml)", description: "Read from the default branch; every field has a default.", schema: ConsortConfig },
+  {
+    file: "spec.schema.json",
+    title: "Consort spec (.consort/spec.json)",
+    description: "Stories, acceptance criteria (given/when/then) and non-functional requirements.",
+    schema: Spec,
+  },
+  {
+    file: "architecture.schema.json",
+    title: "Consort architecture (.consort/architecture.json)",
+    description: "Layers, modules, allowed imports, persistence invariants and how NFRs are met.",
+    schema: Architecture,
+  },
+  {
+    file: "db-design.schema.json",
+    title: "Consort database design (.consort/db-design.json)",
+    description: "Tables and the per-story migration plan, with the invariants each migration realises.",
+    schema: DbDesign,
+  },
+  {
+    file: "test-list.schema.json",
+    title: "Consort test list (.consort/test-list.json)",
+    description: "The ordered tests T1..Tn the build lane drives, each with its AC, file, exact title and kind.",
+    schema: TestList,
+  },
+  {
+    file: "ux.schema.json",
+    title: "Consort UX (.consort/ux.json)",
+    description: "Screens and their states for user-facing stories.",
+    schema: Ux,
+  },
+  {
+    file: "review.schema.json",
+    title: "Consort review verdict (.consort/reviews/<unit>.json)",
+    description: "The Navigator's verdict after a verified GREEN: accept or refactor, with notes.",
+    schema: ReviewVerdict,
+  },
+  {
+    file: "consort-config.schema.json",
+    title: "Consort configuration (.github/consort.yml)",
+    description: "Read from the default branch; every field has a default.",
+    schema: ConsortConfig,
+  },
 ];
 
 /** file name → JSON text (2-space indented, trailing newline), in a stable order. */

@@ -8,7 +8,12 @@ export const ARTIFACT_PATHS = {
 } as const;
 
 /** The files the design gate freezes (ux only when present). */
-export const DESIGN_GATE_FILES = [ARTIFACT_PATHS.spec, ARTIFACT_PATHS.architecture, ARTIFACT_PATHS.dbDesign, ARTIFACT_PATHS.ux] as const;
+export const DESIGN_GATE_FILES = [
+  ARTIFACT_PATHS.spec,
+  ARTIFACT_PATHS.architecture,
+  ARTIFACT_PATHS.dbDesign,
+  ARTIFACT_PATHS.ux,
+] as const;
 
 /** The files the test-list gate freezes. */
 export const TEST_LIST_GATE_FILES = [ARTIFACT_PATHS.testList] as const;

@@ -26,7 +26,10 @@ export const Story = z
     iWant: text,
     soThat: text,
     /** A person uses it through a screen: the UX Designer then designs its screens and states. */
-    userFacing: z.boolean().default(false).describe("a person uses it through a screen: the UX Designer then designs it"),
+    userFacing: z
+      .boolean()
+      .default(false)
+      .describe("a person uses it through a screen: the UX Designer then designs it"),
     acceptanceCriteria: z.array(AcceptanceCriterion).min(1, "give each story at least one acceptance criterion"),
     /** Anything the Spec Author adds: edge cases, examples, what is out of scope. */
     notes: z.array(text).optional(),
@@ -34,7 +37,17 @@ export const Story = z
   .strict();
 export type Story = z.infer<typeof Story>;
 
-export const NFR_CATEGORIES = ["validation", "security", "performance", "reliability", "layering", "configuration", "observability", "accessibility", "other"] as const;
+export const NFR_CATEGORIES = [
+  "validation",
+  "security",
+  "performance",
+  "reliability",
+  "layering",
+  "configuration",
+  "observability",
+  "accessibility",
+  "other",
+] as const;
 
 export const NonFunctionalRequirement = z
   .object({
@@ -58,7 +71,10 @@ export const Spec = z
       .strict(),
     stories: z.array(Story).min(1, "list at least one story"),
     /** Added by the Spec Author; required once the spec step is done (an empty list says "none"). */
-    nfrs: z.array(NonFunctionalRequirement).optional().describe("added by the Spec Author; required from the spec step on (an empty list says none)"),
+    nfrs: z
+      .array(NonFunctionalRequirement)
+      .optional()
+      .describe("added by the Spec Author; required from the spec step on (an empty list says none)"),
   })
   .strict();
 export type Spec = z.infer<typeof Spec>;

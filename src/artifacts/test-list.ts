@@ -21,7 +21,9 @@ export const TestListEntry = z
     /** The exact title the test runner reports for this test (JUnit `testcase` name). */
     title: z.string().trim().min(1).describe("exactly the name the test runner reports (JUnit testcase name)"),
     /** behavior: through the public boundary; fitness: architecture/persistence rules; client: UI or API client. */
-    kind: TestKind.describe("behavior: through the public boundary; fitness: architecture rules; client: through a UI or API client"),
+    kind: TestKind.describe(
+      "behavior: through the public boundary; fitness: architecture rules; client: through a UI or API client",
+    ),
     /** The persistence invariant this test proves, e.g. `INV2` (from architecture.json). */
     invariant: InvariantId.optional().describe("the persistence invariant (architecture.json) this test proves"),
   })

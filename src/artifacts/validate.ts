@@ -41,13 +41,24 @@ export interface ValidateOptions {
 const at = (checkpoint: Checkpoint, from: Checkpoint) => CHECKPOINTS.indexOf(checkpoint) >= CHECKPOINTS.indexOf(from);
 
 /** Parse one artifact's text: JSON first, then the schema. */
-export function parseArtifact<S extends z.ZodType>(file: string, text: string | undefined, schema: S): { value?: z.infer<S>; issues: ArtifactIssue[] } {
-  if (text === undefined) return { issues: [{ file, path: "$", message: "the file is missing", fix: `create ${file} (see schemas/ for its format)` }] };
+export function parseArtifact<S extends z.ZodType>(
+  file: string,
+  text: string | undefined,
+  schema: S,
+): { value?: z.infer<S>; issues: ArtifactIssue[] } {
+  if (text === undefined)
+    return {
+      issues: [
+        { file, path: "$", message: "the file is missing", fix: `create ${file} (see schemas/ for its format)` },
+      ],
+    };
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (error) {
-    return { issues: [{ file, path: "$", message: `not valid JSON: ${(error as Error).message}`, fix: "fix the JSON syntax" }] };
+    return {
+      issues: [{ file, path: "$", message: `not valid JSON: ${(error as Error).message}`, fix: "fix the JSON syntax" }],
+    };
   }
   const result = schema.safeParse(json);
   if (!result.success) return { issues: zodIssues(file, result.error) };
@@ -71,10 +82,15 @@ function duplicates<T>(items: T[], key: (item: T) => string): Array<{ index: num
  * `stories` needs the spec's stories; `spec` also its NFRs; then architecture, db-design, ux (when a
  * story is user-facing), `design` (everything the design gate freezes), `test-list` (plus the list).
  */
-export function validateArtifacts(files: Record<string, string | undefined>, checkpoint: Checkpoint, options: ValidateOptions = {}): ValidationResult {
+export function validateArtifacts(
+  files: Record<string, string | undefined>,
+  checkpoint: Checkpoint,
+  options: ValidateOptions = {},
+): ValidationResult {
   const issues: ArtifactIssue[] = [];
   const artifacts: ParsedArtifacts = {};
-  const add = (file: string, path: Array<string | number>, message: string, fix: string) => issues.push({ file, path: jsonPath(path), message, fix });
+  const add = (file: string, path: Array<string | number>, message: string, fix: string) =>
+    issues.push({ file, path: jsonPath(path), message, fix });
 
   const S = ARTIFACT_PATHS.spec;
   const spec = parseArtifact(S, files[S], Spec);
@@ -86,27 +102,45 @@ export function validateArtifacts(files: Record<string, string | undefined>, che
 
   if (spec.value) {
     const value = spec.value;
-    for (const d of duplicates(value.stories, (s) => s.id)) add(S, ["stories", d.index, "id"], `story id ${d.key} is used twice`, `give story ${d.index + 1} its own id`);
+    for (const d of duplicates(value.stories, (s) => s.id))
+      add(S, ["stories", d.index, "id"], `story id ${d.key} is used twice`, `give story ${d.index + 1} its own id`);
     value.stories.forEach((story, si) => {
       story.acceptanceCriteria.forEach((ac, ai) => {
         if (storyOfAc(ac.id) !== story.id) {
-          add(S, ["stories", si, "acceptanceCriteria", ai, "id"], `${ac.id} sits under story ${story.id}`, `number it ${story.id}-AC${ai + 1} or move it to ${storyOfAc(ac.id)}`);
+          add(
+            S,
+            ["stories", si, "acceptanceCriteria", ai, "id"],
+            `${ac.id} sits under story ${story.id}`,
+            `number it ${story.id}-AC${ai + 1} or move it to ${storyOfAc(ac.id)}`,
+          );
         }
       });
     });
     const allAcs = value.stories.flatMap((s, si) => s.acceptanceCriteria.map((ac, ai) => ({ ac, si, ai })));
     for (const d of duplicates(allAcs, (x) => x.ac.id)) {
       const { si, ai } = allAcs[d.index]!;
-      add(S, ["stories", si, "acceptanceCriteria", ai, "id"], `acceptance criterion ${d.key} is used twice`, "give each acceptance criterion its own id");
+      add(
+        S,
+        ["stories", si, "acceptanceCriteria", ai, "id"],
+        `acceptance criterion ${d.key} is used twice`,
+        "give each acceptance criterion its own id",
+      );
     }
     if (at(checkpoint, "spec") && value.nfrs === undefined) {
       add(S, [], "the non-functional requirements are missing", "add `nfrs` (an empty list says the feature has none)");
     }
     const nfrList = value.nfrs ?? [];
-    for (const d of duplicates(nfrList, (n) => n.id)) add(S, ["nfrs", d.index, "id"], `NFR id ${d.key} is used twice`, "give each NFR its own id");
+    for (const d of duplicates(nfrList, (n) => n.id))
+      add(S, ["nfrs", d.index, "id"], `NFR id ${d.key} is used twice`, "give each NFR its own id");
     nfrList.forEach((nfr, ni) =>
       nfr.stories.forEach((story, i) => {
-        if (!stories.has(story)) add(S, ["nfrs", ni, "stories", i], `${nfr.id} names story ${story}, which the spec does not have`, `use one of ${[...stories].join(", ")}`);
+        if (!stories.has(story))
+          add(
+            S,
+            ["nfrs", ni, "stories", i],
+            `${nfr.id} names story ${story}, which the spec does not have`,
+            `use one of ${[...stories].join(", ")}`,
+          );
       }),
     );
   }
@@ -119,32 +153,77 @@ export function validateArtifacts(files: Record<string, string | undefined>, che
       artifacts.architecture = arch.value;
       const value = arch.value;
       const layers = new Set(value.layers.map((l) => l.name));
-      for (const d of duplicates(value.layers, (l) => l.name)) add(A, ["layers", d.index, "name"], `layer ${d.key} is declared twice`, "merge the two layers or rename one");
+      for (const d of duplicates(value.layers, (l) => l.name))
+        add(A, ["layers", d.index, "name"], `layer ${d.key} is declared twice`, "merge the two layers or rename one");
       value.layers.forEach((layer, li) =>
         layer.mayImport.forEach((target, i) => {
-          if (!layers.has(target)) add(A, ["layers", li, "mayImport", i], `layer ${layer.name} may import ${target}, which is not a layer`, `declare layer ${target} or use one of ${[...layers].join(", ")}`);
-          else if (target === layer.name) add(A, ["layers", li, "mayImport", i], `layer ${layer.name} lists itself`, "remove it: a layer may always import itself");
+          if (!layers.has(target))
+            add(
+              A,
+              ["layers", li, "mayImport", i],
+              `layer ${layer.name} may import ${target}, which is not a layer`,
+              `declare layer ${target} or use one of ${[...layers].join(", ")}`,
+            );
+          else if (target === layer.name)
+            add(
+              A,
+              ["layers", li, "mayImport", i],
+              `layer ${layer.name} lists itself`,
+              "remove it: a layer may always import itself",
+            );
         }),
       );
-      for (const d of duplicates(value.modules, (m) => m.name)) add(A, ["modules", d.index, "name"], `module ${d.key} is declared twice`, "give each module its own name");
+      for (const d of duplicates(value.modules, (m) => m.name))
+        add(A, ["modules", d.index, "name"], `module ${d.key} is declared twice`, "give each module its own name");
       value.modules.forEach((module, mi) => {
-        if (!layers.has(module.layer)) add(A, ["modules", mi, "layer"], `module ${module.name} is in layer ${module.layer}, which is not declared`, `use one of ${[...layers].join(", ")}`);
+        if (!layers.has(module.layer))
+          add(
+            A,
+            ["modules", mi, "layer"],
+            `module ${module.name} is in layer ${module.layer}, which is not declared`,
+            `use one of ${[...layers].join(", ")}`,
+          );
         module.stories.forEach((story, i) => {
-          if (!stories.has(story)) add(A, ["modules", mi, "stories", i], `module ${module.name} names story ${story}, which the spec does not have`, "name a story from spec.json");
+          if (!stories.has(story))
+            add(
+              A,
+              ["modules", mi, "stories", i],
+              `module ${module.name} names story ${story}, which the spec does not have`,
+              "name a story from spec.json",
+            );
         });
       });
-      for (const d of duplicates(value.persistenceInvariants, (v) => v.id)) add(A, ["persistenceInvariants", d.index, "id"], `invariant id ${d.key} is used twice`, "give each invariant its own id");
+      for (const d of duplicates(value.persistenceInvariants, (v) => v.id))
+        add(
+          A,
+          ["persistenceInvariants", d.index, "id"],
+          `invariant id ${d.key} is used twice`,
+          "give each invariant its own id",
+        );
       value.persistenceInvariants.forEach((inv, ii) =>
         inv.stories.forEach((story, i) => {
-          if (!stories.has(story)) add(A, ["persistenceInvariants", ii, "stories", i], `${inv.id} names story ${story}, which the spec does not have`, "name a story from spec.json");
+          if (!stories.has(story))
+            add(
+              A,
+              ["persistenceInvariants", ii, "stories", i],
+              `${inv.id} names story ${story}, which the spec does not have`,
+              "name a story from spec.json",
+            );
         }),
       );
       value.nfrs.forEach((entry, i) => {
-        if (!nfrs.has(entry.nfr)) add(A, ["nfrs", i, "nfr"], `${entry.nfr} is not an NFR in spec.json`, "refer to an NFR id from spec.json");
+        if (!nfrs.has(entry.nfr))
+          add(A, ["nfrs", i, "nfr"], `${entry.nfr} is not an NFR in spec.json`, "refer to an NFR id from spec.json");
       });
       const addressed = new Set(value.nfrs.map((n) => n.nfr));
       for (const nfr of spec.value?.nfrs ?? []) {
-        if (!addressed.has(nfr.id)) add(A, ["nfrs"], `spec NFR ${nfr.id} (${nfr.category}) is not addressed`, `add { "nfr": "${nfr.id}", "approach": "…" } saying how the architecture meets it`);
+        if (!addressed.has(nfr.id))
+          add(
+            A,
+            ["nfrs"],
+            `spec NFR ${nfr.id} (${nfr.category}) is not addressed`,
+            `add { "nfr": "${nfr.id}", "approach": "…" } saying how the architecture meets it`,
+          );
       }
     }
   }
@@ -157,39 +236,89 @@ export function validateArtifacts(files: Record<string, string | undefined>, che
       artifacts.dbDesign = db.value;
       const value = db.value;
       const tables = new Map(value.tables.map((t) => [t.name, new Set(t.columns.map((c) => c.name))]));
-      for (const d of duplicates(value.tables, (t) => t.name)) add(D, ["tables", d.index, "name"], `table ${d.key} is described twice`, "describe each table once");
+      for (const d of duplicates(value.tables, (t) => t.name))
+        add(D, ["tables", d.index, "name"], `table ${d.key} is described twice`, "describe each table once");
       value.tables.forEach((table, ti) => {
         const columns = tables.get(table.name)!;
-        for (const d of duplicates(table.columns, (c) => c.name)) add(D, ["tables", ti, "columns", d.index, "name"], `column ${table.name}.${d.key} is listed twice`, "list each column once");
+        for (const d of duplicates(table.columns, (c) => c.name))
+          add(
+            D,
+            ["tables", ti, "columns", d.index, "name"],
+            `column ${table.name}.${d.key} is listed twice`,
+            "list each column once",
+          );
         const mustExist = (cols: string[], path: Array<string | number>) =>
           cols.forEach((col, i) => {
-            if (!columns.has(col)) add(D, [...path, i], `${table.name} has no column ${col}`, `add column ${col} or use one of ${[...columns].join(", ")}`);
+            if (!columns.has(col))
+              add(
+                D,
+                [...path, i],
+                `${table.name} has no column ${col}`,
+                `add column ${col} or use one of ${[...columns].join(", ")}`,
+              );
           });
         mustExist(table.primaryKey, ["tables", ti, "primaryKey"]);
         table.unique.forEach((cols, ui) => mustExist(cols, ["tables", ti, "unique", ui]));
         table.foreignKeys.forEach((fk, fi) => {
           mustExist(fk.columns, ["tables", ti, "foreignKeys", fi, "columns"]);
           const target = tables.get(fk.references.table);
-          if (!target) add(D, ["tables", ti, "foreignKeys", fi, "references", "table"], `foreign key to ${fk.references.table}, which is not described`, "describe the referenced table too");
-          else fk.references.columns.forEach((col, i) => {
-            if (!target.has(col)) add(D, ["tables", ti, "foreignKeys", fi, "references", "columns", i], `${fk.references.table} has no column ${col}`, "reference an existing column");
-          });
+          if (!target)
+            add(
+              D,
+              ["tables", ti, "foreignKeys", fi, "references", "table"],
+              `foreign key to ${fk.references.table}, which is not described`,
+              "describe the referenced table too",
+            );
+          else
+            fk.references.columns.forEach((col, i) => {
+              if (!target.has(col))
+                add(
+                  D,
+                  ["tables", ti, "foreignKeys", fi, "references", "columns", i],
+                  `${fk.references.table} has no column ${col}`,
+                  "reference an existing column",
+                );
+            });
         });
       });
-      for (const d of duplicates(value.migrations, (m) => m.id)) add(D, ["migrations", d.index, "id"], `migration ${d.key} is planned twice`, "give each migration its own id");
+      for (const d of duplicates(value.migrations, (m) => m.id))
+        add(D, ["migrations", d.index, "id"], `migration ${d.key} is planned twice`, "give each migration its own id");
       const invariants = new Map((artifacts.architecture?.persistenceInvariants ?? []).map((inv) => [inv.id, inv]));
       const realised = new Set<string>();
       value.migrations.forEach((migration, mi) => {
-        if (!stories.has(migration.story)) add(D, ["migrations", mi, "story"], `migration ${migration.id} is for story ${migration.story}, which the spec does not have`, "plan it under a story from spec.json");
+        if (!stories.has(migration.story))
+          add(
+            D,
+            ["migrations", mi, "story"],
+            `migration ${migration.id} is for story ${migration.story}, which the spec does not have`,
+            "plan it under a story from spec.json",
+          );
         migration.realizes.forEach((id, i) => {
           realised.add(id);
-          if (!invariants.has(id)) add(D, ["migrations", mi, "realizes", i], `${id} is not a persistence invariant in architecture.json`, "refer to an invariant id from architecture.json");
+          if (!invariants.has(id))
+            add(
+              D,
+              ["migrations", mi, "realizes", i],
+              `${id} is not a persistence invariant in architecture.json`,
+              "refer to an invariant id from architecture.json",
+            );
         });
       });
       artifacts.architecture?.persistenceInvariants.forEach((inv, ii) => {
-        if (!realised.has(inv.id)) add(D, ["migrations"], `persistence invariant ${inv.id} (${inv.statement}) is realised by no migration`, `add ${inv.id} to the \`realizes\` of the migration that makes the database enforce it`);
+        if (!realised.has(inv.id))
+          add(
+            D,
+            ["migrations"],
+            `persistence invariant ${inv.id} (${inv.statement}) is realised by no migration`,
+            `add ${inv.id} to the \`realizes\` of the migration that makes the database enforce it`,
+          );
         if (inv.table && !tables.has(inv.table)) {
-          add(ARTIFACT_PATHS.architecture, ["persistenceInvariants", ii, "table"], `${inv.id} is about table ${inv.table}, which db-design.json does not describe`, `describe ${inv.table} in db-design.json or correct the table name`);
+          add(
+            ARTIFACT_PATHS.architecture,
+            ["persistenceInvariants", ii, "table"],
+            `${inv.id} is about table ${inv.table}, which db-design.json does not describe`,
+            `describe ${inv.table} in db-design.json or correct the table name`,
+          );
         }
       });
     }
@@ -202,16 +331,29 @@ export function validateArtifacts(files: Record<string, string | undefined>, che
     issues.push(...ux.issues);
     if (ux.value) {
       artifacts.ux = ux.value;
-      for (const d of duplicates(ux.value.screens, (s) => s.id)) add(U, ["screens", d.index, "id"], `screen ${d.key} is described twice`, "give each screen its own id");
+      for (const d of duplicates(ux.value.screens, (s) => s.id))
+        add(U, ["screens", d.index, "id"], `screen ${d.key} is described twice`, "give each screen its own id");
       const covered = new Set<string>();
       ux.value.screens.forEach((screen, si) =>
         screen.stories.forEach((story, i) => {
           covered.add(story);
-          if (!stories.has(story)) add(U, ["screens", si, "stories", i], `screen ${screen.id} names story ${story}, which the spec does not have`, "name a story from spec.json");
+          if (!stories.has(story))
+            add(
+              U,
+              ["screens", si, "stories", i],
+              `screen ${screen.id} names story ${story}, which the spec does not have`,
+              "name a story from spec.json",
+            );
         }),
       );
       for (const story of userFacing) {
-        if (!covered.has(story)) add(U, ["screens"], `user-facing story ${story} has no screen`, `add a screen whose \`stories\` include ${story}`);
+        if (!covered.has(story))
+          add(
+            U,
+            ["screens"],
+            `user-facing story ${story} has no screen`,
+            `add a screen whose \`stories\` include ${story}`,
+          );
       }
     }
   }
@@ -228,21 +370,51 @@ export function validateArtifacts(files: Record<string, string | undefined>, che
       const isTestFile = options.testGlobs ? picomatch(options.testGlobs, { dot: true }) : undefined;
       list.value.tests.forEach((test, ti) => {
         tested.add(test.ac);
-        if (!acs.has(test.ac)) add(T, ["tests", ti, "ac"], `${test.id} names ${test.ac}, which is not an acceptance criterion in spec.json`, `use one of ${[...acs].join(", ")}`);
+        if (!acs.has(test.ac))
+          add(
+            T,
+            ["tests", ti, "ac"],
+            `${test.id} names ${test.ac}, which is not an acceptance criterion in spec.json`,
+            `use one of ${[...acs].join(", ")}`,
+          );
         if (test.invariant) {
           proven.add(test.invariant);
-          if (!invariants.has(test.invariant)) add(T, ["tests", ti, "invariant"], `${test.id} proves ${test.invariant}, which is not a persistence invariant in architecture.json`, "refer to an invariant id from architecture.json or drop the field");
+          if (!invariants.has(test.invariant))
+            add(
+              T,
+              ["tests", ti, "invariant"],
+              `${test.id} proves ${test.invariant}, which is not a persistence invariant in architecture.json`,
+              "refer to an invariant id from architecture.json or drop the field",
+            );
         }
-        if (isTestFile && !isTestFile(test.file)) add(T, ["tests", ti, "file"], `${test.id} lives in ${test.file}, which the configured test globs do not cover`, `move it under one of ${options.testGlobs!.join(", ")}`);
+        if (isTestFile && !isTestFile(test.file))
+          add(
+            T,
+            ["tests", ti, "file"],
+            `${test.id} lives in ${test.file}, which the configured test globs do not cover`,
+            `move it under one of ${options.testGlobs!.join(", ")}`,
+          );
       });
       for (const ac of acs) {
-        if (!tested.has(ac)) add(T, ["tests"], `acceptance criterion ${ac} has no test`, `add a test whose \`ac\` is ${ac}`);
+        if (!tested.has(ac))
+          add(T, ["tests"], `acceptance criterion ${ac} has no test`, `add a test whose \`ac\` is ${ac}`);
       }
       for (const inv of artifacts.architecture?.persistenceInvariants ?? []) {
-        if (!proven.has(inv.id)) add(T, ["tests"], `persistence invariant ${inv.id} (${inv.statement}) is proven by no test`, `add a test with "invariant": "${inv.id}" that runs against the database branch`);
+        if (!proven.has(inv.id))
+          add(
+            T,
+            ["tests"],
+            `persistence invariant ${inv.id} (${inv.statement}) is proven by no test`,
+            `add a test with "invariant": "${inv.id}" that runs against the database branch`,
+          );
       }
       if ((artifacts.architecture?.layers.length ?? 0) > 1 && !list.value.tests.some((t) => t.kind === "fitness")) {
-        add(T, ["tests"], "the architecture declares layers but no fitness test checks them", 'add a test of kind "fitness" that fails when a layer imports what it may not');
+        add(
+          T,
+          ["tests"],
+          "the architecture declares layers but no fitness test checks them",
+          'add a test of kind "fitness" that fails when a layer imports what it may not',
+        );
       }
     }
   }

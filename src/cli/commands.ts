@@ -12,4 +12,13 @@ import { registerToolsCommands } from "./tools.js";
  * Every command group the CLI has. A capability adds its `register…Commands` here, one line,
  * so main.ts never changes.
  */
-export const commandModules: Array<(program: Command) => void> = [registerDbCommands, registerCycleCommands, registerInitCommands, registerToolsCommands, registerProtectCommands, registerStateCommands, registerOrchestrateCommands, registerReconcileCommands];
+export const commandModules: Array<(program: Command) => void> = [
+  registerDbCommands,
+  registerCycleCommands,
+  registerInitCommands,
+  registerToolsCommands,
+  registerProtectCommands,
+  registerStateCommands,
+  registerOrchestrateCommands,
+  registerReconcileCommands,
+];

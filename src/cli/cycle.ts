@@ -3,7 +3,13 @@ import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { loadConfigFile } from "../cycle/config-file.js";
 import { buildLocalRequest } from "../cycle/local-request.js";
-import { CYCLE_STEPS, CycleInputError, parseCycleRequest, type CycleRequest, type CycleStep } from "../cycle/request.js";
+import {
+  CYCLE_STEPS,
+  CycleInputError,
+  parseCycleRequest,
+  type CycleRequest,
+  type CycleStep,
+} from "../cycle/request.js";
 import { exitCodeFor, CYCLE_RESULT_FILE } from "../cycle/result.js";
 import { runCycle } from "../cycle/run.js";
 import { renderCycleSummary } from "../cycle/summary.js";
@@ -28,7 +34,11 @@ interface CycleOptions {
   quiet?: boolean;
 }
 
-const ids = (text: string | undefined) => (text ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+const ids = (text: string | undefined) =>
+  (text ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -39,11 +49,16 @@ async function readStdin(): Promise<string> {
 export function registerCycleCommands(program: Command): void {
   program
     .command("cycle")
-    .description("Run one cycle: fork a throwaway database branch, migrate, run the tests with a JUnit report, decide the verdict")
+    .description(
+      "Run one cycle: fork a throwaway database branch, migrate, run the tests with a JUnit report, decide the verdict",
+    )
     .option("--request <file>", 'the JSON cycle request the app dispatches ("-" reads stdin); replaces the flags below')
     .option("--step <step>", `the step to verify: ${CYCLE_STEPS.join(", ")}`)
     .option("--tests <ids>", "tests in turn, from .consort/test-list.json (e.g. T7 or T7,T8)")
-    .option("--earlier <ids>", "tests verified green earlier (default: every test before the first in turn; release: all)")
+    .option(
+      "--earlier <ids>",
+      "tests verified green earlier (default: every test before the first in turn; release: all)",
+    )
     .option("--track <branch>", "the track's git branch (default: the current branch)")
     .option("--db-branch <name>", "the track's database branch (default: derived from the track)")
     .option("--frozen-at <ref>", "check frozen test files against their text at this git ref (e.g. the RED commit)")
@@ -66,12 +81,15 @@ export function registerCycleCommands(program: Command): void {
       let configPath = options.config ? resolve(options.config) : join(cwd, ".github/consort.yml");
       try {
         if (options.request) {
-          if (options.step || options.tests) throw new CycleInputError("pass either --request or --step/--tests, not both");
+          if (options.step || options.tests)
+            throw new CycleInputError("pass either --request or --step/--tests, not both");
           const text = options.request === "-" ? await readStdin() : await readFile(options.request, "utf8");
           request = parseCycleRequest(text, options.request === "-" ? "the request on stdin" : options.request);
         } else {
           if (!options.step || !(CYCLE_STEPS as readonly string[]).includes(options.step)) {
-            throw new CycleInputError(`--step must be one of ${CYCLE_STEPS.join(", ")}${options.step ? `, not "${options.step}"` : ""}`);
+            throw new CycleInputError(
+              `--step must be one of ${CYCLE_STEPS.join(", ")}${options.step ? `, not "${options.step}"` : ""}`,
+            );
           }
           request = await buildLocalRequest({
             cwd,
@@ -84,7 +102,9 @@ export function registerCycleCommands(program: Command): void {
             ...(options.frozenAt ? { frozenAt: options.frozenAt } : {}),
           });
           if (!options.frozenAt && request.step !== "red" && !options.quiet) {
-            process.stderr.write("note: no frozen test files are checked; pass --frozen-at <the RED commit> to check them as the app does\n");
+            process.stderr.write(
+              "note: no frozen test files are checked; pass --frozen-at <the RED commit> to check them as the app does\n",
+            );
           }
         }
         configPath = resolve(configPath);
@@ -96,7 +116,8 @@ export function registerCycleCommands(program: Command): void {
       try {
         ({ config } = await loadConfigFile(configPath));
       } catch (error) {
-        if (error instanceof CycleInputError) throw new CliError(error.message, "fix the configuration, or pass --config", 2);
+        if (error instanceof CycleInputError)
+          throw new CliError(error.message, "fix the configuration, or pass --config", 2);
         throw error;
       }
       const provider = await createProvider(config.database, { onProgress: say });

@@ -3,7 +3,14 @@ import type { Command } from "commander";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { loadConfigFile } from "../cycle/config-file.js";
 import { CycleInputError } from "../cycle/request.js";
-import { createProvider, resolveLocalDataDir, sanitiseBranchName, stopLocalServer, type BranchProvider, type DatabaseBranch } from "../substrate/index.js";
+import {
+  createProvider,
+  resolveLocalDataDir,
+  sanitiseBranchName,
+  stopLocalServer,
+  type BranchProvider,
+  type DatabaseBranch,
+} from "../substrate/index.js";
 import { compareBranches } from "../substrate/schema/index.js";
 import { CliError, printResult, progress } from "./output.js";
 
@@ -21,15 +28,24 @@ async function configFor(options: DbOptions): Promise<ConsortConfig> {
   const path = options.config ? resolve(options.config) : join(cwd, ".github/consort.yml");
   try {
     const { config, source } = await loadConfigFile(path);
-    if (options.config && source === "defaults") throw new CliError(`${path} does not exist`, "pass the path of your .github/consort.yml, or leave --config out to use the defaults", 2);
+    if (options.config && source === "defaults")
+      throw new CliError(
+        `${path} does not exist`,
+        "pass the path of your .github/consort.yml, or leave --config out to use the defaults",
+        2,
+      );
     return config;
   } catch (error) {
-    if (error instanceof CycleInputError) throw new CliError(error.message, "fix the configuration, or pass --config", 2);
+    if (error instanceof CycleInputError)
+      throw new CliError(error.message, "fix the configuration, or pass --config", 2);
     throw error;
   }
 }
 
-async function withProvider<T>(options: DbOptions, fn: (provider: BranchProvider, say: (m: string) => void) => Promise<T>): Promise<T> {
+async function withProvider<T>(
+  options: DbOptions,
+  fn: (provider: BranchProvider, say: (m: string) => void) => Promise<T>,
+): Promise<T> {
   const config = await configFor(options);
   const say = progress(options);
   const provider = await createProvider(config.database, { onProgress: say });
@@ -54,9 +70,19 @@ function describe(branch: DatabaseBranch): string {
 
 function table(branches: DatabaseBranch[]): string {
   if (branches.length === 0) return "no branches";
-  const rows = [["branch", "parent", "created", "expires"], ...branches.map((b) => [b.name, b.isRoot ? "(root)" : (b.parent ?? ""), b.createdAt ?? "", b.expiresAt ?? "never"])];
+  const rows = [
+    ["branch", "parent", "created", "expires"],
+    ...branches.map((b) => [b.name, b.isRoot ? "(root)" : (b.parent ?? ""), b.createdAt ?? "", b.expiresAt ?? "never"]),
+  ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd()).join("\n");
+  return rows
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n");
 }
 
 const common = (command: Command) =>
@@ -68,14 +94,17 @@ const common = (command: Command) =>
 
 const parseTtl = (value: string): number => {
   const seconds = Number(value);
-  if (!Number.isInteger(seconds) || seconds < 1 || seconds > 30 * 24 * 3600) throw new CliError(`--ttl ${value} is not a whole number of seconds up to 30 days`, "e.g. --ttl 3600", 2);
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > 30 * 24 * 3600)
+    throw new CliError(`--ttl ${value} is not a whole number of seconds up to 30 days`, "e.g. --ttl 3600", 2);
   return seconds;
 };
 
 export function registerDbCommands(program: Command): void {
   const db = program
     .command("db")
-    .description("Database branches paired with git branches (embedded Postgres by default; postgres or lakebase by configuration)")
+    .description(
+      "Database branches paired with git branches (embedded Postgres by default; postgres or lakebase by configuration)",
+    )
     .addHelpText(
       "after",
       "\nWith no .github/consort.yml the embedded server is used, with its data in ~/.consort/postgres\n" +
@@ -84,14 +113,20 @@ export function registerDbCommands(program: Command): void {
     );
 
   common(db.command("create <branch>"))
-    .description("Create a database branch forked from its parent (the root branch by default); returns it if it already exists")
+    .description(
+      "Create a database branch forked from its parent (the root branch by default); returns it if it already exists",
+    )
     .option("--from <parent>", "the parent branch (default: the root branch)")
     .option("--ttl <seconds>", "make it a throwaway branch that expires (it cannot have children)", parseTtl)
     .action(async (name: string, options: DbOptions & { from?: string; ttl?: number }) => {
       await withProvider(options, async (provider, say) => {
         const id = await branchId(provider, name);
         const from = options.from ? await branchId(provider, options.from) : undefined;
-        const branch = await provider.createBranch(id, { ...(from ? { from } : {}), ...(options.ttl ? { ttlSeconds: options.ttl } : {}), onProgress: say });
+        const branch = await provider.createBranch(id, {
+          ...(from ? { from } : {}),
+          ...(options.ttl ? { ttlSeconds: options.ttl } : {}),
+          onProgress: say,
+        });
         printResult(options, { branch }, () => `${describe(branch)}\nconnect with: consort db url ${branch.name}`);
       });
     });
@@ -103,7 +138,9 @@ export function registerDbCommands(program: Command): void {
         const id = await branchId(provider, name);
         const existed = (await provider.getBranch(id)) !== undefined;
         await provider.deleteBranch(id, { onProgress: say });
-        printResult(options, { deleted: id, existed }, () => (existed ? `deleted ${id}` : `${id} did not exist; nothing to delete`));
+        printResult(options, { deleted: id, existed }, () =>
+          existed ? `deleted ${id}` : `${id} did not exist; nothing to delete`,
+        );
       });
     });
 
@@ -112,12 +149,16 @@ export function registerDbCommands(program: Command): void {
     .action(async (options: DbOptions) => {
       await withProvider(options, async (provider) => {
         const branches = await provider.listBranches();
-        printResult(options, { provider: provider.kind, root: await provider.rootBranch(), branches }, () => table(branches));
+        printResult(options, { provider: provider.kind, root: await provider.rootBranch(), branches }, () =>
+          table(branches),
+        );
       });
     });
 
   common(db.command("url <branch>"))
-    .description("Print a connection URL for a branch (it holds a password or a short-lived token: keep it out of logs)")
+    .description(
+      "Print a connection URL for a branch (it holds a password or a short-lived token: keep it out of logs)",
+    )
     .action(async (name: string, options: DbOptions) => {
       await withProvider(options, async (provider) => {
         const id = await branchId(provider, name);
@@ -127,37 +168,68 @@ export function registerDbCommands(program: Command): void {
     });
 
   common(db.command("diff <branch>"))
-    .description("Compare a branch's schema with its parent's, and count the parent's rows each risky change would break or lose")
+    .description(
+      "Compare a branch's schema with its parent's, and count the parent's rows each risky change would break or lose",
+    )
     .option("--against <parent>", "compare with this branch instead of the parent")
-    .addHelpText("after", "\nExit code: 0 when no risky change breaks or loses a row, 1 when one does or could not be counted.")
+    .addHelpText(
+      "after",
+      "\nExit code: 0 when no risky change breaks or loses a row, 1 when one does or could not be counted.",
+    )
     .action(async (name: string, options: DbOptions & { against?: string }) => {
       await withProvider(options, async (provider, say) => {
         const id = await branchId(provider, name);
         const against = options.against ? await branchId(provider, options.against) : undefined;
         say(`reading the schemas of ${id} and ${against ?? "its parent"}`);
         const result = await compareBranches(provider, id, against);
-        printResult(options, { branch: result.branch, parent: result.parent, ok: result.ok, summary: result.diff.summary, changes: result.diff.changes, lint: result.lint.findings }, () => result.markdown);
+        printResult(
+          options,
+          {
+            branch: result.branch,
+            parent: result.parent,
+            ok: result.ok,
+            summary: result.diff.summary,
+            changes: result.diff.changes,
+            lint: result.lint.findings,
+          },
+          () => result.markdown,
+        );
         if (!result.ok) process.exitCode = 1;
       });
     });
 
   common(db.command("refresh <branch>"))
-    .description("Take a new frozen base of a branch (local and postgres), so children forked from now on see its current data and schema")
+    .description(
+      "Take a new frozen base of a branch (local and postgres), so children forked from now on see its current data and schema",
+    )
     .action(async (name: string, options: DbOptions) => {
       await withProvider(options, async (provider, say) => {
-        if (!provider.refreshBase) throw new CliError(`the ${provider.kind} provider forks from the live branch and has no base to refresh`, "nothing to do");
+        if (!provider.refreshBase)
+          throw new CliError(
+            `the ${provider.kind} provider forks from the live branch and has no base to refresh`,
+            "nothing to do",
+          );
         const branch = await provider.refreshBase(await branchId(provider, name), { onProgress: say });
         printResult(options, { branch }, () => `${branch.name}: base taken at ${branch.frozenAt}`);
       });
     });
 
   common(db.command("stop"))
-    .description("Stop the embedded Postgres server of the local provider (it keeps running between commands otherwise)")
+    .description(
+      "Stop the embedded Postgres server of the local provider (it keeps running between commands otherwise)",
+    )
     .action(async (options: DbOptions) => {
       const config = await configFor(options);
-      if (config.database.provider !== "local") throw new CliError(`the configured provider is ${config.database.provider}; only the local one runs a server of ours`, "nothing to stop", 2);
+      if (config.database.provider !== "local")
+        throw new CliError(
+          `the configured provider is ${config.database.provider}; only the local one runs a server of ours`,
+          "nothing to stop",
+          2,
+        );
       const dataDir = resolveLocalDataDir(config.database.local.dataDir);
       const stopped = await stopLocalServer(dataDir);
-      printResult(options, { dataDir, stopped }, () => (stopped ? `stopped the server in ${dataDir}` : `no server was running in ${dataDir}`));
+      printResult(options, { dataDir, stopped }, () =>
+        stopped ? `stopped the server in ${dataDir}` : `no server was running in ${dataDir}`,
+      );
     });
 }

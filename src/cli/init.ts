@@ -46,7 +46,9 @@ const TARGETS = [
 
 const OWNER = /^@[A-Za-z0-9](?:[A-Za-z0-9-]*)(?:\/[A-Za-z0-9._-]+)?$|^[^@\s]+@[^@\s]+$/;
 
-export async function renderTemplates(options: InitOptions): Promise<Array<{ path: string; content: string; mayOverwrite: boolean }>> {
+export async function renderTemplates(
+  options: InitOptions,
+): Promise<Array<{ path: string; content: string; mayOverwrite: boolean }>> {
   const actions = options.actions ?? DEFAULT_ACTIONS;
   const version = options.version ?? DEFAULT_VERSION;
   const owners = options.owners?.length ? options.owners : ["@OWNER"];
@@ -65,7 +67,11 @@ export async function renderTemplates(options: InitOptions): Promise<Array<{ pat
 /** What init would do, file by file, without writing anything. */
 export async function planInit(options: InitOptions): Promise<InitItem[]> {
   for (const owner of options.owners ?? []) {
-    if (!OWNER.test(owner)) throw new CliError(`--owners: "${owner}" is not a GitHub user (@name), team (@org/team) or e-mail`, "e.g. --owners @my-org/maintainers");
+    if (!OWNER.test(owner))
+      throw new CliError(
+        `--owners: "${owner}" is not a GitHub user (@name), team (@org/team) or e-mail`,
+        "e.g. --owners @my-org/maintainers",
+      );
   }
   const items: InitItem[] = [];
   for (const file of await renderTemplates(options)) {
@@ -74,14 +80,22 @@ export async function planInit(options: InitOptions): Promise<InitItem[]> {
     if (current === undefined) items.push({ path: file.path, action: "create", content: file.content });
     else if (current === file.content) items.push({ path: file.path, action: "unchanged", content: file.content });
     else if (!file.mayOverwrite) {
-      const missing = file.content.split("\n").filter((line) => line.trim() && !line.startsWith("#") && !current.split("\n").includes(line));
+      const missing = file.content
+        .split("\n")
+        .filter((line) => line.trim() && !line.startsWith("#") && !current.split("\n").includes(line));
       items.push(
         missing.length
           ? { path: file.path, action: "suggest", note: missing.join("\n"), content: file.content }
           : { path: file.path, action: "unchanged", content: file.content },
       );
     } else if (options.force) items.push({ path: file.path, action: "overwrite", content: file.content });
-    else items.push({ path: file.path, action: "keep", note: "differs from the template; kept (pass --force to replace it)", content: file.content });
+    else
+      items.push({
+        path: file.path,
+        action: "keep",
+        note: "differs from the template; kept (pass --force to replace it)",
+        content: file.content,
+      });
   }
   return items;
 }
@@ -106,37 +120,55 @@ const VERB: Record<InitAction, string> = {
 export function registerInitCommands(program: Command): void {
   program
     .command("init")
-    .description("Add Consort to a repository: .github/consort.yml, the workflows the app dispatches (cycle, agent, deploy, promote), a CODEOWNERS suggestion")
+    .description(
+      "Add Consort to a repository: .github/consort.yml, the workflows the app dispatches (cycle, agent, deploy, promote), a CODEOWNERS suggestion",
+    )
     .option("-C, --dir <dir>", "the repository's root", ".")
-    .option("--owners <owners>", "CODEOWNERS of .consort/ and Consort's files, comma-separated (e.g. @my-org/maintainers)")
+    .option(
+      "--owners <owners>",
+      "CODEOWNERS of .consort/ and Consort's files, comma-separated (e.g. @my-org/maintainers)",
+    )
     .option("--actions <path>", "where the Consort actions live (owner/repo/actions)", DEFAULT_ACTIONS)
     .option("--ref <ref>", "the tag or commit of the actions to pin", DEFAULT_VERSION)
     .option("--force", "replace Consort files that differ from the templates (never CODEOWNERS)")
     .option("--dry-run", "show what would change; write nothing")
     .option("--json", "print the plan as JSON")
-    .action(async (options: { dir: string; owners?: string; actions: string; ref: string; force?: boolean; dryRun?: boolean; json?: boolean }) => {
-      const root = resolve(options.dir);
-      if (!existsSync(root)) throw new CliError(`${root} does not exist`, "pass the repository's root with --dir");
-      const items = await planInit({
-        root,
-        actions: options.actions,
-        version: options.ref,
-        owners: (options.owners ?? "").split(",").map((s) => s.trim()).filter(Boolean),
-        force: options.force,
-      });
-      if (!options.dryRun) await applyInit(root, items);
-      const summary = items.map(({ path, action, note }) => ({ path, action, ...(note ? { note } : {}) }));
-      printResult(options, { dryRun: Boolean(options.dryRun), root, files: summary }, () =>
-        [
-          ...(options.dryRun ? ["(dry run: nothing written)"] : []),
-          ...items.map((i) => `${VERB[i.action]} ${i.path}${i.action === "keep" ? `  (${i.note})` : ""}`),
-          ...items
-            .filter((i) => i.action === "suggest")
-            .map((i) => `\nAdd these lines to ${i.path}:\n${i.note}`),
-          ...(items.some((i) => i.action === "create" || i.action === "overwrite") && !options.dryRun
-            ? ["\nNext: commit these files on the default branch, install the Consort app, then run `consort protect`."]
-            : []),
-        ].join("\n"),
-      );
-    });
+    .action(
+      async (options: {
+        dir: string;
+        owners?: string;
+        actions: string;
+        ref: string;
+        force?: boolean;
+        dryRun?: boolean;
+        json?: boolean;
+      }) => {
+        const root = resolve(options.dir);
+        if (!existsSync(root)) throw new CliError(`${root} does not exist`, "pass the repository's root with --dir");
+        const items = await planInit({
+          root,
+          actions: options.actions,
+          version: options.ref,
+          owners: (options.owners ?? "")
+            .split(",")
+            .map((s) => s.trim())
+            .filter(Boolean),
+          force: options.force,
+        });
+        if (!options.dryRun) await applyInit(root, items);
+        const summary = items.map(({ path, action, note }) => ({ path, action, ...(note ? { note } : {}) }));
+        printResult(options, { dryRun: Boolean(options.dryRun), root, files: summary }, () =>
+          [
+            ...(options.dryRun ? ["(dry run: nothing written)"] : []),
+            ...items.map((i) => `${VERB[i.action]} ${i.path}${i.action === "keep" ? `  (${i.note})` : ""}`),
+            ...items.filter((i) => i.action === "suggest").map((i) => `\nAdd these lines to ${i.path}:\n${i.note}`),
+            ...(items.some((i) => i.action === "create" || i.action === "overwrite") && !options.dryRun
+              ? [
+                  "\nNext: commit these files on the default branch, install the Consort app, then run `consort protect`.",
+                ]
+              : []),
+          ].join("\n"),
+        );
+      },
+    );
 }

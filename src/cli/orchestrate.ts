@@ -7,7 +7,14 @@ import { ARTIFACT_PATHS, REVIEWS_DIR } from "../artifacts/paths.js";
 import { ReviewVerdict } from "../artifacts/review.js";
 import { CHECKPOINTS, parseArtifact, validateArtifacts, type Checkpoint } from "../artifacts/validate.js";
 import { ConsortConfig } from "../config/consort-config.js";
-import { describeLane, nextAction, renderLane, renderNextAction, restoreSnapshot, SnapshotError } from "../orchestrator/index.js";
+import {
+  describeLane,
+  nextAction,
+  renderLane,
+  renderNextAction,
+  restoreSnapshot,
+  SnapshotError,
+} from "../orchestrator/index.js";
 import { checkStates } from "../orchestrator/checks.js";
 import type { TrackSnapshot } from "../orchestrator/types.js";
 import { CliError, printResult } from "./output.js";
@@ -26,23 +33,47 @@ interface DirOptions {
 }
 
 /** The configuration of a checkout: `.github/consort.yml` (or `--config`), defaults when absent. */
-export function loadConfig(dir: string, path?: string): { config?: ConsortConfig; issues: ArtifactIssue[]; source: string } {
+export function loadConfig(
+  dir: string,
+  path?: string,
+): { config?: ConsortConfig; issues: ArtifactIssue[]; source: string } {
   const file = resolve(dir, path ?? CONFIG_PATH);
   const shown = path ?? CONFIG_PATH;
   if (!existsSync(file)) {
-    if (path) return { issues: [{ file: shown, path: "$", message: "the file does not exist", fix: "pass the path of your consort.yml" }], source: shown };
+    if (path)
+      return {
+        issues: [
+          { file: shown, path: "$", message: "the file does not exist", fix: "pass the path of your consort.yml" },
+        ],
+        source: shown,
+      };
     return { config: ConsortConfig.parse({}), issues: [], source: "defaults (no .github/consort.yml)" };
   }
   let raw: unknown;
   try {
     raw = parseYaml(readFileSync(file, "utf8")) ?? {};
   } catch (error) {
-    return { issues: [{ file: shown, path: "$", message: `not valid YAML: ${(error as Error).message.split("\n")[0]}`, fix: "fix the YAML syntax" }], source: shown };
+    return {
+      issues: [
+        {
+          file: shown,
+          path: "$",
+          message: `not valid YAML: ${(error as Error).message.split("\n")[0]}`,
+          fix: "fix the YAML syntax",
+        },
+      ],
+      source: shown,
+    };
   }
   const parsed = ConsortConfig.safeParse(raw);
   if (!parsed.success) {
     return {
-      issues: parsed.error.issues.map((i) => ({ file: shown, path: jsonPath(i.path), message: i.message, fix: "see schemas/consort-config.schema.json for the allowed values" })),
+      issues: parsed.error.issues.map((i) => ({
+        file: shown,
+        path: jsonPath(i.path),
+        message: i.message,
+        fix: "see schemas/consort-config.schema.json for the allowed values",
+      })),
       source: shown,
     };
   }
@@ -58,7 +89,10 @@ function readArtifacts(dir: string): Record<string, string> {
   }
   const reviews = join(dir, REVIEWS_DIR);
   if (existsSync(reviews)) {
-    for (const name of readdirSync(reviews).filter((n) => n.endsWith(".json")).sort()) files[`${REVIEWS_DIR}/${name}`] = readFileSync(join(reviews, name), "utf8");
+    for (const name of readdirSync(reviews)
+      .filter((n) => n.endsWith(".json"))
+      .sort())
+      files[`${REVIEWS_DIR}/${name}`] = readFileSync(join(reviews, name), "utf8");
   }
   return files;
 }
@@ -88,28 +122,43 @@ export function validateCheckout(dir: string, options: { config?: string; upTo?:
   const checkpoint = options.upTo ?? inferCheckpoint(files);
   // A repository with no design yet has nothing to validate but its configuration.
   const nothingYet = Object.keys(files).length === 0 && !options.upTo;
-  const result = nothingYet ? { issues: [] } : validateArtifacts(files, checkpoint, { testGlobs: loaded.config?.paths.tests });
+  const result = nothingYet
+    ? { issues: [] }
+    : validateArtifacts(files, checkpoint, { testGlobs: loaded.config?.paths.tests });
   const issues = [...loaded.issues, ...result.issues];
   for (const [path, text] of Object.entries(files)) {
     if (!path.startsWith(`${REVIEWS_DIR}/`)) continue;
     const review = parseArtifact(path, text, ReviewVerdict);
     issues.push(...review.issues);
     const unit = path.slice(REVIEWS_DIR.length + 1, -".json".length);
-    if (review.value && review.value.unit !== unit) issues.push({ file: path, path: "$.unit", message: `the review names ${review.value.unit} but is filed as ${unit}`, fix: `set "unit": "${unit}" or rename the file` });
+    if (review.value && review.value.unit !== unit)
+      issues.push({
+        file: path,
+        path: "$.unit",
+        message: `the review names ${review.value.unit} but is filed as ${unit}`,
+        fix: `set "unit": "${unit}" or rename the file`,
+      });
   }
   return { ok: issues.length === 0, checkpoint, config: loaded.source, files: Object.keys(files).sort(), issues };
 }
 
 /** A snapshot from a file: a bare snapshot, or a `consort/state` track file holding one under `snapshot`. */
 export function readSnapshotFile(path: string): TrackSnapshot {
-  if (!existsSync(path)) throw new CliError(`state file ${path} does not exist`, "pass --state <file> (a track snapshot, or tracks/<id>.json from the consort/state branch)");
+  if (!existsSync(path))
+    throw new CliError(
+      `state file ${path} does not exist`,
+      "pass --state <file> (a track snapshot, or tracks/<id>.json from the consort/state branch)",
+    );
   let json: unknown;
   try {
     json = JSON.parse(readFileSync(path, "utf8"));
   } catch (error) {
     throw new CliError(`state file ${path} is not valid JSON: ${(error as Error).message}`);
   }
-  const candidate = json && typeof json === "object" && "snapshot" in json && !("stage" in json) ? (json as { snapshot: unknown }).snapshot : json;
+  const candidate =
+    json && typeof json === "object" && "snapshot" in json && !("stage" in json)
+      ? (json as { snapshot: unknown }).snapshot
+      : json;
   try {
     return restoreSnapshot(candidate);
   } catch (error) {
@@ -120,17 +169,26 @@ export function readSnapshotFile(path: string): TrackSnapshot {
 
 function configFor(options: DirOptions): ConsortConfig {
   const loaded = loadConfig(resolve(options.dir ?? "."), options.config);
-  if (!loaded.config) throw new CliError(`the configuration is invalid: ${loaded.issues.map(formatIssue).join("; ")}`, "run `consort validate` to see every problem");
+  if (!loaded.config)
+    throw new CliError(
+      `the configuration is invalid: ${loaded.issues.map(formatIssue).join("; ")}`,
+      "run `consort validate` to see every problem",
+    );
   return loaded.config;
 }
 
 export function registerOrchestrateCommands(program: Command): void {
   program
     .command("validate")
-    .description("Validate .github/consort.yml and the design artifacts in .consort/ (shape and cross-file rules); exits 1 listing every problem")
+    .description(
+      "Validate .github/consort.yml and the design artifacts in .consort/ (shape and cross-file rules); exits 1 listing every problem",
+    )
     .option("--dir <path>", "the checkout to validate", ".")
     .option("--config <path>", "the configuration file, relative to --dir (default .github/consort.yml)")
-    .option("--up-to <checkpoint>", `validate as of a design step: ${CHECKPOINTS.join(", ")} (default: as far as the files go)`)
+    .option(
+      "--up-to <checkpoint>",
+      `validate as of a design step: ${CHECKPOINTS.join(", ")} (default: as far as the files go)`,
+    )
     .option("--json", "print the report as JSON")
     .action((options: DirOptions & { upTo?: string }) => {
       if (options.upTo && !(CHECKPOINTS as readonly string[]).includes(options.upTo)) {
@@ -142,15 +200,23 @@ export function registerOrchestrateCommands(program: Command): void {
       printResult(options, report, () =>
         report.ok
           ? `✓ ${report.files.length} artifact file(s) valid as of ${report.checkpoint}; configuration: ${report.config}`
-          : [`✗ ${report.issues.length} problem(s) (checked as of ${report.checkpoint}; configuration: ${report.config}):`, ...report.issues.map((i) => `  ${formatIssue(i)}`)].join("\n"),
+          : [
+              `✗ ${report.issues.length} problem(s) (checked as of ${report.checkpoint}; configuration: ${report.config}):`,
+              ...report.issues.map((i) => `  ${formatIssue(i)}`),
+            ].join("\n"),
       );
       if (!report.ok) process.exitCode = 1;
     });
 
   program
     .command("next")
-    .description("What happens next on a track: who acts, the task, the paths they may change, the tests in turn and what will be checked")
-    .requiredOption("--state <file>", "a track snapshot, or a tracks/<id>.json file from the consort/state branch (its signature is not checked here)")
+    .description(
+      "What happens next on a track: who acts, the task, the paths they may change, the tests in turn and what will be checked",
+    )
+    .requiredOption(
+      "--state <file>",
+      "a track snapshot, or a tracks/<id>.json file from the consort/state branch (its signature is not checked here)",
+    )
     .option("--dir <path>", "the checkout whose .github/consort.yml applies", ".")
     .option("--config <path>", "the configuration file, relative to --dir")
     .option("--json", "print the NextAction as JSON (what an agent receives)")
@@ -163,20 +229,32 @@ export function registerOrchestrateCommands(program: Command): void {
   program
     .command("status")
     .description("The whole lane of a track (done, now, next) and the state of each Consort check")
-    .requiredOption("--state <file>", "a track snapshot, or a tracks/<id>.json file from the consort/state branch (its signature is not checked here)")
+    .requiredOption(
+      "--state <file>",
+      "a track snapshot, or a tracks/<id>.json file from the consort/state branch (its signature is not checked here)",
+    )
     .option("--json", "print the lane and checks as JSON")
     .action((options: { state: string; json?: boolean }) => {
       const snapshot = readSnapshotFile(resolve(options.state));
       const lane = describeLane(snapshot);
       const checks = checkStates(snapshot);
-      const data = { trackId: snapshot.context.trackId, branch: snapshot.context.branch, stage: snapshot.stage, head: snapshot.context.head, lane, checks };
+      const data = {
+        trackId: snapshot.context.trackId,
+        branch: snapshot.context.branch,
+        stage: snapshot.stage,
+        head: snapshot.context.head,
+        lane,
+        checks,
+      };
       printResult(options, data, () =>
         [
           `track ${snapshot.context.trackId} (${snapshot.context.branch} → ${snapshot.context.baseBranch}) at ${snapshot.stage}, head ${snapshot.context.head.slice(0, 7)}`,
           "",
           renderLane(snapshot),
           "",
-          ...checks.map((c) => `  ${c.status === "success" ? "✓" : c.status === "failure" ? "✗" : "…"} ${c.name}: ${c.title}`),
+          ...checks.map(
+            (c) => `  ${c.status === "success" ? "✓" : c.status === "failure" ? "✗" : "…"} ${c.name}: ${c.title}`,
+          ),
         ].join("\n"),
       );
     });

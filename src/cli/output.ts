@@ -40,7 +40,9 @@ export function reportError(error: unknown, options: OutputOptions = {}): number
   const message = error instanceof Error ? error.message : String(error);
   const hint = error instanceof CliError ? error.hint : error instanceof SubstrateError ? error.hint : undefined;
   if (options.json) {
-    process.stdout.write(`${JSON.stringify({ error: { message, hint, code: (error as { code?: string })?.code } }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ error: { message, hint, code: (error as { code?: string })?.code } }, null, 2)}\n`,
+    );
   } else {
     process.stderr.write(`consort: ${message}\n`);
     if (hint && !message.includes(hint)) process.stderr.write(`  → ${hint}\n`);

@@ -11,8 +11,15 @@ import { CliError, printResult, progress } from "./output.js";
 
 const Options = z.object({
   repo: z.string().optional(),
-  appId: z.coerce.number({ error: "--app-id must be a number" }).int().positive("--app-id must be the GitHub App's numeric id"),
-  approvals: z.coerce.number().int().min(1, "--approvals must be at least 1: a gate needs a person").max(10, "--approvals must be at most 10 (GitHub's limit)"),
+  appId: z.coerce
+    .number({ error: "--app-id must be a number" })
+    .int()
+    .positive("--app-id must be the GitHub App's numeric id"),
+  approvals: z.coerce
+    .number()
+    .int()
+    .min(1, "--approvals must be at least 1: a gate needs a person")
+    .max(10, "--approvals must be at most 10 (GitHub's limit)"),
   dryRun: z.boolean().default(false),
   json: z.boolean().default(false),
 });
@@ -20,7 +27,9 @@ const Options = z.object({
 export function registerProtectCommands(program: Command): void {
   program
     .command("protect")
-    .description("Require Consort's seven checks (bound to the app) and PR reviews on the default branch, and reserve consort/state for the app, with repository rulesets")
+    .description(
+      "Require Consort's seven checks (bound to the app) and PR reviews on the default branch, and reserve consort/state for the app, with repository rulesets",
+    )
     .option("--repo <owner/name>", "the repository (default: GITHUB_REPOSITORY, else the origin remote)")
     .option("--app-id <id>", "the Consort GitHub App's id (default: CONSORT_APP_ID or APP_ID)")
     .option("--approvals <n>", "approving reviews a merge needs", "1")
@@ -28,11 +37,20 @@ export function registerProtectCommands(program: Command): void {
     .option("--json", "print the plan as JSON")
     .addHelpText("after", "\nAuth: GITHUB_TOKEN with the repository's Administration: write permission.")
     .action(async (raw: Record<string, unknown>) => {
-      const parsed = Options.safeParse({ ...raw, appId: raw.appId ?? process.env.CONSORT_APP_ID ?? process.env.APP_ID });
+      const parsed = Options.safeParse({
+        ...raw,
+        appId: raw.appId ?? process.env.CONSORT_APP_ID ?? process.env.APP_ID,
+      });
       if (!parsed.success) {
         const issue = parsed.error.issues[0]!;
-        const missing = issue.path[0] === "appId" && (raw.appId ?? process.env.CONSORT_APP_ID ?? process.env.APP_ID) === undefined;
-        throw new CliError(missing ? "The app id is missing" : issue.message, missing ? "pass --app-id N or set CONSORT_APP_ID (the number on the app's settings page)" : "run consort protect --help");
+        const missing =
+          issue.path[0] === "appId" && (raw.appId ?? process.env.CONSORT_APP_ID ?? process.env.APP_ID) === undefined;
+        throw new CliError(
+          missing ? "The app id is missing" : issue.message,
+          missing
+            ? "pass --app-id N or set CONSORT_APP_ID (the number on the app's settings page)"
+            : "run consort protect --help",
+        );
       }
       const options = parsed.data;
       try {
@@ -47,10 +65,15 @@ export function registerProtectCommands(program: Command): void {
         });
         const json = { ...result, rulesets: result.rulesets.map(({ body: _body, ...plan }) => plan) };
         printResult(options, json, () =>
-          [`${result.repository}, app ${result.appId}${result.dryRun ? " (dry run: nothing written)" : ""}`, "", formatPlan(result.rulesets)].join("\n"),
+          [
+            `${result.repository}, app ${result.appId}${result.dryRun ? " (dry run: nothing written)" : ""}`,
+            "",
+            formatPlan(result.rulesets),
+          ].join("\n"),
         );
       } catch (error) {
-        if (error instanceof ProtectError || error instanceof GitHubSetupError) throw new CliError(error.message, error.hint);
+        if (error instanceof ProtectError || error instanceof GitHubSetupError)
+          throw new CliError(error.message, error.hint);
         throw error;
       }
     });

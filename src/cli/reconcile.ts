@@ -23,7 +23,9 @@ interface Options {
 export function registerReconcileCommands(program: Command): void {
   program
     .command("reconcile")
-    .description("Re-derive every open track of a repository from GitHub (commits, runs, reviews, timeouts) and repair its state and checks, idempotently")
+    .description(
+      "Re-derive every open track of a repository from GitHub (commits, runs, reviews, timeouts) and repair its state and checks, idempotently",
+    )
     .option("--repo <owner/name>", "the repository (default: GITHUB_REPOSITORY, else the origin remote)")
     .option("--json", "print the result as JSON")
     .option("--quiet", "no progress on stderr")
@@ -39,7 +41,8 @@ export function registerReconcileCommands(program: Command): void {
       say(`reconciling ${owner}/${repo}`);
       const result = await reconcileRepository({ octokit, owner, repo, services, log, onProgress: say });
       printResult(options, result, () => render(result));
-      if (result.tracks.some((t) => t.outcome === "failed" || t.outcome === "tampered" || t.outcome === "conflict")) process.exitCode = 1;
+      if (result.tracks.some((t) => t.outcome === "failed" || t.outcome === "tampered" || t.outcome === "conflict"))
+        process.exitCode = 1;
     });
 }
 
@@ -57,25 +60,38 @@ async function appClient(owner: string, repo: string): Promise<{ octokit: GitHub
   const privateKey = privateKeyOf(env);
   const appId = Number(env.APP_ID);
   if (!env.APP_ID || !Number.isInteger(appId) || !privateKey) {
-    throw new CliError("consort reconcile runs as the GitHub App, but APP_ID or PRIVATE_KEY is not set", "export APP_ID and PRIVATE_KEY (or PRIVATE_KEY_PATH) as the app has them");
+    throw new CliError(
+      "consort reconcile runs as the GitHub App, but APP_ID or PRIVATE_KEY is not set",
+      "export APP_ID and PRIVATE_KEY (or PRIVATE_KEY_PATH) as the app has them",
+    );
   }
-  if (!env.CONSORT_STATE_KEY) throw new CliError("CONSORT_STATE_KEY is not set", "export the key the app seals consort/state with");
+  if (!env.CONSORT_STATE_KEY)
+    throw new CliError("CONSORT_STATE_KEY is not set", "export the key the app seals consort/state with");
   const app = new ProbotOctokit({ auth: { appId, privateKey } });
   let installationId: number;
   try {
     installationId = (await app.request("GET /repos/{owner}/{repo}/installation", { owner, repo })).data.id;
   } catch (error) {
-    throw new CliError(`The app is not installed on ${owner}/${repo} (${(error as Error).message})`, "install the Consort app on the repository first");
+    throw new CliError(
+      `The app is not installed on ${owner}/${repo} (${(error as Error).message})`,
+      "install the Consort app on the repository first",
+    );
   }
   const octokit = new ProbotOctokit({ auth: { appId, privateKey, installationId } }) as unknown as GitHub;
   return {
     octokit,
-    services: { appId, stateKey: env.CONSORT_STATE_KEY, clock: () => new Date(), openProvider: (database) => createProvider(database) },
+    services: {
+      appId,
+      stateKey: env.CONSORT_STATE_KEY,
+      clock: () => new Date(),
+      openProvider: (database) => createProvider(database),
+    },
   };
 }
 
 function stderrLog(say: (message: string) => void): Log {
-  const line = (level: string) => (a: object | string, b?: string) => say(`${level}: ${typeof a === "string" ? a : (b ?? "")}`);
+  const line = (level: string) => (a: object | string, b?: string) =>
+    say(`${level}: ${typeof a === "string" ? a : (b ?? "")}`);
   return { info: line("info"), warn: line("warn"), error: line("error"), debug: () => {} } as Log;
 }
 

@@ -1,7 +1,14 @@
 import type { Command } from "commander";
 import { clientFromEnv, GitHubSetupError, resolveRepository } from "../github/env-client.js";
 import type { GitHubClient } from "../github/client.js";
-import { assertCanReseal, createStateStore, ResealDeniedError, StateStoreError, TamperedStateError, TrackId } from "../state/index.js";
+import {
+  assertCanReseal,
+  createStateStore,
+  ResealDeniedError,
+  StateStoreError,
+  TamperedStateError,
+  TrackId,
+} from "../state/index.js";
 import { CliError, printResult, progress } from "./output.js";
 
 /**
@@ -16,7 +23,11 @@ interface Common {
 
 function stateKey(): string {
   const key = process.env.CONSORT_STATE_KEY?.trim();
-  if (!key) throw new CliError("CONSORT_STATE_KEY is not set", "export the same key the app uses; without it no signature can be checked");
+  if (!key)
+    throw new CliError(
+      "CONSORT_STATE_KEY is not set",
+      "export the same key the app uses; without it no signature can be checked",
+    );
   return key;
 }
 
@@ -32,7 +43,8 @@ function setup(options: Common): { octokit: GitHubClient; owner: string; repo: s
 }
 
 function trackArgument(trackId: string): string {
-  if (!TrackId.safeParse(trackId).success) throw new CliError(`"${trackId}" is not a track id`, "list them with `consort state list`");
+  if (!TrackId.safeParse(trackId).success)
+    throw new CliError(`"${trackId}" is not a track id`, "list them with `consort state list`");
   return trackId;
 }
 
@@ -41,7 +53,8 @@ async function run<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    if (error instanceof TamperedStateError) throw new CliError(error.message, "a repository admin can run `consort state reseal " + error.trackId + "`");
+    if (error instanceof TamperedStateError)
+      throw new CliError(error.message, "a repository admin can run `consort state reseal " + error.trackId + "`");
     if (error instanceof StateStoreError) throw new CliError(error.message, error.hint);
     if (error instanceof ResealDeniedError) throw new CliError(error.message, "ask a repository admin to re-seal");
     throw error;
@@ -49,14 +62,23 @@ async function run<T>(work: () => Promise<T>): Promise<T> {
 }
 
 export function registerStateCommands(program: Command): void {
-  const state = program.command("state").description("Inspect the signed track state on the consort/state branch, or re-seal a tampered file (admins)");
-  const withRepo = (command: Command) => command.option("--repo <owner/name>", "the repository (default: GITHUB_REPOSITORY, else the origin remote)").option("--json", "print JSON");
+  const state = program
+    .command("state")
+    .description("Inspect the signed track state on the consort/state branch, or re-seal a tampered file (admins)");
+  const withRepo = (command: Command) =>
+    command
+      .option("--repo <owner/name>", "the repository (default: GITHUB_REPOSITORY, else the origin remote)")
+      .option("--json", "print JSON");
 
-  withRepo(state.command("list").description("List the tracks that have a state file")).action(async (options: Common) => {
-    const { octokit, owner, repo, key } = setup(options);
-    const tracks = await run(() => createStateStore({ octokit, owner, repo, key }).list());
-    printResult(options, { repository: `${owner}/${repo}`, tracks }, () => (tracks.length ? tracks.join("\n") : `${owner}/${repo} has no tracks on consort/state`));
-  });
+  withRepo(state.command("list").description("List the tracks that have a state file")).action(
+    async (options: Common) => {
+      const { octokit, owner, repo, key } = setup(options);
+      const tracks = await run(() => createStateStore({ octokit, owner, repo, key }).list());
+      printResult(options, { repository: `${owner}/${repo}`, tracks }, () =>
+        tracks.length ? tracks.join("\n") : `${owner}/${repo} has no tracks on consort/state`,
+      );
+    },
+  );
 
   withRepo(
     state
@@ -69,13 +91,29 @@ export function registerStateCommands(program: Command): void {
     const store = createStateStore({ octokit, owner, repo, key });
     if (options.raw) {
       const found = await run(() => store.inspect(trackArgument(trackId)));
-      if (!found) throw new CliError(`Track ${trackId} has no state file in ${owner}/${repo}`, "list them with `consort state list`");
-      printResult(options, found, () => [found.text.trimEnd(), "", found.problems.length ? `Fails verification:\n${found.problems.map((p) => `  - ${p}`).join("\n")}` : "Verified: schema and signature are sound."].join("\n"));
+      if (!found)
+        throw new CliError(
+          `Track ${trackId} has no state file in ${owner}/${repo}`,
+          "list them with `consort state list`",
+        );
+      printResult(options, found, () =>
+        [
+          found.text.trimEnd(),
+          "",
+          found.problems.length
+            ? `Fails verification:\n${found.problems.map((p) => `  - ${p}`).join("\n")}`
+            : "Verified: schema and signature are sound.",
+        ].join("\n"),
+      );
       if (found.problems.length) process.exitCode = 1;
       return;
     }
     const current = await run(() => store.read(trackArgument(trackId)));
-    if (!current) throw new CliError(`Track ${trackId} has no state file in ${owner}/${repo}`, "list them with `consort state list`");
+    if (!current)
+      throw new CliError(
+        `Track ${trackId} has no state file in ${owner}/${repo}`,
+        "list them with `consort state list`",
+      );
     printResult(options, current, () => JSON.stringify(current, null, 2));
   });
 
@@ -83,7 +121,11 @@ export function registerStateCommands(program: Command): void {
     state
       .command("reseal")
       .argument("<track>", "the track id")
-      .option("--reason <text>", "why the content can be trusted (kept in the file)", "re-sealed by a maintainer with consort state reseal")
+      .option(
+        "--reason <text>",
+        "why the content can be trusted (kept in the file)",
+        "re-sealed by a maintainer with consort state reseal",
+      )
       .description("Re-sign a state file that fails only its signature; needs admin permission, checked with GitHub"),
   ).action(async (trackId: string, options: Common & { reason: string }) => {
     const { octokit, owner, repo, key } = setup(options);
@@ -94,7 +136,14 @@ export function registerStateCommands(program: Command): void {
       await assertCanReseal(octokit, owner, repo, me.login);
       return createStateStore({ octokit, owner, repo, key }).reseal(trackArgument(trackId), me.login, options.reason);
     });
-    const text = result.outcome === "written" ? `Re-sealed tracks/${trackId}.json at ${result.commit.slice(0, 7)}.` : `tracks/${trackId}.json is sound: nothing to re-seal.`;
-    printResult(options, { outcome: result.outcome, commit: result.outcome === "written" ? result.commit : undefined }, () => text);
+    const text =
+      result.outcome === "written"
+        ? `Re-sealed tracks/${trackId}.json at ${result.commit.slice(0, 7)}.`
+        : `tracks/${trackId}.json is sound: nothing to re-seal.`;
+    printResult(
+      options,
+      { outcome: result.outcome, commit: result.outcome === "written" ? result.commit : undefined },
+      () => text,
+    );
   });
 }

@@ -6,7 +6,15 @@ import { simpleGit } from "simple-git";
 import { parseRepository } from "../github/client.js";
 import { createMcpServer, serveStdio } from "../mcp/server.js";
 import { createProvider } from "../substrate/index.js";
-import { consortTools, inputJsonSchema, openAIResponsesTools, openAITools, outputJsonSchema, ToolContext, type StateSource } from "../tools/index.js";
+import {
+  consortTools,
+  inputJsonSchema,
+  openAIResponsesTools,
+  openAITools,
+  outputJsonSchema,
+  ToolContext,
+  type StateSource,
+} from "../tools/index.js";
 import { CliError, printResult } from "./output.js";
 
 /** `consort tools`: the agents' tool registry, listed or rendered as an OpenAI tool specification. */
@@ -48,7 +56,9 @@ export function registerToolsCommands(program: Command): void {
         outputSchema: outputJsonSchema(tool),
       }));
       printResult(options, { tools: listing }, () =>
-        listing.map((tool) => `${tool.name}${tool.readOnly ? "" : " (changes database branches)"}\n  ${tool.description}`).join("\n\n"),
+        listing
+          .map((tool) => `${tool.name}${tool.readOnly ? "" : " (changes database branches)"}\n  ${tool.description}`)
+          .join("\n\n"),
       );
     });
 }
@@ -64,11 +74,20 @@ interface McpOptions {
 export function registerMcpCommand(program: Command): void {
   program
     .command("mcp")
-    .description("Serve Consort's tools to a coding agent over MCP (stdio): next action, status, validation, explanations, local cycles, database branches")
+    .description(
+      "Serve Consort's tools to a coding agent over MCP (stdio): next action, status, validation, explanations, local cycles, database branches",
+    )
     .option("--repo <path>", "the local checkout the tools work in", process.cwd())
     .option("--state <file>", "read track state from this file (a signed state file or an orchestrator snapshot)")
-    .option("--github-repo <owner/name>", "with a token: the repository whose consort/state branch holds the state (default: the checkout's origin)")
-    .option("--token-env <name>", "environment variable holding a GitHub token; when set, state is read from consort/state", "GITHUB_TOKEN")
+    .option(
+      "--github-repo <owner/name>",
+      "with a token: the repository whose consort/state branch holds the state (default: the checkout's origin)",
+    )
+    .option(
+      "--token-env <name>",
+      "environment variable holding a GitHub token; when set, state is read from consort/state",
+      "GITHUB_TOKEN",
+    )
     .option("--unverified-state", "read signed state without CONSORT_STATE_KEY (answers say verified: false)")
     .addHelpText(
       "after",
@@ -110,7 +129,11 @@ async function stateSource(repoPath: string, options: McpOptions): Promise<State
   } catch (error) {
     throw new CliError((error as Error).message, "pass --github-repo owner/name");
   }
-  const octokit = new Octokit({ auth: token, userAgent: "consort-mcp", ...(process.env.GITHUB_API_URL ? { baseUrl: process.env.GITHUB_API_URL } : {}) });
+  const octokit = new Octokit({
+    auth: token,
+    userAgent: "consort-mcp",
+    ...(process.env.GITHUB_API_URL ? { baseUrl: process.env.GITHUB_API_URL } : {}),
+  });
   return { kind: "github", owner, repo, octokit };
 }
 
@@ -132,7 +155,11 @@ async function originRepository(repoPath: string): Promise<string> {
     // fall through to the error below
   }
   const fullName = repositoryFromRemote(url);
-  if (!fullName) throw new CliError(`Could not tell which GitHub repository ${repoPath} is (no usable origin remote).`, "pass --github-repo owner/name");
+  if (!fullName)
+    throw new CliError(
+      `Could not tell which GitHub repository ${repoPath} is (no usable origin remote).`,
+      "pass --github-repo owner/name",
+    );
   return fullName;
 }
 

@@ -8,7 +8,9 @@ import { z } from "zod";
 
 const command = z.string().trim().min(1);
 const globs = z.array(z.string().min(1)).min(1);
-const githubLogin = z.string().regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]|\[bot\])*$/, "a GitHub login such as octocat or my-agent[bot]");
+const githubLogin = z
+  .string()
+  .regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]|\[bot\])*$/, "a GitHub login such as octocat or my-agent[bot]");
 
 export const ROLE_NAMES = [
   "product-owner",
@@ -33,7 +35,10 @@ export const LocalProviderSettings = z
 export const PostgresProviderSettings = z
   .object({
     /** Name of the environment variable holding the server URL (never the URL itself: it has a password). */
-    urlEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/).default("CONSORT_POSTGRES_URL"),
+    urlEnv: z
+      .string()
+      .regex(/^[A-Z_][A-Z0-9_]*$/)
+      .default("CONSORT_POSTGRES_URL"),
     /** The database that holds the root branch. */
     rootDatabase: z.string().min(1).default("consort_root"),
   })
@@ -68,7 +73,11 @@ export const DatabaseConfig = z
   .strict()
   .superRefine((db, ctx) => {
     if (db.provider === "lakebase" && !db.lakebase) {
-      ctx.addIssue({ code: "custom", path: ["lakebase"], message: "provider is lakebase: set database.lakebase.host and database.lakebase.project" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["lakebase"],
+        message: "provider is lakebase: set database.lakebase.host and database.lakebase.project",
+      });
     }
   });
 

@@ -53,7 +53,7 @@ export function loadEnv(source: NodeJS.ProcessEnv = process.env): AppEnv {
 
   const problems: string[] = [];
   for (const [name, what] of REQUIRED_IN_PRODUCTION) {
-    const present = name === "PRIVATE_KEY" ? env.PRIVATE_KEY ?? env.PRIVATE_KEY_PATH : env[name];
+    const present = name === "PRIVATE_KEY" ? (env.PRIVATE_KEY ?? env.PRIVATE_KEY_PATH) : env[name];
     if (!present) problems.push(`${name} is missing: ${what}.`);
   }
   if (env.CONSORT_STATE_KEY && env.CONSORT_STATE_KEY.length < 32) {

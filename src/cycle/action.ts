@@ -18,7 +18,9 @@ export async function runCycleAction(env: NodeJS.ProcessEnv = process.env): Prom
   const outDir = resolve(workspace, getInput("result-dir", env) || join(env.RUNNER_TEMP ?? cwd, "consort-cycle"));
   try {
     const request = parseCycleRequest(requireInput("request", env), "the action input `request`");
-    const { config } = await loadConfigFile(resolve(workspace, getInput("config", env) || join(cwd, ".github/consort.yml")));
+    const { config } = await loadConfigFile(
+      resolve(workspace, getInput("config", env) || join(cwd, ".github/consort.yml")),
+    );
     const provider = await createProvider(config.database, { env, onProgress: (m) => console.log(m) });
     try {
       const result = await runCycle(request, {
@@ -45,4 +47,3 @@ export async function runCycleAction(env: NodeJS.ProcessEnv = process.env): Prom
     return 1;
   }
 }
-

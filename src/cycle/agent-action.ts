@@ -22,8 +22,11 @@ export async function runAgentAction(env: NodeJS.ProcessEnv = process.env, defau
       throw new Error(`the action input \`request\` is not valid JSON: ${(error as Error).message}`);
     }
     const parsed = AgentRequest.safeParse(data);
-    if (!parsed.success) throw new Error(`the action input \`request\` is not a valid agent request:\n${formatIssues(parsed.error)}`);
-    const { config } = await loadConfigFile(resolve(workspace, getInput("config", env) || join(cwd, ".github/consort.yml")));
+    if (!parsed.success)
+      throw new Error(`the action input \`request\` is not a valid agent request:\n${formatIssues(parsed.error)}`);
+    const { config } = await loadConfigFile(
+      resolve(workspace, getInput("config", env) || join(cwd, ".github/consort.yml")),
+    );
     const rolesDir = resolve(workspace, getInput("roles-dir", env) || defaultRolesDir || "roles");
     const result = await runAgentTurn(parsed.data, { config, cwd, rolesDir });
     const outDir = resolve(workspace, getInput("result-dir", env) || join(env.RUNNER_TEMP ?? cwd, "consort-agent"));

@@ -88,7 +88,12 @@ export async function changedPaths(cwd: string): Promise<string[]> {
 }
 
 export function commitMessage(request: AgentRequest): string {
-  const kind = typeof request.nextAction.kind === "string" ? request.nextAction.kind : typeof request.nextAction.step === "string" ? request.nextAction.step : "turn";
+  const kind =
+    typeof request.nextAction.kind === "string"
+      ? request.nextAction.kind
+      : typeof request.nextAction.step === "string"
+        ? request.nextAction.step
+        : "turn";
   const subject = request.subject ?? `consort(${request.role}): ${kind}`;
   return `${subject}\n\nConsort-Role: ${request.role}\n`;
 }
@@ -102,7 +107,16 @@ export async function runAgentTurn(request: AgentRequest, deps: AgentTurnDeps): 
   let agent: CommandRecord | undefined;
   let commit: string | null = null;
   const finish = (): AgentTurnResult =>
-    AgentTurnResult.parse({ version: 1, request, verdict: commit ? "committed" : "refused", commit, files, outside, ...(agent ? { agent } : {}), reasons });
+    AgentTurnResult.parse({
+      version: 1,
+      request,
+      verdict: commit ? "committed" : "refused",
+      commit,
+      files,
+      outside,
+      ...(agent ? { agent } : {}),
+      reasons,
+    });
 
   if (!config.agents.enabled || !config.agents.command) {
     reasons.push("agents are not enabled in .github/consort.yml (set agents.enabled: true and agents.command)");
@@ -118,12 +132,16 @@ export async function runAgentTurn(request: AgentRequest, deps: AgentTurnDeps): 
   }
   const startHead = (await gitOut(cwd, ["rev-parse", "HEAD"])).trim();
   if (request.commit && startHead !== request.commit) {
-    reasons.push(`the track is at ${startHead.slice(0, 12)}, not at ${request.commit.slice(0, 12)} where this turn was planned: the orchestrator must decide again`);
+    reasons.push(
+      `the track is at ${startHead.slice(0, 12)}, not at ${request.commit.slice(0, 12)} where this turn was planned: the orchestrator must decide again`,
+    );
     return finish();
   }
   const before = await changedPaths(cwd);
   if (before.length) {
-    reasons.push(`the checkout already has changes before the agent ran (${before.slice(0, 5).join(", ")}): start from a clean checkout`);
+    reasons.push(
+      `the checkout already has changes before the agent ran (${before.slice(0, 5).join(", ")}): start from a clean checkout`,
+    );
     return finish();
   }
 
@@ -141,25 +159,37 @@ export async function runAgentTurn(request: AgentRequest, deps: AgentTurnDeps): 
         CONSORT_ALLOWED_PATHS: request.allowedPaths.join("\n"),
         CONSORT_TRACK: request.track,
       },
-      input: JSON.stringify({ role: request.role, prompt, nextAction: request.nextAction, allowedPaths: request.allowedPaths }),
+      input: JSON.stringify({
+        role: request.role,
+        prompt,
+        nextAction: request.nextAction,
+        allowedPaths: request.allowedPaths,
+      }),
       timeoutMs: config.cycle.timeoutMinutes * 60_000,
       tailLines: 120,
     });
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }
-  if (agent.exitCode !== 0) reasons.push(`the agent command ${agent.exitCode === null ? `was killed (${agent.signal ?? "signal"})` : `exited ${agent.exitCode}`}; nothing is committed`);
+  if (agent.exitCode !== 0)
+    reasons.push(
+      `the agent command ${agent.exitCode === null ? `was killed (${agent.signal ?? "signal"})` : `exited ${agent.exitCode}`}; nothing is committed`,
+    );
 
   const endHead = (await gitOut(cwd, ["rev-parse", "HEAD"])).trim();
   if (endHead !== startHead) {
     files = (await gitOut(cwd, ["diff", "--name-only", startHead, endHead])).split("\n").filter(Boolean);
-    reasons.push("the agent made commits by itself; Consort commits an agent's work (with the Consort-Role trailer) only after checking its paths: nothing is pushed");
+    reasons.push(
+      "the agent made commits by itself; Consort commits an agent's work (with the Consort-Role trailer) only after checking its paths: nothing is pushed",
+    );
   }
   files = [...new Set([...files, ...(await changedPaths(cwd))])].sort();
   const allowed = picomatch(request.allowedPaths, { dot: true });
   outside = files.filter((path) => !allowed(path));
   if (outside.length) {
-    reasons.push(`the ${request.role} changed files outside its allowed paths (${request.allowedPaths.join(", ")}): ${outside.join(", ")}; nothing is committed`);
+    reasons.push(
+      `the ${request.role} changed files outside its allowed paths (${request.allowedPaths.join(", ")}): ${outside.join(", ")}; nothing is committed`,
+    );
   }
   if (files.length === 0) reasons.push(`the ${request.role} changed nothing`);
   if (reasons.length) return finish();
@@ -170,7 +200,17 @@ export async function runAgentTurn(request: AgentRequest, deps: AgentTurnDeps): 
   try {
     const messagePath = join(messageDir, "message.txt");
     await writeFile(messagePath, commitMessage(request));
-    await gitOut(cwd, ["-c", `user.name=${author.name}`, "-c", `user.email=${author.email}`, "commit", "-q", "--no-verify", "-F", messagePath]);
+    await gitOut(cwd, [
+      "-c",
+      `user.name=${author.name}`,
+      "-c",
+      `user.email=${author.email}`,
+      "commit",
+      "-q",
+      "--no-verify",
+      "-F",
+      messagePath,
+    ]);
   } finally {
     await rm(messageDir, { recursive: true, force: true });
   }

@@ -98,7 +98,11 @@ export const runShellCommand: CommandRunner = (command, options) =>
       resolvePromise({
         command,
         exitCode: timedOut ? null : code,
-        ...(timedOut ? { signal: `timeout after ${Math.round(options.timeoutMs / 1000)} s` } : signal ? { signal } : {}),
+        ...(timedOut
+          ? { signal: `timeout after ${Math.round(options.timeoutMs / 1000)} s` }
+          : signal
+            ? { signal }
+            : {}),
         durationMs: Math.round(performance.now() - started),
         outputTail: tail,
       });

@@ -12,7 +12,8 @@ export async function loadConfigFile(path: string): Promise<{ config: ConsortCon
   try {
     text = await readFile(path, "utf8");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { config: ConsortConfig.parse({}), source: "defaults" };
+    if ((error as NodeJS.ErrnoException).code === "ENOENT")
+      return { config: ConsortConfig.parse({}), source: "defaults" };
     throw error;
   }
   let raw: unknown;
@@ -22,6 +23,9 @@ export async function loadConfigFile(path: string): Promise<{ config: ConsortCon
     throw new CycleInputError(`${path} is not valid YAML: ${(error as Error).message.split("\n")[0]}`);
   }
   const parsed = ConsortConfig.safeParse(raw);
-  if (!parsed.success) throw new CycleInputError(`${path} breaks the configuration schema:\n${formatIssues(parsed.error)}\nfix the file (consort init writes a valid starter)`);
+  if (!parsed.success)
+    throw new CycleInputError(
+      `${path} breaks the configuration schema:\n${formatIssues(parsed.error)}\nfix the file (consort init writes a valid starter)`,
+    );
   return { config: parsed.data, source: "file" };
 }

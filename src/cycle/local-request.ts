@@ -51,7 +51,10 @@ export async function buildLocalRequest(options: LocalCycleOptions): Promise<Cyc
   const byId = new Map(list.tests.map((t) => [t.id, t]));
   const pick = (id: string): CycleTest => {
     const entry = byId.get(id);
-    if (!entry) throw new CycleInputError(`test ${id} is not in the test list (it has ${list.tests.map((t) => t.id).join(", ")})`);
+    if (!entry)
+      throw new CycleInputError(
+        `test ${id} is not in the test list (it has ${list.tests.map((t) => t.id).join(", ")})`,
+      );
     return { id: entry.id, file: entry.file, title: entry.title };
   };
   const inTurn = options.tests.map(pick);
@@ -60,7 +63,10 @@ export async function buildLocalRequest(options: LocalCycleOptions): Promise<Cyc
   else if (step === "release" && inTurn.length === 0) earlier = list.tests.map((t) => pick(t.id));
   else {
     const first = inTurn.length ? list.tests.findIndex((t) => t.id === inTurn[0]!.id) : list.tests.length;
-    earlier = list.tests.slice(0, first).map((t) => pick(t.id)).filter((t) => !inTurn.some((i) => i.id === t.id));
+    earlier = list.tests
+      .slice(0, first)
+      .map((t) => pick(t.id))
+      .filter((t) => !inTurn.some((i) => i.id === t.id));
   }
 
   let commit: string;
@@ -92,6 +98,7 @@ export async function buildLocalRequest(options: LocalCycleOptions): Promise<Cyc
     frozenTestFiles,
     database: { branch: options.dbBranch ?? sanitiseBranchName(branch) },
   });
-  if (!parsed.success) throw new CycleInputError(`the options do not make a valid cycle request:\n${formatIssues(parsed.error)}`);
+  if (!parsed.success)
+    throw new CycleInputError(`the options do not make a valid cycle request:\n${formatIssues(parsed.error)}`);
   return parsed.data;
 }

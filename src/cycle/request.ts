@@ -37,7 +37,11 @@ export const FrozenTestFile = z
   .strict()
   .superRefine((file, ctx) => {
     if (file.text !== undefined && hashFrozenText(file.text) !== file.sha256) {
-      ctx.addIssue({ code: "custom", path: ["sha256"], message: `the frozen text of ${file.path} does not hash to the sha256 given with it` });
+      ctx.addIssue({
+        code: "custom",
+        path: ["sha256"],
+        message: `the frozen text of ${file.path} does not hash to the sha256 given with it`,
+      });
     }
   });
 export type FrozenTestFile = z.infer<typeof FrozenTestFile>;
@@ -80,7 +84,9 @@ export const CycleRequest = z
         branch: z.string().trim().min(1).max(255).optional(),
       })
       .strict()
-      .refine((base) => base.commit !== undefined || base.branch !== undefined, { message: "a base needs a commit or a branch (or leave base out)" })
+      .refine((base) => base.commit !== undefined || base.branch !== undefined, {
+        message: "a base needs a commit or a branch (or leave base out)",
+      })
       .optional(),
     /** Time to live of the throwaway branch, so a job killed mid-cycle leaves nothing for long. */
     ttlSeconds: z.number().int().min(60).max(86_400).default(3600),
@@ -88,19 +94,36 @@ export const CycleRequest = z
   .strict()
   .superRefine((request, ctx) => {
     if ((request.step === "red" || request.step === "green") && request.tests.inTurn.length === 0) {
-      ctx.addIssue({ code: "custom", path: ["tests", "inTurn"], message: `a ${request.step} step needs at least one test in turn` });
+      ctx.addIssue({
+        code: "custom",
+        path: ["tests", "inTurn"],
+        message: `a ${request.step} step needs at least one test in turn`,
+      });
     }
     const seen = new Map<string, string>();
-    for (const [group, tests] of [["inTurn", request.tests.inTurn], ["earlierGreen", request.tests.earlierGreen]] as const) {
+    for (const [group, tests] of [
+      ["inTurn", request.tests.inTurn],
+      ["earlierGreen", request.tests.earlierGreen],
+    ] as const) {
       tests.forEach((test, index) => {
         const other = seen.get(test.id);
-        if (other) ctx.addIssue({ code: "custom", path: ["tests", group, index, "id"], message: `${test.id} is listed twice (also in ${other})` });
+        if (other)
+          ctx.addIssue({
+            code: "custom",
+            path: ["tests", group, index, "id"],
+            message: `${test.id} is listed twice (also in ${other})`,
+          });
         else seen.set(test.id, group);
       });
     }
     const paths = new Set<string>();
     request.frozenTestFiles.forEach((file, index) => {
-      if (paths.has(file.path)) ctx.addIssue({ code: "custom", path: ["frozenTestFiles", index, "path"], message: `${file.path} is frozen twice` });
+      if (paths.has(file.path))
+        ctx.addIssue({
+          code: "custom",
+          path: ["frozenTestFiles", index, "path"],
+          message: `${file.path} is frozen twice`,
+        });
       paths.add(file.path);
     });
   });
@@ -116,12 +139,15 @@ export function parseCycleRequest(json: string, source = "the cycle request"): C
     throw new CycleInputError(`${source} is not valid JSON: ${(error as Error).message}`);
   }
   const parsed = CycleRequest.safeParse(data);
-  if (!parsed.success) throw new CycleInputError(`${source} is not a valid cycle request:\n${formatIssues(parsed.error)}`);
+  if (!parsed.success)
+    throw new CycleInputError(`${source} is not a valid cycle request:\n${formatIssues(parsed.error)}`);
   return parsed.data;
 }
 
 export function formatIssues(error: z.ZodError): string {
-  return error.issues.map((issue) => `  - ${issue.path.length ? issue.path.join(".") : "(top level)"}: ${issue.message}`).join("\n");
+  return error.issues
+    .map((issue) => `  - ${issue.path.length ? issue.path.join(".") : "(top level)"}: ${issue.message}`)
+    .join("\n");
 }
 
 /** A request or option that cannot start a cycle: nothing ran, nothing was created. */

@@ -38,7 +38,12 @@ export interface CycleDeps {
 
 /** A throwaway branch id under the provider's rules (leading letter, [a-z0-9-], at most 63 chars). */
 export function throwawayBranchName(trackBranch: string, suffix = randomBytes(4).toString("hex")): string {
-  const head = trackBranch.toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/^[^a-z]+/, "").slice(0, 63 - 7 - suffix.length).replace(/-+$/, "");
+  const head = trackBranch
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, "-")
+    .replace(/^[^a-z]+/, "")
+    .slice(0, 63 - 7 - suffix.length)
+    .replace(/-+$/, "");
   return `${head || "track"}-cycle-${suffix}`;
 }
 
@@ -72,7 +77,9 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
       await provider.deleteBranch(cycleBranch);
       dropped = true;
     } catch (error) {
-      warnings.push(`the throwaway branch ${cycleBranch} could not be deleted (${(error as Error).message}); its TTL of ${request.ttlSeconds} s will reap it`);
+      warnings.push(
+        `the throwaway branch ${cycleBranch} could not be deleted (${(error as Error).message}); its TTL of ${request.ttlSeconds} s will reap it`,
+      );
     }
     timings.drop = elapsed(mark);
   };
@@ -82,28 +89,47 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
     if (!head) throw new Error(`${cwd} is not a git checkout: the cycle cannot prove which commit it tested`);
     commit = head;
     if (head !== request.commit) {
-      throw new Error(`the checkout is at ${head.slice(0, 12)}, but the request asks to test ${request.commit.slice(0, 12)}: check out the requested commit`);
+      throw new Error(
+        `the checkout is at ${head.slice(0, 12)}, but the request asks to test ${request.commit.slice(0, 12)}: check out the requested commit`,
+      );
     }
     // Read what the commit holds before any command runs, so a command cannot change the evidence
     // (while the branch is forked: neither waits for the other).
     const frozenPaths = new Set(request.frozenTestFiles.map((f) => f.path));
     // Only a refactor needs the track's own test changes: the trunk's test files are its baseline.
-    const evidence = Promise.all([readFrozenFiles(cwd, request.frozenTestFiles), request.step === "refactor" ? trackTestChanges(cwd, request, config.paths.tests) : undefined]);
+    const evidence = Promise.all([
+      readFrozenFiles(cwd, request.frozenTestFiles),
+      request.step === "refactor" ? trackTestChanges(cwd, request, config.paths.tests) : undefined,
+    ]);
     evidence.catch(() => {});
 
     let mark = performance.now();
     if (deps.rebuildMissingTrack) {
-      const rebuilt = await rebuildTrackIfMissing({ provider, config, cwd, runCommand, trackBranch: request.database.branch, timeoutMs, progress });
+      const rebuilt = await rebuildTrackIfMissing({
+        provider,
+        config,
+        cwd,
+        runCommand,
+        trackBranch: request.database.branch,
+        timeoutMs,
+        progress,
+      });
       if (rebuilt) warnings.push(rebuilt);
     }
     const name = deps.cycleBranchName ?? throwawayBranchName(request.database.branch);
     progress(`forking ${name} from ${request.database.branch}`);
     cycleBranch = name;
-    await provider.createBranch(name, { from: request.database.branch, ttlSeconds: request.ttlSeconds, onProgress: progress });
+    await provider.createBranch(name, {
+      from: request.database.branch,
+      ttlSeconds: request.ttlSeconds,
+      onProgress: progress,
+    });
     const url = await provider.connectionUrl(name);
     timings.fork = elapsed(mark);
     const [frozenFiles, testChanges] = await evidence;
-    const unfrozenTestChanges = testChanges?.ok ? { ...testChanges, files: testChanges.files.filter((f) => !frozenPaths.has(f.path)) } : testChanges;
+    const unfrozenTestChanges = testChanges?.ok
+      ? { ...testChanges, files: testChanges.files.filter((f) => !frozenPaths.has(f.path)) }
+      : testChanges;
     const env = { DATABASE_URL: url, CONSORT_STEP: request.step, CONSORT_TRACK: request.track };
     const secrets = secretsOfUrl(url);
 
@@ -156,7 +182,11 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
       timings.verdict = elapsed(mark);
     }
   } catch (error) {
-    reasons.push(error instanceof JUnitError ? `the JUnit report ${config.junit} could not be read: ${error.message}` : (error as Error).message);
+    reasons.push(
+      error instanceof JUnitError
+        ? `the JUnit report ${config.junit} could not be read: ${error.message}`
+        : (error as Error).message,
+    );
   } finally {
     await (dropping ?? dropBranch());
   }
@@ -192,7 +222,9 @@ async function trackTestChanges(cwd: string, request: CycleRequest, globs: strin
 type TestChanges = { ok: true; base: string; files: TestFileChange[] } | { ok: false; reason: string };
 
 /** A provider that can re-take a branch's frozen base after changing it (the postgres providers). */
-export function canRefreshBase(provider: BranchProvider): provider is BranchProvider & { refreshBase(name: string): Promise<unknown> } {
+export function canRefreshBase(
+  provider: BranchProvider,
+): provider is BranchProvider & { refreshBase(name: string): Promise<unknown> } {
   return typeof (provider as { refreshBase?: unknown }).refreshBase === "function";
 }
 
@@ -211,8 +243,16 @@ async function rebuildTrackIfMissing(options: {
   if (config.database.seed && root !== trackBranch) {
     options.progress(`seeding the root branch: ${config.database.seed}`);
     const url = await provider.connectionUrl(root);
-    const seeded = await options.runCommand(config.database.seed, { cwd: options.cwd, env: { DATABASE_URL: url }, timeoutMs: options.timeoutMs, secrets: secretsOfUrl(url) });
-    if (seeded.exitCode !== 0) throw new Error(`the seed command \`${config.database.seed}\` failed (exit ${seeded.exitCode ?? seeded.signal}): ${seeded.outputTail.split("\n").slice(-3).join(" / ")}`);
+    const seeded = await options.runCommand(config.database.seed, {
+      cwd: options.cwd,
+      env: { DATABASE_URL: url },
+      timeoutMs: options.timeoutMs,
+      secrets: secretsOfUrl(url),
+    });
+    if (seeded.exitCode !== 0)
+      throw new Error(
+        `the seed command \`${config.database.seed}\` failed (exit ${seeded.exitCode ?? seeded.signal}): ${seeded.outputTail.split("\n").slice(-3).join(" / ")}`,
+      );
     if (canRefreshBase(provider)) await provider.refreshBase(root);
   }
   if (root !== trackBranch) {
@@ -231,17 +271,24 @@ async function readReport(path: string, shown: string, testStartWall: number, co
   try {
     modified = (await stat(path)).mtimeMs;
   } catch {
-    throw new Error(`the test command \`${command}\` wrote no JUnit report at ${shown}: configure its JUnit reporter to write there (consort.yml: junit)`);
+    throw new Error(
+      `the test command \`${command}\` wrote no JUnit report at ${shown}: configure its JUnit reporter to write there (consort.yml: junit)`,
+    );
   }
   // Whole seconds: some filesystems keep coarse times; the old report was deleted before the run anyway.
   if (Math.floor(modified / 1000) < Math.floor(testStartWall / 1000)) {
-    throw new Error(`the JUnit report ${shown} is older than this test run: it was left by an earlier run, so it proves nothing`);
+    throw new Error(
+      `the JUnit report ${shown} is older than this test run: it was left by an earlier run, so it proves nothing`,
+    );
   }
   return readFile(path, "utf8");
 }
 
 /** Write `cycle-result.json` and the Markdown summary into `outDir`. */
-export async function writeCycleResult(result: CycleResult, outDir: string): Promise<{ json: string; summary: string }> {
+export async function writeCycleResult(
+  result: CycleResult,
+  outDir: string,
+): Promise<{ json: string; summary: string }> {
   await mkdir(outDir, { recursive: true });
   const json = join(outDir, CYCLE_RESULT_FILE);
   const summary = join(outDir, CYCLE_SUMMARY_FILE);

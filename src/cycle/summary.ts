@@ -30,13 +30,18 @@ export function renderCycleSummary(result: CycleResult): string {
   if (result.tests.length) {
     lines.push("### Tests", "", "| test | role | outcome | file | message |", "|---|---|---|---|---|");
     for (const t of result.tests) {
-      lines.push(`| ${t.id} ${cell(t.title)} | ${t.role} | ${ICON[t.outcome]} | \`${t.file}\` | ${cell(t.message ?? "")} |`);
+      lines.push(
+        `| ${t.id} ${cell(t.title)} | ${t.role} | ${ICON[t.outcome]} | \`${t.file}\` | ${cell(t.message ?? "")} |`,
+      );
     }
     lines.push("");
   }
   if (result.report) {
     const r = result.report;
-    lines.push(`Report \`${r.path}\` (${r.flavour ?? "unknown flavour"}): ${r.total} test(s), ${r.passed} passed, ${r.failed} failed, ${r.skipped} skipped.`, "");
+    lines.push(
+      `Report \`${r.path}\` (${r.flavour ?? "unknown flavour"}): ${r.total} test(s), ${r.passed} passed, ${r.failed} failed, ${r.skipped} skipped.`,
+      "",
+    );
   }
   const t = result.timingsMs;
   lines.push("| fork | migrate | tests | verdict | drop | total |", "|---|---|---|---|---|---|");

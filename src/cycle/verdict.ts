@@ -43,7 +43,10 @@ export interface Verdict {
 }
 
 const firstLine = (text: string | undefined, max = 200): string | undefined => {
-  const line = text?.split("\n").find((l) => l.trim())?.trim();
+  const line = text
+    ?.split("\n")
+    .find((l) => l.trim())
+    ?.trim();
   return line && line.length > max ? `${line.slice(0, max - 3)}...` : line;
 };
 
@@ -56,10 +59,16 @@ function outcomeOf(report: ReportForVerdict, test: CycleTest, role: "turn" | "ea
   const location = locateTestCase(report, { file: test.file, title: test.title });
   if (location.status === "missing") return { ...base, outcome: "missing" };
   if (location.status === "ambiguous") {
-    return { ...base, outcome: "missing", message: `${location.candidates.length} test cases in the report match this file and title; give the test a title of its own` };
+    return {
+      ...base,
+      outcome: "missing",
+      message: `${location.candidates.length} test cases in the report match this file and title; give the test a title of its own`,
+    };
   }
   const found = location.test;
-  const message = firstLine(location.status === "not-loaded" ? `its file did not load: ${location.loadError.message}` : found.message);
+  const message = firstLine(
+    location.status === "not-loaded" ? `its file did not load: ${location.loadError.message}` : found.message,
+  );
   return {
     ...base,
     outcome: (location.status === "not-loaded" ? "failed-error" : found.outcome) as TestOutcome,
@@ -142,9 +151,12 @@ export function decideVerdict(input: VerdictInput): Verdict {
   const earlier = request.tests.earlierGreen.map((t) => outcomeOf(report, t, "earlier"));
   const reasons: string[] = [];
 
-  if (report.tests.length === 0) reasons.push("the test report lists no test cases: the test command ran nothing, or wrote an empty report");
+  if (report.tests.length === 0)
+    reasons.push("the test report lists no test cases: the test command ran nothing, or wrote an empty report");
   for (const error of report.loadErrors) {
-    reasons.push(`a test file failed to load: ${describeLoadError(error)}; fix the import or compile error (a file that does not load proves nothing)`);
+    reasons.push(
+      `a test file failed to load: ${describeLoadError(error)}; fix the import or compile error (a file that does not load proves nothing)`,
+    );
   }
   if (testExitCode === null) reasons.push("the test command was killed before it finished (timeout or signal)");
 
@@ -154,7 +166,9 @@ export function decideVerdict(input: VerdictInput): Verdict {
       if (why) reasons.push(why);
     }
     if (testExitCode === 0) {
-      reasons.push("the test command exited 0 although a RED test must fail: the runner's exit code and its report disagree");
+      reasons.push(
+        "the test command exited 0 although a RED test must fail: the runner's exit code and its report disagree",
+      );
     }
   } else {
     for (const t of turn) if (t.outcome !== "passed") reasons.push(whyNotPassing(t, "(in turn)"));
@@ -162,7 +176,12 @@ export function decideVerdict(input: VerdictInput): Verdict {
       const failing = report.tests.filter((t) => t.outcome === "failed-assertion" || t.outcome === "failed-error");
       reasons.push(
         `the test command exited ${testExitCode}` +
-          (failing.length ? `; failing: ${failing.slice(0, 5).map((t) => `"${t.name}"${t.file ? ` (${t.file})` : ""}`).join(", ")}${failing.length > 5 ? ", ..." : ""}` : " with no failing test in the report (a crash, or a file that failed to load)"),
+          (failing.length
+            ? `; failing: ${failing
+                .slice(0, 5)
+                .map((t) => `"${t.name}"${t.file ? ` (${t.file})` : ""}`)
+                .join(", ")}${failing.length > 5 ? ", ..." : ""}`
+            : " with no failing test in the report (a crash, or a file that failed to load)"),
       );
     }
   }
@@ -173,13 +192,19 @@ export function decideVerdict(input: VerdictInput): Verdict {
     if (notPassing.length) {
       reasons.push(
         `${notPassing.length} test(s) in the report did not pass (a ${request.step} needs the whole suite green): ` +
-          notPassing.slice(0, 5).map((t) => `"${t.name}" ${t.outcome}`).join(", "),
+          notPassing
+            .slice(0, 5)
+            .map((t) => `"${t.name}" ${t.outcome}`)
+            .join(", "),
       );
     }
   }
   if (request.step === "refactor") {
     const changes = input.unfrozenTestChanges;
-    if (!changes) reasons.push("the track's test changes were not determined: a refactor cannot prove it changed no tests, so it refuses");
+    if (!changes)
+      reasons.push(
+        "the track's test changes were not determined: a refactor cannot prove it changed no tests, so it refuses",
+      );
     else if (!changes.ok) reasons.push(`a refactor must change no tests, but ${changes.reason}`);
     else for (const file of changes.files) reasons.push(describeTestChange(file, changes.base));
   }

@@ -99,7 +99,13 @@ export interface TestFileChange {
 export type TestBase = { ok: true; commit: string; describe: string } | { ok: false; reason: string };
 
 /** The default branch candidates when a request names no base (older requests, `consort cycle`). */
-const DEFAULT_BASE_REFS = ["refs/remotes/origin/HEAD", "refs/remotes/origin/main", "refs/remotes/origin/master", "refs/heads/main", "refs/heads/master"];
+const DEFAULT_BASE_REFS = [
+  "refs/remotes/origin/HEAD",
+  "refs/remotes/origin/main",
+  "refs/remotes/origin/master",
+  "refs/heads/main",
+  "refs/heads/master",
+];
 
 async function gitOut(cwd: string, args: string[]): Promise<string | undefined> {
   try {
@@ -117,7 +123,10 @@ const shortName = (ref: string) => ref.replace(/^refs\/(heads|remotes)\//, "");
  * or the local branch, else the default branch). Fails (never guesses) when none of them is in the
  * checkout or they share no history with HEAD (a shallow clone).
  */
-export async function resolveTestBase(cwd: string, base: { commit?: string; branch?: string } | undefined): Promise<TestBase> {
+export async function resolveTestBase(
+  cwd: string,
+  base: { commit?: string; branch?: string } | undefined,
+): Promise<TestBase> {
   const candidates: string[] = [];
   if (base?.commit) candidates.push(base.commit);
   if (base?.branch) candidates.push(`refs/remotes/origin/${base.branch}`, `refs/heads/${base.branch}`);
@@ -135,7 +144,9 @@ export async function resolveTestBase(cwd: string, base: { commit?: string; bran
     }
     return { ok: true, commit: mergeBase, describe: `the merge base ${mergeBase.slice(0, 12)} with ${name}` };
   }
-  const wanted = base ? [base.commit?.slice(0, 12), base.branch && `the branch ${base.branch}`].filter(Boolean).join(" or ") : "the default branch (the request names no base)";
+  const wanted = base
+    ? [base.commit?.slice(0, 12), base.branch && `the branch ${base.branch}`].filter(Boolean).join(" or ")
+    : "the default branch (the request names no base)";
   return {
     ok: false,
     reason: `the base to compare the track's test files with, ${wanted}, is not in the checkout, so the track's own test changes cannot be told from the trunk's; check out with full history (actions/checkout \`fetch-depth: 0\`)`,
@@ -148,7 +159,11 @@ export async function resolveTestBase(cwd: string, base: { commit?: string; bran
  */
 export async function testFileChanges(cwd: string, baseCommit: string, globs: string[]): Promise<TestFileChange[]> {
   const isTest = picomatch(globs, { dot: false });
-  const diff = await run("git", ["-c", "core.quotePath=false", "diff", "--name-status", "--no-renames", "-z", baseCommit], { cwd, maxBuffer: 64 * 1024 * 1024 });
+  const diff = await run(
+    "git",
+    ["-c", "core.quotePath=false", "diff", "--name-status", "--no-renames", "-z", baseCommit],
+    { cwd, maxBuffer: 64 * 1024 * 1024 },
+  );
   const changes = new Map<string, TestFileChange["change"]>();
   const fields = diff.stdout.split("\0");
   for (let i = 0; i + 1 < fields.length; i += 2) {
@@ -156,7 +171,10 @@ export async function testFileChanges(cwd: string, baseCommit: string, globs: st
     const path = fields[i + 1]!;
     changes.set(path, status.startsWith("A") ? "added" : status.startsWith("D") ? "deleted" : "modified");
   }
-  const untracked = await run("git", ["ls-files", "--others", "--exclude-standard", "-z"], { cwd, maxBuffer: 64 * 1024 * 1024 });
+  const untracked = await run("git", ["ls-files", "--others", "--exclude-standard", "-z"], {
+    cwd,
+    maxBuffer: 64 * 1024 * 1024,
+  });
   for (const path of untracked.stdout.split("\0")) {
     if (path && !path.split("/").some((part) => SKIP_DIRS.has(part))) changes.set(path, "added");
   }

@@ -7,11 +7,21 @@ import { formatIssues } from "../cycle/request.js";
 import { createProvider } from "../substrate/index.js";
 import { runDeploy } from "./deploy.js";
 import { runPromote } from "./promote.js";
-import { DEPLOY_EVIDENCE_FILE, DeployRequest, PROMOTE_RESULT_FILE, PromoteRequest, type DeployEvidence, type PromoteResult } from "./schemas.js";
+import {
+  DEPLOY_EVIDENCE_FILE,
+  DeployRequest,
+  PROMOTE_RESULT_FILE,
+  PromoteRequest,
+  type DeployEvidence,
+  type PromoteResult,
+} from "./schemas.js";
 
 /** `actions/deploy` and `actions/promote`: the same inputs as `actions/cycle`, a different job. */
 
-function parseRequest<T>(schema: { safeParse(data: unknown): { success: true; data: T } | { success: false; error: ZodError } }, text: string): T {
+function parseRequest<T>(
+  schema: { safeParse(data: unknown): { success: true; data: T } | { success: false; error: ZodError } },
+  text: string,
+): T {
   let data: unknown;
   try {
     data = JSON.parse(text);
@@ -19,7 +29,8 @@ function parseRequest<T>(schema: { safeParse(data: unknown): { success: true; da
     throw new Error(`the action input \`request\` is not valid JSON: ${(error as Error).message}`);
   }
   const parsed = schema.safeParse(data);
-  if (!parsed.success) throw new Error(`the action input \`request\` is not a valid request:\n${formatIssues(parsed.error)}`);
+  if (!parsed.success)
+    throw new Error(`the action input \`request\` is not a valid request:\n${formatIssues(parsed.error)}`);
   return parsed.data;
 }
 
@@ -47,7 +58,10 @@ function renderPromote(result: PromoteResult): string {
   return `${lines.join("\n")}\n`;
 }
 
-async function withJob(env: NodeJS.ProcessEnv, job: (paths: { cwd: string; outDir: string; configPath: string }) => Promise<number>): Promise<number> {
+async function withJob(
+  env: NodeJS.ProcessEnv,
+  job: (paths: { cwd: string; outDir: string; configPath: string }) => Promise<number>,
+): Promise<number> {
   const workspace = env.GITHUB_WORKSPACE ?? process.cwd();
   const cwd = resolve(workspace, getInput("working-directory", env) || ".");
   const outDir = resolve(workspace, getInput("result-dir", env) || join(env.RUNNER_TEMP ?? cwd, "consort-result"));

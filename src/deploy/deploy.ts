@@ -41,16 +41,27 @@ export function previewUrlFrom(output: string): string | null {
 }
 
 /** Migration files this release brings: changed since the parent commit, or all of them without one. */
-export async function releaseMigrations(cwd: string, globs: string[], parentCommit: string | undefined): Promise<string[]> {
+export async function releaseMigrations(
+  cwd: string,
+  globs: string[],
+  parentCommit: string | undefined,
+): Promise<string[]> {
   const isMigration = picomatch(globs);
   if (parentCommit) {
-    const { stdout } = await git("git", ["diff", "--name-only", "--diff-filter=AM", `${parentCommit}`, "HEAD"], { cwd });
-    return stdout.split("\n").map((s) => s.trim()).filter((p) => p && isMigration(p)).sort();
+    const { stdout } = await git("git", ["diff", "--name-only", "--diff-filter=AM", `${parentCommit}`, "HEAD"], {
+      cwd,
+    });
+    return stdout
+      .split("\n")
+      .map((s) => s.trim())
+      .filter((p) => p && isMigration(p))
+      .sort();
   }
   return (await listFiles(cwd)).filter((p) => isMigration(p));
 }
 
-const failed = (record: CommandRecord) => (record.exitCode === null ? `was killed (${record.signal ?? "signal"})` : `exited ${record.exitCode}`);
+const failed = (record: CommandRecord) =>
+  record.exitCode === null ? `was killed (${record.signal ?? "signal"})` : `exited ${record.exitCode}`;
 
 export async function runDeploy(request: DeployRequest, deps: DeployDeps): Promise<DeployEvidence> {
   const now = deps.now ?? (() => new Date());
@@ -70,16 +81,29 @@ export async function runDeploy(request: DeployRequest, deps: DeployDeps): Promi
 
   try {
     const head = await headCommit(cwd);
-    if (head !== request.commit) throw new Error(`the checkout is at ${head?.slice(0, 12) ?? "no commit"}, but the request asks to release ${request.commit.slice(0, 12)}`);
+    if (head !== request.commit)
+      throw new Error(
+        `the checkout is at ${head?.slice(0, 12) ?? "no commit"}, but the request asks to release ${request.commit.slice(0, 12)}`,
+      );
     migrationsApplied = await releaseMigrations(cwd, config.paths.migrations, request.parentCommit);
 
     if (mode === "preview") {
-      if (!config.commands.verify) throw new Error("a deploy command is configured but no verify command: deploy evidence needs a verification (set commands.verify)");
-      if (!(await provider.getBranch(branch))) throw new Error(`the track's database branch ${branch} does not exist; the preview needs it`);
+      if (!config.commands.verify)
+        throw new Error(
+          "a deploy command is configured but no verify command: deploy evidence needs a verification (set commands.verify)",
+        );
+      if (!(await provider.getBranch(branch)))
+        throw new Error(`the track's database branch ${branch} does not exist; the preview needs it`);
       const url = await provider.connectionUrl(branch);
       const env = { DATABASE_URL: url, CONSORT_TRACK: request.track, CONSORT_COMMIT: request.commit };
       progress(`deploying: ${config.commands.deploy}`);
-      deploy = await runCommand(config.commands.deploy!, { cwd, env, timeoutMs, secrets: secretsOfUrl(url), tailLines: 200 });
+      deploy = await runCommand(config.commands.deploy!, {
+        cwd,
+        env,
+        timeoutMs,
+        secrets: secretsOfUrl(url),
+        tailLines: 200,
+      });
       if (deploy.exitCode !== 0) throw new Error(`the deploy command \`${deploy.command}\` ${failed(deploy)}`);
       previewUrl = previewUrlFrom(deploy.outputTail);
       // The deploy migrated the track's branch: later forks must start from that state.
@@ -92,9 +116,12 @@ export async function runDeploy(request: DeployRequest, deps: DeployDeps): Promi
         secrets: secretsOfUrl(url),
       });
       verify = { outcome: record.exitCode === 0 ? "passed" : "failed", command: config.commands.verify, record };
-      if (record.exitCode !== 0) reasons.push(`the verify command \`${record.command}\` ${failed(record)} against the preview`);
+      if (record.exitCode !== 0)
+        reasons.push(`the verify command \`${record.command}\` ${failed(record)} against the preview`);
     } else {
-      progress(`no deploy command: replaying the migrations on a fork of ${request.database.parent} and running the whole suite`);
+      progress(
+        `no deploy command: replaying the migrations on a fork of ${request.database.parent} and running the whole suite`,
+      );
       const cycleRequest = CycleRequest.parse({
         track: request.track,
         step: "release",
@@ -111,7 +138,12 @@ export async function runDeploy(request: DeployRequest, deps: DeployDeps): Promi
         outcome: cycle.verdict === "verified" ? "passed" : "failed",
         command: config.commands.test,
         ...(cycle.commands.test ? { record: cycle.commands.test } : {}),
-        cycle: { verdict: cycle.verdict, total: cycle.report?.total ?? 0, passed: cycle.report?.passed ?? 0, reasons: cycle.reasons },
+        cycle: {
+          verdict: cycle.verdict,
+          total: cycle.report?.total ?? 0,
+          passed: cycle.report?.passed ?? 0,
+          reasons: cycle.reasons,
+        },
       };
       reasons.push(...cycle.reasons);
     }

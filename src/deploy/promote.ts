@@ -46,7 +46,10 @@ export async function runPromote(request: PromoteRequest, deps: PromoteDeps): Pr
 
   try {
     const head = await headCommit(cwd);
-    if (head !== request.commit) throw new Error(`the checkout is at ${head?.slice(0, 12) ?? "no commit"}, but the request asks to promote ${request.commit.slice(0, 12)}`);
+    if (head !== request.commit)
+      throw new Error(
+        `the checkout is at ${head?.slice(0, 12) ?? "no commit"}, but the request asks to promote ${request.commit.slice(0, 12)}`,
+      );
     if (!(await provider.getBranch(parent))) throw new Error(`the parent's database branch ${parent} does not exist`);
     const name = snapshotBranchName(parent, request.commit);
     progress(`snapshotting ${parent} as ${name}`);
@@ -66,7 +69,9 @@ export async function runPromote(request: PromoteRequest, deps: PromoteDeps): Pr
       try {
         await provider.deleteBranch(snapshot);
       } catch (error) {
-        warnings.push(`the migration succeeded but the snapshot ${snapshot} could not be deleted (${(error as Error).message}); delete it by hand`);
+        warnings.push(
+          `the migration succeeded but the snapshot ${snapshot} could not be deleted (${(error as Error).message}); delete it by hand`,
+        );
         snapshotKept = true;
       }
     } else {

@@ -108,7 +108,8 @@ function noApproversHint(ctx: ApprovalContext): string {
     ctx.approvers.teams.length ? `approvers.teams (${ctx.approvers.teams.join(", ")})` : undefined,
     ctx.approvers.codeowners ? (ctx.codeowners ? "the CODEOWNERS of .consort/" : undefined) : undefined,
   ].filter(Boolean);
-  if (sources.length === 0) return "no approvers are configured: set approvers in .github/consort.yml on the default branch, or add a CODEOWNERS rule for .consort/";
+  if (sources.length === 0)
+    return "no approvers are configured: set approvers in .github/consort.yml on the default branch, or add a CODEOWNERS rule for .consort/";
   return `approvers are ${sources.join(", ")}`;
 }
 
@@ -118,15 +119,19 @@ export function approvalCounts(review: GateReview, ctx: ApprovalContext): Approv
   const who = review.user ?? "a deleted user";
   const add = (rule: ApprovalRule, ok: boolean, detail: string) => rules.push({ rule, ok, detail });
 
-  if (review.state === "APPROVED" && !review.submittedAt) add("approved-state", false, `${who}'s review ${review.id} has no submission time (not submitted yet)`);
+  if (review.state === "APPROVED" && !review.submittedAt)
+    add("approved-state", false, `${who}'s review ${review.id} has no submission time (not submitted yet)`);
   else if (review.state === "APPROVED") add("approved-state", true, `review ${review.id} is APPROVED`);
-  else if (review.state === "DISMISSED") add("approved-state", false, `${who}'s review ${review.id} was dismissed, which withdraws the approval`);
+  else if (review.state === "DISMISSED")
+    add("approved-state", false, `${who}'s review ${review.id} was dismissed, which withdraws the approval`);
   else add("approved-state", false, `${who}'s review ${review.id} is ${review.state}, not APPROVED`);
 
   const reviewer = review.user ? facts(ctx, review.user) : undefined;
   if (!review.user) add("write-access", false, "the reviewer's account no longer exists");
-  else if (!reviewer) add("write-access", false, `${who}'s permission on the repository is unknown, so the review cannot count`);
-  else if (!canWrite(reviewer.permission)) add("write-access", false, `${who} has ${reviewer.permission} permission; approvals need write, maintain or admin`);
+  else if (!reviewer)
+    add("write-access", false, `${who}'s permission on the repository is unknown, so the review cannot count`);
+  else if (!canWrite(reviewer.permission))
+    add("write-access", false, `${who} has ${reviewer.permission} permission; approvals need write, maintain or admin`);
   else add("write-access", true, `${who} has ${reviewer.permission} permission`);
 
   const basis = review.user ? approverBasis(ctx, review.user, reviewer) : undefined;
@@ -134,26 +139,59 @@ export function approvalCounts(review: GateReview, ctx: ApprovalContext): Approv
   else add("approver", false, `${who} is not an approver for the ${ctx.gate} gate: ${noApproversHint(ctx)}`);
 
   if (ctx.commits.length === 0) {
-    add("not-an-author", false, "the commits under approval are unknown, so it cannot be shown the reviewer wrote none of them");
+    add(
+      "not-an-author",
+      false,
+      "the commits under approval are unknown, so it cannot be shown the reviewer wrote none of them",
+    );
   } else {
     const unknown = ctx.commits.filter((c) => c.authorLogin === null);
-    const own = review.user ? ctx.commits.filter((c) => c.authorLogin !== null && lower(c.authorLogin) === lower(review.user!)) : [];
-    if (own.length > 0) add("not-an-author", false, `${who} authored ${own.map((c) => short(c.sha)).join(", ")} under approval and cannot approve their own work`);
+    const own = review.user
+      ? ctx.commits.filter((c) => c.authorLogin !== null && lower(c.authorLogin) === lower(review.user!))
+      : [];
+    if (own.length > 0)
+      add(
+        "not-an-author",
+        false,
+        `${who} authored ${own.map((c) => short(c.sha)).join(", ")} under approval and cannot approve their own work`,
+      );
     else if (unknown.length > 0) {
-      add("not-an-author", false, `commit ${unknown.map((c) => short(c.sha)).join(", ")} has no GitHub author, so it cannot be shown that ${who} did not write it`);
+      add(
+        "not-an-author",
+        false,
+        `commit ${unknown.map((c) => short(c.sha)).join(", ")} has no GitHub author, so it cannot be shown that ${who} did not write it`,
+      );
     } else add("not-an-author", true, `${who} authored none of the ${ctx.commits.length} commit(s) under approval`);
   }
 
   const hash = review.commitId ? ctx.hashAtCommit.get(review.commitId) : undefined;
   if (!ctx.pendingHash) add("frozen-hash", false, `the ${ctx.gate} gate has nothing pending approval`);
   else if (!review.commitId) add("frozen-hash", false, `review ${review.id} names no commit`);
-  else if (hash === undefined) add("frozen-hash", false, `the frozen manifest hash at ${short(review.commitId)} is unknown, so the review cannot be tied to the pending files`);
+  else if (hash === undefined)
+    add(
+      "frozen-hash",
+      false,
+      `the frozen manifest hash at ${short(review.commitId)} is unknown, so the review cannot be tied to the pending files`,
+    );
   else if (hash !== ctx.pendingHash) {
-    add("frozen-hash", false, `the review is on ${short(review.commitId)} whose frozen hash ${short(hash)} is not the pending ${short(ctx.pendingHash)}: the files changed since; approve again`);
+    add(
+      "frozen-hash",
+      false,
+      `the review is on ${short(review.commitId)} whose frozen hash ${short(hash)} is not the pending ${short(ctx.pendingHash)}: the files changed since; approve again`,
+    );
   } else add("frozen-hash", true, `the review is on ${short(review.commitId)} at the pending hash ${short(hash)}`);
 
   const reasons = rules.filter((r) => !r.ok).map((r) => r.detail);
-  return { counts: reasons.length === 0, reviewId: review.id, user: review.user, commit: review.commitId, hash, at: review.submittedAt, rules, reasons };
+  return {
+    counts: reasons.length === 0,
+    reviewId: review.id,
+    user: review.user,
+    commit: review.commitId,
+    hash,
+    at: review.submittedAt,
+    rules,
+    reasons,
+  };
 }
 
 /**
@@ -162,7 +200,9 @@ export function approvalCounts(review: GateReview, ctx: ApprovalContext): Approv
  */
 export function standingReviews(reviews: GateReview[]): GateReview[] {
   const decisive = reviews
-    .filter((r) => r.user !== null && (r.state === "APPROVED" || r.state === "CHANGES_REQUESTED" || r.state === "DISMISSED"))
+    .filter(
+      (r) => r.user !== null && (r.state === "APPROVED" || r.state === "CHANGES_REQUESTED" || r.state === "DISMISSED"),
+    )
     .sort((a, b) => (a.submittedAt ?? "").localeCompare(b.submittedAt ?? "") || a.id - b.id);
   const latest = new Map<string, GateReview>();
   for (const review of decisive) latest.set(lower(review.user!), review);
@@ -197,8 +237,10 @@ export function gateApproval(reviews: GateReview[], ctx: ApprovalContext, requir
   const approved = ctx.pendingHash !== undefined && counted.length >= required;
   let summary: string;
   if (!ctx.pendingHash) summary = `The ${ctx.gate} gate has nothing pending approval`;
-  else if (approved) summary = `Approved by ${approvals.map((a) => `@${a.user}`).join(", ")} at ${short(ctx.pendingHash)}`;
-  else if (decisions.length === 0) summary = `Waiting for an approving review at ${short(ctx.pendingHash)} (${noApproversHint(ctx)})`;
+  else if (approved)
+    summary = `Approved by ${approvals.map((a) => `@${a.user}`).join(", ")} at ${short(ctx.pendingHash)}`;
+  else if (decisions.length === 0)
+    summary = `Waiting for an approving review at ${short(ctx.pendingHash)} (${noApproversHint(ctx)})`;
   else summary = `Waiting: ${counted.length} of ${required} approval(s) count at ${short(ctx.pendingHash)}`;
   return { gate: ctx.gate, approved, pendingHash: ctx.pendingHash, required, approvals, decisions, summary };
 }

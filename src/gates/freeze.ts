@@ -76,7 +76,10 @@ export interface FrozenTestFileCheck {
 export function checkFrozenTestFile(input: FrozenTestFileCheck): { ok: boolean; reasons: string[] } {
   const { path, frozen, current, step } = input;
   if (current === undefined) {
-    return { ok: false, reasons: [`${path}: a frozen test file was deleted; restore it (a verified RED test may never be removed)`] };
+    return {
+      ok: false,
+      reasons: [`${path}: a frozen test file was deleted; restore it (a verified RED test may never be removed)`],
+    };
   }
   if (hashFrozenText(current) === hashFrozenText(frozen)) return { ok: true, reasons: [] };
 
@@ -103,7 +106,9 @@ export function checkFrozenTestFile(input: FrozenTestFileCheck): { ok: boolean; 
 
   const reasons: string[] = [];
   if (step === "other") {
-    reasons.push(`${path}: a frozen test file changed; outside a RED step it must stay exactly as verified (restore it)`);
+    reasons.push(
+      `${path}: a frozen test file changed; outside a RED step it must stay exactly as verified (restore it)`,
+    );
   } else if (missing) {
     reasons.push(
       `${path}: frozen line ${missing.number} (\`${excerpt(missing.line)}\`) was changed or removed; a RED step may only add lines to a frozen test file`,
@@ -117,7 +122,9 @@ export function checkFrozenTestFile(input: FrozenTestFileCheck): { ok: boolean; 
     if (carrying.length > before) {
       const frozenSet = new Set(frozenLines);
       const where = carrying.find(({ line }) => !frozenSet.has(line)) ?? carrying.at(-1)!;
-      reasons.push(`${path}: line ${where.number} adds the skip/focus marker \`${marker}\`; a frozen or new test may not be skipped or focused`);
+      reasons.push(
+        `${path}: line ${where.number} adds the skip/focus marker \`${marker}\`; a frozen or new test may not be skipped or focused`,
+      );
     }
   }
   return { ok: reasons.length === 0, reasons };

@@ -75,7 +75,12 @@ export interface CodeownersFile {
 }
 
 /** Read CODEOWNERS from `ref` (pass the DEFAULT branch: a track must not pick its own approvers). */
-export async function fetchCodeowners(octokit: GitHubClient, owner: string, repo: string, ref: string): Promise<CodeownersFile | undefined> {
+export async function fetchCodeowners(
+  octokit: GitHubClient,
+  owner: string,
+  repo: string,
+  ref: string,
+): Promise<CodeownersFile | undefined> {
   for (const path of CODEOWNERS_PATHS) {
     try {
       const { data } = await octokit.rest.repos.getContent({ owner, repo, path, ref });
@@ -83,7 +88,9 @@ export async function fetchCodeowners(octokit: GitHubClient, owner: string, repo
       return { path, rules: parseCodeowners(Buffer.from(data.content, "base64").toString("utf8")) };
     } catch (error) {
       if (httpStatus(error) === 404) continue;
-      throw new Error(`Could not read ${path} on ${ref} of ${owner}/${repo}: ${githubMessage(error)}`, { cause: error });
+      throw new Error(`Could not read ${path} on ${ref} of ${owner}/${repo}: ${githubMessage(error)}`, {
+        cause: error,
+      });
     }
   }
   return undefined;

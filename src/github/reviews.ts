@@ -35,8 +35,18 @@ export function toGateReview(review: RawReview): GateReview {
 }
 
 /** Every review of a pull request, oldest first (`GET /repos/{o}/{r}/pulls/{n}/reviews`). */
-export async function listGateReviews(octokit: GitHubClient, owner: string, repo: string, pullNumber: number): Promise<GateReview[]> {
-  const reviews = await octokit.paginate(octokit.rest.pulls.listReviews, { owner, repo, pull_number: pullNumber, per_page: 100 });
+export async function listGateReviews(
+  octokit: GitHubClient,
+  owner: string,
+  repo: string,
+  pullNumber: number,
+): Promise<GateReview[]> {
+  const reviews = await octokit.paginate(octokit.rest.pulls.listReviews, {
+    owner,
+    repo,
+    pull_number: pullNumber,
+    per_page: 100,
+  });
   return reviews.map((r) => toGateReview(r as RawReview));
 }
 
@@ -47,19 +57,36 @@ export const MAX_PULL_COMMITS = 250;
  * The commits of a pull request with their authors' logins. More than GitHub will list cannot
  * be checked for self-approval, so that throws instead of deciding on part of the history.
  */
-export async function listCommitsUnderApproval(octokit: GitHubClient, owner: string, repo: string, pullNumber: number): Promise<CommitUnderApproval[]> {
-  const commits = await octokit.paginate(octokit.rest.pulls.listCommits, { owner, repo, pull_number: pullNumber, per_page: 100 });
+export async function listCommitsUnderApproval(
+  octokit: GitHubClient,
+  owner: string,
+  repo: string,
+  pullNumber: number,
+): Promise<CommitUnderApproval[]> {
+  const commits = await octokit.paginate(octokit.rest.pulls.listCommits, {
+    owner,
+    repo,
+    pull_number: pullNumber,
+    per_page: 100,
+  });
   if (commits.length >= MAX_PULL_COMMITS) {
-    throw new Error(`Pull request #${pullNumber} has ${MAX_PULL_COMMITS} or more commits; GitHub lists no more, so self-approval cannot be ruled out. Squash the track's history.`);
+    throw new Error(
+      `Pull request #${pullNumber} has ${MAX_PULL_COMMITS} or more commits; GitHub lists no more, so self-approval cannot be ruled out. Squash the track's history.`,
+    );
   }
   return commits.map((c) => ({ sha: c.sha, authorLogin: c.author?.login ?? null }));
 }
 
 /** The teams (`org/slug`) whose membership decides who approves: configured ones and team owners of `.consort/`. */
-export function teamsThatMatter(approvers: ConsortConfig["approvers"], org: string, codeowners: CodeownersRule[] | undefined): string[] {
+export function teamsThatMatter(
+  approvers: ConsortConfig["approvers"],
+  org: string,
+  codeowners: CodeownersRule[] | undefined,
+): string[] {
   const teams = approvers.teams.map((slug) => (slug.includes("/") ? slug : `${org}/${slug}`));
   if (approvers.codeowners && codeowners) {
-    for (const owner of consortOwners(codeowners)) if (owner.startsWith("@") && owner.includes("/")) teams.push(owner.slice(1));
+    for (const owner of consortOwners(codeowners))
+      if (owner.startsWith("@") && owner.includes("/")) teams.push(owner.slice(1));
   }
   return [...new Set(teams.map((t) => t.toLowerCase()))].sort();
 }
@@ -87,7 +114,10 @@ export async function collectReviewerFacts(
       try {
         if (await isTeamMember(octokit, org, slug, login)) member.push(team);
       } catch (error) {
-        throw new Error(`Could not check @${team} membership of ${login}: ${githubMessage(error)} (the app needs organization members: read)`, { cause: error });
+        throw new Error(
+          `Could not check @${team} membership of ${login}: ${githubMessage(error)} (the app needs organization members: read)`,
+          { cause: error },
+        );
       }
     }
     facts.set(login, { permission, teams: member });

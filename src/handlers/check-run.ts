@@ -24,7 +24,8 @@ export async function handleCheckRun(input: HandlerInput<CheckRunPayload>): Prom
   const deps = engineDeps(input);
   const trackId = trackOf(branch, deps.repo);
   if (!trackId) return;
-  const identifier = payload.action === "rerequested" ? BUTTONS.rerunCycle.identifier : payload.requested_action?.identifier;
+  const identifier =
+    payload.action === "rerequested" ? BUTTONS.rerunCycle.identifier : payload.requested_action?.identifier;
   const sender = payload.sender.login;
   const { owner, repo } = deps.repo;
 
@@ -44,13 +45,20 @@ export async function handleCheckRun(input: HandlerInput<CheckRunPayload>): Prom
     return;
   }
 
-  if (identifier !== BUTTONS.rerunCycle.identifier && identifier !== BUTTONS.renegotiate.identifier && identifier !== BUTTONS.retryDatabase.identifier) {
+  if (
+    identifier !== BUTTONS.rerunCycle.identifier &&
+    identifier !== BUTTONS.renegotiate.identifier &&
+    identifier !== BUTTONS.retryDatabase.identifier
+  ) {
     log.warn({ trackId, identifier }, "unknown check run action; ignored");
     return;
   }
   const permission = await collaboratorPermission(octokit, owner, repo, sender);
   if (!canWrite(permission)) {
-    log.warn({ trackId, sender, permission }, `${sender} has ${permission} permission and may not ${identifier} on ${trackId}`);
+    log.warn(
+      { trackId, sender, permission },
+      `${sender} has ${permission} permission and may not ${identifier} on ${trackId}`,
+    );
     return;
   }
   const loaded = await configOrFail(deps, run.head_sha, trackId);
@@ -62,7 +70,13 @@ export async function handleCheckRun(input: HandlerInput<CheckRunPayload>): Prom
   const at = services.clock().toISOString();
   const event: TrackEvent =
     identifier === BUTTONS.renegotiate.identifier
-      ? { type: "renegotiate", at, by: sender, scope: "test-list", reason: `${sender} asked to renegotiate the test list from ${run.name}` }
+      ? {
+          type: "renegotiate",
+          at,
+          by: sender,
+          scope: "test-list",
+          reason: `${sender} asked to renegotiate the test list from ${run.name}`,
+        }
       : { type: "retry", at, by: sender, reason: `${sender} asked to re-run from ${run.name}` };
   await advanceAndAct(deps, { trackId, branch, headSha: run.head_sha, config: loaded.config, decide: () => [event] });
 }

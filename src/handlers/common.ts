@@ -5,17 +5,35 @@ import { failAllChecks } from "../app/checks.js";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { restoreSnapshot } from "../orchestrator/index.js";
 import type { Effect } from "../orchestrator/types.js";
-import { advanceTrack, stateStoreFor, targetOf, type AdvanceOutcome, type EngineDeps, type RepoContext } from "../app/track.js";
+import {
+  advanceTrack,
+  stateStoreFor,
+  targetOf,
+  type AdvanceOutcome,
+  type EngineDeps,
+  type RepoContext,
+} from "../app/track.js";
 import { STATE_BRANCH, trackIdForBranch } from "../state/index.js";
 import type { Repository } from "./payloads.js";
 
 /** The repository an event is about, from its payload. */
 export function repoContext(repository: Repository): RepoContext {
-  return { owner: repository.owner.login, repo: repository.name, fullName: repository.full_name, defaultBranch: repository.default_branch };
+  return {
+    owner: repository.owner.login,
+    repo: repository.name,
+    fullName: repository.full_name,
+    defaultBranch: repository.default_branch,
+  };
 }
 
 export function engineDeps<P extends { repository: Repository }>(input: HandlerInput<P>): EngineDeps {
-  return { octokit: input.octokit, log: input.log, services: input.services, deliveryId: input.deliveryId, repo: repoContext(input.payload.repository) };
+  return {
+    octokit: input.octokit,
+    log: input.log,
+    services: input.services,
+    deliveryId: input.deliveryId,
+    repo: repoContext(input.payload.repository),
+  };
 }
 
 /** The track a git branch is, or undefined for branches Consort never tracks (trunk, the state branch). */
@@ -34,8 +52,17 @@ export function branchOfRef(ref: string): string | undefined {
  * on `headSha` fails naming the problems, and the caller stops: nothing is decided on a config
  * Consort cannot read.
  */
-export async function configOrFail(deps: EngineDeps, headSha: string | undefined, trackId: string): Promise<Extract<ConfigResult, { ok: true }> | undefined> {
-  const result = await loadRepoConfig({ octokit: deps.octokit, owner: deps.repo.owner, repo: deps.repo.repo, defaultBranch: deps.repo.defaultBranch });
+export async function configOrFail(
+  deps: EngineDeps,
+  headSha: string | undefined,
+  trackId: string,
+): Promise<Extract<ConfigResult, { ok: true }> | undefined> {
+  const result = await loadRepoConfig({
+    octokit: deps.octokit,
+    owner: deps.repo.owner,
+    repo: deps.repo.repo,
+    defaultBranch: deps.repo.defaultBranch,
+  });
   if (result.ok) return result;
   deps.log.warn({ repository: deps.repo.fullName }, result.message);
   if (headSha) await failAllChecks(targetOf(deps, headSha, trackId), "Invalid .github/consort.yml", result.message);
@@ -43,7 +70,10 @@ export async function configOrFail(deps: EngineDeps, headSha: string | undefined
 }
 
 /** Advance a track with the events `decide` returns, then run the effects of what was written. */
-export async function advanceAndAct(deps: EngineDeps, options: Parameters<typeof advanceTrack>[1]): Promise<AdvanceOutcome> {
+export async function advanceAndAct(
+  deps: EngineDeps,
+  options: Parameters<typeof advanceTrack>[1],
+): Promise<AdvanceOutcome> {
   const outcome = await advanceTrack(deps, options);
   if (outcome.kind === "advanced") {
     await runEffects(deps, {
@@ -65,11 +95,23 @@ export async function advanceAndAct(deps: EngineDeps, options: Parameters<typeof
  * sticky comment. A cycle that outlived its timeout is ended first (that is a state change, made
  * like any other). Used when a PR opens or moves, after a re-seal, and by `consort reconcile`.
  */
-export async function refreshTrack(deps: EngineDeps, trackId: string, branch: string, headSha: string, config: ConsortConfig): Promise<AdvanceOutcome["kind"]> {
+export async function refreshTrack(
+  deps: EngineDeps,
+  trackId: string,
+  branch: string,
+  headSha: string,
+  config: ConsortConfig,
+): Promise<AdvanceOutcome["kind"]> {
   const outcome = await advanceAndAct(deps, { trackId, branch, headSha, config, decide: () => [] });
   if (outcome.kind !== "unchanged" && outcome.kind !== "duplicate") return outcome.kind;
   const snapshot = restoreSnapshot(outcome.state.snapshot);
-  await runEffects(deps, { trackId, state: outcome.state, snapshot, config, effects: [{ type: "updateChecks", commit: headSha, checks: [] }] });
+  await runEffects(deps, {
+    trackId,
+    state: outcome.state,
+    snapshot,
+    config,
+    effects: [{ type: "updateChecks", commit: headSha, checks: [] }],
+  });
   return outcome.kind;
 }
 
@@ -78,12 +120,25 @@ export async function refreshTrack(deps: EngineDeps, trackId: string, branch: st
  * track (created while the track lives, deleted once it ended), then show the checks again. Both
  * steps are idempotent; a failure fails consort/discipline again with the reason and the button.
  */
-export async function retryDatabaseBranch(deps: EngineDeps, trackId: string, headSha: string, config: ConsortConfig): Promise<void> {
+export async function retryDatabaseBranch(
+  deps: EngineDeps,
+  trackId: string,
+  headSha: string,
+  config: ConsortConfig,
+): Promise<void> {
   const state = await stateStoreFor(deps).read(trackId);
   if (!state) return;
   const snapshot = restoreSnapshot(state.snapshot);
   const ctx = snapshot.context;
   const ended = snapshot.stage === "done" || snapshot.stage === "abandoned";
-  const step: Effect = ended ? { type: "deleteDatabase", branch: ctx.databaseBranch } : { type: "forkDatabase", branch: ctx.databaseBranch, parent: ctx.parentDatabaseBranch };
-  await runEffects(deps, { trackId, state, snapshot, config, effects: [step, { type: "updateChecks", commit: headSha, checks: [] }] });
+  const step: Effect = ended
+    ? { type: "deleteDatabase", branch: ctx.databaseBranch }
+    : { type: "forkDatabase", branch: ctx.databaseBranch, parent: ctx.parentDatabaseBranch };
+  await runEffects(deps, {
+    trackId,
+    state,
+    snapshot,
+    config,
+    effects: [step, { type: "updateChecks", commit: headSha, checks: [] }],
+  });
 }

@@ -21,7 +21,9 @@ export async function handleCreate(input: HandlerInput<CreatePayload>): Promise<
   const trackId = trackOf(branch, deps.repo);
   if (!trackId) return;
   const { owner, repo } = deps.repo;
-  const head = (await octokit.request("GET /repos/{owner}/{repo}/git/ref/{ref}", { owner, repo, ref: `heads/${branch}` })).data.object.sha;
+  const head = (
+    await octokit.request("GET /repos/{owner}/{repo}/git/ref/{ref}", { owner, repo, ref: `heads/${branch}` })
+  ).data.object.sha;
   const loaded = await configOrFail(deps, head, trackId);
   if (!loaded) return;
   const { config } = loaded;
@@ -29,22 +31,51 @@ export async function handleCreate(input: HandlerInput<CreatePayload>): Promise<
   const provider = await services.openProvider(config.database);
   let pairing;
   try {
-    pairing = resolveParentBranch({ branch, defaultBranch: deps.repo.defaultBranch, rootBranch: await provider.rootBranch() });
+    pairing = resolveParentBranch({
+      branch,
+      defaultBranch: deps.repo.defaultBranch,
+      rootBranch: await provider.rootBranch(),
+    });
   } finally {
     await provider.close();
   }
   const at = services.clock().toISOString();
   const started = createTrack(
-    { trackId, branch, baseBranch: deps.repo.defaultBranch, head, databaseBranch: pairing.branch, parentDatabaseBranch: pairing.parent!, at },
+    {
+      trackId,
+      branch,
+      baseBranch: deps.repo.defaultBranch,
+      head,
+      databaseBranch: pairing.branch,
+      parentDatabaseBranch: pairing.parent!,
+      at,
+    },
     config,
   );
   const store = stateStoreFor(deps);
   const outcome = await store.update(trackId, deps.deliveryId, (current) =>
-    current ? undefined : projectState(emptyTrackState({ trackId, repository: deps.repo.fullName, branch, snapshot: started.snapshot, now: services.clock() }), started.snapshot),
+    current
+      ? undefined
+      : projectState(
+          emptyTrackState({
+            trackId,
+            repository: deps.repo.fullName,
+            branch,
+            snapshot: started.snapshot,
+            now: services.clock(),
+          }),
+          started.snapshot,
+        ),
   );
   if (outcome.outcome !== "written") {
     input.log.info({ trackId, outcome: outcome.outcome }, "track already exists; nothing to start");
     return;
   }
-  await runEffects(deps, { trackId, state: outcome.state, snapshot: started.snapshot, effects: started.effects, config });
+  await runEffects(deps, {
+    trackId,
+    state: outcome.state,
+    snapshot: started.snapshot,
+    effects: started.effects,
+    config,
+  });
 }

@@ -20,7 +20,14 @@ export async function handleDelete(input: HandlerInput<DeletePayload>): Promise<
     decide: (snapshot) =>
       snapshot.stage === "done" || snapshot.stage === "abandoned"
         ? undefined
-        : [{ type: "abandon", at: services.clock().toISOString(), by: payload.sender.login, reason: `branch ${payload.ref} was deleted` }],
+        : [
+            {
+              type: "abandon",
+              at: services.clock().toISOString(),
+              by: payload.sender.login,
+              reason: `branch ${payload.ref} was deleted`,
+            },
+          ],
   });
 }
 
@@ -46,7 +53,8 @@ export async function handlePullRequestClosed(input: HandlerInput<PullRequestPay
     config: loaded.config,
     decide: (snapshot) => {
       if (snapshot.stage === "done" || snapshot.stage === "abandoned") return undefined;
-      if (pull.merged && pull.merge_commit_sha) return [{ type: "merged", at, commit: pull.merge_commit_sha, by: payload.sender.login }];
+      if (pull.merged && pull.merge_commit_sha)
+        return [{ type: "merged", at, commit: pull.merge_commit_sha, by: payload.sender.login }];
       return [{ type: "closed", at, by: payload.sender.login }];
     },
   });

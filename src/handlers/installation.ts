@@ -7,7 +7,11 @@ import type { InstallationPayload, InstallationRepositoriesPayload } from "./pay
  * repository its `consort/state` branch. One repository failing does not stop the others, but
  * the delivery still fails so the problem is visible in the app's delivery log.
  */
-export async function handleInstallation({ octokit, payload, log }: HandlerInput<InstallationPayload | InstallationRepositoriesPayload>): Promise<void> {
+export async function handleInstallation({
+  octokit,
+  payload,
+  log,
+}: HandlerInput<InstallationPayload | InstallationRepositoriesPayload>): Promise<void> {
   const repositories = "repositories_added" in payload ? payload.repositories_added : (payload.repositories ?? []);
   const failures: string[] = [];
   for (const repository of repositories) {
@@ -19,5 +23,6 @@ export async function handleInstallation({ octokit, payload, log }: HandlerInput
       failures.push(`${repository.full_name}: ${(error as Error).message}`);
     }
   }
-  if (failures.length > 0) throw new Error(`Could not create consort/state in ${failures.length} repositories:\n${failures.join("\n")}`);
+  if (failures.length > 0)
+    throw new Error(`Could not create consort/state in ${failures.length} repositories:\n${failures.join("\n")}`);
 }

@@ -37,7 +37,11 @@ export const DeletePayload = z.object({
 });
 export type DeletePayload = z.infer<typeof DeletePayload>;
 
-const GitUser = z.object({ name: z.string(), email: z.string().nullable().optional(), username: z.string().optional() });
+const GitUser = z.object({
+  name: z.string(),
+  email: z.string().nullable().optional(),
+  username: z.string().optional(),
+});
 
 export const PushCommit = z.object({
   id: Sha,

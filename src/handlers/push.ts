@@ -17,7 +17,13 @@ export async function handlePush(input: HandlerInput<PushPayload>): Promise<void
   const loaded = await configOrFail(deps, payload.after, trackId);
   if (!loaded) return;
   const { config } = loaded;
-  const commits = await pushedCommits({ octokit, owner: deps.repo.owner, repo: deps.repo.repo, commits: payload.commits, config });
+  const commits = await pushedCommits({
+    octokit,
+    owner: deps.repo.owner,
+    repo: deps.repo.repo,
+    commits: payload.commits,
+    config,
+  });
   const at = services.clock().toISOString();
   await advanceAndAct(deps, {
     trackId,

@@ -40,14 +40,20 @@ export async function handleReview(input: HandlerInput<ReviewPayload>): Promise<
   }
   if (!state) return;
   const before = restoreSnapshot(state.snapshot);
-  const review: GateReview = toGateReview({ ...payload.review, state: payload.action === "dismissed" ? "dismissed" : payload.review.state });
+  const review: GateReview = toGateReview({
+    ...payload.review,
+    state: payload.action === "dismissed" ? "dismissed" : payload.review.state,
+  });
   const at = services.clock().toISOString();
 
   // Facts are fetched only for an approval of a gate that is waiting for one.
   let decisions: Array<{ gate: GateName; decision: ApprovalDecision }> = [];
   if (review.state === "APPROVED" && pendingGates(before).length > 0) {
     const facts = await approvalFacts(deps, config, pull.number, [review], before);
-    decisions = pendingGates(before).map(({ gate, pendingHash }) => ({ gate, decision: approvalCounts(review, { ...facts.common, gate, pendingHash, hashAtCommit: facts.hashAt(gate) }) }));
+    decisions = pendingGates(before).map(({ gate, pendingHash }) => ({
+      gate,
+      decision: approvalCounts(review, { ...facts.common, gate, pendingHash, hashAtCommit: facts.hashAt(gate) }),
+    }));
   }
   const reviewer = review.user?.toLowerCase();
 
@@ -63,7 +69,15 @@ export async function handleReview(input: HandlerInput<ReviewPayload>): Promise<
           const record = snapshot.context.gates[gate];
           // Re-checked against the state as written now: the pending hash may have moved meanwhile.
           if (!decision.counts || decision.hash !== record.pendingHash || record.status === "approved") continue;
-          events.push({ type: "gate.approved", at, gate, manifestHash: decision.hash!, approver: decision.user!, reviewId: review.id, commit: decision.commit! });
+          events.push({
+            type: "gate.approved",
+            at,
+            gate,
+            manifestHash: decision.hash!,
+            approver: decision.user!,
+            reviewId: review.id,
+            commit: decision.commit!,
+          });
         }
         return events;
       }
@@ -76,7 +90,10 @@ export async function handleReview(input: HandlerInput<ReviewPayload>): Promise<
           review.state === "DISMISSED" ? a.reviewId === review.id : a.approver.toLowerCase() === reviewer,
         );
         if (record.status === "approved" && approvedByThem) {
-          const reason = review.state === "DISMISSED" ? `${review.user}'s review ${review.id} was dismissed` : `${review.user} now requests changes`;
+          const reason =
+            review.state === "DISMISSED"
+              ? `${review.user}'s review ${review.id} was dismissed`
+              : `${review.user} now requests changes`;
           events.push({ type: "gate.withdrawn", at, gate, reason, reviewId: review.id });
         }
       }
@@ -86,8 +103,16 @@ export async function handleReview(input: HandlerInput<ReviewPayload>): Promise<
 
   // A review that did not count changes no state, but the reviewer must see why it did not.
   const refused = decisions.filter((d) => !d.decision.counts);
-  if (review.state === "APPROVED" && refused.length > 0 && decisions.every((d) => !d.decision.counts) && outcome.kind !== "tampered") {
-    const notes = refused.map(({ gate, decision }) => `@${review.user}'s approval does not count for the ${gate} gate: ${decision.reasons.join("; ")}`);
+  if (
+    review.state === "APPROVED" &&
+    refused.length > 0 &&
+    decisions.every((d) => !d.decision.counts) &&
+    outcome.kind !== "tampered"
+  ) {
+    const notes = refused.map(
+      ({ gate, decision }) =>
+        `@${review.user}'s approval does not count for the ${gate} gate: ${decision.reasons.join("; ")}`,
+    );
     const snapshot = "state" in outcome ? restoreSnapshot(outcome.state.snapshot) : before;
     await updateStickyComment(deps, { trackId, branch: pull.head.ref, snapshot, config, notes });
   }

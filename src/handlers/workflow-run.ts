@@ -29,7 +29,10 @@ export async function handleWorkflowRun(input: HandlerInput<WorkflowRunPayload>)
   const found = await findRecordedRun(deps, run.id);
   const provenance = judgeRunProvenance({ run, defaultBranch: deps.repo.defaultBranch, recorded: found?.recorded });
   if (!provenance.trusted || !found) {
-    log.warn({ runId: run.id, path: run.path }, `ignored workflow run: ${provenance.trusted ? "no track" : provenance.reason}`);
+    log.warn(
+      { runId: run.id, path: run.path },
+      `ignored workflow run: ${provenance.trusted ? "no track" : provenance.reason}`,
+    );
     return;
   }
   const report = await readReport(deps, run, provenance.workflow);
@@ -53,4 +56,3 @@ export async function handleWorkflowRun(input: HandlerInput<WorkflowRunPayload>)
     },
   });
 }
-

@@ -1,6 +1,11 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  type CallToolResult,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { ToolContext } from "../tools/context.js";
 import { inputJsonSchema, outputJsonSchema } from "../tools/json-schema.js";
 import { callTool, type ToolDefinition } from "../tools/registry.js";
@@ -44,14 +49,25 @@ export function createMcpServer(tools: readonly ToolDefinition[], context: ToolC
         ? context
         : context.withProgress((message) => {
             step += 1;
-            void extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: step, message } }).catch(() => {});
+            void extra
+              .sendNotification({
+                method: "notifications/progress",
+                params: { progressToken: token, progress: step, message },
+              })
+              .catch(() => {});
           });
     const outcome = await callTool(tools, request.params.name, request.params.arguments, callContext);
     if (outcome.ok) {
-      return { content: [{ type: "text", text: JSON.stringify(outcome.output, null, 2) }], structuredContent: outcome.output };
+      return {
+        content: [{ type: "text", text: JSON.stringify(outcome.output, null, 2) }],
+        structuredContent: outcome.output,
+      };
     }
     const { message, hint, code } = outcome.error;
-    return { isError: true, content: [{ type: "text", text: `${code}: ${message}${hint ? `\nWhat to do: ${hint}` : ""}` }] };
+    return {
+      isError: true,
+      content: [{ type: "text", text: `${code}: ${message}${hint ? `\nWhat to do: ${hint}` : ""}` }],
+    };
   });
   return server;
 }

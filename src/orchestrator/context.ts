@@ -18,7 +18,15 @@ import type {
 /** Pure helpers over the track context: units, frozen files, gates and their cascade. */
 
 export function closedGate(): GateRecord {
-  return { status: "closed", pendingHash: null, approvedHash: null, files: {}, authors: [], approvals: [], withdrawnReason: null };
+  return {
+    status: "closed",
+    pendingHash: null,
+    approvedHash: null,
+    files: {},
+    authors: [],
+    approvals: [],
+    withdrawnReason: null,
+  };
 }
 
 export function initialContext(input: CreateTrackInput, config: ConsortConfig): TrackContext {
@@ -137,13 +145,22 @@ export function gateFiles(context: TrackContext, gate: "design" | "test-list"): 
 }
 
 /** Open a gate at a manifest: pending (or still `withdrawn`, which says it was approved before). */
-export function openGate(context: TrackContext, gate: GateName, manifest: { files: Record<string, string>; hash: string }): TrackContext {
+export function openGate(
+  context: TrackContext,
+  gate: GateName,
+  manifest: { files: Record<string, string>; hash: string },
+): TrackContext {
   const record = context.gates[gate];
   return {
     ...context,
     gates: {
       ...context.gates,
-      [gate]: { ...record, status: record.status === "withdrawn" ? "withdrawn" : "pending", files: manifest.files, pendingHash: manifest.hash },
+      [gate]: {
+        ...record,
+        status: record.status === "withdrawn" ? "withdrawn" : "pending",
+        files: manifest.files,
+        pendingHash: manifest.hash,
+      },
     },
   };
 }
@@ -160,7 +177,7 @@ export function testListManifest(context: TrackContext): { files: Record<string,
 
 /** The promote gate approves this head with this deploy evidence: one hash over both. */
 export function promoteManifest(context: TrackContext): { files: Record<string, string>; hash: string } {
-  const files = { "head": hashFrozenText(context.head), "deploy-evidence": context.deployEvidence?.hash ?? "none" };
+  const files = { head: hashFrozenText(context.head), "deploy-evidence": context.deployEvidence?.hash ?? "none" };
   return { files, hash: manifestHashFromHashes(files) };
 }
 
@@ -172,15 +189,22 @@ const ORDER: GateName[] = ["design", "test-list", "deploy", "promote"];
  * `withdraw`: an approved gate needs approving again at its manifest. `reopen`: the owners redo the
  * work, so the gate and the design gates below it close and their files are no longer frozen.
  */
-export function withdrawFrom(context: TrackContext, gate: GateName, reason: string, mode: "withdraw" | "reopen"): TrackContext {
+export function withdrawFrom(
+  context: TrackContext,
+  gate: GateName,
+  reason: string,
+  mode: "withdraw" | "reopen",
+): TrackContext {
   const gates = { ...context.gates };
   const from = ORDER.indexOf(gate);
   ORDER.forEach((name, index) => {
     if (index < from) return;
     const record = gates[name];
-    const why = index === from ? reason : `the ${gate} gate was ${mode === "reopen" ? "reopened" : "withdrawn"} (${reason})`;
+    const why =
+      index === from ? reason : `the ${gate} gate was ${mode === "reopen" ? "reopened" : "withdrawn"} (${reason})`;
     if (name === "deploy" || name === "promote" || mode === "reopen") {
-      if (record.status !== "closed") gates[name] = { ...record, status: "closed", files: {}, pendingHash: null, withdrawnReason: why };
+      if (record.status !== "closed")
+        gates[name] = { ...record, status: "closed", files: {}, pendingHash: null, withdrawnReason: why };
     } else if (record.status === "approved") {
       gates[name] = { ...record, status: "withdrawn", withdrawnReason: why };
     }
@@ -211,7 +235,11 @@ export function resumeBuild(context: TrackContext): TrackContext {
     if (previous.red) evidence[unit.id] = { ...previous, green: null, review: null, refactor: null, complete: false };
     break;
   }
-  const keptTests = new Set(Object.values(evidence).filter((e) => e.red).flatMap((e) => e.tests.map((t) => t.id)));
+  const keptTests = new Set(
+    Object.values(evidence)
+      .filter((e) => e.red)
+      .flatMap((e) => e.tests.map((t) => t.id)),
+  );
   const frozenTests = Object.fromEntries(Object.entries(context.frozenTests).filter(([id]) => keptTests.has(id)));
   return { ...context, units, unitIndex, evidence, frozenTests, attempts: 0, blocked: null };
 }
@@ -228,7 +256,18 @@ export function startDispatch(context: TrackContext, step: CycleStep | "promote"
     pendingDispatch: { dispatchId, step, commit, unit },
     cycles: [
       ...context.cycles,
-      { dispatchId, step, unit, commit, dispatchedAt: at, runId: null, outcome: null, reasons: [], reportedAt: null, evidence: null },
+      {
+        dispatchId,
+        step,
+        unit,
+        commit,
+        dispatchedAt: at,
+        runId: null,
+        outcome: null,
+        reasons: [],
+        reportedAt: null,
+        evidence: null,
+      },
     ],
   };
 }
@@ -255,10 +294,22 @@ export function cycleEffect(context: TrackContext): DispatchCycleEffect {
 export function unitEvidence(context: TrackContext): UnitEvidence {
   const unit = currentUnit(context);
   if (!unit) throw new Error("no build unit in turn");
-  return context.evidence[unit.id] ?? { tests: unit.tests, red: null, green: null, review: null, refactor: null, complete: false };
+  return (
+    context.evidence[unit.id] ?? {
+      tests: unit.tests,
+      red: null,
+      green: null,
+      review: null,
+      refactor: null,
+      complete: false,
+    }
+  );
 }
 
-export function withUnitEvidence(context: TrackContext, change: (evidence: UnitEvidence) => UnitEvidence): TrackContext {
+export function withUnitEvidence(
+  context: TrackContext,
+  change: (evidence: UnitEvidence) => UnitEvidence,
+): TrackContext {
   const unit = currentUnit(context);
   if (!unit) return context;
   return { ...context, evidence: { ...context.evidence, [unit.id]: change(unitEvidence(context)) } };
@@ -282,9 +333,15 @@ export function addAuthors(context: TrackContext, gates: GateName[], logins: str
  * the deploy and promote gates, which approve the track's verified head, the pending hash when the
  * review is on that head. `undefined` when it cannot be computed (fail closed: the review does not count).
  */
-export function gateManifestAt(context: TrackContext, gate: GateName, commit: string, texts: Record<string, string | undefined> = {}): string | undefined {
+export function gateManifestAt(
+  context: TrackContext,
+  gate: GateName,
+  commit: string,
+  texts: Record<string, string | undefined> = {},
+): string | undefined {
   const record = context.gates[gate];
-  if (gate === "deploy" || gate === "promote") return commit === context.head ? (record.pendingHash ?? undefined) : undefined;
+  if (gate === "deploy" || gate === "promote")
+    return commit === context.head ? (record.pendingHash ?? undefined) : undefined;
   const paths = Object.keys(record.files);
   if (paths.length === 0) return undefined;
   const hashes: Record<string, string> = {};

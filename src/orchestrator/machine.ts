@@ -74,36 +74,97 @@ export type MachineEvent =
   | { type: "CLOSED"; at: string; by: string | null }
   | { type: "ABANDON"; at: string; by: string; reason: string };
 
-const BUILD_STAGES: Stage[] = ["red", "red-verify", "green", "green-verify", "repair", "review", "refactor", "refactor-verify"];
-const TEST_LIST_RENEGOTIABLE: Stage[] = ["test-list-gate", ...BUILD_STAGES, "blocked", "deploying", "deploy-gate", "promote-gate"];
-const LANE: Stage[] = ["stories", "spec", "architecture", "db-design", "ux", "design-gate", "test-list", "test-list-gate", ...BUILD_STAGES, "blocked", "deploying", "deploy-gate", "promote-gate"];
+const BUILD_STAGES: Stage[] = [
+  "red",
+  "red-verify",
+  "green",
+  "green-verify",
+  "repair",
+  "review",
+  "refactor",
+  "refactor-verify",
+];
+const TEST_LIST_RENEGOTIABLE: Stage[] = [
+  "test-list-gate",
+  ...BUILD_STAGES,
+  "blocked",
+  "deploying",
+  "deploy-gate",
+  "promote-gate",
+];
+const LANE: Stage[] = [
+  "stories",
+  "spec",
+  "architecture",
+  "db-design",
+  "ux",
+  "design-gate",
+  "test-list",
+  "test-list-gate",
+  ...BUILD_STAGES,
+  "blocked",
+  "deploying",
+  "deploy-gate",
+  "promote-gate",
+];
 
 /** The renegotiations a person may start at `stage`: the test list from the gate on, any earlier design step. */
 function renegotiation(stage: Stage) {
   const at = LANE.indexOf(stage);
-  const out: Array<{ guard: { type: "renegotiates"; params: { scope: "design" | "test-list"; from?: DesignStep } }; target: string; actions: "reopenTestList" | "reopenDesign" }> = [];
-  if (TEST_LIST_RENEGOTIABLE.includes(stage)) out.push({ guard: { type: "renegotiates", params: { scope: "test-list" } }, target: "test-list", actions: "reopenTestList" });
+  const out: Array<{
+    guard: { type: "renegotiates"; params: { scope: "design" | "test-list"; from?: DesignStep } };
+    target: string;
+    actions: "reopenTestList" | "reopenDesign";
+  }> = [];
+  if (TEST_LIST_RENEGOTIABLE.includes(stage))
+    out.push({
+      guard: { type: "renegotiates", params: { scope: "test-list" } },
+      target: "test-list",
+      actions: "reopenTestList",
+    });
   for (const step of DESIGN_STEPS) {
-    if (at > LANE.indexOf(step)) out.push({ guard: { type: "renegotiates", params: { scope: "design", from: step } }, target: step, actions: "reopenDesign" });
+    if (at > LANE.indexOf(step))
+      out.push({
+        guard: { type: "renegotiates", params: { scope: "design", from: step } },
+        target: step,
+        actions: "reopenDesign",
+      });
   }
   return out;
 }
 
 /** A review on the gate's pending manifest (the reviewer was already checked by src/gates/approval.ts). */
 function approves(context: TrackContext, event: MachineEvent, gate: GateName): boolean {
-  return event.type === "GATE_APPROVED" && event.gate === gate && context.gates[gate].pendingHash !== null && event.approval.manifestHash === context.gates[gate].pendingHash;
+  return (
+    event.type === "GATE_APPROVED" &&
+    event.gate === gate &&
+    context.gates[gate].pendingHash !== null &&
+    event.approval.manifestHash === context.gates[gate].pendingHash
+  );
 }
 
 /** A report of the cycle the machine is waiting for, with this outcome. */
-function reportsPending(context: TrackContext, event: MachineEvent, step: CycleStep | "promote", outcome: CycleOutcome): boolean {
-  return event.type === "CYCLE_REPORTED" && context.pendingDispatch?.step === step && event.step === step && event.outcome === outcome;
+function reportsPending(
+  context: TrackContext,
+  event: MachineEvent,
+  step: CycleStep | "promote",
+  outcome: CycleOutcome,
+): boolean {
+  return (
+    event.type === "CYCLE_REPORTED" &&
+    context.pendingDispatch?.step === step &&
+    event.step === step &&
+    event.outcome === outcome
+  );
 }
 
 /** JSON with sorted keys, so the same evidence always hashes the same. */
 export function stableJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(stableJson).join(",")}]`;
   if (value && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : 1));
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : 1));
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(",")}}`;
   }
   return JSON.stringify(value);
@@ -129,7 +190,10 @@ export function resumeStage(context: TrackContext): "red" | "green" | "deploying
 }
 
 const outcomeComment = (context: TrackContext, event: Ev<"CYCLE_REPORTED">, what: string) =>
-  [`**${what}** (${event.step}${currentUnit(context) ? ` for ${currentUnit(context)!.id}` : ""}, commit ${context.head.slice(0, 7)}):`, ...event.reasons.map((r) => `- ${r}`)].join("\n");
+  [
+    `**${what}** (${event.step}${currentUnit(context) ? ` for ${currentUnit(context)!.id}` : ""}, commit ${context.head.slice(0, 7)}):`,
+    ...event.reasons.map((r) => `- ${r}`),
+  ].join("\n");
 
 export const trackMachine = setup({
   types: {
@@ -150,9 +214,15 @@ export const trackMachine = setup({
         lastProblem: e.problems,
       };
     }),
-    recordDesignAuthors: assign(({ context, event }) => addAuthors(context, ["design", "deploy", "promote"], (event as Ev<"STEP_PUSHED">).authors)),
-    recordTestListAuthors: assign(({ context, event }) => addAuthors(context, ["test-list", "deploy", "promote"], (event as Ev<"STEP_PUSHED">).authors)),
-    recordBuildAuthors: assign(({ context, event }) => addAuthors(context, ["deploy", "promote"], (event as Ev<"STEP_PUSHED">).authors)),
+    recordDesignAuthors: assign(({ context, event }) =>
+      addAuthors(context, ["design", "deploy", "promote"], (event as Ev<"STEP_PUSHED">).authors),
+    ),
+    recordTestListAuthors: assign(({ context, event }) =>
+      addAuthors(context, ["test-list", "deploy", "promote"], (event as Ev<"STEP_PUSHED">).authors),
+    ),
+    recordBuildAuthors: assign(({ context, event }) =>
+      addAuthors(context, ["deploy", "promote"], (event as Ev<"STEP_PUSHED">).authors),
+    ),
     recordRejection: assign(({ event }) => {
       const e = event as Ev<"PUSH_REJECTED">;
       return { rejectedHead: { sha: e.sha, reasons: e.reasons, at: e.at }, updatedAt: e.at };
@@ -180,12 +250,21 @@ export const trackMachine = setup({
         updatedAt: e.at,
         gates: {
           ...context.gates,
-          [e.gate]: { ...record, status: "approved", approvedHash: record.pendingHash, approvals: [...record.approvals, e.approval], withdrawnReason: null },
+          [e.gate]: {
+            ...record,
+            status: "approved",
+            approvedHash: record.pendingHash,
+            approvals: [...record.approvals, e.approval],
+            withdrawnReason: null,
+          },
         },
       };
     }),
     resumeBuild: assign(({ context }) => resumeBuild(context)),
-    startCycle: assign(({ context, event }, params: { step: CycleStep | "promote" }) => ({ ...startDispatch(context, params.step, event.at), lastProblem: context.lastProblem })),
+    startCycle: assign(({ context, event }, params: { step: CycleStep | "promote" }) => ({
+      ...startDispatch(context, params.step, event.at),
+      lastProblem: context.lastProblem,
+    })),
     recordReport: assign(({ context, event }) => {
       const e = event as Ev<"CYCLE_REPORTED">;
       const pending = context.pendingDispatch;
@@ -194,7 +273,9 @@ export const trackMachine = setup({
         pendingDispatch: null,
         lastProblem: e.outcome === "valid" ? [] : e.reasons,
         cycles: context.cycles.map((c) =>
-          pending && c.dispatchId === pending.dispatchId ? { ...c, runId: e.runId, outcome: e.outcome, reasons: e.reasons, reportedAt: e.at, evidence: e.evidence } : c,
+          pending && c.dispatchId === pending.dispatchId
+            ? { ...c, runId: e.runId, outcome: e.outcome, reasons: e.reasons, reportedAt: e.at, evidence: e.evidence }
+            : c,
         ),
       };
     }),
@@ -204,14 +285,30 @@ export const trackMachine = setup({
       const frozenTests = { ...context.frozenTests };
       for (const test of unit.tests) {
         const text = context.testFiles[test.file];
-        if (text !== undefined) frozenTests[test.id] = { file: test.file, text, hash: hashFrozenText(text), test: test.id, commit: pending.commit };
+        if (text !== undefined)
+          frozenTests[test.id] = {
+            file: test.file,
+            text,
+            hash: hashFrozenText(text),
+            test: test.id,
+            commit: pending.commit,
+          };
       }
-      const next = withUnitEvidence(context, (ev) => ({ ...ev, red: { dispatchId: pending.dispatchId, commit: pending.commit, at: event.at } }));
+      const next = withUnitEvidence(context, (ev) => ({
+        ...ev,
+        red: { dispatchId: pending.dispatchId, commit: pending.commit, at: event.at },
+      }));
       return { ...next, frozenTests, attempts: 0 };
     }),
     recordGreen: assign(({ context, event }) => {
       const pending = context.cycles.at(-1)!;
-      return { ...withUnitEvidence(context, (ev) => ({ ...ev, green: { dispatchId: pending.dispatchId, commit: pending.commit, at: event.at } })), attempts: 0 };
+      return {
+        ...withUnitEvidence(context, (ev) => ({
+          ...ev,
+          green: { dispatchId: pending.dispatchId, commit: pending.commit, at: event.at },
+        })),
+        attempts: 0,
+      };
     }),
     recordReview: assign(({ context, event }) => {
       const e = event as Ev<"STEP_PUSHED">;
@@ -219,7 +316,10 @@ export const trackMachine = setup({
     }),
     recordRefactor: assign(({ context, event }) => {
       const pending = context.cycles.at(-1)!;
-      return withUnitEvidence(context, (ev) => ({ ...ev, refactor: { dispatchId: pending.dispatchId, commit: pending.commit, at: event.at } }));
+      return withUnitEvidence(context, (ev) => ({
+        ...ev,
+        refactor: { dispatchId: pending.dispatchId, commit: pending.commit, at: event.at },
+      }));
     }),
     completeUnit: assign(({ context }) => {
       const next = withUnitEvidence(context, (ev) => ({ ...ev, complete: true }));
@@ -227,7 +327,10 @@ export const trackMachine = setup({
     }),
     countAttempt: assign(({ context }) => ({ attempts: context.attempts + 1 })),
     block: assign(({ context, event }, params: { resume: Stage }) => ({
-      blocked: { reason: event.type === "CYCLE_REPORTED" ? event.reasons.join("; ") || "verification failed" : "blocked", resume: params.resume },
+      blocked: {
+        reason: event.type === "CYCLE_REPORTED" ? event.reasons.join("; ") || "verification failed" : "blocked",
+        resume: params.resume,
+      },
       attempts: context.attempts + 1,
     })),
     unblock: assign(({ event }) => ({ blocked: null, attempts: 0, lastProblem: [], updatedAt: event.at })),
@@ -235,21 +338,44 @@ export const trackMachine = setup({
       const e = event as Ev<"CYCLE_REPORTED">;
       const pending = context.cycles.at(-1)!;
       const evidence = e.evidence as DeployEvidence;
-      return { deployEvidence: { dispatchId: pending.dispatchId, commit: pending.commit, hash: hashFrozenText(stableJson(evidence)), evidence } };
+      return {
+        deployEvidence: {
+          dispatchId: pending.dispatchId,
+          commit: pending.commit,
+          hash: hashFrozenText(stableJson(evidence)),
+          evidence,
+        },
+      };
     }),
     recordMerge: assign(({ event }) => ({ mergedCommit: (event as Ev<"MERGED">).commit, updatedAt: event.at })),
     reopenTestList: assign(({ context, event }) => {
       const e = event as Ev<"RENEGOTIATE">;
-      return { ...withdrawFrom(context, "test-list", `renegotiated by ${e.by}: ${e.reason}`, "reopen"), blocked: null, attempts: 0, updatedAt: e.at };
+      return {
+        ...withdrawFrom(context, "test-list", `renegotiated by ${e.by}: ${e.reason}`, "reopen"),
+        blocked: null,
+        attempts: 0,
+        updatedAt: e.at,
+      };
     }),
     reopenDesign: assign(({ context, event }) => {
       const e = event as Ev<"RENEGOTIATE">;
-      return { ...withdrawFrom(context, "design", `renegotiated by ${e.by}: ${e.reason}`, "reopen"), blocked: null, attempts: 0, updatedAt: e.at };
+      return {
+        ...withdrawFrom(context, "design", `renegotiated by ${e.by}: ${e.reason}`, "reopen"),
+        blocked: null,
+        attempts: 0,
+        updatedAt: e.at,
+      };
     }),
     end: assign(({ event }) => {
       const by = event.type === "ABANDON" ? event.by : event.type === "CLOSED" ? event.by : null;
       const reason =
-        event.type === "ABANDON" ? event.reason : event.type === "CLOSED" ? "the pull request was closed without merging" : event.type === "MERGED" ? "merged before the promote gate was approved: Consort promoted nothing" : "done";
+        event.type === "ABANDON"
+          ? event.reason
+          : event.type === "CLOSED"
+            ? "the pull request was closed without merging"
+            : event.type === "MERGED"
+              ? "merged before the promote gate was approved: Consort promoted nothing"
+              : "done";
       return { ended: { reason, by, at: event.at }, pendingDispatch: null, updatedAt: event.at };
     }),
   },
@@ -259,42 +385,85 @@ export const trackMachine = setup({
     reviewAccepts: ({ event }) => event.type === "STEP_PUSHED" && event.complete && event.verdict === "accept",
     reviewAsksRefactor: ({ event }) => event.type === "STEP_PUSHED" && event.complete && event.verdict === "refactor",
     approvesPending: ({ context, event }, params: { gate: GateName }) => approves(context, event, params.gate),
-    approvesDesignWithTestListOpen: ({ context, event }) => approves(context, event, "design") && context.gates["test-list"].status !== "closed",
+    approvesDesignWithTestListOpen: ({ context, event }) =>
+      approves(context, event, "design") && context.gates["test-list"].status !== "closed",
     approvesTestListResumingAt: ({ context, event }, params: { stage: "red" | "green" | "deploying" }) =>
       approves(context, event, "test-list") && resumeStage(context) === params.stage,
     reviewAcceptsLastUnit: ({ context, event }) =>
-      event.type === "STEP_PUSHED" && event.complete && event.verdict === "accept" && context.unitIndex + 1 >= context.units.length,
+      event.type === "STEP_PUSHED" &&
+      event.complete &&
+      event.verdict === "accept" &&
+      context.unitIndex + 1 >= context.units.length,
     refactorVerifiedOnLastUnit: ({ context, event }) =>
-      event.type === "CYCLE_REPORTED" && reportsPending(context, event, "refactor", "valid") && context.unitIndex + 1 >= context.units.length,
-    reports: ({ context, event }, params: { step: CycleStep | "promote"; outcome: CycleOutcome }) => reportsPending(context, event, params.step, params.outcome),
+      event.type === "CYCLE_REPORTED" &&
+      reportsPending(context, event, "refactor", "valid") &&
+      context.unitIndex + 1 >= context.units.length,
+    reports: ({ context, event }, params: { step: CycleStep | "promote"; outcome: CycleOutcome }) =>
+      reportsPending(context, event, params.step, params.outcome),
     reportsWithinBound: ({ context, event }, params: { step: CycleStep; outcome: CycleOutcome }) =>
-      reportsPending(context, event, params.step, params.outcome) && context.attempts + 1 < context.settings.repairBound,
+      reportsPending(context, event, params.step, params.outcome) &&
+      context.attempts + 1 < context.settings.repairBound,
     withdrawsApproved: ({ context, event }, params: { gate: GateName }) =>
-      (event.type === "PUSH_REJECTED" ? event.withdraw === params.gate : event.type === "GATE_WITHDRAWN" && event.gate === params.gate) &&
+      (event.type === "PUSH_REJECTED"
+        ? event.withdraw === params.gate
+        : event.type === "GATE_WITHDRAWN" && event.gate === params.gate) &&
       context.gates[params.gate].status === "approved",
     resumesTo: ({ context }, params: { stage: Stage }) => context.blocked?.resume === params.stage,
     renegotiates: ({ event }, params: { scope: "design" | "test-list"; from?: DesignStep }) =>
-      event.type === "RENEGOTIATE" && event.scope === params.scope && (params.scope === "test-list" || event.from === params.from),
+      event.type === "RENEGOTIATE" &&
+      event.scope === params.scope &&
+      (params.scope === "test-list" || event.from === params.from),
   },
 }).createMachine({
   id: "track",
   context: ({ input }) => input,
   initial: "stories",
   entry: [
-    { type: "emit", params: ({ context }) => ({ type: "forkDatabase", branch: context.databaseBranch, parent: context.parentDatabaseBranch }) },
+    {
+      type: "emit",
+      params: ({ context }) => ({
+        type: "forkDatabase",
+        branch: context.databaseBranch,
+        parent: context.parentDatabaseBranch,
+      }),
+    },
   ],
   on: {
     PUSH_REJECTED: [
-      { guard: { type: "withdrawsApproved", params: { gate: "design" } }, target: ".design-gate", actions: ["recordRejection", "withdrawForPush"] },
-      { guard: { type: "withdrawsApproved", params: { gate: "test-list" } }, target: ".test-list-gate", actions: ["recordRejection", "withdrawForPush"] },
+      {
+        guard: { type: "withdrawsApproved", params: { gate: "design" } },
+        target: ".design-gate",
+        actions: ["recordRejection", "withdrawForPush"],
+      },
+      {
+        guard: { type: "withdrawsApproved", params: { gate: "test-list" } },
+        target: ".test-list-gate",
+        actions: ["recordRejection", "withdrawForPush"],
+      },
       { actions: "recordRejection" },
     ],
     BRANCH_RESET: { actions: "clearRejection" },
     GATE_WITHDRAWN: [
-      { guard: { type: "withdrawsApproved", params: { gate: "design" } }, target: ".design-gate", actions: "withdrawGate" },
-      { guard: { type: "withdrawsApproved", params: { gate: "test-list" } }, target: ".test-list-gate", actions: "withdrawGate" },
-      { guard: { type: "withdrawsApproved", params: { gate: "deploy" } }, target: ".deploy-gate", actions: "withdrawGate" },
-      { guard: { type: "withdrawsApproved", params: { gate: "promote" } }, target: ".promote-gate", actions: "withdrawGate" },
+      {
+        guard: { type: "withdrawsApproved", params: { gate: "design" } },
+        target: ".design-gate",
+        actions: "withdrawGate",
+      },
+      {
+        guard: { type: "withdrawsApproved", params: { gate: "test-list" } },
+        target: ".test-list-gate",
+        actions: "withdrawGate",
+      },
+      {
+        guard: { type: "withdrawsApproved", params: { gate: "deploy" } },
+        target: ".deploy-gate",
+        actions: "withdrawGate",
+      },
+      {
+        guard: { type: "withdrawsApproved", params: { gate: "promote" } },
+        target: ".promote-gate",
+        actions: "withdrawGate",
+      },
     ],
     ABANDON: { target: ".abandoned", actions: "end" },
     CLOSED: { target: ".abandoned", actions: "end" },
@@ -352,7 +521,11 @@ export const trackMachine = setup({
         RENEGOTIATE: renegotiation("design-gate"),
         GATE_APPROVED: [
           { guard: "approvesDesignWithTestListOpen", target: "test-list-gate", actions: "approveGate" },
-          { guard: { type: "approvesPending", params: { gate: "design" } }, target: "test-list", actions: "approveGate" },
+          {
+            guard: { type: "approvesPending", params: { gate: "design" } },
+            target: "test-list",
+            actions: "approveGate",
+          },
         ],
       },
     },
@@ -378,54 +551,148 @@ export const trackMachine = setup({
     },
     red: {
       on: {
-        RENEGOTIATE: renegotiation("red"), STEP_PUSHED: { target: "red-verify", actions: ["acceptPush", "recordBuildAuthors"] } },
+        RENEGOTIATE: renegotiation("red"),
+        STEP_PUSHED: { target: "red-verify", actions: ["acceptPush", "recordBuildAuthors"] },
+      },
     },
     "red-verify": {
-      entry: [{ type: "startCycle", params: { step: "red" } }, { type: "emit", params: ({ context }) => cycleEffect(context) }],
+      entry: [
+        { type: "startCycle", params: { step: "red" } },
+        { type: "emit", params: ({ context }) => cycleEffect(context) },
+      ],
       on: {
         RENEGOTIATE: renegotiation("red-verify"),
         CYCLE_REPORTED: [
-          { guard: { type: "reports", params: { step: "red", outcome: "valid" } }, target: "green", actions: ["recordReport", "recordRed"] },
+          {
+            guard: { type: "reports", params: { step: "red", outcome: "valid" } },
+            target: "green",
+            actions: ["recordReport", "recordRed"],
+          },
           {
             guard: { type: "reportsWithinBound", params: { step: "red", outcome: "invalid" } },
             target: "red",
-            actions: ["recordReport", "countAttempt", { type: "emit", params: ({ context, event }) => comment(outcomeComment(context, event as Ev<"CYCLE_REPORTED">, "RED is not valid")) }],
+            actions: [
+              "recordReport",
+              "countAttempt",
+              {
+                type: "emit",
+                params: ({ context, event }) =>
+                  comment(outcomeComment(context, event as Ev<"CYCLE_REPORTED">, "RED is not valid")),
+              },
+            ],
           },
           {
             guard: { type: "reports", params: { step: "red", outcome: "invalid" } },
             target: "blocked",
-            actions: ["recordReport", { type: "block", params: { resume: "red" } }, { type: "emit", params: ({ context, event }) => comment(`${outcomeComment(context, event as Ev<"CYCLE_REPORTED">, "RED failed its last allowed attempt: blocked")}\n\nA person decides: retry, renegotiate the test list, or abandon.`) }],
+            actions: [
+              "recordReport",
+              { type: "block", params: { resume: "red" } },
+              {
+                type: "emit",
+                params: ({ context, event }) =>
+                  comment(
+                    `${outcomeComment(context, event as Ev<"CYCLE_REPORTED">, "RED failed its last allowed attempt: blocked")}\n\nA person decides: retry, renegotiate the test list, or abandon.`,
+                  ),
+              },
+            ],
           },
-          { guard: { type: "reports", params: { step: "red", outcome: "error" } }, actions: ["recordReport", { type: "emit", params: ({ context, event }) => comment(outcomeComment(context, event as Ev<"CYCLE_REPORTED">, "The RED cycle could not decide (retry when fixed)")) }] },
+          {
+            guard: { type: "reports", params: { step: "red", outcome: "error" } },
+            actions: [
+              "recordReport",
+              {
+                type: "emit",
+                params: ({ context, event }) =>
+                  comment(
+                    outcomeComment(
+                      context,
+                      event as Ev<"CYCLE_REPORTED">,
+                      "The RED cycle could not decide (retry when fixed)",
+                    ),
+                  ),
+              },
+            ],
+          },
         ],
         RETRY: { target: "red-verify", reenter: true },
       },
     },
     green: {
       on: {
-        RENEGOTIATE: renegotiation("green"), STEP_PUSHED: { target: "green-verify", actions: ["acceptPush", "recordBuildAuthors"] } },
+        RENEGOTIATE: renegotiation("green"),
+        STEP_PUSHED: { target: "green-verify", actions: ["acceptPush", "recordBuildAuthors"] },
+      },
     },
     repair: {
       on: {
-        RENEGOTIATE: renegotiation("repair"), STEP_PUSHED: { target: "green-verify", actions: ["acceptPush", "recordBuildAuthors"] } },
+        RENEGOTIATE: renegotiation("repair"),
+        STEP_PUSHED: { target: "green-verify", actions: ["acceptPush", "recordBuildAuthors"] },
+      },
     },
     "green-verify": {
-      entry: [{ type: "startCycle", params: { step: "green" } }, { type: "emit", params: ({ context }) => cycleEffect(context) }],
+      entry: [
+        { type: "startCycle", params: { step: "green" } },
+        { type: "emit", params: ({ context }) => cycleEffect(context) },
+      ],
       on: {
         RENEGOTIATE: renegotiation("green-verify"),
         CYCLE_REPORTED: [
-          { guard: { type: "reports", params: { step: "green", outcome: "valid" } }, target: "review", actions: ["recordReport", "recordGreen"] },
+          {
+            guard: { type: "reports", params: { step: "green", outcome: "valid" } },
+            target: "review",
+            actions: ["recordReport", "recordGreen"],
+          },
           {
             guard: { type: "reportsWithinBound", params: { step: "green", outcome: "invalid" } },
             target: "repair",
-            actions: ["recordReport", "countAttempt", { type: "emit", params: ({ context, event }) => comment(outcomeComment(context, event as Ev<"CYCLE_REPORTED">, `GREEN is not valid: repair round ${context.attempts} of ${context.settings.repairBound - 1}`)) }],
+            actions: [
+              "recordReport",
+              "countAttempt",
+              {
+                type: "emit",
+                params: ({ context, event }) =>
+                  comment(
+                    outcomeComment(
+                      context,
+                      event as Ev<"CYCLE_REPORTED">,
+                      `GREEN is not valid: repair round ${context.attempts} of ${context.settings.repairBound - 1}`,
+                    ),
+                  ),
+              },
+            ],
           },
           {
             guard: { type: "reports", params: { step: "green", outcome: "invalid" } },
             target: "blocked",
-            actions: ["recordReport", { type: "block", params: { resume: "repair" } }, { type: "emit", params: ({ context, event }) => comment(`${outcomeComment(context, event as Ev<"CYCLE_REPORTED">, "GREEN failed its last allowed attempt: blocked")}\n\nA person decides: retry, renegotiate the test list, or abandon.`) }],
+            actions: [
+              "recordReport",
+              { type: "block", params: { resume: "repair" } },
+              {
+                type: "emit",
+                params: ({ context, event }) =>
+                  comment(
+                    `${outcomeComment(context, event as Ev<"CYCLE_REPORTED">, "GREEN failed its last allowed attempt: blocked")}\n\nA person decides: retry, renegotiate the test list, or abandon.`,
+                  ),
+              },
+            ],
           },
-          { guard: { type: "reports", params: { step: "green", outcome: "error" } }, actions: ["recordReport", { type: "emit", params: ({ context, event }) => comment(outcomeComment(context, event as Ev<"CYCLE_REPORTED">, "The GREEN cycle could not decide (retry when fixed)")) }] },
+          {
+            guard: { type: "reports", params: { step: "green", outcome: "error" } },
+            actions: [
+              "recordReport",
+              {
+                type: "emit",
+                params: ({ context, event }) =>
+                  comment(
+                    outcomeComment(
+                      context,
+                      event as Ev<"CYCLE_REPORTED">,
+                      "The GREEN cycle could not decide (retry when fixed)",
+                    ),
+                  ),
+              },
+            ],
+          },
         ],
         RETRY: { target: "green-verify", reenter: true },
       },
@@ -434,35 +701,94 @@ export const trackMachine = setup({
       on: {
         RENEGOTIATE: renegotiation("review"),
         STEP_PUSHED: [
-          { guard: "reviewAsksRefactor", target: "refactor", actions: ["acceptPush", "recordBuildAuthors", "recordReview"] },
-          { guard: "reviewAcceptsLastUnit", target: "deploying", actions: ["acceptPush", "recordBuildAuthors", "recordReview", "completeUnit"] },
-          { guard: "reviewAccepts", target: "red", actions: ["acceptPush", "recordBuildAuthors", "recordReview", "completeUnit"] },
+          {
+            guard: "reviewAsksRefactor",
+            target: "refactor",
+            actions: ["acceptPush", "recordBuildAuthors", "recordReview"],
+          },
+          {
+            guard: "reviewAcceptsLastUnit",
+            target: "deploying",
+            actions: ["acceptPush", "recordBuildAuthors", "recordReview", "completeUnit"],
+          },
+          {
+            guard: "reviewAccepts",
+            target: "red",
+            actions: ["acceptPush", "recordBuildAuthors", "recordReview", "completeUnit"],
+          },
           { actions: ["acceptPush", "recordBuildAuthors"] },
         ],
       },
     },
     refactor: {
       on: {
-        RENEGOTIATE: renegotiation("refactor"), STEP_PUSHED: { target: "refactor-verify", actions: ["acceptPush", "recordBuildAuthors"] } },
+        RENEGOTIATE: renegotiation("refactor"),
+        STEP_PUSHED: { target: "refactor-verify", actions: ["acceptPush", "recordBuildAuthors"] },
+      },
     },
     "refactor-verify": {
-      entry: [{ type: "startCycle", params: { step: "refactor" } }, { type: "emit", params: ({ context }) => cycleEffect(context) }],
+      entry: [
+        { type: "startCycle", params: { step: "refactor" } },
+        { type: "emit", params: ({ context }) => cycleEffect(context) },
+      ],
       on: {
         RENEGOTIATE: renegotiation("refactor-verify"),
         CYCLE_REPORTED: [
-          { guard: "refactorVerifiedOnLastUnit", target: "deploying", actions: ["recordReport", "recordRefactor", "completeUnit"] },
-          { guard: { type: "reports", params: { step: "refactor", outcome: "valid" } }, target: "red", actions: ["recordReport", "recordRefactor", "completeUnit"] },
+          {
+            guard: "refactorVerifiedOnLastUnit",
+            target: "deploying",
+            actions: ["recordReport", "recordRefactor", "completeUnit"],
+          },
+          {
+            guard: { type: "reports", params: { step: "refactor", outcome: "valid" } },
+            target: "red",
+            actions: ["recordReport", "recordRefactor", "completeUnit"],
+          },
           {
             guard: { type: "reportsWithinBound", params: { step: "refactor", outcome: "invalid" } },
             target: "refactor",
-            actions: ["recordReport", "countAttempt", { type: "emit", params: ({ context, event }) => comment(outcomeComment(context, event as Ev<"CYCLE_REPORTED">, "The refactor broke the tests")) }],
+            actions: [
+              "recordReport",
+              "countAttempt",
+              {
+                type: "emit",
+                params: ({ context, event }) =>
+                  comment(outcomeComment(context, event as Ev<"CYCLE_REPORTED">, "The refactor broke the tests")),
+              },
+            ],
           },
           {
             guard: { type: "reports", params: { step: "refactor", outcome: "invalid" } },
             target: "blocked",
-            actions: ["recordReport", { type: "block", params: { resume: "refactor" } }, { type: "emit", params: ({ context, event }) => comment(`${outcomeComment(context, event as Ev<"CYCLE_REPORTED">, "The refactor failed its last allowed attempt: blocked")}\n\nA person decides: retry, renegotiate the test list, or abandon.`) }],
+            actions: [
+              "recordReport",
+              { type: "block", params: { resume: "refactor" } },
+              {
+                type: "emit",
+                params: ({ context, event }) =>
+                  comment(
+                    `${outcomeComment(context, event as Ev<"CYCLE_REPORTED">, "The refactor failed its last allowed attempt: blocked")}\n\nA person decides: retry, renegotiate the test list, or abandon.`,
+                  ),
+              },
+            ],
           },
-          { guard: { type: "reports", params: { step: "refactor", outcome: "error" } }, actions: ["recordReport", { type: "emit", params: ({ context, event }) => comment(outcomeComment(context, event as Ev<"CYCLE_REPORTED">, "The refactor cycle could not decide (retry when fixed)")) }] },
+          {
+            guard: { type: "reports", params: { step: "refactor", outcome: "error" } },
+            actions: [
+              "recordReport",
+              {
+                type: "emit",
+                params: ({ context, event }) =>
+                  comment(
+                    outcomeComment(
+                      context,
+                      event as Ev<"CYCLE_REPORTED">,
+                      "The refactor cycle could not decide (retry when fixed)",
+                    ),
+                  ),
+              },
+            ],
+          },
         ],
         RETRY: { target: "refactor-verify", reenter: true },
       },
@@ -470,21 +796,58 @@ export const trackMachine = setup({
     blocked: {
       on: {
         RENEGOTIATE: renegotiation("blocked"),
-        RETRY: (["red", "repair", "refactor", "deploying"] as const).map((stage) => ({ guard: { type: "resumesTo" as const, params: { stage } }, target: stage, actions: "unblock" as const })),
+        RETRY: (["red", "repair", "refactor", "deploying"] as const).map((stage) => ({
+          guard: { type: "resumesTo" as const, params: { stage } },
+          target: stage,
+          actions: "unblock" as const,
+        })),
       },
     },
     deploying: {
-      entry: [{ type: "startCycle", params: { step: "release" } }, { type: "emit", params: ({ context }) => cycleEffect(context) }],
+      entry: [
+        { type: "startCycle", params: { step: "release" } },
+        { type: "emit", params: ({ context }) => cycleEffect(context) },
+      ],
       on: {
         RENEGOTIATE: renegotiation("deploying"),
         CYCLE_REPORTED: [
-          { guard: { type: "reports", params: { step: "release", outcome: "valid" } }, target: "deploy-gate", actions: ["recordReport", "recordDeploy"] },
+          {
+            guard: { type: "reports", params: { step: "release", outcome: "valid" } },
+            target: "deploy-gate",
+            actions: ["recordReport", "recordDeploy"],
+          },
           {
             guard: { type: "reports", params: { step: "release", outcome: "invalid" } },
             target: "blocked",
-            actions: ["recordReport", { type: "block", params: { resume: "deploying" } }, { type: "emit", params: ({ context, event }) => comment(`${outcomeComment(context, event as Ev<"CYCLE_REPORTED">, "The preview deploy did not verify: blocked")}\n\nA person decides: retry, renegotiate, or abandon.`) }],
+            actions: [
+              "recordReport",
+              { type: "block", params: { resume: "deploying" } },
+              {
+                type: "emit",
+                params: ({ context, event }) =>
+                  comment(
+                    `${outcomeComment(context, event as Ev<"CYCLE_REPORTED">, "The preview deploy did not verify: blocked")}\n\nA person decides: retry, renegotiate, or abandon.`,
+                  ),
+              },
+            ],
           },
-          { guard: { type: "reports", params: { step: "release", outcome: "error" } }, actions: ["recordReport", { type: "emit", params: ({ context, event }) => comment(outcomeComment(context, event as Ev<"CYCLE_REPORTED">, "The release cycle could not decide (retry when fixed)")) }] },
+          {
+            guard: { type: "reports", params: { step: "release", outcome: "error" } },
+            actions: [
+              "recordReport",
+              {
+                type: "emit",
+                params: ({ context, event }) =>
+                  comment(
+                    outcomeComment(
+                      context,
+                      event as Ev<"CYCLE_REPORTED">,
+                      "The release cycle could not decide (retry when fixed)",
+                    ),
+                  ),
+              },
+            ],
+          },
         ],
         RETRY: { target: "deploying", reenter: true },
       },
@@ -492,12 +855,24 @@ export const trackMachine = setup({
     "deploy-gate": {
       entry: "openDeployGate",
       on: {
-        RENEGOTIATE: renegotiation("deploy-gate"), GATE_APPROVED: { guard: { type: "approvesPending", params: { gate: "deploy" } }, target: "promote-gate", actions: "approveGate" } },
+        RENEGOTIATE: renegotiation("deploy-gate"),
+        GATE_APPROVED: {
+          guard: { type: "approvesPending", params: { gate: "deploy" } },
+          target: "promote-gate",
+          actions: "approveGate",
+        },
+      },
     },
     "promote-gate": {
       entry: "openPromoteGate",
       on: {
-        RENEGOTIATE: renegotiation("promote-gate"), GATE_APPROVED: { guard: { type: "approvesPending", params: { gate: "promote" } }, target: "merging", actions: "approveGate" } },
+        RENEGOTIATE: renegotiation("promote-gate"),
+        GATE_APPROVED: {
+          guard: { type: "approvesPending", params: { gate: "promote" } },
+          target: "merging",
+          actions: "approveGate",
+        },
+      },
     },
     merging: {
       on: { MERGED: { target: "promoting", actions: "recordMerge" } },
@@ -507,15 +882,37 @@ export const trackMachine = setup({
         { type: "startCycle", params: { step: "promote" } },
         {
           type: "emit",
-          params: ({ context }) => ({ type: "promoteDatabase", dispatchId: context.pendingDispatch!.dispatchId, branch: context.databaseBranch, parent: context.parentDatabaseBranch, commit: context.mergedCommit ?? context.head }),
+          params: ({ context }) => ({
+            type: "promoteDatabase",
+            dispatchId: context.pendingDispatch!.dispatchId,
+            branch: context.databaseBranch,
+            parent: context.parentDatabaseBranch,
+            commit: context.mergedCommit ?? context.head,
+          }),
         },
       ],
       on: {
         CYCLE_REPORTED: [
-          { guard: { type: "reports", params: { step: "promote", outcome: "valid" } }, target: "done", actions: "recordReport" },
           {
-            guard: ({ context, event }) => event.type === "CYCLE_REPORTED" && event.step === "promote" && context.pendingDispatch?.step === "promote",
-            actions: ["recordReport", { type: "emit", params: ({ event }) => comment(`**Promotion did not complete**; the parent's snapshot is kept. Retry when fixed:\n${(event as Ev<"CYCLE_REPORTED">).reasons.map((r) => `- ${r}`).join("\n")}`) }],
+            guard: { type: "reports", params: { step: "promote", outcome: "valid" } },
+            target: "done",
+            actions: "recordReport",
+          },
+          {
+            guard: ({ context, event }) =>
+              event.type === "CYCLE_REPORTED" &&
+              event.step === "promote" &&
+              context.pendingDispatch?.step === "promote",
+            actions: [
+              "recordReport",
+              {
+                type: "emit",
+                params: ({ event }) =>
+                  comment(
+                    `**Promotion did not complete**; the parent's snapshot is kept. Retry when fixed:\n${(event as Ev<"CYCLE_REPORTED">).reasons.map((r) => `- ${r}`).join("\n")}`,
+                  ),
+              },
+            ],
           },
         ],
         RETRY: { target: "promoting", reenter: true },
@@ -529,14 +926,24 @@ export const trackMachine = setup({
       type: "final",
       entry: [
         { type: "emit", params: ({ context }) => ({ type: "deleteDatabase", branch: context.databaseBranch }) },
-        { type: "emit", params: ({ context }) => comment(`**Done.** ${context.parentDatabaseBranch} is migrated to ${(context.mergedCommit ?? context.head).slice(0, 7)}; the track's database branch is deleted.`) },
+        {
+          type: "emit",
+          params: ({ context }) =>
+            comment(
+              `**Done.** ${context.parentDatabaseBranch} is migrated to ${(context.mergedCommit ?? context.head).slice(0, 7)}; the track's database branch is deleted.`,
+            ),
+        },
       ],
     },
     abandoned: {
       type: "final",
       entry: [
         { type: "emit", params: ({ context }) => ({ type: "deleteDatabase", branch: context.databaseBranch }) },
-        { type: "emit", params: ({ context }) => comment(`**Track abandoned**: ${context.ended?.reason ?? "abandoned"}. Its database branch is deleted.`) },
+        {
+          type: "emit",
+          params: ({ context }) =>
+            comment(`**Track abandoned**: ${context.ended?.reason ?? "abandoned"}. Its database branch is deleted.`),
+        },
       ],
     },
   },
@@ -545,4 +952,3 @@ export const trackMachine = setup({
 function comment(body: string): Effect {
   return { type: "comment", body };
 }
-

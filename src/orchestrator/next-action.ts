@@ -28,26 +28,46 @@ const DESIGN_TASKS: Partial<Record<Stage, { task: string; schema: string }>> = {
     task: `Write ${ARTIFACT_PATHS.dbDesign}: the tables, and a migration plan per story naming the invariants each migration realises.`,
     schema: "schemas/db-design.schema.json",
   },
-  ux: { task: `Write ${ARTIFACT_PATHS.ux}: a screen with its states (loading, empty, error, filled…) for every user-facing story.`, schema: "schemas/ux.schema.json" },
+  ux: {
+    task: `Write ${ARTIFACT_PATHS.ux}: a screen with its states (loading, empty, error, filled…) for every user-facing story.`,
+    schema: "schemas/ux.schema.json",
+  },
   "test-list": {
     task: `Write ${ARTIFACT_PATHS.testList}: the ordered tests T1…Tn, each with its AC, file, the exact title the runner reports, and kind; cover every AC and every persistence invariant, and add a fitness test for the layering.`,
     schema: "schemas/test-list.schema.json",
   },
 };
 
-const GATE_OF: Partial<Record<Stage, GateName>> = { "design-gate": "design", "test-list-gate": "test-list", "deploy-gate": "deploy", "promote-gate": "promote" };
+const GATE_OF: Partial<Record<Stage, GateName>> = {
+  "design-gate": "design",
+  "test-list-gate": "test-list",
+  "deploy-gate": "deploy",
+  "promote-gate": "promote",
+};
 
 const GATE_TASK: Record<GateName, string> = {
-  design: "Review the spec, architecture, db design (and ux) in the PR, then approve with a PR review on the current commit. You must not have authored any of them.",
-  "test-list": "Review the ordered test list in the PR, then approve with a PR review on the current commit. You must not have authored it.",
-  deploy: "Look at the verified preview deploy (evidence in consort/deploy), then approve the release with a PR review.",
+  design:
+    "Review the spec, architecture, db design (and ux) in the PR, then approve with a PR review on the current commit. You must not have authored any of them.",
+  "test-list":
+    "Review the ordered test list in the PR, then approve with a PR review on the current commit. You must not have authored it.",
+  deploy:
+    "Look at the verified preview deploy (evidence in consort/deploy), then approve the release with a PR review.",
   promote: "Approve migrating the parent's database to this commit with a PR review; then merge the pull request.",
 };
 
 export function nextAction(snapshot: TrackSnapshot, config: ConsortConfig): NextAction {
   const { stage, context } = snapshot;
   const unit = currentUnit(context);
-  const inBuild = ["red", "red-verify", "green", "green-verify", "repair", "review", "refactor", "refactor-verify"].includes(stage);
+  const inBuild = [
+    "red",
+    "red-verify",
+    "green",
+    "green-verify",
+    "repair",
+    "review",
+    "refactor",
+    "refactor-verify",
+  ].includes(stage);
   const owner = ownershipAt(stage, config, unit?.id ?? null);
   const base: NextAction = {
     trackId: context.trackId,
@@ -85,7 +105,11 @@ function describe(snapshot: TrackSnapshot, config: ConsortConfig, base: NextActi
       actor: "agent",
       role: base.trailer ? ownershipAt(stage, config, null).role : null,
       task: design.task + problems,
-      checks: [`the file validates against ${design.schema}`, "the cross-file rules of `consort validate` hold (ids, references, coverage)", "only the files above change; every commit carries the trailer"],
+      checks: [
+        `the file validates against ${design.schema}`,
+        "the cross-file rules of `consort validate` hold (ids, references, coverage)",
+        "only the files above change; every commit carries the trailer",
+      ],
     };
   }
   const gate = GATE_OF[stage];
@@ -96,7 +120,11 @@ function describe(snapshot: TrackSnapshot, config: ConsortConfig, base: NextActi
       actor: "person",
       task: `${GATE_TASK[gate]}${record.status === "withdrawn" ? ` (It was withdrawn: ${record.withdrawnReason}.)` : ""}`,
       gate: { name: gate, manifestHash: record.pendingHash ?? "" },
-      checks: ["the review is APPROVED, by a configured approver with write access", "the reviewed commit's manifest equals the pending hash", `the reviewer authored none of the commits under approval (${record.authors.join(", ") || "none recorded"})`],
+      checks: [
+        "the review is APPROVED, by a configured approver with write access",
+        "the reviewed commit's manifest equals the pending hash",
+        `the reviewer authored none of the commits under approval (${record.authors.join(", ") || "none recorded"})`,
+      ],
     };
   }
   const tests = unit?.tests ?? [];
@@ -139,7 +167,10 @@ function describe(snapshot: TrackSnapshot, config: ConsortConfig, base: NextActi
         actor: "agent",
         role: "navigator",
         task: `Review the GREEN of ${unit?.id}: write ${reviewPath(unit?.id ?? "T1")} with "verdict": "accept" or "refactor" and notes (required for refactor).${problems}`,
-        checks: ["the file validates against schemas/review.schema.json and names the unit in turn", "only that file changes"],
+        checks: [
+          "the file validates against schemas/review.schema.json and names the unit in turn",
+          "only that file changes",
+        ],
       };
     case "refactor": {
       const review = unit ? context.artifacts[reviewPath(unit.id)] : undefined;
@@ -161,7 +192,12 @@ function describe(snapshot: TrackSnapshot, config: ConsortConfig, base: NextActi
         ...base,
         actor: "orchestrator",
         task: `Waiting for cycle ${context.pendingDispatch?.dispatchId ?? "(none: retry)"} (${context.pendingDispatch?.step ?? stage}) on ${context.pendingDispatch?.commit.slice(0, 7) ?? context.head.slice(0, 7)}.${problems ? ` Last report:${problems.slice(" Fix first:".length)}` : ""}`,
-        checks: stage === "deploying" ? ["the preview deploys on the track's database branch and every verification passes"] : stage === "promoting" ? ["the parent's database branch migrates to the merged commit"] : [],
+        checks:
+          stage === "deploying"
+            ? ["the preview deploys on the track's database branch and every verification passes"]
+            : stage === "promoting"
+              ? ["the parent's database branch migrates to the merged commit"]
+              : [],
       };
     case "blocked":
       return {
@@ -170,7 +206,11 @@ function describe(snapshot: TrackSnapshot, config: ConsortConfig, base: NextActi
         task: `Blocked: ${context.blocked?.reason ?? "verification failed"}. Decide: retry (another round at ${context.blocked?.resume}), renegotiate the test list, or abandon the track.`,
       };
     case "merging":
-      return { ...base, actor: "person", task: "Every gate is approved: merge the pull request. Consort then migrates the parent's database branch." };
+      return {
+        ...base,
+        actor: "person",
+        task: "Every gate is approved: merge the pull request. Consort then migrates the parent's database branch.",
+      };
     case "done":
       return { ...base, actor: "nobody", task: "Done: merged and promoted." };
     case "abandoned":
@@ -182,10 +222,17 @@ function describe(snapshot: TrackSnapshot, config: ConsortConfig, base: NextActi
 
 /** The next action for a person at a terminal. */
 export function renderNextAction(action: NextAction): string {
-  const lines = [`track ${action.trackId} · ${action.stage}${action.unit ? ` · ${action.unit}` : ""}`, `next: ${action.actor}${action.role ? ` (${action.role})` : ""}`, "", action.task];
-  if (action.testsInTurn.length > 0) lines.push("", "tests in turn:", ...action.testsInTurn.map((t) => `  ${t.id} [${t.kind}] ${t.file} :: ${t.title}`));
+  const lines = [
+    `track ${action.trackId} · ${action.stage}${action.unit ? ` · ${action.unit}` : ""}`,
+    `next: ${action.actor}${action.role ? ` (${action.role})` : ""}`,
+    "",
+    action.task,
+  ];
+  if (action.testsInTurn.length > 0)
+    lines.push("", "tests in turn:", ...action.testsInTurn.map((t) => `  ${t.id} [${t.kind}] ${t.file} :: ${t.title}`));
   if (action.allowedPaths.length > 0) lines.push("", `may change: ${action.allowedPaths.join(", ")}`);
-  if (action.frozenPaths.length > 0) lines.push(`frozen: ${action.frozenPaths.map((f) => `${f.path} (${f.rule})`).join(", ")}`);
+  if (action.frozenPaths.length > 0)
+    lines.push(`frozen: ${action.frozenPaths.map((f) => `${f.path} (${f.rule})`).join(", ")}`);
   if (action.trailer) lines.push(`every commit ends with the trailer: ${action.trailer}`);
   if (action.gate) lines.push(`approve manifest: ${action.gate.manifestHash}`);
   if (action.checks.length > 0) lines.push("", "will be checked:", ...action.checks.map((c) => `  - ${c}`));
@@ -201,7 +248,9 @@ export interface LaneView {
 /** The lane as done / now / next, for check-run summaries and `consort status`. */
 export function describeLane(snapshot: TrackSnapshot): LaneView {
   const { stage, context } = snapshot;
-  const ux = context.artifacts[ARTIFACT_PATHS.ux] !== undefined || /"userFacing"\s*:\s*true/.test(context.artifacts[ARTIFACT_PATHS.spec] ?? "");
+  const ux =
+    context.artifacts[ARTIFACT_PATHS.ux] !== undefined ||
+    /"userFacing"\s*:\s*true/.test(context.artifacts[ARTIFACT_PATHS.spec] ?? "");
   const design: Array<[Stage, string]> = [
     ["stories", "stories and acceptance criteria (product-owner)"],
     ["spec", "spec and NFRs (spec-author)"],
@@ -212,11 +261,19 @@ export function describeLane(snapshot: TrackSnapshot): LaneView {
     ["test-list", "test list (test-strategist)"],
     ["test-list-gate", "test-list gate (a person approves)"],
   ];
-  const items: Array<{ stage: Stage | "unit"; label: string; unitIndex?: number }> = design.map(([s, label]) => ({ stage: s, label }));
+  const items: Array<{ stage: Stage | "unit"; label: string; unitIndex?: number }> = design.map(([s, label]) => ({
+    stage: s,
+    label,
+  }));
   context.units.forEach((unit, index) =>
-    items.push({ stage: "unit", unitIndex: index, label: `${unit.id}: red → green → review${unit.tests.length > 1 ? ` (${unit.tests.map((t) => t.id).join(", ")})` : ""}` }),
+    items.push({
+      stage: "unit",
+      unitIndex: index,
+      label: `${unit.id}: red → green → review${unit.tests.length > 1 ? ` (${unit.tests.map((t) => t.id).join(", ")})` : ""}`,
+    }),
   );
-  if (context.units.length === 0) items.push({ stage: "unit", unitIndex: 0, label: "build: red → green → review per test" });
+  if (context.units.length === 0)
+    items.push({ stage: "unit", unitIndex: 0, label: "build: red → green → review per test" });
   items.push(
     { stage: "deploying", label: "preview deploy, verified" },
     { stage: "deploy-gate", label: "deploy gate (a person approves)" },
@@ -224,11 +281,37 @@ export function describeLane(snapshot: TrackSnapshot): LaneView {
     { stage: "merging", label: "merge the pull request" },
     { stage: "promoting", label: "migrate the parent database" },
   );
-  const order: Stage[] = ["stories", "spec", "architecture", "db-design", "ux", "design-gate", "test-list", "test-list-gate", "red", "deploying", "deploy-gate", "promote-gate", "merging", "promoting", "done"];
+  const order: Stage[] = [
+    "stories",
+    "spec",
+    "architecture",
+    "db-design",
+    "ux",
+    "design-gate",
+    "test-list",
+    "test-list-gate",
+    "red",
+    "deploying",
+    "deploy-gate",
+    "promote-gate",
+    "merging",
+    "promoting",
+    "done",
+  ];
   // Blocked counts as the stage it will resume: a unit of the build lane, or the release.
   const effective: Stage = stage === "blocked" ? (context.blocked?.resume ?? "red") : stage;
-  const build = ["red", "red-verify", "green", "green-verify", "repair", "review", "refactor", "refactor-verify"].includes(effective);
-  const position = (item: (typeof items)[number]): number => (item.stage === "unit" ? order.indexOf("red") : order.indexOf(item.stage));
+  const build = [
+    "red",
+    "red-verify",
+    "green",
+    "green-verify",
+    "repair",
+    "review",
+    "refactor",
+    "refactor-verify",
+  ].includes(effective);
+  const position = (item: (typeof items)[number]): number =>
+    item.stage === "unit" ? order.indexOf("red") : order.indexOf(item.stage);
   const here = build ? order.indexOf("red") : order.indexOf(effective);
 
   const view: LaneView = { done: [], now: "", next: [] };
@@ -240,10 +323,12 @@ export function describeLane(snapshot: TrackSnapshot): LaneView {
     if (item.stage === "unit" && build) {
       const i = item.unitIndex!;
       if (i < context.unitIndex) view.done.push(item.label);
-      else if (i === context.unitIndex) view.now = `${item.label.split(":")[0]}: ${stage}${stage === "blocked" ? ` (${context.blocked?.reason ?? ""})` : ""}`;
+      else if (i === context.unitIndex)
+        view.now = `${item.label.split(":")[0]}: ${stage}${stage === "blocked" ? ` (${context.blocked?.reason ?? ""})` : ""}`;
       else view.next.push(item.label);
     } else if (p < here || stage === "done") view.done.push(item.label);
-    else if (p === here && item.stage !== "unit") view.now = stage === "blocked" ? `${item.label}: blocked (${context.blocked?.reason ?? ""})` : item.label;
+    else if (p === here && item.stage !== "unit")
+      view.now = stage === "blocked" ? `${item.label}: blocked (${context.blocked?.reason ?? ""})` : item.label;
     else view.next.push(item.label);
   }
   if (stage === "done") view.now = "done";

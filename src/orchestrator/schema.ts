@@ -28,7 +28,13 @@ export const PushedCommitSchema = z.object({
 const CycleEvidenceSchema = z.object({
   summary: z.string(),
   tests: z
-    .array(z.object({ id: z.string(), title: z.string(), result: z.enum(["passed", "assertion-failure", "error", "skipped", "missing"]) }))
+    .array(
+      z.object({
+        id: z.string(),
+        title: z.string(),
+        result: z.enum(["passed", "assertion-failure", "error", "skipped", "missing"]),
+      }),
+    )
     .optional(),
   runUrl: z.string().optional(),
   databaseBranch: z.string().optional(),
@@ -47,9 +53,30 @@ const gate = z.enum(GATE_NAMES);
 
 /** Every `TrackEvent`, discriminated by `type`. */
 export const TrackEventSchema = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("push"), at, before: sha, after: sha, forced: z.boolean(), commits: z.array(PushedCommitSchema) }),
-  z.object({ type: z.literal("gate.approved"), at, gate, manifestHash: z.string().regex(/^[0-9a-f]{64}$/), approver: z.string().min(1), reviewId: z.number().int(), commit: sha }),
-  z.object({ type: z.literal("gate.withdrawn"), at, gate, reason: z.string().min(1), reviewId: z.number().int().optional() }),
+  z.object({
+    type: z.literal("push"),
+    at,
+    before: sha,
+    after: sha,
+    forced: z.boolean(),
+    commits: z.array(PushedCommitSchema),
+  }),
+  z.object({
+    type: z.literal("gate.approved"),
+    at,
+    gate,
+    manifestHash: z.string().regex(/^[0-9a-f]{64}$/),
+    approver: z.string().min(1),
+    reviewId: z.number().int(),
+    commit: sha,
+  }),
+  z.object({
+    type: z.literal("gate.withdrawn"),
+    at,
+    gate,
+    reason: z.string().min(1),
+    reviewId: z.number().int().optional(),
+  }),
   z.object({
     type: z.literal("cycle.reported"),
     at,
@@ -61,9 +88,31 @@ export const TrackEventSchema = z.discriminatedUnion("type", [
     reasons: z.array(z.string()),
     evidence: CycleEvidenceSchema,
   }),
-  z.object({ type: z.literal("deploy.reported"), at, dispatchId: z.string().min(1), runId: z.number().int(), commit: sha, outcome, reasons: z.array(z.string()), evidence: DeployEvidenceSchema }),
-  z.object({ type: z.literal("promotion.reported"), at, dispatchId: z.string().min(1), outcome, reasons: z.array(z.string()) }),
-  z.object({ type: z.literal("renegotiate"), at, by: z.string().min(1), scope: z.enum(["test-list", "design"]), from: z.enum(DESIGN_STEPS).optional(), reason: z.string().min(1) }),
+  z.object({
+    type: z.literal("deploy.reported"),
+    at,
+    dispatchId: z.string().min(1),
+    runId: z.number().int(),
+    commit: sha,
+    outcome,
+    reasons: z.array(z.string()),
+    evidence: DeployEvidenceSchema,
+  }),
+  z.object({
+    type: z.literal("promotion.reported"),
+    at,
+    dispatchId: z.string().min(1),
+    outcome,
+    reasons: z.array(z.string()),
+  }),
+  z.object({
+    type: z.literal("renegotiate"),
+    at,
+    by: z.string().min(1),
+    scope: z.enum(["test-list", "design"]),
+    from: z.enum(DESIGN_STEPS).optional(),
+    reason: z.string().min(1),
+  }),
   z.object({ type: z.literal("retry"), at, by: z.string().min(1), reason: z.string().optional() }),
   z.object({ type: z.literal("merged"), at, commit: sha, by: z.string().optional() }),
   z.object({ type: z.literal("closed"), at, by: z.string().optional() }),
@@ -77,7 +126,17 @@ const GateRecordSchema = z
     approvedHash: z.string().nullable(),
     files: z.record(z.string(), z.string()),
     authors: z.array(z.string()),
-    approvals: z.array(z.object({ approver: z.string(), reviewId: z.number(), commit: z.string(), manifestHash: z.string(), at: z.string() }).strict()),
+    approvals: z.array(
+      z
+        .object({
+          approver: z.string(),
+          reviewId: z.number(),
+          commit: z.string(),
+          manifestHash: z.string(),
+          at: z.string(),
+        })
+        .strict(),
+    ),
     withdrawnReason: z.string().nullable(),
   })
   .strict();
@@ -92,14 +151,24 @@ const TrackContextSchema = z
     databaseBranch: z.string().min(1),
     parentDatabaseBranch: z.string().min(1),
     head: z.string().min(1),
-    rejectedHead: z.object({ sha: z.string(), reasons: z.array(z.string()), at: z.string() }).strict().nullable(),
+    rejectedHead: z
+      .object({ sha: z.string(), reasons: z.array(z.string()), at: z.string() })
+      .strict()
+      .nullable(),
     createdAt: z.string(),
     updatedAt: z.string(),
     sequence: z.number().int().min(0),
     artifacts: z.record(z.string(), z.string()),
     testFiles: z.record(z.string(), z.string()),
     settings: z.object({ repairBound: z.number().int().min(1), granularity: z.enum(["test", "ac"]) }).strict(),
-    gates: z.object({ design: GateRecordSchema, "test-list": GateRecordSchema, deploy: GateRecordSchema, promote: GateRecordSchema }).strict(),
+    gates: z
+      .object({
+        design: GateRecordSchema,
+        "test-list": GateRecordSchema,
+        deploy: GateRecordSchema,
+        promote: GateRecordSchema,
+      })
+      .strict(),
     units: z.array(z.object({ id: z.string(), tests: z.array(TestListEntry) }).strict()),
     unitIndex: z.number().int().min(0),
     evidence: z.record(
@@ -109,16 +178,27 @@ const TrackContextSchema = z
           tests: z.array(TestListEntry),
           red: stamp,
           green: stamp,
-          review: z.object({ verdict: z.enum(["accept", "refactor"]), commit: z.string(), at: z.string() }).strict().nullable(),
+          review: z
+            .object({ verdict: z.enum(["accept", "refactor"]), commit: z.string(), at: z.string() })
+            .strict()
+            .nullable(),
           refactor: stamp,
           complete: z.boolean(),
         })
         .strict(),
     ),
     attempts: z.number().int().min(0),
-    frozenTests: z.record(z.string(), z.object({ file: z.string(), text: z.string(), hash: z.string(), test: z.string(), commit: z.string() }).strict()),
+    frozenTests: z.record(
+      z.string(),
+      z.object({ file: z.string(), text: z.string(), hash: z.string(), test: z.string(), commit: z.string() }).strict(),
+    ),
     pendingDispatch: z
-      .object({ dispatchId: z.string(), step: z.enum(["red", "green", "refactor", "release", "promote"]), commit: z.string(), unit: z.string() })
+      .object({
+        dispatchId: z.string(),
+        step: z.enum(["red", "green", "refactor", "release", "promote"]),
+        commit: z.string(),
+        unit: z.string(),
+      })
       .strict()
       .nullable(),
     cycles: z.array(
@@ -137,8 +217,14 @@ const TrackContextSchema = z
         })
         .strict(),
     ),
-    deployEvidence: z.object({ dispatchId: z.string(), commit: z.string(), hash: z.string(), evidence: DeployEvidenceSchema }).strict().nullable(),
-    blocked: z.object({ reason: z.string(), resume: z.enum(STAGES) }).strict().nullable(),
+    deployEvidence: z
+      .object({ dispatchId: z.string(), commit: z.string(), hash: z.string(), evidence: DeployEvidenceSchema })
+      .strict()
+      .nullable(),
+    blocked: z
+      .object({ reason: z.string(), resume: z.enum(STAGES) })
+      .strict()
+      .nullable(),
     mergedCommit: z.string().nullable(),
     ended: z.object({ reason: z.string(), by: z.string().nullable(), at: z.string() }).strict().nullable(),
     lastProblem: z.array(z.string()),

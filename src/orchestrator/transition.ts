@@ -58,7 +58,9 @@ export function pathsToRead(changes: ChangedPath[], config: ConsortConfig): stri
 export function createTrack(input: CreateTrackInput, config: ConsortConfig): TransitionResult {
   const parsed = CreateTrackInputSchema.safeParse(input);
   if (!parsed.success) {
-    throw new Error(`cannot create a track: ${parsed.error.issues.map((i) => `${i.path.join(".") || "(input)"}: ${i.message}`).join("; ")}`);
+    throw new Error(
+      `cannot create a track: ${parsed.error.issues.map((i) => `${i.path.join(".") || "(input)"}: ${i.message}`).join("; ")}`,
+    );
   }
   const [state, actions] = initialTransition(trackMachine, initialContext(parsed.data, config));
   const snapshot = toSnapshot(state);
@@ -77,13 +79,18 @@ export function restoreSnapshot(json: unknown): TrackSnapshot {
   if (version !== SNAPSHOT_SCHEMA_VERSION) {
     throw new SnapshotError(
       `track snapshot schema version ${JSON.stringify(version)} is not supported: this Consort reads version ${SNAPSHOT_SCHEMA_VERSION}`,
-      typeof version === "number" && version > SNAPSHOT_SCHEMA_VERSION ? "upgrade Consort: the state was written by a newer version" : "the state file is damaged or not a Consort track: restore it from the consort/state history",
+      typeof version === "number" && version > SNAPSHOT_SCHEMA_VERSION
+        ? "upgrade Consort: the state was written by a newer version"
+        : "the state file is damaged or not a Consort track: restore it from the consort/state history",
     );
   }
   const parsed = TrackSnapshotSchema.safeParse(value);
   if (!parsed.success) {
     const problems = parsed.error.issues.slice(0, 8).map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`);
-    throw new SnapshotError(`the track snapshot is malformed: ${problems.join("; ")}`, "the state file is damaged: restore it from the consort/state history");
+    throw new SnapshotError(
+      `the track snapshot is malformed: ${problems.join("; ")}`,
+      "the state file is damaged: restore it from the consort/state history",
+    );
   }
   return parsed.data as TrackSnapshot;
 }
@@ -110,12 +117,19 @@ function parseJson(text: string): unknown {
 export function transition(snapshot: TrackSnapshot, event: TrackEvent, config: ConsortConfig): TransitionResult {
   const parsed = TrackEventSchema.safeParse(event);
   if (!parsed.success) {
-    return refuse(snapshot, config, parsed.error.issues.map((i) => `event ${i.path.join(".") || "(root)"}: ${i.message}`));
+    return refuse(
+      snapshot,
+      config,
+      parsed.error.issues.map((i) => `event ${i.path.join(".") || "(root)"}: ${i.message}`),
+    );
   }
   if (snapshot.stage === "done" || snapshot.stage === "abandoned") {
     return refuse(snapshot, config, [`the track has ended (${snapshot.stage}); nothing more happens on it`]);
   }
-  const context: TrackContext = { ...snapshot.context, settings: { repairBound: config.repairBound, granularity: snapshot.context.settings.granularity } };
+  const context: TrackContext = {
+    ...snapshot.context,
+    settings: { repairBound: config.repairBound, granularity: snapshot.context.settings.granularity },
+  };
   const start = { ...snapshot, context };
 
   const translated = translate(start, event, config);
@@ -126,7 +140,9 @@ export function transition(snapshot: TrackSnapshot, event: TrackEvent, config: C
   for (const machineEvent of translated.events) {
     const [next, actions] = xstateTransition(trackMachine, state, machineEvent);
     if (next === state) {
-      return refuse(snapshot, config, [`${describeEvent(event)} does not apply while the track is at ${snapshot.stage}`]);
+      return refuse(snapshot, config, [
+        `${describeEvent(event)} does not apply while the track is at ${snapshot.stage}`,
+      ]);
     }
     state = next;
     effects.push(...collectEffects(actions));
@@ -135,7 +151,9 @@ export function transition(snapshot: TrackSnapshot, event: TrackEvent, config: C
   const notes = translated.notes;
   if (notes.length > 0) effects.push({ type: "comment", body: notes.join("\n") });
   const all = [...effects, ...afterEffects(snapshot, result, config, translated.events)];
-  return translated.rejection ? { snapshot: result, effects: all, rejection: { reasons: translated.rejection } } : { snapshot: result, effects: all };
+  return translated.rejection
+    ? { snapshot: result, effects: all, rejection: { reasons: translated.rejection } }
+    : { snapshot: result, effects: all };
 }
 
 function refuse(snapshot: TrackSnapshot, _config: ConsortConfig, reasons: string[]): TransitionResult {
@@ -163,44 +181,97 @@ function translate(snapshot: TrackSnapshot, event: TrackEvent, config: ConsortCo
       return translatePush(snapshot, event, config);
     case "gate.approved": {
       const record = context.gates[event.gate];
-      if (context.rejectedHead) return { refused: [`the branch holds rejected commit ${context.rejectedHead.sha.slice(0, 7)}: reset it to ${context.head.slice(0, 7)} before approving`] };
-      if (record.status === "approved") return { refused: [`the ${event.gate} gate is already approved at ${record.approvedHash?.slice(0, 12)}`] };
-      if (record.pendingHash === null || record.status === "closed") return { refused: [`the ${event.gate} gate is not open: the track is at ${snapshot.stage}`] };
+      if (context.rejectedHead)
+        return {
+          refused: [
+            `the branch holds rejected commit ${context.rejectedHead.sha.slice(0, 7)}: reset it to ${context.head.slice(0, 7)} before approving`,
+          ],
+        };
+      if (record.status === "approved")
+        return { refused: [`the ${event.gate} gate is already approved at ${record.approvedHash?.slice(0, 12)}`] };
+      if (record.pendingHash === null || record.status === "closed")
+        return { refused: [`the ${event.gate} gate is not open: the track is at ${snapshot.stage}`] };
       if (record.pendingHash !== event.manifestHash) {
-        return { refused: [`the review approves manifest ${event.manifestHash.slice(0, 12)}, but the ${event.gate} gate waits for ${record.pendingHash.slice(0, 12)}: approve the current commit`] };
+        return {
+          refused: [
+            `the review approves manifest ${event.manifestHash.slice(0, 12)}, but the ${event.gate} gate waits for ${record.pendingHash.slice(0, 12)}: approve the current commit`,
+          ],
+        };
       }
       return {
-        events: [{ type: "GATE_APPROVED", at: event.at, gate: event.gate, approval: { approver: event.approver, reviewId: event.reviewId, commit: event.commit, manifestHash: event.manifestHash, at: event.at } }],
+        events: [
+          {
+            type: "GATE_APPROVED",
+            at: event.at,
+            gate: event.gate,
+            approval: {
+              approver: event.approver,
+              reviewId: event.reviewId,
+              commit: event.commit,
+              manifestHash: event.manifestHash,
+              at: event.at,
+            },
+          },
+        ],
         notes: [],
       };
     }
     case "gate.withdrawn":
-      if (context.gates[event.gate].status !== "approved") return { refused: [`the ${event.gate} gate is not approved, so there is nothing to withdraw`] };
-      if (snapshot.stage === "promoting") return { refused: ["the pull request is merged: approvals no longer change anything"] };
-      return { events: [{ type: "GATE_WITHDRAWN", at: event.at, gate: event.gate, reason: event.reason }], notes: [`**The ${event.gate} gate is withdrawn**: ${event.reason}. It needs approving again.`] };
+      if (context.gates[event.gate].status !== "approved")
+        return { refused: [`the ${event.gate} gate is not approved, so there is nothing to withdraw`] };
+      if (snapshot.stage === "promoting")
+        return { refused: ["the pull request is merged: approvals no longer change anything"] };
+      return {
+        events: [{ type: "GATE_WITHDRAWN", at: event.at, gate: event.gate, reason: event.reason }],
+        notes: [`**The ${event.gate} gate is withdrawn**: ${event.reason}. It needs approving again.`],
+      };
     case "cycle.reported":
     case "deploy.reported":
     case "promotion.reported": {
       const pending = context.pendingDispatch;
-      const step = event.type === "cycle.reported" ? event.step : event.type === "deploy.reported" ? "release" : "promote";
+      const step =
+        event.type === "cycle.reported" ? event.step : event.type === "deploy.reported" ? "release" : "promote";
       if (!pending) return { refused: [`ignored report ${event.dispatchId}: no cycle is pending`] };
-      if (pending.dispatchId !== event.dispatchId) return { refused: [`ignored report ${event.dispatchId}: the pending cycle is ${pending.dispatchId}`] };
-      if (pending.step !== step) return { refused: [`ignored report ${event.dispatchId}: it reports ${step}, the pending cycle is ${pending.step}`] };
+      if (pending.dispatchId !== event.dispatchId)
+        return { refused: [`ignored report ${event.dispatchId}: the pending cycle is ${pending.dispatchId}`] };
+      if (pending.step !== step)
+        return {
+          refused: [`ignored report ${event.dispatchId}: it reports ${step}, the pending cycle is ${pending.step}`],
+        };
       if (event.type !== "promotion.reported" && event.commit !== pending.commit) {
-        return { refused: [`ignored report ${event.dispatchId}: it ran on ${event.commit.slice(0, 7)}, the cycle was dispatched for ${pending.commit.slice(0, 7)}`] };
+        return {
+          refused: [
+            `ignored report ${event.dispatchId}: it ran on ${event.commit.slice(0, 7)}, the cycle was dispatched for ${pending.commit.slice(0, 7)}`,
+          ],
+        };
       }
       let outcome = event.outcome;
       let reasons = event.reasons;
       if (step === "red" && outcome === "valid") {
-        const unknown = (currentUnit(context)?.tests ?? []).filter((t) => context.testFiles[t.file] === undefined).map((t) => t.file);
+        const unknown = (currentUnit(context)?.tests ?? [])
+          .filter((t) => context.testFiles[t.file] === undefined)
+          .map((t) => t.file);
         if (unknown.length > 0) {
           outcome = "invalid";
-          reasons = [...reasons, `the text of ${[...new Set(unknown)].join(", ")} was never pushed on this track, so the test cannot be frozen: add the test in a RED commit`];
+          reasons = [
+            ...reasons,
+            `the text of ${[...new Set(unknown)].join(", ")} was never pushed on this track, so the test cannot be frozen: add the test in a RED commit`,
+          ];
         }
       }
-      if (step === "release" && outcome === "valid" && event.type === "deploy.reported" && event.evidence.checks.some((c) => !c.ok)) {
+      if (
+        step === "release" &&
+        outcome === "valid" &&
+        event.type === "deploy.reported" &&
+        event.evidence.checks.some((c) => !c.ok)
+      ) {
         outcome = "invalid";
-        reasons = [...reasons, ...event.evidence.checks.filter((c) => !c.ok).map((c) => `verification ${c.name} failed${c.detail ? `: ${c.detail}` : ""}`)];
+        reasons = [
+          ...reasons,
+          ...event.evidence.checks
+            .filter((c) => !c.ok)
+            .map((c) => `verification ${c.name} failed${c.detail ? `: ${c.detail}` : ""}`),
+        ];
       }
       const evidence = event.type === "promotion.reported" ? null : event.evidence;
       const runId = event.type === "promotion.reported" ? null : event.runId;
@@ -208,8 +279,19 @@ function translate(snapshot: TrackSnapshot, event: TrackEvent, config: ConsortCo
     }
     case "renegotiate":
       return {
-        events: [{ type: "RENEGOTIATE", at: event.at, by: event.by, scope: event.scope, from: event.from ?? "spec", reason: event.reason }],
-        notes: [`**${event.by} reopened the ${event.scope === "design" ? `design from ${event.from ?? "spec"}` : "test list"}**: ${event.reason}. Gates that depended on it are withdrawn.`],
+        events: [
+          {
+            type: "RENEGOTIATE",
+            at: event.at,
+            by: event.by,
+            scope: event.scope,
+            from: event.from ?? "spec",
+            reason: event.reason,
+          },
+        ],
+        notes: [
+          `**${event.by} reopened the ${event.scope === "design" ? `design from ${event.from ?? "spec"}` : "test list"}**: ${event.reason}. Gates that depended on it are withdrawn.`,
+        ],
       };
     case "retry":
       return { events: [{ type: "RETRY", at: event.at, by: event.by }], notes: [] };
@@ -230,24 +312,40 @@ function translatePush(snapshot: TrackSnapshot, push: PushEvent, config: Consort
   const reset = `reset the branch to ${short(head)} (git push --force-with-lease origin ${head}:${context.branch})`;
 
   if (push.after === head) {
-    if (context.rejectedHead) return { events: [{ type: "BRANCH_RESET", at: push.at }], notes: [`The branch is back at ${short(head)}: the rejected commits are gone.`] };
+    if (context.rejectedHead)
+      return {
+        events: [{ type: "BRANCH_RESET", at: push.at }],
+        notes: [`The branch is back at ${short(head)}: the rejected commits are gone.`],
+      };
     return { refused: [`the push leaves the branch at ${short(head)}, the last accepted commit: nothing to decide`] };
   }
   const rejected = (reasons: string[], withdraw: "design" | "test-list" | null = null): Translation => ({
     events: [{ type: "PUSH_REJECTED", at: push.at, sha: push.after, reasons, withdraw }],
-    notes: [`**Push to ${short(push.after)} rejected** (the track stays at ${snapshot.stage}):`, ...reasons.map((r) => `- ${r}`), "", `To continue, ${reset} and push the step again.`],
+    notes: [
+      `**Push to ${short(push.after)} rejected** (the track stays at ${snapshot.stage}):`,
+      ...reasons.map((r) => `- ${r}`),
+      "",
+      `To continue, ${reset} and push the step again.`,
+    ],
     rejection: reasons,
   });
   if (push.before !== head) {
     return rejected(
       context.rejectedHead && push.before === context.rejectedHead.sha
-        ? [`the branch still holds rejected commit ${short(context.rejectedHead.sha)}; commits on top of it are not examined`]
-        : [`the branch moved from ${short(push.before)}, not from the last accepted commit ${short(head)} (history was rewritten)`],
+        ? [
+            `the branch still holds rejected commit ${short(context.rejectedHead.sha)}; commits on top of it are not examined`,
+          ]
+        : [
+            `the branch moved from ${short(push.before)}, not from the last accepted commit ${short(head)} (history was rewritten)`,
+          ],
     );
   }
   if (context.rejectedHead) events.push({ type: "BRANCH_RESET", at: push.at });
   if (push.commits.length === 0) return { refused: ["the push carries no commits"] };
-  if (push.commits.at(-1)!.sha !== push.after) return { refused: [`the push's last commit ${short(push.commits.at(-1)!.sha)} is not its head ${short(push.after)}`] };
+  if (push.commits.at(-1)!.sha !== push.after)
+    return {
+      refused: [`the push's last commit ${short(push.commits.at(-1)!.sha)} is not its head ${short(push.after)}`],
+    };
 
   const unit = currentUnit(context);
   const frozen = frozenState(context);
@@ -266,7 +364,8 @@ function translatePush(snapshot: TrackSnapshot, push: PushEvent, config: Consort
     }
     if (commit.authorLogin && !authors.includes(commit.authorLogin)) authors.push(commit.authorLogin);
     for (const change of commit.changes) {
-      const paths = change.previousPath && change.previousPath !== change.path ? [change.previousPath, change.path] : [change.path];
+      const paths =
+        change.previousPath && change.previousPath !== change.path ? [change.previousPath, change.path] : [change.path];
       for (const path of paths) {
         const removed = change.status === "removed" || path !== change.path;
         const text = removed ? null : (commit.files[path] ?? null);
@@ -293,7 +392,9 @@ function translatePush(snapshot: TrackSnapshot, push: PushEvent, config: Consort
     const review = parseArtifact(path, merged[path], ReviewVerdict);
     if (review.value && review.value.unit !== unit.id) {
       complete = false;
-      problems = [`${path} $.unit: the review names ${review.value.unit}, the unit in turn is ${unit.id} → set "unit": "${unit.id}"`];
+      problems = [
+        `${path} $.unit: the review names ${review.value.unit}, the unit in turn is ${unit.id} → set "unit": "${unit.id}"`,
+      ];
     } else {
       complete = review.value !== undefined;
       problems = review.issues.map(formatIssue);
@@ -301,11 +402,27 @@ function translatePush(snapshot: TrackSnapshot, push: PushEvent, config: Consort
     }
   }
   const spec = merged[ARTIFACT_PATHS.spec];
-  const needsUx = spec !== undefined && (parseArtifact(ARTIFACT_PATHS.spec, spec, Spec).value?.stories.some((s) => s.userFacing) ?? false);
-  events.push({ type: "STEP_PUSHED", at: push.at, head: push.after, authors, artifacts, testFiles, complete, problems, needsUx, verdict });
+  const needsUx =
+    spec !== undefined &&
+    (parseArtifact(ARTIFACT_PATHS.spec, spec, Spec).value?.stories.some((s) => s.userFacing) ?? false);
+  events.push({
+    type: "STEP_PUSHED",
+    at: push.at,
+    head: push.after,
+    authors,
+    artifacts,
+    testFiles,
+    complete,
+    problems,
+    needsUx,
+    verdict,
+  });
   const notes = complete
     ? []
-    : [`**${snapshot.stage}: not complete yet** at ${short(push.after)}; the step stays open until these are fixed:`, ...problems.map((p) => `- ${p}`)];
+    : [
+        `**${snapshot.stage}: not complete yet** at ${short(push.after)}; the step stays open until these are fixed:`,
+        ...problems.map((p) => `- ${p}`),
+      ];
   return { events, notes };
 }
 
@@ -318,13 +435,26 @@ function collectEffects(actions: Array<{ type: string; params?: unknown }>): Eff
 }
 
 /** What every transition restates: the checks, and the agent for a new step when agents are on. */
-function afterEffects(before: TrackSnapshot | null, after: TrackSnapshot, config: ConsortConfig, events: MachineEvent[]): Effect[] {
+function afterEffects(
+  before: TrackSnapshot | null,
+  after: TrackSnapshot,
+  config: ConsortConfig,
+  events: MachineEvent[],
+): Effect[] {
   const effects: Effect[] = [];
-  const entered = before === null || before.stage !== after.stage || events.some((e) => e.type === "RETRY" || e.type === "RENEGOTIATE");
+  const entered =
+    before === null ||
+    before.stage !== after.stage ||
+    events.some((e) => e.type === "RETRY" || e.type === "RENEGOTIATE");
   if (config.agents.enabled && entered && !after.context.rejectedHead) {
     const action = nextAction(after, config);
-    if (action.actor === "agent" && action.role) effects.push({ type: "dispatchAgent", role: action.role, nextAction: action });
+    if (action.actor === "agent" && action.role)
+      effects.push({ type: "dispatchAgent", role: action.role, nextAction: action });
   }
-  effects.push({ type: "updateChecks", commit: after.context.rejectedHead?.sha ?? after.context.head, checks: checkStates(after) });
+  effects.push({
+    type: "updateChecks",
+    commit: after.context.rejectedHead?.sha ?? after.context.head,
+    checks: checkStates(after),
+  });
   return effects;
 }

@@ -102,7 +102,11 @@ export interface CycleEvidence {
   /** One line a person reads in the check run. */
   summary: string;
   /** Per test in turn (and earlier tests that had to stay green): what the runner reported. */
-  tests?: Array<{ id: string; title: string; result: "passed" | "assertion-failure" | "error" | "skipped" | "missing" }>;
+  tests?: Array<{
+    id: string;
+    title: string;
+    result: "passed" | "assertion-failure" | "error" | "skipped" | "missing";
+  }>;
   /** Link to the Actions run. */
   runUrl?: string;
   /** The throwaway database branch the tests ran on. */

@@ -1,5 +1,11 @@
 import { githubMessage, httpStatus, type GitHubClient } from "../github/client.js";
-import { desiredRulesets, planRuleset, type ExistingRuleset, type ProtectSettings, type RulesetPlan } from "./rulesets.js";
+import {
+  desiredRulesets,
+  planRuleset,
+  type ExistingRuleset,
+  type ProtectSettings,
+  type RulesetPlan,
+} from "./rulesets.js";
 
 /** Raised when GitHub refuses to show or change the rulesets; says which permission is missing. */
 export class ProtectError extends Error {
@@ -32,7 +38,10 @@ function refused(error: unknown, owner: string, repo: string, what: string): Pro
       : status === 422
         ? "GitHub rejected the ruleset: check that the app id is a GitHub App installed on this repository"
         : "retry; if it persists, check https://www.githubstatus.com";
-  return new ProtectError(`Could not ${what} rulesets of ${owner}/${repo}: ${githubMessage(error)} (HTTP ${status ?? "?"})`, hint);
+  return new ProtectError(
+    `Could not ${what} rulesets of ${owner}/${repo}: ${githubMessage(error)} (HTTP ${status ?? "?"})`,
+    hint,
+  );
 }
 
 /**
@@ -41,14 +50,25 @@ function refused(error: unknown, owner: string, repo: string, what: string): Pro
  */
 export async function protectRepository(
   octokit: GitHubClient,
-  input: { owner: string; repo: string; settings: ProtectSettings; dryRun: boolean; progress?: (message: string) => void },
+  input: {
+    owner: string;
+    repo: string;
+    settings: ProtectSettings;
+    dryRun: boolean;
+    progress?: (message: string) => void;
+  },
 ): Promise<ProtectResult> {
   const { owner, repo, settings, dryRun } = input;
   const progress = input.progress ?? (() => {});
   progress(`reading the rulesets of ${owner}/${repo}`);
   let listed: Array<{ id: number; name: string; source_type?: string }>;
   try {
-    listed = await octokit.paginate(octokit.rest.repos.getRepoRulesets, { owner, repo, includes_parents: false, per_page: 100 });
+    listed = await octokit.paginate(octokit.rest.repos.getRepoRulesets, {
+      owner,
+      repo,
+      includes_parents: false,
+      per_page: 100,
+    });
   } catch (error) {
     throw refused(error, owner, repo, "read the");
   }
@@ -58,7 +78,8 @@ export async function protectRepository(
     let existing: ExistingRuleset | undefined;
     if (match) {
       try {
-        existing = (await octokit.rest.repos.getRepoRuleset({ owner, repo, ruleset_id: match.id })).data as ExistingRuleset;
+        existing = (await octokit.rest.repos.getRepoRuleset({ owner, repo, ruleset_id: match.id }))
+          .data as ExistingRuleset;
       } catch (error) {
         throw refused(error, owner, repo, "read the");
       }
@@ -70,11 +91,20 @@ export async function protectRepository(
       try {
         if (plan.action === "create") {
           progress(`creating ruleset "${plan.name}"`);
-          const { data } = await octokit.rest.repos.createRepoRuleset({ owner, repo, ...plan.body } as unknown as CreateParams);
+          const { data } = await octokit.rest.repos.createRepoRuleset({
+            owner,
+            repo,
+            ...plan.body,
+          } as unknown as CreateParams);
           plan.id = (data as { id: number }).id;
         } else if (plan.action === "update") {
           progress(`updating ruleset "${plan.name}"`);
-          await octokit.rest.repos.updateRepoRuleset({ owner, repo, ruleset_id: plan.id!, ...plan.body } as unknown as UpdateParams);
+          await octokit.rest.repos.updateRepoRuleset({
+            owner,
+            repo,
+            ruleset_id: plan.id!,
+            ...plan.body,
+          } as unknown as UpdateParams);
         }
       } catch (error) {
         throw refused(error, owner, repo, plan.action === "create" ? "create the" : "update the");

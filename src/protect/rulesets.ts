@@ -110,11 +110,14 @@ export function mergeRuleset(desired: RulesetBody, existing: ExistingRuleset | u
     const before = existing.rules?.find((r) => r.type === rule.type);
     if (!rule.parameters) return { type: rule.type };
     const parameters: Record<string, unknown> = { ...(before?.parameters ?? {}), ...rule.parameters };
-    for (const key of KEEP_IF_SET[rule.type] ?? []) if (before?.parameters && key in before.parameters) parameters[key] = before.parameters[key];
+    for (const key of KEEP_IF_SET[rule.type] ?? [])
+      if (before?.parameters && key in before.parameters) parameters[key] = before.parameters[key];
     const listKey = MERGED_LISTS[rule.type];
     if (listKey) {
       const ours = rule.parameters[listKey] as Array<{ context: string }>;
-      const theirs = ((before?.parameters?.[listKey] as Array<{ context: string }> | undefined) ?? []).filter((c) => !ours.some((o) => o.context === c.context));
+      const theirs = ((before?.parameters?.[listKey] as Array<{ context: string }> | undefined) ?? []).filter(
+        (c) => !ours.some((o) => o.context === c.context),
+      );
       parameters[listKey] = [...ours, ...theirs];
     }
     return { type: rule.type, parameters };
@@ -135,11 +138,17 @@ function flatten(value: unknown, path: string, out: Map<string, unknown>): void 
   if (Array.isArray(value)) {
     // An empty list adds nothing to compare: its absence is the same fact.
     if (value.length === 0) return;
-    const keyed = value.every((v) => v && typeof v === "object" && ("type" in v || "context" in v || "actor_type" in v));
+    const keyed = value.every(
+      (v) => v && typeof v === "object" && ("type" in v || "context" in v || "actor_type" in v),
+    );
     if (keyed) {
       for (const item of value as Array<Record<string, unknown>>) {
         const [key, identity] =
-          "type" in item ? [String(item.type), ["type"]] : "context" in item ? [String(item.context), ["context"]] : [`${String(item.actor_type)}:${String(item.actor_id ?? "")}`, ["actor_type", "actor_id"]];
+          "type" in item
+            ? [String(item.type), ["type"]]
+            : "context" in item
+              ? [String(item.context), ["context"]]
+              : [`${String(item.actor_type)}:${String(item.actor_id ?? "")}`, ["actor_type", "actor_id"]];
         const rest = Object.entries(item).filter(([k, v]) => !identity.includes(k) && v !== undefined);
         if (rest.length > 0) flatten(Object.fromEntries(rest), `${path}[${key}]`, out);
         else out.set(`${path}[${key}]`, true);
@@ -162,8 +171,17 @@ function comparable(ruleset: RulesetBody | ExistingRuleset): Record<string, unkn
   return {
     target: ruleset.target ?? "branch",
     enforcement: ruleset.enforcement,
-    conditions: { ref_name: { include: ruleset.conditions?.ref_name?.include ?? [], exclude: ruleset.conditions?.ref_name?.exclude ?? [] } },
-    bypass_actors: (ruleset.bypass_actors ?? []).map((a) => ({ actor_id: a.actor_id ?? null, actor_type: a.actor_type, bypass_mode: a.bypass_mode ?? "always" })),
+    conditions: {
+      ref_name: {
+        include: ruleset.conditions?.ref_name?.include ?? [],
+        exclude: ruleset.conditions?.ref_name?.exclude ?? [],
+      },
+    },
+    bypass_actors: (ruleset.bypass_actors ?? []).map((a) => ({
+      actor_id: a.actor_id ?? null,
+      actor_type: a.actor_type,
+      bypass_mode: a.bypass_mode ?? "always",
+    })),
     rules: ruleset.rules ?? [],
   };
 }
@@ -177,7 +195,8 @@ export function diffRuleset(existing: ExistingRuleset | undefined, next: Ruleset
   const changes: Change[] = [];
   for (const [path, to] of after) {
     if (!before.has(path)) changes.push({ op: "add", path, to });
-    else if (JSON.stringify(before.get(path)) !== JSON.stringify(to)) changes.push({ op: "change", path, from: before.get(path), to });
+    else if (JSON.stringify(before.get(path)) !== JSON.stringify(to))
+      changes.push({ op: "change", path, from: before.get(path), to });
   }
   for (const [path, from] of before) if (!after.has(path)) changes.push({ op: "remove", path, from });
   return changes;
@@ -205,7 +224,11 @@ export function formatPlan(plans: RulesetPlan[]): string {
     .map((plan) => {
       const head = `ruleset "${plan.name}": ${plan.action}${plan.id !== undefined ? ` (id ${plan.id})` : ""}`;
       const lines = plan.changes.map((c) =>
-        c.op === "add" ? `  + ${c.path}: ${show(c.to)}` : c.op === "remove" ? `  - ${c.path}: ${show(c.from)}` : `  ~ ${c.path}: ${show(c.from)} → ${show(c.to)}`,
+        c.op === "add"
+          ? `  + ${c.path}: ${show(c.to)}`
+          : c.op === "remove"
+            ? `  - ${c.path}: ${show(c.from)}`
+            : `  ~ ${c.path}: ${show(c.from)} → ${show(c.to)}`,
       );
       return [head, ...lines].join("\n");
     })

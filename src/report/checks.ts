@@ -32,9 +32,21 @@ export type CheckAction = z.infer<typeof CheckAction>;
 
 /** Every button Consort shows; a click arrives as `check_run.requested_action` with this identifier. */
 export const CHECK_ACTIONS = {
-  reseal: CheckAction.parse({ label: "Re-seal state", description: "Admins: vouch for the state file", identifier: "reseal" }),
-  rerunCycle: CheckAction.parse({ label: "Re-run cycle", description: "Dispatch the last cycle again", identifier: "rerun-cycle" }),
-  renegotiate: CheckAction.parse({ label: "Renegotiate tests", description: "Reopen the test list and its gate", identifier: "renegotiate" }),
+  reseal: CheckAction.parse({
+    label: "Re-seal state",
+    description: "Admins: vouch for the state file",
+    identifier: "reseal",
+  }),
+  rerunCycle: CheckAction.parse({
+    label: "Re-run cycle",
+    description: "Dispatch the last cycle again",
+    identifier: "rerun-cycle",
+  }),
+  renegotiate: CheckAction.parse({
+    label: "Renegotiate tests",
+    description: "Reopen the test list and its gate",
+    identifier: "renegotiate",
+  }),
 } as const;
 
 /** The conclusions Consort ever reports: never `neutral` or `skipped`, which satisfy branch protection. */

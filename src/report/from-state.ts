@@ -7,14 +7,21 @@ import type { ApprovalView, FrozenView, GateView, TamperedView } from "./view.js
 /** Glue from the state file and the approval decision to the report's view types. */
 
 /** The approvals of a state file, with links to their reviews when the PR is known. */
-export function approvalViews(records: ApprovalRecord[], link?: { serverUrl?: string; repository: string; pullNumber: number }): ApprovalView[] {
+export function approvalViews(
+  records: ApprovalRecord[],
+  link?: { serverUrl?: string; repository: string; pullNumber: number },
+): ApprovalView[] {
   return records.map((a) => ({
     gate: a.gate,
     user: a.user,
     at: a.at,
     commit: a.commit,
     hash: a.hash,
-    ...(link ? { reviewUrl: `${link.serverUrl ?? "https://github.com"}/${link.repository}/pull/${link.pullNumber}#pullrequestreview-${a.reviewId}` } : {}),
+    ...(link
+      ? {
+          reviewUrl: `${link.serverUrl ?? "https://github.com"}/${link.repository}/pull/${link.pullNumber}#pullrequestreview-${a.reviewId}`,
+        }
+      : {}),
   }));
 }
 
@@ -36,12 +43,34 @@ export function frozenViews(frozen: FrozenHashes): FrozenView[] {
  */
 export function gateViewOf(decision: GateDecision, currentHash: string | undefined): GateView {
   if (!decision.pendingHash || !currentHash) return { state: "not-reached", reason: decision.summary };
-  if (decision.approved) return { state: "approved", approvedHash: decision.pendingHash, currentHash, by: decision.approvals.map((a) => a.user) };
-  const rejected = decision.decisions.filter((d) => !d.counts && d.user !== null).map((d) => ({ user: d.user!, reasons: d.reasons }));
-  return { state: "waiting", pendingHash: decision.pendingHash, reason: decision.summary, ...(rejected.length ? { rejected } : {}) };
+  if (decision.approved)
+    return {
+      state: "approved",
+      approvedHash: decision.pendingHash,
+      currentHash,
+      by: decision.approvals.map((a) => a.user),
+    };
+  const rejected = decision.decisions
+    .filter((d) => !d.counts && d.user !== null)
+    .map((d) => ({ user: d.user!, reasons: d.reasons }));
+  return {
+    state: "waiting",
+    pendingHash: decision.pendingHash,
+    reason: decision.summary,
+    ...(rejected.length ? { rejected } : {}),
+  };
 }
 
 /** What the checks say about a tampered state file. */
-export function tamperedViewOf(error: TamperedStateError, where: { repository: string; branch: string; headSha: string }): TamperedView {
-  return { ...where, trackId: error.trackId, path: error.path, problems: error.problems, ...(error.commit ? { stateCommit: error.commit } : {}) };
+export function tamperedViewOf(
+  error: TamperedStateError,
+  where: { repository: string; branch: string; headSha: string },
+): TamperedView {
+  return {
+    ...where,
+    trackId: error.trackId,
+    path: error.path,
+    problems: error.problems,
+    ...(error.commit ? { stateCommit: error.commit } : {}),
+  };
 }

@@ -1,6 +1,22 @@
 export * from "./checks.js";
 export * from "./view.js";
-export { renderCheckRuns, renderComment, renderFailingCheckRuns, renderTamperedCheckRuns, renderTamperedComment, stickyMarker, gateOutcome } from "./render.js";
-export { writeCheckRun, writeCheckRuns, upsertStickyComment, type CheckRunTarget, type StickyCommentTarget, type WriteAction, type WrittenCheckRun } from "./write.js";
+export {
+  renderCheckRuns,
+  renderComment,
+  renderFailingCheckRuns,
+  renderTamperedCheckRuns,
+  renderTamperedComment,
+  stickyMarker,
+  gateOutcome,
+} from "./render.js";
+export {
+  writeCheckRun,
+  writeCheckRuns,
+  upsertStickyComment,
+  type CheckRunTarget,
+  type StickyCommentTarget,
+  type WriteAction,
+  type WrittenCheckRun,
+} from "./write.js";
 export { truncate } from "./markdown.js";
 export { approvalViews, frozenViews, gateViewOf, tamperedViewOf } from "./from-state.js";

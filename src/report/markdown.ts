@@ -10,7 +10,11 @@ export function cell(text: string): string {
 /** A Markdown table; an empty body renders as a one-line note instead. */
 export function table(head: string[], rows: string[][], empty: string): string {
   if (rows.length === 0) return `_${empty}_`;
-  return [`| ${head.join(" | ")} |`, `|${head.map(() => " --- ").join("|")}|`, ...rows.map((r) => `| ${r.join(" | ")} |`)].join("\n");
+  return [
+    `| ${head.join(" | ")} |`,
+    `|${head.map(() => " --- ").join("|")}|`,
+    ...rows.map((r) => `| ${r.join(" | ")} |`),
+  ].join("\n");
 }
 
 export function link(text: string, url: string | undefined): string {
@@ -29,7 +33,8 @@ export function code(text: string): string {
  */
 export function truncate(text: string, limit: number, where: string): string {
   if (text.length <= limit) return text;
-  const note = (omitted: number) => `\n\n> **Truncated:** ${omitted} characters did not fit GitHub's limit of ${limit}. The full record is ${where}.`;
+  const note = (omitted: number) =>
+    `\n\n> **Truncated:** ${omitted} characters did not fit GitHub's limit of ${limit}. The full record is ${where}.`;
   const room = limit - note(text.length).length;
   let cut = text.slice(0, room);
   const lastBreak = cut.lastIndexOf("\n");

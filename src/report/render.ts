@@ -1,5 +1,15 @@
 import type { GateName } from "../state/schema.js";
-import { CHECK_ACTIONS, CHECK_NAMES, COMMENT_LIMIT, MARKER_ROOM, OUTPUT_LIMIT, TITLE_LIMIT, type CheckAction, type CheckName, type RenderedCheckRun } from "./checks.js";
+import {
+  CHECK_ACTIONS,
+  CHECK_NAMES,
+  COMMENT_LIMIT,
+  MARKER_ROOM,
+  OUTPUT_LIMIT,
+  TITLE_LIMIT,
+  type CheckAction,
+  type CheckName,
+  type RenderedCheckRun,
+} from "./checks.js";
 import { cell, code, link, short, table, truncate } from "./markdown.js";
 import type { ApprovalView, EvidenceView, GateView, TamperedView, TestView, TrackReport } from "./view.js";
 
@@ -16,7 +26,12 @@ const GATE_CHECK: Record<GateName, CheckName> = {
   deploy: "consort/deploy",
   promote: "consort/promote",
 };
-const GATE_TITLE: Record<GateName, string> = { design: "Design gate", "test-list": "Test-list gate", deploy: "Deploy gate", promote: "Promote gate" };
+const GATE_TITLE: Record<GateName, string> = {
+  design: "Design gate",
+  "test-list": "Test-list gate",
+  deploy: "Deploy gate",
+  promote: "Promote gate",
+};
 
 const stateFile = (trackId: string) => `in \`tracks/${trackId}.json\` on the \`consort/state\` branch`;
 
@@ -28,9 +43,14 @@ function run(
   trackId: string,
   actions: CheckAction[] = [],
 ): RenderedCheckRun {
-  const output = { title: title.length > TITLE_LIMIT ? `${title.slice(0, TITLE_LIMIT - 1)}…` : title, summary: truncate(summary, OUTPUT_LIMIT - MARKER_ROOM, stateFile(trackId)) };
+  const output = {
+    title: title.length > TITLE_LIMIT ? `${title.slice(0, TITLE_LIMIT - 1)}…` : title,
+    summary: truncate(summary, OUTPUT_LIMIT - MARKER_ROOM, stateFile(trackId)),
+  };
   const buttons = actions.slice(0, 3);
-  return outcome === "in_progress" ? { name, status: "in_progress", output, actions: buttons } : { name, status: "completed", conclusion: outcome, output, actions: buttons };
+  return outcome === "in_progress"
+    ? { name, status: "in_progress", output, actions: buttons }
+    : { name, status: "completed", conclusion: outcome, output, actions: buttons };
 }
 
 function commitLink(report: Pick<TrackReport, "serverUrl" | "repository">, sha: string): string {
@@ -44,16 +64,28 @@ function header(report: TrackReport): string {
 }
 
 /** A gate's outcome. Approved counts only when the approved hash IS the current one. */
-export function gateOutcome(gate: GateView): { outcome: "success" | "failure" | "in_progress"; title: string; reason: string } {
+export function gateOutcome(gate: GateView): {
+  outcome: "success" | "failure" | "in_progress";
+  title: string;
+  reason: string;
+} {
   switch (gate.state) {
     case "approved":
       if (gate.approvedHash !== gate.currentHash) {
         const reason = `The approval at ${short(gate.approvedHash)} does not match the current frozen hash ${short(gate.currentHash)}: approve again at the current commit.`;
         return { outcome: "failure", title: "Approval is for other files", reason };
       }
-      return { outcome: "success", title: `Approved by ${gate.by.map((u) => `@${u}`).join(", ")} at ${short(gate.currentHash)}`, reason: "Approved at the current frozen hash." };
+      return {
+        outcome: "success",
+        title: `Approved by ${gate.by.map((u) => `@${u}`).join(", ")} at ${short(gate.currentHash)}`,
+        reason: "Approved at the current frozen hash.",
+      };
     case "waiting":
-      return { outcome: "in_progress", title: `Waiting for approval at ${short(gate.pendingHash)}`, reason: gate.reason };
+      return {
+        outcome: "in_progress",
+        title: `Waiting for approval at ${short(gate.pendingHash)}`,
+        reason: gate.reason,
+      };
     case "not-reached":
       return { outcome: "in_progress", title: "Not reached yet", reason: gate.reason };
     case "withdrawn":
@@ -74,7 +106,11 @@ function approvalsTable(report: TrackReport, approvals: ApprovalView[]): string 
 function frozenSection(report: TrackReport, gate: GateName): string {
   const frozen = report.frozen.find((f) => f.gate === gate);
   if (!frozen) return "_Nothing frozen yet._";
-  const files = table(["File", "sha256"], frozen.files.map((f) => [cell(code(f.path)), code(f.hash)]), "No files.");
+  const files = table(
+    ["File", "sha256"],
+    frozen.files.map((f) => [cell(code(f.path)), code(f.hash)]),
+    "No files.",
+  );
   return `Manifest ${code(frozen.manifestHash)} frozen at ${commitLink(report, frozen.commit)}.\n\n${files}`;
 }
 
@@ -92,9 +128,16 @@ function evidence(e: EvidenceView | undefined): string {
 }
 
 function testsTable(tests: TestView[], withEvidence: boolean): string {
-  const head = withEvidence ? ["Test", "AC", "Title", "File", "Status", "RED", "GREEN"] : ["Test", "AC", "Title", "File"];
+  const head = withEvidence
+    ? ["Test", "AC", "Title", "File", "Status", "RED", "GREEN"]
+    : ["Test", "AC", "Title", "File"];
   const rows = tests.map((t) => {
-    const base = [cell(code(t.id)), t.acceptanceCriterion ? cell(code(t.acceptanceCriterion)) : "—", cell(t.title), cell(code(t.file))];
+    const base = [
+      cell(code(t.id)),
+      t.acceptanceCriterion ? cell(code(t.acceptanceCriterion)) : "—",
+      cell(t.title),
+      cell(code(t.file)),
+    ];
     return withEvidence ? [...base, t.status, evidence(t.red), evidence(t.green)] : base;
   });
   return table(head, rows, "The test list is not written yet.");
@@ -107,46 +150,112 @@ function gateRun(report: TrackReport, gate: GateName): RenderedCheckRun {
   if (gate === "design" || gate === "test-list") parts.push(`### Frozen files\n\n${frozenSection(report, gate)}`);
   if (gate === "test-list") parts.push(`### Test list\n\n${testsTable(report.tests, false)}`);
   if (gate === "deploy") parts.push(`### Deploy evidence\n\n${deploySection(report)}`);
-  parts.push(`### Approvals\n\n${approvalsTable(report, report.approvals.filter((a) => a.gate === gate))}`);
+  parts.push(
+    `### Approvals\n\n${approvalsTable(
+      report,
+      report.approvals.filter((a) => a.gate === gate),
+    )}`,
+  );
   return run(GATE_CHECK[gate], outcome, title, parts.join("\n\n"), report.trackId);
 }
 
 function deploySection(report: TrackReport): string {
   const d = report.deploy;
   if (!d) return "_No release verified yet._";
-  const checks = table(["Check", "Result", "Detail"], d.checks.map((c) => [cell(c.name), c.ok ? "✅" : "❌", cell(c.detail ?? "")]), "No verification ran.");
-  const where = [d.previewUrl ? `preview ${d.previewUrl}` : undefined, `database branch ${code(d.databaseBranch)}`, d.runUrl ? link("run", d.runUrl) : undefined].filter(Boolean).join(", ");
+  const checks = table(
+    ["Check", "Result", "Detail"],
+    d.checks.map((c) => [cell(c.name), c.ok ? "✅" : "❌", cell(c.detail ?? "")]),
+    "No verification ran.",
+  );
+  const where = [
+    d.previewUrl ? `preview ${d.previewUrl}` : undefined,
+    `database branch ${code(d.databaseBranch)}`,
+    d.runUrl ? link("run", d.runUrl) : undefined,
+  ]
+    .filter(Boolean)
+    .join(", ");
   return `${d.summary} (${where})\n\n${checks}`;
 }
 
 function buildRun(report: TrackReport): RenderedCheckRun {
   const b = report.build;
-  const outcome = b.state === "done" ? "success" : b.state === "running" || b.state === "not-started" ? "in_progress" : "failure";
-  const title = { done: "Every test is green and reviewed", running: "Building", "not-started": "Not started", blocked: "Blocked: a person must decide", failed: "Build failed" }[b.state];
-  const actions = [b.canRerun ? CHECK_ACTIONS.rerunCycle : undefined, b.canRenegotiate ? CHECK_ACTIONS.renegotiate : undefined].filter((a): a is CheckAction => a !== undefined);
+  const outcome =
+    b.state === "done" ? "success" : b.state === "running" || b.state === "not-started" ? "in_progress" : "failure";
+  const title = {
+    done: "Every test is green and reviewed",
+    running: "Building",
+    "not-started": "Not started",
+    blocked: "Blocked: a person must decide",
+    failed: "Build failed",
+  }[b.state];
+  const actions = [
+    b.canRerun ? CHECK_ACTIONS.rerunCycle : undefined,
+    b.canRenegotiate ? CHECK_ACTIONS.renegotiate : undefined,
+  ].filter((a): a is CheckAction => a !== undefined);
   const notes = report.notes?.length ? `\n\n${report.notes.map((n) => `> ${n}`).join("\n>\n")}` : "";
-  const summary = [header(report), `### Build\n\n${b.reason}${notes}`, `### Tests\n\n${testsTable(report.tests, true)}`].join("\n\n");
+  const summary = [
+    header(report),
+    `### Build\n\n${b.reason}${notes}`,
+    `### Tests\n\n${testsTable(report.tests, true)}`,
+  ].join("\n\n");
   return run("consort/build", outcome, title, summary, report.trackId, actions);
 }
 
 function disciplineRun(report: TrackReport): RenderedCheckRun {
   const d = report.discipline;
-  if (d.error) return run("consort/discipline", "failure", "Could not check the commits", `${header(report)}\n\n${d.error}`, report.trackId);
-  const rows = d.violations.map((v) => [commitLink(report, v.commit), cell(code(v.rule)), v.path ? cell(code(v.path)) : "—", cell(v.message)]);
+  if (d.error)
+    return run(
+      "consort/discipline",
+      "failure",
+      "Could not check the commits",
+      `${header(report)}\n\n${d.error}`,
+      report.trackId,
+    );
+  const rows = d.violations.map((v) => [
+    commitLink(report, v.commit),
+    cell(code(v.rule)),
+    v.path ? cell(code(v.path)) : "—",
+    cell(v.message),
+  ]);
   const body = table(["Commit", "Rule", "Path", "What happened"], rows, "No violations.");
-  const title = d.violations.length === 0 ? `${d.checkedCommits} commit(s) checked, no violations` : `${d.violations.length} violation(s)`;
-  return run("consort/discipline", d.violations.length === 0 ? "success" : "failure", title, `${header(report)}\n\n${body}`, report.trackId);
+  const title =
+    d.violations.length === 0
+      ? `${d.checkedCommits} commit(s) checked, no violations`
+      : `${d.violations.length} violation(s)`;
+  return run(
+    "consort/discipline",
+    d.violations.length === 0 ? "success" : "failure",
+    title,
+    `${header(report)}\n\n${body}`,
+    report.trackId,
+  );
 }
 
 function schemaRun(report: TrackReport): RenderedCheckRun {
   const s = report.schema;
   const diff = s.diffMarkdown ? `### Schema diff against the parent\n\n${s.diffMarkdown}` : "";
-  const breaking = s.breaking?.length ? `### Changes that break existing rows\n\n${s.breaking.map((b) => `- ${b}`).join("\n")}` : "";
+  const breaking = s.breaking?.length
+    ? `### Changes that break existing rows\n\n${s.breaking.map((b) => `- ${b}`).join("\n")}`
+    : "";
   const parts = [header(report), s.reason ?? "", breaking, diff].filter(Boolean).join("\n\n");
-  if (s.state === "pending") return run("consort/schema", "in_progress", "Schema diff not computed yet", parts, report.trackId);
+  if (s.state === "pending")
+    return run("consort/schema", "in_progress", "Schema diff not computed yet", parts, report.trackId);
   if (s.state === "failed") return run("consort/schema", "failure", "Schema check failed", parts, report.trackId);
-  if (s.breaking?.length) return run("consort/schema", "failure", `${s.breaking.length} change(s) would break existing rows`, parts, report.trackId);
-  return run("consort/schema", "success", s.diffMarkdown ? "Schema diff ready, nothing breaks" : "No schema change", parts, report.trackId);
+  if (s.breaking?.length)
+    return run(
+      "consort/schema",
+      "failure",
+      `${s.breaking.length} change(s) would break existing rows`,
+      parts,
+      report.trackId,
+    );
+  return run(
+    "consort/schema",
+    "success",
+    s.diffMarkdown ? "Schema diff ready, nothing breaks" : "No schema change",
+    parts,
+    report.trackId,
+  );
 }
 
 /** The seven check runs of a track, in contract order. */
@@ -164,7 +273,12 @@ export function renderCheckRuns(report: TrackReport): RenderedCheckRun[] {
 }
 
 /** Every check fails with the same reason and buttons: for state or configuration Consort cannot trust. */
-export function renderFailingCheckRuns(title: string, summary: string, trackId: string, actions: CheckAction[] = []): RenderedCheckRun[] {
+export function renderFailingCheckRuns(
+  title: string,
+  summary: string,
+  trackId: string,
+  actions: CheckAction[] = [],
+): RenderedCheckRun[] {
   return CHECK_NAMES.map((name) => run(name, "failure", title, summary, trackId, actions));
 }
 
@@ -191,7 +305,9 @@ export function stickyMarker(trackId: string): string {
 
 function laneLine(report: TrackReport): string {
   const done = report.lane.done.map((s) => `✅ ${s.label}`);
-  const now = report.lane.now ? [`▶️ **${report.lane.now.label}**${report.lane.now.detail ? ` (${report.lane.now.detail})` : ""}`] : [];
+  const now = report.lane.now
+    ? [`▶️ **${report.lane.now.label}**${report.lane.now.detail ? ` (${report.lane.now.detail})` : ""}`]
+    : [];
   const next = report.lane.next.map((s) => s.label);
   return [...done, ...now, ...next].join(" → ");
 }
@@ -205,13 +321,18 @@ export function renderComment(report: TrackReport): string {
   });
   const frozen = report.frozen.length
     ? report.frozen
-        .map((f) => `<details><summary>${GATE_TITLE[f.gate]}: manifest <code>${short(f.manifestHash)}</code></summary>\n\n${frozenSection(report, f.gate)}\n\n</details>`)
+        .map(
+          (f) =>
+            `<details><summary>${GATE_TITLE[f.gate]}: manifest <code>${short(f.manifestHash)}</code></summary>\n\n${frozenSection(report, f.gate)}\n\n</details>`,
+        )
         .join("\n\n")
     : "_Nothing frozen yet._";
   const action = report.nextAction
     ? `**${report.nextAction.role}**: ${report.nextAction.summary}${report.nextAction.details?.length ? `\n\n${report.nextAction.details.map((d) => `- ${d}`).join("\n")}` : ""}`
     : "_Nothing to do: the track has ended._";
-  const schema = report.schema.diffMarkdown ? `<details><summary>Schema diff</summary>\n\n${report.schema.diffMarkdown}\n\n</details>` : "_No schema diff yet._";
+  const schema = report.schema.diffMarkdown
+    ? `<details><summary>Schema diff</summary>\n\n${report.schema.diffMarkdown}\n\n</details>`
+    : "_No schema diff yet._";
   const notes = report.notes?.length ? `\n\n${report.notes.map((n) => `> ${n}`).join("\n>\n")}` : "";
   const body = [
     stickyMarker(report.trackId),
@@ -224,7 +345,13 @@ export function renderComment(report: TrackReport): string {
     `### Frozen hashes\n\n${frozen}`,
     `### Approvals\n\n${table(
       ["Gate", "Who", "When", "Commit", "Frozen hash"],
-      report.approvals.map((a) => [GATE_TITLE[a.gate], link(`@${a.user}`, a.reviewUrl), a.at, commitLink(report, a.commit), code(short(a.hash))]),
+      report.approvals.map((a) => [
+        GATE_TITLE[a.gate],
+        link(`@${a.user}`, a.reviewUrl),
+        a.at,
+        commitLink(report, a.commit),
+        code(short(a.hash)),
+      ]),
       "No approvals yet.",
     )}`,
     `### Schema\n\n${schema}`,
@@ -234,5 +361,9 @@ export function renderComment(report: TrackReport): string {
 
 /** The sticky comment of a track whose state cannot be trusted. */
 export function renderTamperedComment(view: TamperedView): string {
-  return truncate([stickyMarker(view.trackId), `## Consort: track ${code(view.trackId)} is stopped`, tamperedText(view)].join("\n\n"), COMMENT_LIMIT, stateFile(view.trackId));
+  return truncate(
+    [stickyMarker(view.trackId), `## Consort: track ${code(view.trackId)} is stopped`, tamperedText(view)].join("\n\n"),
+    COMMENT_LIMIT,
+    stateFile(view.trackId),
+  );
 }

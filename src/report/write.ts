@@ -46,24 +46,54 @@ function unchanged(existing: ExistingRun, run: RenderedCheckRun, hash: string): 
   return marker === hash && existing.status === run.status && (existing.conclusion ?? null) === conclusion;
 }
 
-async function apply(octokit: GitHubClient, target: CheckRunTarget, existing: ExistingRun | undefined, run: RenderedCheckRun): Promise<WrittenCheckRun> {
+async function apply(
+  octokit: GitHubClient,
+  target: CheckRunTarget,
+  existing: ExistingRun | undefined,
+  run: RenderedCheckRun,
+): Promise<WrittenCheckRun> {
   const hash = contentHash(run);
   if (existing && unchanged(existing, run, hash)) return { name: run.name, action: "unchanged", id: existing.id };
   const summary = `${run.output.summary}\n\n<!-- consort:content ${hash} -->`;
-  if (summary.length > OUTPUT_LIMIT) throw new Error(`${run.name}: summary of ${summary.length} characters exceeds GitHub's ${OUTPUT_LIMIT} (render with truncate())`);
+  if (summary.length > OUTPUT_LIMIT)
+    throw new Error(
+      `${run.name}: summary of ${summary.length} characters exceeds GitHub's ${OUTPUT_LIMIT} (render with truncate())`,
+    );
   const output = { ...run.output, summary };
-  const state = run.status === "completed" ? { status: "completed" as const, conclusion: run.conclusion } : { status: "in_progress" as const };
+  const state =
+    run.status === "completed"
+      ? { status: "completed" as const, conclusion: run.conclusion }
+      : { status: "in_progress" as const };
   const { owner, repo } = target;
   // GitHub cannot move a completed run back to in progress: a new run supersedes it instead.
   if (existing && !(existing.status === "completed" && run.status === "in_progress")) {
-    await octokit.rest.checks.update({ owner, repo, check_run_id: existing.id, ...state, output, actions: run.actions });
+    await octokit.rest.checks.update({
+      owner,
+      repo,
+      check_run_id: existing.id,
+      ...state,
+      output,
+      actions: run.actions,
+    });
     return { name: run.name, action: "updated", id: existing.id };
   }
-  const { data } = await octokit.rest.checks.create({ owner, repo, name: run.name, head_sha: target.headSha, ...state, output, actions: run.actions });
+  const { data } = await octokit.rest.checks.create({
+    owner,
+    repo,
+    name: run.name,
+    head_sha: target.headSha,
+    ...state,
+    output,
+    actions: run.actions,
+  });
   return { name: run.name, action: "created", id: data.id };
 }
 
-async function listOurRuns(octokit: GitHubClient, target: CheckRunTarget, checkName?: string): Promise<Map<string, ExistingRun>> {
+async function listOurRuns(
+  octokit: GitHubClient,
+  target: CheckRunTarget,
+  checkName?: string,
+): Promise<Map<string, ExistingRun>> {
   const runs = await octokit.paginate(octokit.rest.checks.listForRef, {
     owner: target.owner,
     repo: target.repo,
@@ -80,13 +110,21 @@ async function listOurRuns(octokit: GitHubClient, target: CheckRunTarget, checkN
 }
 
 /** Create or update one check run of `headSha`, only when its content changed. */
-export async function writeCheckRun(octokit: GitHubClient, target: CheckRunTarget, run: RenderedCheckRun): Promise<WrittenCheckRun> {
+export async function writeCheckRun(
+  octokit: GitHubClient,
+  target: CheckRunTarget,
+  run: RenderedCheckRun,
+): Promise<WrittenCheckRun> {
   const existing = await listOurRuns(octokit, target, run.name);
   return apply(octokit, target, existing.get(run.name), run);
 }
 
 /** Create or update several check runs of `headSha` with one listing, each only when its content changed. */
-export async function writeCheckRuns(octokit: GitHubClient, target: CheckRunTarget, runs: RenderedCheckRun[]): Promise<WrittenCheckRun[]> {
+export async function writeCheckRuns(
+  octokit: GitHubClient,
+  target: CheckRunTarget,
+  runs: RenderedCheckRun[],
+): Promise<WrittenCheckRun[]> {
   const existing = await listOurRuns(octokit, target);
   const written: WrittenCheckRun[] = [];
   for (const run of runs) written.push(await apply(octokit, target, existing.get(run.name), run));
@@ -115,13 +153,25 @@ interface IssueComment {
  * Keep exactly ONE Consort comment per track on a PR: update it when its body changed, create it
  * when missing, and delete duplicates a race between replicas may have left.
  */
-export async function upsertStickyComment(octokit: GitHubClient, target: StickyCommentTarget, body: string): Promise<{ action: WriteAction; id: number; deleted: number[] }> {
+export async function upsertStickyComment(
+  octokit: GitHubClient,
+  target: StickyCommentTarget,
+  body: string,
+): Promise<{ action: WriteAction; id: number; deleted: number[] }> {
   const { owner, repo, issueNumber } = target;
   const marker = stickyMarker(target.trackId);
   if (!body.startsWith(marker)) throw new Error(`The sticky comment body must start with its marker ${marker}`);
-  const comments = (await octokit.paginate(octokit.rest.issues.listComments, { owner, repo, issue_number: issueNumber, per_page: 100 })) as IssueComment[];
+  const comments = (await octokit.paginate(octokit.rest.issues.listComments, {
+    owner,
+    repo,
+    issue_number: issueNumber,
+    per_page: 100,
+  })) as IssueComment[];
   const ours = comments.filter(
-    (c) => (c.body ?? "").startsWith(marker) && (c.performed_via_github_app?.id === target.appId || (target.botLogin !== undefined && c.user?.login === target.botLogin)),
+    (c) =>
+      (c.body ?? "").startsWith(marker) &&
+      (c.performed_via_github_app?.id === target.appId ||
+        (target.botLogin !== undefined && c.user?.login === target.botLogin)),
   );
   const [keep, ...duplicates] = ours;
   const deleted: number[] = [];

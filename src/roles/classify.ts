@@ -43,7 +43,8 @@ export function touchedPaths(commit: PushedCommit): Array<{ path: string; remove
   const out: Array<{ path: string; removed: boolean }> = [];
   for (const change of commit.changes) {
     out.push({ path: change.path, removed: change.status === "removed" });
-    if (change.previousPath && change.previousPath !== change.path) out.push({ path: change.previousPath, removed: true });
+    if (change.previousPath && change.previousPath !== change.path)
+      out.push({ path: change.previousPath, removed: true });
   }
   return out;
 }
@@ -60,14 +61,22 @@ export function classifyCommit({ commit, stage, unit, config, frozen }: Classify
   if (owner.role === null) {
     reasons.push(`no role's turn: the track is at ${stage}, waiting for ${waitingFor(stage)}`);
   } else if (role && role !== owner.role) {
-    reasons.push(`not this role's turn: the track is at ${stage}, which is the ${ROLES[owner.role].title}'s (${owner.role}); the commit claims ${role}`);
+    reasons.push(
+      `not this role's turn: the track is at ${stage}, which is the ${ROLES[owner.role].title}'s (${owner.role}); the commit claims ${role}`,
+    );
   }
 
   if (role) {
     const bound = config.roles[role];
     if (bound && bound.length > 0) {
-      if (commit.authorLogin === null) reasons.push(`role ${role} is bound to ${bound.join(", ")}, and the author of ${short} has no GitHub account linked`);
-      else if (!bound.includes(commit.authorLogin)) reasons.push(`author ${commit.authorLogin} is not bound to role ${role} (roles.${role} in .github/consort.yml: ${bound.join(", ")})`);
+      if (commit.authorLogin === null)
+        reasons.push(
+          `role ${role} is bound to ${bound.join(", ")}, and the author of ${short} has no GitHub account linked`,
+        );
+      else if (!bound.includes(commit.authorLogin))
+        reasons.push(
+          `author ${commit.authorLogin} is not bound to role ${role} (roles.${role} in .github/consort.yml: ${bound.join(", ")})`,
+        );
     }
   }
 
@@ -76,7 +85,9 @@ export function classifyCommit({ commit, stage, unit, config, frozen }: Classify
   const frozenStep = stage === "red" && role === "navigator" ? "red" : "other";
   for (const { path, removed } of touchedPaths(commit)) {
     if (isProtected(path)) {
-      reasons.push(`touches protected path ${path}: workflows, .github/consort.yml and CODEOWNERS never change on a track (change them on the default branch)`);
+      reasons.push(
+        `touches protected path ${path}: workflows, .github/consort.yml and CODEOWNERS never change on a track (change them on the default branch)`,
+      );
       continue;
     }
     const gated = frozen.gated[path];
@@ -84,7 +95,9 @@ export function classifyCommit({ commit, stage, unit, config, frozen }: Classify
       const text = removed ? undefined : commit.files[path];
       if (removed || text === undefined || text === null || hashFrozenText(text) !== gated.hash) {
         frozenTouched.push({ path, gate: gated.gate });
-        reasons.push(`touches frozen file ${path}, approved at the ${gated.gate} gate: reset the branch, or ask a person to renegotiate`);
+        reasons.push(
+          `touches frozen file ${path}, approved at the ${gated.gate} gate: reset the branch, or ask a person to renegotiate`,
+        );
         continue;
       }
     }
@@ -92,10 +105,17 @@ export function classifyCommit({ commit, stage, unit, config, frozen }: Classify
     if (frozenTest !== undefined) {
       const provided = commit.files[path];
       if (!removed && provided === undefined) {
-        reasons.push(`the text of frozen test file ${path} after ${short} was not provided, so the test-file rule cannot be checked (fail closed)`);
+        reasons.push(
+          `the text of frozen test file ${path} after ${short} was not provided, so the test-file rule cannot be checked (fail closed)`,
+        );
         continue;
       }
-      const check = checkFrozenTestFile({ path, frozen: frozenTest, current: removed || provided === null ? undefined : provided, step: frozenStep });
+      const check = checkFrozenTestFile({
+        path,
+        frozen: frozenTest,
+        current: removed || provided === null ? undefined : provided,
+        step: frozenStep,
+      });
       if (!check.ok) {
         reasons.push(...check.reasons);
         continue;
@@ -103,7 +123,9 @@ export function classifyCommit({ commit, stage, unit, config, frozen }: Classify
     }
     if (owner.role !== null && (!owned(path) || excluded(path))) {
       const who = role ?? owner.role;
-      reasons.push(`path ${path} is not ${who}'s to change at ${stage} (allowed now: ${owner.paths.join(", ") || "nothing"}${owner.except.length ? `; never: ${owner.except.join(", ")}` : ""})`);
+      reasons.push(
+        `path ${path} is not ${who}'s to change at ${stage} (allowed now: ${owner.paths.join(", ") || "nothing"}${owner.except.length ? `; never: ${owner.except.join(", ")}` : ""})`,
+      );
     }
   }
 

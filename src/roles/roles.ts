@@ -15,21 +15,37 @@ export interface RoleInfo {
 }
 
 export const ROLES: Record<RoleName, RoleInfo> = {
-  "product-owner": { title: "Product Owner", purpose: "states the feature as stories with acceptance criteria (given/when/then)" },
+  "product-owner": {
+    title: "Product Owner",
+    purpose: "states the feature as stories with acceptance criteria (given/when/then)",
+  },
   "spec-author": { title: "Spec Author", purpose: "makes the spec precise and adds the non-functional requirements" },
-  architect: { title: "Architect Reviewer", purpose: "decides layers, modules, allowed imports and the persistence invariants" },
+  architect: {
+    title: "Architect Reviewer",
+    purpose: "decides layers, modules, allowed imports and the persistence invariants",
+  },
   dba: { title: "DBA", purpose: "designs the tables and the per-story migration plan that realises the invariants" },
   "test-strategist": { title: "Test Strategist", purpose: "orders the tests T1..Tn that prove every AC and invariant" },
   "ux-designer": { title: "UX Designer", purpose: "designs screens and their states for user-facing stories" },
   navigator: { title: "Navigator", purpose: "writes each failing test (RED) and reviews each GREEN" },
-  driver: { title: "Driver", purpose: "writes the code and migrations that make the tests pass (GREEN, repair, refactor)" },
+  driver: {
+    title: "Driver",
+    purpose: "writes the code and migrations that make the tests pass (GREEN, repair, refactor)",
+  },
 };
 
 /**
  * Paths nobody may change on a track, whatever the globs say: the workflows that run the cycles,
  * Consort's own configuration and the CODEOWNERS that pick approvers.
  */
-export const PROTECTED_PATHS = [".github/workflows/**", ".github/consort.yml", ".github/consort.yaml", "CODEOWNERS", ".github/CODEOWNERS", "docs/CODEOWNERS"];
+export const PROTECTED_PATHS = [
+  ".github/workflows/**",
+  ".github/consort.yml",
+  ".github/consort.yaml",
+  "CODEOWNERS",
+  ".github/CODEOWNERS",
+  "docs/CODEOWNERS",
+];
 
 /** Who may commit at a step and which paths they may touch (`except` wins over `paths`). */
 export interface StepOwnership {
@@ -59,7 +75,11 @@ export function ownershipAt(stage: Stage, config: ConsortConfig, unit: string | 
     case "green":
     case "repair":
     case "refactor":
-      return { role: "driver", paths: [...config.paths.code, ...config.paths.migrations], except: [...config.paths.tests, ".consort/**"] };
+      return {
+        role: "driver",
+        paths: [...config.paths.code, ...config.paths.migrations],
+        except: [...config.paths.tests, ".consort/**"],
+      };
     default:
       return { role: null, paths: [], except: [] };
   }

@@ -10,7 +10,10 @@ export type RoleClaim = { ok: true; role: RoleName } | { ok: false; reason: stri
  * paragraph (after the subject), as `git interpret-trailers` reads them; the key is case-insensitive.
  */
 export function readRoleTrailer(message: string): RoleClaim {
-  const paragraphs = message.replace(/\r\n?/g, "\n").trim().split(/\n[ \t]*\n/);
+  const paragraphs = message
+    .replace(/\r\n?/g, "\n")
+    .trim()
+    .split(/\n[ \t]*\n/);
   const values: string[] = [];
   if (paragraphs.length >= 2) {
     for (const line of paragraphs.at(-1)!.split("\n")) {
@@ -21,8 +24,16 @@ export function readRoleTrailer(message: string): RoleClaim {
   const hint = `end the commit message with a blank line and \`${ROLE_TRAILER}: <role>\` (one of ${ROLE_NAMES.join(", ")})`;
   if (values.length === 0) return { ok: false, reason: `no ${ROLE_TRAILER} trailer: ${hint}` };
   const distinct = [...new Set(values)];
-  if (distinct.length > 1) return { ok: false, reason: `the commit claims ${distinct.length} roles (${distinct.join(", ")}): one commit, one role` };
+  if (distinct.length > 1)
+    return {
+      ok: false,
+      reason: `the commit claims ${distinct.length} roles (${distinct.join(", ")}): one commit, one role`,
+    };
   const role = distinct[0]!;
-  if (!(ROLE_NAMES as readonly string[]).includes(role)) return { ok: false, reason: `unknown role "${role}" in the ${ROLE_TRAILER} trailer: use one of ${ROLE_NAMES.join(", ")}` };
+  if (!(ROLE_NAMES as readonly string[]).includes(role))
+    return {
+      ok: false,
+      reason: `unknown role "${role}" in the ${ROLE_TRAILER} trailer: use one of ${ROLE_NAMES.join(", ")}`,
+    };
   return { ok: true, role: role as RoleName };
 }

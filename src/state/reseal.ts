@@ -7,7 +7,9 @@ export class ResealDeniedError extends Error {
     readonly user: string,
     readonly permission: string,
   ) {
-    super(`${user} may not re-seal Consort state: that needs admin permission on the repository (they have ${permission})`);
+    super(
+      `${user} may not re-seal Consort state: that needs admin permission on the repository (they have ${permission})`,
+    );
     this.name = "ResealDeniedError";
   }
 }

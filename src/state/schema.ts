@@ -131,7 +131,13 @@ export function trackPath(trackId: string): string {
 }
 
 /** A new track's empty state, for the handler that starts it. */
-export function emptyTrackState(input: { trackId: string; repository: string; branch: string; snapshot: unknown; now: Date }): TrackState {
+export function emptyTrackState(input: {
+  trackId: string;
+  repository: string;
+  branch: string;
+  snapshot: unknown;
+  now: Date;
+}): TrackState {
   return TrackState.parse({
     schemaVersion: STATE_SCHEMA_VERSION,
     trackId: input.trackId,

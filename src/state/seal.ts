@@ -28,7 +28,9 @@ function sortKeys(value: unknown): unknown {
 
 function requireKey(key: string): void {
   if (typeof key !== "string" || key.length === 0) {
-    throw new Error("The state key is empty: set CONSORT_STATE_KEY (32+ random characters) before reading or writing state");
+    throw new Error(
+      "The state key is empty: set CONSORT_STATE_KEY (32+ random characters) before reading or writing state",
+    );
   }
 }
 
@@ -73,12 +75,15 @@ export function checkStateFile(
   const { signature, ...body } = raw as Record<string, unknown>;
   // The signature is checked over the raw content, before the schema could coerce anything.
   if (signature === undefined) problems.push("signature is missing");
-  else if (!signatureMatches(signature, hmac(body, key))) problems.push("signature does not match the content (edited outside the app, or sealed with another key)");
+  else if (!signatureMatches(signature, hmac(body, key)))
+    problems.push("signature does not match the content (edited outside the app, or sealed with another key)");
   const parsed = TrackStateFile.safeParse(raw);
   if (!parsed.success) {
-    for (const issue of parsed.error.issues) problems.push(`schema: ${issue.path.join(".") || "(root)"}: ${issue.message}`);
+    for (const issue of parsed.error.issues)
+      problems.push(`schema: ${issue.path.join(".") || "(root)"}: ${issue.message}`);
   } else {
-    if (parsed.data.trackId !== expected.trackId) problems.push(`trackId is "${parsed.data.trackId}" but the file is for "${expected.trackId}"`);
+    if (parsed.data.trackId !== expected.trackId)
+      problems.push(`trackId is "${parsed.data.trackId}" but the file is for "${expected.trackId}"`);
     if (expected.repository && parsed.data.repository.toLowerCase() !== expected.repository.toLowerCase()) {
       problems.push(`repository is "${parsed.data.repository}" but this is ${expected.repository}`);
     }

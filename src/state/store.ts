@@ -61,10 +61,13 @@ export function createStateStore(options: StateStoreOptions): StateStore {
   const retryDelayMs = options.retryDelayMs ?? 50;
   // Replicas that lost the same race should not all re-read at the same instant.
   const pause = (attempt: number) =>
-    attempt >= maxAttempts || retryDelayMs <= 0 ? Promise.resolve() : new Promise<void>((done) => setTimeout(done, retryDelayMs * attempt * (0.5 + Math.random())));
+    attempt >= maxAttempts || retryDelayMs <= 0
+      ? Promise.resolve()
+      : new Promise<void>((done) => setTimeout(done, retryDelayMs * attempt * (0.5 + Math.random())));
   const repository = `${owner}/${repo}`;
   if (!key) throw new StateStoreError("No state key given", "set CONSORT_STATE_KEY to 32+ random characters");
-  if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw new StateStoreError(`maxAttempts must be a positive integer, got ${maxAttempts}`);
+  if (!Number.isInteger(maxAttempts) || maxAttempts < 1)
+    throw new StateStoreError(`maxAttempts must be a positive integer, got ${maxAttempts}`);
 
   async function readHead(): Promise<Head | undefined> {
     let commit: string;
@@ -72,7 +75,11 @@ export function createStateStore(options: StateStoreOptions): StateStore {
       commit = (await octokit.rest.git.getRef({ owner, repo, ref: REF })).data.object.sha;
     } catch (error) {
       if (httpStatus(error) === 404) return undefined;
-      if (httpStatus(error) === 409) throw new StateStoreError(`${repository} is empty, so it cannot hold ${STATE_BRANCH}`, "push a first commit to the default branch");
+      if (httpStatus(error) === 409)
+        throw new StateStoreError(
+          `${repository} is empty, so it cannot hold ${STATE_BRANCH}`,
+          "push a first commit to the default branch",
+        );
       throw new StateStoreError(`Could not read ${STATE_BRANCH} of ${repository}: ${githubMessage(error)}`);
     }
     const { data } = await octokit.rest.git.getCommit({ owner, repo, commit_sha: commit });
@@ -94,7 +101,12 @@ export function createStateStore(options: StateStoreOptions): StateStore {
       throw new TamperedStateError(trackId, path, ["the path is not a regular file"], commit);
     }
     if (file.encoding !== "base64" || typeof file.content !== "string") {
-      throw new TamperedStateError(trackId, path, [`the file is not readable through the contents API (encoding ${file.encoding ?? "none"}; over 1 MB?)`], commit);
+      throw new TamperedStateError(
+        trackId,
+        path,
+        [`the file is not readable through the contents API (encoding ${file.encoding ?? "none"}; over 1 MB?)`],
+        commit,
+      );
     }
     return Buffer.from(file.content, "base64").toString("utf8");
   }
@@ -111,15 +123,34 @@ export function createStateStore(options: StateStoreOptions): StateStore {
     if (status === 409) return true;
     // GitHub answers a non-fast-forward update with 422 "Update is not a fast forward"; a ref
     // deleted or created meanwhile with "Reference does not exist" / "Reference already exists".
-    return status === 422 && /not a fast[- ]?forward|reference does not exist|reference already exists/i.test(githubMessage(error));
+    return (
+      status === 422 &&
+      /not a fast[- ]?forward|reference does not exist|reference already exists/i.test(githubMessage(error))
+    );
   }
 
   /** Commit `text` at `path` on top of `head` and move the branch, compare-and-swap. Undefined: lost the race. */
-  async function writeFile(head: Head | undefined, path: string, text: string, message: string): Promise<string | undefined> {
+  async function writeFile(
+    head: Head | undefined,
+    path: string,
+    text: string,
+    message: string,
+  ): Promise<string | undefined> {
     const entry = { path, mode: "100644" as const, type: "blob" as const, content: text };
-    const tree = await octokit.rest.git.createTree({ owner, repo, tree: [entry], ...(head ? { base_tree: head.tree } : {}) });
+    const tree = await octokit.rest.git.createTree({
+      owner,
+      repo,
+      tree: [entry],
+      ...(head ? { base_tree: head.tree } : {}),
+    });
     // No author or committer: GitHub then signs the commit as made by the app.
-    const commit = await octokit.rest.git.createCommit({ owner, repo, message, tree: tree.data.sha, parents: head ? [head.commit] : [] });
+    const commit = await octokit.rest.git.createCommit({
+      owner,
+      repo,
+      message,
+      tree: tree.data.sha,
+      parents: head ? [head.commit] : [],
+    });
     try {
       if (head) await octokit.rest.git.updateRef({ owner, repo, ref: REF, sha: commit.data.sha, force: false });
       else await octokit.rest.git.createRef({ owner, repo, ref: `refs/${REF}`, sha: commit.data.sha });
@@ -134,9 +165,15 @@ export function createStateStore(options: StateStoreOptions): StateStore {
     const parsed = TrackState.safeParse(next);
     if (!parsed.success) {
       const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
-      throw new StateStoreError(`Refusing to write an invalid state for track ${trackId}: ${problems}`, "this is a bug in the caller; nothing was written");
+      throw new StateStoreError(
+        `Refusing to write an invalid state for track ${trackId}: ${problems}`,
+        "this is a bug in the caller; nothing was written",
+      );
     }
-    if (parsed.data.trackId !== trackId) throw new StateStoreError(`Refusing to write state for track "${parsed.data.trackId}" into tracks/${trackId}.json`);
+    if (parsed.data.trackId !== trackId)
+      throw new StateStoreError(
+        `Refusing to write state for track "${parsed.data.trackId}" into tracks/${trackId}.json`,
+      );
     if (parsed.data.repository.toLowerCase() !== repository.toLowerCase()) {
       throw new StateStoreError(`Refusing to write state of ${parsed.data.repository} into ${repository}`);
     }
@@ -160,11 +197,13 @@ export function createStateStore(options: StateStoreOptions): StateStore {
 
     async update(trackId, deliveryId, change) {
       const path = trackPath(trackId);
-      if (!deliveryId) throw new StateStoreError("update needs the webhook delivery id (X-GitHub-Delivery) to stay idempotent");
+      if (!deliveryId)
+        throw new StateStoreError("update needs the webhook delivery id (X-GitHub-Delivery) to stay idempotent");
       for (let attempt = 1; attempt <= maxAttempts; attempt++) {
         const head = await readHead();
         const current = await readAt(head, trackId);
-        if (current?.processedDeliveries.includes(deliveryId)) return { outcome: "duplicate-delivery", state: current, attempts: attempt };
+        if (current?.processedDeliveries.includes(deliveryId))
+          return { outcome: "duplicate-delivery", state: current, attempts: attempt };
         const proposed = change(current === undefined ? undefined : structuredClone(current));
         if (proposed === undefined) return { outcome: "unchanged", state: current, attempts: attempt };
         const next = checkNext(trackId, proposed);
@@ -173,7 +212,12 @@ export function createStateStore(options: StateStoreOptions): StateStore {
         next.processedDeliveries = [...seen, deliveryId].slice(-MAX_PROCESSED_DELIVERIES);
         next.updatedAt = clock().toISOString();
         const file = sealState(next, key);
-        const commit = await writeFile(head, path, serialiseStateFile(file), `consort: ${current ? "update" : "start"} ${path} (delivery ${deliveryId})`);
+        const commit = await writeFile(
+          head,
+          path,
+          serialiseStateFile(file),
+          `consort: ${current ? "update" : "start"} ${path} (delivery ${deliveryId})`,
+        );
         if (commit) return { outcome: "written", state: unsealed(file), commit, attempts: attempt };
         await pause(attempt);
       }
@@ -184,9 +228,14 @@ export function createStateStore(options: StateStoreOptions): StateStore {
       const path = trackPath(trackId);
       for (let attempt = 1; attempt <= maxAttempts; attempt++) {
         const head = await readHead();
-        if (!head) throw new StateStoreError(`${repository} has no ${STATE_BRANCH} branch, so there is nothing to re-seal`);
+        if (!head)
+          throw new StateStoreError(`${repository} has no ${STATE_BRANCH} branch, so there is nothing to re-seal`);
         const text = await readText(head.commit, trackId);
-        if (text === undefined) throw new StateStoreError(`There is no ${path} on ${STATE_BRANCH} of ${repository}`, "check the track id with `consort state list`");
+        if (text === undefined)
+          throw new StateStoreError(
+            `There is no ${path} on ${STATE_BRANCH} of ${repository}`,
+            "check the track id with `consort state list`",
+          );
         const { problems, file, raw } = checkStateFile(text, key, { trackId, repository });
         if (problems.length === 0 && file) return { outcome: "unchanged", state: unsealed(file), attempts: attempt };
         // Only the signature may be wrong: content that breaks the schema cannot be vouched for.
@@ -204,7 +253,12 @@ export function createStateStore(options: StateStoreOptions): StateStore {
         next.reseals = [...next.reseals, { actor, at: now, reason: reason.slice(0, 500) }];
         next.updatedAt = now;
         const sealed = sealState(next, key);
-        const commit = await writeFile(head, path, serialiseStateFile(sealed), `consort: re-seal ${path} (by ${actor})`);
+        const commit = await writeFile(
+          head,
+          path,
+          serialiseStateFile(sealed),
+          `consort: re-seal ${path} (by ${actor})`,
+        );
         if (commit) return { outcome: "written", state: unsealed(sealed), commit, attempts: attempt };
         await pause(attempt);
       }
@@ -225,7 +279,8 @@ export function createStateStore(options: StateStoreOptions): StateStore {
       const tracks = root.data.tree.find((entry) => entry.path === "tracks" && entry.type === "tree");
       if (!tracks?.sha) return [];
       const listing = await octokit.rest.git.getTree({ owner, repo, tree_sha: tracks.sha });
-      if (listing.data.truncated) throw new StateStoreError(`The tracks folder on ${STATE_BRANCH} is too large to list in one request`);
+      if (listing.data.truncated)
+        throw new StateStoreError(`The tracks folder on ${STATE_BRANCH} is too large to list in one request`);
       return listing.data.tree
         .filter((entry) => entry.type === "blob" && entry.path?.endsWith(".json"))
         .map((entry) => entry.path!.slice(0, -".json".length))

@@ -14,7 +14,10 @@ export interface CreateProviderOptions {
 }
 
 /** The provider the configuration names, ready to use (the embedded server started or reused). */
-export async function createProvider(database: ConsortConfig["database"], options: CreateProviderOptions = {}): Promise<BranchProvider> {
+export async function createProvider(
+  database: ConsortConfig["database"],
+  options: CreateProviderOptions = {},
+): Promise<BranchProvider> {
   const env = options.env ?? process.env;
   switch (database.provider) {
     case "local": {
@@ -22,7 +25,11 @@ export async function createProvider(database: ConsortConfig["database"], option
         dataDir: resolveLocalDataDir(database.local.dataDir, env),
         ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       });
-      return new PostgresBranchProvider({ kind: "local", adminUrl: server.url("postgres"), rootDatabase: LOCAL_ROOT_DATABASE });
+      return new PostgresBranchProvider({
+        kind: "local",
+        adminUrl: server.url("postgres"),
+        rootDatabase: LOCAL_ROOT_DATABASE,
+      });
     }
     case "postgres": {
       const adminUrl = postgresUrlFrom(env, database.postgres.urlEnv);
@@ -31,9 +38,16 @@ export async function createProvider(database: ConsortConfig["database"], option
     }
     case "lakebase": {
       if (!database.lakebase) {
-        throw new SubstrateError("database.provider is lakebase but database.lakebase is not set", "set database.lakebase.host and database.lakebase.project in .github/consort.yml", "CONFIG_MISSING");
+        throw new SubstrateError(
+          "database.provider is lakebase but database.lakebase is not set",
+          "set database.lakebase.host and database.lakebase.project in .github/consort.yml",
+          "CONFIG_MISSING",
+        );
       }
-      return createLakebaseProvider(database.lakebase, { env, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
+      return createLakebaseProvider(database.lakebase, {
+        env,
+        ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      });
     }
   }
 }
@@ -51,10 +65,18 @@ function postgresUrlFrom(env: NodeJS.ProcessEnv, urlEnv: string): string {
   try {
     url = new URL(raw);
   } catch {
-    throw new SubstrateError(`${urlEnv} is not a URL`, `set it to postgresql://user:password@host:5432/postgres`, "CONFIG_INVALID");
+    throw new SubstrateError(
+      `${urlEnv} is not a URL`,
+      `set it to postgresql://user:password@host:5432/postgres`,
+      "CONFIG_INVALID",
+    );
   }
   if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") {
-    throw new SubstrateError(`${urlEnv} must be a postgresql:// URL, not ${url.protocol}//`, `set it to postgresql://user:password@host:5432/postgres`, "CONFIG_INVALID");
+    throw new SubstrateError(
+      `${urlEnv} must be a postgresql:// URL, not ${url.protocol}//`,
+      `set it to postgresql://user:password@host:5432/postgres`,
+      "CONFIG_INVALID",
+    );
   }
   return raw;
 }
@@ -70,10 +92,18 @@ async function checkCanCreateDatabases(adminUrl: string): Promise<void> {
     );
     const first = row.rows[0];
     if (!first?.ok) {
-      throw new SubstrateError(`the role in the URL may not create databases on ${server}`, "grant it: ALTER ROLE <user> CREATEDB", "PERMISSION_DENIED");
+      throw new SubstrateError(
+        `the role in the URL may not create databases on ${server}`,
+        "grant it: ALTER ROLE <user> CREATEDB",
+        "PERMISSION_DENIED",
+      );
     }
     if (first.version < 150000) {
-      throw new SubstrateError(`${server} runs Postgres ${Math.floor(first.version / 10000)}; branches need CREATE DATABASE … STRATEGY (Postgres 15 or later)`, "use Postgres 15 or later (18 for file_copy_method = clone)", "SERVER_TOO_OLD");
+      throw new SubstrateError(
+        `${server} runs Postgres ${Math.floor(first.version / 10000)}; branches need CREATE DATABASE … STRATEGY (Postgres 15 or later)`,
+        "use Postgres 15 or later (18 for file_copy_method = clone)",
+        "SERVER_TOO_OLD",
+      );
     }
   } catch (error) {
     throw toSubstrateError(error, { server, action: "connecting" });

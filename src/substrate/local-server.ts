@@ -127,7 +127,11 @@ function run(
 }
 
 /** initdb as the user the server will run as; scram passwords, UTF-8 with the builtin C.UTF-8 locale. */
-async function initCluster(cluster: string, state: ServerState, ids: { uid: number; gid: number } | undefined): Promise<void> {
+async function initCluster(
+  cluster: string,
+  state: ServerState,
+  ids: { uid: number; gid: number } | undefined,
+): Promise<void> {
   await mkdir(cluster, { recursive: true, mode: 0o700 });
   if (ids) await chown(cluster, ids.uid, ids.gid);
   const pwfile = join(tmpdir(), `consort-pw-${randomBytes(6).toString("hex")}`);
@@ -137,7 +141,16 @@ async function initCluster(cluster: string, state: ServerState, ids: { uid: numb
     const { initdb } = await binaries();
     await run(
       initdb,
-      [`--pgdata=${cluster}`, "--auth=scram-sha-256", `--username=${state.user}`, `--pwfile=${pwfile}`, "--encoding=UTF8", "--locale=C", "--locale-provider=builtin", "--builtin-locale=C.UTF-8"],
+      [
+        `--pgdata=${cluster}`,
+        "--auth=scram-sha-256",
+        `--username=${state.user}`,
+        `--pwfile=${pwfile}`,
+        "--encoding=UTF8",
+        "--locale=C",
+        "--locale-provider=builtin",
+        "--builtin-locale=C.UTF-8",
+      ],
       ids ?? {},
     );
   } finally {
@@ -155,7 +168,7 @@ async function ensurePostgresUser(): Promise<{ uid: number; gid: number } | unde
     await run("useradd", ["-g", "postgres", "-M", "-s", "/usr/sbin/nologin", "postgres"]);
   } catch (error) {
     throw new SubstrateError(
-      "running as root: Postgres refuses to run as root and the OS user \"postgres\" could not be created",
+      'running as root: Postgres refuses to run as root and the OS user "postgres" could not be created',
       "create it (useradd postgres) or run consort as an ordinary user",
       "RUNNING_AS_ROOT",
       { cause: error },
@@ -170,7 +183,12 @@ async function binaries(): Promise<{ pg_ctl: string; initdb: string }> {
   try {
     return (await import(name)) as { pg_ctl: string; initdb: string };
   } catch (error) {
-    throw new SubstrateError(`no embedded Postgres binaries for ${process.platform}-${process.arch} (${name})`, "use the postgres provider with a server you run", "UNSUPPORTED_PLATFORM", { cause: error });
+    throw new SubstrateError(
+      `no embedded Postgres binaries for ${process.platform}-${process.arch} (${name})`,
+      "use the postgres provider with a server you run",
+      "UNSUPPORTED_PLATFORM",
+      { cause: error },
+    );
   }
 }
 
@@ -255,7 +273,11 @@ async function prepareFolder(dataDir: string): Promise<void> {
   }
   const info = await stat(dataDir);
   if (!info.isDirectory()) {
-    throw new SubstrateError(`${dataDir} is not a folder`, "set CONSORT_DATA_DIR (or database.local.dataDir) to a folder", "BAD_DATA_DIR");
+    throw new SubstrateError(
+      `${dataDir} is not a folder`,
+      "set CONSORT_DATA_DIR (or database.local.dataDir) to a folder",
+      "BAD_DATA_DIR",
+    );
   }
   const entries = await readdir(dataDir);
   const foreign = entries.filter((e) => !KNOWN_ENTRIES.has(e) && !e.startsWith("server.lock"));
@@ -293,9 +315,18 @@ async function withFolderLock<T>(dataDir: string, timeoutMs: number, fn: () => P
 }
 
 /** Postgres refuses to run as root, so as root the server runs as the `postgres` user, who must reach the folder. */
-async function checkReachableAsRoot(path: string, ids: { uid: number; gid: number } | undefined, removeCluster: boolean): Promise<void> {
+async function checkReachableAsRoot(
+  path: string,
+  ids: { uid: number; gid: number } | undefined,
+  removeCluster: boolean,
+): Promise<void> {
   if (!isRoot()) return;
-  const reachable = ids && (await run("test", ["-x", path], ids).then(() => true, () => false));
+  const reachable =
+    ids &&
+    (await run("test", ["-x", path], ids).then(
+      () => true,
+      () => false,
+    ));
   if (reachable) return;
   if (removeCluster) await rm(join(dirname(path), CLUSTER_DIR), { recursive: true, force: true });
   throw new SubstrateError(
@@ -336,7 +367,11 @@ async function startOrReuse(dataDir: string, options: LocalServerOptions): Promi
       );
     }
     if (running) {
-      throw new SubstrateError(`a Postgres server (pid ${running.pid}) runs in ${cluster}, but ${STATE_FILE} is missing`, "stop that server, or use another folder", "BAD_DATA_DIR");
+      throw new SubstrateError(
+        `a Postgres server (pid ${running.pid}) runs in ${cluster}, but ${STATE_FILE} is missing`,
+        "stop that server, or use another folder",
+        "BAD_DATA_DIR",
+      );
     }
     const ids = await ensurePostgresUser();
     const initialised = await exists(join(cluster, "PG_VERSION"));
@@ -348,7 +383,11 @@ async function startOrReuse(dataDir: string, options: LocalServerOptions): Promi
         await initCluster(cluster, state, ids);
       } catch (error) {
         await rm(cluster, { recursive: true, force: true });
-        const detail = String((error as { stderr?: string }).stderr ?? (error as Error).message).trim().split("\n").slice(-10).join("\n");
+        const detail = String((error as { stderr?: string }).stderr ?? (error as Error).message)
+          .trim()
+          .split("\n")
+          .slice(-10)
+          .join("\n");
         if (error instanceof SubstrateError) throw error;
         throw new SubstrateError(
           `initdb failed in ${cluster}:\n${detail}`,
@@ -360,7 +399,11 @@ async function startOrReuse(dataDir: string, options: LocalServerOptions): Promi
       await writeState(dataDir, state);
     }
     if (!state) {
-      throw new SubstrateError(`${cluster} holds a cluster but ${STATE_FILE} (its login) is missing`, `remove ${dataDir} to start afresh (its branches are lost)`, "BAD_DATA_DIR");
+      throw new SubstrateError(
+        `${cluster} holds a cluster but ${STATE_FILE} (its login) is missing`,
+        `remove ${dataDir} to start afresh (its branches are lost)`,
+        "BAD_DATA_DIR",
+      );
     }
     const postgresIds = ids ?? (await postgresUserIds());
     await checkReachableAsRoot(cluster, postgresIds, !initialised);
@@ -374,13 +417,20 @@ async function startOrReuse(dataDir: string, options: LocalServerOptions): Promi
     const flags = [`-p ${port}`, ...Object.entries(settings).map(([k, v]) => `-c ${k}=${v}`)].join(" ");
     const { pg_ctl } = await binaries();
     try {
-      await run(pg_ctl, ["start", "-w", "-t", "60", "-D", cluster, "-l", join(cluster, LOG_FILE), "-o", flags], { ...(postgresIds ?? {}), detached: true });
+      await run(pg_ctl, ["start", "-w", "-t", "60", "-D", cluster, "-l", join(cluster, LOG_FILE), "-o", flags], {
+        ...(postgresIds ?? {}),
+        detached: true,
+      });
     } catch (error) {
       const tail = await logTail(cluster);
       const portInUse = /Address already in use|could not create any TCP\/IP sockets/i.test(tail);
       throw new SubstrateError(
-        portInUse ? `the embedded Postgres server could not start: port ${port} is in use` : `the embedded Postgres server did not start in ${cluster}`,
-        portInUse ? "free the port or let Consort pick one (do not pass a port)" : "read the server's log lines above; check disk space and folder permissions",
+        portInUse
+          ? `the embedded Postgres server could not start: port ${port} is in use`
+          : `the embedded Postgres server did not start in ${cluster}`,
+        portInUse
+          ? "free the port or let Consort pick one (do not pass a port)"
+          : "read the server's log lines above; check disk space and folder permissions",
         portInUse ? "PORT_IN_USE" : /No space left/i.test(tail) ? "DISK_FULL" : "SERVER_START_FAILED",
         { cause: Object.assign(error as Error, { log: tail }) },
       );
@@ -393,7 +443,10 @@ async function startOrReuse(dataDir: string, options: LocalServerOptions): Promi
 }
 
 /** Stop the folder's server if one runs. True when one was stopped. */
-export async function stopLocalServer(dataDirInput: string, options: { lockTimeoutMs?: number } = {}): Promise<boolean> {
+export async function stopLocalServer(
+  dataDirInput: string,
+  options: { lockTimeoutMs?: number } = {},
+): Promise<boolean> {
   const dataDir = resolve(dataDirInput);
   if (!(await exists(join(dataDir, CLUSTER_DIR)))) return false;
   return withFolderLock(dataDir, options.lockTimeoutMs ?? 120_000, async () => {

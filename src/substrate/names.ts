@@ -21,7 +21,8 @@ export function invalidGitBranchName(gitName: string): string | undefined {
   if (gitName.trim() === "") return "it is empty";
   if (gitName.length > 255) return "it is longer than 255 characters";
   const controlOrSpace = [...gitName].some((c) => c.charCodeAt(0) <= 0x20 || c.charCodeAt(0) === 0x7f);
-  if (controlOrSpace || /[~^:?*[\\]/.test(gitName)) return "it holds a space, a control character or one of ~ ^ : ? * [ \\";
+  if (controlOrSpace || /[~^:?*[\\]/.test(gitName))
+    return "it holds a space, a control character or one of ~ ^ : ? * [ \\";
   if (gitName.includes("..")) return 'it holds ".."';
   if (gitName.includes("@{")) return 'it holds "@{"';
   if (gitName.includes("//")) return 'it holds "//"';
@@ -119,10 +120,17 @@ export function resolveParentBranch(input: ParentResolutionInput): ParentResolut
     ["defaultBranch", defaultBranch],
   ] as const) {
     const invalid = invalidGitBranchName(value);
-    if (invalid) throw new SubstrateError(`${field} "${value}" is not a valid git branch name: ${invalid}`, "pass the git branch name as git shows it", "INVALID_BRANCH_NAME");
+    if (invalid)
+      throw new SubstrateError(
+        `${field} "${value}" is not a valid git branch name: ${invalid}`,
+        "pass the git branch name as git shows it",
+        "INVALID_BRANCH_NAME",
+      );
   }
-  const pairOf = (gitName: string) => (gitName === defaultBranch ? rootBranch : sanitiseBranchName(gitName, input.taken));
-  if (branch === defaultBranch) return { branch: rootBranch, parent: undefined, parentGitBranch: undefined, isTrunk: true };
+  const pairOf = (gitName: string) =>
+    gitName === defaultBranch ? rootBranch : sanitiseBranchName(gitName, input.taken);
+  if (branch === defaultBranch)
+    return { branch: rootBranch, parent: undefined, parentGitBranch: undefined, isTrunk: true };
   const parentGit = input.prBase && input.prBase.trim() !== "" ? input.prBase : defaultBranch;
   if (parentGit === branch) {
     throw new SubstrateError(

@@ -126,15 +126,29 @@ export class PostgresBranchProvider implements BranchProvider {
   async createBranch(name: string, options: CreateBranchOptions = {}): Promise<DatabaseBranch> {
     const parent = options.from ?? this.root;
     if (name === this.root) {
-      if (options.from !== undefined) throw new SubstrateError(`"${name}" is the root branch and has no parent`, "create other branches from it instead", "INVALID_PARENT");
+      if (options.from !== undefined)
+        throw new SubstrateError(
+          `"${name}" is the root branch and has no parent`,
+          "create other branches from it instead",
+          "INVALID_PARENT",
+        );
       await this.ensureRoot();
       return (await this.getBranch(name))!;
     }
     this.checkName(name);
-    if (parent === name) throw new SubstrateError(`branch "${name}" cannot be forked from itself`, "pass another branch as --from", "INVALID_PARENT");
+    if (parent === name)
+      throw new SubstrateError(
+        `branch "${name}" cannot be forked from itself`,
+        "pass another branch as --from",
+        "INVALID_PARENT",
+      );
     const ttl = options.ttlSeconds;
     if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < 1 || ttl > MAX_TTL_SECONDS)) {
-      throw new SubstrateError(`ttl ${ttl} is not a whole number of seconds between 1 and ${MAX_TTL_SECONDS}`, "pass a time to live of at most 30 days", "INVALID_TTL");
+      throw new SubstrateError(
+        `ttl ${ttl} is not a whole number of seconds between 1 and ${MAX_TTL_SECONDS}`,
+        "pass a time to live of at most 30 days",
+        "INVALID_TTL",
+      );
     }
     if (parent === this.root) await this.ensureRoot();
     const progress = options.onProgress ?? (() => {});
@@ -158,7 +172,11 @@ export class PostgresBranchProvider implements BranchProvider {
         }
         const parentEntry = catalog.get(parent);
         if (!parentEntry?.record || parentEntry.record.root !== this.root) {
-          throw new SubstrateError(`parent branch "${parent}" does not exist`, "create the parent first (consort db create), or fork from the root branch", "PARENT_MISSING");
+          throw new SubstrateError(
+            `parent branch "${parent}" does not exist`,
+            "create the parent first (consort db create), or fork from the root branch",
+            "PARENT_MISSING",
+          );
         }
         if (parentEntry.record.expiresAt) {
           throw new SubstrateError(
@@ -177,7 +195,11 @@ export class PostgresBranchProvider implements BranchProvider {
           // The parent may have been deleted while we waited for its base.
           const baseRow = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [parentBase]);
           if (baseRow.rowCount === 0) {
-            throw new SubstrateError(`parent branch "${parent}" has no frozen base`, `run \`consort db refresh ${parent}\` to take one`, "BASE_MISSING");
+            throw new SubstrateError(
+              `parent branch "${parent}" has no frozen base`,
+              `run \`consort db refresh ${parent}\` to take one`,
+              "BASE_MISSING",
+            );
           }
           const now = new Date();
           const record: BranchRecord = {
@@ -185,7 +207,9 @@ export class PostgresBranchProvider implements BranchProvider {
             root: this.root,
             parent,
             createdAt: now.toISOString(),
-            ...(ttl !== undefined ? { expiresAt: new Date(now.getTime() + ttl * 1000).toISOString() } : { frozenAt: now.toISOString() }),
+            ...(ttl !== undefined
+              ? { expiresAt: new Date(now.getTime() + ttl * 1000).toISOString() }
+              : { frozenAt: now.toISOString() }),
           };
           if (ttl === undefined) {
             progress(`taking the frozen base of "${name}"`);
@@ -206,19 +230,36 @@ export class PostgresBranchProvider implements BranchProvider {
             await client.query(`CREATE DATABASE ${ident(tmp)} TEMPLATE ${ident(parentBase)} STRATEGY FILE_COPY`);
           }
           // One round trip: the comment and the rename commit together.
-          await client.query(`COMMENT ON DATABASE ${ident(tmp)} IS ${literal(BRANCH_COMMENT + JSON.stringify(record))}; ALTER DATABASE ${ident(tmp)} RENAME TO ${ident(name)}`);
+          await client.query(
+            `COMMENT ON DATABASE ${ident(tmp)} IS ${literal(BRANCH_COMMENT + JSON.stringify(record))}; ALTER DATABASE ${ident(tmp)} RENAME TO ${ident(name)}`,
+          );
           this.replenish(ttl !== undefined ? parent : name);
           return this.toBranch({ datname: name, record });
         } catch (error) {
           // A failed fork leaves nothing behind.
-          for (const db of made.reverse()) await client.query(`DROP DATABASE IF EXISTS ${ident(db)} WITH (FORCE)`).catch(() => {});
-          if (made.length > 0 && !(error instanceof SubstrateError) && (error as { code?: string }).code !== undefined) {
-            const count = await client.query("SELECT count(*)::int AS n FROM pg_database WHERE datname = ANY($1)", [made]).catch(() => undefined);
+          for (const db of made.reverse())
+            await client.query(`DROP DATABASE IF EXISTS ${ident(db)} WITH (FORCE)`).catch(() => {});
+          if (
+            made.length > 0 &&
+            !(error instanceof SubstrateError) &&
+            (error as { code?: string }).code !== undefined
+          ) {
+            const count = await client
+              .query("SELECT count(*)::int AS n FROM pg_database WHERE datname = ANY($1)", [made])
+              .catch(() => undefined);
             if (count && count.rows[0].n > 0) {
-              throw new SubstrateError(`forking "${name}" failed and its partial copy could not be dropped`, `drop it by hand: DROP DATABASE … WITH (FORCE) for ${made.join(", ")}`, "PARTIAL_FORK");
+              throw new SubstrateError(
+                `forking "${name}" failed and its partial copy could not be dropped`,
+                `drop it by hand: DROP DATABASE … WITH (FORCE) for ${made.join(", ")}`,
+                "PARTIAL_FORK",
+              );
             }
           }
-          throw toSubstrateError(error, { server: this.server, action: `forking "${name}" from "${parent}"`, database: parent });
+          throw toSubstrateError(error, {
+            server: this.server,
+            action: `forking "${name}" from "${parent}"`,
+            database: parent,
+          });
         } finally {
           await this.unlock(client, LOCK_BASE, parent, true);
         }
@@ -230,7 +271,11 @@ export class PostgresBranchProvider implements BranchProvider {
 
   async deleteBranch(name: string, options: { onProgress?: (message: string) => void } = {}): Promise<void> {
     if (name === this.root) {
-      throw new SubstrateError(`"${name}" is the root branch and is never deleted by Consort`, "delete track branches instead; drop the root database by hand if you really mean it", "ROOT_PROTECTED");
+      throw new SubstrateError(
+        `"${name}" is the root branch and is never deleted by Consort`,
+        "delete track branches instead; drop the root database by hand if you really mean it",
+        "ROOT_PROTECTED",
+      );
     }
     const progress = options.onProgress ?? (() => {});
     await this.withClient(`deleting branch "${name}"`, async (client) => {
@@ -243,9 +288,15 @@ export class PostgresBranchProvider implements BranchProvider {
           const entry = catalog.get(name);
           if (entry && !entry.record) throw this.notOurs(name);
           if (entry?.record && entry.record.root !== this.root) {
-            throw new SubstrateError(`branch "${name}" belongs to another root ("${entry.record.root}")`, "use the configuration of the project that owns it", "OTHER_ROOT");
+            throw new SubstrateError(
+              `branch "${name}" belongs to another root ("${entry.record.root}")`,
+              "use the configuration of the project that owns it",
+              "OTHER_ROOT",
+            );
           }
-          const children = [...catalog.values()].filter((e) => e.record?.root === this.root && e.record.parent === name);
+          const children = [...catalog.values()].filter(
+            (e) => e.record?.root === this.root && e.record.parent === name,
+          );
           for (const child of children) {
             progress(`deleting child "${child.datname}" of "${name}" first`);
             await this.deleteBranch(child.datname, options);
@@ -274,7 +325,11 @@ export class PostgresBranchProvider implements BranchProvider {
         if (!entry) throw this.missing(name);
         if (!entry.record) throw this.notOurs(name);
         if (entry.record.expiresAt) {
-          throw new SubstrateError(`"${name}" is a throwaway branch: it has no children, so no base`, "refresh the track's branch instead", "NO_BASE");
+          throw new SubstrateError(
+            `"${name}" is a throwaway branch: it has no children, so no base`,
+            "refresh the track's branch instead",
+            "NO_BASE",
+          );
         }
         const sessions = await client.query<{ app: string; n: number }>(
           "SELECT coalesce(nullif(application_name, ''), 'unnamed') AS app, count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 GROUP BY 1",
@@ -304,7 +359,11 @@ export class PostgresBranchProvider implements BranchProvider {
           }
         } catch (error) {
           await client.query(`DROP DATABASE IF EXISTS ${ident(tmp)} WITH (FORCE)`).catch(() => {});
-          throw toSubstrateError(error, { server: this.server, action: `taking the base of "${name}"`, database: name });
+          throw toSubstrateError(error, {
+            server: this.server,
+            action: `taking the base of "${name}"`,
+            database: name,
+          });
         }
         const record: BranchRecord = { ...entry.record, frozenAt: new Date().toISOString() };
         await client.query(`COMMENT ON DATABASE ${ident(name)} IS ${literal(BRANCH_COMMENT + JSON.stringify(record))}`);
@@ -363,10 +422,13 @@ export class PostgresBranchProvider implements BranchProvider {
 
   /** The root database: made empty when missing, adopted (commented) when it exists, with a base. */
   private ensureRoot(): Promise<void> {
-    this.rootReady ??= this.prepareRoot().then(() => this.replenish(this.root), (error: unknown) => {
-      this.rootReady = undefined;
-      throw error;
-    });
+    this.rootReady ??= this.prepareRoot().then(
+      () => this.replenish(this.root),
+      (error: unknown) => {
+        this.rootReady = undefined;
+        throw error;
+      },
+    );
     return this.rootReady;
   }
 
@@ -379,8 +441,16 @@ export class PostgresBranchProvider implements BranchProvider {
         if (entry?.record && entry.record.root !== this.root) throw this.notOurs(this.root);
         if (!entry) await client.query(`CREATE DATABASE ${ident(this.root)}`);
         if (!entry?.record) {
-          const record: BranchRecord = { v: 1, root: this.root, parent: null, createdAt: new Date().toISOString(), frozenAt: new Date().toISOString() };
-          await client.query(`COMMENT ON DATABASE ${ident(this.root)} IS ${literal(BRANCH_COMMENT + JSON.stringify(record))}`);
+          const record: BranchRecord = {
+            v: 1,
+            root: this.root,
+            parent: null,
+            createdAt: new Date().toISOString(),
+            frozenAt: new Date().toISOString(),
+          };
+          await client.query(
+            `COMMENT ON DATABASE ${ident(this.root)} IS ${literal(BRANCH_COMMENT + JSON.stringify(record))}`,
+          );
         }
         if (!catalog.has(baseDatabaseName(this.root))) {
           const tmp = temporaryDatabaseName();
@@ -391,7 +461,11 @@ export class PostgresBranchProvider implements BranchProvider {
             await client.query(`ALTER DATABASE ${ident(tmp)} RENAME TO ${ident(baseDatabaseName(this.root))}`);
           } catch (error) {
             await client.query(`DROP DATABASE IF EXISTS ${ident(tmp)} WITH (FORCE)`).catch(() => {});
-            throw toSubstrateError(error, { server: this.server, action: `taking the base of the root "${this.root}"`, database: this.root });
+            throw toSubstrateError(error, {
+              server: this.server,
+              action: `taking the base of the root "${this.root}"`,
+              database: this.root,
+            });
           }
         }
       } finally {
@@ -403,7 +477,10 @@ export class PostgresBranchProvider implements BranchProvider {
   /** Take the parent's warm spare under the name `target`; false when there is none free right now. */
   private async takeSpare(client: pg.PoolClient, parent: string, target: string): Promise<boolean> {
     if (this.options.warmSpares === false) return false;
-    const got = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1::int, hashtext($2)) AS ok", [LOCK_SPARE, parent]);
+    const got = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1::int, hashtext($2)) AS ok", [
+      LOCK_SPARE,
+      parent,
+    ]);
     if (!got.rows[0]?.ok) return false;
     try {
       const spare = spareDatabaseName(parent);
@@ -420,18 +497,26 @@ export class PostgresBranchProvider implements BranchProvider {
   private replenish(branch: string): void {
     if (this.options.warmSpares === false) return;
     const job = this.withClient(`preparing a warm spare of "${branch}"`, async (client) => {
-      const got = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1::int, hashtext($2)) AS ok", [LOCK_SPARE, branch]);
+      const got = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1::int, hashtext($2)) AS ok", [
+        LOCK_SPARE,
+        branch,
+      ]);
       if (!got.rows[0]?.ok) return;
       try {
         // Shared base lock: a refresh or delete waits for us, then drops what we made with the old base.
         await this.lock(client, LOCK_BASE, branch, true);
         try {
-          const present = await client.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname = ANY($1)", [[spareDatabaseName(branch), baseDatabaseName(branch)]]);
+          const present = await client.query<{ datname: string }>(
+            "SELECT datname FROM pg_database WHERE datname = ANY($1)",
+            [[spareDatabaseName(branch), baseDatabaseName(branch)]],
+          );
           const names = new Set(present.rows.map((r) => r.datname));
           if (names.has(spareDatabaseName(branch)) || !names.has(baseDatabaseName(branch))) return;
           const tmp = temporaryDatabaseName();
           try {
-            await client.query(`CREATE DATABASE ${ident(tmp)} TEMPLATE ${ident(baseDatabaseName(branch))} STRATEGY FILE_COPY`);
+            await client.query(
+              `CREATE DATABASE ${ident(tmp)} TEMPLATE ${ident(baseDatabaseName(branch))} STRATEGY FILE_COPY`,
+            );
             await client.query(
               `ALTER DATABASE ${ident(tmp)} WITH ALLOW_CONNECTIONS false; COMMENT ON DATABASE ${ident(tmp)} IS ${literal(SPARE_COMMENT + branch)}; ALTER DATABASE ${ident(tmp)} RENAME TO ${ident(spareDatabaseName(branch))}`,
             );
@@ -451,7 +536,11 @@ export class PostgresBranchProvider implements BranchProvider {
   }
 
   /** Drop expired throwaway branches of this root and half-made copies a dead process left. */
-  private async reapOrphans(client: pg.PoolClient, catalog: Map<string, CatalogEntry>, except: string): Promise<boolean> {
+  private async reapOrphans(
+    client: pg.PoolClient,
+    catalog: Map<string, CatalogEntry>,
+    except: string,
+  ): Promise<boolean> {
     const now = Date.now();
     let reaped = false;
     for (const entry of catalog.values()) {
@@ -500,7 +589,11 @@ export class PostgresBranchProvider implements BranchProvider {
   }
 
   private missing(name: string): SubstrateError {
-    return new SubstrateError(`branch "${name}" does not exist on ${this.server}`, "list branches with `consort db list`, or create it with `consort db create`", "BRANCH_MISSING");
+    return new SubstrateError(
+      `branch "${name}" does not exist on ${this.server}`,
+      "list branches with `consort db list`, or create it with `consort db create`",
+      "BRANCH_MISSING",
+    );
   }
 
   private notOurs(name: string): SubstrateError {
@@ -512,11 +605,19 @@ export class PostgresBranchProvider implements BranchProvider {
   }
 
   private async lock(client: pg.PoolClient, space: number, key: string, shared = false): Promise<void> {
-    await client.query(`SELECT ${shared ? "pg_advisory_lock_shared" : "pg_advisory_lock"}($1::int, hashtext($2))`, [space, key]);
+    await client.query(`SELECT ${shared ? "pg_advisory_lock_shared" : "pg_advisory_lock"}($1::int, hashtext($2))`, [
+      space,
+      key,
+    ]);
   }
 
   private async unlock(client: pg.PoolClient, space: number, key: string, shared = false): Promise<void> {
-    await client.query(`SELECT ${shared ? "pg_advisory_unlock_shared" : "pg_advisory_unlock"}($1::int, hashtext($2))`, [space, key]).catch(() => {});
+    await client
+      .query(`SELECT ${shared ? "pg_advisory_unlock_shared" : "pg_advisory_unlock"}($1::int, hashtext($2))`, [
+        space,
+        key,
+      ])
+      .catch(() => {});
   }
 
   private async withClient<T>(action: string, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {

@@ -80,11 +80,19 @@ export class ToolContext {
     try {
       raw = parseYaml(text) ?? {};
     } catch (error) {
-      throw new ToolError(`${CONFIG_PATH} is not valid YAML: ${(error as Error).message}`, `Fix the YAML syntax in ${CONFIG_PATH}.`, "INVALID_CONFIG");
+      throw new ToolError(
+        `${CONFIG_PATH} is not valid YAML: ${(error as Error).message}`,
+        `Fix the YAML syntax in ${CONFIG_PATH}.`,
+        "INVALID_CONFIG",
+      );
     }
     const parsed = ConsortConfig.safeParse(raw);
     if (!parsed.success) {
-      throw new ToolError(`${CONFIG_PATH} is invalid: ${describeIssues(parsed.error)}`, `Correct those fields in ${CONFIG_PATH} (run \`consort validate\` to see every problem).`, "INVALID_CONFIG");
+      throw new ToolError(
+        `${CONFIG_PATH} is invalid: ${describeIssues(parsed.error)}`,
+        `Correct those fields in ${CONFIG_PATH} (run \`consort validate\` to see every problem).`,
+        "INVALID_CONFIG",
+      );
     }
     return parsed.data;
   }
@@ -128,7 +136,11 @@ export class ToolContext {
   async assertCheckout(): Promise<void> {
     const info = await stat(this.repoPath).catch(() => undefined);
     if (!info?.isDirectory()) {
-      throw new ToolError(`The repository path ${this.repoPath} does not exist or is not a folder.`, "Start the server with --repo pointing at a local checkout.", "NO_CHECKOUT");
+      throw new ToolError(
+        `The repository path ${this.repoPath} does not exist or is not a folder.`,
+        "Start the server with --repo pointing at a local checkout.",
+        "NO_CHECKOUT",
+      );
     }
   }
 }

@@ -30,10 +30,18 @@ export const DbBranchInput = z
   .object({
     action: z
       .enum(["create", "delete", "list", "url", "diff"])
-      .describe("create: fork a branch (idempotent); delete: drop it and its children; list: every branch; url: a connection URL for it; diff: its schema against its parent's (or `against`)."),
+      .describe(
+        "create: fork a branch (idempotent); delete: drop it and its children; list: every branch; url: a connection URL for it; diff: its schema against its parent's (or `against`).",
+      ),
     branch: branchName.optional().describe("The database branch to act on. Required for create, delete, url and diff."),
     from: branchName.optional().describe("create only: the parent to fork from. Default: the root branch."),
-    ttlSeconds: z.number().int().min(60).max(7 * 24 * 3600).optional().describe("create only: a time to live for a throwaway branch. Omit for a branch that should stay."),
+    ttlSeconds: z
+      .number()
+      .int()
+      .min(60)
+      .max(7 * 24 * 3600)
+      .optional()
+      .describe("create only: a time to live for a throwaway branch. Omit for a branch that should stay."),
     against: branchName.optional().describe("diff only: the branch to compare with. Default: the branch's parent."),
   })
   .strict()
@@ -42,7 +50,11 @@ export const DbBranchInput = z
       ctx.addIssue({ code: "custom", path: ["branch"], message: `action "${input.action}" needs a branch name` });
     }
     if (input.action !== "create" && (input.from !== undefined || input.ttlSeconds !== undefined)) {
-      ctx.addIssue({ code: "custom", path: [input.from !== undefined ? "from" : "ttlSeconds"], message: `only action "create" takes from and ttlSeconds` });
+      ctx.addIssue({
+        code: "custom",
+        path: [input.from !== undefined ? "from" : "ttlSeconds"],
+        message: `only action "create" takes from and ttlSeconds`,
+      });
     }
     if (input.action !== "diff" && input.against !== undefined) {
       ctx.addIssue({ code: "custom", path: ["against"], message: `only action "diff" takes against` });
@@ -90,7 +102,11 @@ export const dbBranchTool = defineTool({
         const root = await provider.rootBranch();
         const existing = await provider.getBranch(name);
         if (name === root || existing?.isRoot) {
-          throw new ToolError(`${name} is the root database branch (the trunk's database); tools never delete it.`, "Delete a track's or a throwaway branch instead; list them with action \"list\".", "ROOT_BRANCH");
+          throw new ToolError(
+            `${name} is the root database branch (the trunk's database); tools never delete it.`,
+            'Delete a track\'s or a throwaway branch instead; list them with action "list".',
+            "ROOT_BRANCH",
+          );
         }
         const paired = await pairedBranches(context);
         if (paired.has(name)) {
@@ -108,7 +124,11 @@ export const dbBranchTool = defineTool({
       case "url": {
         const name = input.branch!;
         if (!(await provider.getBranch(name))) {
-          throw new ToolError(`There is no database branch named ${name}.`, "List the branches with action \"list\", or create it with action \"create\".", "NO_SUCH_BRANCH");
+          throw new ToolError(
+            `There is no database branch named ${name}.`,
+            'List the branches with action "list", or create it with action "create".',
+            "NO_SUCH_BRANCH",
+          );
         }
         return { ...base, url: await provider.connectionUrl(name) };
       }

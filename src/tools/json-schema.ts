@@ -17,7 +17,11 @@ export function outputJsonSchema(tool: ToolDefinition): JsonSchema {
 }
 
 function render(schema: z.ZodType, io: "input" | "output"): JsonSchema {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { target: "draft-7", io, unrepresentable: "throw" }) as JsonSchema;
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, {
+    target: "draft-7",
+    io,
+    unrepresentable: "throw",
+  }) as JsonSchema;
   return rest;
 }
 
@@ -43,7 +47,9 @@ export function openAITools(tools: readonly ToolDefinition[]): OpenAIFunctionToo
 }
 
 /** The flat form the OpenAI Responses API takes: `{ type, name, description, parameters, strict }`. */
-export function openAIResponsesTools(tools: readonly ToolDefinition[]): Array<{ type: "function"; name: string; description: string; parameters: JsonSchema; strict: boolean }> {
+export function openAIResponsesTools(
+  tools: readonly ToolDefinition[],
+): Array<{ type: "function"; name: string; description: string; parameters: JsonSchema; strict: boolean }> {
   return openAITools(tools).map(({ function: fn }) => ({ type: "function", ...fn }));
 }
 
@@ -54,7 +60,8 @@ function toStrict(schema: JsonSchema): { schema: JsonSchema; ok: boolean } {
     if (!node || typeof node !== "object") return node;
     const { default: defaultValue, ...rest } = node as JsonSchema;
     const out: JsonSchema = {};
-    for (const [key, value] of Object.entries(rest)) out[key] = key === "properties" || key === "definitions" ? mapValues(value, visit) : visit(value);
+    for (const [key, value] of Object.entries(rest))
+      out[key] = key === "properties" || key === "definitions" ? mapValues(value, visit) : visit(value);
     if (defaultValue !== undefined) {
       const note = `Default: ${JSON.stringify(defaultValue)}.`;
       out.description = typeof out.description === "string" ? `${out.description} ${note}` : note;
@@ -63,7 +70,9 @@ function toStrict(schema: JsonSchema): { schema: JsonSchema; ok: boolean } {
       const properties = (out.properties ?? {}) as Record<string, JsonSchema>;
       if (out.additionalProperties && out.additionalProperties !== false) ok = false;
       const required = new Set((out.required as string[] | undefined) ?? []);
-      out.properties = Object.fromEntries(Object.entries(properties).map(([key, value]) => [key, required.has(key) ? value : nullable(value)]));
+      out.properties = Object.fromEntries(
+        Object.entries(properties).map(([key, value]) => [key, required.has(key) ? value : nullable(value)]),
+      );
       out.required = Object.keys(properties);
       out.additionalProperties = false;
     }
@@ -84,5 +93,7 @@ function nullable(schema: JsonSchema): JsonSchema {
     return widened;
   }
   const { description, ...rest } = schema;
-  return description === undefined ? { anyOf: [rest, { type: "null" }] } : { description, anyOf: [rest, { type: "null" }] };
+  return description === undefined
+    ? { anyOf: [rest, { type: "null" }] }
+    : { description, anyOf: [rest, { type: "null" }] };
 }

@@ -11,7 +11,14 @@ import { ToolError } from "./registry.js";
  * would decide; nothing is pushed and no state is written.
  */
 
-const STATUS: Record<string, ChangedPath["status"]> = { A: "added", M: "modified", D: "removed", R: "renamed", C: "copied", T: "changed" };
+const STATUS: Record<string, ChangedPath["status"]> = {
+  A: "added",
+  M: "modified",
+  D: "removed",
+  R: "renamed",
+  C: "copied",
+  T: "changed",
+};
 
 /** GitHub's noreply address (`123+login@users.noreply.github.com`) tells the login; other addresses do not. */
 export function loginFromEmail(email: string): string | null {
@@ -19,7 +26,12 @@ export function loginFromEmail(email: string): string | null {
   return match ? match[1]! : null;
 }
 
-export async function localPush(repoPath: string, fromHead: string, config: ConsortConfig, at: string): Promise<PushEvent> {
+export async function localPush(
+  repoPath: string,
+  fromHead: string,
+  config: ConsortConfig,
+  at: string,
+): Promise<PushEvent> {
   const git = simpleGit(repoPath);
   const head = (await git.revparse(["HEAD"])).trim();
   let shas: string[];
@@ -44,11 +56,14 @@ export async function localPush(repoPath: string, fromHead: string, config: Cons
   for (const sha of shas) {
     const [email = "", ...body] = (await git.raw(["log", "-1", "--format=%ae%n%B", sha])).split("\n");
     const message = body.join("\n");
-    const changes = parseNameStatus(await git.raw(["diff-tree", "--no-commit-id", "-r", "-M", "--name-status", "--root", sha]));
+    const changes = parseNameStatus(
+      await git.raw(["diff-tree", "--no-commit-id", "-r", "-M", "--name-status", "--root", sha]),
+    );
     const files: Record<string, string | null> = {};
     for (const change of changes) {
       // A rename also removes its old path; a copy leaves its source as it was.
-      const paths = change.status === "renamed" && change.previousPath ? [change.path, change.previousPath] : [change.path];
+      const paths =
+        change.status === "renamed" && change.previousPath ? [change.path, change.previousPath] : [change.path];
       for (const path of paths) {
         if (!reads(path) || path in files) continue;
         const removed = change.status === "removed" || path !== change.path;
@@ -65,7 +80,8 @@ function parseNameStatus(output: string): ChangedPath[] {
   for (const line of output.split("\n").filter(Boolean)) {
     const [code = "", first = "", second] = line.split("\t");
     const status = STATUS[code[0] ?? ""] ?? "changed";
-    if ((status === "renamed" || status === "copied") && second) changes.push({ path: second, status, previousPath: first });
+    if ((status === "renamed" || status === "copied") && second)
+      changes.push({ path: second, status, previousPath: first });
     else changes.push({ path: first, status });
   }
   return changes;

@@ -10,7 +10,10 @@ import type { ToolContext } from "./context.js";
 export type ToolInputSchema = z.ZodObject;
 export type ToolOutputSchema = z.ZodObject;
 
-export interface ToolDefinition<I extends ToolInputSchema = ToolInputSchema, O extends ToolOutputSchema = ToolOutputSchema> {
+export interface ToolDefinition<
+  I extends ToolInputSchema = ToolInputSchema,
+  O extends ToolOutputSchema = ToolOutputSchema,
+> {
   /** snake_case, at most 64 characters: valid for MCP and for OpenAI function names. */
   name: string;
   title: string;
@@ -28,7 +31,9 @@ export interface ToolDefinition<I extends ToolInputSchema = ToolInputSchema, O e
 }
 
 /** Keeps the input and output types of one tool tied together where it is declared. */
-export function defineTool<I extends ToolInputSchema, O extends ToolOutputSchema>(tool: ToolDefinition<I, O>): ToolDefinition {
+export function defineTool<I extends ToolInputSchema, O extends ToolOutputSchema>(
+  tool: ToolDefinition<I, O>,
+): ToolDefinition {
   return tool as unknown as ToolDefinition;
 }
 
@@ -56,14 +61,27 @@ export type ToolOutcome =
  * run the handler, and check the result against the output schema (a handler that returns
  * something else is our bug, reported as a failure rather than passed on).
  */
-export async function callTool(tools: readonly ToolDefinition[], name: string, rawArgs: unknown, context: ToolContext): Promise<ToolOutcome> {
+export async function callTool(
+  tools: readonly ToolDefinition[],
+  name: string,
+  rawArgs: unknown,
+  context: ToolContext,
+): Promise<ToolOutcome> {
   const tool = tools.find((candidate) => candidate.name === name);
   if (!tool) {
-    return failure("UNKNOWN_TOOL", `There is no tool named "${name}".`, `Call one of: ${tools.map((t) => t.name).join(", ")}.`);
+    return failure(
+      "UNKNOWN_TOOL",
+      `There is no tool named "${name}".`,
+      `Call one of: ${tools.map((t) => t.name).join(", ")}.`,
+    );
   }
   const parsed = tool.input.safeParse(withoutNulls(rawArgs ?? {}));
   if (!parsed.success) {
-    return failure("INVALID_INPUT", `Invalid arguments for ${name}: ${describeIssues(parsed.error)}`, "Fix the arguments to match the tool's input schema and call it again.");
+    return failure(
+      "INVALID_INPUT",
+      `Invalid arguments for ${name}: ${describeIssues(parsed.error)}`,
+      "Fix the arguments to match the tool's input schema and call it again.",
+    );
   }
   let raw: unknown;
   try {
@@ -73,14 +91,20 @@ export async function callTool(tools: readonly ToolDefinition[], name: string, r
   }
   const output = tool.output.safeParse(raw);
   if (!output.success) {
-    return failure("INTERNAL_ERROR", `${name} produced a result that does not match its output schema: ${describeIssues(output.error)}`, "This is a bug in Consort; report it with the arguments you used.");
+    return failure(
+      "INTERNAL_ERROR",
+      `${name} produced a result that does not match its output schema: ${describeIssues(output.error)}`,
+      "This is a bug in Consort; report it with the arguments you used.",
+    );
   }
   return { ok: true, output: output.data as Record<string, unknown> };
 }
 
 /** One line per zod issue, with the path of the field, e.g. `action: Invalid option: expected one of "create"|"delete"`. */
 export function describeIssues(error: z.ZodError): string {
-  return error.issues.map((issue) => (issue.path.length > 0 ? `${issue.path.join(".")}: ${issue.message}` : issue.message)).join("; ");
+  return error.issues
+    .map((issue) => (issue.path.length > 0 ? `${issue.path.join(".")}: ${issue.message}` : issue.message))
+    .join("; ");
 }
 
 function failure(code: string, message: string, hint?: string): ToolOutcome {
@@ -92,7 +116,11 @@ function failureFrom(error: unknown): ToolOutcome {
   const message = error instanceof Error ? error.message : String(error);
   const hint = (error as { hint?: unknown })?.hint;
   const code = (error as { code?: unknown })?.code;
-  return failure(typeof code === "string" ? code : "TOOL_FAILED", message, typeof hint === "string" && !message.includes(hint) ? hint : undefined);
+  return failure(
+    typeof code === "string" ? code : "TOOL_FAILED",
+    message,
+    typeof hint === "string" && !message.includes(hint) ? hint : undefined,
+  );
 }
 
 /**
@@ -102,7 +130,11 @@ function failureFrom(error: unknown): ToolOutcome {
 export function withoutNulls(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutNulls);
   if (value && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null).map(([k, v]) => [k, withoutNulls(v)]));
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([, v]) => v !== null)
+        .map(([k, v]) => [k, withoutNulls(v)]),
+    );
   }
   return value;
 }

@@ -20,11 +20,44 @@ import { defineTool, ToolError } from "./registry.js";
 
 export const RunCycleInput = z
   .object({
-    step: z.enum(["red", "green", "refactor"]).describe("red: the tests in turn must fail by an assertion; green: they (and every earlier test) must pass; refactor: everything passes and no test file changed."),
-    tests: z.array(TestId).min(1).max(50).optional().describe("Test ids in turn, e.g. [\"T7\"]. Default: the tests in turn on the track (next_action). Without track state, required for red and green."),
-    earlierGreen: z.array(TestId).max(500).optional().describe("Test ids that must still pass. Default: the track's verified tests; without track state, every test listed before the first one in turn."),
-    frozenAt: z.string().trim().min(1).max(200).optional().describe("A git ref whose test files count as frozen (later steps may only add to them at red, must leave them identical otherwise). Default: the files the track froze at its verified REDs."),
-    databaseBranch: z.string().trim().min(1).max(63).optional().describe("The database branch to fork the throwaway branch from. Default: the branch paired with the checkout's git branch (made from the root when it does not exist yet)."),
+    step: z
+      .enum(["red", "green", "refactor"])
+      .describe(
+        "red: the tests in turn must fail by an assertion; green: they (and every earlier test) must pass; refactor: everything passes and no test file changed.",
+      ),
+    tests: z
+      .array(TestId)
+      .min(1)
+      .max(50)
+      .optional()
+      .describe(
+        'Test ids in turn, e.g. ["T7"]. Default: the tests in turn on the track (next_action). Without track state, required for red and green.',
+      ),
+    earlierGreen: z
+      .array(TestId)
+      .max(500)
+      .optional()
+      .describe(
+        "Test ids that must still pass. Default: the track's verified tests; without track state, every test listed before the first one in turn.",
+      ),
+    frozenAt: z
+      .string()
+      .trim()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe(
+        "A git ref whose test files count as frozen (later steps may only add to them at red, must leave them identical otherwise). Default: the files the track froze at its verified REDs.",
+      ),
+    databaseBranch: z
+      .string()
+      .trim()
+      .min(1)
+      .max(63)
+      .optional()
+      .describe(
+        "The database branch to fork the throwaway branch from. Default: the branch paired with the checkout's git branch (made from the root when it does not exist yet).",
+      ),
   })
   .strict();
 
@@ -35,24 +68,37 @@ const CommandSummary = z.object({
 });
 
 export const RunCycleOutput = z.object({
-  verdict: z.enum(["verified", "refused"]).describe("verified: the step did what it claims; refused: it did not, or the cycle could not tell."),
+  verdict: z
+    .enum(["verified", "refused"])
+    .describe("verified: the step did what it claims; refused: it did not, or the cycle could not tell."),
   step: z.enum(["red", "green", "refactor"]),
   commit: z.string().describe("The commit checked out when the cycle ran."),
   reasons: z.array(z.string()).describe("For a refusal: what is wrong and what to do, one line each."),
   warnings: z.array(z.string()),
   tests: z.array(CycleTestOutcome).describe("Each test in turn and each earlier test, with how it ended."),
-  database: z.object({ provider: z.string(), trackBranch: z.string(), cycleBranch: z.string().nullable(), dropped: z.boolean() }),
+  database: z.object({
+    provider: z.string(),
+    trackBranch: z.string(),
+    cycleBranch: z.string().nullable(),
+    dropped: z.boolean(),
+  }),
   timingsMs: StepTimings,
   migrate: CommandSummary.optional(),
   test: CommandSummary.optional(),
   plan: z.object({
-    from: z.enum(["arguments", "track-state"]).describe("Where the tests in turn, earlier tests and frozen files came from."),
+    from: z
+      .enum(["arguments", "track-state"])
+      .describe("Where the tests in turn, earlier tests and frozen files came from."),
     trackId: z.string().nullable(),
     testsInTurn: z.array(z.string()),
     earlierGreen: z.array(z.string()),
     frozenTestFiles: z.array(z.string()),
   }),
-  uncommittedChanges: z.array(z.string()).describe("Paths changed but not committed: the cycle tested them, the app will not see them until they are pushed."),
+  uncommittedChanges: z
+    .array(z.string())
+    .describe(
+      "Paths changed but not committed: the cycle tested them, the app will not see them until they are pushed.",
+    ),
   note: z.string(),
 });
 
@@ -75,12 +121,22 @@ export const runCycleTool = defineTool({
     const tests = input.tests ?? action?.testsInTurn.map((test) => test.id) ?? [];
     if (input.step !== "refactor" && tests.length === 0) {
       throw new ToolError(
-        track ? `The track is at ${track.snapshot.stage}: no tests are in turn, so a ${input.step} cycle has nothing to prove.` : `A ${input.step} cycle needs the test ids in turn.`,
-        track ? "Pass the test ids explicitly, or call next_action to see what the track expects." : "Pass tests (ids from .consort/test-list.json), or start the server with track state so they come from next_action.",
+        track
+          ? `The track is at ${track.snapshot.stage}: no tests are in turn, so a ${input.step} cycle has nothing to prove.`
+          : `A ${input.step} cycle needs the test ids in turn.`,
+        track
+          ? "Pass the test ids explicitly, or call next_action to see what the track expects."
+          : "Pass tests (ids from .consort/test-list.json), or start the server with track state so they come from next_action.",
         "INVALID_CYCLE",
       );
     }
-    const earlier = input.earlierGreen ?? (track ? greenTests(track.snapshot.context).map((test) => test.id).filter((id) => !tests.includes(id)) : undefined);
+    const earlier =
+      input.earlierGreen ??
+      (track
+        ? greenTests(track.snapshot.context)
+            .map((test) => test.id)
+            .filter((id) => !tests.includes(id))
+        : undefined);
     let request: CycleRequest;
     try {
       request = await buildLocalRequest({
@@ -92,18 +148,33 @@ export const runCycleTool = defineTool({
         ...(input.databaseBranch ? { dbBranch: input.databaseBranch } : {}),
       });
       if (track && !input.frozenAt) {
-        const frozen = Object.entries(effectiveFrozenTests(track.snapshot.context)).map(([path, entry]) => ({ path, sha256: entry.hash, text: entry.text }));
+        const frozen = Object.entries(effectiveFrozenTests(track.snapshot.context)).map(([path, entry]) => ({
+          path,
+          sha256: entry.hash,
+          text: entry.text,
+        }));
         request = CycleRequest.parse({ ...request, frozenTestFiles: frozen });
       }
     } catch (error) {
-      if (error instanceof CycleInputError) throw new ToolError(error.message, "Fix the arguments (test ids come from .consort/test-list.json) and call run_cycle again.", "INVALID_CYCLE");
+      if (error instanceof CycleInputError)
+        throw new ToolError(
+          error.message,
+          "Fix the arguments (test ids come from .consort/test-list.json) and call run_cycle again.",
+          "INVALID_CYCLE",
+        );
       throw error;
     }
     const provider = await context.provider();
     // One cycle at a time per checkout: two would share the working tree and its JUnit report.
     const { result, uncommittedChanges } = await context.exclusive(async () => {
       const uncommittedChanges = (await simpleGit(context.repoPath).status()).files.map((file) => file.path);
-      const result = await runCycle(request, { provider, config, cwd: context.repoPath, rebuildMissingTrack: true, onProgress: context.onProgress });
+      const result = await runCycle(request, {
+        provider,
+        config,
+        cwd: context.repoPath,
+        rebuildMissingTrack: true,
+        onProgress: context.onProgress,
+      });
       return { result, uncommittedChanges };
     });
     const summary = (record: { command: string; exitCode: number | null; outputTail: string } | undefined) =>

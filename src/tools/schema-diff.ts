@@ -28,7 +28,11 @@ export const SchemaComparisonOutput = z.object({
       z.object({
         rule: z.string().describe("e.g. column-dropped, not-null-added, unique-added, type-changed."),
         change: z.string(),
-        rows: z.number().int().nullable().describe("Rows of the parent the change would break or lose; null when they could not be counted."),
+        rows: z
+          .number()
+          .int()
+          .nullable()
+          .describe("Rows of the parent the change would break or lose; null when they could not be counted."),
         message: z.string(),
         reason: z.string().optional(),
       }),
@@ -44,7 +48,12 @@ export function comparisonOutput(comparison: SchemaComparison): SchemaComparison
     parent: comparison.parent,
     ok: comparison.ok,
     summary: comparison.diff.summary,
-    changes: comparison.diff.changes.map((change) => ({ object: change.object, action: change.action, name: change.name, details: change.details })),
+    changes: comparison.diff.changes.map((change) => ({
+      object: change.object,
+      action: change.action,
+      name: change.name,
+      details: change.details,
+    })),
     findings: comparison.lint.findings.map((finding) => ({
       rule: finding.rule,
       change: finding.change,
@@ -57,7 +66,11 @@ export function comparisonOutput(comparison: SchemaComparison): SchemaComparison
 }
 
 /** Compare `branch` (default: the one paired with the checkout's git branch) with its parent or `against`. */
-export async function compareForTool(context: ToolContext, branch: string | undefined, against: string | undefined): Promise<SchemaComparisonOutput> {
+export async function compareForTool(
+  context: ToolContext,
+  branch: string | undefined,
+  against: string | undefined,
+): Promise<SchemaComparisonOutput> {
   const provider = await context.provider();
   const name = branch ?? sanitiseBranchName(await currentBranch(context.repoPath));
   return comparisonOutput(await compareBranches(provider, name, against));
@@ -65,7 +78,13 @@ export async function compareForTool(context: ToolContext, branch: string | unde
 
 export const SchemaDiffInput = z
   .object({
-    branch: z.string().trim().min(1).max(63).optional().describe("The database branch to inspect. Default: the branch paired with the checkout's git branch."),
+    branch: z
+      .string()
+      .trim()
+      .min(1)
+      .max(63)
+      .optional()
+      .describe("The database branch to inspect. Default: the branch paired with the checkout's git branch."),
     against: z.string().trim().min(1).max(63).optional().describe("The branch to compare with. Default: its parent."),
   })
   .strict();

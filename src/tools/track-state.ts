@@ -3,7 +3,16 @@ import { join, resolve } from "node:path";
 import { simpleGit } from "simple-git";
 import type { GitHubClient } from "../github/client.js";
 import { githubMessage, httpStatus } from "../github/client.js";
-import { checkStateFile, createStateStore, STATE_BRANCH, TamperedStateError, TrackId, trackIdForBranch, trackPath, TrackStateFile } from "../state/index.js";
+import {
+  checkStateFile,
+  createStateStore,
+  STATE_BRANCH,
+  TamperedStateError,
+  TrackId,
+  trackIdForBranch,
+  trackPath,
+  TrackStateFile,
+} from "../state/index.js";
 import { ToolError } from "./registry.js";
 
 /**
@@ -37,16 +46,30 @@ export interface LoadedState {
 export async function resolveTrackId(repoPath: string, requested: string | undefined): Promise<string> {
   if (requested !== undefined) {
     const parsed = TrackId.safeParse(requested);
-    if (!parsed.success) throw new ToolError(`"${requested}" is not a track id: ${parsed.error.issues[0]?.message}`, "Pass the track id (the branch name made filename-safe), or omit it to use the checkout's branch.", "INVALID_TRACK");
+    if (!parsed.success)
+      throw new ToolError(
+        `"${requested}" is not a track id: ${parsed.error.issues[0]?.message}`,
+        "Pass the track id (the branch name made filename-safe), or omit it to use the checkout's branch.",
+        "INVALID_TRACK",
+      );
     return parsed.data;
   }
   let branch: string;
   try {
     branch = await currentBranch(repoPath);
   } catch (error) {
-    throw new ToolError(`Could not read the current git branch of ${repoPath}: ${(error as Error).message.split("\n")[0]}`, "Start the server in a git checkout (--repo), or pass the track id explicitly.", "NO_BRANCH");
+    throw new ToolError(
+      `Could not read the current git branch of ${repoPath}: ${(error as Error).message.split("\n")[0]}`,
+      "Start the server in a git checkout (--repo), or pass the track id explicitly.",
+      "NO_BRANCH",
+    );
   }
-  if (!branch || branch === "HEAD") throw new ToolError(`${repoPath} is on a detached HEAD, so it names no track.`, "Check out the track's branch, or pass the track id explicitly.", "NO_BRANCH");
+  if (!branch || branch === "HEAD")
+    throw new ToolError(
+      `${repoPath} is on a detached HEAD, so it names no track.`,
+      "Check out the track's branch, or pass the track id explicitly.",
+      "NO_BRANCH",
+    );
   return trackIdForBranch(branch);
 }
 
@@ -91,31 +114,55 @@ async function loadFromFile(path: string, reading: StateReading, trackId: string
   try {
     text = await readFile(location, "utf8");
   } catch (error) {
-    throw new ToolError(`Could not read the state file ${location}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, "Check the --state path the server was started with.", "NO_STATE");
+    throw new ToolError(
+      `Could not read the state file ${location}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      "Check the --state path the server was started with.",
+      "NO_STATE",
+    );
   }
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (error) {
-    throw new ToolError(`The state file ${location} is not valid JSON: ${(error as Error).message}`, "Point --state at a track state file or an orchestrator snapshot.", "INVALID_STATE");
+    throw new ToolError(
+      `The state file ${location} is not valid JSON: ${(error as Error).message}`,
+      "Point --state at a track state file or an orchestrator snapshot.",
+      "INVALID_STATE",
+    );
   }
   if (raw && typeof raw === "object" && "signature" in raw) {
     const fileTrack = (raw as { trackId?: unknown }).trackId;
     if (typeof fileTrack === "string" && fileTrack !== trackId) {
-      throw new ToolError(`The state file ${location} is for track "${fileTrack}", not "${trackId}".`, `Call again with track "${fileTrack}", or start the server with that track's state file.`, "WRONG_TRACK");
+      throw new ToolError(
+        `The state file ${location} is for track "${fileTrack}", not "${trackId}".`,
+        `Call again with track "${fileTrack}", or start the server with that track's state file.`,
+        "WRONG_TRACK",
+      );
     }
     const file = verifySigned(text, reading, trackId, location);
-    return { trackId, snapshot: file.snapshot, source: { kind: "file", location, verified: reading.key !== undefined } };
+    return {
+      trackId,
+      snapshot: file.snapshot,
+      source: { kind: "file", location, verified: reading.key !== undefined },
+    };
   }
   // A bare snapshot is a person's own local file: there is no signature to check.
   const snapshotTrack = (raw as { context?: { trackId?: unknown } } | null)?.context?.trackId;
   if (typeof snapshotTrack === "string" && snapshotTrack !== trackId) {
-    throw new ToolError(`The snapshot in ${location} is for track "${snapshotTrack}", not "${trackId}".`, `Call again with track "${snapshotTrack}".`, "WRONG_TRACK");
+    throw new ToolError(
+      `The snapshot in ${location} is for track "${snapshotTrack}", not "${trackId}".`,
+      `Call again with track "${snapshotTrack}".`,
+      "WRONG_TRACK",
+    );
   }
   return { trackId, snapshot: raw, source: { kind: "file", location, verified: false } };
 }
 
-async function loadFromGitHub(source: Extract<StateSource, { kind: "github" }>, reading: StateReading, trackId: string): Promise<LoadedState> {
+async function loadFromGitHub(
+  source: Extract<StateSource, { kind: "github" }>,
+  reading: StateReading,
+  trackId: string,
+): Promise<LoadedState> {
   const { owner, repo, octokit } = source;
   const location = `${owner}/${repo}@${STATE_BRANCH}:${trackPath(trackId)}`;
   if (reading.key) {
@@ -123,8 +170,17 @@ async function loadFromGitHub(source: Extract<StateSource, { kind: "github" }>, 
     try {
       state = await createStateStore({ octokit, owner, repo, key: reading.key }).read(trackId);
     } catch (error) {
-      if (error instanceof TamperedStateError) throw new ToolError(error.message, "Do not work on this track until a maintainer re-seals its state.", "TAMPERED_STATE");
-      throw new ToolError(`Could not read ${location}: ${(error as Error).message}`, "Check the token's access to the repository and try again.", "STATE_UNAVAILABLE");
+      if (error instanceof TamperedStateError)
+        throw new ToolError(
+          error.message,
+          "Do not work on this track until a maintainer re-seals its state.",
+          "TAMPERED_STATE",
+        );
+      throw new ToolError(
+        `Could not read ${location}: ${(error as Error).message}`,
+        "Check the token's access to the repository and try again.",
+        "STATE_UNAVAILABLE",
+      );
     }
     if (!state) throw noTrack(location, trackId);
     return { trackId, snapshot: state.snapshot, source: { kind: "github", location, verified: true } };
@@ -134,18 +190,30 @@ async function loadFromGitHub(source: Extract<StateSource, { kind: "github" }>, 
     data = (await octokit.rest.repos.getContent({ owner, repo, path: trackPath(trackId), ref: STATE_BRANCH })).data;
   } catch (error) {
     if (httpStatus(error) === 404) throw noTrack(location, trackId);
-    throw new ToolError(`Could not read ${location}: ${githubMessage(error)}`, "Check the token's access to the repository and try again.", "STATE_UNAVAILABLE");
+    throw new ToolError(
+      `Could not read ${location}: ${githubMessage(error)}`,
+      "Check the token's access to the repository and try again.",
+      "STATE_UNAVAILABLE",
+    );
   }
   const file = data as { type?: string; encoding?: string; content?: string };
   if (Array.isArray(data) || file.type !== "file" || file.encoding !== "base64" || typeof file.content !== "string") {
-    throw new ToolError(`${location} is not a readable state file.`, "Ask a maintainer to check the consort/state branch.", "INVALID_STATE");
+    throw new ToolError(
+      `${location} is not a readable state file.`,
+      "Ask a maintainer to check the consort/state branch.",
+      "INVALID_STATE",
+    );
   }
   const parsed = verifySigned(Buffer.from(file.content, "base64").toString("utf8"), reading, trackId, location);
   return { trackId, snapshot: parsed.snapshot, source: { kind: "github", location, verified: false } };
 }
 
 function noTrack(location: string, trackId: string): ToolError {
-  return new ToolError(`Track "${trackId}" has no state (${location} does not exist).`, "The app starts a track when its branch is created; check the branch name, or pass another track id.", "NO_STATE");
+  return new ToolError(
+    `Track "${trackId}" has no state (${location} does not exist).`,
+    "The app starts a track when its branch is created; check the branch name, or pass another track id.",
+    "NO_STATE",
+  );
 }
 
 /** A signed file: verified with the key; without one, only its schema, and only when allowed. */
@@ -153,7 +221,11 @@ function verifySigned(text: string, reading: StateReading, trackId: string, loca
   if (reading.key) {
     const { problems, file } = checkStateFile(text, reading.key, { trackId });
     if (problems.length > 0 || !file) {
-      throw new ToolError(`The state ${location} is tampered: ${problems.join("; ")}.`, "Do not work on this track until a maintainer re-seals its state.", "TAMPERED_STATE");
+      throw new ToolError(
+        `The state ${location} is tampered: ${problems.join("; ")}.`,
+        "Do not work on this track until a maintainer re-seals its state.",
+        "TAMPERED_STATE",
+      );
     }
     return file;
   }
@@ -168,15 +240,27 @@ function verifySigned(text: string, reading: StateReading, trackId: string, loca
   try {
     raw = JSON.parse(text);
   } catch (error) {
-    throw new ToolError(`The state ${location} is not valid JSON: ${(error as Error).message}`, "Ask a maintainer to check the consort/state branch.", "INVALID_STATE");
+    throw new ToolError(
+      `The state ${location} is not valid JSON: ${(error as Error).message}`,
+      "Ask a maintainer to check the consort/state branch.",
+      "INVALID_STATE",
+    );
   }
   const parsed = TrackStateFile.safeParse(raw);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
-    throw new ToolError(`The state ${location} breaks its schema: ${problems}.`, "Do not work on this track until a maintainer restores its state.", "TAMPERED_STATE");
+    throw new ToolError(
+      `The state ${location} breaks its schema: ${problems}.`,
+      "Do not work on this track until a maintainer restores its state.",
+      "TAMPERED_STATE",
+    );
   }
   if (parsed.data.trackId !== trackId) {
-    throw new ToolError(`The state ${location} is for track "${parsed.data.trackId}", not "${trackId}".`, "Ask a maintainer to check the consort/state branch.", "TAMPERED_STATE");
+    throw new ToolError(
+      `The state ${location} is for track "${parsed.data.trackId}", not "${trackId}".`,
+      "Ask a maintainer to check the consort/state branch.",
+      "TAMPERED_STATE",
+    );
   }
   return parsed.data;
 }

@@ -39,16 +39,26 @@ const StateInfo = z.object({
   trackId: z.string(),
   source: z.enum(["file", "github"]),
   location: z.string(),
-  verified: z.boolean().describe("True when the state's signature was checked with CONSORT_STATE_KEY; false for an unsigned snapshot or an unverified read."),
+  verified: z
+    .boolean()
+    .describe(
+      "True when the state's signature was checked with CONSORT_STATE_KEY; false for an unsigned snapshot or an unverified read.",
+    ),
 });
 
 export const NextActionSchema = z.object({
   trackId: z.string(),
   stage: z.enum(STAGES),
-  actor: z.enum(["agent", "person", "orchestrator", "nobody"]).describe("Who acts now: an agent playing `role`, a person (a gate), the orchestrator (a cycle runs), or nobody (ended)."),
+  actor: z
+    .enum(["agent", "person", "orchestrator", "nobody"])
+    .describe(
+      "Who acts now: an agent playing `role`, a person (a gate), the orchestrator (a cycle runs), or nobody (ended).",
+    ),
   role: RoleName.nullable(),
   task: z.string().describe("The task in plain words."),
-  allowedPaths: z.array(z.string()).describe("Globs the role may touch in this step; a commit touching anything else is rejected."),
+  allowedPaths: z
+    .array(z.string())
+    .describe("Globs the role may touch in this step; a commit touching anything else is rejected."),
   frozenPaths: z.array(z.object({ path: z.string(), rule: z.enum(["append-only", "unchanged"]) })),
   unit: z.string().nullable(),
   testsInTurn: z.array(TestListEntry),
@@ -70,16 +80,30 @@ export async function loadTrack(context: ToolContext, track: string | undefined)
   try {
     snapshot = restoreSnapshot(loaded.snapshot);
   } catch (error) {
-    if (error instanceof SnapshotError) throw new ToolError(`Track ${loaded.trackId}: ${error.message}`, error.hint ?? "Ask a maintainer to restore the track's state.", "INVALID_STATE");
+    if (error instanceof SnapshotError)
+      throw new ToolError(
+        `Track ${loaded.trackId}: ${error.message}`,
+        error.hint ?? "Ask a maintainer to restore the track's state.",
+        "INVALID_STATE",
+      );
     throw error;
   }
   if (snapshot.context.trackId !== loaded.trackId) {
-    throw new ToolError(`The state read for track ${loaded.trackId} holds track ${snapshot.context.trackId}.`, "Ask a maintainer to check the track's state.", "INVALID_STATE");
+    throw new ToolError(
+      `The state read for track ${loaded.trackId} holds track ${snapshot.context.trackId}.`,
+      "Ask a maintainer to check the track's state.",
+      "INVALID_STATE",
+    );
   }
   return { loaded, snapshot, config: await context.config() };
 }
 
-const stateInfo = (loaded: LoadedState): z.infer<typeof StateInfo> => ({ trackId: loaded.trackId, source: loaded.source.kind, location: loaded.source.location, verified: loaded.source.verified });
+const stateInfo = (loaded: LoadedState): z.infer<typeof StateInfo> => ({
+  trackId: loaded.trackId,
+  source: loaded.source.kind,
+  location: loaded.source.location,
+  verified: loaded.source.verified,
+});
 
 function nextActionOutput(action: NextAction): z.infer<typeof NextActionSchema> {
   return { ...action, testsInTurn: action.testsInTurn.map((test) => ({ ...test })) };
@@ -146,7 +170,16 @@ export const TrackStatusOutput = z.object({
   repairBound: z.number().int(),
   blocked: z.string().nullable().describe("Why the track is blocked, when it is."),
   pendingCycle: z.object({ dispatchId: z.string(), step: z.string(), commit: z.string(), unit: z.string() }).nullable(),
-  recentCycles: z.array(z.object({ dispatchId: z.string(), step: z.string(), unit: z.string(), commit: z.string(), outcome: z.enum(["valid", "invalid", "error"]).nullable(), reasons: z.array(z.string()) })),
+  recentCycles: z.array(
+    z.object({
+      dispatchId: z.string(),
+      step: z.string(),
+      unit: z.string(),
+      commit: z.string(),
+      outcome: z.enum(["valid", "invalid", "error"]).nullable(),
+      reasons: z.array(z.string()),
+    }),
+  ),
   lastProblem: z.array(z.string()),
   checks: z.array(z.object({ name: z.string(), status: z.enum(["pending", "success", "failure"]), title: z.string() })),
   text: z.string().describe("The lane as text: done, now, next."),
@@ -200,7 +233,14 @@ export const trackStatusTool = defineTool({
       repairBound: config.repairBound,
       blocked: c.blocked?.reason ?? null,
       pendingCycle: c.pendingDispatch,
-      recentCycles: c.cycles.slice(-5).map((cycle) => ({ dispatchId: cycle.dispatchId, step: cycle.step, unit: cycle.unit, commit: cycle.commit, outcome: cycle.outcome, reasons: cycle.reasons })),
+      recentCycles: c.cycles.slice(-5).map((cycle) => ({
+        dispatchId: cycle.dispatchId,
+        step: cycle.step,
+        unit: cycle.unit,
+        commit: cycle.commit,
+        outcome: cycle.outcome,
+        reasons: cycle.reasons,
+      })),
       lastProblem: c.lastProblem,
       checks: checkStates(snapshot).map((check) => ({ name: check.name, status: check.status, title: check.title })),
       text: renderLane(snapshot),
@@ -219,12 +259,18 @@ export const ExplainRejectionOutput = z.object({
     .describe("The commit the app refused, as recorded in the track's state; null when the branch holds none."),
   local: z
     .object({
-      status: z.enum(["nothing-to-push", "accepted", "rejected", "unavailable"]).describe("What the app would decide if the checkout's commits were pushed now."),
+      status: z
+        .enum(["nothing-to-push", "accepted", "rejected", "unavailable"])
+        .describe("What the app would decide if the checkout's commits were pushed now."),
       commits: z.array(z.object({ sha: z.string(), subject: z.string(), role: z.string().nullable() })),
-      reasons: z.array(z.string()).describe("Why they would be refused (rejected), or what the step still lacks (accepted but incomplete)."),
+      reasons: z
+        .array(z.string())
+        .describe("Why they would be refused (rejected), or what the step still lacks (accepted but incomplete)."),
       stageAfter: z.enum(STAGES).nullable(),
     })
-    .describe("A dry run of pushing the checkout's commits after the track's last accepted commit; nothing is pushed or recorded."),
+    .describe(
+      "A dry run of pushing the checkout's commits after the track's last accepted commit; nothing is pushed or recorded.",
+    ),
   expected: NextActionSchema.describe("What would be accepted now."),
   advice: z.array(z.string()),
 });
@@ -238,7 +284,10 @@ export const explainRejectionTool = defineTool({
   input: z
     .object({
       track: TrackInput,
-      includeLocal: z.boolean().default(true).describe("Also judge the checkout's commits after the track's last accepted commit."),
+      includeLocal: z
+        .boolean()
+        .default(true)
+        .describe("Also judge the checkout's commits after the track's last accepted commit."),
     })
     .strict(),
   output: ExplainRejectionOutput,
@@ -254,7 +303,12 @@ export const explainRejectionTool = defineTool({
         `The branch holds refused commit ${c.rejectedHead.sha.slice(0, 7)}: nothing advances until it is reset to ${c.head.slice(0, 7)} (git push --force-with-lease origin ${c.head}:${c.branch}), then push the step again.`,
       );
     }
-    let local: z.infer<typeof ExplainRejectionOutput>["local"] = { status: "unavailable", commits: [], reasons: [], stageAfter: null };
+    let local: z.infer<typeof ExplainRejectionOutput>["local"] = {
+      status: "unavailable",
+      commits: [],
+      reasons: [],
+      stageAfter: null,
+    };
     if (input.includeLocal) {
       try {
         // Judge from the last accepted head, as the push after a reset would be judged.
@@ -267,22 +321,45 @@ export const explainRejectionTool = defineTool({
         if (push.commits.length === 0) local = { status: "nothing-to-push", commits, reasons: [], stageAfter: null };
         else {
           const dryRun = transition(base, push, config);
-          if (dryRun.rejection) local = { status: "rejected", commits, reasons: dryRun.rejection.reasons, stageAfter: null };
-          else local = { status: "accepted", commits, reasons: dryRun.snapshot.context.lastProblem, stageAfter: dryRun.snapshot.stage };
+          if (dryRun.rejection)
+            local = { status: "rejected", commits, reasons: dryRun.rejection.reasons, stageAfter: null };
+          else
+            local = {
+              status: "accepted",
+              commits,
+              reasons: dryRun.snapshot.context.lastProblem,
+              stageAfter: dryRun.snapshot.stage,
+            };
         }
-        if (local.status === "rejected") advice.push("Fix the local commits (amend or rebuild them from the last accepted commit) so each carries the expected role's trailer and touches only its allowed paths.");
-        if (local.status === "accepted" && local.reasons.length > 0) advice.push("The local commits would be accepted, but the step is not complete yet: fix the problems listed before expecting the track to move on.");
+        if (local.status === "rejected")
+          advice.push(
+            "Fix the local commits (amend or rebuild them from the last accepted commit) so each carries the expected role's trailer and touches only its allowed paths.",
+          );
+        if (local.status === "accepted" && local.reasons.length > 0)
+          advice.push(
+            "The local commits would be accepted, but the step is not complete yet: fix the problems listed before expecting the track to move on.",
+          );
       } catch (error) {
         if (!(error instanceof ToolError)) throw error;
-        local = { status: "unavailable", commits: [], reasons: [`${error.message}${error.hint ? ` ${error.hint}` : ""}`], stageAfter: null };
+        local = {
+          status: "unavailable",
+          commits: [],
+          reasons: [`${error.message}${error.hint ? ` ${error.hint}` : ""}`],
+          stageAfter: null,
+        };
       }
     }
-    if (expected.role && expected.trailer) advice.push(`Next accepted step: ${expected.role} — ${expected.task} Touch only ${expected.allowedPaths.join(", ")}; end the commit message with "${expected.trailer}".`);
+    if (expected.role && expected.trailer)
+      advice.push(
+        `Next accepted step: ${expected.role} — ${expected.task} Touch only ${expected.allowedPaths.join(", ")}; end the commit message with "${expected.trailer}".`,
+      );
     else advice.push(`Next: ${expected.task}`);
     return {
       state: stateInfo(loaded),
       stage: snapshot.stage,
-      recorded: c.rejectedHead ? { commit: c.rejectedHead.sha, reasons: c.rejectedHead.reasons, at: c.rejectedHead.at } : null,
+      recorded: c.rejectedHead
+        ? { commit: c.rejectedHead.sha, reasons: c.rejectedHead.reasons, at: c.rejectedHead.at }
+        : null,
       local,
       expected: nextActionOutput(expected),
       advice,

@@ -21,7 +21,9 @@ export const ValidateArtifactsInput = z
     checkpoint: z
       .enum(CHECKPOINTS)
       .default("test-list")
-      .describe("How far the design lane has come: later checkpoints require and cross-check more files. test-list checks everything."),
+      .describe(
+        "How far the design lane has come: later checkpoints require and cross-check more files. test-list checks everything.",
+      ),
   })
   .strict();
 
@@ -53,7 +55,12 @@ export const validateArtifactsTool = defineTool({
       testGlobs = (await context.config()).paths.tests;
     } catch (error) {
       if (!(error instanceof ToolError)) throw error;
-      issues.push({ file: CONFIG_PATH, path: "$", message: error.message, fix: error.hint ?? `correct ${CONFIG_PATH}` });
+      issues.push({
+        file: CONFIG_PATH,
+        path: "$",
+        message: error.message,
+        fix: error.hint ?? `correct ${CONFIG_PATH}`,
+      });
     }
 
     const result = validateArtifacts(files, input.checkpoint, testGlobs ? { testGlobs } : {});
@@ -66,7 +73,12 @@ export const validateArtifactsTool = defineTool({
       ok: issues.length === 0,
       checkpoint: input.checkpoint,
       issues,
-      filesRead: [...Object.entries(files).filter(([, text]) => text !== undefined).map(([path]) => path), ...Object.keys(reviews)],
+      filesRead: [
+        ...Object.entries(files)
+          .filter(([, text]) => text !== undefined)
+          .map(([path]) => path),
+        ...Object.keys(reviews),
+      ],
     };
   },
 });
@@ -90,6 +102,7 @@ async function readReviews(repoPath: string): Promise<Record<string, string>> {
     throw error;
   }
   const out: Record<string, string> = {};
-  for (const name of names.filter((n) => n.endsWith(".json")).sort()) out[`${REVIEWS_DIR}/${name}`] = await readFile(join(repoPath, REVIEWS_DIR, name), "utf8");
+  for (const name of names.filter((n) => n.endsWith(".json")).sort())
+    out[`${REVIEWS_DIR}/${name}`] = await readFile(join(repoPath, REVIEWS_DIR, name), "utf8");
   return out;
 }

@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { ApproversConfig } from "../../src/config/consort-config.js";
-import { approvalCounts, gateApproval, type ApprovalContext, type GateReview, type ReviewerFacts } from "../../src/gates/approval.js";
+import {
+  approvalCounts,
+  gateApproval,
+  type ApprovalContext,
+  type GateReview,
+  type ReviewerFacts,
+} from "../../src/gates/approval.js";
 import { consortOwners, ownersOf, parseCodeowners } from "../../src/github/codeowners.js";
 import { toGateReview } from "../../src/github/reviews.js";
 import { webhookPayload } from "../helpers/webhooks.js";
@@ -63,11 +69,15 @@ describe("an approval that meets every rule", () => {
 
 describe("rule 1: only an APPROVED review approves", () => {
   it("a review requesting changes does not count", () => {
-    expect(approvalCounts(review({ state: "CHANGES_REQUESTED" }), context()).reasons).toEqual(["lee's review 501 is CHANGES_REQUESTED, not APPROVED"]);
+    expect(approvalCounts(review({ state: "CHANGES_REQUESTED" }), context()).reasons).toEqual([
+      "lee's review 501 is CHANGES_REQUESTED, not APPROVED",
+    ]);
   });
 
   it("an approval still pending (never submitted) does not count", () => {
-    expect(approvalCounts(review({ submittedAt: null }), context()).reasons).toEqual(["lee's review 501 has no submission time (not submitted yet)"]);
+    expect(approvalCounts(review({ submittedAt: null }), context()).reasons).toEqual([
+      "lee's review 501 has no submission time (not submitted yet)",
+    ]);
   });
 
   it("a dismissed review withdraws the approval it gave", () => {
@@ -88,28 +98,50 @@ describe("rule 1: only an APPROVED review approves", () => {
   it("reads a real pull_request_review payload (its states are lower-case) and a comment there does not approve", () => {
     const payload = webhookPayload("pull_request_review", "submitted");
     const fromPayload = toGateReview(payload.review);
-    expect(fromPayload).toEqual({ id: 237895671, user: "Codertocat", state: "COMMENTED", commitId: "ec26c3e57ca3a959ca5aad62de7213c562f8c821", submittedAt: "2019-05-15T15:20:38Z" });
-    expect(approvalCounts(fromPayload, context()).rules[0]).toEqual({ rule: "approved-state", ok: false, detail: "Codertocat's review 237895671 is COMMENTED, not APPROVED" });
+    expect(fromPayload).toEqual({
+      id: 237895671,
+      user: "Codertocat",
+      state: "COMMENTED",
+      commitId: "ec26c3e57ca3a959ca5aad62de7213c562f8c821",
+      submittedAt: "2019-05-15T15:20:38Z",
+    });
+    expect(approvalCounts(fromPayload, context()).rules[0]).toEqual({
+      rule: "approved-state",
+      ok: false,
+      detail: "Codertocat's review 237895671 is COMMENTED, not APPROVED",
+    });
   });
 });
 
 describe("rule 2: only users with write access approve", () => {
   it("an approval from a reviewer with read permission does not count", () => {
-    const decision = approvalCounts(review(), context({ reviewers: new Map([["lee", { permission: "read", teams: [] }]]) }));
+    const decision = approvalCounts(
+      review(),
+      context({ reviewers: new Map([["lee", { permission: "read", teams: [] }]]) }),
+    );
     expect(decision.reasons).toEqual(["lee has read permission; approvals need write, maintain or admin"]);
   });
 
   it("an approval from a triager does not count", () => {
-    expect(approvalCounts(review(), context({ reviewers: new Map([["lee", { permission: "triage", teams: [] }]]) })).counts).toBe(false);
+    expect(
+      approvalCounts(review(), context({ reviewers: new Map([["lee", { permission: "triage", teams: [] }]]) })).counts,
+    ).toBe(false);
   });
 
   it("an approval whose reviewer's permission was never fetched does not count", () => {
-    expect(approvalCounts(review(), context({ reviewers: new Map() })).reasons).toEqual(["lee's permission on the repository is unknown, so the review cannot count"]);
+    expect(approvalCounts(review(), context({ reviewers: new Map() })).reasons).toEqual([
+      "lee's permission on the repository is unknown, so the review cannot count",
+    ]);
   });
 
   it("a maintainer and an admin count", () => {
-    expect(approvalCounts(review(), context({ reviewers: new Map([["LEE", { permission: "maintain", teams: [] }]]) })).counts).toBe(true);
-    expect(approvalCounts(review(), context({ reviewers: new Map([["lee", { permission: "admin", teams: [] }]]) })).counts).toBe(true);
+    expect(
+      approvalCounts(review(), context({ reviewers: new Map([["LEE", { permission: "maintain", teams: [] }]]) }))
+        .counts,
+    ).toBe(true);
+    expect(
+      approvalCounts(review(), context({ reviewers: new Map([["lee", { permission: "admin", teams: [] }]]) })).counts,
+    ).toBe(true);
   });
 });
 
@@ -118,19 +150,30 @@ describe("rule 3: only configured approvers or CODEOWNERS of .consort/ approve",
 
   it("an approval from a writer who is not an approver does not count", () => {
     const decision = approvalCounts(review({ user: "sam" }), context({ reviewers: sam() }));
-    expect(decision.reasons).toEqual(["sam is not an approver for the design gate: approvers are approvers.users (lee)"]);
+    expect(decision.reasons).toEqual([
+      "sam is not an approver for the design gate: approvers are approvers.users (lee)",
+    ]);
   });
 
   it("a member of a configured approvers team counts", () => {
-    const ctx = context({ approvers: ApproversConfig.parse({ teams: ["design-leads"] }), reviewers: sam(["acme/design-leads"]) });
-    expect(approvalCounts(review({ user: "sam" }), ctx).rules[2]).toEqual({ rule: "approver", ok: true, detail: "sam is an approver: member of approvers team @acme/design-leads" });
+    const ctx = context({
+      approvers: ApproversConfig.parse({ teams: ["design-leads"] }),
+      reviewers: sam(["acme/design-leads"]),
+    });
+    expect(approvalCounts(review({ user: "sam" }), ctx).rules[2]).toEqual({
+      rule: "approver",
+      ok: true,
+      detail: "sam is an approver: member of approvers team @acme/design-leads",
+    });
   });
 
   it("a CODEOWNER of .consort/ counts, by name or through a team", () => {
     const codeowners = parseCodeowners("* @acme/everyone\n/.consort/ @sam @acme/architects\n");
     expect(approvalCounts(review({ user: "sam" }), context({ codeowners, reviewers: sam() })).counts).toBe(true);
     const kim = new Map([["kim", { permission: "write" as const, teams: ["acme/architects"] }]]);
-    expect(approvalCounts(review({ user: "kim" }), context({ codeowners, reviewers: kim })).rules[2]!.detail).toBe("kim is an approver: CODEOWNER of .consort/ (@acme/architects)");
+    expect(approvalCounts(review({ user: "kim" }), context({ codeowners, reviewers: kim })).rules[2]!.detail).toBe(
+      "kim is an approver: CODEOWNER of .consort/ (@acme/architects)",
+    );
   });
 
   it("the last matching CODEOWNERS rule wins: an earlier rule naming the reviewer does not make them an owner", () => {
@@ -155,13 +198,20 @@ describe("rule 3: only configured approvers or CODEOWNERS of .consort/ approve",
 
 describe("rule 4: nobody approves their own work", () => {
   it("a review from an author of the approved commits does not count", () => {
-    const ctx = context({ reviewers: new Map([["dana", writer]]), approvers: ApproversConfig.parse({ users: ["lee", "dana"] }) });
-    expect(approvalCounts(review({ user: "dana" }), ctx).reasons).toEqual(["dana authored 2222222 under approval and cannot approve their own work"]);
+    const ctx = context({
+      reviewers: new Map([["dana", writer]]),
+      approvers: ApproversConfig.parse({ users: ["lee", "dana"] }),
+    });
+    expect(approvalCounts(review({ user: "dana" }), ctx).reasons).toEqual([
+      "dana authored 2222222 under approval and cannot approve their own work",
+    ]);
   });
 
   it("a commit whose author is no GitHub account blocks the approval, since authorship cannot be ruled out", () => {
     const ctx = context({ commits: [{ sha: "3".repeat(40), authorLogin: null }] });
-    expect(approvalCounts(review(), ctx).reasons).toEqual(["commit 3333333 has no GitHub author, so it cannot be shown that lee did not write it"]);
+    expect(approvalCounts(review(), ctx).reasons).toEqual([
+      "commit 3333333 has no GitHub author, so it cannot be shown that lee did not write it",
+    ]);
   });
 
   it("unknown commits block the approval", () => {
@@ -193,24 +243,36 @@ describe("deciding a gate from all reviews", () => {
   it("is approved with the counted approvals ready to store", () => {
     const gate = gateApproval([review()], context());
     expect(gate).toMatchObject({ approved: true, summary: "Approved by @lee at ddddddd" });
-    expect(gate.approvals).toEqual([{ gate: "design", user: "lee", reviewId: 501, commit: H, hash: PENDING, at: "2026-11-30T06:00:00Z" }]);
+    expect(gate.approvals).toEqual([
+      { gate: "design", user: "lee", reviewId: 501, commit: H, hash: PENDING, at: "2026-11-30T06:00:00Z" },
+    ]);
   });
 
   it("needs as many counting approvals as required", () => {
-    const ctx = context({ approvers: ApproversConfig.parse({ users: ["lee", "sam"] }), reviewers: new Map([["lee", writer], ["sam", { permission: "read", teams: [] }]]) });
+    const ctx = context({
+      approvers: ApproversConfig.parse({ users: ["lee", "sam"] }),
+      reviewers: new Map([
+        ["lee", writer],
+        ["sam", { permission: "read", teams: [] }],
+      ]),
+    });
     const gate = gateApproval([review(), review({ id: 502, user: "sam" })], ctx, 2);
     expect(gate.approved).toBe(false);
     expect(gate.summary).toBe("Waiting: 1 of 2 approval(s) count at ddddddd");
   });
 
   it("waits, naming the approvers, when nobody has reviewed", () => {
-    expect(gateApproval([], context()).summary).toBe("Waiting for an approving review at ddddddd (approvers are approvers.users (lee))");
+    expect(gateApproval([], context()).summary).toBe(
+      "Waiting for an approving review at ddddddd (approvers are approvers.users (lee))",
+    );
   });
 });
 
 describe("reading CODEOWNERS", () => {
   it("skips comments, keeps escaped # patterns, and lets a rule with no owners unown a path", () => {
-    const rules = parseCodeowners("# owners\n*       @acme/everyone  # default\n\\#notes @sam\n/docs/*  docs@acme.test\n/docs/generated/\n");
+    const rules = parseCodeowners(
+      "# owners\n*       @acme/everyone  # default\n\\#notes @sam\n/docs/*  docs@acme.test\n/docs/generated/\n",
+    );
     expect(rules).toEqual([
       { pattern: "*", owners: ["@acme/everyone"], line: 2 },
       { pattern: "#notes", owners: ["@sam"], line: 3 },

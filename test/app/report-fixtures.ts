@@ -34,7 +34,11 @@ export function midBuildReport(): TrackReport {
         { id: "promote-gate", label: "Promote gate" },
       ],
     },
-    nextAction: { role: "driver", summary: "Make T2 pass: change only app code and migrations.", details: ["Commit with the trailer `Consort-Role: driver`", "T2 lives in test/orders.test.ts"] },
+    nextAction: {
+      role: "driver",
+      summary: "Make T2 pass: change only app code and migrations.",
+      details: ["Commit with the trailer `Consort-Role: driver`", "T2 lives in test/orders.test.ts"],
+    },
     tests: [
       {
         id: "T1",
@@ -42,7 +46,12 @@ export function midBuildReport(): TrackReport {
         file: "test/orders.test.ts",
         acceptanceCriterion: "S1-AC1",
         status: "reviewed",
-        red: { verdict: "valid", commit: "1".repeat(40), runUrl: run(901), summary: "fails by assertion: expected 1 reservation, got 0" },
+        red: {
+          verdict: "valid",
+          commit: "1".repeat(40),
+          runUrl: run(901),
+          summary: "fails by assertion: expected 1 reservation, got 0",
+        },
         green: { verdict: "valid", commit: "2".repeat(40), runUrl: run(902), summary: "T1 passes" },
       },
       {
@@ -54,7 +63,13 @@ export function midBuildReport(): TrackReport {
         red: { verdict: "valid", commit: "3".repeat(40), runUrl: run(903), summary: "fails by assertion" },
         green: { verdict: "pending", commit: HEAD, runUrl: run(904) },
       },
-      { id: "T3", title: "cancelling releases stock", file: "test/cancel.test.ts", acceptanceCriterion: "S2-AC1", status: "pending" },
+      {
+        id: "T3",
+        title: "cancelling releases stock",
+        file: "test/cancel.test.ts",
+        acceptanceCriterion: "S2-AC1",
+        status: "pending",
+      },
     ],
     frozen: [
       {
@@ -67,10 +82,22 @@ export function midBuildReport(): TrackReport {
           { path: ".consort/db-design.json", hash: "3".repeat(64) },
         ],
       },
-      { gate: "test-list", manifestHash: TESTLIST_HASH, commit: "b".repeat(40), files: [{ path: ".consort/test-list.json", hash: "4".repeat(64) }] },
+      {
+        gate: "test-list",
+        manifestHash: TESTLIST_HASH,
+        commit: "b".repeat(40),
+        files: [{ path: ".consort/test-list.json", hash: "4".repeat(64) }],
+      },
     ],
     approvals: [
-      { gate: "design", user: "lee", at: "2026-11-30T05:20:00Z", commit: "a".repeat(40), hash: DESIGN_HASH, reviewUrl: "https://github.com/acme/shop/pull/7#pullrequestreview-11" },
+      {
+        gate: "design",
+        user: "lee",
+        at: "2026-11-30T05:20:00Z",
+        commit: "a".repeat(40),
+        hash: DESIGN_HASH,
+        reviewUrl: "https://github.com/acme/shop/pull/7#pullrequestreview-11",
+      },
       { gate: "test-list", user: "kim", at: "2026-11-30T05:40:00Z", commit: "b".repeat(40), hash: TESTLIST_HASH },
     ],
     gates: {
@@ -83,7 +110,8 @@ export function midBuildReport(): TrackReport {
     discipline: { checkedCommits: 12, violations: [] },
     schema: {
       state: "ready",
-      diffMarkdown: "| Table | Change |\n| --- | --- |\n| `orders` | added column `reserved_qty integer not null default 0` |",
+      diffMarkdown:
+        "| Table | Change |\n| --- | --- |\n| `orders` | added column `reserved_qty integer not null default 0` |",
       breaking: [],
     },
     notes: ["The database was rebuilt from the seed on a hosted runner: weaker evidence than a persistent branch."],

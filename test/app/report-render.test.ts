@@ -23,7 +23,15 @@ describe("check runs of a track mid-build", () => {
 
   it("renders the seven contract checks in order", () => {
     expect(runs.map((r) => r.name)).toEqual([...CHECK_NAMES]);
-    expect(runs.map(outcomeOf)).toEqual(["success", "success", "in_progress", "in_progress", "in_progress", "success", "success"]);
+    expect(runs.map(outcomeOf)).toEqual([
+      "success",
+      "success",
+      "in_progress",
+      "in_progress",
+      "in_progress",
+      "success",
+      "success",
+    ]);
   });
 
   it("shows the design gate's approval, frozen files and who approved when on which commit", () => {
@@ -52,7 +60,9 @@ describe("check runs of a track mid-build", () => {
     expect(build.output.summary).toContain(
       "| `T2` | `S1-AC2` | an order over stock is refused \\| with 409 | `test/orders.test.ts` | red | ✅ valid on [`3333333`](https://github.com/acme/shop/actions/runs/903): fails by assertion | ⏳ running on [`c0ffee0`](https://github.com/acme/shop/actions/runs/904) |",
     );
-    expect(build.output.summary).toContain("| `T3` | `S2-AC1` | cancelling releases stock | `test/cancel.test.ts` | pending | — | — |");
+    expect(build.output.summary).toContain(
+      "| `T3` | `S2-AC1` | cancelling releases stock | `test/cancel.test.ts` | pending | — | — |",
+    );
     expect(build.output.summary).toContain("> The database was rebuilt from the seed on a hosted runner");
   });
 
@@ -60,19 +70,25 @@ describe("check runs of a track mid-build", () => {
     const report = midBuildReport();
     report.tests[2]!.title = "cancels <!-- consort:sticky track=x --> and\n| breaks | the table";
     const summary = byName(renderCheckRuns(report), "consort/build").output.summary;
-    expect(summary).toContain("| `T3` | `S2-AC1` | cancels &lt;!-- consort:sticky track=x --> and \\| breaks \\| the table | `test/cancel.test.ts` | pending | — | — |");
+    expect(summary).toContain(
+      "| `T3` | `S2-AC1` | cancels &lt;!-- consort:sticky track=x --> and \\| breaks \\| the table | `test/cancel.test.ts` | pending | — | — |",
+    );
   });
 
   it("lists the test list on its gate check without evidence columns", () => {
     const summary = byName(runs, "consort/test-list").output.summary;
-    expect(summary).toContain("| Test | AC | Title | File |\n| --- | --- | --- | --- |\n| `T1` | `S1-AC1` | placing an order reserves stock | `test/orders.test.ts` |");
+    expect(summary).toContain(
+      "| Test | AC | Title | File |\n| --- | --- | --- | --- |\n| `T1` | `S1-AC1` | placing an order reserves stock | `test/orders.test.ts` |",
+    );
     expect(summary).toContain("[`bbbbbbb`](https://github.com/acme/shop/commit/" + "b".repeat(40) + ") | `7e57115` |");
   });
 
   it("puts the caller's schema diff on consort/schema", () => {
     const schema = byName(runs, "consort/schema");
     expect(schema.output.title).toBe("Schema diff ready, nothing breaks");
-    expect(schema.output.summary).toContain("### Schema diff against the parent\n\n| Table | Change |\n| --- | --- |\n| `orders` | added column `reserved_qty integer not null default 0` |");
+    expect(schema.output.summary).toContain(
+      "### Schema diff against the parent\n\n| Table | Change |\n| --- | --- |\n| `orders` | added column `reserved_qty integer not null default 0` |",
+    );
   });
 });
 
@@ -87,17 +103,28 @@ describe("conclusions fail closed", () => {
     const run = withGate({ state: "approved", approvedHash: DESIGN_HASH, currentHash: "f".repeat(64), by: ["lee"] });
     expect(outcomeOf(run)).toBe("failure");
     expect(run.output.title).toBe("Approval is for other files");
-    expect(run.output.summary).toContain("The approval at 5d1e6a7 does not match the current frozen hash fffffff: approve again at the current commit.");
+    expect(run.output.summary).toContain(
+      "The approval at 5d1e6a7 does not match the current frozen hash fffffff: approve again at the current commit.",
+    );
   });
 
   it("a gate waiting for approval is in progress, never a passing conclusion, and names the reviews that do not count", () => {
-    const run = withGate({ state: "waiting", pendingHash: DESIGN_HASH, reason: "Waiting: 0 of 1 approval(s) count.", rejected: [{ user: "dana", reasons: ["dana authored 2222222 under approval and cannot approve their own work"] }] });
+    const run = withGate({
+      state: "waiting",
+      pendingHash: DESIGN_HASH,
+      reason: "Waiting: 0 of 1 approval(s) count.",
+      rejected: [{ user: "dana", reasons: ["dana authored 2222222 under approval and cannot approve their own work"] }],
+    });
     expect(run.status).toBe("in_progress");
-    expect(run.output.summary).toContain("**Reviews that do not count**\n\n- @dana: dana authored 2222222 under approval and cannot approve their own work");
+    expect(run.output.summary).toContain(
+      "**Reviews that do not count**\n\n- @dana: dana authored 2222222 under approval and cannot approve their own work",
+    );
   });
 
   it("a withdrawn approval fails the gate", () => {
-    expect(outcomeOf(withGate({ state: "withdrawn", reason: ".consort/spec.json changed after approval" }))).toBe("failure");
+    expect(outcomeOf(withGate({ state: "withdrawn", reason: ".consort/spec.json changed after approval" }))).toBe(
+      "failure",
+    );
   });
 
   it("no combination of states yields neutral or skipped, and only approval at the current hash or proof yields success", () => {
@@ -117,7 +144,12 @@ describe("conclusions fail closed", () => {
         report.build = { state: build, reason: "r" };
         for (const run of renderCheckRuns(report)) {
           expect(["success", "failure", "in_progress"]).toContain(outcomeOf(run));
-          if (run.name !== "consort/build" && run.name !== "consort/discipline" && run.name !== "consort/schema" && outcomeOf(run) === "success") {
+          if (
+            run.name !== "consort/build" &&
+            run.name !== "consort/discipline" &&
+            run.name !== "consort/schema" &&
+            outcomeOf(run) === "success"
+          ) {
             expect(gate).toEqual(gates[2]);
           }
           if (run.name === "consort/build" && outcomeOf(run) === "success") expect(build).toBe("done");
@@ -128,7 +160,12 @@ describe("conclusions fail closed", () => {
 
   it("a blocked build fails and offers the re-run and renegotiate buttons", () => {
     const report = midBuildReport();
-    report.build = { state: "blocked", reason: "T2 failed GREEN 3 times (repair bound 3).", canRerun: true, canRenegotiate: true };
+    report.build = {
+      state: "blocked",
+      reason: "T2 failed GREEN 3 times (repair bound 3).",
+      canRerun: true,
+      canRenegotiate: true,
+    };
     const build = byName(renderCheckRuns(report), "consort/build");
     expect(outcomeOf(build)).toBe("failure");
     expect(build.actions).toEqual([CHECK_ACTIONS.rerunCycle, CHECK_ACTIONS.renegotiate]);
@@ -136,11 +173,18 @@ describe("conclusions fail closed", () => {
 
   it("a discipline violation fails consort/discipline with the commit, rule and path", () => {
     const report = midBuildReport();
-    report.discipline = { checkedCommits: 13, violations: [{ commit: HEAD, rule: "frozen-test", path: "test/orders.test.ts", message: "T1's frozen test gained `.skip`" }] };
+    report.discipline = {
+      checkedCommits: 13,
+      violations: [
+        { commit: HEAD, rule: "frozen-test", path: "test/orders.test.ts", message: "T1's frozen test gained `.skip`" },
+      ],
+    };
     const run = byName(renderCheckRuns(report), "consort/discipline");
     expect(outcomeOf(run)).toBe("failure");
     expect(run.output.title).toBe("1 violation(s)");
-    expect(run.output.summary).toContain("| [`c0ffee0`](https://github.com/acme/shop/commit/c0ffee0000000000000000000000000000000001) | `frozen-test` | `test/orders.test.ts` | T1's frozen test gained `.skip` |");
+    expect(run.output.summary).toContain(
+      "| [`c0ffee0`](https://github.com/acme/shop/commit/c0ffee0000000000000000000000000000000001) | `frozen-test` | `test/orders.test.ts` | T1's frozen test gained `.skip` |",
+    );
   });
 
   it("commits that could not be checked fail consort/discipline", () => {
@@ -152,10 +196,16 @@ describe("conclusions fail closed", () => {
 
   it("a schema change that breaks existing rows fails consort/schema", () => {
     const report = midBuildReport();
-    report.schema = { state: "ready", diffMarkdown: "…", breaking: ["`orders.note` becomes NOT NULL but 1,204 rows hold NULL"] };
+    report.schema = {
+      state: "ready",
+      diffMarkdown: "…",
+      breaking: ["`orders.note` becomes NOT NULL but 1,204 rows hold NULL"],
+    };
     const run = byName(renderCheckRuns(report), "consort/schema");
     expect([outcomeOf(run), run.output.title]).toEqual(["failure", "1 change(s) would break existing rows"]);
-    expect(run.output.summary).toContain("### Changes that break existing rows\n\n- `orders.note` becomes NOT NULL but 1,204 rows hold NULL");
+    expect(run.output.summary).toContain(
+      "### Changes that break existing rows\n\n- `orders.note` becomes NOT NULL but 1,204 rows hold NULL",
+    );
   });
 });
 
@@ -172,10 +222,16 @@ describe("a tampered state file", () => {
 
   it("fails every check, saying so, with the re-seal button", () => {
     const runs = renderTamperedCheckRuns(view);
-    expect(runs.map((r) => [r.name, outcomeOf(r), r.output.title])).toEqual(CHECK_NAMES.map((n) => [n, "failure", "State file is tampered"]));
+    expect(runs.map((r) => [r.name, outcomeOf(r), r.output.title])).toEqual(
+      CHECK_NAMES.map((n) => [n, "failure", "State file is tampered"]),
+    );
     for (const run of runs) {
-      expect(run.actions).toEqual([{ label: "Re-seal state", description: "Admins: vouch for the state file", identifier: "reseal" }]);
-      expect(run.output.summary).toContain("- signature does not match the content (edited outside the app, or sealed with another key)");
+      expect(run.actions).toEqual([
+        { label: "Re-seal state", description: "Admins: vouch for the state file", identifier: "reseal" },
+      ]);
+      expect(run.output.summary).toContain(
+        "- signature does not match the content (edited outside the app, or sealed with another key)",
+      );
       expect(run.output.summary).toContain("`consort state reseal feature-orders-1a2b3c4d`");
     }
   });
@@ -189,17 +245,24 @@ describe("a tampered state file", () => {
 
   it("every button fits GitHub's limits (label 20, description 40, identifier 20)", () => {
     for (const action of Object.values(CHECK_ACTIONS)) expect(CheckAction.safeParse(action).success).toBe(true);
-    expect(CheckAction.safeParse({ label: "Re-seal the state file now", description: "x", identifier: "reseal" }).success).toBe(false);
+    expect(
+      CheckAction.safeParse({ label: "Re-seal the state file now", description: "x", identifier: "reseal" }).success,
+    ).toBe(false);
   });
 });
 
 describe("GitHub's size limits", () => {
   it("cuts an oversized summary at a line with a note, leaving room for the writer's marker", () => {
     const report = midBuildReport();
-    report.schema.diffMarkdown = Array.from({ length: 3000 }, (_, i) => `| \`table_${i}\` | added column \`c_${i}\` ${"x".repeat(20)} |`).join("\n");
+    report.schema.diffMarkdown = Array.from(
+      { length: 3000 },
+      (_, i) => `| \`table_${i}\` | added column \`c_${i}\` ${"x".repeat(20)} |`,
+    ).join("\n");
     const schema = byName(renderCheckRuns(report), "consort/schema");
     expect(schema.output.summary.length).toBeLessThanOrEqual(OUTPUT_LIMIT - 100);
-    expect(schema.output.summary).toMatch(/\| added column `c_\d+` x{20} \|\n\n> \*\*Truncated:\*\* \d+ characters did not fit GitHub's limit of 65435\. The full record is in `tracks\/feature-orders-1a2b3c4d\.json` on the `consort\/state` branch\.$/);
+    expect(schema.output.summary).toMatch(
+      /\| added column `c_\d+` x{20} \|\n\n> \*\*Truncated:\*\* \d+ characters did not fit GitHub's limit of 65435\. The full record is in `tracks\/feature-orders-1a2b3c4d\.json` on the `consort\/state` branch\.$/,
+    );
     const comment = renderComment(report);
     expect(comment.length).toBeLessThanOrEqual(COMMENT_LIMIT);
     expect(comment).toMatch(/> \*\*Truncated:\*\*/);
@@ -217,11 +280,17 @@ describe("the sticky PR comment", () => {
   });
 
   it("shows the next action, the gates, the tests with evidence, frozen hashes, approvals and the schema diff", () => {
-    expect(body).toContain("### Next action\n\n**driver**: Make T2 pass: change only app code and migrations.\n\n- Commit with the trailer `Consort-Role: driver`\n- T2 lives in test/orders.test.ts");
-    expect(body).toContain("| Design gate | ✅ Approved by @lee at 5d1e6a7 |\n| Test-list gate | ✅ Approved by @kim at 7e57115 |\n| Deploy gate | ⏳ Not reached yet |");
+    expect(body).toContain(
+      "### Next action\n\n**driver**: Make T2 pass: change only app code and migrations.\n\n- Commit with the trailer `Consort-Role: driver`\n- T2 lives in test/orders.test.ts",
+    );
+    expect(body).toContain(
+      "| Design gate | ✅ Approved by @lee at 5d1e6a7 |\n| Test-list gate | ✅ Approved by @kim at 7e57115 |\n| Deploy gate | ⏳ Not reached yet |",
+    );
     expect(body).toContain("| `T2` | `S1-AC2` | an order over stock is refused \\| with 409 |");
     expect(body).toContain("<details><summary>Design gate: manifest <code>5d1e6a7</code></summary>");
-    expect(body).toContain(`| Test-list gate | @kim | 2026-11-30T05:40:00Z | [\`bbbbbbb\`](https://github.com/acme/shop/commit/${"b".repeat(40)}) | \`7e57115\` |`);
+    expect(body).toContain(
+      `| Test-list gate | @kim | 2026-11-30T05:40:00Z | [\`bbbbbbb\`](https://github.com/acme/shop/commit/${"b".repeat(40)}) | \`7e57115\` |`,
+    );
     expect(body).toContain("<details><summary>Schema diff</summary>\n\n| Table | Change |");
   });
 });

@@ -1,7 +1,13 @@
 import { createHash } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { GitHubMock, type RecordedRequest } from "../helpers/github.js";
-import { createStateStore, openStateFile, sealState, serialiseStateFile, type TrackState } from "../../src/state/index.js";
+import {
+  createStateStore,
+  openStateFile,
+  sealState,
+  serialiseStateFile,
+  type TrackState,
+} from "../../src/state/index.js";
 import { FILE_PATH, KEY, octokit, OWNER, REPO, sha, TRACK, trackState } from "./state-helpers.js";
 
 /**
@@ -26,7 +32,8 @@ interface Commit {
 function simulatedRepository(initial: string) {
   const trees = new Map<string, Map<string, string>>();
   const commits = new Map<string, Commit>();
-  const id = (value: unknown) => createHash("sha1").update(JSON.stringify(value)).update(String(Math.random())).digest("hex");
+  const id = (value: unknown) =>
+    createHash("sha1").update(JSON.stringify(value)).update(String(Math.random())).digest("hex");
   const rootTree = id("root");
   trees.set(rootTree, new Map([[FILE_PATH, initial]]));
   let head = sha("0");
@@ -34,14 +41,28 @@ function simulatedRepository(initial: string) {
   const body = (r: RecordedRequest) => r.body as Record<string, unknown>;
 
   github
-    .on("GET", `/repos/${OWNER}/${REPO}/git/ref/heads%2Fconsort%2Fstate`, () => [200, { ref: "refs/heads/consort/state", object: { sha: head, type: "commit" } }], Infinity)
-    .on("GET", /^\/repos\/acme\/shop\/git\/commits\/[0-9a-f]{40}$/, (r) => [200, { sha: r.path.split("/").pop(), tree: { sha: commits.get(r.path.split("/").pop()!)!.tree } }], Infinity)
+    .on(
+      "GET",
+      `/repos/${OWNER}/${REPO}/git/ref/heads%2Fconsort%2Fstate`,
+      () => [200, { ref: "refs/heads/consort/state", object: { sha: head, type: "commit" } }],
+      Infinity,
+    )
+    .on(
+      "GET",
+      /^\/repos\/acme\/shop\/git\/commits\/[0-9a-f]{40}$/,
+      (r) => [200, { sha: r.path.split("/").pop(), tree: { sha: commits.get(r.path.split("/").pop()!)!.tree } }],
+      Infinity,
+    )
     .on(
       "GET",
       /^\/repos\/acme\/shop\/contents\//,
       (r) => {
-        const text = trees.get(commits.get(r.query.ref!)!.tree)!.get(decodeURIComponent(r.path.split("/contents/")[1]!));
-        return text === undefined ? [404, { message: "Not Found" }] : [200, { type: "file", encoding: "base64", content: Buffer.from(text).toString("base64") }];
+        const text = trees
+          .get(commits.get(r.query.ref!)!.tree)!
+          .get(decodeURIComponent(r.path.split("/contents/")[1]!));
+        return text === undefined
+          ? [404, { message: "Not Found" }]
+          : [200, { type: "file", encoding: "base64", content: Buffer.from(text).toString("base64") }];
       },
       Infinity,
     )
@@ -50,7 +71,8 @@ function simulatedRepository(initial: string) {
       `/repos/${OWNER}/${REPO}/git/trees`,
       (r) => {
         const files = new Map(trees.get(body(r).base_tree as string) ?? []);
-        for (const entry of body(r).tree as Array<{ path: string; content: string }>) files.set(entry.path, entry.content);
+        for (const entry of body(r).tree as Array<{ path: string; content: string }>)
+          files.set(entry.path, entry.content);
         const treeSha = id(files);
         trees.set(treeSha, files);
         return [201, { sha: treeSha }];
@@ -87,20 +109,48 @@ describe("many replicas, one track", () => {
     const start = trackState({ processedDeliveries: [] });
     const repo = simulatedRepository(serialiseStateFile(sealState(start, KEY)));
 
-    const record = (n: number) => (current: TrackState | undefined): TrackState => ({
-      ...current!,
-      cycles: [...current!.cycles, { dispatchId: `T${n}-red`, runId: 1000 + n, step: "red-verify", commit: sha("c"), verdict: null, dispatchedAt: "2026-11-30T06:00:00.000Z", completedAt: null }],
-    });
+    const record =
+      (n: number) =>
+      (current: TrackState | undefined): TrackState => ({
+        ...current!,
+        cycles: [
+          ...current!.cycles,
+          {
+            dispatchId: `T${n}-red`,
+            runId: 1000 + n,
+            step: "red-verify",
+            commit: sha("c"),
+            verdict: null,
+            dispatchedAt: "2026-11-30T06:00:00.000Z",
+            completedAt: null,
+          },
+        ],
+      });
     // Each replica has its own client, as separate processes would.
     const results = await Promise.all(
-      [1, 2, 3, 4, 5].map((n) => createStateStore({ octokit: octokit(), owner: OWNER, repo: REPO, key: KEY, maxAttempts: 10, retryDelayMs: 1 }).update(TRACK, `delivery-${n}`, record(n))),
+      [1, 2, 3, 4, 5].map((n) =>
+        createStateStore({
+          octokit: octokit(),
+          owner: OWNER,
+          repo: REPO,
+          key: KEY,
+          maxAttempts: 10,
+          retryDelayMs: 1,
+        }).update(TRACK, `delivery-${n}`, record(n)),
+      ),
     );
 
     github.verify();
     expect(results.every((r) => r.outcome === "written")).toBe(true);
     const final = openStateFile(repo.fileAtHead(), KEY, { trackId: TRACK, path: FILE_PATH });
     expect(final.cycles.map((c) => c.dispatchId).sort()).toEqual(["T1-red", "T2-red", "T3-red", "T4-red", "T5-red"]);
-    expect([...final.processedDeliveries].sort()).toEqual(["delivery-1", "delivery-2", "delivery-3", "delivery-4", "delivery-5"]);
+    expect([...final.processedDeliveries].sort()).toEqual([
+      "delivery-1",
+      "delivery-2",
+      "delivery-3",
+      "delivery-4",
+      "delivery-5",
+    ]);
     // The races really happened: some replica lost at least once.
     expect(github.calls("PATCH", `/repos/${OWNER}/${REPO}/git/refs/heads%2Fconsort%2Fstate`).length).toBeGreaterThan(5);
   });

@@ -44,7 +44,16 @@ export function trackState(overrides: Partial<TrackState> = {}): TrackState {
       },
       testFiles: {},
     },
-    approvals: [{ gate: "design", user: "octo-lead", reviewId: 80, commit: sha("a"), hash: "d".repeat(64), at: "2026-11-30T05:20:00.000Z" }],
+    approvals: [
+      {
+        gate: "design",
+        user: "octo-lead",
+        reviewId: 80,
+        commit: sha("a"),
+        hash: "d".repeat(64),
+        at: "2026-11-30T05:20:00.000Z",
+      },
+    ],
     cycles: [],
     processedDeliveries: ["delivery-1"],
     ...overrides,
@@ -77,8 +86,14 @@ export function contentsReply(text: string, path = FILE_PATH) {
 
 /** The state branch at commit `commit` whose tree is `tree`, holding `text` for the track (or no file). */
 export function mockHead(github: GitHubMock, commit: string, tree: string, text: string | undefined): void {
-  github.on("GET", REF_URL, [200, { ref: "refs/heads/consort/state", node_id: "x", url: "", object: { sha: commit, type: "commit", url: "" } }]);
-  github.on("GET", `/repos/${OWNER}/${REPO}/git/commits/${commit}`, [200, { sha: commit, tree: { sha: tree, url: "" }, parents: [] }]);
+  github.on("GET", REF_URL, [
+    200,
+    { ref: "refs/heads/consort/state", node_id: "x", url: "", object: { sha: commit, type: "commit", url: "" } },
+  ]);
+  github.on("GET", `/repos/${OWNER}/${REPO}/git/commits/${commit}`, [
+    200,
+    { sha: commit, tree: { sha: tree, url: "" }, parents: [] },
+  ]);
   github.on("GET", contentsUrl(), text === undefined ? [404, { message: "Not Found" }] : contentsReply(text));
 }
 
@@ -88,4 +103,8 @@ export function mockWrite(github: GitHubMock, newTree: string, newCommit: string
   github.on("POST", COMMITS_URL, [201, { sha: newCommit, tree: { sha: newTree }, parents: [] }]);
 }
 
-export const refReply = (commit: string) => [200, { ref: "refs/heads/consort/state", node_id: "x", url: "", object: { sha: commit, type: "commit", url: "" } }] as [number, unknown];
+export const refReply = (commit: string) =>
+  [
+    200,
+    { ref: "refs/heads/consort/state", node_id: "x", url: "", object: { sha: commit, type: "commit", url: "" } },
+  ] as [number, unknown];

@@ -1,7 +1,30 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { GitHubMock } from "../helpers/github.js";
-import { assertCanReseal, createStateStore, openStateFile, ResealDeniedError, StateStoreError } from "../../src/state/index.js";
-import { COMMITS_URL, FILE_PATH, fileText, KEY, mockHead, mockWrite, NOW, octokit, OWNER, refReply, REPO, sha, TRACK, trackState, TREES_URL, UPDATE_REF_URL } from "./state-helpers.js";
+import {
+  assertCanReseal,
+  createStateStore,
+  openStateFile,
+  ResealDeniedError,
+  StateStoreError,
+} from "../../src/state/index.js";
+import {
+  COMMITS_URL,
+  FILE_PATH,
+  fileText,
+  KEY,
+  mockHead,
+  mockWrite,
+  NOW,
+  octokit,
+  OWNER,
+  refReply,
+  REPO,
+  sha,
+  TRACK,
+  trackState,
+  TREES_URL,
+  UPDATE_REF_URL,
+} from "./state-helpers.js";
 
 let github: GitHubMock;
 beforeEach(() => {
@@ -27,11 +50,17 @@ describe("re-sealing a tampered state file", () => {
 
     expect(result).toMatchObject({ outcome: "written", commit: sha("4") });
     github.verify();
-    expect(github.calls("POST", COMMITS_URL)[0]!.body).toEqual({ message: `consort: re-seal ${FILE_PATH} (by octo-admin)`, tree: sha("3"), parents: [sha("1")] });
+    expect(github.calls("POST", COMMITS_URL)[0]!.body).toEqual({
+      message: `consort: re-seal ${FILE_PATH} (by octo-admin)`,
+      tree: sha("3"),
+      parents: [sha("1")],
+    });
     const content = (github.calls("POST", TREES_URL)[0]!.body as { tree: Array<{ content: string }> }).tree[0]!.content;
     const resealed = openStateFile(content, KEY, { trackId: TRACK, path: FILE_PATH });
     expect(resealed.approvals[0]!.user).toBe("octo-deputy");
-    expect(resealed.reseals).toEqual([{ actor: "octo-admin", at: NOW.toISOString(), reason: "approved by the deputy in person" }]);
+    expect(resealed.reseals).toEqual([
+      { actor: "octo-admin", at: NOW.toISOString(), reason: "approved by the deputy in person" },
+    ]);
   });
 
   it("leaves a sound file alone", async () => {
@@ -43,9 +72,13 @@ describe("re-sealing a tampered state file", () => {
   it("refuses to vouch for content that breaks the schema", async () => {
     const broken = fileText(trackState()).replace('"schemaVersion": 1', '"schemaVersion": 99');
     mockHead(github, sha("1"), sha("2"), broken);
-    const error = await store().reseal(TRACK, "octo-admin").catch((e: unknown) => e);
+    const error = await store()
+      .reseal(TRACK, "octo-admin")
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StateStoreError);
-    expect((error as Error).message).toMatch(/Cannot re-seal tracks\/feature-orders\.json: its content breaks the schema \(schemaVersion: Invalid input: expected 1\).*restore the file from the history/);
+    expect((error as Error).message).toMatch(
+      /Cannot re-seal tracks\/feature-orders\.json: its content breaks the schema \(schemaVersion: Invalid input: expected 1\).*restore the file from the history/,
+    );
     github.verify();
   });
 });
@@ -61,7 +94,9 @@ describe("who may re-seal", () => {
     github.on("GET", permissionUrl("octo-maint"), permissionReply("write", "maintain"));
     const error = await assertCanReseal(octokit(), OWNER, REPO, "octo-maint").catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ResealDeniedError);
-    expect((error as Error).message).toBe("octo-maint may not re-seal Consort state: that needs admin permission on the repository (they have maintain)");
+    expect((error as Error).message).toBe(
+      "octo-maint may not re-seal Consort state: that needs admin permission on the repository (they have maintain)",
+    );
     github.verify();
   });
 

@@ -41,7 +41,8 @@ afterEach(() => {
   github.dispose();
 });
 
-const store = (maxAttempts?: number) => createStateStore({ octokit: octokit(), owner: OWNER, repo: REPO, key: KEY, clock: () => NOW, maxAttempts });
+const store = (maxAttempts?: number) =>
+  createStateStore({ octokit: octokit(), owner: OWNER, repo: REPO, key: KEY, clock: () => NOW, maxAttempts });
 
 /** The file text the store sent in its tree request. */
 function writtenText(index = 0): string {
@@ -52,16 +53,34 @@ function writtenText(index = 0): string {
 /** Recompute the HMAC independently of the code under test: sorted keys, no whitespace. */
 function independentSignature(file: Record<string, unknown>): string {
   const sort = (v: unknown): unknown =>
-    Array.isArray(v) ? v.map(sort) : v && typeof v === "object" ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sort((v as Record<string, unknown>)[k])])) : v;
+    Array.isArray(v)
+      ? v.map(sort)
+      : v && typeof v === "object"
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, sort((v as Record<string, unknown>)[k])]),
+          )
+        : v;
   const { signature: _s, ...body } = file;
-  return `hmac-sha256:${createHmac("sha256", KEY).update(JSON.stringify(sort(body))).digest("hex")}`;
+  return `hmac-sha256:${createHmac("sha256", KEY)
+    .update(JSON.stringify(sort(body)))
+    .digest("hex")}`;
 }
 
 const addCycle = (state: TrackState | undefined): TrackState => ({
   ...state!,
   cycles: [
     ...state!.cycles,
-    { dispatchId: "T1-red-1", runId: null, step: "red-verify", commit: sha("c"), verdict: null, dispatchedAt: "2026-11-30T05:59:00.000Z", completedAt: null },
+    {
+      dispatchId: "T1-red-1",
+      runId: null,
+      step: "red-verify",
+      commit: sha("c"),
+      verdict: null,
+      dispatchedAt: "2026-11-30T05:59:00.000Z",
+      completedAt: null,
+    },
   ],
 });
 
@@ -71,7 +90,9 @@ describe("reading a track's state", () => {
     github.on("GET", contentsUrl(), contentsReply(fileText(state)));
     await expect(store().read(TRACK)).resolves.toEqual(state);
     github.verify();
-    expect(github.requests.map((r) => [r.method, r.path, r.query])).toEqual([["GET", contentsUrl(), { ref: "consort/state" }]]);
+    expect(github.requests.map((r) => [r.method, r.path, r.query])).toEqual([
+      ["GET", contentsUrl(), { ref: "consort/state" }],
+    ]);
   });
 
   it("returns nothing for a track without a file", async () => {
@@ -83,22 +104,34 @@ describe("reading a track's state", () => {
   it("treats a file whose content was edited after sealing as tampered, naming the signature", async () => {
     const text = fileText(trackState()).replace('"user": "octo-lead"', '"user": "sneaky-agent"');
     github.on("GET", contentsUrl(), contentsReply(text));
-    const error = await store().read(TRACK).catch((e: unknown) => e);
+    const error = await store()
+      .read(TRACK)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TamperedStateError);
-    expect((error as TamperedStateError).problems).toEqual(["signature does not match the content (edited outside the app, or sealed with another key)"]);
-    expect((error as Error).message).toMatch(/tracks\/feature-orders\.json.*tampered.*consort state reseal feature-orders/);
+    expect((error as TamperedStateError).problems).toEqual([
+      "signature does not match the content (edited outside the app, or sealed with another key)",
+    ]);
+    expect((error as Error).message).toMatch(
+      /tracks\/feature-orders\.json.*tampered.*consort state reseal feature-orders/,
+    );
     github.verify();
   });
 
   it("treats a correctly signed file that breaks the schema as tampered, naming the field", async () => {
     // Signed with the real key, so only the schema can catch it: an approval with no review id.
-    const broken = JSON.parse(fileText(trackState())) as Record<string, unknown> & { approvals: Array<Record<string, unknown>> };
+    const broken = JSON.parse(fileText(trackState())) as Record<string, unknown> & {
+      approvals: Array<Record<string, unknown>>;
+    };
     delete broken.approvals[0]!.reviewId;
     broken.signature = independentSignature(broken);
     github.on("GET", contentsUrl(), contentsReply(JSON.stringify(broken)));
-    const error = (await store().read(TRACK).catch((e: unknown) => e)) as TamperedStateError;
+    const error = (await store()
+      .read(TRACK)
+      .catch((e: unknown) => e)) as TamperedStateError;
     expect(error).toBeInstanceOf(TamperedStateError);
-    expect(error.problems).toEqual(["schema: approvals.0.reviewId: Invalid input: expected number, received undefined"]);
+    expect(error.problems).toEqual([
+      "schema: approvals.0.reviewId: Invalid input: expected number, received undefined",
+    ]);
     github.verify();
   });
 
@@ -111,7 +144,9 @@ describe("reading a track's state", () => {
   it("treats a file copied from another track as tampered", async () => {
     const other = trackState({ trackId: "feature-payments" });
     github.on("GET", contentsUrl(), contentsReply(fileText(other)));
-    await expect(store().read(TRACK)).rejects.toThrow(/trackId is "feature-payments" but the file is for "feature-orders"/);
+    await expect(store().read(TRACK)).rejects.toThrow(
+      /trackId is "feature-payments" but the file is for "feature-orders"/,
+    );
     github.verify();
   });
 
@@ -136,8 +171,19 @@ describe("updating a track's state with compare-and-swap", () => {
       { method: "GET", path: REF_URL, body: undefined },
       { method: "GET", path: `/repos/${OWNER}/${REPO}/git/commits/${sha("1")}`, body: undefined },
       { method: "GET", path: contentsUrl(), body: undefined },
-      { method: "POST", path: TREES_URL, body: { base_tree: sha("2"), tree: [{ path: FILE_PATH, mode: "100644", type: "blob", content: expect.any(String) }] } },
-      { method: "POST", path: COMMITS_URL, body: { message: `consort: update ${FILE_PATH} (delivery delivery-2)`, tree: sha("3"), parents: [sha("1")] } },
+      {
+        method: "POST",
+        path: TREES_URL,
+        body: {
+          base_tree: sha("2"),
+          tree: [{ path: FILE_PATH, mode: "100644", type: "blob", content: expect.any(String) }],
+        },
+      },
+      {
+        method: "POST",
+        path: COMMITS_URL,
+        body: { message: `consort: update ${FILE_PATH} (delivery delivery-2)`, tree: sha("3"), parents: [sha("1")] },
+      },
       { method: "PATCH", path: UPDATE_REF_URL, body: { sha: sha("4"), force: false } },
     ]);
     expect(github.calls("GET", contentsUrl())[0]!.query).toEqual({ ref: sha("1") });
@@ -146,7 +192,17 @@ describe("updating a track's state with compare-and-swap", () => {
     expect(written.signature).toBe(independentSignature(written));
     expect(written).toEqual({
       ...trackState(),
-      cycles: [{ dispatchId: "T1-red-1", runId: null, step: "red-verify", commit: sha("c"), verdict: null, dispatchedAt: "2026-11-30T05:59:00.000Z", completedAt: null }],
+      cycles: [
+        {
+          dispatchId: "T1-red-1",
+          runId: null,
+          step: "red-verify",
+          commit: sha("c"),
+          verdict: null,
+          dispatchedAt: "2026-11-30T05:59:00.000Z",
+          completedAt: null,
+        },
+      ],
       processedDeliveries: ["delivery-1", "delivery-2"],
       updatedAt: NOW.toISOString(),
       signature: written.signature,
@@ -160,7 +216,13 @@ describe("updating a track's state with compare-and-swap", () => {
     theirs.processedDeliveries = ["delivery-1", "delivery-b"];
     mockHead(github, sha("1"), sha("2"), fileText(trackState()));
     mockWrite(github, sha("3"), sha("4"));
-    github.on("PATCH", UPDATE_REF_URL, [422, { message: "Update is not a fast forward", documentation_url: "https://docs.github.com/rest/git/refs#update-a-reference" }]);
+    github.on("PATCH", UPDATE_REF_URL, [
+      422,
+      {
+        message: "Update is not a fast forward",
+        documentation_url: "https://docs.github.com/rest/git/refs#update-a-reference",
+      },
+    ]);
     mockHead(github, sha("5"), sha("6"), fileText(theirs));
     mockWrite(github, sha("7"), sha("8"));
     github.on("PATCH", UPDATE_REF_URL, refReply(sha("8")));
@@ -178,19 +240,28 @@ describe("updating a track's state with compare-and-swap", () => {
       { sha: sha("4"), force: false },
       { sha: sha("8"), force: false },
     ]);
-    expect(github.calls("POST", COMMITS_URL)[1]!.body).toEqual({ message: `consort: update ${FILE_PATH} (delivery delivery-2)`, tree: sha("7"), parents: [sha("5")] });
+    expect(github.calls("POST", COMMITS_URL)[1]!.body).toEqual({
+      message: `consort: update ${FILE_PATH} (delivery delivery-2)`,
+      tree: sha("7"),
+      parents: [sha("5")],
+    });
     const second = openStateFile(writtenText(1), KEY, { trackId: TRACK, path: FILE_PATH });
     expect(second.cycles.map((c) => c.dispatchId)).toEqual(["T1-red-by-b", "T1-red-1"]);
     expect(second.processedDeliveries).toEqual(["delivery-1", "delivery-b", "delivery-2"]);
   });
 
   it("gives up with a clear error after losing the compare-and-swap every time", async () => {
-    for (const [head, tree, newTree, newCommit] of [["1", "2", "3", "4"], ["5", "6", "7", "8"]] as const) {
+    for (const [head, tree, newTree, newCommit] of [
+      ["1", "2", "3", "4"],
+      ["5", "6", "7", "8"],
+    ] as const) {
       mockHead(github, sha(head), sha(tree), fileText(trackState()));
       mockWrite(github, sha(newTree), sha(newCommit));
       github.on("PATCH", UPDATE_REF_URL, [422, { message: "Update is not a fast forward" }]);
     }
-    const error = await store(2).update(TRACK, "delivery-2", addCycle).catch((e: unknown) => e);
+    const error = await store(2)
+      .update(TRACK, "delivery-2", addCycle)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StateConflictError);
     expect((error as Error).message).toBe(
       "Could not write tracks/feature-orders.json: consort/state moved under every one of 2 attempts (compare-and-swap lost). The event was not applied; redeliver the webhook or run `consort reconcile`.",
@@ -223,7 +294,9 @@ describe("updating a track's state with compare-and-swap", () => {
   it("refuses to advance a tampered track and writes nothing", async () => {
     const text = fileText(trackState()).replace('"value": "designGate"', '"value": "done"');
     mockHead(github, sha("1"), sha("2"), text);
-    const error = (await store().update(TRACK, "delivery-2", addCycle).catch((e: unknown) => e)) as TamperedStateError;
+    const error = (await store()
+      .update(TRACK, "delivery-2", addCycle)
+      .catch((e: unknown) => e)) as TamperedStateError;
     expect(error).toBeInstanceOf(TamperedStateError);
     expect(error.commit).toBe(sha("1"));
     github.verify();
@@ -232,20 +305,35 @@ describe("updating a track's state with compare-and-swap", () => {
   it("creates consort/state as a root commit when the branch is missing", async () => {
     github.on("GET", REF_URL, [404, { message: "Not Found" }]);
     mockWrite(github, sha("3"), sha("4"));
-    github.on("POST", CREATE_REF_URL, [201, { ref: "refs/heads/consort/state", node_id: "x", url: "", object: { sha: sha("4"), type: "commit", url: "" } }]);
+    github.on("POST", CREATE_REF_URL, [
+      201,
+      { ref: "refs/heads/consort/state", node_id: "x", url: "", object: { sha: sha("4"), type: "commit", url: "" } },
+    ]);
 
     const initial = trackState({ approvals: [], processedDeliveries: [] });
-    const result = await store().update(TRACK, "delivery-create", (current) => (current === undefined ? initial : current));
+    const result = await store().update(TRACK, "delivery-create", (current) =>
+      current === undefined ? initial : current,
+    );
 
     expect(result).toMatchObject({ outcome: "written", commit: sha("4") });
     github.verify();
     expect(github.requests.map((r) => ({ method: r.method, path: r.path, body: r.body }))).toEqual([
       { method: "GET", path: REF_URL, body: undefined },
-      { method: "POST", path: TREES_URL, body: { tree: [{ path: FILE_PATH, mode: "100644", type: "blob", content: expect.any(String) }] } },
-      { method: "POST", path: COMMITS_URL, body: { message: `consort: start ${FILE_PATH} (delivery delivery-create)`, tree: sha("3"), parents: [] } },
+      {
+        method: "POST",
+        path: TREES_URL,
+        body: { tree: [{ path: FILE_PATH, mode: "100644", type: "blob", content: expect.any(String) }] },
+      },
+      {
+        method: "POST",
+        path: COMMITS_URL,
+        body: { message: `consort: start ${FILE_PATH} (delivery delivery-create)`, tree: sha("3"), parents: [] },
+      },
       { method: "POST", path: CREATE_REF_URL, body: { ref: "refs/heads/consort/state", sha: sha("4") } },
     ]);
-    expect(openStateFile(writtenText(), KEY, { trackId: TRACK, path: FILE_PATH }).processedDeliveries).toEqual(["delivery-create"]);
+    expect(openStateFile(writtenText(), KEY, { trackId: TRACK, path: FILE_PATH }).processedDeliveries).toEqual([
+      "delivery-create",
+    ]);
   });
 
   it("retries when another replica created the branch at the same moment", async () => {
@@ -256,10 +344,17 @@ describe("updating a track's state with compare-and-swap", () => {
     mockWrite(github, sha("7"), sha("8"));
     github.on("PATCH", UPDATE_REF_URL, refReply(sha("8")));
 
-    const result = await store().update(TRACK, "delivery-create", (current) => current ?? trackState({ processedDeliveries: [] }));
+    const result = await store().update(
+      TRACK,
+      "delivery-create",
+      (current) => current ?? trackState({ processedDeliveries: [] }),
+    );
     expect(result).toMatchObject({ outcome: "written", commit: sha("8"), attempts: 2 });
     github.verify();
-    expect(github.calls("POST", TREES_URL)[1]!.body).toEqual({ base_tree: sha("6"), tree: [{ path: FILE_PATH, mode: "100644", type: "blob", content: expect.any(String) }] });
+    expect(github.calls("POST", TREES_URL)[1]!.body).toEqual({
+      base_tree: sha("6"),
+      tree: [{ path: FILE_PATH, mode: "100644", type: "blob", content: expect.any(String) }],
+    });
   });
 
   it("does not retry a ref update GitHub rejects for another reason", async () => {
@@ -283,8 +378,14 @@ describe("updating a track's state with compare-and-swap", () => {
 describe("listing tracks", () => {
   it("lists the track files under tracks/ on consort/state", async () => {
     github.on("GET", REF_URL, refReply(sha("1")));
-    github.on("GET", `/repos/${OWNER}/${REPO}/git/commits/${sha("1")}`, [200, { sha: sha("1"), tree: { sha: sha("2") } }]);
-    github.on("GET", `/repos/${OWNER}/${REPO}/git/trees/${sha("2")}`, [200, { sha: sha("2"), truncated: false, tree: [{ path: "tracks", type: "tree", sha: sha("9"), mode: "040000" }] }]);
+    github.on("GET", `/repos/${OWNER}/${REPO}/git/commits/${sha("1")}`, [
+      200,
+      { sha: sha("1"), tree: { sha: sha("2") } },
+    ]);
+    github.on("GET", `/repos/${OWNER}/${REPO}/git/trees/${sha("2")}`, [
+      200,
+      { sha: sha("2"), truncated: false, tree: [{ path: "tracks", type: "tree", sha: sha("9"), mode: "040000" }] },
+    ]);
     github.on("GET", `/repos/${OWNER}/${REPO}/git/trees/${sha("9")}`, [
       200,
       {
@@ -320,7 +421,11 @@ describe("track ids", () => {
 describe("the clients the store accepts", () => {
   it("reads through a Probot installation client as well as @octokit/rest", async () => {
     const { ProbotOctokit } = await import("probot");
-    const client = new ProbotOctokit({ auth: { token: "ghs_test" }, retry: { enabled: false }, throttle: { enabled: false } });
+    const client = new ProbotOctokit({
+      auth: { token: "ghs_test" },
+      retry: { enabled: false },
+      throttle: { enabled: false },
+    });
     github.on("GET", contentsUrl(), contentsReply(fileText(trackState())));
     const probotStore = createStateStore({ octokit: client, owner: OWNER, repo: REPO, key: KEY });
     await expect(probotStore.read(TRACK)).resolves.toEqual(trackState());

@@ -55,12 +55,23 @@ async function runnerEnv(name: string, request: unknown, commands: Record<string
   };
   await writeFile(env.GITHUB_OUTPUT, "");
   await writeFile(env.GITHUB_STEP_SUMMARY, "");
-  return { env, dir, output: () => readFile(env.GITHUB_OUTPUT, "utf8"), summary: () => readFile(env.GITHUB_STEP_SUMMARY, "utf8") };
+  return {
+    env,
+    dir,
+    output: () => readFile(env.GITHUB_OUTPUT, "utf8"),
+    summary: () => readFile(env.GITHUB_STEP_SUMMARY, "utf8"),
+  };
 }
 
 describe.concurrent("the actions' entry points", { timeout: 60_000 }, () => {
   test("actions/cycle fails the step on a refusal and still leaves the result for the upload", async () => {
-    const request = { track: "f1", step: "red", commit: stage.commit, tests: { inTurn: [{ id: "T7", file: "test/stock-by-location.test.ts", title: "t" }] }, database: { branch: TRACK } };
+    const request = {
+      track: "f1",
+      step: "red",
+      commit: stage.commit,
+      tests: { inTurn: [{ id: "T7", file: "test/stock-by-location.test.ts", title: "t" }] },
+      database: { branch: TRACK },
+    };
     const job = await runnerEnv("cycle", request, { migrate: "true", test: "true" });
     expect(await runCycleAction(job.env)).toBe(1);
     const result = CycleResult.parse(JSON.parse(await readFile(join(work, "cycle", "cycle-result.json"), "utf8")));
@@ -70,7 +81,11 @@ describe.concurrent("the actions' entry points", { timeout: 60_000 }, () => {
   });
 
   test("actions/cycle refuses a request that breaks its schema, naming the field", async () => {
-    const job = await runnerEnv("bad", { track: "f1", step: "green", commit: stage.commit, database: { branch: TRACK } }, {});
+    const job = await runnerEnv(
+      "bad",
+      { track: "f1", step: "green", commit: stage.commit, database: { branch: TRACK } },
+      {},
+    );
     const lines: string[] = [];
     const write = process.stdout.write.bind(process.stdout);
     process.stdout.write = ((chunk: string) => (lines.push(String(chunk)), true)) as typeof process.stdout.write;
@@ -79,14 +94,21 @@ describe.concurrent("the actions' entry points", { timeout: 60_000 }, () => {
     } finally {
       process.stdout.write = write;
     }
-    expect(lines.join("")).toContain("::error::the cycle could not run: the action input `request` is not a valid cycle request:%0A  - tests:");
+    expect(lines.join("")).toContain(
+      "::error::the cycle could not run: the action input `request` is not a valid cycle request:%0A  - tests:",
+    );
   });
 
   test("actions/deploy writes the deploy evidence with the preview URL", async () => {
     const request = { track: "f1", commit: stage.commit, database: { branch: TRACK, parent: TRUNK } };
-    const job = await runnerEnv("deploy", request, { deploy: "echo PREVIEW_URL=https://f1.preview.example", verify: 'test -n "$PREVIEW_URL"' });
+    const job = await runnerEnv("deploy", request, {
+      deploy: "echo PREVIEW_URL=https://f1.preview.example",
+      verify: 'test -n "$PREVIEW_URL"',
+    });
     expect(await runDeployAction(job.env)).toBe(0);
-    const evidence = DeployEvidence.parse(JSON.parse(await readFile(join(work, "deploy", "deploy-evidence.json"), "utf8")));
+    const evidence = DeployEvidence.parse(
+      JSON.parse(await readFile(join(work, "deploy", "deploy-evidence.json"), "utf8")),
+    );
     expect(evidence).toMatchObject({ verdict: "verified", mode: "preview", previewUrl: "https://f1.preview.example/" });
     expect(await job.output()).toContain("https://f1.preview.example/");
   });
@@ -95,7 +117,9 @@ describe.concurrent("the actions' entry points", { timeout: 60_000 }, () => {
     const request = { track: "f1", commit: stage.commit, database: { parent: TRUNK } };
     const job = await runnerEnv("promote", request, { migrate: "node --import tsx src/db/migrate.ts" });
     expect(await runPromoteAction(job.env)).toBe(0);
-    const result = PromoteResult.parse(JSON.parse(await readFile(join(work, "promote", "promote-result.json"), "utf8")));
+    const result = PromoteResult.parse(
+      JSON.parse(await readFile(join(work, "promote", "promote-result.json"), "utf8")),
+    );
     expect(result).toMatchObject({ verdict: "promoted", database: { parent: TRUNK, snapshotKept: false } });
     expect(await job.summary()).toContain(`Promoted: ${TRUNK}`);
   });

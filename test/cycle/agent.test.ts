@@ -28,11 +28,18 @@ afterEach(async () => {
 
 const agentConfig = (command: string) => ConsortConfig.parse({ agents: { enabled: true, command } });
 const request = (over: Partial<AgentRequest> = {}) =>
-  AgentRequest.parse({ track: "f1", role: "driver", nextAction: { kind: "green", test: "T7" }, allowedPaths: ["src/**", "migrations/**"], ...over });
+  AgentRequest.parse({
+    track: "f1",
+    role: "driver",
+    nextAction: { kind: "green", test: "T7" },
+    allowedPaths: ["src/**", "migrations/**"],
+    ...over,
+  });
 
 describe("an agent turn", () => {
   test("the agent gets its prompt, the NextAction and the allowed paths, and its change is committed with the Consort-Role trailer", async () => {
-    const command = 'mkdir -p src && { echo "$CONSORT_ROLE"; cat "$CONSORT_ROLE_PROMPT"; cat "$CONSORT_NEXT_ACTION"; echo "$CONSORT_ALLOWED_PATHS"; } > src/seen.txt';
+    const command =
+      'mkdir -p src && { echo "$CONSORT_ROLE"; cat "$CONSORT_ROLE_PROMPT"; cat "$CONSORT_NEXT_ACTION"; echo "$CONSORT_ALLOWED_PATHS"; } > src/seen.txt';
     const result = await runAgentTurn(request(), { config: agentConfig(command), cwd: repo, rolesDir: roles });
 
     expect(result.reasons).toEqual([]);
@@ -57,7 +64,8 @@ describe("an agent turn", () => {
   });
 
   test("an agent that commits by itself is refused: only Consort commits, after checking the paths", async () => {
-    const command = "mkdir -p src && echo x > src/a.ts && git add -A && git -c user.name=a -c user.email=a@a commit -qm sneaky";
+    const command =
+      "mkdir -p src && echo x > src/a.ts && git add -A && git -c user.name=a -c user.email=a@a commit -qm sneaky";
     const result = await runAgentTurn(request(), { config: agentConfig(command), cwd: repo, rolesDir: roles });
 
     expect(result.verdict).toBe("refused");
@@ -65,7 +73,11 @@ describe("an agent turn", () => {
   });
 
   test("a role without a prompt file is refused before the agent runs", async () => {
-    const result = await runAgentTurn(request({ role: "navigator" }), { config: agentConfig("touch src-ran"), cwd: repo, rolesDir: roles });
+    const result = await runAgentTurn(request({ role: "navigator" }), {
+      config: agentConfig("touch src-ran"),
+      cwd: repo,
+      rolesDir: roles,
+    });
     expect(result.verdict).toBe("refused");
     expect(result.reasons[0]).toContain("navigator.md is missing");
     expect(result.agent).toBeUndefined();
@@ -80,19 +92,25 @@ describe("an agent turn", () => {
 describe("the agent action", () => {
   test("every role has its prompt shipped with the action", async () => {
     for (const role of ROLE_NAMES) {
-      expect((await readFile(join(REPO_ROOT, "actions/agent/roles", `${role}.md`), "utf8")).length, role).toBeGreaterThan(100);
+      expect(
+        (await readFile(join(REPO_ROOT, "actions/agent/roles", `${role}.md`), "utf8")).length,
+        role,
+      ).toBeGreaterThan(100);
     }
   });
 
   test("reads its inputs the way the runner passes them, writes the turn's result and sets committed", async () => {
     const work = await mkdtemp(join(tmpdir(), "consort-agent-action-"));
     try {
-      await writeFile(join(work, "consort.yml"), stringify({ agents: { enabled: true, command: "mkdir -p src && echo 'export {}' > src/a.ts" } }));
+      await writeFile(
+        join(work, "consort.yml"),
+        stringify({ agents: { enabled: true, command: "mkdir -p src && echo 'export {}' > src/a.ts" } }),
+      );
       const env = {
         GITHUB_WORKSPACE: work,
-        "INPUT_REQUEST": JSON.stringify(request()),
+        INPUT_REQUEST: JSON.stringify(request()),
         "INPUT_WORKING-DIRECTORY": repo,
-        "INPUT_CONFIG": "consort.yml",
+        INPUT_CONFIG: "consort.yml",
         "INPUT_RESULT-DIR": "out",
         GITHUB_OUTPUT: join(work, "github-output"),
         GITHUB_STEP_SUMMARY: join(work, "summary.md"),

@@ -18,7 +18,10 @@ const root = `cli_root_${Date.now().toString(36)}`;
 
 async function consort(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [join(REPO_ROOT, "bin/consort.js"), ...args], { cwd, env: { ...process.env, CONSORT_TEST_PG_URL: postgresUrl() } });
+    const { stdout, stderr } = await run(process.execPath, [join(REPO_ROOT, "bin/consort.js"), ...args], {
+      cwd,
+      env: { ...process.env, CONSORT_TEST_PG_URL: postgresUrl() },
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };
@@ -28,10 +31,17 @@ async function consort(args: string[], cwd: string): Promise<{ code: number; std
 
 async function writeConfig(dir: string, name: string, commands: Record<string, string> = {}): Promise<string> {
   const path = join(dir, name);
-  const original = (await import("yaml")).parse(await readFile(join(dir, ".github/consort.yml"), "utf8")) as Record<string, Record<string, unknown>>;
+  const original = (await import("yaml")).parse(await readFile(join(dir, ".github/consort.yml"), "utf8")) as Record<
+    string,
+    Record<string, unknown>
+  >;
   await writeFile(
     path,
-    stringify({ ...original, commands: { ...original.commands, ...commands }, database: { provider: "postgres", postgres: { urlEnv: "CONSORT_TEST_PG_URL", rootDatabase: root } } }),
+    stringify({
+      ...original,
+      commands: { ...original.commands, ...commands },
+      database: { provider: "postgres", postgres: { urlEnv: "CONSORT_TEST_PG_URL", rootDatabase: root } },
+    }),
   );
   return path;
 }
@@ -47,7 +57,25 @@ describe.concurrent("consort cycle", { timeout: 120_000 }, () => {
   test("--step green --tests T7 --frozen-at HEAD~1 verifies the GREEN, exits 0 and writes the result", async () => {
     const config = await writeConfig(green.dir, "consort-pg.yml");
     const out = join(green.dir, "out-green");
-    const { code, stdout, stderr } = await consort(["cycle", "--step", "green", "--tests", "T7", "--frozen-at", "HEAD~1", "--db-branch", TRACK_DB, "--config", config, "--out", out, "--json"], green.dir);
+    const { code, stdout, stderr } = await consort(
+      [
+        "cycle",
+        "--step",
+        "green",
+        "--tests",
+        "T7",
+        "--frozen-at",
+        "HEAD~1",
+        "--db-branch",
+        TRACK_DB,
+        "--config",
+        config,
+        "--out",
+        out,
+        "--json",
+      ],
+      green.dir,
+    );
 
     expect(stderr).toContain("testing: vitest run");
     expect(code).toBe(0);
@@ -65,7 +93,23 @@ describe.concurrent("consort cycle", { timeout: 120_000 }, () => {
 
   test("a refused cycle exits 1 and prints why", async () => {
     const config = await writeConfig(green.dir, "consort-noreport.yml", { migrate: "true", test: "true" });
-    const { code, stdout } = await consort(["cycle", "--step", "red", "--tests", "T7", "--db-branch", TRACK_DB, "--config", config, "--out", join(green.dir, "out-red"), "--quiet"], green.dir);
+    const { code, stdout } = await consort(
+      [
+        "cycle",
+        "--step",
+        "red",
+        "--tests",
+        "T7",
+        "--db-branch",
+        TRACK_DB,
+        "--config",
+        config,
+        "--out",
+        join(green.dir, "out-red"),
+        "--quiet",
+      ],
+      green.dir,
+    );
     expect(code).toBe(1);
     expect(stdout).toContain("RED refused");
     expect(stdout).toContain("wrote no JUnit report");

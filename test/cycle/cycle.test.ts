@@ -7,14 +7,26 @@ import { CycleRequest, type CycleRequestInput } from "../../src/cycle/request.js
 import { CYCLE_RESULT_FILE, CYCLE_SUMMARY_FILE, CycleResult } from "../../src/cycle/result.js";
 import { runCycle } from "../../src/cycle/run.js";
 import type { BranchProvider } from "../../src/substrate/provider.js";
-import { GREEN_T7, IMPORT_ERROR_TEST, RED_T7, checkout, copyInto, exampleConfig, replaceIn, uniqueBranch, type Checkout } from "./stockflow.js";
+import {
+  GREEN_T7,
+  IMPORT_ERROR_TEST,
+  RED_T7,
+  checkout,
+  copyInto,
+  exampleConfig,
+  replaceIn,
+  uniqueBranch,
+  type Checkout,
+} from "./stockflow.js";
 
 /**
  * Real cycles on the StockFlow example: real vitest runs against throwaway branches of a track's
  * database on the run's Postgres. Each scenario has its own checkout, so they run concurrently.
  */
 
-const TEST_LIST = JSON.parse(await readFile(new URL("../../examples/stockflow/.consort/test-list.json", import.meta.url), "utf8")) as {
+const TEST_LIST = JSON.parse(
+  await readFile(new URL("../../examples/stockflow/.consort/test-list.json", import.meta.url), "utf8"),
+) as {
   tests: Array<{ id: string; file: string; title: string }>;
 };
 const entry = (id: string) => {
@@ -51,7 +63,10 @@ async function frozenS1(c: Checkout, extra: Array<{ path: string; text: string }
   return [...files, ...extra].map(({ path, text }) => ({ path, sha256: hashFrozenText(text), text }));
 }
 
-function request(c: Checkout, input: Omit<CycleRequestInput, "track" | "commit" | "database" | "version">): CycleRequest {
+function request(
+  c: Checkout,
+  input: Omit<CycleRequestInput, "track" | "commit" | "database" | "version">,
+): CycleRequest {
   return CycleRequest.parse({ track: "f1-record-stock", commit: c.commit, database: { branch: TRACK_DB }, ...input });
 }
 
@@ -61,16 +76,26 @@ describe.concurrent("RED and GREEN on StockFlow's T7 (stock by location)", { tim
   test("a new test that fails by an assertion, with every earlier test green, is a verified RED", async () => {
     const red = await stage(RED_T7);
     const out = join(red.dir, ".consort-out");
-    const result = await runCycle(request(red, { step: "red", tests: { inTurn: [T7], earlierGreen: S1_TESTS }, frozenTestFiles: await frozenS1(red) }), {
-      provider,
-      config,
-      cwd: red.dir,
-      outDir: out,
-    });
+    const result = await runCycle(
+      request(red, {
+        step: "red",
+        tests: { inTurn: [T7], earlierGreen: S1_TESTS },
+        frozenTestFiles: await frozenS1(red),
+      }),
+      {
+        provider,
+        config,
+        cwd: red.dir,
+        outDir: out,
+      },
+    );
 
     expect(reasonsOf(result)).toBe("");
     expect(result.verdict).toBe("verified");
-    expect(result.tests.find((t) => t.id === "T7")).toMatchObject({ outcome: "failed-assertion", message: expect.stringContaining("expected 404 to be 200") });
+    expect(result.tests.find((t) => t.id === "T7")).toMatchObject({
+      outcome: "failed-assertion",
+      message: expect.stringContaining("expected 404 to be 200"),
+    });
     expect(result.tests.filter((t) => t.role === "earlier").map((t) => t.outcome)).toEqual(Array(6).fill("passed"));
     expect(result.database).toMatchObject({ trackBranch: TRACK_DB, dropped: true });
     expect(await provider.getBranch(result.database.cycleBranch!)).toBeUndefined();
@@ -84,7 +109,11 @@ describe.concurrent("RED and GREEN on StockFlow's T7 (stock by location)", { tim
     const green = await stage(GREEN_T7);
     const redText = await green.read(T7.file);
     const result = await runCycle(
-      request(green, { step: "green", tests: { inTurn: [T7], earlierGreen: S1_TESTS }, frozenTestFiles: await frozenS1(green, [{ path: T7.file, text: redText }]) }),
+      request(green, {
+        step: "green",
+        tests: { inTurn: [T7], earlierGreen: S1_TESTS },
+        frozenTestFiles: await frozenS1(green, [{ path: T7.file, text: redText }]),
+      }),
       { provider, config, cwd: green.dir },
     );
 
@@ -95,12 +124,24 @@ describe.concurrent("RED and GREEN on StockFlow's T7 (stock by location)", { tim
   });
 
   test("a RED test that fails because its import does not exist is refused: it never reached an assertion", async () => {
-    const red = await stage([{ message: "RED T7 calling a service that is not there", mutate: [...RED_T7[0]!.mutate, copyInto(IMPORT_ERROR_TEST, T7.file)] }]);
-    const result = await runCycle(request(red, { step: "red", tests: { inTurn: [T7], earlierGreen: S1_TESTS }, frozenTestFiles: await frozenS1(red) }), {
-      provider,
-      config,
-      cwd: red.dir,
-    });
+    const red = await stage([
+      {
+        message: "RED T7 calling a service that is not there",
+        mutate: [...RED_T7[0]!.mutate, copyInto(IMPORT_ERROR_TEST, T7.file)],
+      },
+    ]);
+    const result = await runCycle(
+      request(red, {
+        step: "red",
+        tests: { inTurn: [T7], earlierGreen: S1_TESTS },
+        frozenTestFiles: await frozenS1(red),
+      }),
+      {
+        provider,
+        config,
+        cwd: red.dir,
+      },
+    );
 
     expect(result.verdict).toBe("refused");
     expect(result.tests.find((t) => t.id === "T7")!.outcome).toMatch(/^(failed-error|missing)$/);
@@ -110,11 +151,18 @@ describe.concurrent("RED and GREEN on StockFlow's T7 (stock by location)", { tim
 
   test("a RED whose test already passes is refused", async () => {
     const done = await stage(GREEN_T7);
-    const result = await runCycle(request(done, { step: "red", tests: { inTurn: [T7], earlierGreen: S1_TESTS }, frozenTestFiles: await frozenS1(done) }), {
-      provider,
-      config,
-      cwd: done.dir,
-    });
+    const result = await runCycle(
+      request(done, {
+        step: "red",
+        tests: { inTurn: [T7], earlierGreen: S1_TESTS },
+        frozenTestFiles: await frozenS1(done),
+      }),
+      {
+        provider,
+        config,
+        cwd: done.dir,
+      },
+    );
 
     expect(result.verdict).toBe("refused");
     expect(result.tests.find((t) => t.id === "T7")!.outcome).toBe("passed");
@@ -126,10 +174,19 @@ describe.concurrent("RED and GREEN on StockFlow's T7 (stock by location)", { tim
     const frozenT7 = await red.read(T7.file);
     const edited = await stage([
       ...GREEN_T7,
-      { message: "GREEN T7 (and a quieter test)", mutate: [replaceIn(T7.file, "expect(response.status).toBe(200);", "expect(response.status).toBeGreaterThan(0);")] },
+      {
+        message: "GREEN T7 (and a quieter test)",
+        mutate: [
+          replaceIn(T7.file, "expect(response.status).toBe(200);", "expect(response.status).toBeGreaterThan(0);"),
+        ],
+      },
     ]);
     const result = await runCycle(
-      request(edited, { step: "green", tests: { inTurn: [T7], earlierGreen: S1_TESTS }, frozenTestFiles: await frozenS1(edited, [{ path: T7.file, text: frozenT7 }]) }),
+      request(edited, {
+        step: "green",
+        tests: { inTurn: [T7], earlierGreen: S1_TESTS },
+        frozenTestFiles: await frozenS1(edited, [{ path: T7.file, text: frozenT7 }]),
+      }),
       { provider, config, cwd: edited.dir },
     );
 
@@ -143,17 +200,29 @@ describe.concurrent("RED and GREEN on StockFlow's T7 (stock by location)", { tim
       ...GREEN_T7,
       {
         message: "GREEN T7, with an upsert that no longer updates",
-        mutate: [replaceIn("src/repositories/stock-records.ts", "DO UPDATE SET quantity = EXCLUDED.quantity, inventory_code = EXCLUDED.inventory_code, updated_at = now()", "DO NOTHING")],
+        mutate: [
+          replaceIn(
+            "src/repositories/stock-records.ts",
+            "DO UPDATE SET quantity = EXCLUDED.quantity, inventory_code = EXCLUDED.inventory_code, updated_at = now()",
+            "DO NOTHING",
+          ),
+        ],
       },
     ]);
     const redText = await broken.read(T7.file);
     const result = await runCycle(
-      request(broken, { step: "green", tests: { inTurn: [T7], earlierGreen: S1_TESTS }, frozenTestFiles: await frozenS1(broken, [{ path: T7.file, text: redText }]) }),
+      request(broken, {
+        step: "green",
+        tests: { inTurn: [T7], earlierGreen: S1_TESTS },
+        frozenTestFiles: await frozenS1(broken, [{ path: T7.file, text: redText }]),
+      }),
       { provider, config, cwd: broken.dir },
     );
 
     expect(result.verdict).toBe("refused");
     expect(result.tests.find((t) => t.id === "T3")).toMatchObject({ role: "earlier", outcome: "failed-assertion" });
-    expect(reasonsOf(result)).toMatch(/T3 "filing the same sku and location again updates the row in place".*verified green earlier/);
+    expect(reasonsOf(result)).toMatch(
+      /T3 "filing the same sku and location again updates the row in place".*verified green earlier/,
+    );
   });
 });

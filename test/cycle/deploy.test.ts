@@ -20,9 +20,11 @@ let config: ConsortConfig;
 let provider: BranchProvider;
 let root: string;
 let done: Checkout;
-const TESTS = (JSON.parse(await readFile(join(EXAMPLE, ".consort/test-list.json"), "utf8")) as { tests: Array<{ id: string; file: string; title: string }> }).tests.map(
-  ({ id, file, title }) => ({ id, file, title }),
-);
+const TESTS = (
+  JSON.parse(await readFile(join(EXAMPLE, ".consort/test-list.json"), "utf8")) as {
+    tests: Array<{ id: string; file: string; title: string }>;
+  }
+).tests.map(({ id, file, title }) => ({ id, file, title }));
 
 beforeAll(async () => {
   ({ config, provider } = await exampleConfig());
@@ -50,11 +52,21 @@ const VERIFY_TABLE = `node -e "const pg=require('pg');const c=new pg.Client(proc
 describe.concurrent("deploy", { timeout: 120_000 }, () => {
   test("with no deploy command, every migration is replayed on a fresh fork of the parent and the whole suite passes there", async () => {
     await provider.createBranch(F1_REPLAY, { from: root });
-    const request = DeployRequest.parse({ track: "f1", commit: done.commit, database: { branch: F1_REPLAY, parent: root }, tests: TESTS });
+    const request = DeployRequest.parse({
+      track: "f1",
+      commit: done.commit,
+      database: { branch: F1_REPLAY, parent: root },
+      tests: TESTS,
+    });
     const evidence = await runDeploy(request, { provider, config, cwd: done.dir });
 
     expect(evidence.reasons).toEqual([]);
-    expect(evidence).toMatchObject({ mode: "replay", verdict: "verified", previewUrl: null, verify: { outcome: "passed", cycle: { verdict: "verified", total: 8, passed: 8 } } });
+    expect(evidence).toMatchObject({
+      mode: "replay",
+      verdict: "verified",
+      previewUrl: null,
+      verify: { outcome: "passed", cycle: { verdict: "verified", total: 8, passed: 8 } },
+    });
     expect(evidence.migrationsApplied).toContain("migrations/0001_create_stock_records.up.sql");
     expect(evidence.database.branch).not.toBe(root);
     expect(await provider.getBranch(evidence.database.branch)).toBeUndefined();
@@ -66,20 +78,41 @@ describe.concurrent("deploy", { timeout: 120_000 }, () => {
     await provider.createBranch(F1_PREVIEW, { from: root });
     const withDeploy = {
       ...config,
-      commands: { ...config.commands, deploy: "node --import tsx src/db/migrate.ts && echo PREVIEW_URL=http://127.0.0.1:4000/f1", verify: VERIFY_TABLE },
+      commands: {
+        ...config.commands,
+        deploy: "node --import tsx src/db/migrate.ts && echo PREVIEW_URL=http://127.0.0.1:4000/f1",
+        verify: VERIFY_TABLE,
+      },
     };
-    const request = DeployRequest.parse({ track: "f1", commit: done.commit, database: { branch: F1_PREVIEW, parent: root } });
+    const request = DeployRequest.parse({
+      track: "f1",
+      commit: done.commit,
+      database: { branch: F1_PREVIEW, parent: root },
+    });
     const evidence = await runDeploy(request, { provider, config: withDeploy, cwd: done.dir });
 
     expect(evidence.reasons).toEqual([]);
-    expect(evidence).toMatchObject({ mode: "preview", verdict: "verified", previewUrl: "http://127.0.0.1:4000/f1", database: { branch: F1_PREVIEW }, verify: { outcome: "passed" } });
+    expect(evidence).toMatchObject({
+      mode: "preview",
+      verdict: "verified",
+      previewUrl: "http://127.0.0.1:4000/f1",
+      database: { branch: F1_PREVIEW },
+      verify: { outcome: "passed" },
+    });
     expect(await hasTable(F1_PREVIEW, "stock_records")).toBe(true);
   });
 
   test("a preview whose verification fails is refused", async () => {
     await provider.createBranch(F1_UNMIGRATED, { from: root });
-    const noMigration = { ...config, commands: { ...config.commands, deploy: "echo deployed without migrating", verify: VERIFY_TABLE } };
-    const request = DeployRequest.parse({ track: "f1", commit: done.commit, database: { branch: F1_UNMIGRATED, parent: root } });
+    const noMigration = {
+      ...config,
+      commands: { ...config.commands, deploy: "echo deployed without migrating", verify: VERIFY_TABLE },
+    };
+    const request = DeployRequest.parse({
+      track: "f1",
+      commit: done.commit,
+      database: { branch: F1_UNMIGRATED, parent: root },
+    });
     const evidence = await runDeploy(request, { provider, config: noMigration, cwd: done.dir });
 
     expect(evidence.verdict).toBe("refused");
@@ -91,10 +124,16 @@ describe.concurrent("deploy", { timeout: 120_000 }, () => {
 describe.concurrent("promote", { timeout: 120_000 }, () => {
   test("a merged migration is applied to the parent's branch and the snapshot is deleted", async () => {
     await provider.createBranch(TRUNK_OK, { from: root });
-    const result = await runPromote(PromoteRequest.parse({ track: "f1", commit: done.commit, database: { parent: TRUNK_OK } }), { provider, config, cwd: done.dir });
+    const result = await runPromote(
+      PromoteRequest.parse({ track: "f1", commit: done.commit, database: { parent: TRUNK_OK } }),
+      { provider, config, cwd: done.dir },
+    );
 
     expect(result.reasons).toEqual([]);
-    expect(result).toMatchObject({ verdict: "promoted", database: { snapshot: snapshotBranchName(TRUNK_OK, done.commit), snapshotKept: false } });
+    expect(result).toMatchObject({
+      verdict: "promoted",
+      database: { snapshot: snapshotBranchName(TRUNK_OK, done.commit), snapshotKept: false },
+    });
     expect(await hasTable(TRUNK_OK, "stock_records")).toBe(true);
     expect(await provider.getBranch(result.database.snapshot!)).toBeUndefined();
   });
@@ -106,15 +145,24 @@ describe.concurrent("promote", { timeout: 120_000 }, () => {
         mutate: [
           async (dir) => {
             await mkdir(join(dir, "migrations"), { recursive: true });
-            await writeFile(join(dir, "migrations/0002_broken.up.sql"), "ALTER TABLE stock_records ADD COLUMN batch text REFERENCES nowhere(id);\n");
-            await writeFile(join(dir, "migrations/0002_broken.down.sql"), "ALTER TABLE stock_records DROP COLUMN batch;\n");
+            await writeFile(
+              join(dir, "migrations/0002_broken.up.sql"),
+              "ALTER TABLE stock_records ADD COLUMN batch text REFERENCES nowhere(id);\n",
+            );
+            await writeFile(
+              join(dir, "migrations/0002_broken.down.sql"),
+              "ALTER TABLE stock_records DROP COLUMN batch;\n",
+            );
           },
         ],
       },
     ]);
     try {
       await provider.createBranch(TRUNK_BROKEN, { from: root });
-      const result = await runPromote(PromoteRequest.parse({ track: "f1", commit: broken.commit, database: { parent: TRUNK_BROKEN } }), { provider, config, cwd: broken.dir });
+      const result = await runPromote(
+        PromoteRequest.parse({ track: "f1", commit: broken.commit, database: { parent: TRUNK_BROKEN } }),
+        { provider, config, cwd: broken.dir },
+      );
 
       expect(result.verdict).toBe("failed");
       expect(result.database.snapshotKept).toBe(true);
@@ -131,6 +179,8 @@ describe("the pre-migration snapshot's name", () => {
   test("is a valid branch id even when the parent is a root database such as consort_root", () => {
     const name = snapshotBranchName("consort_root", "0123456789abcdef0123456789abcdef01234567");
     expect(name).toBe("consort-root-pre-01234567");
-    expect(snapshotBranchName(`trunk-${"x".repeat(80)}`, "0123456789abcdef")).toMatch(/^[a-z][a-z0-9-]{0,49}-pre-01234567$/);
+    expect(snapshotBranchName(`trunk-${"x".repeat(80)}`, "0123456789abcdef")).toMatch(
+      /^[a-z][a-z0-9-]{0,49}-pre-01234567$/,
+    );
   });
 });

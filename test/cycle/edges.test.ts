@@ -18,7 +18,11 @@ const TRACK_DB = uniqueBranch("edges-track");
 let base: ConsortConfig;
 let provider: BranchProvider;
 let red: Checkout;
-const T7 = { id: "T7", file: "test/stock-by-location.test.ts", title: "stock by location lists each sku at the location with its quantity" };
+const T7 = {
+  id: "T7",
+  file: "test/stock-by-location.test.ts",
+  title: "stock by location lists each sku at the location with its quantity",
+};
 
 beforeAll(async () => {
   ({ config: base, provider } = await exampleConfig());
@@ -30,14 +34,20 @@ afterAll(async () => {
   await provider?.close();
 });
 
-const withCommands = (commands: Partial<ConsortConfig["commands"]>): ConsortConfig => ({ ...base, commands: { ...base.commands, ...commands } });
+const withCommands = (commands: Partial<ConsortConfig["commands"]>): ConsortConfig => ({
+  ...base,
+  commands: { ...base.commands, ...commands },
+});
 const redRequest = (commit = red.commit) =>
   CycleRequest.parse({ track: "edges", step: "red", commit, tests: { inTurn: [T7] }, database: { branch: TRACK_DB } });
 
 describe.concurrent("a cycle that cannot decide refuses, and still drops its branch", { timeout: 60_000 }, () => {
   test("a JUnit report older than the test run is rejected", async () => {
     // The test command leaves a report whose time is before the run: an earlier run's leftovers.
-    const config = withCommands({ migrate: "true", test: "printf '<testsuites/>' > stale.xml && touch -d '2020-01-01' stale.xml" });
+    const config = withCommands({
+      migrate: "true",
+      test: "printf '<testsuites/>' > stale.xml && touch -d '2020-01-01' stale.xml",
+    });
     const result = await runCycle(redRequest(), { provider, config: { ...config, junit: "stale.xml" }, cwd: red.dir });
     expect(result.verdict).toBe("refused");
     expect(result.reasons.join("\n")).toContain("older than this test run");
@@ -45,7 +55,10 @@ describe.concurrent("a cycle that cannot decide refuses, and still drops its bra
   });
 
   test("an old report in the checkout is deleted first, so a test command that writes none is refused", async () => {
-    await writeFile(join(red.dir, "leftover.xml"), "<testsuites><testsuite name='x'><testcase classname='test/stock-by-location.test.ts' name='x'/></testsuite></testsuites>");
+    await writeFile(
+      join(red.dir, "leftover.xml"),
+      "<testsuites><testsuite name='x'><testcase classname='test/stock-by-location.test.ts' name='x'/></testsuite></testsuites>",
+    );
     const config = { ...withCommands({ migrate: "true", test: "true" }), junit: "leftover.xml" };
     const result = await runCycle(redRequest(), { provider, config, cwd: red.dir });
     expect(result.verdict).toBe("refused");
@@ -56,7 +69,10 @@ describe.concurrent("a cycle that cannot decide refuses, and still drops its bra
     const config = withCommands({ migrate: "echo 'relation already exists' >&2; exit 3", test: "touch ran-tests" });
     const result = await runCycle(redRequest(), { provider, config, cwd: red.dir });
     expect(result.verdict).toBe("refused");
-    expect(result.commands.migrate).toMatchObject({ exitCode: 3, outputTail: expect.stringContaining("relation already exists") });
+    expect(result.commands.migrate).toMatchObject({
+      exitCode: 3,
+      outputTail: expect.stringContaining("relation already exists"),
+    });
     expect(result.commands.test).toBeUndefined();
     expect(result.reasons[0]).toContain("exited 3");
   });

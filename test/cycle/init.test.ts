@@ -48,25 +48,36 @@ describe("consort init", { timeout: 60_000 }, () => {
     };
     expect(Object.keys(workflow.on.workflow_dispatch.inputs)).toEqual(["request"]);
     const steps = workflow.jobs.cycle.steps;
-    expect(steps.find((s) => s.uses === "consort-for-github/consort/actions/cycle@v1")?.with).toMatchObject({ request: "${{ inputs.request }}" });
-    expect(steps.find((s) => s.uses?.startsWith("actions/upload-artifact@"))?.with).toMatchObject({ name: "consort-cycle-result" });
+    expect(steps.find((s) => s.uses === "consort-for-github/consort/actions/cycle@v1")?.with).toMatchObject({
+      request: "${{ inputs.request }}",
+    });
+    expect(steps.find((s) => s.uses?.startsWith("actions/upload-artifact@"))?.with).toMatchObject({
+      name: "consort-cycle-result",
+    });
     // A refactor needs the merge base with the default branch: the commit is checked out with history.
     expect(steps.find((s) => s.with?.path === "work")?.with).toMatchObject({ "fetch-depth": 0 });
-    const agent = parseYaml(await readFile(join(repo, ".github/workflows/consort-agent.yml"), "utf8")) as { jobs: { agent: { steps: Array<{ uses?: string }> } } };
+    const agent = parseYaml(await readFile(join(repo, ".github/workflows/consort-agent.yml"), "utf8")) as {
+      jobs: { agent: { steps: Array<{ uses?: string }> } };
+    };
     expect(agent.jobs.agent.steps.some((s) => s.uses === "consort-for-github/consort/actions/agent@v1")).toBe(true);
   });
 
-  test.each(["deploy", "promote"])("the %s workflow runs its action and uploads its result as consort-cycle-result", async (kind) => {
-    await init();
-    const workflow = parseYaml(await readFile(join(repo, `.github/workflows/consort-${kind}.yml`), "utf8")) as {
-      on: { workflow_dispatch: { inputs: Record<string, unknown> } };
-      jobs: Record<string, { steps: Array<{ uses?: string; with?: Record<string, string> }> }>;
-    };
-    expect(Object.keys(workflow.on.workflow_dispatch.inputs)).toEqual(["request"]);
-    const steps = workflow.jobs[kind]!.steps;
-    expect(steps.some((s) => s.uses === `consort-for-github/consort/actions/${kind}@v1`)).toBe(true);
-    expect(steps.find((s) => s.uses?.startsWith("actions/upload-artifact@"))?.with).toMatchObject({ name: "consort-cycle-result" });
-  });
+  test.each(["deploy", "promote"])(
+    "the %s workflow runs its action and uploads its result as consort-cycle-result",
+    async (kind) => {
+      await init();
+      const workflow = parseYaml(await readFile(join(repo, `.github/workflows/consort-${kind}.yml`), "utf8")) as {
+        on: { workflow_dispatch: { inputs: Record<string, unknown> } };
+        jobs: Record<string, { steps: Array<{ uses?: string; with?: Record<string, string> }> }>;
+      };
+      expect(Object.keys(workflow.on.workflow_dispatch.inputs)).toEqual(["request"]);
+      const steps = workflow.jobs[kind]!.steps;
+      expect(steps.some((s) => s.uses === `consort-for-github/consort/actions/${kind}@v1`)).toBe(true);
+      expect(steps.find((s) => s.uses?.startsWith("actions/upload-artifact@"))?.with).toMatchObject({
+        name: "consort-cycle-result",
+      });
+    },
+  );
 
   test("running it again changes nothing", async () => {
     await init();
@@ -94,7 +105,16 @@ describe("consort init", { timeout: 60_000 }, () => {
   });
 
   test("--dry-run from the command line writes nothing and says what it would do", async () => {
-    const { stdout } = await run(process.execPath, [join(REPO_ROOT, "bin/consort.js"), "init", "--dir", repo, "--dry-run", "--ref", "v2", "--json"]);
+    const { stdout } = await run(process.execPath, [
+      join(REPO_ROOT, "bin/consort.js"),
+      "init",
+      "--dir",
+      repo,
+      "--dry-run",
+      "--ref",
+      "v2",
+      "--json",
+    ]);
     const plan = JSON.parse(stdout) as { dryRun: boolean; files: Array<{ path: string; action: string }> };
     expect(plan.dryRun).toBe(true);
     expect(plan.files.map((f) => f.action)).toEqual(Array(6).fill("create"));

@@ -10,11 +10,18 @@ const parse = (over: Record<string, unknown>) => () => parseCycleRequest(JSON.st
 
 describe("the cycle request is checked where it enters", () => {
   test("a well-formed request gets its defaults", () => {
-    expect(parseCycleRequest(JSON.stringify(valid))).toMatchObject({ version: 1, ttlSeconds: 3600, frozenTestFiles: [], tests: { earlierGreen: [] } });
+    expect(parseCycleRequest(JSON.stringify(valid))).toMatchObject({
+      version: 1,
+      ttlSeconds: 3600,
+      frozenTestFiles: [],
+      tests: { earlierGreen: [] },
+    });
   });
 
   test("text that is not JSON names the source", () => {
-    expect(() => parseCycleRequest("{", "the action input `request`")).toThrow(/the action input `request` is not valid JSON/);
+    expect(() => parseCycleRequest("{", "the action input `request`")).toThrow(
+      /the action input `request` is not valid JSON/,
+    );
   });
 
   test("a RED with no test in turn is refused, naming the field", () => {
@@ -41,9 +48,12 @@ describe("the cycle request is checked where it enters", () => {
 });
 
 describe("throwaway branch names", () => {
-  test.each(["f1-record-stock", "Feature/F1_Record Stock", "1-starts-with-a-digit", "x".repeat(80)])("%s gives a valid branch id", (track) => {
-    const name = throwawayBranchName(track, "deadbeef");
-    expect(name).toMatch(BRANCH_ID_PATTERN);
-    expect(name.endsWith("-cycle-deadbeef")).toBe(true);
-  });
+  test.each(["f1-record-stock", "Feature/F1_Record Stock", "1-starts-with-a-digit", "x".repeat(80)])(
+    "%s gives a valid branch id",
+    (track) => {
+      const name = throwawayBranchName(track, "deadbeef");
+      expect(name).toMatch(BRANCH_ID_PATTERN);
+      expect(name.endsWith("-cycle-deadbeef")).toBe(true);
+    },
+  );
 });

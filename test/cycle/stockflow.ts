@@ -26,7 +26,11 @@ const STAGES = join(here, "fixtures/stockflow-stages");
 export const IMPORT_ERROR_TEST = join(STAGES, "stock-by-location.import-error.ts.txt");
 
 export async function git(cwd: string, ...args: string[]): Promise<string> {
-  const { stdout } = await run("git", ["-c", "user.name=Consort Test", "-c", "user.email=test@consort.invalid", "-c", "commit.gpgsign=false", ...args], { cwd });
+  const { stdout } = await run(
+    "git",
+    ["-c", "user.name=Consort Test", "-c", "user.email=test@consort.invalid", "-c", "commit.gpgsign=false", ...args],
+    { cwd },
+  );
   return stdout.trim();
 }
 
@@ -41,17 +45,21 @@ export interface Checkout {
 export type Mutation = (dir: string) => Promise<void>;
 
 /** Take the S2 implementation out (the driver has not written it yet). */
-export const withoutS2Code: Mutation = (dir) => run("git", ["apply", "-R", join(STAGES, "s2-code.patch")], { cwd: dir }).then(() => undefined);
+export const withoutS2Code: Mutation = (dir) =>
+  run("git", ["apply", "-R", join(STAGES, "s2-code.patch")], { cwd: dir }).then(() => undefined);
 /** Take T8 out of the S2 test file (its RED has not happened yet). */
-export const withoutT8: Mutation = (dir) => run("git", ["apply", "-R", join(STAGES, "t8-test.patch")], { cwd: dir }).then(() => undefined);
-export const withS2Code: Mutation = (dir) => run("git", ["apply", join(STAGES, "s2-code.patch")], { cwd: dir }).then(() => undefined);
+export const withoutT8: Mutation = (dir) =>
+  run("git", ["apply", "-R", join(STAGES, "t8-test.patch")], { cwd: dir }).then(() => undefined);
+export const withS2Code: Mutation = (dir) =>
+  run("git", ["apply", join(STAGES, "s2-code.patch")], { cwd: dir }).then(() => undefined);
 
 /** Replace `from` with `to` in a file, failing loudly when `from` is not there (the example changed). */
 export function replaceIn(path: string, from: string, to: string): Mutation {
   return async (dir) => {
     const file = join(dir, path);
     const text = await readFile(file, "utf8");
-    if (!text.includes(from)) throw new Error(`${path} no longer contains ${JSON.stringify(from)}: update the stage edit`);
+    if (!text.includes(from))
+      throw new Error(`${path} no longer contains ${JSON.stringify(from)}: update the stage edit`);
     await writeFile(file, text.replace(from, to));
   };
 }
@@ -94,10 +102,19 @@ export const GREEN_T7 = [...RED_T7, { message: "GREEN T7: list stock at a locati
 export const uniqueBranch = (prefix: string): string => `${prefix}-${randomBytes(4).toString("hex")}`;
 
 /** The example's own configuration with the database on the run's shared server, under its own root. */
-export async function exampleConfig(): Promise<{ config: ConsortConfig; provider: BranchProvider; root: string; env: Record<string, string> }> {
+export async function exampleConfig(): Promise<{
+  config: ConsortConfig;
+  provider: BranchProvider;
+  root: string;
+  env: Record<string, string>;
+}> {
   const { config } = await loadConfigFile(join(EXAMPLE, ".github/consort.yml"));
   const root = `cycle_root_${randomBytes(4).toString("hex")}`;
-  const database = { ...config.database, provider: "postgres" as const, postgres: { urlEnv: "CONSORT_TEST_PG_URL", rootDatabase: root } };
+  const database = {
+    ...config.database,
+    provider: "postgres" as const,
+    postgres: { urlEnv: "CONSORT_TEST_PG_URL", rootDatabase: root },
+  };
   const env = { CONSORT_TEST_PG_URL: postgresUrl() };
   const provider = await createProvider(database, { env });
   return { config: { ...config, database }, provider, root, env };

@@ -34,14 +34,24 @@ const appendTo =
 
 /** main holds the finished example with all its tests; the track branches off it and commits `track` on top. */
 async function trackOffTrunk(track: Mutation[]): Promise<Checkout> {
-  const c = await checkout([{ message: "main: StockFlow with its tests" }, { message: "refactor on the track", mutate: track }]);
+  const c = await checkout([
+    { message: "main: StockFlow with its tests" },
+    { message: "refactor on the track", mutate: track },
+  ]);
   checkouts.push(c);
   await git(c.dir, "branch", "main", "HEAD~1");
   return c;
 }
 
 const refactor = (c: Checkout, base?: { branch?: string; commit?: string }) =>
-  CycleRequest.parse({ track: "refactor-trunk", step: "refactor", commit: c.commit, tests: {}, database: { branch: TRACK_DB }, ...(base ? { base } : {}) });
+  CycleRequest.parse({
+    track: "refactor-trunk",
+    step: "refactor",
+    commit: c.commit,
+    tests: {},
+    database: { branch: TRACK_DB },
+    ...(base ? { base } : {}),
+  });
 
 const CODE_ONLY = appendTo("src/app.ts", "\n// The handler reads better as one expression.\n");
 
@@ -56,15 +66,30 @@ describe.concurrent("REFACTOR on a trunk that has its own test files", { timeout
 
   test("a refactor that edits a trunk test file is refused: it changed a test it does not own", async () => {
     const c = await trackOffTrunk([CODE_ONLY, appendTo("test/file-stock.test.ts", "\n// tidied by the track\n")]);
-    const result = await runCycle(refactor(c, { commit: await git(c.dir, "rev-parse", "main") }), { provider, config, cwd: c.dir });
+    const result = await runCycle(refactor(c, { commit: await git(c.dir, "rev-parse", "main") }), {
+      provider,
+      config,
+      cwd: c.dir,
+    });
     expect(result.verdict).toBe("refused");
-    expect(result.reasons).toEqual([expect.stringMatching(/^test\/file-stock\.test\.ts: a test file that no verified RED froze \(the trunk's, or one the track never froze\) changed since the merge base [0-9a-f]{12}/)]);
+    expect(result.reasons).toEqual([
+      expect.stringMatching(
+        /^test\/file-stock\.test\.ts: a test file that no verified RED froze \(the trunk's, or one the track never froze\) changed since the merge base [0-9a-f]{12}/,
+      ),
+    ]);
   });
 
   test("a request without a base compares with the checkout's default branch", async () => {
-    const c = await trackOffTrunk([CODE_ONLY, appendTo("test/extra.test.ts", "import { test } from 'vitest';\ntest('extra', () => {});\n")]);
+    const c = await trackOffTrunk([
+      CODE_ONLY,
+      appendTo("test/extra.test.ts", "import { test } from 'vitest';\ntest('extra', () => {});\n"),
+    ]);
     const result = await runCycle(refactor(c), { provider, config, cwd: c.dir });
-    expect(result.reasons).toEqual([expect.stringContaining("test/extra.test.ts: a test file that no verified RED froze was added since the merge base")]);
+    expect(result.reasons).toEqual([
+      expect.stringContaining(
+        "test/extra.test.ts: a test file that no verified RED froze was added since the merge base",
+      ),
+    ]);
     expect(result.reasons[0]).toContain("with main");
   });
 

@@ -80,7 +80,11 @@ describe("the track's own test changes, measured from its merge base with the tr
     await writeFile(join(repo, "untracked.test.ts"), "u\n");
 
     const base = await resolveTestBase(repo, { branch: "main" });
-    expect(base).toMatchObject({ ok: true, commit: await git(repo, "rev-parse", "main~1"), describe: expect.stringContaining("with main") });
+    expect(base).toMatchObject({
+      ok: true,
+      commit: await git(repo, "rev-parse", "main~1"),
+      describe: expect.stringContaining("with main"),
+    });
     if (!base.ok) throw new Error(base.reason);
     expect(await testFileChanges(repo, base.commit, GLOBS)).toEqual([
       { path: "a.test.ts", change: "modified" },
@@ -93,11 +97,17 @@ describe("the track's own test changes, measured from its merge base with the tr
 
   test("a base that is missing or shares no history with HEAD cannot be decided: it fails with the fix", async () => {
     const missing = await resolveTestBase(repo, { branch: "trunk" });
-    expect(missing).toMatchObject({ ok: false, reason: expect.stringContaining("the branch trunk, is not in the checkout") });
+    expect(missing).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining("the branch trunk, is not in the checkout"),
+    });
     await git(repo, "checkout", "-q", "--orphan", "unrelated");
     await commitAll("no shared history");
     const unrelated = await resolveTestBase(repo, { branch: "main" });
-    expect(unrelated).toMatchObject({ ok: false, reason: expect.stringContaining("shares no history with the base main") });
+    expect(unrelated).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining("shares no history with the base main"),
+    });
     expect(!unrelated.ok && unrelated.reason).toContain("fetch-depth: 0");
   });
 });

@@ -18,11 +18,21 @@ afterEach(async () => {
   scenario = undefined;
 });
 
-const CHECKS = ["consort/design", "consort/test-list", "consort/build", "consort/deploy", "consort/promote", "consort/discipline", "consort/schema"];
+const CHECKS = [
+  "consort/design",
+  "consort/test-list",
+  "consort/build",
+  "consort/deploy",
+  "consort/promote",
+  "consort/discipline",
+  "consort/schema",
+];
 
 function conclusions(s: Scenario, sha = s.head()): Record<string, string> {
   const runs = s.world.checksOn(sha);
-  return Object.fromEntries(CHECKS.map((name) => [name, runs.get(name) ? (runs.get(name)!.conclusion ?? runs.get(name)!.status) : "missing"]));
+  return Object.fromEntries(
+    CHECKS.map((name) => [name, runs.get(name) ? (runs.get(name)!.conclusion ?? runs.get(name)!.status) : "missing"]),
+  );
 }
 
 describe("a feature of StockFlow, end to end", () => {
@@ -106,7 +116,12 @@ describe("a feature of StockFlow, end to end", () => {
 
     // Merge: the parent's database is migrated, the track's branches deleted.
     s.world.merge(s.pull!, LEAD);
-    await s.deliver("pull_request", { ...s.payloadBase, action: "closed", number: s.pull!.number, pull_request: s.world.pullPayload(s.pull!) });
+    await s.deliver("pull_request", {
+      ...s.payloadBase,
+      action: "closed",
+      number: s.pull!.number,
+      pull_request: s.world.pullPayload(s.pull!),
+    });
     expect(s.snapshot().stage).toBe("promoting");
     const promoted = await s.runDispatchedPromotion();
     expect(promoted.verdict, promoted.reasons.join("\n")).toBe("promoted");
@@ -121,17 +136,32 @@ describe("a feature of StockFlow, end to end", () => {
       await admin.end();
     }
     const provider = await s.openProvider();
-    const left = (await provider.listBranches()).map((b) => b.name).filter((n) => n.includes(s.branch.split("-").at(-1)!));
+    const left = (await provider.listBranches())
+      .map((b) => b.name)
+      .filter((n) => n.includes(s.branch.split("-").at(-1)!));
     expect(left).toEqual([]);
 
     // What people read: one sticky comment on the PR, and the signed state records every cycle.
     expect(s.world.appComments(s.pull!.number)).toHaveLength(1);
     const cycles = s.snapshot().context.cycles;
     expect(cycles.map((c) => `${c.step}:${c.outcome}`)).toEqual([
-      "red:valid", "green:valid", "red:valid", "green:valid", "red:valid", "green:valid", "refactor:valid", "release:valid", "promote:valid",
+      "red:valid",
+      "green:valid",
+      "red:valid",
+      "green:valid",
+      "red:valid",
+      "green:valid",
+      "refactor:valid",
+      "release:valid",
+      "promote:valid",
     ]);
     // Every run the app dispatched is recorded on consort/state: only those runs were trusted.
-    expect(s.state().cycles.map((c) => c.runId).sort()).toEqual(s.world.dispatches.map((d) => d.runId).sort());
+    expect(
+      s
+        .state()
+        .cycles.map((c) => c.runId)
+        .sort(),
+    ).toEqual(s.world.dispatches.map((d) => d.runId).sort());
     expect(s.world.mock.violations).toEqual([]);
   }, 600_000);
 });

@@ -34,17 +34,27 @@ describe("the GitHub double", () => {
     const base = w.git.branchHead("main")!;
     const tree = (await octokit.rest.git.getCommit({ owner, repo, commit_sha: base })).data.tree.sha;
     const write = async (text: string, parent: string) => {
-      const t = await octokit.rest.git.createTree({ owner, repo, base_tree: tree, tree: [{ path: "tracks/a.json", mode: "100644", type: "blob", content: text }] });
-      return (await octokit.rest.git.createCommit({ owner, repo, message: text, tree: t.data.sha, parents: [parent] })).data.sha;
+      const t = await octokit.rest.git.createTree({
+        owner,
+        repo,
+        base_tree: tree,
+        tree: [{ path: "tracks/a.json", mode: "100644", type: "blob", content: text }],
+      });
+      return (await octokit.rest.git.createCommit({ owner, repo, message: text, tree: t.data.sha, parents: [parent] }))
+        .data.sha;
     };
     await octokit.rest.git.createRef({ owner, repo, ref: "refs/heads/consort/state", sha: base });
     const first = await write("one", base);
     const second = await write("two", base);
     await octokit.rest.git.updateRef({ owner, repo, ref: "heads/consort/state", sha: first, force: false });
-    const lost = await octokit.rest.git.updateRef({ owner, repo, ref: "heads/consort/state", sha: second, force: false }).catch((e: { status: number; message: string }) => e);
+    const lost = await octokit.rest.git
+      .updateRef({ owner, repo, ref: "heads/consort/state", sha: second, force: false })
+      .catch((e: { status: number; message: string }) => e);
     expect(lost).toMatchObject({ status: 422, message: expect.stringMatching(/not a fast forward/) });
     expect(w.stateHead()).toBe(first);
-    expect(await status(octokit.rest.git.createRef({ owner, repo, ref: "refs/heads/consort/state", sha: base }))).toBe(422);
+    expect(await status(octokit.rest.git.createRef({ owner, repo, ref: "refs/heads/consort/state", sha: base }))).toBe(
+      422,
+    );
     const file = await octokit.rest.repos.getContent({ owner, repo, path: "tracks/a.json", ref: first });
     expect(Buffer.from((file.data as { content: string }).content, "base64").toString()).toBe("one");
     expect(await status(octokit.rest.repos.getContent({ owner, repo, path: "tracks/a.json", ref: "main" }))).toBe(404);
@@ -54,9 +64,29 @@ describe("the GitHub double", () => {
   test("keeps check runs per head sha and lists the latest of each name", async () => {
     const { w, octokit, owner, repo } = setUp();
     const sha = w.git.branchHead("main")!;
-    const run = await octokit.rest.checks.create({ owner, repo, name: "consort/build", head_sha: sha, status: "in_progress", output: { title: "running", summary: "s" } });
-    await octokit.rest.checks.update({ owner, repo, check_run_id: run.data.id, conclusion: "failure", output: { title: "refused", summary: "s" } });
-    await octokit.rest.checks.create({ owner, repo, name: "consort/build", head_sha: sha, conclusion: "success", output: { title: "ok", summary: "s" } });
+    const run = await octokit.rest.checks.create({
+      owner,
+      repo,
+      name: "consort/build",
+      head_sha: sha,
+      status: "in_progress",
+      output: { title: "running", summary: "s" },
+    });
+    await octokit.rest.checks.update({
+      owner,
+      repo,
+      check_run_id: run.data.id,
+      conclusion: "failure",
+      output: { title: "refused", summary: "s" },
+    });
+    await octokit.rest.checks.create({
+      owner,
+      repo,
+      name: "consort/build",
+      head_sha: sha,
+      conclusion: "success",
+      output: { title: "ok", summary: "s" },
+    });
     const listed = await octokit.rest.checks.listForRef({ owner, repo, ref: sha, filter: "latest" });
     expect(listed.data.check_runs.map((r) => [r.name, r.conclusion])).toEqual([["consort/build", "success"]]);
     expect(w.check(sha, "consort/build").conclusion).toBe("success");
@@ -67,14 +97,38 @@ describe("the GitHub double", () => {
 
   test("dispatches a workflow at a branch with a run id, and serves the run's artifact as a real zip", async () => {
     const { w, octokit, owner, repo } = setUp();
-    expect(await status(octokit.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", { owner, repo, workflow_id: "consort-cycle.yml", ref: "main", inputs: { request: "{}" } }))).toBe(404);
-    w.git.commitOn("main", { name: "Lead", email: "lead@users.noreply.github.com", login: "lead" }, "add workflow\n", { ".github/workflows/consort-cycle.yml": "on: workflow_dispatch\n" });
-    const dispatched = await octokit.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", { owner, repo, workflow_id: "consort-cycle.yml", ref: "main", inputs: { request: '{"step":"red"}' }, return_run_details: true });
+    expect(
+      await status(
+        octokit.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", {
+          owner,
+          repo,
+          workflow_id: "consort-cycle.yml",
+          ref: "main",
+          inputs: { request: "{}" },
+        }),
+      ),
+    ).toBe(404);
+    w.git.commitOn("main", { name: "Lead", email: "lead@users.noreply.github.com", login: "lead" }, "add workflow\n", {
+      ".github/workflows/consort-cycle.yml": "on: workflow_dispatch\n",
+    });
+    const dispatched = await octokit.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", {
+      owner,
+      repo,
+      workflow_id: "consort-cycle.yml",
+      ref: "main",
+      inputs: { request: '{"step":"red"}' },
+      return_run_details: true,
+    });
     const runId = (dispatched.data as unknown as { workflow_run_id: number }).workflow_run_id;
     expect(w.dispatches).toEqual([{ workflow: "consort-cycle.yml", ref: "main", request: { step: "red" }, runId }]);
     w.completeRun(runId, { "cycle-result.json": { verdict: "verified" } });
     const artifacts = await octokit.rest.actions.listWorkflowRunArtifacts({ owner, repo, run_id: runId });
-    const zip = await octokit.rest.actions.downloadArtifact({ owner, repo, artifact_id: artifacts.data.artifacts[0]!.id, archive_format: "zip" });
+    const zip = await octokit.rest.actions.downloadArtifact({
+      owner,
+      repo,
+      artifact_id: artifacts.data.artifacts[0]!.id,
+      archive_format: "zip",
+    });
     const files = unzipSync(new Uint8Array(zip.data as ArrayBuffer));
     expect(JSON.parse(strFromU8(files["cycle-result.json"]!))).toEqual({ verdict: "verified" });
     expect(w.mock.violations).toEqual([]);

@@ -19,11 +19,27 @@ afterEach(async () => {
 test("Lakebase answering 429 then succeeding: the track's branch is forked after the wait it asked for", async () => {
   const { s, api, trackBranch, sleeps } = lakebaseScenario();
   scenario = s;
-  const created = { name: `${P}/branches/${trackBranch}`, uid: "br-track", parent: P, create_time: "2026-03-01T12:00:00Z", spec: { source_branch: `${P}/branches/production`, no_expiry: true }, status: { current_state: "READY", source_branch: `${P}/branches/production` } };
-  api.post(`${API}/${P}/branches`, { spec: { source_branch: `${P}/branches/production`, no_expiry: true } }).query({ branch_id: trackBranch }).reply(429, { error_code: "RESOURCE_EXHAUSTED", message: "rate limited", details: [] }, { "Retry-After": "7" });
-  api.post(`${API}/${P}/branches`, { spec: { source_branch: `${P}/branches/production`, no_expiry: true } }).query({ branch_id: trackBranch }).reply(200, { name: `${P}/branches/${trackBranch}/operations/op-1`, done: true, response: created });
+  const created = {
+    name: `${P}/branches/${trackBranch}`,
+    uid: "br-track",
+    parent: P,
+    create_time: "2026-03-01T12:00:00Z",
+    spec: { source_branch: `${P}/branches/production`, no_expiry: true },
+    status: { current_state: "READY", source_branch: `${P}/branches/production` },
+  };
+  api
+    .post(`${API}/${P}/branches`, { spec: { source_branch: `${P}/branches/production`, no_expiry: true } })
+    .query({ branch_id: trackBranch })
+    .reply(429, { error_code: "RESOURCE_EXHAUSTED", message: "rate limited", details: [] }, { "Retry-After": "7" });
+  api
+    .post(`${API}/${P}/branches`, { spec: { source_branch: `${P}/branches/production`, no_expiry: true } })
+    .query({ branch_id: trackBranch })
+    .reply(200, { name: `${P}/branches/${trackBranch}/operations/op-1`, done: true, response: created });
   api.get(`${API}/${P}/branches/${trackBranch}`).reply(200, created);
-  api.get(`${API}/${P}/branches/${trackBranch}/endpoints/primary`).reply(200, { name: `${P}/branches/${trackBranch}/endpoints/primary`, status: { current_state: "ACTIVE", hosts: { host: "ep-track.database.cloud.databricks.com" } } });
+  api.get(`${API}/${P}/branches/${trackBranch}/endpoints/primary`).reply(200, {
+    name: `${P}/branches/${trackBranch}/endpoints/primary`,
+    status: { current_state: "ACTIVE", hosts: { host: "ep-track.database.cloud.databricks.com" } },
+  });
 
   await s.createBranch();
 

@@ -13,11 +13,16 @@ const readme = readFileSync(README, "utf8");
 
 /** Every `consort <command> [--options]` the README shows, in code spans and blocks. */
 function documentedInvocations(text: string): Array<{ command: string; options: string[] }> {
-  const code = [...text.matchAll(/```[a-z]*\n([\s\S]*?)```/g)].map((m) => m[1]!).concat([...text.matchAll(/`([^`\n]+)`/g)].map((m) => m[1]!));
+  const code = [...text.matchAll(/```[a-z]*\n([\s\S]*?)```/g)]
+    .map((m) => m[1]!)
+    .concat([...text.matchAll(/`([^`\n]+)`/g)].map((m) => m[1]!));
   const found: Array<{ command: string; options: string[] }> = [];
   for (const snippet of code) {
     for (const match of snippet.matchAll(/\bconsort ([a-z][a-z-]*)((?: +(?:--?[a-z][a-z-]*|[^\s#-][^\s#]*))*)/g)) {
-      found.push({ command: match[1]!, options: [...(match[2] ?? "").matchAll(/(?:^|\s)(--?[a-z][a-z-]*)/g)].map((o) => o[1]!) });
+      found.push({
+        command: match[1]!,
+        options: [...(match[2] ?? "").matchAll(/(?:^|\s)(--?[a-z][a-z-]*)/g)].map((o) => o[1]!),
+      });
     }
   }
   return found;
@@ -41,36 +46,59 @@ describe("README.md", () => {
 
   test("the reference lists every setting of the schema, explained", () => {
     const reference = configReference();
-    for (const key of ["database.provider", "database.postgres.urlEnv", "database.lakebase.host", "commands.migrate", "commands.test", "junit", "paths.tests", "approvers.users", "granularity", "repairBound", "cycle.timeoutMinutes"]) {
+    for (const key of [
+      "database.provider",
+      "database.postgres.urlEnv",
+      "database.lakebase.host",
+      "commands.migrate",
+      "commands.test",
+      "junit",
+      "paths.tests",
+      "approvers.users",
+      "granularity",
+      "repairBound",
+      "cycle.timeoutMinutes",
+    ]) {
       expect(reference).toContain(`| \`${key}\` |`);
     }
     expect(reference).toContain("| `roles.<key>` |");
     // Explanations come from the doc comments in the schema's source.
     expect(fieldComments().get("cycle.timeoutMinutes")).toMatch(/has not reported/);
-    for (const row of reference.split("\n").filter((line) => line.startsWith("| `"))) expect(row, row).not.toMatch(/\|\s*\|$/);
+    for (const row of reference.split("\n").filter((line) => line.startsWith("| `")))
+      expect(row, row).not.toMatch(/\|\s*\|$/);
   });
 
   test("every consort command and option it shows exists in the CLI", () => {
     const program = buildProgram();
     const invocations = documentedInvocations(readme);
-    expect(invocations.map((i) => i.command)).toEqual(expect.arrayContaining(["init", "protect", "cycle", "db", "state", "mcp", "tools"]));
+    expect(invocations.map((i) => i.command)).toEqual(
+      expect.arrayContaining(["init", "protect", "cycle", "db", "state", "mcp", "tools"]),
+    );
     for (const { command, options } of invocations) {
       const sub = program.commands.find((c) => c.name() === command);
       expect(sub, `README shows \`consort ${command}\`, which the CLI does not have`).toBeDefined();
-      for (const option of options) expect(optionsOf(sub!), `README shows \`consort ${command} ${option}\``).toContain(option);
+      for (const option of options)
+        expect(optionsOf(sub!), `README shows \`consort ${command} ${option}\``).toContain(option);
     }
   });
 
   test("the CLI it points to answers `node bin/consort.js --help`", () => {
-    const help = execFileSync(process.execPath, [join(ROOT, "bin/consort.js"), "--help"], { cwd: ROOT, encoding: "utf8" });
-    for (const command of ["init", "protect", "cycle", "db", "state", "mcp", "tools"]) expect(help).toMatch(new RegExp(`\\n  ${command}\\b`));
+    const help = execFileSync(process.execPath, [join(ROOT, "bin/consort.js"), "--help"], {
+      cwd: ROOT,
+      encoding: "utf8",
+    });
+    for (const command of ["init", "protect", "cycle", "db", "state", "mcp", "tools"])
+      expect(help).toMatch(new RegExp(`\\n  ${command}\\b`));
   });
 
   test("every npm script it names exists, and the two commands are the ones package.json runs", () => {
-    const scripts = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts;
+    const scripts = (
+      JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }
+    ).scripts;
     // The generated reference quotes users' own commands (`npm run migrate`): only the prose counts here.
     const prose = readme.slice(0, readme.indexOf(BEGIN)) + readme.slice(readme.indexOf(END));
-    for (const [, name] of prose.matchAll(/npm run ([a-z:]+)/g)) expect(Object.keys(scripts), `README names npm run ${name}`).toContain(name);
+    for (const [, name] of prose.matchAll(/npm run ([a-z:]+)/g))
+      expect(Object.keys(scripts), `README names npm run ${name}`).toContain(name);
     expect(readme).toContain("npm ci && npm start");
     expect(readme).toContain("npm ci && npm test");
     expect(scripts.start).toBe("tsx src/main.ts");

@@ -59,14 +59,22 @@ function standing(snapshot: TrackSnapshot) {
   return {
     stage,
     head: context.head,
-    gates: Object.fromEntries(Object.entries(context.gates).map(([name, gate]) => [name, { status: gate.status, approvedHash: gate.approvedHash }])),
+    gates: Object.fromEntries(
+      Object.entries(context.gates).map(([name, gate]) => [
+        name,
+        { status: gate.status, approvedHash: gate.approvedHash },
+      ]),
+    ),
     frozen: Object.fromEntries(Object.entries(context.frozenTests).map(([id, f]) => [id, f.hash])),
     pendingDispatch: context.pendingDispatch?.dispatchId ?? null,
   };
 }
 
 function comment(): string {
-  return s.world.appComments(s.pull!.number).map((c) => c.body).join("\n");
+  return s.world
+    .appComments(s.pull!.number)
+    .map((c) => c.body)
+    .join("\n");
 }
 
 /** A refused push: the discipline check on the pushed commit fails, the track stands, the comment says how to go on. */
@@ -74,7 +82,9 @@ async function expectPushRefused(before: TrackSnapshot, pushed: string, reason: 
   expect(standing(s.snapshot())).toEqual(standing(before));
   const discipline = s.world.check(pushed, "consort/discipline");
   expect(discipline.conclusion).toBe("failure");
-  expect(`${discipline.output.title}\n${discipline.output.summary}\n${discipline.output.text ?? ""}\n${comment()}`).toMatch(reason);
+  expect(
+    `${discipline.output.title}\n${discipline.output.summary}\n${discipline.output.text ?? ""}\n${comment()}`,
+  ).toMatch(reason);
   // What to do: go back to the last accepted commit and push the step again.
   expect(comment()).toContain(`reset the branch to ${before.context.head.slice(0, 7)}`);
   expect(s.world.mock.violations).toEqual([]);
@@ -92,7 +102,10 @@ describe("refused pushes on the track", () => {
   test("code committed as navigator", async () => {
     s.restore(at.red);
     const before = s.snapshot();
-    const sha = await s.step("navigator", { [F.INDEX_TEST_FILE]: F.RED_T1, "src/routes/index.ts": F.GREEN_T2["src/routes/index.ts"]! });
+    const sha = await s.step("navigator", {
+      [F.INDEX_TEST_FILE]: F.RED_T1,
+      "src/routes/index.ts": F.GREEN_T2["src/routes/index.ts"]!,
+    });
     await expectPushRefused(before, sha, /src\/routes\/index\.ts/);
   });
 
@@ -107,7 +120,10 @@ describe("refused pushes on the track", () => {
     s.restore(at.red);
     const before = s.snapshot();
     const workflow = s.repo.fileAt("main", ".github/workflows/consort-cycle.yml")!.toString("utf8");
-    const sha = await s.step("navigator", { [F.INDEX_TEST_FILE]: F.RED_T1, ".github/workflows/consort-cycle.yml": `${workflow}\n# skip the tests\n` });
+    const sha = await s.step("navigator", {
+      [F.INDEX_TEST_FILE]: F.RED_T1,
+      ".github/workflows/consort-cycle.yml": `${workflow}\n# skip the tests\n`,
+    });
     await expectPushRefused(before, sha, /\.github\/workflows\/consort-cycle\.yml/);
   });
 
@@ -115,14 +131,19 @@ describe("refused pushes on the track", () => {
     s.restore(at.red);
     const before = s.snapshot();
     const config = s.repo.fileAt("main", ".github/consort.yml")!.toString("utf8");
-    const sha = await s.step("navigator", { [F.INDEX_TEST_FILE]: F.RED_T1, ".github/consort.yml": `${config}repairBound: 10\n` });
+    const sha = await s.step("navigator", {
+      [F.INDEX_TEST_FILE]: F.RED_T1,
+      ".github/consort.yml": `${config}repairBound: 10\n`,
+    });
     await expectPushRefused(before, sha, /\.github\/consort\.yml/);
   });
 
   test("a design artifact changed after its gate withdraws the design gate", async () => {
     s.restore(at.red);
     const before = s.snapshot();
-    const sha = await s.step("architect", { ".consort/architecture.json": F.ARCHITECTURE.replace("Migration 0002 adds", "Maybe add") });
+    const sha = await s.step("architect", {
+      ".consort/architecture.json": F.ARCHITECTURE.replace("Migration 0002 adds", "Maybe add"),
+    });
     const after = s.snapshot();
     // The track goes back to wait for the design gate, which must be approved again.
     expect(after.stage).toBe("design-gate");
@@ -137,14 +158,20 @@ describe("refused pushes on the track", () => {
   test("a test committed as driver", async () => {
     s.restore(at.green);
     const before = s.snapshot();
-    const sha = await s.step("driver", { ...F.GREEN_T1, "test/extra.test.ts": 'import { test } from "vitest";\ntest("extra", () => {});\n' });
+    const sha = await s.step("driver", {
+      ...F.GREEN_T1,
+      "test/extra.test.ts": 'import { test } from "vitest";\ntest("extra", () => {});\n',
+    });
     await expectPushRefused(before, sha, /test\/extra\.test\.ts/);
   });
 
   test("a frozen test edited", async () => {
     s.restore(at.green);
     const before = s.snapshot();
-    const sha = await s.step("driver", { ...F.GREEN_T1, [F.INDEX_TEST_FILE]: F.RED_T1.replace("toHaveLength(1)", "toHaveLength(0)") });
+    const sha = await s.step("driver", {
+      ...F.GREEN_T1,
+      [F.INDEX_TEST_FILE]: F.RED_T1.replace("toHaveLength(1)", "toHaveLength(0)"),
+    });
     await expectPushRefused(before, sha, /frozen/i);
   });
 
@@ -158,21 +185,30 @@ describe("refused pushes on the track", () => {
   test("an earlier test's lines changed in a later RED step", async () => {
     s.restore(at.secondRed);
     const before = s.snapshot();
-    const sha = await s.step("navigator", { [F.TEST_FILE]: F.RED_T2, [F.INDEX_TEST_FILE]: F.RED_T1.replace("toHaveLength(1)", "toBeDefined()") });
+    const sha = await s.step("navigator", {
+      [F.TEST_FILE]: F.RED_T2,
+      [F.INDEX_TEST_FILE]: F.RED_T1.replace("toHaveLength(1)", "toBeDefined()"),
+    });
     await expectPushRefused(before, sha, /frozen/i);
   });
 
   test(".skip added to a frozen test", async () => {
     s.restore(at.secondRed);
     const before = s.snapshot();
-    const sha = await s.step("navigator", { [F.TEST_FILE]: F.RED_T2, [F.INDEX_TEST_FILE]: F.RED_T1.replace('\ntest("', '\ntest.skip("') });
+    const sha = await s.step("navigator", {
+      [F.TEST_FILE]: F.RED_T2,
+      [F.INDEX_TEST_FILE]: F.RED_T1.replace('\ntest("', '\ntest.skip("'),
+    });
     await expectPushRefused(before, sha, /frozen/i);
   });
 
   test(".only added to a frozen test", async () => {
     s.restore(at.secondRed);
     const before = s.snapshot();
-    const sha = await s.step("navigator", { [F.TEST_FILE]: F.RED_T2, [F.INDEX_TEST_FILE]: F.RED_T1.replace('\ntest("', '\ntest.only("') });
+    const sha = await s.step("navigator", {
+      [F.TEST_FILE]: F.RED_T2,
+      [F.INDEX_TEST_FILE]: F.RED_T1.replace('\ntest("', '\ntest.only("'),
+    });
     await expectPushRefused(before, sha, /frozen/i);
   });
 });
@@ -225,8 +261,24 @@ describe("cycle results that are not trusted", () => {
   test("a cycle result from a run the app did not dispatch is ignored", async () => {
     s.restore(at.greenVerify);
     const before = s.snapshot();
-    const forged = { ...redResult, step: "green", commit: s.head(), request: { ...redResult.request, step: "green", commit: s.head() }, verdict: "verified", reasons: [] };
-    const run = s.world.addRun({ id: 4242, path: ".github/workflows/consort-cycle.yml", event: "workflow_dispatch", head_branch: "main", head_sha: s.repo.branchHead("main")! }, { "cycle-result.json": forged });
+    const forged = {
+      ...redResult,
+      step: "green",
+      commit: s.head(),
+      request: { ...redResult.request, step: "green", commit: s.head() },
+      verdict: "verified",
+      reasons: [],
+    };
+    const run = s.world.addRun(
+      {
+        id: 4242,
+        path: ".github/workflows/consort-cycle.yml",
+        event: "workflow_dispatch",
+        head_branch: "main",
+        head_sha: s.repo.branchHead("main")!,
+      },
+      { "cycle-result.json": forged },
+    );
     await s.deliverRun(run);
     expect(standing(s.snapshot())).toEqual(standing(before));
     expect(s.world.check(s.head(), "consort/build").conclusion).not.toBe("success");
@@ -252,7 +304,9 @@ describe("cycle results that are not trusted", () => {
     await s.review(OUTSIDER, "COMMENTED");
     const build = s.world.check(s.head(), "consort/build");
     expect(build.conclusion).toBe("failure");
-    expect(`${build.output.summary}\n${build.output.text ?? ""}`).toMatch(/has not reported a result within \d+ minutes/);
+    expect(`${build.output.summary}\n${build.output.text ?? ""}`).toMatch(
+      /has not reported a result within \d+ minutes/,
+    );
     expect(build.actions.map((a) => a.label)).toContainEqual(expect.stringMatching(/re-?run/i));
   });
 });
@@ -292,13 +346,25 @@ describe("deliveries", () => {
     const text = s.world.stateFileText(s.trackId)!;
     const edited = text.replace(/"stage": ?"red"/, '"stage": "deploy-gate"');
     expect(edited).not.toBe(text);
-    s.repo.commitOn("consort/state", { name: "Someone", email: `${OUTSIDER}@users.noreply.github.com`, login: OUTSIDER }, "skip ahead", { [path]: edited });
+    s.repo.commitOn(
+      "consort/state",
+      { name: "Someone", email: `${OUTSIDER}@users.noreply.github.com`, login: OUTSIDER },
+      "skip ahead",
+      { [path]: edited },
+    );
     const tampered = s.world.stateHead();
     const sha = await s.step("navigator", { [F.INDEX_TEST_FILE]: F.RED_T1 });
     expect(s.world.stateHead()).toBe(tampered);
     expect(s.world.dispatches).toHaveLength(at.red.world.dispatches.length);
     const checks = s.world.checksOn(sha);
-    for (const name of ["consort/design", "consort/test-list", "consort/build", "consort/deploy", "consort/promote", "consort/discipline"]) {
+    for (const name of [
+      "consort/design",
+      "consort/test-list",
+      "consort/build",
+      "consort/deploy",
+      "consort/promote",
+      "consort/discipline",
+    ]) {
       expect(checks.get(name)?.conclusion, name).toBe("failure");
     }
     const discipline = checks.get("consort/discipline")!;

@@ -26,7 +26,10 @@ afterEach(async () => {
 });
 
 async function postgresProvider(root: string): Promise<BranchProvider> {
-  const provider = await createProvider({ provider: "postgres", local: {}, postgres: { urlEnv: "CONSORT_PENDING_PG_URL", rootDatabase: root } }, { env: { CONSORT_PENDING_PG_URL: postgresUrl() } });
+  const provider = await createProvider(
+    { provider: "postgres", local: {}, postgres: { urlEnv: "CONSORT_PENDING_PG_URL", rootDatabase: root } },
+    { env: { CONSORT_PENDING_PG_URL: postgresUrl() } },
+  );
   cleanups.push(() => provider.close());
   return provider;
 }
@@ -59,7 +62,10 @@ test("a refactor is verified on a repository whose default branch already has te
     track: "track-refactor",
     step: "refactor",
     commit,
-    tests: { inTurn: [{ id: "T8", file: own, title: "a location with no stock returns an empty list with success" }], earlierGreen: [] },
+    tests: {
+      inTurn: [{ id: "T8", file: own, title: "a location with no stock returns an empty list with success" }],
+      earlierGreen: [],
+    },
     frozenTestFiles: [{ path: own, sha256: hashFrozenText(text), text }],
     database: { branch: "track-refactor" },
   });

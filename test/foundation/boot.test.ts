@@ -46,7 +46,13 @@ describe("booting the app", () => {
     const dataDir = join(parent, "postgres");
     const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
       cwd: root,
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/root", PORT: port, NODE_ENV: "development", CONSORT_DATA_DIR: dataDir },
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: process.env.HOME ?? "/root",
+        PORT: port,
+        NODE_ENV: "development",
+        CONSORT_DATA_DIR: dataDir,
+      },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let output = "";
@@ -56,7 +62,10 @@ describe("booting the app", () => {
       let page = "";
       for (let attempt = 0; attempt < 150 && !page; attempt++) {
         await new Promise((r) => setTimeout(r, 200));
-        page = await fetch(`http://127.0.0.1:${port}/probot`).then((r) => (r.ok ? r.text() : ""), () => "");
+        page = await fetch(`http://127.0.0.1:${port}/probot`).then(
+          (r) => (r.ok ? r.text() : ""),
+          () => "",
+        );
       }
       expect(page).toContain("Register GitHub App");
       for (let attempt = 0; attempt < 300 && !/embedded Postgres (ready|could not start)/.test(output); attempt++) {
@@ -86,7 +95,13 @@ describe("the environment schema", () => {
 
   it("treats empty values as missing and refuses a short state key", () => {
     const attempt = () =>
-      loadEnv({ NODE_ENV: "production", APP_ID: " ", PRIVATE_KEY: "pem", WEBHOOK_SECRET: "s", CONSORT_STATE_KEY: "short" });
+      loadEnv({
+        NODE_ENV: "production",
+        APP_ID: " ",
+        PRIVATE_KEY: "pem",
+        WEBHOOK_SECRET: "s",
+        CONSORT_STATE_KEY: "short",
+      });
     expect(attempt).toThrow(EnvError);
     expect(attempt).toThrow(/APP_ID is missing[\s\S]*CONSORT_STATE_KEY is too short/);
   });

@@ -26,8 +26,22 @@ function runFixture(outcome: "pass" | "fail") {
   );
   const run = spawnSync(
     process.execPath,
-    [join(root, "node_modules/vitest/vitest.mjs"), "run", "--root", root, "--config", config, "--reporter=json", `--outputFile=${report}`],
-    { cwd: root, env: { ...process.env, CONSORT_FIXTURE_OUTCOME: outcome, CI: "true" }, encoding: "utf8", timeout: 120_000 },
+    [
+      join(root, "node_modules/vitest/vitest.mjs"),
+      "run",
+      "--root",
+      root,
+      "--config",
+      config,
+      "--reporter=json",
+      `--outputFile=${report}`,
+    ],
+    {
+      cwd: root,
+      env: { ...process.env, CONSORT_FIXTURE_OUTCOME: outcome, CI: "true" },
+      encoding: "utf8",
+      timeout: 120_000,
+    },
   );
   const summary = JSON.parse(readFileSync(report, "utf8")) as { numPassedTests: number; numFailedTests: number };
   return { status: run.status, summary };

@@ -55,7 +55,11 @@ describe("the GitHub mock checks requests against GitHub's REST description", ()
 
   it("catches a request missing a required body field", async () => {
     github = new GitHubMock().on("POST", "/repos/acme/shop/check-runs", [201, { id: 7 }]);
-    await octokit().request("POST /repos/{owner}/{repo}/check-runs", { owner: "acme", repo: "shop", name: "x" } as never);
+    await octokit().request("POST /repos/{owner}/{repo}/check-runs", {
+      owner: "acme",
+      repo: "shop",
+      name: "x",
+    } as never);
     expect(() => github.verify()).toThrow(/must have required property 'head_sha'/);
   });
 
@@ -69,7 +73,9 @@ describe("the GitHub mock checks requests against GitHub's REST description", ()
   it("catches a request no mock answers, and a mock never called", async () => {
     github = new GitHubMock().on("GET", "/repos/acme/shop", [200, {}]);
     await expect(octokit().rest.pulls.get({ owner: "acme", repo: "shop", pull_number: 1 })).rejects.toThrow();
-    expect(() => github.verify()).toThrow(/GET \/repos\/acme\/shop\/pulls\/1: no mock answers[\s\S]*GET \/repos\/acme\/shop: expected 1 call\(s\), got 0/);
+    expect(() => github.verify()).toThrow(
+      /GET \/repos\/acme\/shop\/pulls\/1: no mock answers[\s\S]*GET \/repos\/acme\/shop: expected 1 call\(s\), got 0/,
+    );
   });
 
   it("checks path and query parameter types", () => {
@@ -82,7 +88,10 @@ describe("the GitHub mock checks requests against GitHub's REST description", ()
     expect(checkRequest("GET", "/repos/acme/shop/pulls?colour=red", undefined).violations).toEqual([
       expect.stringMatching(/query parameter colour is not documented/),
     ]);
-    expect(checkRequest("PATCH", "/repos/acme/shop/git/refs/heads%2Fconsort%2Fstate", { sha: "b".repeat(40), force: false }).violations).toEqual([]);
+    expect(
+      checkRequest("PATCH", "/repos/acme/shop/git/refs/heads%2Fconsort%2Fstate", { sha: "b".repeat(40), force: false })
+        .violations,
+    ).toEqual([]);
   });
 
   it("refuses a success status GitHub does not document for the endpoint", () => {

@@ -4,7 +4,15 @@ import { TEST_APP_ID } from "../helpers/github.js";
 import type { TrackSim } from "../orchestrator/helpers/track.js";
 import { createHarness, mockInstallationToken, type Harness } from "./harness.js";
 import { FakeStateBranch, inRepo, INSTALLATION_ID } from "./fake-repo.js";
-import { createdChecks, expectChecks, expectDefaultConfig, expectStickyComment, newBranch, simulatedTrack, stateOf } from "./scenario.js";
+import {
+  createdChecks,
+  expectChecks,
+  expectDefaultConfig,
+  expectStickyComment,
+  newBranch,
+  simulatedTrack,
+  stateOf,
+} from "./scenario.js";
 
 let h: Harness;
 let state: FakeStateBranch;
@@ -15,7 +23,14 @@ let sim: TrackSim;
 function afterErroredRed(): TrackSim {
   const track = simulatedTrack(branch).throughDesign();
   const unit = track.context.units[track.context.unitIndex]!;
-  track.expectAccepted(track.push({ role: "navigator", files: Object.fromEntries(unit.tests.map((t) => [t.file, `it(${JSON.stringify(t.title)}, () => expect(1).toBe(2));\n`])) }));
+  track.expectAccepted(
+    track.push({
+      role: "navigator",
+      files: Object.fromEntries(
+        unit.tests.map((t) => [t.file, `it(${JSON.stringify(t.title)}, () => expect(1).toBe(2));\n`]),
+      ),
+    }),
+  );
   track.report("error", ["run 987 uploaded no result"]);
   return track;
 }
@@ -29,26 +44,49 @@ beforeEach(() => {
 });
 afterEach(() => h.github.dispose());
 
-function click(identifier: string, sender: string, action: "requested_action" | "rerequested" = "requested_action", appId = TEST_APP_ID) {
+function click(
+  identifier: string,
+  sender: string,
+  action: "requested_action" | "rerequested" = "requested_action",
+  appId = TEST_APP_ID,
+) {
   const example = webhookPayload("check_run", action);
   return inRepo({
     ...example,
     action,
     sender: { ...example.sender, login: sender },
-    check_run: { ...example.check_run, name: "consort/build", head_sha: sim.context.head, app: { ...example.check_run.app, id: appId }, check_suite: { ...example.check_run.check_suite, head_branch: branch } },
+    check_run: {
+      ...example.check_run,
+      name: "consort/build",
+      head_sha: sim.context.head,
+      app: { ...example.check_run.app, id: appId },
+      check_suite: { ...example.check_run.check_suite, head_branch: branch },
+    },
     ...(action === "requested_action" ? { requested_action: { identifier } } : {}),
   });
 }
 
 const permission = (user: string, level: string, times = 1) =>
-  h.github.on("GET", `/repos/acme/shop/collaborators/${user}/permission`, [200, { permission: level, role_name: level, user: { login: user } }], times);
+  h.github.on(
+    "GET",
+    `/repos/acme/shop/collaborators/${user}/permission`,
+    [200, { permission: level, role_name: level, user: { login: user } }],
+    times,
+  );
 
 describe("check_run buttons", () => {
   it("Re-run cycle by a writer dispatches the cycle again at the default branch and records the new run id", async () => {
     mockInstallationToken(h.github, INSTALLATION_ID);
     permission("lead-human", "write");
     expectDefaultConfig(h.github);
-    h.github.on("POST", "/repos/acme/shop/actions/workflows/consort-cycle.yml/dispatches", [200, { workflow_run_id: 4242, run_url: "https://api.github.com/repos/acme/shop/actions/runs/4242", html_url: "https://github.com/acme/shop/actions/runs/4242" }]);
+    h.github.on("POST", "/repos/acme/shop/actions/workflows/consort-cycle.yml/dispatches", [
+      200,
+      {
+        workflow_run_id: 4242,
+        run_url: "https://api.github.com/repos/acme/shop/actions/runs/4242",
+        html_url: "https://github.com/acme/shop/actions/runs/4242",
+      },
+    ]);
     expectChecks(h.github, sim.context.head);
     expectStickyComment(h.github, branch, sim.context.head);
 
@@ -56,9 +94,11 @@ describe("check_run buttons", () => {
     h.github.verify();
 
     const after = state.state(branch)!;
-    const pending = (after.snapshot as { context: { pendingDispatch: { dispatchId: string } } }).context.pendingDispatch;
+    const pending = (after.snapshot as { context: { pendingDispatch: { dispatchId: string } } }).context
+      .pendingDispatch;
     const unit = sim.context.units[0]!;
-    const dispatch = h.github.calls("POST", "/repos/acme/shop/actions/workflows/consort-cycle.yml/dispatches")[0]!.body as { ref: string; inputs: { request: string }; return_run_details: boolean };
+    const dispatch = h.github.calls("POST", "/repos/acme/shop/actions/workflows/consort-cycle.yml/dispatches")[0]!
+      .body as { ref: string; inputs: { request: string }; return_run_details: boolean };
     expect(dispatch.ref).toBe("main");
     expect(dispatch.return_run_details).toBe(true);
     expect(Object.keys(dispatch.inputs)).toEqual(["request"]);
@@ -81,7 +121,10 @@ describe("check_run buttons", () => {
     mockInstallationToken(h.github, INSTALLATION_ID);
     permission("lead-human", "write");
     expectDefaultConfig(h.github);
-    h.github.on("POST", "/repos/acme/shop/actions/workflows/consort-cycle.yml/dispatches", [422, { message: "Workflow does not have 'workflow_dispatch' trigger" }]);
+    h.github.on("POST", "/repos/acme/shop/actions/workflows/consort-cycle.yml/dispatches", [
+      422,
+      { message: "Workflow does not have 'workflow_dispatch' trigger" },
+    ]);
     expectChecks(h.github, sim.context.head);
     expectStickyComment(h.github, branch, sim.context.head);
 
@@ -89,7 +132,12 @@ describe("check_run buttons", () => {
     h.github.verify();
 
     const build = createdChecks(h.github)["consort/build"]!;
-    expect(build).toMatchObject({ status: "completed", conclusion: "failure", output: { title: "Workflow dispatch failed" }, actions: [{ identifier: "rerun-cycle" }] });
+    expect(build).toMatchObject({
+      status: "completed",
+      conclusion: "failure",
+      output: { title: "Workflow dispatch failed" },
+      actions: [{ identifier: "rerun-cycle" }],
+    });
     expect(build.output.summary).toMatch(/The red workflow \(.+\) was not dispatched: .*workflow_dispatch/);
     expect(build.output.summary).toContain("presses Re-run cycle on consort/build");
     const problems = (state.state(branch)!.snapshot as { context: { lastProblem: string[] } }).context.lastProblem;
@@ -134,8 +182,13 @@ describe("check_run buttons", () => {
     h.github.verify();
 
     const after = state.state(branch)!;
-    expect(after.reseals).toEqual([{ actor: "owner-admin", at: expect.any(String), reason: "re-sealed from the consort/build check" }]);
-    expect(createdChecks(h.github)["consort/build"]).toMatchObject({ conclusion: "failure", actions: [{ identifier: "rerun-cycle" }] });
+    expect(after.reseals).toEqual([
+      { actor: "owner-admin", at: expect.any(String), reason: "re-sealed from the consort/build check" },
+    ]);
+    expect(createdChecks(h.github)["consort/build"]).toMatchObject({
+      conclusion: "failure",
+      actions: [{ identifier: "rerun-cycle" }],
+    });
   });
 
   it("Re-seal by a writer who is not an admin is refused and the file stays tampered", async () => {

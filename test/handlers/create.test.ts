@@ -33,26 +33,60 @@ describe("create", () => {
   it("starts a track: forks its database branch from trunk's, writes the signed initial state, creates the seven checks", async () => {
     mockInstallationToken(h.github, INSTALLATION_ID);
     h.github
-      .on("GET", `/repos/acme/shop/git/ref/heads%2F${branch}`, [200, { ref: `refs/heads/${branch}`, node_id: "R", url: "", object: { type: "commit", sha: HEAD, url: "" } }])
+      .on("GET", `/repos/acme/shop/git/ref/heads%2F${branch}`, [
+        200,
+        { ref: `refs/heads/${branch}`, node_id: "R", url: "", object: { type: "commit", sha: HEAD, url: "" } },
+      ])
       .on("GET", "/repos/acme/shop/contents/.github%2Fconsort.yml", contentFile(".github/consort.yml", db.configYaml))
       .on("GET", `/repos/acme/shop/commits/${HEAD}/check-runs`, [200, { total_count: 0, check_runs: [] }])
-      .on("POST", "/repos/acme/shop/check-runs", (r) => [201, { id: 100 + h.github.calls("POST", "/repos/acme/shop/check-runs").length, name: (r.body as { name: string }).name }], 7)
+      .on(
+        "POST",
+        "/repos/acme/shop/check-runs",
+        (r) => [
+          201,
+          {
+            id: 100 + h.github.calls("POST", "/repos/acme/shop/check-runs").length,
+            name: (r.body as { name: string }).name,
+          },
+        ],
+        7,
+      )
       .on("GET", "/repos/acme/shop/pulls", [200, []]);
 
     await h.receive("create", createPayload(branch));
     h.github.verify();
 
     // The configuration came from the default branch, never from the new branch.
-    expect(h.github.calls("GET", "/repos/acme/shop/contents/.github%2Fconsort.yml")[0]!.query).toEqual({ ref: DEFAULT_BRANCH });
+    expect(h.github.calls("GET", "/repos/acme/shop/contents/.github%2Fconsort.yml")[0]!.query).toEqual({
+      ref: DEFAULT_BRANCH,
+    });
     // The database branch is real, forked from the root (trunk's pair).
     expect(await db.branchExists(branch)).toBe(true);
     const written = state.state(branch)!;
-    expect(written).toMatchObject({ trackId: branch, repository: "acme/shop", branch, approvals: [], cycles: [], updatedAt: NOW.toISOString() });
-    expect(written.snapshot).toMatchObject({ stage: "stories", context: { head: HEAD, databaseBranch: branch, parentDatabaseBranch: db.root } });
+    expect(written).toMatchObject({
+      trackId: branch,
+      repository: "acme/shop",
+      branch,
+      approvals: [],
+      cycles: [],
+      updatedAt: NOW.toISOString(),
+    });
+    expect(written.snapshot).toMatchObject({
+      stage: "stories",
+      context: { head: HEAD, databaseBranch: branch, parentDatabaseBranch: db.root },
+    });
     expect(written.processedDeliveries).toHaveLength(1);
 
     const checks = h.github.calls("POST", "/repos/acme/shop/check-runs").map((c) => c.body as Record<string, unknown>);
-    expect(checks.map((c) => c.name)).toEqual(["consort/design", "consort/test-list", "consort/build", "consort/deploy", "consort/promote", "consort/discipline", "consort/schema"]);
+    expect(checks.map((c) => c.name)).toEqual([
+      "consort/design",
+      "consort/test-list",
+      "consort/build",
+      "consort/deploy",
+      "consort/promote",
+      "consort/discipline",
+      "consort/schema",
+    ]);
     const design = checks[0]!;
     expect(design).toEqual({
       name: "consort/design",
@@ -68,8 +102,18 @@ describe("create", () => {
   it("a redelivered create changes nothing", async () => {
     mockInstallationToken(h.github, INSTALLATION_ID);
     h.github
-      .on("GET", `/repos/acme/shop/git/ref/heads%2F${branch}`, [200, { ref: `refs/heads/${branch}`, node_id: "R", url: "", object: { type: "commit", sha: HEAD, url: "" } }], 2)
-      .on("GET", "/repos/acme/shop/contents/.github%2Fconsort.yml", contentFile(".github/consort.yml", db.configYaml), 2)
+      .on(
+        "GET",
+        `/repos/acme/shop/git/ref/heads%2F${branch}`,
+        [200, { ref: `refs/heads/${branch}`, node_id: "R", url: "", object: { type: "commit", sha: HEAD, url: "" } }],
+        2,
+      )
+      .on(
+        "GET",
+        "/repos/acme/shop/contents/.github%2Fconsort.yml",
+        contentFile(".github/consort.yml", db.configYaml),
+        2,
+      )
       .on("GET", `/repos/acme/shop/commits/${HEAD}/check-runs`, [200, { total_count: 0, check_runs: [] }])
       .on("POST", "/repos/acme/shop/check-runs", [201, { id: 1 }], 7)
       .on("GET", "/repos/acme/shop/pulls", [200, []]);
@@ -84,13 +128,22 @@ describe("create", () => {
   it("an invalid configuration fails every check naming the problem and starts nothing", async () => {
     mockInstallationToken(h.github, INSTALLATION_ID);
     h.github
-      .on("GET", `/repos/acme/shop/git/ref/heads%2F${branch}`, [200, { ref: `refs/heads/${branch}`, node_id: "R", url: "", object: { type: "commit", sha: HEAD, url: "" } }])
-      .on("GET", "/repos/acme/shop/contents/.github%2Fconsort.yml", contentFile(".github/consort.yml", "repairBound: 99\n"))
+      .on("GET", `/repos/acme/shop/git/ref/heads%2F${branch}`, [
+        200,
+        { ref: `refs/heads/${branch}`, node_id: "R", url: "", object: { type: "commit", sha: HEAD, url: "" } },
+      ])
+      .on(
+        "GET",
+        "/repos/acme/shop/contents/.github%2Fconsort.yml",
+        contentFile(".github/consort.yml", "repairBound: 99\n"),
+      )
       .on("GET", `/repos/acme/shop/commits/${HEAD}/check-runs`, [200, { total_count: 0, check_runs: [] }])
       .on("POST", "/repos/acme/shop/check-runs", [201, { id: 1 }], 7);
     await h.receive("create", createPayload(branch));
     h.github.verify();
-    const checks = h.github.calls("POST", "/repos/acme/shop/check-runs").map((c) => c.body as { conclusion: string; output: { title: string; summary: string } });
+    const checks = h.github
+      .calls("POST", "/repos/acme/shop/check-runs")
+      .map((c) => c.body as { conclusion: string; output: { title: string; summary: string } });
     for (const check of checks) {
       expect(check.conclusion).toBe("failure");
       expect(check.output.title).toBe("Invalid .github/consort.yml");
@@ -113,21 +166,46 @@ describe("create", () => {
     await adminSql(`CREATE DATABASE "${branch}"`);
     mockInstallationToken(h.github, INSTALLATION_ID);
     h.github
-      .on("GET", `/repos/acme/shop/git/ref/heads%2F${branch}`, [200, { ref: `refs/heads/${branch}`, node_id: "R", url: "", object: { type: "commit", sha: HEAD, url: "" } }])
-      .on("GET", "/repos/acme/shop/contents/.github%2Fconsort.yml", contentFile(".github/consort.yml", db.configYaml), 2)
+      .on("GET", `/repos/acme/shop/git/ref/heads%2F${branch}`, [
+        200,
+        { ref: `refs/heads/${branch}`, node_id: "R", url: "", object: { type: "commit", sha: HEAD, url: "" } },
+      ])
+      .on(
+        "GET",
+        "/repos/acme/shop/contents/.github%2Fconsort.yml",
+        contentFile(".github/consort.yml", db.configYaml),
+        2,
+      )
       .on("GET", `/repos/acme/shop/commits/${HEAD}/check-runs`, [200, { total_count: 0, check_runs: [] }], 2)
-      .on("POST", "/repos/acme/shop/check-runs", (r) => [201, { id: 100 + h.github.calls("POST", "/repos/acme/shop/check-runs").length, name: (r.body as { name: string }).name }], 14)
+      .on(
+        "POST",
+        "/repos/acme/shop/check-runs",
+        (r) => [
+          201,
+          {
+            id: 100 + h.github.calls("POST", "/repos/acme/shop/check-runs").length,
+            name: (r.body as { name: string }).name,
+          },
+        ],
+        14,
+      )
       .on("GET", "/repos/acme/shop/pulls", [200, []], 2);
 
     // The delivery fails (GitHub shows it), and the checks say what failed and what to do.
     await expect(h.receive("create", createPayload(branch))).rejects.toThrow(/forkDatabase/);
     const failed = postedChecks();
     const discipline = failed["consort/discipline"]!;
-    expect(discipline).toMatchObject({ status: "completed", conclusion: "failure", output: { title: "Database branch step failed" } });
+    expect(discipline).toMatchObject({
+      status: "completed",
+      conclusion: "failure",
+      output: { title: "Database branch step failed" },
+    });
     expect(discipline.output.summary).toContain(`Database branch \`${branch}\` was not created from \`${db.root}\``);
     expect(discipline.output.summary).toContain("is not a Consort branch");
     expect(discipline.output.summary).toContain("presses Retry");
-    expect(discipline.actions).toEqual([{ label: "Retry", description: "Redo the failed database branch step", identifier: "retry-database" }]);
+    expect(discipline.actions).toEqual([
+      { label: "Retry", description: "Redo the failed database branch step", identifier: "retry-database" },
+    ]);
     expect(failed["consort/schema"]).toMatchObject({ conclusion: "failure" });
     for (const check of Object.values(failed)) expect(["neutral", "skipped"]).not.toContain(check.conclusion);
     // The state does not pretend the branch exists: its problems name the failed fork.
@@ -163,12 +241,20 @@ async function adminSql(sql: string) {
 }
 
 /** The check runs last posted, by name. */
-function postedChecks(): Record<string, { status: string; conclusion?: string; output: { title: string; summary: string }; actions: unknown[] }> {
-  return Object.fromEntries(h.github.calls("POST", "/repos/acme/shop/check-runs").map((c) => [(c.body as { name: string }).name, c.body])) as never;
+function postedChecks(): Record<
+  string,
+  { status: string; conclusion?: string; output: { title: string; summary: string }; actions: unknown[] }
+> {
+  return Object.fromEntries(
+    h.github.calls("POST", "/repos/acme/shop/check-runs").map((c) => [(c.body as { name: string }).name, c.body]),
+  ) as never;
 }
 
 const permission = (user: string, level: string) =>
-  h.github.on("GET", `/repos/acme/shop/collaborators/${user}/permission`, [200, { permission: level, role_name: level, user: { login: user } }]);
+  h.github.on("GET", `/repos/acme/shop/collaborators/${user}/permission`, [
+    200,
+    { permission: level, role_name: level, user: { login: user } },
+  ]);
 
 /** A click on consort/discipline's Retry button. */
 function retryClick(sender: string) {
@@ -176,7 +262,13 @@ function retryClick(sender: string) {
   return inRepo({
     ...example,
     sender: { ...example.sender, login: sender },
-    check_run: { ...example.check_run, name: "consort/discipline", head_sha: HEAD, app: { ...example.check_run.app, id: TEST_APP_ID }, check_suite: { ...example.check_run.check_suite, head_branch: branch } },
+    check_run: {
+      ...example.check_run,
+      name: "consort/discipline",
+      head_sha: HEAD,
+      app: { ...example.check_run.app, id: TEST_APP_ID },
+      check_suite: { ...example.check_run.check_suite, head_branch: branch },
+    },
     requested_action: { identifier: "retry-database" },
   });
 }

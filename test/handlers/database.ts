@@ -33,7 +33,11 @@ export function testDatabase(): TestDatabase {
     configYaml: `database:\n  provider: postgres\n  postgres:\n    urlEnv: ${PG_URL_ENV}\n    rootDatabase: ${root}\n`,
     openProvider,
     async branchExists(name) {
-      const provider = await openProvider({ provider: "postgres", local: {}, postgres: { urlEnv: PG_URL_ENV, rootDatabase: root } });
+      const provider = await openProvider({
+        provider: "postgres",
+        local: {},
+        postgres: { urlEnv: PG_URL_ENV, rootDatabase: root },
+      });
       try {
         return (await provider.getBranch(name)) !== undefined;
       } finally {
@@ -45,7 +49,8 @@ export function testDatabase(): TestDatabase {
       await client.connect();
       try {
         for (const name of [...branches, root]) {
-          for (const db of [name, baseDatabaseName(name)]) await client.query(`DROP DATABASE IF EXISTS "${db}" WITH (FORCE)`);
+          for (const db of [name, baseDatabaseName(name)])
+            await client.query(`DROP DATABASE IF EXISTS "${db}" WITH (FORCE)`);
         }
       } finally {
         await client.end();

@@ -33,7 +33,12 @@ export class FakeStateBranch {
 
   constructor(private readonly github: GitHubMock) {
     const refPath = re("/git/ref(?:s)?/heads(?:%2F|/)consort(?:%2F|/)state");
-    github.on("GET", refPath, () => (this.head ? [200, refBody(this.head)] : [404, { message: "Not Found" }]), Infinity);
+    github.on(
+      "GET",
+      refPath,
+      () => (this.head ? [200, refBody(this.head)] : [404, { message: "Not Found" }]),
+      Infinity,
+    );
     github.on("GET", re("/git/commits/([0-9a-f]{40})"), (r) => this.getCommit(r), Infinity);
     github.on("GET", re("/contents/tracks(?:%2F|/)([^/?]+)"), (r) => this.getContent(r), Infinity);
     github.on("GET", re("/git/trees/([0-9a-f]{40})"), (r) => this.getTree(r), Infinity);
@@ -68,7 +73,9 @@ export class FakeStateBranch {
   /** A track's state at the head, verified with the test key (throws if it does not verify). */
   state(trackId: string): TrackState | undefined {
     const text = this.text(`tracks/${trackId}.json`);
-    return text === undefined ? undefined : unsealed(openStateFile(text, TEST_STATE_KEY, { trackId, path: `tracks/${trackId}.json` }));
+    return text === undefined
+      ? undefined
+      : unsealed(openStateFile(text, TEST_STATE_KEY, { trackId, path: `tracks/${trackId}.json` }));
   }
 
   private storeTree(files: Map<string, string>): string {
@@ -80,7 +87,9 @@ export class FakeStateBranch {
   private getCommit(r: RecordedRequest): Reply {
     const id = r.path.split("/").pop()!;
     const commit = this.commits.get(id);
-    return commit ? [200, { sha: id, tree: { sha: commit.tree }, parents: commit.parents.map((p) => ({ sha: p })) }] : [404, { message: "Not Found" }];
+    return commit
+      ? [200, { sha: id, tree: { sha: commit.tree }, parents: commit.parents.map((p) => ({ sha: p })) }]
+      : [404, { message: "Not Found" }];
   }
 
   private getContent(r: RecordedRequest): Reply {
@@ -90,7 +99,17 @@ export class FakeStateBranch {
     const files = commit ? this.trees.get(this.commits.get(commit)?.tree ?? "") : undefined;
     const text = files?.get(path);
     if (text === undefined) return [404, { message: "Not Found" }];
-    return [200, { type: "file", encoding: "base64", content: Buffer.from(text).toString("base64"), path, name: path.split("/").pop(), sha: sha(text) }];
+    return [
+      200,
+      {
+        type: "file",
+        encoding: "base64",
+        content: Buffer.from(text).toString("base64"),
+        path,
+        name: path.split("/").pop(),
+        sha: sha(text),
+      },
+    ];
   }
 
   private getTree(r: RecordedRequest): Reply {
@@ -99,15 +118,29 @@ export class FakeStateBranch {
     if (!files) {
       const dir = this.blobs.get(id);
       if (dir === undefined) return [404, { message: "Not Found" }];
-      const entries = (JSON.parse(dir) as string[]).map((name) => ({ path: name, type: "blob", sha: sha(name), mode: "100644" }));
+      const entries = (JSON.parse(dir) as string[]).map((name) => ({
+        path: name,
+        type: "blob",
+        sha: sha(name),
+        mode: "100644",
+      }));
       return [200, { sha: id, tree: entries, truncated: false }];
     }
     // A two-level listing, as the store reads it: the root holds `tracks/`, which holds the files.
     const names = [...files.keys()].filter((p) => p.startsWith("tracks/")).map((p) => p.slice("tracks/".length));
     const dirId = sha(`dir${JSON.stringify(names)}`);
     this.blobs.set(dirId, JSON.stringify(names));
-    const root = [...files.keys()].filter((p) => !p.includes("/")).map((p) => ({ path: p, type: "blob", sha: sha(p), mode: "100644" }));
-    return [200, { sha: id, tree: [...root, ...(names.length ? [{ path: "tracks", type: "tree", sha: dirId, mode: "040000" }] : [])], truncated: false }];
+    const root = [...files.keys()]
+      .filter((p) => !p.includes("/"))
+      .map((p) => ({ path: p, type: "blob", sha: sha(p), mode: "100644" }));
+    return [
+      200,
+      {
+        sha: id,
+        tree: [...root, ...(names.length ? [{ path: "tracks", type: "tree", sha: dirId, mode: "040000" }] : [])],
+        truncated: false,
+      },
+    ];
   }
 
   private createTree(r: RecordedRequest): Reply {
@@ -121,7 +154,10 @@ export class FakeStateBranch {
     const body = r.body as { tree: string; parents: string[]; message: string };
     const id = sha(`${body.tree}${body.parents.join()}${body.message}${Math.random()}`);
     this.commits.set(id, { tree: body.tree, parents: body.parents });
-    return [201, { sha: id, tree: { sha: body.tree }, parents: body.parents.map((p) => ({ sha: p })), message: body.message }];
+    return [
+      201,
+      { sha: id, tree: { sha: body.tree }, parents: body.parents.map((p) => ({ sha: p })), message: body.message },
+    ];
   }
 
   private updateRef(r: RecordedRequest): Reply {
@@ -160,12 +196,32 @@ export function inRepo<T extends Record<string, unknown>>(payload: T): T {
     ...payload,
     installation: { id: INSTALLATION_ID, node_id: "INST" },
     ...(repository
-      ? { repository: { ...repository, id: REPOSITORY_ID, name: REPO, full_name: FULL_NAME, owner: { ...(repository.owner as object), login: OWNER }, default_branch: DEFAULT_BRANCH } }
+      ? {
+          repository: {
+            ...repository,
+            id: REPOSITORY_ID,
+            name: REPO,
+            full_name: FULL_NAME,
+            owner: { ...(repository.owner as object), login: OWNER },
+            default_branch: DEFAULT_BRANCH,
+          },
+        }
       : {}),
   };
 }
 
 /** A contents-API answer for a file's text. */
 export function contentFile(path: string, text: string): Reply {
-  return [200, { type: "file", encoding: "base64", content: Buffer.from(text).toString("base64"), path, name: path.split("/").pop(), sha: sha(text), size: text.length }];
+  return [
+    200,
+    {
+      type: "file",
+      encoding: "base64",
+      content: Buffer.from(text).toString("base64"),
+      path,
+      name: path.split("/").pop(),
+      sha: sha(text),
+      size: text.length,
+    },
+  ];
 }

@@ -12,8 +12,25 @@ function expectStateBranchCreated(owner: string, repo: string) {
   h.github
     .on("GET", `/repos/${owner}/${repo}/git/ref/heads%2Fconsort%2Fstate`, [404, { message: "Not Found" }])
     .on("POST", `/repos/${owner}/${repo}/git/trees`, [201, { sha: TREE, url: "", tree: [], truncated: false }])
-    .on("POST", `/repos/${owner}/${repo}/git/commits`, [201, { sha: COMMIT, node_id: "C", url: "", html_url: "", author: { name: "a", email: "a", date: "" }, committer: { name: "a", email: "a", date: "" }, message: "", tree: { sha: TREE, url: "" }, parents: [], verification: { verified: true, reason: "valid", signature: null, payload: null, verified_at: null } }])
-    .on("POST", `/repos/${owner}/${repo}/git/refs`, [201, { ref: "refs/heads/consort/state", node_id: "R", url: "", object: { type: "commit", sha: COMMIT, url: "" } }]);
+    .on("POST", `/repos/${owner}/${repo}/git/commits`, [
+      201,
+      {
+        sha: COMMIT,
+        node_id: "C",
+        url: "",
+        html_url: "",
+        author: { name: "a", email: "a", date: "" },
+        committer: { name: "a", email: "a", date: "" },
+        message: "",
+        tree: { sha: TREE, url: "" },
+        parents: [],
+        verification: { verified: true, reason: "valid", signature: null, payload: null, verified_at: null },
+      },
+    ])
+    .on("POST", `/repos/${owner}/${repo}/git/refs`, [
+      201,
+      { ref: "refs/heads/consort/state", node_id: "R", url: "", object: { type: "commit", sha: COMMIT, url: "" } },
+    ]);
 }
 
 describe("installation", () => {
@@ -23,8 +40,14 @@ describe("installation", () => {
     expectStateBranchCreated("Codertocat", "Hello-World");
     await h.receive("installation", webhookPayload("installation", "created"));
     h.github.verify();
-    const [tree, commit, ref] = [h.github.calls("POST", /git\/trees$/)[0]!, h.github.calls("POST", /git\/commits$/)[0]!, h.github.calls("POST", /git\/refs$/)[0]!];
-    expect(tree.body).toEqual({ tree: [{ path: "README.md", mode: "100644", type: "blob", content: expect.stringContaining("# consort/state") }] });
+    const [tree, commit, ref] = [
+      h.github.calls("POST", /git\/trees$/)[0]!,
+      h.github.calls("POST", /git\/commits$/)[0]!,
+      h.github.calls("POST", /git\/refs$/)[0]!,
+    ];
+    expect(tree.body).toEqual({
+      tree: [{ path: "README.md", mode: "100644", type: "blob", content: expect.stringContaining("# consort/state") }],
+    });
     expect(commit.body).toEqual({ message: "consort: start the state branch", tree: TREE, parents: [] });
     expect(ref.body).toEqual({ ref: "refs/heads/consort/state", sha: COMMIT });
   });
@@ -32,7 +55,10 @@ describe("installation", () => {
   it("leaves an existing state branch alone", async () => {
     h = createHarness();
     mockInstallationToken(h.github, 957387);
-    h.github.on("GET", "/repos/Codertocat/Hello-World/git/ref/heads%2Fconsort%2Fstate", [200, { ref: "refs/heads/consort/state", node_id: "R", url: "", object: { type: "commit", sha: COMMIT, url: "" } }]);
+    h.github.on("GET", "/repos/Codertocat/Hello-World/git/ref/heads%2Fconsort%2Fstate", [
+      200,
+      { ref: "refs/heads/consort/state", node_id: "R", url: "", object: { type: "commit", sha: COMMIT, url: "" } },
+    ]);
     await h.receive("installation", webhookPayload("installation", "created"));
     h.github.verify();
   });
@@ -51,7 +77,21 @@ describe("installation", () => {
     h.github
       .on("GET", "/repos/Codertocat/Space/git/ref/heads%2Fconsort%2Fstate", [404, { message: "Not Found" }])
       .on("POST", "/repos/Codertocat/Space/git/trees", [201, { sha: TREE, url: "", tree: [], truncated: false }])
-      .on("POST", "/repos/Codertocat/Space/git/commits", [201, { sha: COMMIT, node_id: "C", url: "", html_url: "", author: { name: "a", email: "a", date: "" }, committer: { name: "a", email: "a", date: "" }, message: "", tree: { sha: TREE, url: "" }, parents: [], verification: { verified: true, reason: "valid", signature: null, payload: null, verified_at: null } }])
+      .on("POST", "/repos/Codertocat/Space/git/commits", [
+        201,
+        {
+          sha: COMMIT,
+          node_id: "C",
+          url: "",
+          html_url: "",
+          author: { name: "a", email: "a", date: "" },
+          committer: { name: "a", email: "a", date: "" },
+          message: "",
+          tree: { sha: TREE, url: "" },
+          parents: [],
+          verification: { verified: true, reason: "valid", signature: null, payload: null, verified_at: null },
+        },
+      ])
       .on("POST", "/repos/Codertocat/Space/git/refs", [422, { message: "Reference already exists" }]);
     await h.receive("installation_repositories", webhookPayload("installation_repositories", "added"));
     h.github.verify();

@@ -3,7 +3,15 @@ import { webhookPayload } from "../helpers/webhooks.js";
 import { TEST_APP_ID } from "../helpers/github.js";
 import { createHarness, mockInstallationToken, type Harness } from "./harness.js";
 import { FakeStateBranch, INSTALLATION_ID } from "./fake-repo.js";
-import { createdChecks, expectChecks, expectDefaultConfig, newBranch, pullRequestPayload, simulatedTrack, stateOf } from "./scenario.js";
+import {
+  createdChecks,
+  expectChecks,
+  expectDefaultConfig,
+  newBranch,
+  pullRequestPayload,
+  simulatedTrack,
+  stateOf,
+} from "./scenario.js";
 
 let h: Harness;
 let state: FakeStateBranch;
@@ -26,13 +34,26 @@ describe("pull_request opened", () => {
     expectDefaultConfig(h.github);
     expectChecks(h.github, head);
     h.github
-      .on("GET", "/repos/acme/shop/pulls", [200, [{ number: 7, base: { ref: "main" }, head: { ref: branch, sha: head } }]])
+      .on("GET", "/repos/acme/shop/pulls", [
+        200,
+        [{ number: 7, base: { ref: "main" }, head: { ref: branch, sha: head } }],
+      ])
       .on("GET", "/repos/acme/shop/issues/7/comments", [
         200,
         [
           // Someone pasted the marker: not ours, never edited.
-          { id: 70, body: `<!-- consort:sticky track=${branch} -->\nfake`, user: { login: "mallory" }, performed_via_github_app: null },
-          { id: 71, body: `<!-- consort:sticky track=${branch} -->\nold text`, user: { login: "consort[bot]" }, performed_via_github_app: { id: TEST_APP_ID } },
+          {
+            id: 70,
+            body: `<!-- consort:sticky track=${branch} -->\nfake`,
+            user: { login: "mallory" },
+            performed_via_github_app: null,
+          },
+          {
+            id: 71,
+            body: `<!-- consort:sticky track=${branch} -->\nold text`,
+            user: { login: "consort[bot]" },
+            performed_via_github_app: { id: TEST_APP_ID },
+          },
         ],
       ])
       .on("PATCH", "/repos/acme/shop/issues/comments/71", [200, { id: 71 }]);

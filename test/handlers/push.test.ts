@@ -5,7 +5,16 @@ import { edited } from "../orchestrator/fixtures/stockflow.js";
 import { smallDesign } from "../orchestrator/helpers/track.js";
 import { createHarness, mockInstallationToken, type Harness } from "./harness.js";
 import { contentFile, FakeStateBranch, inRepo, INSTALLATION_ID } from "./fake-repo.js";
-import { commitSha, createdChecks, expectChecks, expectDefaultConfig, expectStickyComment, newBranch, simulatedTrack, stateOf } from "./scenario.js";
+import {
+  commitSha,
+  createdChecks,
+  expectChecks,
+  expectDefaultConfig,
+  expectStickyComment,
+  newBranch,
+  simulatedTrack,
+  stateOf,
+} from "./scenario.js";
 
 let h: Harness;
 let state: FakeStateBranch;
@@ -23,7 +32,10 @@ beforeEach(() => {
 });
 afterEach(() => h.github.dispose());
 
-function pushPayload(commits: Array<{ id: string; role: string | null; author: string; added?: string[]; modified?: string[] }>, before = START) {
+function pushPayload(
+  commits: Array<{ id: string; role: string | null; author: string; added?: string[]; modified?: string[] }>,
+  before = START,
+) {
   const example = webhookPayload("push");
   return inRepo({
     ...example,
@@ -52,7 +64,10 @@ describe("push", () => {
     expectChecks(h.github, STORIES);
     expectStickyComment(h.github, branch, STORIES);
 
-    await h.receive("push", pushPayload([{ id: STORIES, role: "product-owner", author: "po-bot[bot]", added: [ARTIFACT_PATHS.spec] }]));
+    await h.receive(
+      "push",
+      pushPayload([{ id: STORIES, role: "product-owner", author: "po-bot[bot]", added: [ARTIFACT_PATHS.spec] }]),
+    );
     h.github.verify();
 
     // The artifact was read at the pushed commit.
@@ -73,7 +88,10 @@ describe("push", () => {
     expectChecks(h.github, wrong);
     expectStickyComment(h.github, branch, wrong);
 
-    await h.receive("push", pushPayload([{ id: wrong, role: "driver", author: "driver-bot[bot]", added: ["src/app.ts"] }]));
+    await h.receive(
+      "push",
+      pushPayload([{ id: wrong, role: "driver", author: "driver-bot[bot]", added: ["src/app.ts"] }]),
+    );
     h.github.verify();
 
     const after = state.state(branch)!;
@@ -85,10 +103,17 @@ describe("push", () => {
 
   it("a redelivered push changes nothing", async () => {
     expectDefaultConfig(h.github, 2);
-    h.github.on("GET", `/repos/acme/shop/contents/.consort%2Fspec.json`, contentFile(ARTIFACT_PATHS.spec, storiesText), 2);
+    h.github.on(
+      "GET",
+      `/repos/acme/shop/contents/.consort%2Fspec.json`,
+      contentFile(ARTIFACT_PATHS.spec, storiesText),
+      2,
+    );
     expectChecks(h.github, STORIES);
     expectStickyComment(h.github, branch, STORIES);
-    const payload = pushPayload([{ id: STORIES, role: "product-owner", author: "po-bot[bot]", added: [ARTIFACT_PATHS.spec] }]);
+    const payload = pushPayload([
+      { id: STORIES, role: "product-owner", author: "po-bot[bot]", added: [ARTIFACT_PATHS.spec] },
+    ]);
     const delivery = await h.receive("push", payload);
     const head = state.head;
     await h.receive("push", payload, delivery);
@@ -105,12 +130,19 @@ describe("push", () => {
     h.github.on("GET", `/repos/acme/shop/contents/.consort%2Fspec.json`, contentFile(ARTIFACT_PATHS.spec, storiesText));
     expectChecks(h.github, STORIES);
 
-    await h.receive("push", pushPayload([{ id: STORIES, role: "product-owner", author: "po-bot[bot]", added: [ARTIFACT_PATHS.spec] }]));
+    await h.receive(
+      "push",
+      pushPayload([{ id: STORIES, role: "product-owner", author: "po-bot[bot]", added: [ARTIFACT_PATHS.spec] }]),
+    );
     h.github.verify();
 
     expect(state.head).toBe(tampered);
     for (const check of Object.values(createdChecks(h.github))) {
-      expect(check).toMatchObject({ conclusion: "failure", output: { title: "State file is tampered" }, actions: [{ identifier: "reseal" }] });
+      expect(check).toMatchObject({
+        conclusion: "failure",
+        output: { title: "State file is tampered" },
+        actions: [{ identifier: "reseal" }],
+      });
       expect(check.output.summary).toContain("signature");
     }
   });
@@ -121,13 +153,20 @@ describe("push", () => {
     h.github.on("GET", `/repos/acme/shop/contents/.consort%2Fspec.json`, contentFile(ARTIFACT_PATHS.spec, storiesText));
     expectChecks(h.github, STORIES);
 
-    await h.receive("push", pushPayload([{ id: STORIES, role: "product-owner", author: "po-bot[bot]", added: [ARTIFACT_PATHS.spec] }]));
+    await h.receive(
+      "push",
+      pushPayload([{ id: STORIES, role: "product-owner", author: "po-bot[bot]", added: [ARTIFACT_PATHS.spec] }]),
+    );
     h.github.verify();
 
     expect(state.updates.map((u) => u.accepted)).toEqual([false, false, false, false, false]);
     expect(state.state(branch)!.snapshot).toMatchObject({ stage: "stories" });
     for (const check of Object.values(createdChecks(h.github))) {
-      expect(check).toMatchObject({ conclusion: "failure", output: { title: "Consort could not record this event" }, actions: [{ identifier: "rerun-cycle" }] });
+      expect(check).toMatchObject({
+        conclusion: "failure",
+        output: { title: "Consort could not record this event" },
+        actions: [{ identifier: "rerun-cycle" }],
+      });
     }
   });
 
@@ -137,7 +176,10 @@ describe("push", () => {
     h.github.on("GET", `/repos/acme/shop/contents/.consort%2Fspec.json`, contentFile(ARTIFACT_PATHS.spec, storiesText));
     expectChecks(h.github, STORIES);
     expectStickyComment(h.github, branch, STORIES);
-    await h.receive("push", pushPayload([{ id: STORIES, role: "product-owner", author: "po-bot[bot]", added: [ARTIFACT_PATHS.spec] }]));
+    await h.receive(
+      "push",
+      pushPayload([{ id: STORIES, role: "product-owner", author: "po-bot[bot]", added: [ARTIFACT_PATHS.spec] }]),
+    );
     h.github.verify();
     expect(state.updates.map((u) => u.accepted)).toEqual([false, true]);
     expect(state.state(branch)!.snapshot).toMatchObject({ stage: "spec" });
@@ -147,7 +189,9 @@ describe("push", () => {
   it("a push to a branch that is not a track changes nothing", async () => {
     expectDefaultConfig(h.github);
     h.github.on("GET", `/repos/acme/shop/contents/.consort%2Fspec.json`, contentFile(ARTIFACT_PATHS.spec, storiesText));
-    const payload = pushPayload([{ id: STORIES, role: "product-owner", author: "po-bot[bot]", added: [ARTIFACT_PATHS.spec] }]);
+    const payload = pushPayload([
+      { id: STORIES, role: "product-owner", author: "po-bot[bot]", added: [ARTIFACT_PATHS.spec] },
+    ]);
     await h.receive("push", { ...payload, ref: "refs/heads/not-a-track" });
     h.github.verify();
     expect(state.updates).toHaveLength(0);
@@ -156,27 +200,54 @@ describe("push", () => {
 
 describe("push with agents enabled", () => {
   it("dispatches consort-agent.yml at the default branch for the next role, with the NextAction as the one input", async () => {
-    h.github.on("GET", "/repos/acme/shop/contents/.github%2Fconsort.yml", contentFile(".github/consort.yml", "agents:\n  enabled: true\n  command: claude -p\n"));
+    h.github.on(
+      "GET",
+      "/repos/acme/shop/contents/.github%2Fconsort.yml",
+      contentFile(".github/consort.yml", "agents:\n  enabled: true\n  command: claude -p\n"),
+    );
     h.github.on("GET", `/repos/acme/shop/contents/.consort%2Fspec.json`, contentFile(ARTIFACT_PATHS.spec, storiesText));
-    h.github.on("POST", "/repos/acme/shop/actions/workflows/consort-agent.yml/dispatches", [200, { workflow_run_id: 31, run_url: "https://api.github.com/repos/acme/shop/actions/runs/31", html_url: "https://github.com/acme/shop/actions/runs/31" }]);
+    h.github.on("POST", "/repos/acme/shop/actions/workflows/consort-agent.yml/dispatches", [
+      200,
+      {
+        workflow_run_id: 31,
+        run_url: "https://api.github.com/repos/acme/shop/actions/runs/31",
+        html_url: "https://github.com/acme/shop/actions/runs/31",
+      },
+    ]);
     expectChecks(h.github, STORIES);
     expectStickyComment(h.github, branch, STORIES);
 
-    await h.receive("push", pushPayload([{ id: STORIES, role: "product-owner", author: "po-bot[bot]", added: [ARTIFACT_PATHS.spec] }]));
+    await h.receive(
+      "push",
+      pushPayload([{ id: STORIES, role: "product-owner", author: "po-bot[bot]", added: [ARTIFACT_PATHS.spec] }]),
+    );
     h.github.verify();
 
-    const body = h.github.calls("POST", "/repos/acme/shop/actions/workflows/consort-agent.yml/dispatches")[0]!.body as { ref: string; inputs: { request: string }; return_run_details: boolean };
+    const body = h.github.calls("POST", "/repos/acme/shop/actions/workflows/consort-agent.yml/dispatches")[0]!.body as {
+      ref: string;
+      inputs: { request: string };
+      return_run_details: boolean;
+    };
     expect(body.ref).toBe("main");
     expect(Object.keys(body.inputs)).toEqual(["request"]);
     const request = JSON.parse(body.inputs.request);
-    expect(request).toEqual({ version: 1, track: branch, role: "spec-author", commit: STORIES, nextAction: expect.objectContaining({ role: "spec-author", stage: "spec" }), allowedPaths: request.nextAction.allowedPaths });
+    expect(request).toEqual({
+      version: 1,
+      track: branch,
+      role: "spec-author",
+      commit: STORIES,
+      nextAction: expect.objectContaining({ role: "spec-author", stage: "spec" }),
+      allowedPaths: request.nextAction.allowedPaths,
+    });
     expect(request.allowedPaths.length).toBeGreaterThan(0);
   });
 });
 
 describe("payloads are parsed at the edge", () => {
   it("a push payload without its commits is refused before any API call", async () => {
-    const payload = pushPayload([{ id: STORIES, role: "product-owner", author: "po-bot[bot]", added: [ARTIFACT_PATHS.spec] }]) as Record<string, unknown>;
+    const payload = pushPayload([
+      { id: STORIES, role: "product-owner", author: "po-bot[bot]", added: [ARTIFACT_PATHS.spec] },
+    ]) as Record<string, unknown>;
     delete payload.commits;
     await expect(h.receive("push", payload)).rejects.toThrow(/unexpected payload: commits/);
     expect(h.github.requests).toHaveLength(0);

@@ -5,7 +5,16 @@ import { edited } from "../orchestrator/fixtures/stockflow.js";
 import { smallDesign, type TrackSim } from "../orchestrator/helpers/track.js";
 import { createHarness, mockInstallationToken, type Harness } from "./harness.js";
 import { contentFile, FakeStateBranch, INSTALLATION_ID } from "./fake-repo.js";
-import { createdChecks, expectChecks, expectConfig, expectStickyComment, newBranch, pullRequestPayload, simulatedTrack, stateOf } from "./scenario.js";
+import {
+  createdChecks,
+  expectChecks,
+  expectConfig,
+  expectStickyComment,
+  newBranch,
+  pullRequestPayload,
+  simulatedTrack,
+  stateOf,
+} from "./scenario.js";
 
 let h: Harness;
 let state: FakeStateBranch;
@@ -17,9 +26,16 @@ const REVIEW_ID = 555;
 /** A track whose design is written and waits at the design gate. */
 function atDesignGate(): TrackSim {
   const track = simulatedTrack(branch);
-  track.expectAccepted(track.push({ role: "product-owner", files: { [ARTIFACT_PATHS.spec]: edited(smallDesign.spec, (j) => delete j.nfrs) } }));
+  track.expectAccepted(
+    track.push({
+      role: "product-owner",
+      files: { [ARTIFACT_PATHS.spec]: edited(smallDesign.spec, (j) => delete j.nfrs) },
+    }),
+  );
   track.expectAccepted(track.push({ role: "spec-author", files: { [ARTIFACT_PATHS.spec]: smallDesign.spec } }));
-  track.expectAccepted(track.push({ role: "architect", files: { [ARTIFACT_PATHS.architecture]: smallDesign.architecture } }));
+  track.expectAccepted(
+    track.push({ role: "architect", files: { [ARTIFACT_PATHS.architecture]: smallDesign.architecture } }),
+  );
   track.expectAccepted(track.push({ role: "dba", files: { [ARTIFACT_PATHS.dbDesign]: smallDesign.dbDesign } }));
   expect(track.stage).toBe("design-gate");
   return track;
@@ -38,20 +54,42 @@ afterEach(() => h.github.dispose());
 function reviewPayload(action: "submitted" | "dismissed", user: string, reviewState: string, commit: string) {
   const example = webhookPayload("pull_request_review", action);
   const base = pullRequestPayload(example, branch, sim.context.head);
-  return { ...base, action, review: { ...example.review, id: REVIEW_ID, user: { ...example.review.user, login: user }, state: reviewState, commit_id: commit } };
+  return {
+    ...base,
+    action,
+    review: {
+      ...example.review,
+      id: REVIEW_ID,
+      user: { ...example.review.user, login: user },
+      state: reviewState,
+      commit_id: commit,
+    },
+  };
 }
 
 /** The facts GitHub gives about the reviewer and the PR. */
-function expectFacts(user: string, permission: string, authors: string[] = ["po-bot[bot]", "spec-bot[bot]", "arch-bot[bot]", "dba-bot[bot]"]) {
+function expectFacts(
+  user: string,
+  permission: string,
+  authors: string[] = ["po-bot[bot]", "spec-bot[bot]", "arch-bot[bot]", "dba-bot[bot]"],
+) {
   h.github
-    .on("GET", `/repos/acme/shop/collaborators/${encodeURIComponent(user)}/permission`, [200, { permission, role_name: permission, user: { login: user } }])
-    .on("GET", "/repos/acme/shop/pulls/7/commits", [200, authors.map((login, i) => ({ sha: `${i}`.repeat(40).slice(0, 40), author: { login } }))]);
+    .on("GET", `/repos/acme/shop/collaborators/${encodeURIComponent(user)}/permission`, [
+      200,
+      { permission, role_name: permission, user: { login: user } },
+    ])
+    .on("GET", "/repos/acme/shop/pulls/7/commits", [
+      200,
+      authors.map((login, i) => ({ sha: `${i}`.repeat(40).slice(0, 40), author: { login } })),
+    ]);
 }
 
 /** The gate's files as they are at the reviewed commit. */
 function expectFilesAt(commit: string, files: Record<string, string>) {
   for (const [path, text] of Object.entries(files)) {
-    h.github.on("GET", `/repos/acme/shop/contents/${encodeURIComponent(path)}`, (r) => (r.query.ref === commit ? contentFile(path, text) : [404, { message: "Not Found" }]));
+    h.github.on("GET", `/repos/acme/shop/contents/${encodeURIComponent(path)}`, (r) =>
+      r.query.ref === commit ? contentFile(path, text) : [404, { message: "Not Found" }],
+    );
   }
 }
 
@@ -75,7 +113,16 @@ describe("pull_request_review", () => {
 
     const after = state.state(branch)!;
     expect(after.snapshot).toMatchObject({ stage: "test-list" });
-    expect(after.approvals).toEqual([{ gate: "design", user: "lead-human", reviewId: REVIEW_ID, commit: head, hash: sim.context.gates.design.pendingHash, at: expect.any(String) }]);
+    expect(after.approvals).toEqual([
+      {
+        gate: "design",
+        user: "lead-human",
+        reviewId: REVIEW_ID,
+        commit: head,
+        hash: sim.context.gates.design.pendingHash,
+        at: expect.any(String),
+      },
+    ]);
     expect(createdChecks(h.github)["consort/design"]).toMatchObject({ status: "completed", conclusion: "success" });
   });
 
@@ -107,7 +154,9 @@ describe("pull_request_review", () => {
     h.github.verify();
 
     expect(state.head).toBe(before);
-    expect((h.github.calls("POST", "/repos/acme/shop/issues/7/comments")[0]!.body as { body: string }).body).toContain("cannot approve their own work");
+    expect((h.github.calls("POST", "/repos/acme/shop/issues/7/comments")[0]!.body as { body: string }).body).toContain(
+      "cannot approve their own work",
+    );
   });
 
   it("an approval on an older commit, whose design files differ from the pending ones, does not count", async () => {
@@ -122,7 +171,9 @@ describe("pull_request_review", () => {
     h.github.verify();
 
     expect(state.head).toBe(before);
-    expect((h.github.calls("POST", "/repos/acme/shop/issues/7/comments")[0]!.body as { body: string }).body).toMatch(/is not the pending .*approve again/);
+    expect((h.github.calls("POST", "/repos/acme/shop/issues/7/comments")[0]!.body as { body: string }).body).toMatch(
+      /is not the pending .*approve again/,
+    );
   });
 
   it("an approval from someone who is not a configured approver does not count", async () => {
@@ -135,11 +186,23 @@ describe("pull_request_review", () => {
     await h.receive("pull_request_review", reviewPayload("submitted", "drive-by", "approved", head));
     h.github.verify();
     expect(state.head).toBe(before);
-    expect((h.github.calls("POST", "/repos/acme/shop/issues/7/comments")[0]!.body as { body: string }).body).toContain("drive-by is not an approver");
+    expect((h.github.calls("POST", "/repos/acme/shop/issues/7/comments")[0]!.body as { body: string }).body).toContain(
+      "drive-by is not an approver",
+    );
   });
 
   it("a comment-only review from an approver leaves their approval standing, as on GitHub", async () => {
-    sim.expectAccepted(sim.send({ type: "gate.approved", at: "2026-03-01T10:00:00.000Z", gate: "design", manifestHash: sim.context.gates.design.pendingHash!, approver: "lead-human", reviewId: REVIEW_ID, commit: sim.context.head }));
+    sim.expectAccepted(
+      sim.send({
+        type: "gate.approved",
+        at: "2026-03-01T10:00:00.000Z",
+        gate: "design",
+        manifestHash: sim.context.gates.design.pendingHash!,
+        approver: "lead-human",
+        reviewId: REVIEW_ID,
+        commit: sim.context.head,
+      }),
+    );
     state.seed(stateOf(branch, sim.snapshot));
     const before = state.head;
     expectConfig(h.github, CONFIG);
@@ -153,7 +216,17 @@ describe("pull_request_review", () => {
   });
 
   it("a dismissed review withdraws the approval it gave", async () => {
-    sim.expectAccepted(sim.send({ type: "gate.approved", at: "2026-03-01T10:00:00.000Z", gate: "design", manifestHash: sim.context.gates.design.pendingHash!, approver: "lead-human", reviewId: REVIEW_ID, commit: sim.context.head }));
+    sim.expectAccepted(
+      sim.send({
+        type: "gate.approved",
+        at: "2026-03-01T10:00:00.000Z",
+        gate: "design",
+        manifestHash: sim.context.gates.design.pendingHash!,
+        approver: "lead-human",
+        reviewId: REVIEW_ID,
+        commit: sim.context.head,
+      }),
+    );
     state.seed(stateOf(branch, sim.snapshot));
     const head = sim.context.head;
     expectConfig(h.github, CONFIG);
@@ -165,6 +238,9 @@ describe("pull_request_review", () => {
 
     const after = state.state(branch)!;
     expect(after.snapshot).toMatchObject({ context: { gates: { design: { status: "withdrawn" } } } });
-    expect(createdChecks(h.github)["consort/design"]).toMatchObject({ conclusion: "failure", output: { title: "Approval withdrawn" } });
+    expect(createdChecks(h.github)["consort/design"]).toMatchObject({
+      conclusion: "failure",
+      output: { title: "Approval withdrawn" },
+    });
   });
 });

@@ -16,37 +16,78 @@ export const commitSha = (label: string) => Buffer.from(label.padEnd(20, ".")).t
 export const newBranch = () => `feature-${randomBytes(3).toString("hex")}`;
 
 /** A track simulated through the real machine, from creation on, for `branch`. */
-export function simulatedTrack(branch: string, config: ConsortConfig = defaultConfig(), head = commitSha("start")): TrackSim {
+export function simulatedTrack(
+  branch: string,
+  config: ConsortConfig = defaultConfig(),
+  head = commitSha("start"),
+): TrackSim {
   return new TrackSim(
     config,
-    createTrack({ trackId: branch, branch, baseBranch: "main", head, databaseBranch: branch, parentDatabaseBranch: "root", at: "2026-03-01T09:00:00.000Z" }, config),
+    createTrack(
+      {
+        trackId: branch,
+        branch,
+        baseBranch: "main",
+        head,
+        databaseBranch: branch,
+        parentDatabaseBranch: "root",
+        at: "2026-03-01T09:00:00.000Z",
+      },
+      config,
+    ),
   );
 }
 
 /** The state file a track at `snapshot` has, as earlier deliveries would have written it. */
 export function stateOf(branch: string, snapshot: TrackSnapshot): TrackState {
-  return projectState(emptyTrackState({ trackId: branch, repository: FULL_NAME, branch, snapshot, now: NOW }), snapshot);
+  return projectState(
+    emptyTrackState({ trackId: branch, repository: FULL_NAME, branch, snapshot, now: NOW }),
+    snapshot,
+  );
 }
 
 /** GitHub answers for the check runs of `sha`: an empty listing, then the seven creations. */
 export function expectChecks(github: GitHubMock, sha: string, times = 7): void {
   github
     .on("GET", `/repos/acme/shop/commits/${sha}/check-runs`, [200, { total_count: 0, check_runs: [] }])
-    .on("POST", "/repos/acme/shop/check-runs", (r) => [201, { id: 1000 + checkCount(github), name: (r.body as { name: string }).name }], times);
+    .on(
+      "POST",
+      "/repos/acme/shop/check-runs",
+      (r) => [201, { id: 1000 + checkCount(github), name: (r.body as { name: string }).name }],
+      times,
+    );
 }
 const checkCount = (github: GitHubMock) => github.calls("POST", "/repos/acme/shop/check-runs").length;
 
 /** The check runs created, by name. */
-export function createdChecks(github: GitHubMock): Record<string, { conclusion?: string; status: string; output: { title: string; summary: string }; actions: Array<{ identifier: string }> }> {
-  return Object.fromEntries(github.calls("POST", "/repos/acme/shop/check-runs").map((c: RecordedRequest) => [(c.body as { name: string }).name, c.body])) as never;
+export function createdChecks(github: GitHubMock): Record<
+  string,
+  {
+    conclusion?: string;
+    status: string;
+    output: { title: string; summary: string };
+    actions: Array<{ identifier: string }>;
+  }
+> {
+  return Object.fromEntries(
+    github
+      .calls("POST", "/repos/acme/shop/check-runs")
+      .map((c: RecordedRequest) => [(c.body as { name: string }).name, c.body]),
+  ) as never;
 }
 
 /** The track's open PR (#7) with no comments yet: the sticky comment is created. */
 export function expectStickyComment(github: GitHubMock, branch: string, headSha: string): void {
   github
-    .on("GET", "/repos/acme/shop/pulls", [200, [{ number: 7, base: { ref: "main" }, head: { ref: branch, sha: headSha } }]])
+    .on("GET", "/repos/acme/shop/pulls", [
+      200,
+      [{ number: 7, base: { ref: "main" }, head: { ref: branch, sha: headSha } }],
+    ])
     .on("GET", "/repos/acme/shop/issues/7/comments", [200, []])
-    .on("POST", "/repos/acme/shop/issues/7/comments", [201, { id: 77, body: "", performed_via_github_app: { id: TEST_APP_ID_FOR_SCENARIOS } }]);
+    .on("POST", "/repos/acme/shop/issues/7/comments", [
+      201,
+      { id: 77, body: "", performed_via_github_app: { id: TEST_APP_ID_FOR_SCENARIOS } },
+    ]);
 }
 
 /** The repository has no `.github/consort.yml`: the defaults apply. */
@@ -59,7 +100,13 @@ export function expectConfig(github: GitHubMock, text: string, times = 1): void 
 }
 
 /** A pull_request payload for the track's PR #7, from a recorded example. */
-export function pullRequestPayload(example: Record<string, any>, branch: string, headSha: string, extra: Record<string, unknown> = {}) { // eslint-disable-line @typescript-eslint/no-explicit-any
+export function pullRequestPayload(
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  example: Record<string, any>,
+  branch: string,
+  headSha: string,
+  extra: Record<string, unknown> = {},
+) {
   const payload = inRepo(example);
   return {
     ...payload,
@@ -67,7 +114,12 @@ export function pullRequestPayload(example: Record<string, any>, branch: string,
     pull_request: {
       ...example.pull_request,
       number: 7,
-      head: { ...example.pull_request.head, ref: branch, sha: headSha, repo: { ...example.pull_request.head.repo, id: REPOSITORY_ID } },
+      head: {
+        ...example.pull_request.head,
+        ref: branch,
+        sha: headSha,
+        repo: { ...example.pull_request.head.repo, id: REPOSITORY_ID },
+      },
       base: { ...example.pull_request.base, ref: "main" },
       ...extra,
     },

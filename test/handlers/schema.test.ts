@@ -41,7 +41,11 @@ function justStarted() {
 
 /** Run SQL on the root (the parent), then fork the track's branch from it, then run SQL on the branch. */
 async function forkWith(onParent: string[], onBranch: string[]) {
-  const provider = await db.openProvider({ provider: "postgres", local: {}, postgres: { urlEnv: PG_URL_ENV, rootDatabase: db.root } });
+  const provider = await db.openProvider({
+    provider: "postgres",
+    local: {},
+    postgres: { urlEnv: PG_URL_ENV, rootDatabase: db.root },
+  });
   const run = async (name: string, statements: string[]) => {
     const client = new pg.Client({ connectionString: await provider.connectionUrl(name) });
     await client.connect();
@@ -75,12 +79,18 @@ async function openPr(head: string) {
 describe("consort/schema", () => {
   it("shows the track's schema diff against its parent, from the real catalogs, and passes when no row breaks", async () => {
     const snapshot = atDeployGate();
-    const provider = await db.openProvider({ provider: "postgres", local: {}, postgres: { urlEnv: PG_URL_ENV, rootDatabase: db.root } });
+    const provider = await db.openProvider({
+      provider: "postgres",
+      local: {},
+      postgres: { urlEnv: PG_URL_ENV, rootDatabase: db.root },
+    });
     try {
       await provider.createBranch(branch, { from: await provider.rootBranch() });
       const client = new pg.Client({ connectionString: await provider.connectionUrl(branch) });
       await client.connect();
-      await client.query("CREATE TABLE stock_records (id serial PRIMARY KEY, sku text NOT NULL, quantity integer NOT NULL)");
+      await client.query(
+        "CREATE TABLE stock_records (id serial PRIMARY KEY, sku text NOT NULL, quantity integer NOT NULL)",
+      );
       await client.end();
     } finally {
       await provider.close();
@@ -101,7 +111,10 @@ describe("consort/schema", () => {
 
   it("is computed on every check update, before any release cycle: a track that changes nothing passes", async () => {
     const snapshot = justStarted();
-    await forkWith(["CREATE TABLE items (id serial PRIMARY KEY, sku text)", "INSERT INTO items (sku) VALUES ('a'), ('b')"], []);
+    await forkWith(
+      ["CREATE TABLE items (id serial PRIMARY KEY, sku text)", "INSERT INTO items (sku) VALUES ('a'), ('b')"],
+      [],
+    );
     await openPr(snapshot.context.head);
     const schema = createdChecks(h.github)["consort/schema"]!;
     expect(schema, schema.output.summary).toMatchObject({ status: "completed", conclusion: "success" });
@@ -109,7 +122,10 @@ describe("consort/schema", () => {
 
   it("fails, naming the rows lost, when the track's branch drops a table its parent holds rows in", async () => {
     const snapshot = justStarted();
-    await forkWith(["CREATE TABLE items (id serial PRIMARY KEY, sku text)", "INSERT INTO items (sku) VALUES ('a'), ('b')"], ["DROP TABLE items"]);
+    await forkWith(
+      ["CREATE TABLE items (id serial PRIMARY KEY, sku text)", "INSERT INTO items (sku) VALUES ('a'), ('b')"],
+      ["DROP TABLE items"],
+    );
     await openPr(snapshot.context.head);
     const schema = createdChecks(h.github)["consort/schema"]!;
     expect(schema, schema.output.summary).toMatchObject({ status: "completed", conclusion: "failure" });
@@ -118,7 +134,11 @@ describe("consort/schema", () => {
 
   it("fails closed, with the reason, when the database provider cannot be opened", async () => {
     h.github.dispose();
-    h = createHarness({ openProvider: async () => { throw new Error("connection refused by the database host"); } });
+    h = createHarness({
+      openProvider: async () => {
+        throw new Error("connection refused by the database host");
+      },
+    });
     state = new FakeStateBranch(h.github);
     const snapshot = justStarted();
     await openPr(snapshot.context.head);

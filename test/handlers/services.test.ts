@@ -22,13 +22,39 @@ afterEach(() => {
   github.dispose();
 });
 
-const configFile = (text: string) => [200, { type: "file", encoding: "base64", content: Buffer.from(text).toString("base64"), name: "consort.yml", path: ".github/consort.yml", sha: "abc", size: text.length, url: "", html_url: "", git_url: "", download_url: "", _links: { self: "", git: "", html: "" } }] as [number, unknown];
+const configFile = (text: string) =>
+  [
+    200,
+    {
+      type: "file",
+      encoding: "base64",
+      content: Buffer.from(text).toString("base64"),
+      name: "consort.yml",
+      path: ".github/consort.yml",
+      sha: "abc",
+      size: text.length,
+      url: "",
+      html_url: "",
+      git_url: "",
+      download_url: "",
+      _links: { self: "", git: "", html: "" },
+    },
+  ] as [number, unknown];
 
 describe("configuration from the default branch", () => {
   it("reads .github/consort.yml at the default branch, never at the track", async () => {
-    github.on("GET", "/repos/acme/shop/contents/.github%2Fconsort.yml", configFile("repairBound: 5\ngranularity: ac\n"));
+    github.on(
+      "GET",
+      "/repos/acme/shop/contents/.github%2Fconsort.yml",
+      configFile("repairBound: 5\ngranularity: ac\n"),
+    );
     const result = await loadRepoConfig({ octokit, owner, repo, defaultBranch: "main" });
-    expect(result).toMatchObject({ ok: true, source: "file", ref: "main", config: { repairBound: 5, granularity: "ac" } });
+    expect(result).toMatchObject({
+      ok: true,
+      source: "file",
+      ref: "main",
+      config: { repairBound: 5, granularity: "ac" },
+    });
     expect(github.requests[0]!.query).toEqual({ ref: "main" });
     github.verify();
   });
@@ -41,7 +67,11 @@ describe("configuration from the default branch", () => {
   });
 
   it("an invalid configuration is a failure naming the field and the rule", async () => {
-    github.on("GET", "/repos/acme/shop/contents/.github%2Fconsort.yml", configFile("repairBound: 50\ndatabase:\n  provider: oracle\n"));
+    github.on(
+      "GET",
+      "/repos/acme/shop/contents/.github%2Fconsort.yml",
+      configFile("repairBound: 50\ndatabase:\n  provider: oracle\n"),
+    );
     const result = await loadRepoConfig({ octokit, owner, repo, defaultBranch: "main" });
     expect(result.ok).toBe(false);
     if (result.ok) return;
@@ -61,7 +91,9 @@ describe("configuration from the default branch", () => {
 
   it("an API failure other than 404 is thrown, never read as the defaults", async () => {
     github.on("GET", "/repos/acme/shop/contents/.github%2Fconsort.yml", [500, { message: "boom" }]);
-    await expect(loadRepoConfig({ octokit, owner, repo, defaultBranch: "main" })).rejects.toMatchObject({ status: 500 });
+    await expect(loadRepoConfig({ octokit, owner, repo, defaultBranch: "main" })).rejects.toMatchObject({
+      status: 500,
+    });
     github.verify();
   });
 });
@@ -70,19 +102,48 @@ describe("dispatch", () => {
   it("dispatches consort-cycle.yml at the default branch with one JSON input and records the run id", async () => {
     github.on("POST", "/repos/acme/shop/actions/workflows/consort-cycle.yml/dispatches", [
       200,
-      { workflow_run_id: 987, run_url: "https://api.github.com/repos/acme/shop/actions/runs/987", html_url: "https://github.com/acme/shop/actions/runs/987" },
+      {
+        workflow_run_id: 987,
+        run_url: "https://api.github.com/repos/acme/shop/actions/runs/987",
+        html_url: "https://github.com/acme/shop/actions/runs/987",
+      },
     ]);
     const request = { track: "feature-x", step: "red", commit: "a".repeat(40) };
-    const run = await dispatchWorkflow({ octokit, owner, repo, defaultBranch: "main", workflow: "cycle", request, now: new Date("2026-01-01T00:00:00Z") });
-    expect(run).toEqual({ workflow: "cycle", runId: 987, htmlUrl: "https://github.com/acme/shop/actions/runs/987", dispatchedAt: "2026-01-01T00:00:00.000Z" });
-    expect(github.requests[0]!.body).toEqual({ ref: "main", inputs: { request: JSON.stringify(request) }, return_run_details: true });
+    const run = await dispatchWorkflow({
+      octokit,
+      owner,
+      repo,
+      defaultBranch: "main",
+      workflow: "cycle",
+      request,
+      now: new Date("2026-01-01T00:00:00Z"),
+    });
+    expect(run).toEqual({
+      workflow: "cycle",
+      runId: 987,
+      htmlUrl: "https://github.com/acme/shop/actions/runs/987",
+      dispatchedAt: "2026-01-01T00:00:00.000Z",
+    });
+    expect(github.requests[0]!.body).toEqual({
+      ref: "main",
+      inputs: { request: JSON.stringify(request) },
+      return_run_details: true,
+    });
     github.verify();
   });
 
   it("a dispatch that returns no run id fails instead of waiting for an untrustable run", async () => {
     github.on("POST", "/repos/acme/shop/actions/workflows/consort-cycle.yml/dispatches", [204]);
     await expect(
-      dispatchWorkflow({ octokit, owner, repo, defaultBranch: "main", workflow: "cycle", request: {}, now: new Date() }),
+      dispatchWorkflow({
+        octokit,
+        owner,
+        repo,
+        defaultBranch: "main",
+        workflow: "cycle",
+        request: {},
+        now: new Date(),
+      }),
     ).rejects.toThrow(/returned no run id/);
     github.verify();
   });
@@ -90,13 +151,30 @@ describe("dispatch", () => {
 
 describe("result artifacts", () => {
   const listing = (artifacts: unknown[]) => [200, { total_count: artifacts.length, artifacts }] as [number, unknown];
-  const artifact = { id: 55, node_id: "A", name: "consort-cycle-result", size_in_bytes: 300, url: "", archive_download_url: "", expired: false, created_at: null, expires_at: null, updated_at: null };
+  const artifact = {
+    id: 55,
+    node_id: "A",
+    name: "consort-cycle-result",
+    size_in_bytes: 300,
+    url: "",
+    archive_download_url: "",
+    expired: false,
+    created_at: null,
+    expires_at: null,
+    updated_at: null,
+  };
 
   it("downloads the run's consort-cycle-result zip and reads cycle-result.json from it", async () => {
     const zip = zipSync({ "cycle-result.json": strToU8(JSON.stringify({ verdict: "red" })) });
     github.on("GET", "/repos/acme/shop/actions/runs/987/artifacts", listing([artifact]));
-    github.on("GET", "/repos/acme/shop/actions/artifacts/55/zip", [302, undefined, { Location: "https://blob.example.test/zip/55" }]);
-    const blob = nock("https://blob.example.test").get("/zip/55").reply(200, Buffer.from(zip), { "content-type": "application/zip" });
+    github.on("GET", "/repos/acme/shop/actions/artifacts/55/zip", [
+      302,
+      undefined,
+      { Location: "https://blob.example.test/zip/55" },
+    ]);
+    const blob = nock("https://blob.example.test")
+      .get("/zip/55")
+      .reply(200, Buffer.from(zip), { "content-type": "application/zip" });
     const files = await downloadRunArtifact({ octokit, owner, repo, runId: 987 });
     expect(artifactJson(files, "cycle-result.json", 987)).toEqual({ verdict: "red" });
     expect(github.requests[0]!.query).toMatchObject({ name: "consort-cycle-result" });
@@ -125,25 +203,43 @@ describe("provenance of a finished run", () => {
   const recorded = { runId: 987, dispatchId: "feature-x#1", workflow: "cycle" as const, commit: "c".repeat(40) };
 
   it("trusts the run the app dispatched, of the cycle workflow, from the default branch", () => {
-    expect(judgeRunProvenance({ run, defaultBranch: "main", recorded })).toEqual({ trusted: true, workflow: "cycle", recorded });
+    expect(judgeRunProvenance({ run, defaultBranch: "main", recorded })).toEqual({
+      trusted: true,
+      workflow: "cycle",
+      recorded,
+    });
   });
   it("ignores a run whose id the app never recorded", () => {
-    expect(judgeRunProvenance({ run, defaultBranch: "main", recorded: undefined })).toMatchObject({ trusted: false, reason: expect.stringContaining("not dispatched by Consort") });
+    expect(judgeRunProvenance({ run, defaultBranch: "main", recorded: undefined })).toMatchObject({
+      trusted: false,
+      reason: expect.stringContaining("not dispatched by Consort"),
+    });
   });
   it("ignores a run of another workflow file", () => {
-    expect(judgeRunProvenance({ run: { ...run, path: ".github/workflows/evil.yml" }, defaultBranch: "main", recorded })).toMatchObject({ trusted: false });
+    expect(
+      judgeRunProvenance({ run: { ...run, path: ".github/workflows/evil.yml" }, defaultBranch: "main", recorded }),
+    ).toMatchObject({ trusted: false });
   });
   it("ignores a run of the workflow as a track rewrote it", () => {
-    expect(judgeRunProvenance({ run: { ...run, headBranch: "feature-x" }, defaultBranch: "main", recorded })).toMatchObject({ trusted: false, reason: expect.stringContaining("not from the default branch main") });
+    expect(
+      judgeRunProvenance({ run: { ...run, headBranch: "feature-x" }, defaultBranch: "main", recorded }),
+    ).toMatchObject({ trusted: false, reason: expect.stringContaining("not from the default branch main") });
   });
   it("ignores a run triggered by anything but the app's dispatch", () => {
-    expect(judgeRunProvenance({ run: { ...run, event: "push" }, defaultBranch: "main", recorded })).toMatchObject({ trusted: false });
+    expect(judgeRunProvenance({ run: { ...run, event: "push" }, defaultBranch: "main", recorded })).toMatchObject({
+      trusted: false,
+    });
   });
   it("ignores a run from a fork", () => {
-    expect(judgeRunProvenance({ run: { ...run, headRepositoryId: 2 }, defaultBranch: "main", recorded })).toMatchObject({ trusted: false });
+    expect(judgeRunProvenance({ run: { ...run, headRepositoryId: 2 }, defaultBranch: "main", recorded })).toMatchObject(
+      { trusted: false },
+    );
   });
   it("ignores a result about another commit", () => {
-    expect(judgeResultCommit(recorded, "d".repeat(40))).toMatchObject({ trusted: false, reason: expect.stringContaining("asked it to test cccccccccccc") });
+    expect(judgeResultCommit(recorded, "d".repeat(40))).toMatchObject({
+      trusted: false,
+      reason: expect.stringContaining("asked it to test cccccccccccc"),
+    });
     expect(judgeResultCommit(recorded, "c".repeat(40))).toBeUndefined();
   });
 });

@@ -4,7 +4,17 @@ import { reach } from "../orchestrator/helpers/reach.js";
 import { createHarness, mockInstallationToken, type Harness } from "./harness.js";
 import { FakeStateBranch, inRepo, INSTALLATION_ID } from "./fake-repo.js";
 import { testDatabase, type TestDatabase } from "./database.js";
-import { commitSha, createdChecks, expectChecks, expectConfig, expectStickyComment, newBranch, pullRequestPayload, simulatedTrack, stateOf } from "./scenario.js";
+import {
+  commitSha,
+  createdChecks,
+  expectChecks,
+  expectConfig,
+  expectStickyComment,
+  newBranch,
+  pullRequestPayload,
+  simulatedTrack,
+  stateOf,
+} from "./scenario.js";
 import type { TrackSnapshot } from "../../src/orchestrator/types.js";
 
 let h: Harness;
@@ -25,7 +35,11 @@ afterEach(async () => {
 
 /** A track at `stories` whose paired database branch really exists, forked from the root. */
 async function liveTrack(): Promise<TrackSnapshot> {
-  const provider = await db.openProvider({ provider: "postgres", local: {}, postgres: { urlEnv: "CONSORT_HANDLER_TEST_PG_URL", rootDatabase: db.root } });
+  const provider = await db.openProvider({
+    provider: "postgres",
+    local: {},
+    postgres: { urlEnv: "CONSORT_HANDLER_TEST_PG_URL", rootDatabase: db.root },
+  });
   try {
     await provider.createBranch(branch, { from: await provider.rootBranch() });
   } finally {
@@ -50,7 +64,10 @@ describe("tearing a track down", () => {
     h.github.verify();
 
     expect(await db.branchExists(branch)).toBe(false);
-    expect(state.state(branch)!.snapshot).toMatchObject({ stage: "abandoned", context: { ended: { reason: `branch ${branch} was deleted` } } });
+    expect(state.state(branch)!.snapshot).toMatchObject({
+      stage: "abandoned",
+      context: { ended: { reason: `branch ${branch} was deleted` } },
+    });
   });
 
   it("closing the PR without merging abandons the track and deletes its database branch; every check fails", async () => {
@@ -60,7 +77,10 @@ describe("tearing a track down", () => {
     expectChecks(h.github, snapshot.context.head);
     expectStickyComment(h.github, branch, snapshot.context.head);
     const example = webhookPayload("pull_request", "closed");
-    await h.receive("pull_request", pullRequestPayload(example, branch, snapshot.context.head, { merged: false, merge_commit_sha: null }));
+    await h.receive(
+      "pull_request",
+      pullRequestPayload(example, branch, snapshot.context.head, { merged: false, merge_commit_sha: null }),
+    );
     h.github.verify();
 
     expect(await db.branchExists(branch)).toBe(false);
@@ -80,21 +100,49 @@ describe("merging", () => {
     const merge = commitSha("merge");
     mockInstallationToken(h.github, INSTALLATION_ID);
     expectConfig(h.github, db.configYaml);
-    h.github.on("POST", "/repos/acme/shop/actions/workflows/consort-promote.yml/dispatches", [200, { workflow_run_id: 5151, run_url: "https://api.github.com/repos/acme/shop/actions/runs/5151", html_url: "https://github.com/acme/shop/actions/runs/5151" }]);
-    h.github.on("GET", /\/repos\/acme\/shop\/commits\/[0-9a-f]{40}\/check-runs/, [200, { total_count: 0, check_runs: [] }], Infinity);
+    h.github.on("POST", "/repos/acme/shop/actions/workflows/consort-promote.yml/dispatches", [
+      200,
+      {
+        workflow_run_id: 5151,
+        run_url: "https://api.github.com/repos/acme/shop/actions/runs/5151",
+        html_url: "https://github.com/acme/shop/actions/runs/5151",
+      },
+    ]);
+    h.github.on(
+      "GET",
+      /\/repos\/acme\/shop\/commits\/[0-9a-f]{40}\/check-runs/,
+      [200, { total_count: 0, check_runs: [] }],
+      Infinity,
+    );
     h.github.on("POST", "/repos/acme/shop/check-runs", [201, { id: 1 }], Infinity);
     h.github.on("GET", "/repos/acme/shop/pulls", [200, []]);
 
-    await h.receive("pull_request", pullRequestPayload(webhookPayload("pull_request", "closed"), branch, snapshot.context.head, { merged: true, merge_commit_sha: merge }));
+    await h.receive(
+      "pull_request",
+      pullRequestPayload(webhookPayload("pull_request", "closed"), branch, snapshot.context.head, {
+        merged: true,
+        merge_commit_sha: merge,
+      }),
+    );
     h.github.verify();
 
     const after = state.state(branch)!;
     const pending = (after.snapshot as TrackSnapshot).context.pendingDispatch!;
     expect(after.snapshot).toMatchObject({ stage: "promoting" });
-    const body = h.github.calls("POST", "/repos/acme/shop/actions/workflows/consort-promote.yml/dispatches")[0]!.body as { ref: string; inputs: { request: string }; return_run_details: boolean };
+    const body = h.github.calls("POST", "/repos/acme/shop/actions/workflows/consort-promote.yml/dispatches")[0]!
+      .body as { ref: string; inputs: { request: string }; return_run_details: boolean };
     expect(body.ref).toBe("main");
     expect(body.return_run_details).toBe(true);
-    expect(JSON.parse(body.inputs.request)).toEqual({ version: 1, dispatchId: pending.dispatchId, track: branch, commit: merge, database: { parent: db.root, track: branch } });
-    expect(after.cycles.find((c) => c.dispatchId === pending.dispatchId)).toMatchObject({ runId: 5151, step: "promote" });
+    expect(JSON.parse(body.inputs.request)).toEqual({
+      version: 1,
+      dispatchId: pending.dispatchId,
+      track: branch,
+      commit: merge,
+      database: { parent: db.root, track: branch },
+    });
+    expect(after.cycles.find((c) => c.dispatchId === pending.dispatchId)).toMatchObject({
+      runId: 5151,
+      step: "promote",
+    });
   });
 });

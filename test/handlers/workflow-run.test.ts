@@ -6,7 +6,15 @@ import { webhookPayload } from "../helpers/webhooks.js";
 import type { TrackSim } from "../orchestrator/helpers/track.js";
 import { createHarness, mockInstallationToken, type Harness } from "./harness.js";
 import { FakeStateBranch, inRepo, INSTALLATION_ID, REPOSITORY_ID } from "./fake-repo.js";
-import { createdChecks, expectChecks, expectDefaultConfig, expectStickyComment, newBranch, simulatedTrack, stateOf } from "./scenario.js";
+import {
+  createdChecks,
+  expectChecks,
+  expectDefaultConfig,
+  expectStickyComment,
+  newBranch,
+  simulatedTrack,
+  stateOf,
+} from "./scenario.js";
 
 let h: Harness;
 let state: FakeStateBranch;
@@ -18,7 +26,9 @@ const RUN_ID = 987;
 function atRedVerify(): TrackSim {
   const track = simulatedTrack(branch).throughDesign();
   const unit = track.context.units[track.context.unitIndex]!;
-  const files = Object.fromEntries(unit.tests.map((t) => [t.file, `it(${JSON.stringify(t.title)}, () => expect(1).toBe(2));\n`]));
+  const files = Object.fromEntries(
+    unit.tests.map((t) => [t.file, `it(${JSON.stringify(t.title)}, () => expect(1).toBe(2));\n`]),
+  );
   track.expectAccepted(track.push({ role: "navigator", files }));
   expect(track.stage).toBe("red-verify");
   return track;
@@ -26,7 +36,9 @@ function atRedVerify(): TrackSim {
 
 function seed(runId: number | null = RUN_ID) {
   const seeded = stateOf(branch, sim.snapshot);
-  seeded.cycles = seeded.cycles.map((c) => (c.dispatchId === sim.context.pendingDispatch!.dispatchId ? { ...c, runId } : c));
+  seeded.cycles = seeded.cycles.map((c) =>
+    c.dispatchId === sim.context.pendingDispatch!.dispatchId ? { ...c, runId } : c,
+  );
   state.seed(seeded);
 }
 
@@ -65,7 +77,17 @@ function cycleResult(commit: string, verdict: "verified" | "refused" = "verified
   const tests = unit.tests.map((t) => ({ id: t.id, file: t.file, title: t.title }));
   return {
     version: 1,
-    request: { version: 1, dispatchId: pending.dispatchId, track: branch, step: "red", commit: pending.commit, tests: { inTurn: tests, earlierGreen: [] }, frozenTestFiles: [], database: { branch }, ttlSeconds: 3600 },
+    request: {
+      version: 1,
+      dispatchId: pending.dispatchId,
+      track: branch,
+      step: "red",
+      commit: pending.commit,
+      tests: { inTurn: tests, earlierGreen: [] },
+      frozenTestFiles: [],
+      database: { branch },
+      ttlSeconds: 3600,
+    },
     step: "red",
     commit,
     database: { provider: "postgres", trackBranch: branch, cycleBranch: `${branch}-c1`, dropped: true },
@@ -73,9 +95,17 @@ function cycleResult(commit: string, verdict: "verified" | "refused" = "verified
     finishedAt: "2026-03-01T11:59:00.000Z",
     timingsMs: { fork: 40, migrate: 200, tests: 900, verdict: 5, drop: 20, total: 1165 },
     commands: {},
-    tests: tests.map((t) => ({ ...t, role: "turn" as const, outcome: "failed-assertion" as const, message: "expected 1 to be 2" })),
+    tests: tests.map((t) => ({
+      ...t,
+      role: "turn" as const,
+      outcome: "failed-assertion" as const,
+      message: "expected 1 to be 2",
+    })),
     verdict,
-    reasons: verdict === "verified" ? [`${tests[0]!.id} fails by an assertion`] : ["T1 failed with a TypeError, not an assertion"],
+    reasons:
+      verdict === "verified"
+        ? [`${tests[0]!.id} fails by an assertion`]
+        : ["T1 failed with a TypeError, not an assertion"],
     warnings: [],
   };
 }
@@ -83,9 +113,20 @@ function cycleResult(commit: string, verdict: "verified" | "refused" = "verified
 /** The run's artifact, served from the blob store GitHub redirects to. */
 function expectArtifact(result: unknown) {
   h.github
-    .on("GET", `/repos/acme/shop/actions/runs/${RUN_ID}/artifacts`, [200, { total_count: 1, artifacts: [{ id: 55, name: "consort-cycle-result", size_in_bytes: 900, expired: false }] }])
-    .on("GET", "/repos/acme/shop/actions/artifacts/55/zip", [302, undefined, { Location: "https://blob.example.test/artifacts/55.zip" }]);
-  nock("https://blob.example.test").get("/artifacts/55.zip").reply(200, Buffer.from(zipSync({ "cycle-result.json": strToU8(JSON.stringify(result)) })), { "content-type": "application/zip" });
+    .on("GET", `/repos/acme/shop/actions/runs/${RUN_ID}/artifacts`, [
+      200,
+      { total_count: 1, artifacts: [{ id: 55, name: "consort-cycle-result", size_in_bytes: 900, expired: false }] },
+    ])
+    .on("GET", "/repos/acme/shop/actions/artifacts/55/zip", [
+      302,
+      undefined,
+      { Location: "https://blob.example.test/artifacts/55.zip" },
+    ]);
+  nock("https://blob.example.test")
+    .get("/artifacts/55.zip")
+    .reply(200, Buffer.from(zipSync({ "cycle-result.json": strToU8(JSON.stringify(result)) })), {
+      "content-type": "application/zip",
+    });
 }
 
 describe("workflow_run.completed", () => {
@@ -168,7 +209,20 @@ describe("a cycle that never reports", () => {
     expectChecks(h.github, sim.context.head);
     expectStickyComment(h.github, branch, sim.context.head);
     const example = webhookPayload("pull_request", "synchronize");
-    const payload = inRepo({ ...example, number: 7, pull_request: { ...example.pull_request, number: 7, head: { ...example.pull_request.head, ref: branch, sha: sim.context.head, repo: { ...example.pull_request.head.repo, id: REPOSITORY_ID } } } });
+    const payload = inRepo({
+      ...example,
+      number: 7,
+      pull_request: {
+        ...example.pull_request,
+        number: 7,
+        head: {
+          ...example.pull_request.head,
+          ref: branch,
+          sha: sim.context.head,
+          repo: { ...example.pull_request.head.repo, id: REPOSITORY_ID },
+        },
+      },
+    });
 
     await h.receive("pull_request", payload);
     h.github.verify();

@@ -52,7 +52,12 @@ function load() {
       // {ref} in git refs and {path} in contents may contain slashes.
       return name === "path" || name === "ref" ? "(.+)" : "([^/]+)";
     });
-    return { template, regex: new RegExp(`^${pattern}$`), names, literalLength: template.replace(/\{[^}]+\}/g, "").length };
+    return {
+      template,
+      regex: new RegExp(`^${pattern}$`),
+      names,
+      literalLength: template.replace(/\{[^}]+\}/g, "").length,
+    };
   });
   // Prefer the most specific template: more literal characters win (`/git/refs/heads` before `{ref}`).
   routes.sort((a, b) => b.literalLength - a.literalLength);
@@ -79,7 +84,10 @@ function validator(ref: string): ValidateFunction {
 function describeErrors(fn: ValidateFunction): string {
   return (fn.errors ?? [])
     .slice(0, 5)
-    .map((e) => `${e.instancePath || "(root)"} ${e.message ?? ""}${e.params && "additionalProperty" in e.params ? ` (${String(e.params.additionalProperty)})` : ""}`)
+    .map(
+      (e) =>
+        `${e.instancePath || "(root)"} ${e.message ?? ""}${e.params && "additionalProperty" in e.params ? ` (${String(e.params.additionalProperty)})` : ""}`,
+    )
     .join("; ");
 }
 
@@ -142,9 +150,9 @@ export function checkRequest(
   const violations: string[] = [];
   const params = (op.parameters ?? []).map((p, i) => ({ p: resolveParameter(p), i }));
   for (const { p, i } of params) {
-    const schemaRef = (op.parameters![i]!.$ref
+    const schemaRef = op.parameters![i]!.$ref
       ? `components/parameters/${pointer(op.parameters![i]!.$ref!.replace("#/components/parameters/", ""))}/schema`
-      : `paths/${pointer(operation.template)}/${operation.method}/parameters/${i}/schema`);
+      : `paths/${pointer(operation.template)}/${operation.method}/parameters/${i}/schema`;
     if (p.in === "path") {
       const value = operation.pathParams[p.name];
       if (value === undefined) continue;
@@ -162,7 +170,8 @@ export function checkRequest(
   }
   const known = new Set(params.filter(({ p }) => p.in === "query").map(({ p }) => p.name));
   for (const name of parsed.searchParams.keys()) {
-    if (!known.has(name)) violations.push(`${label}: query parameter ${name} is not documented for ${operation.operationId}`);
+    if (!known.has(name))
+      violations.push(`${label}: query parameter ${name} is not documented for ${operation.operationId}`);
   }
   const content = op.requestBody?.content;
   const jsonSchema = content?.["application/json"];
@@ -171,7 +180,9 @@ export function checkRequest(
     if (!hasBody) {
       if (op.requestBody?.required) violations.push(`${label}: ${operation.operationId} requires a JSON body`);
     } else {
-      const fn = validator(`paths/${pointer(operation.template)}/${operation.method}/requestBody/content/application~1json/schema`);
+      const fn = validator(
+        `paths/${pointer(operation.template)}/${operation.method}/requestBody/content/application~1json/schema`,
+      );
       if (!fn(body)) violations.push(`${label}: body does not match ${operation.operationId}: ${describeErrors(fn)}`);
     }
   } else if (hasBody && !content) {

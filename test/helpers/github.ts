@@ -68,7 +68,9 @@ export class GitHubMock {
   private checkStatus(operation: MatchedOperation, status: number, label: string): void {
     const statuses = documentedStatuses(operation);
     if (!statuses.includes(String(status)) && !statuses.includes("default") && status < 400) {
-      throw new Error(`mock for ${label}: GitHub documents ${statuses.join(", ")} for ${operation.operationId}, not ${status}`);
+      throw new Error(
+        `mock for ${label}: GitHub documents ${statuses.join(", ")} for ${operation.operationId}, not ${status}`,
+      );
     }
   }
 
@@ -89,7 +91,9 @@ export class GitHubMock {
       (e) =>
         e.method === recorded.method &&
         e.used < e.times &&
-        (typeof e.path === "string" ? e.path === url.pathname + url.search || e.path === url.pathname : e.path.test(url.pathname)),
+        (typeof e.path === "string"
+          ? e.path === url.pathname + url.search || e.path === url.pathname
+          : e.path.test(url.pathname)),
     );
     if (!expectation) {
       this.violations.push(`${recorded.method} ${url.pathname}${url.search}: no mock answers this request`);
@@ -138,7 +142,9 @@ function parseBody(raw: unknown): unknown {
 let keyPair: string | undefined;
 /** A real RSA private key (made once per worker) so Probot can sign app JWTs in tests. */
 export function testPrivateKey(): string {
-  keyPair ??= generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({ type: "pkcs1", format: "pem" }).toString();
+  keyPair ??= generateKeyPairSync("rsa", { modulusLength: 2048 })
+    .privateKey.export({ type: "pkcs1", format: "pem" })
+    .toString();
   return keyPair;
 }
 

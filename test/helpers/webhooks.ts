@@ -13,7 +13,8 @@ const sets = require("@octokit/webhooks-examples/api.github.com/index.json") as 
  * A fresh copy of a recorded payload for `event` (and `action`, when the event has actions).
  * `index` picks among several recordings of the same action.
  */
-export function webhookPayload<T = Record<string, any>>(event: string, action?: string, index = 0): T { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function webhookPayload<T = Record<string, any>>(event: string, action?: string, index = 0): T {
   const set = sets.find((s) => s.name === event);
   if (!set) throw new Error(`@octokit/webhooks-examples has no "${event}" event`);
   const matching = action ? set.examples.filter((e) => e.action === action) : set.examples;

@@ -80,18 +80,26 @@ describe("consort validate", () => {
   it("validates only as far as the design has come", () => {
     const dir = checkout("early", { ".consort/spec.json": edited(stockflowText.spec, (j) => delete j.nfrs) });
     expect(validateCheckout(dir)).toMatchObject({ ok: true, checkpoint: "stories" });
-    expect(validateCheckout(dir, { upTo: "spec" }).issues).toEqual([expect.objectContaining({ fix: expect.stringContaining("add `nfrs`") })]);
+    expect(validateCheckout(dir, { upTo: "spec" }).issues).toEqual([
+      expect.objectContaining({ fix: expect.stringContaining("add `nfrs`") }),
+    ]);
   });
 
   it("checks only the configuration when there is no design yet", () => {
     const dir = checkout("fresh", { ".github/consort.yml": "granularity: ac\n" });
     expect(validateCheckout(dir)).toMatchObject({ ok: true, files: [], config: ".github/consort.yml" });
-    expect(validateCheckout(dir, { upTo: "stories" }).issues).toEqual([expect.objectContaining({ file: ".consort/spec.json", message: "the file is missing" })]);
+    expect(validateCheckout(dir, { upTo: "stories" }).issues).toEqual([
+      expect.objectContaining({ file: ".consort/spec.json", message: "the file is missing" }),
+    ]);
   });
 
   it("reports YAML that does not parse", () => {
     const dir = checkout("yaml", { ".github/consort.yml": "granularity: [test\n" });
-    expect(validateCheckout(dir).issues[0]).toMatchObject({ file: ".github/consort.yml", path: "$", fix: "fix the YAML syntax" });
+    expect(validateCheckout(dir).issues[0]).toMatchObject({
+      file: ".github/consort.yml",
+      path: "$",
+      fix: "fix the YAML syntax",
+    });
   });
 });
 
@@ -105,7 +113,14 @@ describe("consort next and status", () => {
     const run = await consort("next", "--state", stateFile, "--dir", dir, "--json");
     expect(run.status).toBe(0);
     const action = JSON.parse(run.stdout) as NextAction;
-    expect(action).toMatchObject({ stage: "green", actor: "agent", role: "driver", unit: "T1", trailer: "Consort-Role: driver", frozenPaths: [{ path: "test/stock.test.ts", rule: "unchanged" }] });
+    expect(action).toMatchObject({
+      stage: "green",
+      actor: "agent",
+      role: "driver",
+      unit: "T1",
+      trailer: "Consort-Role: driver",
+      frozenPaths: [{ path: "test/stock.test.ts", rule: "unchanged" }],
+    });
     expect(action.allowedPaths).toContain("src/**");
   });
 

@@ -45,13 +45,17 @@ async function sql(url: string, text: string): Promise<void> {
 beforeAll(() => {
   checkout = mkdtempSync(join(tmpdir(), "consort-cli-"));
   mkdirSync(join(checkout, ".github"));
-  writeFileSync(join(checkout, ".github/consort.yml"), `database:\n  provider: postgres\n  postgres:\n    rootDatabase: ${rootDatabase}\n`);
+  writeFileSync(
+    join(checkout, ".github/consort.yml"),
+    `database:\n  provider: postgres\n  postgres:\n    rootDatabase: ${rootDatabase}\n`,
+  );
   process.env.CONSORT_POSTGRES_URL = postgresUrl();
 });
 
 afterAll(async () => {
   await consort("db", "delete", `feature/cli-${suffix}`, "--quiet");
-  for (const db of [rootDatabase, baseDatabaseName(rootDatabase)]) await sql(postgresUrl(), `DROP DATABASE IF EXISTS "${db}" WITH (FORCE)`);
+  for (const db of [rootDatabase, baseDatabaseName(rootDatabase)])
+    await sql(postgresUrl(), `DROP DATABASE IF EXISTS "${db}" WITH (FORCE)`);
   rmSync(checkout, { recursive: true, force: true });
 });
 
@@ -79,7 +83,10 @@ describe("consort db on a configured postgres server", () => {
 
   it("shows the schema diff and fails when a change would break the parent's rows", async () => {
     const root = (await consort("db", "url", rootDatabase)).stdout.trim();
-    await sql(root, "CREATE TABLE IF NOT EXISTS stock (sku text PRIMARY KEY, note text); INSERT INTO stock VALUES ('A-1', 'keep me') ON CONFLICT DO NOTHING");
+    await sql(
+      root,
+      "CREATE TABLE IF NOT EXISTS stock (sku text PRIMARY KEY, note text); INSERT INTO stock VALUES ('A-1', 'keep me') ON CONFLICT DO NOTHING",
+    );
     expect((await consort("db", "refresh", rootDatabase, "--quiet")).code).toBe(0);
     const id = `diff-${suffix}`;
     await consort("db", "create", id, "--quiet");
@@ -89,14 +96,22 @@ describe("consort db on a configured postgres server", () => {
     expect(markdown.code).toBe(1);
     expect(markdown.stdout).toContain("dropping column public.stock.note loses 1 non-null value");
     const json = await consort("db", "diff", id, "--json", "--quiet");
-    expect(JSON.parse(json.stdout)).toMatchObject({ branch: id, parent: rootDatabase, ok: false, summary: { dropped: 1 } });
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      branch: id,
+      parent: rootDatabase,
+      ok: false,
+      summary: { dropped: 1 },
+    });
     await consort("db", "delete", id, "--quiet");
   });
 
   it("explains a missing parent and an invalid ttl, with a non-zero exit", async () => {
     const missing = await consort("db", "create", `x-${suffix}`, "--from", "no-such-branch", "--json");
     expect(missing.code).toBe(1);
-    expect(JSON.parse(missing.stdout).error).toMatchObject({ code: "PARENT_MISSING", hint: expect.stringContaining("create the parent") });
+    expect(JSON.parse(missing.stdout).error).toMatchObject({
+      code: "PARENT_MISSING",
+      hint: expect.stringContaining("create the parent"),
+    });
     const ttl = await consort("db", "create", `y-${suffix}`, "--ttl", "soon");
     expect(ttl.code).not.toBe(0);
     expect(ttl.stderr).toContain("--ttl soon");
@@ -111,8 +126,12 @@ describe("consort db with no configuration", () => {
     const env = { ...process.env, CONSORT_DATA_DIR: dataDir, CONSORT_POSTGRES_URL: "" };
     const run = (...args: string[]) =>
       new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-        execFile(process.execPath, ["bin/consort.js", ...args, "-C", home], { env, cwd: process.cwd() }, (error, stdout, stderr) =>
-          resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+        execFile(
+          process.execPath,
+          ["bin/consort.js", ...args, "-C", home],
+          { env, cwd: process.cwd() },
+          (error, stdout, stderr) =>
+            resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
         );
       });
     try {
@@ -121,7 +140,10 @@ describe("consort db with no configuration", () => {
       expect(JSON.parse(created.stdout).branch).toMatchObject({ name: "feature-local", parent: "consort_root" });
       const listed = await run("db", "list", "--json");
       expect(listed.stderr).not.toContain("starting");
-      expect(JSON.parse(listed.stdout)).toMatchObject({ provider: "local", branches: [{ name: "consort_root" }, { name: "feature-local" }] });
+      expect(JSON.parse(listed.stdout)).toMatchObject({
+        provider: "local",
+        branches: [{ name: "consort_root" }, { name: "feature-local" }],
+      });
     } finally {
       expect(await stopLocalServer(dataDir)).toBe(true);
       rmSync(home, { recursive: true, force: true });

@@ -56,7 +56,10 @@ describe("the local provider's embedded server", () => {
     await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
     const port = (blocker.address() as { port: number }).port;
     try {
-      await expect(ensureLocalServer({ dataDir, port })).rejects.toMatchObject({ code: "PORT_IN_USE", message: expect.stringContaining(String(port)) });
+      await expect(ensureLocalServer({ dataDir, port })).rejects.toMatchObject({
+        code: "PORT_IN_USE",
+        message: expect.stringContaining(String(port)),
+      });
       expect(existsSync(join(dataDir, "cluster", "postmaster.pid"))).toBe(false);
       expect(existsSync(join(dataDir, "server.lock"))).toBe(false);
     } finally {
@@ -72,7 +75,10 @@ describe("the local provider's embedded server", () => {
     const busy = join(parent, "busy");
     mkdirSync(busy);
     writeFileSync(join(busy, "thesis.docx"), "mine");
-    await expect(ensureLocalServer({ dataDir: busy })).rejects.toMatchObject({ code: "BAD_DATA_DIR", message: expect.stringContaining("thesis.docx") });
+    await expect(ensureLocalServer({ dataDir: busy })).rejects.toMatchObject({
+      code: "BAD_DATA_DIR",
+      message: expect.stringContaining("thesis.docx"),
+    });
   });
 
   it("as root, refuses a folder the postgres user cannot reach, and removes the half-made cluster", async () => {
@@ -82,7 +88,10 @@ describe("the local provider's embedded server", () => {
     chmodSync(hidden, 0o700);
     const dataDir = join(hidden, "postgres");
     if (process.getuid?.() === 0) {
-      await expect(ensureLocalServer({ dataDir })).rejects.toMatchObject({ code: "RUNNING_AS_ROOT", message: expect.stringContaining("postgres") });
+      await expect(ensureLocalServer({ dataDir })).rejects.toMatchObject({
+        code: "RUNNING_AS_ROOT",
+        message: expect.stringContaining("postgres"),
+      });
       expect(existsSync(dataDir)).toBe(false);
     } else {
       // An ordinary user owns the folder, so the server starts there.

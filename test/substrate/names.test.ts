@@ -64,11 +64,20 @@ describe("resolveParentBranch", () => {
   const base = { defaultBranch: "main", rootBranch: "production" };
 
   it("pairs trunk with the root branch", () => {
-    expect(resolveParentBranch({ ...base, branch: "main" })).toEqual({ branch: "production", parent: undefined, parentGitBranch: undefined, isTrunk: true });
+    expect(resolveParentBranch({ ...base, branch: "main" })).toEqual({
+      branch: "production",
+      parent: undefined,
+      parentGitBranch: undefined,
+      isTrunk: true,
+    });
   });
 
   it("forks a branch without a pull request from the root", () => {
-    expect(resolveParentBranch({ ...base, branch: "feature/cart" })).toMatchObject({ branch: "feature-cart", parent: "production", isTrunk: false });
+    expect(resolveParentBranch({ ...base, branch: "feature/cart" })).toMatchObject({
+      branch: "feature-cart",
+      parent: "production",
+      isTrunk: false,
+    });
   });
 
   it("forks a branch from its pull request's base", () => {
@@ -80,7 +89,11 @@ describe("resolveParentBranch", () => {
   });
 
   it("refuses a branch that would be its own parent", () => {
-    expect(() => resolveParentBranch({ ...base, branch: "feature/cart", prBase: "feature/cart" })).toThrow(/own parent/);
-    expect(() => resolveParentBranch({ ...base, branch: "Feature/Cart", prBase: "feature/cart" })).toThrow(/same database branch/);
+    expect(() => resolveParentBranch({ ...base, branch: "feature/cart", prBase: "feature/cart" })).toThrow(
+      /own parent/,
+    );
+    expect(() => resolveParentBranch({ ...base, branch: "Feature/Cart", prBase: "feature/cart" })).toThrow(
+      /same database branch/,
+    );
   });
 });

@@ -2,15 +2,25 @@ import { describe, expect, it } from "vitest";
 import { describeServer, toSubstrateError } from "../../src/substrate/pg-errors.js";
 
 describe("server errors a person can act on", () => {
-  const context = { server: "db.internal:5432 as consort", action: "forking \"feature-a\"" };
+  const context = { server: "db.internal:5432 as consort", action: 'forking "feature-a"' };
 
   it("says the disk is full, whether the server sends 53100 or an I/O message", () => {
-    expect(toSubstrateError(Object.assign(new Error("could not extend file"), { code: "53100" }), context)).toMatchObject({ code: "DISK_FULL", hint: expect.stringContaining("free disk space") });
-    expect(toSubstrateError(Object.assign(new Error('could not write to file "base/1/2": No space left on device'), { code: "58030" }), context)).toMatchObject({ code: "DISK_FULL" });
+    expect(
+      toSubstrateError(Object.assign(new Error("could not extend file"), { code: "53100" }), context),
+    ).toMatchObject({ code: "DISK_FULL", hint: expect.stringContaining("free disk space") });
+    expect(
+      toSubstrateError(
+        Object.assign(new Error('could not write to file "base/1/2": No space left on device'), { code: "58030" }),
+        context,
+      ),
+    ).toMatchObject({ code: "DISK_FULL" });
   });
 
   it("names the database in use and what to close", () => {
-    const error = toSubstrateError(Object.assign(new Error('source database "feature-a" is being accessed by other users'), { code: "55006" }), { ...context, database: "feature-a" });
+    const error = toSubstrateError(
+      Object.assign(new Error('source database "feature-a" is being accessed by other users'), { code: "55006" }),
+      { ...context, database: "feature-a" },
+    );
     expect(error).toMatchObject({ code: "DATABASE_IN_USE", message: expect.stringContaining('database "feature-a"') });
   });
 
@@ -23,7 +33,9 @@ describe("choosing the provider from the configuration", () => {
   it("builds the lakebase provider from database.lakebase and the token variable, without calling out yet", async () => {
     const { createProvider } = await import("../../src/substrate/create-provider.js");
     const { ConsortConfig } = await import("../../src/config/consort-config.js");
-    const config = ConsortConfig.parse({ database: { provider: "lakebase", lakebase: { host: "dbc-1.cloud.databricks.com", project: "shop" } } });
+    const config = ConsortConfig.parse({
+      database: { provider: "lakebase", lakebase: { host: "dbc-1.cloud.databricks.com", project: "shop" } },
+    });
     const provider = await createProvider(config.database, { env: { DATABRICKS_TOKEN: "dapi-x" } });
     expect(provider.kind).toBe("lakebase");
     await provider.close();

@@ -12,7 +12,11 @@ const suffix = randomBytes(3).toString("hex");
 const rootDatabase = `root_${suffix}`;
 const id = (name: string) => `${name}-${suffix}`;
 
-async function sql<T extends pg.QueryResultRow = pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
+async function sql<T extends pg.QueryResultRow = pg.QueryResultRow>(
+  url: string,
+  text: string,
+  values: unknown[] = [],
+): Promise<T[]> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
@@ -30,9 +34,14 @@ let provider: PostgresBranchProvider;
 
 beforeAll(async () => {
   const config = ConsortConfig.parse({ database: { provider: "postgres", postgres: { rootDatabase } } });
-  provider = (await createProvider(config.database, { env: { CONSORT_POSTGRES_URL: postgresUrl() } })) as PostgresBranchProvider;
+  provider = (await createProvider(config.database, {
+    env: { CONSORT_POSTGRES_URL: postgresUrl() },
+  })) as PostgresBranchProvider;
   const root = await provider.rootBranch();
-  await sql(await provider.connectionUrl(root), "CREATE TABLE stock (sku text PRIMARY KEY, quantity int NOT NULL); INSERT INTO stock VALUES ('A-1', 3), ('B-2', 0)");
+  await sql(
+    await provider.connectionUrl(root),
+    "CREATE TABLE stock (sku text PRIMARY KEY, quantity int NOT NULL); INSERT INTO stock VALUES ('A-1', 3), ('B-2', 0)",
+  );
   await provider.refreshBase(root);
 });
 
@@ -50,7 +59,10 @@ describe("the postgres provider", () => {
     expect(branch).toMatchObject({ name: id("feature-cart"), parent: rootDatabase, isRoot: false });
     const url = await provider.connectionUrl(branch.name);
     await sql(url, "UPDATE stock SET quantity = 99 WHERE sku = 'A-1'");
-    const rootRows = await sql<{ quantity: number }>(await provider.connectionUrl(rootDatabase), "SELECT quantity FROM stock WHERE sku = 'A-1'");
+    const rootRows = await sql<{ quantity: number }>(
+      await provider.connectionUrl(rootDatabase),
+      "SELECT quantity FROM stock WHERE sku = 'A-1'",
+    );
     expect(rootRows[0]!.quantity).toBe(3);
     const branchRows = await sql<{ n: number }>(url, "SELECT count(*)::int AS n FROM stock");
     expect(branchRows[0]!.n).toBe(2);
@@ -65,7 +77,10 @@ describe("the postgres provider", () => {
       const child = await provider.createBranch(id("busy-child"), { from: parent.name, ttlSeconds: 600 });
       expect(child.parent).toBe(parent.name);
       expect(child.expiresAt).toBeDefined();
-      const rows = await sql<{ n: number }>(await provider.connectionUrl(child.name), "SELECT count(*)::int AS n FROM stock");
+      const rows = await sql<{ n: number }>(
+        await provider.connectionUrl(child.name),
+        "SELECT count(*)::int AS n FROM stock",
+      );
       expect(rows[0]!.n).toBe(2);
     } finally {
       await holder.end();
@@ -75,7 +90,9 @@ describe("the postgres provider", () => {
   it("runs eight concurrent forks of one parent and all succeed", async () => {
     const parent = await provider.createBranch(id("fan-out"));
     const names = Array.from({ length: 8 }, (_, i) => id(`fan-${i}`));
-    const forks = await Promise.all(names.map((name) => provider.createBranch(name, { from: parent.name, ttlSeconds: 600 })));
+    const forks = await Promise.all(
+      names.map((name) => provider.createBranch(name, { from: parent.name, ttlSeconds: 600 })),
+    );
     expect(forks.map((f) => f.parent)).toEqual(names.map(() => parent.name));
     const listed = (await provider.listBranches()).map((b) => b.name);
     for (const name of names) expect(listed).toContain(name);
@@ -86,13 +103,17 @@ describe("the postgres provider", () => {
     const second = await provider.createBranch(id("again"));
     expect(second).toEqual(first);
     const other = await provider.createBranch(id("other-parent"));
-    await expect(provider.createBranch(id("again"), { from: other.name })).rejects.toMatchObject({ code: "PARENT_MISMATCH" });
+    await expect(provider.createBranch(id("again"), { from: other.name })).rejects.toMatchObject({
+      code: "PARENT_MISMATCH",
+    });
   });
 
   it("refuses a missing parent and leaves nothing behind", async () => {
     await provider.settled();
     const before = await databaseNames();
-    await expect(provider.createBranch(id("orphan"), { from: id("no-such-parent") })).rejects.toMatchObject({ code: "PARENT_MISSING" });
+    await expect(provider.createBranch(id("orphan"), { from: id("no-such-parent") })).rejects.toMatchObject({
+      code: "PARENT_MISSING",
+    });
     expect(await databaseNames()).toEqual(before);
   });
 
@@ -103,7 +124,9 @@ describe("the postgres provider", () => {
 
   it("refuses to fork from a throwaway branch, as Lakebase does", async () => {
     const throwaway = await provider.createBranch(id("cycle-1"), { ttlSeconds: 60 });
-    await expect(provider.createBranch(id("cycle-1-child"), { from: throwaway.name })).rejects.toMatchObject({ code: "PARENT_IS_THROWAWAY" });
+    await expect(provider.createBranch(id("cycle-1-child"), { from: throwaway.name })).rejects.toMatchObject({
+      code: "PARENT_IS_THROWAWAY",
+    });
   });
 
   it("a failed fork leaves no database behind", async () => {
@@ -112,7 +135,9 @@ describe("the postgres provider", () => {
     await provider.settled();
     await sql(postgresUrl(), `DROP DATABASE "${baseDatabaseName(parent.name)}" WITH (FORCE)`);
     const before = await databaseNames();
-    await expect(provider.createBranch(id("broken-child"), { from: parent.name })).rejects.toMatchObject({ code: "BASE_MISSING" });
+    await expect(provider.createBranch(id("broken-child"), { from: parent.name })).rejects.toMatchObject({
+      code: "BASE_MISSING",
+    });
     expect(await databaseNames()).toEqual(before);
   });
 
@@ -141,7 +166,15 @@ describe("the postgres provider", () => {
     const names = await databaseNames();
     await provider.settled();
     const after = await databaseNames();
-    for (const gone of [parent.name, child.name, grandchild.name, baseDatabaseName(parent.name), baseDatabaseName(child.name), spareDatabaseName(parent.name), spareDatabaseName(child.name)]) {
+    for (const gone of [
+      parent.name,
+      child.name,
+      grandchild.name,
+      baseDatabaseName(parent.name),
+      baseDatabaseName(child.name),
+      spareDatabaseName(parent.name),
+      spareDatabaseName(child.name),
+    ]) {
       expect(after).not.toContain(gone);
     }
     expect(names).not.toContain(parent.name);
@@ -167,23 +200,37 @@ describe("the postgres provider", () => {
     await sql(url, "INSERT INTO stock VALUES ('D-4', 5)");
     // A warm spare of the track's old base is ready: the throwaway fork takes it.
     await provider.settled();
-    const oid = async (datname: string) => (await sql<{ oid: number }>(postgresUrl(), "SELECT oid::int AS oid FROM pg_database WHERE datname = $1", [datname]))[0]?.oid;
+    const oid = async (datname: string) =>
+      (
+        await sql<{ oid: number }>(postgresUrl(), "SELECT oid::int AS oid FROM pg_database WHERE datname = $1", [
+          datname,
+        ])
+      )[0]?.oid;
     const spare = await oid(spareDatabaseName(track.name));
     expect(spare).toBeDefined();
     const stale = await provider.createBranch(id("before-refresh"), { from: track.name, ttlSeconds: 600 });
     expect(await oid(stale.name)).toBe(spare);
-    expect((await sql<{ n: number }>(await provider.connectionUrl(stale.name), "SELECT count(*)::int AS n FROM stock"))[0]!.n).toBe(2);
+    expect(
+      (await sql<{ n: number }>(await provider.connectionUrl(stale.name), "SELECT count(*)::int AS n FROM stock"))[0]!
+        .n,
+    ).toBe(2);
     const refreshed = await provider.refreshBase(track.name);
     // The refresh dropped the stale spare; the one made now holds the new state.
     await provider.settled();
     expect(Date.parse(refreshed.frozenAt!)).toBeGreaterThanOrEqual(Date.parse(track.frozenAt!));
     const fresh = await provider.createBranch(id("after-refresh"), { from: track.name, ttlSeconds: 600 });
-    expect((await sql<{ n: number }>(await provider.connectionUrl(fresh.name), "SELECT count(*)::int AS n FROM stock"))[0]!.n).toBe(3);
+    expect(
+      (await sql<{ n: number }>(await provider.connectionUrl(fresh.name), "SELECT count(*)::int AS n FROM stock"))[0]!
+        .n,
+    ).toBe(3);
   });
 
   it("will not refresh a base while the branch has open connections, and says who holds it", async () => {
     const track = await provider.createBranch(id("track-busy"));
-    const holder = new pg.Client({ connectionString: await provider.connectionUrl(track.name), application_name: "migrate-step" });
+    const holder = new pg.Client({
+      connectionString: await provider.connectionUrl(track.name),
+      application_name: "migrate-step",
+    });
     await holder.connect();
     try {
       await expect(provider.refreshBase(track.name)).rejects.toThrow(/migrate-step/);
@@ -227,7 +274,9 @@ describe("creating the postgres provider", () => {
 
   it("says the server is unreachable instead of hanging", async () => {
     const config = ConsortConfig.parse({ database: { provider: "postgres" } });
-    const error = await createProvider(config.database, { env: { CONSORT_POSTGRES_URL: "postgresql://u:secret-pw@127.0.0.1:1/postgres" } }).catch((e: unknown) => e);
+    const error = await createProvider(config.database, {
+      env: { CONSORT_POSTGRES_URL: "postgresql://u:secret-pw@127.0.0.1:1/postgres" },
+    }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: "SERVER_UNREACHABLE" });
     expect(String((error as Error).message)).not.toContain("secret-pw");
   });
@@ -240,7 +289,9 @@ describe("creating the postgres provider", () => {
       url.username = role;
       url.password = "pw";
       const config = ConsortConfig.parse({ database: { provider: "postgres" } });
-      await expect(createProvider(config.database, { env: { CONSORT_POSTGRES_URL: url.toString() } })).rejects.toMatchObject({ code: "PERMISSION_DENIED" });
+      await expect(
+        createProvider(config.database, { env: { CONSORT_POSTGRES_URL: url.toString() } }),
+      ).rejects.toMatchObject({ code: "PERMISSION_DENIED" });
     } finally {
       await sql(postgresUrl(), `DROP ROLE ${role}`);
     }

@@ -1,6 +1,14 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { compareSchemas, diffSchemas, lintSchemaChange, renderSchemaDiff, snapshotSchema, CHECK_RUN_TEXT_LIMIT, type SchemaDiff } from "../../src/substrate/schema/index.js";
+import {
+  compareSchemas,
+  diffSchemas,
+  lintSchemaChange,
+  renderSchemaDiff,
+  snapshotSchema,
+  CHECK_RUN_TEXT_LIMIT,
+  type SchemaDiff,
+} from "../../src/substrate/schema/index.js";
 import { freshDatabase } from "../helpers/postgres.js";
 
 async function run(url: string, sql: string): Promise<void> {
@@ -77,7 +85,8 @@ afterAll(async () => {
   await childDb?.drop();
 });
 
-const find = (object: string, action: string, name: string) => diff.changes.find((c) => c.object === object && c.action === action && c.name === name);
+const find = (object: string, action: string, name: string) =>
+  diff.changes.find((c) => c.object === object && c.action === action && c.name === name);
 
 describe("the schema diff between a branch and its parent", () => {
   it("finds dropped and added tables", () => {
@@ -96,14 +105,21 @@ describe("the schema diff between a branch and its parent", () => {
 
   it("finds unique, check and foreign-key constraints, and never lists Postgres 18's NOT NULL constraint rows", () => {
     expect(find("constraint", "added", "public.stock.stock_code_key")?.details).toEqual(["UNIQUE (code)"]);
-    expect(find("constraint", "added", "public.stock.stock_quantity_check")?.details).toEqual(["CHECK ((quantity >= 0))"]);
-    expect(find("constraint", "added", "public.stock.stock_supplier_fk")?.details[0]).toContain("REFERENCES supplier(id)");
+    expect(find("constraint", "added", "public.stock.stock_quantity_check")?.details).toEqual([
+      "CHECK ((quantity >= 0))",
+    ]);
+    expect(find("constraint", "added", "public.stock.stock_supplier_fk")?.details[0]).toContain(
+      "REFERENCES supplier(id)",
+    );
     expect(diff.changes.filter((c) => c.object === "constraint" && c.name.includes("not_null"))).toEqual([]);
   });
 
   it("finds indexes, enums, views and sequences", () => {
     expect(find("index", "added", "public.supplier_name_key")?.details[0]).toContain("lower(name)");
-    expect(find("enum", "changed", "public.mood")?.details).toEqual(["values added: okay, glad", "values removed: meh"]);
+    expect(find("enum", "changed", "public.mood")?.details).toEqual([
+      "values added: okay, glad",
+      "values removed: meh",
+    ]);
     expect(find("view", "changed", "public.low_stock")).toBeDefined();
     expect(find("sequence", "changed", "public.invoice_no")?.details).toEqual(["increment 1 → 10"]);
     // The index of a dropped table goes with the table; the identity sequence with its column.
@@ -135,7 +151,10 @@ describe("the lint counts the parent's real rows a change would break or lose", 
       "enum-value-removed public.mood": 1,
     });
     // A unique index on an expression cannot be counted: unknown, which fails the lint.
-    expect(lint.findings.find((f) => f.change === "public.supplier_name_key")).toMatchObject({ rows: null, reason: expect.stringContaining("expressions") });
+    expect(lint.findings.find((f) => f.change === "public.supplier_name_key")).toMatchObject({
+      rows: null,
+      reason: expect.stringContaining("expressions"),
+    });
     expect(lint.ok).toBe(false);
   });
 
@@ -143,7 +162,10 @@ describe("the lint counts the parent's real rows a change would break or lose", 
     const safeParent = await freshDatabase("schema_safe");
     const safeChild = await freshDatabase("schema_safe_child");
     try {
-      await run(safeParent.url, "CREATE TABLE item (id int PRIMARY KEY, size int); INSERT INTO item VALUES (1, 10), (2, 20)");
+      await run(
+        safeParent.url,
+        "CREATE TABLE item (id int PRIMARY KEY, size int); INSERT INTO item VALUES (1, 10), (2, 20)",
+      );
       await run(safeChild.url, "CREATE TABLE item (id int PRIMARY KEY, size bigint NOT NULL UNIQUE)");
       const result = await compareSchemas(safeParent.url, safeChild.url, { branch: "feature-size", parent: "main" });
       expect(result.lint.findings.map((f) => [f.rule, f.rows])).toEqual([
@@ -172,7 +194,13 @@ describe("the Markdown for the consort/schema check run", () => {
 
   it("stays within the check run's limit however large the diff", () => {
     const huge: SchemaDiff = {
-      changes: Array.from({ length: 5000 }, (_, i) => ({ object: "table" as const, action: "added" as const, name: `public.t${i}`, table: `public.t${i}`, details: ["x".repeat(200)] })),
+      changes: Array.from({ length: 5000 }, (_, i) => ({
+        object: "table" as const,
+        action: "added" as const,
+        name: `public.t${i}`,
+        table: `public.t${i}`,
+        details: ["x".repeat(200)],
+      })),
       summary: { added: 5000, dropped: 0, changed: 0 },
     };
     const markdown = renderSchemaDiff(huge);

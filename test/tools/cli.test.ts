@@ -30,9 +30,13 @@ describe("consort tools", () => {
 
   it("--json lists every tool with its input and output JSON Schemas", async () => {
     const { stdout } = await consort("tools", "--json");
-    const listing = JSON.parse(stdout) as { tools: Array<{ name: string; readOnly: boolean; inputSchema: { type: string }; outputSchema: { type: string } }> };
+    const listing = JSON.parse(stdout) as {
+      tools: Array<{ name: string; readOnly: boolean; inputSchema: { type: string }; outputSchema: { type: string } }>;
+    };
     expect(listing.tools.map((tool) => tool.name)).toEqual(consortTools.map((tool) => tool.name));
-    expect(listing.tools.every((tool) => tool.inputSchema.type === "object" && tool.outputSchema.type === "object")).toBe(true);
+    expect(
+      listing.tools.every((tool) => tool.inputSchema.type === "object" && tool.outputSchema.type === "object"),
+    ).toBe(true);
     expect(listing.tools.filter((tool) => !tool.readOnly).map((tool) => tool.name)).toEqual(["run_cycle", "db_branch"]);
   });
 });

@@ -32,7 +32,9 @@ describe("db_branch on the real postgres provider", () => {
     const listed = DbBranchOutput.parse((await call(client, "db_branch", { action: "list" })).structuredContent);
     expect(listed.branches?.map((branch) => branch.name)).toEqual([checkout.rootDatabase, name]);
 
-    const { url } = DbBranchOutput.parse((await call(client, "db_branch", { action: "url", branch: name })).structuredContent);
+    const { url } = DbBranchOutput.parse(
+      (await call(client, "db_branch", { action: "url", branch: name })).structuredContent,
+    );
     const db = new pg.Client({ connectionString: url });
     await db.connect();
     const { rows } = await db.query<{ name: string }>("SELECT current_database() AS name");
@@ -44,7 +46,10 @@ describe("db_branch on the real postgres provider", () => {
     const parent = checkout.unique("track");
     const child = checkout.unique("try");
     await call(client, "db_branch", { action: "create", branch: parent });
-    const created = DbBranchOutput.parse((await call(client, "db_branch", { action: "create", branch: child, from: parent, ttlSeconds: 600 })).structuredContent);
+    const created = DbBranchOutput.parse(
+      (await call(client, "db_branch", { action: "create", branch: child, from: parent, ttlSeconds: 600 }))
+        .structuredContent,
+    );
     expect(created.branch).toMatchObject({ name: child, parent });
     expect(Date.parse(created.branch!.expiresAt!)).toBeGreaterThan(Date.now());
 
@@ -65,7 +70,9 @@ describe("db_branch on the real postgres provider", () => {
   it("answers a URL request for a branch that does not exist with what to do", async () => {
     const result = await call(client, "db_branch", { action: "url", branch: checkout.unique("missing") });
     expect(result.isError).toBe(true);
-    expect(errorText(result)).toMatch(/NO_SUCH_BRANCH: There is no database branch named .*\nWhat to do: List the branches/);
+    expect(errorText(result)).toMatch(
+      /NO_SUCH_BRANCH: There is no database branch named .*\nWhat to do: List the branches/,
+    );
   });
 
   it("passes the provider's refusal of an invalid name back as a tool error", async () => {

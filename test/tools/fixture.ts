@@ -35,7 +35,9 @@ export interface StockflowCheckout {
  * points the `postgres` provider at the test run's shared embedded Postgres under a root
  * database of its own. Everything it creates on the server is dropped by `cleanup`.
  */
-export async function stockflowCheckout(options: { stage?: "complete" | "t7-red"; branch?: string; designOnTrack?: boolean } = {}): Promise<StockflowCheckout> {
+export async function stockflowCheckout(
+  options: { stage?: "complete" | "t7-red"; branch?: string; designOnTrack?: boolean } = {},
+): Promise<StockflowCheckout> {
   const path = await mkdtemp(join(tmpdir(), "consort-tools-"));
   await cp(STOCKFLOW, path, { recursive: true, filter: (source) => !source.includes("node_modules") });
   const id = randomBytes(4).toString("hex");
@@ -52,7 +54,11 @@ export async function stockflowCheckout(options: { stage?: "complete" | "t7-red"
   await git.addConfig("user.name", "Test Strategist").addConfig("user.email", "strategist@example.com");
   // designOnTrack: the default branch has the code but no design yet; the roles commit it on the track.
   if (options.designOnTrack) await rm(join(path, ".consort"), { recursive: true, force: true });
-  await git.add(".").commit(options.designOnTrack ? "StockFlow before F1's design" : "StockFlow F1 design\n\nConsort-Role: test-strategist");
+  await git
+    .add(".")
+    .commit(
+      options.designOnTrack ? "StockFlow before F1's design" : "StockFlow F1 design\n\nConsort-Role: test-strategist",
+    );
   await git.checkoutLocalBranch(branch);
   if (options.stage === "t7-red") {
     // Back to where T7's failing test is written and S2 is not implemented (T8 not written yet).
@@ -93,9 +99,12 @@ async function dropEverythingUnder(rootDatabase: string): Promise<void> {
     const { rows } = await admin.query<{ datname: string; comment: string | null }>(
       "SELECT datname, shobj_description(oid, 'pg_database') AS comment FROM pg_database",
     );
-    const ours = rows.filter((row) => row.datname === rootDatabase || row.comment?.includes(`"root":"${rootDatabase}"`)).map((row) => row.datname);
+    const ours = rows
+      .filter((row) => row.datname === rootDatabase || row.comment?.includes(`"root":"${rootDatabase}"`))
+      .map((row) => row.datname);
     const names = new Set([...ours, ...ours.map(baseDatabaseName)]);
-    for (const row of rows) if (names.has(row.datname)) await admin.query(`DROP DATABASE IF EXISTS "${row.datname}" WITH (FORCE)`);
+    for (const row of rows)
+      if (names.has(row.datname)) await admin.query(`DROP DATABASE IF EXISTS "${row.datname}" WITH (FORCE)`);
   } finally {
     await admin.end();
   }

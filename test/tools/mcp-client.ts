@@ -6,7 +6,10 @@ import type { ToolContext } from "../../src/tools/context.js";
 import type { ToolDefinition } from "../../src/tools/registry.js";
 
 /** The SDK's own client, linked to our server over the SDK's in-memory transport. */
-export async function connectClient(tools: readonly ToolDefinition[], context: ToolContext): Promise<{ client: Client; close: () => Promise<void> }> {
+export async function connectClient(
+  tools: readonly ToolDefinition[],
+  context: ToolContext,
+): Promise<{ client: Client; close: () => Promise<void> }> {
   const server = createMcpServer(tools, context);
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   const client = new Client({ name: "consort-test-agent", version: "1.0.0" });
@@ -24,9 +27,20 @@ export async function connectClient(tools: readonly ToolDefinition[], context: T
 }
 
 /** Call a tool and return the result; the client itself checks structuredContent against the tool's outputSchema. */
-export async function call(client: Client, name: string, args: Record<string, unknown>, timeout = 60_000, onProgress?: (message: string) => void): Promise<CallToolResult> {
-  const progress = onProgress ? { onprogress: (p: { message?: string }) => onProgress(p.message ?? ""), resetTimeoutOnProgress: true } : {};
-  return (await client.callTool({ name, arguments: args }, CallToolResultSchema, { timeout, ...progress })) as CallToolResult;
+export async function call(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+  timeout = 60_000,
+  onProgress?: (message: string) => void,
+): Promise<CallToolResult> {
+  const progress = onProgress
+    ? { onprogress: (p: { message?: string }) => onProgress(p.message ?? ""), resetTimeoutOnProgress: true }
+    : {};
+  return (await client.callTool({ name, arguments: args }, CallToolResultSchema, {
+    timeout,
+    ...progress,
+  })) as CallToolResult;
 }
 
 /** The text of a tool error, for asserting on what the agent is told. */

@@ -2,7 +2,13 @@ import { readFileSync } from "node:fs";
 import { Ajv } from "ajv";
 import { describe, expect, it } from "vitest";
 import { OPENAI_SPEC_PATH, openAISpecText } from "../../src/cli/tools.js";
-import { callTool, consortTools, openAIResponsesTools, openAITools, type ToolDefinition } from "../../src/tools/index.js";
+import {
+  callTool,
+  consortTools,
+  openAIResponsesTools,
+  openAITools,
+  type ToolDefinition,
+} from "../../src/tools/index.js";
 import { stockflowCheckout } from "./fixture.js";
 
 type Schema = Record<string, unknown>;
@@ -30,7 +36,9 @@ describe("the OpenAI tool specification", () => {
   });
 
   it("has the flat Responses API form with the same functions", () => {
-    expect(openAIResponsesTools(consortTools)).toEqual(openAITools(consortTools).map((tool) => ({ type: "function", ...tool.function })));
+    expect(openAIResponsesTools(consortTools)).toEqual(
+      openAITools(consortTools).map((tool) => ({ type: "function", ...tool.function })),
+    );
   });
 
   it("meets strict mode: every object closed, every property required, no defaults", () => {
@@ -48,7 +56,10 @@ describe("the OpenAI tool specification", () => {
     const dbBranch = consortTools.find((tool) => tool.name === "db_branch") as ToolDefinition;
     const parameters = openAITools([dbBranch])[0]!.function.parameters;
     // A strict-mode model sends every property: the ones it does not mean to set as null.
-    const strictCall = { ...Object.fromEntries((parameters.required as string[]).map((key) => [key, null])), action: "list" };
+    const strictCall = {
+      ...Object.fromEntries((parameters.required as string[]).map((key) => [key, null])),
+      action: "list",
+    };
     expect(Object.keys(strictCall)).toEqual(expect.arrayContaining(["branch", "from", "ttlSeconds"]));
     expect(new Ajv({ strict: false }).validate(parameters, strictCall)).toBe(true);
 
@@ -56,7 +67,11 @@ describe("the OpenAI tool specification", () => {
     try {
       expect(await callTool([dbBranch], "db_branch", strictCall, checkout.context())).toEqual({
         ok: true,
-        output: { action: "list", provider: "postgres", branches: [{ name: checkout.rootDatabase, parent: null, isRoot: true, createdAt: expect.any(String) }] },
+        output: {
+          action: "list",
+          provider: "postgres",
+          branches: [{ name: checkout.rootDatabase, parent: null, isRoot: true, createdAt: expect.any(String) }],
+        },
       });
     } finally {
       await checkout.cleanup();

@@ -54,11 +54,17 @@ const tools = [echo, refuses, lies];
 
 describe("callTool", () => {
   it("runs a valid call and returns the handler's output", async () => {
-    expect(await callTool(tools, "echo", { text: "ab", times: 2 }, context)).toEqual({ ok: true, output: { text: "abab" } });
+    expect(await callTool(tools, "echo", { text: "ab", times: 2 }, context)).toEqual({
+      ok: true,
+      output: { text: "abab" },
+    });
   });
 
   it("reads a null optional argument (OpenAI strict mode) as not given", async () => {
-    expect(await callTool(tools, "echo", { text: "ab", times: null }, context)).toEqual({ ok: true, output: { text: "ab" } });
+    expect(await callTool(tools, "echo", { text: "ab", times: null }, context)).toEqual({
+      ok: true,
+      output: { text: "ab" },
+    });
   });
 
   it("reports a null required argument as missing", async () => {
@@ -70,7 +76,11 @@ describe("callTool", () => {
   it("passes a handler's ToolError on with its code and hint", async () => {
     expect(await callTool(tools, "refuses", {}, context)).toEqual({
       ok: false,
-      error: { code: "NO_STATE", message: "The track has no state yet.", hint: "Push a commit with a Consort-Role trailer first." },
+      error: {
+        code: "NO_STATE",
+        message: "The track has no state yet.",
+        hint: "Push a commit with a Consort-Role trailer first.",
+      },
     });
   });
 

@@ -22,7 +22,9 @@ describe("run_cycle: real cycles of examples/stockflow on the embedded Postgres"
 
   it("verifies the RED of T7: it fails by an assertion while T1-T6 still pass, and drops its branch", async () => {
     const progress: string[] = [];
-    const result = await call(client, "run_cycle", { step: "red", tests: ["T7"] }, 120_000, (message) => progress.push(message));
+    const result = await call(client, "run_cycle", { step: "red", tests: ["T7"] }, 120_000, (message) =>
+      progress.push(message),
+    );
     expect(result.isError).toBeFalsy();
     const output = RunCycleOutput.parse(result.structuredContent);
     expect(output.reasons).toEqual([]);
@@ -33,10 +35,23 @@ describe("run_cycle: real cycles of examples/stockflow on the embedded Postgres"
     );
     expect(output.database).toMatchObject({ provider: "postgres", dropped: true });
     expect(output.uncommittedChanges).toEqual([]);
-    expect(output.plan).toEqual({ from: "arguments", trackId: null, testsInTurn: ["T7"], earlierGreen: ["T1", "T2", "T3", "T4", "T5", "T6"], frozenTestFiles: [] });
+    expect(output.plan).toEqual({
+      from: "arguments",
+      trackId: null,
+      testsInTurn: ["T7"],
+      earlierGreen: ["T1", "T2", "T3", "T4", "T5", "T6"],
+      frozenTestFiles: [],
+    });
 
     // The client heard each slow step as it started (MCP progress notifications).
-    expect(progress).toEqual(expect.arrayContaining([expect.stringMatching(/^forking /), expect.stringMatching(/^migrating: /), expect.stringMatching(/^testing: /), expect.stringMatching(/^dropping /)]));
+    expect(progress).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^forking /),
+        expect.stringMatching(/^migrating: /),
+        expect.stringMatching(/^testing: /),
+        expect.stringMatching(/^dropping /),
+      ]),
+    );
 
     const { branches } = DbBranchOutput.parse((await call(client, "db_branch", { action: "list" })).structuredContent);
     expect(branches?.map((branch) => branch.name)).not.toContain(output.database.cycleBranch);
@@ -51,6 +66,8 @@ describe("run_cycle: real cycles of examples/stockflow on the embedded Postgres"
   it("answers a red step without tests with a tool error saying where the ids come from", async () => {
     const result = await call(client, "run_cycle", { step: "red" });
     expect(result.isError).toBe(true);
-    expect(errorText(result)).toMatch(/^INVALID_CYCLE: A red cycle needs the test ids in turn\.\nWhat to do: Pass tests/);
+    expect(errorText(result)).toMatch(
+      /^INVALID_CYCLE: A red cycle needs the test ids in turn\.\nWhat to do: Pass tests/,
+    );
   });
 });

@@ -37,12 +37,18 @@ describe("schema_diff of a track's branch against the root, on real rows", () =>
     const root = await provider.rootBranch();
     const rootUrl = await provider.connectionUrl(root);
     await sql(rootUrl, await readFile(join(checkout.path, "migrations/0001_create_stock_records.up.sql"), "utf8"));
-    await sql(rootUrl, "INSERT INTO stock_records (sku, location, quantity, inventory_code) VALUES ('ABC-1','A-01',12,'A-01/LOT-7/S1'), ('ABC-2','A-01',3,'A-01/LOT-8/S2'), ('ABC-1','B-02',5,'unparseable')");
+    await sql(
+      rootUrl,
+      "INSERT INTO stock_records (sku, location, quantity, inventory_code) VALUES ('ABC-1','A-01',12,'A-01/LOT-7/S1'), ('ABC-2','A-01',3,'A-01/LOT-8/S2'), ('ABC-1','B-02',5,'unparseable')",
+    );
     await provider.refreshBase!(root);
 
     track = sanitiseBranchName(checkout.branch);
     await call(client, "db_branch", { action: "create", branch: track });
-    await sql(await provider.connectionUrl(track), "ALTER TABLE stock_records ADD COLUMN batch_number text, ADD COLUMN serial_number text; ALTER TABLE stock_records DROP COLUMN inventory_code");
+    await sql(
+      await provider.connectionUrl(track),
+      "ALTER TABLE stock_records ADD COLUMN batch_number text, ADD COLUMN serial_number text; ALTER TABLE stock_records DROP COLUMN inventory_code",
+    );
   }, 60_000);
   afterAll(async () => {
     await close();
@@ -52,7 +58,9 @@ describe("schema_diff of a track's branch against the root, on real rows", () =>
   it("defaults to the checkout's track branch and reports the columns added and dropped", async () => {
     const output = SchemaComparisonOutput.parse((await call(client, "schema_diff", {})).structuredContent);
     expect(output).toMatchObject({ branch: track, parent: checkout.rootDatabase });
-    expect(output.changes.filter((change) => change.object === "column").map((change) => [change.action, change.name])).toEqual(
+    expect(
+      output.changes.filter((change) => change.object === "column").map((change) => [change.action, change.name]),
+    ).toEqual(
       expect.arrayContaining([
         ["added", "public.stock_records.batch_number"],
         ["added", "public.stock_records.serial_number"],
@@ -62,15 +70,23 @@ describe("schema_diff of a track's branch against the root, on real rows", () =>
   });
 
   it("counts the three filed codes the dropped column would lose, and is not ok", async () => {
-    const output = SchemaComparisonOutput.parse((await call(client, "schema_diff", { branch: track })).structuredContent);
-    expect(output.findings).toContainEqual(expect.objectContaining({ rule: "column-dropped", change: "public.stock_records.inventory_code", rows: 3 }));
+    const output = SchemaComparisonOutput.parse(
+      (await call(client, "schema_diff", { branch: track })).structuredContent,
+    );
+    expect(output.findings).toContainEqual(
+      expect.objectContaining({ rule: "column-dropped", change: "public.stock_records.inventory_code", rows: 3 }),
+    );
     expect(output.ok).toBe(false);
     expect(output.markdown).toContain("inventory_code");
   });
 
   it("gives the same comparison through db_branch's diff action", async () => {
-    const viaSchemaDiff = SchemaComparisonOutput.parse((await call(client, "schema_diff", { branch: track })).structuredContent);
-    const viaDbBranch = DbBranchOutput.parse((await call(client, "db_branch", { action: "diff", branch: track })).structuredContent);
+    const viaSchemaDiff = SchemaComparisonOutput.parse(
+      (await call(client, "schema_diff", { branch: track })).structuredContent,
+    );
+    const viaDbBranch = DbBranchOutput.parse(
+      (await call(client, "db_branch", { action: "diff", branch: track })).structuredContent,
+    );
     expect(viaDbBranch.diff).toEqual(viaSchemaDiff);
   });
 

@@ -55,7 +55,7 @@ describe("the MCP server", () => {
   it("answers a call to a tool that does not exist with a tool error listing the real ones", async () => {
     const result = await call(client, "approve_gate", {});
     expect(result.isError).toBe(true);
-    expect(errorText(result)).toContain("There is no tool named \"approve_gate\"");
+    expect(errorText(result)).toContain('There is no tool named "approve_gate"');
     expect(errorText(result)).toContain("db_branch");
   });
 

@@ -25,7 +25,15 @@ describe("consort mcp over real stdio", () => {
     // A track just started on the checkout's branch, as the app would store it.
     const head = (await simpleGit(checkout.path).revparse(["HEAD"])).trim();
     const { snapshot } = createTrack(
-      { trackId: trackIdForBranch(checkout.branch), branch: checkout.branch, baseBranch: "main", head, databaseBranch: checkout.branch, parentDatabaseBranch: checkout.rootDatabase, at: "2026-11-30T06:00:00.000Z" },
+      {
+        trackId: trackIdForBranch(checkout.branch),
+        branch: checkout.branch,
+        baseBranch: "main",
+        head,
+        databaseBranch: checkout.branch,
+        parentDatabaseBranch: checkout.rootDatabase,
+        at: "2026-11-30T06:00:00.000Z",
+      },
       defaultConfig(),
     );
     statePath = join(checkout.path, "..", `stdio-${checkout.branch}.json`);
@@ -55,18 +63,29 @@ describe("consort mcp over real stdio", () => {
   it("runs a tool against the checkout's configured database and keeps stdout clean for the protocol", async () => {
     const result = await client.callTool({ name: "db_branch", arguments: { action: "list" } }, CallToolResultSchema);
     expect(result.isError).toBeFalsy();
-    expect(DbBranchOutput.parse(result.structuredContent).branches?.[0]).toMatchObject({ name: checkout.rootDatabase, isRoot: true });
+    expect(DbBranchOutput.parse(result.structuredContent).branches?.[0]).toMatchObject({
+      name: checkout.rootDatabase,
+      isRoot: true,
+    });
   });
 
   it("reads the track's state from the --state file: the Product Owner writes the stories first", async () => {
     const result = await client.callTool({ name: "next_action", arguments: {} }, CallToolResultSchema);
     const output = NextActionOutput.parse(result.structuredContent);
     expect(output.state).toMatchObject({ source: "file", location: statePath, verified: false });
-    expect(output.action).toMatchObject({ stage: "stories", actor: "agent", role: "product-owner", trailer: "Consort-Role: product-owner" });
+    expect(output.action).toMatchObject({
+      stage: "stories",
+      actor: "agent",
+      role: "product-owner",
+      trailer: "Consort-Role: product-owner",
+    });
   });
 
   it("answers a malformed call with a tool error and stays up", async () => {
-    const bad = await client.callTool({ name: "db_branch", arguments: { action: "drop-everything" } }, CallToolResultSchema);
+    const bad = await client.callTool(
+      { name: "db_branch", arguments: { action: "drop-everything" } },
+      CallToolResultSchema,
+    );
     expect(bad.isError).toBe(true);
     const { tools } = await client.listTools();
     expect(tools.length).toBe(consortTools.length);

@@ -40,11 +40,21 @@ const tick = () => new Date((clock += 60_000)).toISOString();
 export async function stockflowTrack(): Promise<StockflowTrack> {
   const checkout = await stockflowCheckout({ designOnTrack: true });
   const git = simpleGit(checkout.path);
-  const config = ConfigSchema.parse(parseYaml(await readFile(join(checkout.path, ".github/consort.yml"), "utf8")) ?? {});
+  const config = ConfigSchema.parse(
+    parseYaml(await readFile(join(checkout.path, ".github/consort.yml"), "utf8")) ?? {},
+  );
   const trackId = trackIdForBranch(checkout.branch);
   const head = (await git.revparse(["HEAD"])).trim();
   let snapshot = createTrack(
-    { trackId, branch: checkout.branch, baseBranch: "main", head, databaseBranch: sanitiseBranchName(checkout.branch), parentDatabaseBranch: checkout.rootDatabase, at: tick() },
+    {
+      trackId,
+      branch: checkout.branch,
+      baseBranch: "main",
+      head,
+      databaseBranch: sanitiseBranchName(checkout.branch),
+      parentDatabaseBranch: checkout.rootDatabase,
+      at: tick(),
+    },
     config,
   ).snapshot;
 
@@ -70,7 +80,15 @@ export async function stockflowTrack(): Promise<StockflowTrack> {
     expect(pending, `${gate} gate pending`).toBeTruthy();
     const result = transition(
       snapshot,
-      { type: "gate.approved", at: tick(), gate, manifestHash: pending!, approver: "warehouse-lead", reviewId: gate === "design" ? 101 : 102, commit: snapshot.context.head },
+      {
+        type: "gate.approved",
+        at: tick(),
+        gate,
+        manifestHash: pending!,
+        approver: "warehouse-lead",
+        reviewId: gate === "design" ? 101 : 102,
+        commit: snapshot.context.head,
+      },
       config,
     );
     expect(result.rejection?.reasons ?? []).toEqual([]);
@@ -80,13 +98,19 @@ export async function stockflowTrack(): Promise<StockflowTrack> {
   const design = async (name: string) => readFile(join(STOCKFLOW, ".consort", name), "utf8");
   const spec = JSON.parse(await design("spec.json")) as Record<string, unknown>;
   const { nfrs: _nfrs, ...stories } = spec;
-  await commitAs("product-owner", "Stories and acceptance criteria for F1", { ".consort/spec.json": `${JSON.stringify(stories, null, 2)}\n` });
+  await commitAs("product-owner", "Stories and acceptance criteria for F1", {
+    ".consort/spec.json": `${JSON.stringify(stories, null, 2)}\n`,
+  });
   await accept();
   await commitAs("spec-author", "Spec text and NFRs for F1", { ".consort/spec.json": await design("spec.json") });
   await accept();
-  await commitAs("architect", "Layers, modules and persistence invariants", { ".consort/architecture.json": await design("architecture.json") });
+  await commitAs("architect", "Layers, modules and persistence invariants", {
+    ".consort/architecture.json": await design("architecture.json"),
+  });
   await accept();
-  await commitAs("dba", "stock_records and its migration plan", { ".consort/db-design.json": await design("db-design.json") });
+  await commitAs("dba", "stock_records and its migration plan", {
+    ".consort/db-design.json": await design("db-design.json"),
+  });
   await accept();
   expect(snapshot.stage).toBe("design-gate");
   approve("design");
@@ -110,7 +134,12 @@ export async function stockflowTrack(): Promise<StockflowTrack> {
       return path;
     },
     signedStateText: (key = STATE_KEY) =>
-      serialiseStateFile(sealState(emptyTrackState({ trackId, repository: REPOSITORY, branch: checkout.branch, snapshot, now: new Date(clock) }), key)),
+      serialiseStateFile(
+        sealState(
+          emptyTrackState({ trackId, repository: REPOSITORY, branch: checkout.branch, snapshot, now: new Date(clock) }),
+          key,
+        ),
+      ),
   };
 }
 

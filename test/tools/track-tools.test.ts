@@ -18,7 +18,9 @@ beforeAll(async () => {
 afterAll(async () => track.checkout.cleanup());
 
 /** A server over the track's checkout reading state the way it is told to. */
-async function serve(options: Parameters<StockflowTrack["checkout"]["context"]>[0]): Promise<{ client: Client; close: () => Promise<void> }> {
+async function serve(
+  options: Parameters<StockflowTrack["checkout"]["context"]>[0],
+): Promise<{ client: Client; close: () => Promise<void> }> {
   return connectClient(consortTools, track.checkout.context(options));
 }
 
@@ -43,7 +45,9 @@ describe("next_action and track_status at RED for T1 (state from a snapshot file
       head: track.snapshot.context.head,
       gate: null,
     });
-    expect(output.action.testsInTurn).toEqual([expect.objectContaining({ id: "T1", ac: "S1-AC1", file: "test/file-stock.test.ts" })]);
+    expect(output.action.testsInTurn).toEqual([
+      expect.objectContaining({ id: "T1", ac: "S1-AC1", file: "test/file-stock.test.ts" }),
+    ]);
     expect(output.action.allowedPaths).toEqual(expect.arrayContaining(track.config.paths.tests));
     expect(output.text).toContain("navigator");
   });
@@ -52,9 +56,14 @@ describe("next_action and track_status at RED for T1 (state from a snapshot file
     const output = TrackStatusOutput.parse((await call(client, "track_status", {})).structuredContent);
     expect(output.stage).toBe("red");
     expect(output.lane.now).toMatch(/^T1: red/);
-    expect(output.lane.done).toEqual(expect.arrayContaining(["design gate (a person approves)", "test-list gate (a person approves)"]));
+    expect(output.lane.done).toEqual(
+      expect.arrayContaining(["design gate (a person approves)", "test-list gate (a person approves)"]),
+    );
     const gates = Object.fromEntries(output.gates.map((gate) => [gate.gate, gate]));
-    expect(gates.design).toMatchObject({ status: "approved", approvals: [expect.objectContaining({ approver: "warehouse-lead" })] });
+    expect(gates.design).toMatchObject({
+      status: "approved",
+      approvals: [expect.objectContaining({ approver: "warehouse-lead" })],
+    });
     expect(gates["test-list"]).toMatchObject({ status: "approved" });
     expect(gates.deploy?.status).toBe("closed");
     expect(output.units.map((unit) => unit.id)).toEqual(["T1", "T2", "T3", "T4", "T5", "T6", "T7", "T8"]);
@@ -85,7 +94,10 @@ describe("signed state", () => {
   };
 
   it("is verified with CONSORT_STATE_KEY and says so", async () => {
-    const { client, close } = await serve({ state: { kind: "file", path: await signedFile(track.signedStateText()) }, stateKey: STATE_KEY });
+    const { client, close } = await serve({
+      state: { kind: "file", path: await signedFile(track.signedStateText()) },
+      stateKey: STATE_KEY,
+    });
     try {
       const output = NextActionOutput.parse((await call(client, "next_action", {})).structuredContent);
       expect(output.state.verified).toBe(true);
@@ -114,7 +126,10 @@ describe("signed state", () => {
   it("is refused as tampered when its content was edited after signing", async () => {
     const tampered = track.signedStateText().replace('"stage": "red"', '"stage": "green"');
     expect(tampered).not.toBe(track.signedStateText());
-    const { client, close } = await serve({ state: { kind: "file", path: await signedFile(tampered) }, stateKey: STATE_KEY });
+    const { client, close } = await serve({
+      state: { kind: "file", path: await signedFile(tampered) },
+      stateKey: STATE_KEY,
+    });
     try {
       const result = await call(client, "track_status", {});
       expect(result.isError).toBe(true);
@@ -135,15 +150,38 @@ describe("state from the repository's consort/state branch", () => {
     const text = track.signedStateText();
     github.on("GET", `/repos/${owner}/${repo}/contents/tracks%2F${track.trackId}.json`, [
       200,
-      { type: "file", encoding: "base64", size: text.length, name: `${track.trackId}.json`, path: `tracks/${track.trackId}.json`, content: Buffer.from(text).toString("base64"), sha: "f".repeat(40), url: "", git_url: null, html_url: null, download_url: null, _links: { self: "", git: null, html: null } },
+      {
+        type: "file",
+        encoding: "base64",
+        size: text.length,
+        name: `${track.trackId}.json`,
+        path: `tracks/${track.trackId}.json`,
+        content: Buffer.from(text).toString("base64"),
+        sha: "f".repeat(40),
+        url: "",
+        git_url: null,
+        html_url: null,
+        download_url: null,
+        _links: { self: "", git: null, html: null },
+      },
     ]);
-    const octokit = new Octokit({ auth: "ghs_test", request: { retries: 0 }, log: { debug() {}, info() {}, warn() {}, error() {} } });
+    const octokit = new Octokit({
+      auth: "ghs_test",
+      request: { retries: 0 },
+      log: { debug() {}, info() {}, warn() {}, error() {} },
+    });
     const { client, close } = await serve({ state: { kind: "github", owner, repo, octokit }, stateKey: STATE_KEY });
     try {
       const output = NextActionOutput.parse((await call(client, "next_action", {})).structuredContent);
-      expect(output.state).toMatchObject({ source: "github", verified: true, location: `${REPOSITORY}@consort/state:tracks/${track.trackId}.json` });
+      expect(output.state).toMatchObject({
+        source: "github",
+        verified: true,
+        location: `${REPOSITORY}@consort/state:tracks/${track.trackId}.json`,
+      });
       expect(output.action.unit).toBe("T1");
-      expect(github.calls("GET", `/repos/${owner}/${repo}/contents/tracks%2F${track.trackId}.json`)[0]?.query).toEqual({ ref: "consort/state" });
+      expect(github.calls("GET", `/repos/${owner}/${repo}/contents/tracks%2F${track.trackId}.json`)[0]?.query).toEqual({
+        ref: "consort/state",
+      });
     } finally {
       await close();
     }
@@ -154,7 +192,11 @@ describe("state from the repository's consort/state branch", () => {
     github = new GitHubMock();
     const [owner, repo] = REPOSITORY.split("/") as [string, string];
     github.on("GET", `/repos/${owner}/${repo}/contents/tracks%2Fno-such-track.json`, [404, { message: "Not Found" }]);
-    const octokit = new Octokit({ auth: "ghs_test", request: { retries: 0 }, log: { debug() {}, info() {}, warn() {}, error() {} } });
+    const octokit = new Octokit({
+      auth: "ghs_test",
+      request: { retries: 0 },
+      log: { debug() {}, info() {}, warn() {}, error() {} },
+    });
     const { client, close } = await serve({ state: { kind: "github", owner, repo, octokit }, stateKey: STATE_KEY });
     try {
       const result = await call(client, "next_action", { track: "no-such-track" });
@@ -194,7 +236,9 @@ describe("explain_rejection", () => {
   it("judges an unpushed driver commit at RED as the app would, then explains the refusal the app recorded", async () => {
     const git = simpleGit(track.checkout.path);
     const accepted = track.snapshot.context.head;
-    const sha = await track.commitAs("driver", "Implement filing before the test exists", { "src/services/stock.ts": "// the driver jumps ahead\n" });
+    const sha = await track.commitAs("driver", "Implement filing before the test exists", {
+      "src/services/stock.ts": "// the driver jumps ahead\n",
+    });
 
     const stateFile = await track.writeSnapshotFile();
     const stateBefore = await readFile(stateFile, "utf8");
@@ -218,7 +262,9 @@ describe("explain_rejection", () => {
     expect(pushed.rejection?.reasons).toEqual(dryRun.local.reasons);
     const after = await serve({ state: { kind: "file", path: await track.writeSnapshotFile() } });
     try {
-      const output = ExplainRejectionOutput.parse((await call(after.client, "explain_rejection", { includeLocal: false })).structuredContent);
+      const output = ExplainRejectionOutput.parse(
+        (await call(after.client, "explain_rejection", { includeLocal: false })).structuredContent,
+      );
       expect(output.recorded).toMatchObject({ commit: sha, reasons: pushed.rejection!.reasons });
       expect(output.local.status).toBe("unavailable");
       expect(output.advice[0]).toContain(`git push --force-with-lease origin ${accepted}:${track.checkout.branch}`);
@@ -235,7 +281,9 @@ it("db_branch refuses to delete the database branch the track is paired with", a
   try {
     const result = await call(client, "db_branch", { action: "delete", branch: track.snapshot.context.databaseBranch });
     expect(result.isError).toBe(true);
-    expect(errorText(result)).toContain(`TRACK_BRANCH: ${track.snapshot.context.databaseBranch} is paired with the track ${track.trackId}`);
+    expect(errorText(result)).toContain(
+      `TRACK_BRANCH: ${track.snapshot.context.databaseBranch} is paired with the track ${track.trackId}`,
+    );
   } finally {
     await close();
   }
@@ -245,8 +293,16 @@ describe("run_cycle with track state", () => {
   it("takes the tests in turn from the track and refuses a RED of T1 whose test already passes (the code exists)", async () => {
     const { client, close } = await serve({ state: { kind: "file", path: await track.writeSnapshotFile() } });
     try {
-      const output = RunCycleOutput.parse((await call(client, "run_cycle", { step: "red" }, 120_000)).structuredContent);
-      expect(output.plan).toEqual({ from: "track-state", trackId: track.trackId, testsInTurn: ["T1"], earlierGreen: [], frozenTestFiles: [] });
+      const output = RunCycleOutput.parse(
+        (await call(client, "run_cycle", { step: "red" }, 120_000)).structuredContent,
+      );
+      expect(output.plan).toEqual({
+        from: "track-state",
+        trackId: track.trackId,
+        testsInTurn: ["T1"],
+        earlierGreen: [],
+        frozenTestFiles: [],
+      });
       expect(output.verdict).toBe("refused");
       expect(output.tests).toEqual([expect.objectContaining({ id: "T1", role: "turn", outcome: "passed" })]);
       expect(output.reasons.join("\n")).toContain("already passes");

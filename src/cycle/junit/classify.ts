@@ -12,7 +12,8 @@ const ASSERTION_TYPE =
   /(^|[.$\s])(AssertionError|AssertionFailedError|ComparisonFailure|JestAssertionError|AssertError|ExpectationNotMetError|MultipleFailuresError|AssertionFailure)\b/;
 
 /** Java errors that mean the test class itself never loaded. */
-const JAVA_LOAD_FAILURE = /^java\.lang\.(ExceptionInInitializerError|NoClassDefFoundError|ClassNotFoundException|LinkageError|VerifyError)$/;
+const JAVA_LOAD_FAILURE =
+  /^java\.lang\.(ExceptionInInitializerError|NoClassDefFoundError|ClassNotFoundException|LinkageError|VerifyError)$/;
 
 const SCRIPT_FILE = /\.(c|m)?[jt]sx?$/;
 
@@ -43,7 +44,8 @@ interface Verdict {
 
 const assertion = (type?: string): Verdict => ({ outcome: "failed-assertion", ...(type ? { type } : {}) });
 const error = (type?: string): Verdict => ({ outcome: "failed-error", ...(type ? { type } : {}) });
-const byType = (type: string | undefined): Verdict => (type && ASSERTION_TYPE.test(type) ? assertion(type) : error(type));
+const byType = (type: string | undefined): Verdict =>
+  type && ASSERTION_TYPE.test(type) ? assertion(type) : error(type);
 
 /** Decides what kind of failure one `<failure>` element is, by the rules of its runner. */
 function classifyFailure(flavour: Flavour, p: RawProblem): Verdict {
@@ -157,18 +159,36 @@ function loadFailure(flavour: Flavour, c: RawCase): { error: LoadError; drop: bo
       // node runs each file in its own process; a file that dies before its tests report
       // becomes one top-level case named by its path.
       if (c.suites.length === 0 && SCRIPT_FILE.test(name) && /[\\/]/.test(name)) {
-        return { error: { file: c.attrs.file ?? name, message: `${message} (the file did not run its tests: see the runner's output)` }, drop: true };
+        return {
+          error: {
+            file: c.attrs.file ?? name,
+            message: `${message} (the file did not run its tests: see the runner's output)`,
+          },
+          drop: true,
+        };
       }
       return undefined;
     case "pytest":
       if (!classname && (c.errors.length > 0 || first.message === "collection failure")) {
-        const text = first.text.split("\n").reverse().find((l) => /^E\s+\S/.test(l))?.replace(/^E\s+/, "") ?? message;
+        const text =
+          first.text
+            .split("\n")
+            .reverse()
+            .find((l) => /^E\s+\S/.test(l))
+            ?.replace(/^E\s+/, "") ?? message;
         return { error: { file: c.attrs.file ?? pytestFile(name) ?? name, message: text.trim() }, drop: true };
       }
       return undefined;
     case "go":
-      if (name === "[build failed]" || name === "[setup failed]" || (name === "TestMain" && /\[(build|setup) failed\]/.test(first.text + (first.message ?? "")))) {
-        return { error: { classname: classname ?? suiteName(c), message: firstLine(first.text) ?? message }, drop: true };
+      if (
+        name === "[build failed]" ||
+        name === "[setup failed]" ||
+        (name === "TestMain" && /\[(build|setup) failed\]/.test(first.text + (first.message ?? "")))
+      ) {
+        return {
+          error: { classname: classname ?? suiteName(c), message: firstLine(first.text) ?? message },
+          drop: true,
+        };
       }
       return undefined;
     case "surefire": {
@@ -185,7 +205,9 @@ function loadFailure(flavour: Flavour, c: RawCase): { error: LoadError; drop: bo
     }
     default:
       // Runners that report a broken file name a placeholder case after the file's path.
-      return /[\\/]/.test(name) && looksLikeFile(name) ? { error: { file: c.attrs.file ?? name, message }, drop: true } : undefined;
+      return /[\\/]/.test(name) && looksLikeFile(name)
+        ? { error: { file: c.attrs.file ?? name, message }, drop: true }
+        : undefined;
   }
 }
 
@@ -282,7 +304,8 @@ function dedupe(errors: LoadError[]): LoadError[] {
 function declaredFailures(raw: RawReport): number {
   const count = (attrs: Record<string, string>) =>
     (Number.parseInt(attrs.failures ?? "0", 10) || 0) + (Number.parseInt(attrs.errors ?? "0", 10) || 0);
-  if (raw.wrapped && (raw.rootAttrs.failures !== undefined || raw.rootAttrs.errors !== undefined)) return count(raw.rootAttrs);
+  if (raw.wrapped && (raw.rootAttrs.failures !== undefined || raw.rootAttrs.errors !== undefined))
+    return count(raw.rootAttrs);
   return raw.suites.filter((s) => s.depth === 0).reduce((n, s) => n + count(s.attrs), 0);
 }
 

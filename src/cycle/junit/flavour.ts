@@ -12,7 +12,10 @@ const MARKS: Array<[Flavour, RegExp]> = [
   ["go", /<property\s+name="go\.version"/],
   ["vitest", /<testsuites\b[^>]*\bname="vitest tests"/],
   // jest-junit's report title is configurable; a failure's stack still runs through jest-circus.
-  ["jest", /<testsuites\b[^>]*\bname="jest tests"|<testcase\b[^>]*\bclassname="Test suite failed to run"|[\\/]jest-circus[\\/]/],
+  [
+    "jest",
+    /<testsuites\b[^>]*\bname="jest tests"|<testcase\b[^>]*\bclassname="Test suite failed to run"|[\\/]jest-circus[\\/]/,
+  ],
   ["mocha", /<testsuites\b[^>]*\bname="Mocha Tests"|<testsuite\b[^>]*\bname="Root Suite"/],
   ["pytest", /<testsuite\b[^>]*\bname="pytest"/],
   // node --test-reporter=junit: closing counters as comments and its failure types.

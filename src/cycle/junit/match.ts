@@ -63,7 +63,8 @@ function dottedClassMatches(classname: string, file: string): boolean {
   const parts = classname.replace(/\$.*$/, "").split(".");
   for (let k = parts.length; k >= 1; k--) {
     const prefix = parts.slice(0, k);
-    if (prefix.length <= wanted.length && prefix.every((part, i) => part === wanted[wanted.length - prefix.length + i])) return true;
+    if (prefix.length <= wanted.length && prefix.every((part, i) => part === wanted[wanted.length - prefix.length + i]))
+      return true;
   }
   return false;
 }

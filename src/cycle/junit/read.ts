@@ -32,11 +32,17 @@ export async function readJUnitReports(path: string, options: ReadJUnitOptions =
   const { notBefore, ...parseOptions } = options;
   const info = await stat(path).catch(() => undefined);
   if (!info) {
-    throw new JUnitError("no-report", `no JUnit report at ${path}: the test command wrote none there (check its reporter settings and output path)`);
+    throw new JUnitError(
+      "no-report",
+      `no JUnit report at ${path}: the test command wrote none there (check its reporter settings and output path)`,
+    );
   }
   if (info.isFile()) {
     if (!isFresh(info.mtimeMs, notBefore)) {
-      throw new JUnitError("stale-report", `the JUnit report ${path} is older than this test run: an earlier run left it, so it proves nothing`);
+      throw new JUnitError(
+        "stale-report",
+        `the JUnit report ${path} is older than this test run: an earlier run left it, so it proves nothing`,
+      );
     }
     return { report: parse(path, await readFile(path, "utf8"), parseOptions), files: [path], staleFiles: [] };
   }

@@ -110,7 +110,10 @@ function lineAndColumn(err: { line?: number; col?: number }): string {
 /** Parses JUnit XML into raw records; throws JUnitError when it is not well-formed JUnit. */
 export function readJUnitXml(xml: string): RawReport {
   if (typeof xml !== "string" || xml.trim() === "") {
-    throw new JUnitError("malformed-xml", "the JUnit report is empty: the test command wrote no XML (check its reporter settings)");
+    throw new JUnitError(
+      "malformed-xml",
+      "the JUnit report is empty: the test command wrote no XML (check its reporter settings)",
+    );
   }
   const valid = XMLValidator.validate(xml);
   if (valid !== true) {

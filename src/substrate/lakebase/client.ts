@@ -35,14 +35,22 @@ export const Operation = z.object({
   name: z.string().min(1),
   done: z.boolean().optional(),
   metadata: z.unknown().optional(),
-  error: z.object({ error_code: z.string().optional(), code: z.union([z.string(), z.number()]).optional(), message: z.string().optional() }).passthrough().optional(),
+  error: z
+    .object({
+      error_code: z.string().optional(),
+      code: z.union([z.string(), z.number()]).optional(),
+      message: z.string().optional(),
+    })
+    .passthrough()
+    .optional(),
   response: z.unknown().optional(),
 });
 export type Operation = z.infer<typeof Operation>;
 
 /** What to do about each error_code the service answers (reference: Errors). */
 const HINTS: Record<string, string> = {
-  INVALID_PARAMETER_VALUE: "check the branch id (1–63 lowercase letters, digits, hyphens) and database.lakebase settings",
+  INVALID_PARAMETER_VALUE:
+    "check the branch id (1–63 lowercase letters, digits, hyphens) and database.lakebase settings",
   BAD_REQUEST: "check the branch id and database.lakebase settings in .github/consort.yml",
   INVALID_STATE: "the branch is busy (still starting, resetting or archived): wait a minute and run the command again",
   UNAUTHENTICATED: "set a valid token in DATABRICKS_TOKEN (or the OAuth client id and secret) for this workspace",
@@ -52,7 +60,8 @@ const HINTS: Record<string, string> = {
   ALREADY_EXISTS: "the branch already exists: reuse it, or delete it first with `consort db delete`",
   RESOURCE_ALREADY_EXISTS: "the branch already exists: reuse it, or delete it first with `consort db delete`",
   ABORTED: "a concurrent change to the same branch conflicted: run the command again",
-  RESOURCE_EXHAUSTED: "the project is at a limit (about 10 unarchived branches): delete throwaway branches (`consort db list`) or wait for cycles to finish",
+  RESOURCE_EXHAUSTED:
+    "the project is at a limit (about 10 unarchived branches): delete throwaway branches (`consort db list`) or wait for cycles to finish",
   REQUEST_LIMIT_EXCEEDED: "Lakebase is rate limiting this identity: wait a minute and run the command again",
   INTERNAL_ERROR: "Lakebase failed internally: run the command again; if it persists, check the Databricks status page",
   TEMPORARILY_UNAVAILABLE: "Lakebase is temporarily unavailable: run the command again in a few minutes",
@@ -61,7 +70,10 @@ const HINTS: Record<string, string> = {
 /** Messages the live service sends, with the specific thing to do. */
 const MESSAGE_HINTS: Array<[RegExp, string]> = [
   [/expiration time exceeds the maximum/i, "use a ttl of at most 30 days"],
-  [/expiration date cannot have child branches/i, "fork from a branch without an expiry (a track), not from a throwaway branch"],
+  [
+    /expiration date cannot have child branches/i,
+    "fork from a branch without an expiry (a track), not from a throwaway branch",
+  ],
   [/branch id not found/i, "the branch does not exist: create it with `consort db create`"],
 ];
 
@@ -80,8 +92,12 @@ export class LakebaseError extends SubstrateError {
 export function lakebaseError(status: number | undefined, body: unknown, action: string): LakebaseError {
   const parsed = LakebaseErrorBody.safeParse(body);
   const errorCode = (parsed.success && parsed.data.error_code) || (status ? `HTTP_${status}` : "LAKEBASE_ERROR");
-  const message = (parsed.success && parsed.data.message) || (typeof body === "string" && body ? body.slice(0, 300) : "no message");
-  const hint = MESSAGE_HINTS.find(([re]) => re.test(message))?.[1] ?? HINTS[errorCode] ?? "see the service's message; run the command again once it is fixed";
+  const message =
+    (parsed.success && parsed.data.message) || (typeof body === "string" && body ? body.slice(0, 300) : "no message");
+  const hint =
+    MESSAGE_HINTS.find(([re]) => re.test(message))?.[1] ??
+    HINTS[errorCode] ??
+    "see the service's message; run the command again once it is fixed";
   const what = [status ? `HTTP ${status}` : undefined, errorCode].filter(Boolean).join(", ");
   return new LakebaseError(`Lakebase ${action} failed (${what}): ${message}`, hint, errorCode, status);
 }
@@ -123,7 +139,11 @@ export class LakebaseClient {
   }
 
   /** One call under /api/2.0/postgres/, retried on 429/500/503. Resolves to the parsed JSON body. */
-  async request<T = unknown>(method: string, path: string, options: { query?: Record<string, string | undefined>; body?: unknown; action: string }): Promise<T> {
+  async request<T = unknown>(
+    method: string,
+    path: string,
+    options: { query?: Record<string, string | undefined>; body?: unknown; action: string },
+  ): Promise<T> {
     const url = new URL(path.replace(/^\/+/, ""), this.base);
     for (const [k, v] of Object.entries(options.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
     let delay = 1000;
@@ -132,12 +152,20 @@ export class LakebaseClient {
       try {
         response = await this.fetch(url, {
           method,
-          headers: { authorization: `Bearer ${await this.token()}`, accept: "application/json", ...(options.body !== undefined ? { "content-type": "application/json" } : {}) },
+          headers: {
+            authorization: `Bearer ${await this.token()}`,
+            accept: "application/json",
+            ...(options.body !== undefined ? { "content-type": "application/json" } : {}),
+          },
           ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
         });
       } catch (error) {
         if (error instanceof SubstrateError) throw error;
-        throw new LakebaseError(`Lakebase ${options.action} failed: cannot reach ${this.origin} (${(error as Error).message})`, "check database.lakebase.host and the network", "SERVER_UNREACHABLE");
+        throw new LakebaseError(
+          `Lakebase ${options.action} failed: cannot reach ${this.origin} (${(error as Error).message})`,
+          "check database.lakebase.host and the network",
+          "SERVER_UNREACHABLE",
+        );
       }
       const text = await response.text();
       let body: unknown = text;
@@ -150,7 +178,9 @@ export class LakebaseClient {
       if (RETRIED.has(response.status) && attempt < this.maxRetries) {
         const wait = retryAfterMs(response.headers.get("retry-after"), this.now()) ?? delay;
         const code = LakebaseErrorBody.safeParse(body).data?.error_code ?? `HTTP ${response.status}`;
-        this.options.onProgress?.(`Lakebase answered ${code} to ${options.action}; retrying in ${Math.round(wait / 1000)} s`);
+        this.options.onProgress?.(
+          `Lakebase answered ${code} to ${options.action}; retrying in ${Math.round(wait / 1000)} s`,
+        );
         await this.sleep(wait);
         delay = Math.min(delay * 2, 30_000);
         continue;
@@ -162,7 +192,12 @@ export class LakebaseClient {
   /** Poll a long-running operation with backoff until it is done; its `response` on success. */
   async waitForOperation(operation: unknown, action: string): Promise<unknown> {
     const parsed = Operation.safeParse(operation);
-    if (!parsed.success) throw new LakebaseError(`Lakebase ${action}: the answer is not an operation`, "report this: the API answered an unexpected shape", "BAD_RESPONSE");
+    if (!parsed.success)
+      throw new LakebaseError(
+        `Lakebase ${action}: the answer is not an operation`,
+        "report this: the API answered an unexpected shape",
+        "BAD_RESPONSE",
+      );
     let op = parsed.data;
     const deadline = this.now() + this.operationTimeoutMs;
     let delay = 500;
@@ -182,7 +217,11 @@ export class LakebaseClient {
     }
     if (op.error) {
       const code = op.error.error_code ?? (typeof op.error.code === "string" ? op.error.code : undefined);
-      throw lakebaseError(undefined, { error_code: code, message: op.error.message ?? JSON.stringify(op.error) }, action);
+      throw lakebaseError(
+        undefined,
+        { error_code: code, message: op.error.message ?? JSON.stringify(op.error) },
+        action,
+      );
     }
     return op.response;
   }
@@ -199,11 +238,19 @@ export class LakebaseClient {
       },
       body: "grant_type=client_credentials&scope=all-apis",
     }).catch((error: unknown) => {
-      throw new LakebaseError(`cannot reach ${this.origin} for an OAuth token (${(error as Error).message})`, "check database.lakebase.host and the network", "SERVER_UNREACHABLE");
+      throw new LakebaseError(
+        `cannot reach ${this.origin} for an OAuth token (${(error as Error).message})`,
+        "check database.lakebase.host and the network",
+        "SERVER_UNREACHABLE",
+      );
     });
     const body = (await response.json().catch(() => ({}))) as { access_token?: string; expires_in?: number };
     if (!response.ok || !body.access_token) {
-      throw new LakebaseError(`the workspace refused the OAuth client credentials (HTTP ${response.status})`, "check DATABRICKS_CLIENT_ID and DATABRICKS_CLIENT_SECRET (a service principal's OAuth secret)", "UNAUTHENTICATED");
+      throw new LakebaseError(
+        `the workspace refused the OAuth client credentials (HTTP ${response.status})`,
+        "check DATABRICKS_CLIENT_ID and DATABRICKS_CLIENT_SECRET (a service principal's OAuth secret)",
+        "UNAUTHENTICATED",
+      );
     }
     this.oauth = { token: body.access_token, expiresAt: this.now() + (body.expires_in ?? 3600) * 1000 };
     return body.access_token;

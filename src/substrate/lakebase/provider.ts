@@ -56,13 +56,21 @@ const Endpoint = z
   .object({
     name: z.string().optional(),
     status: z
-      .object({ current_state: z.string().optional(), hosts: z.object({ host: z.string().optional() }).passthrough().optional() })
+      .object({
+        current_state: z.string().optional(),
+        hosts: z.object({ host: z.string().optional() }).passthrough().optional(),
+      })
       .passthrough()
       .optional(),
   })
   .passthrough();
 
-const Project = z.object({ name: z.string().optional(), status: z.object({ default_branch: z.string().optional() }).passthrough().optional() }).passthrough();
+const Project = z
+  .object({
+    name: z.string().optional(),
+    status: z.object({ default_branch: z.string().optional() }).passthrough().optional(),
+  })
+  .passthrough();
 const Credential = z.object({ token: z.string().min(1), expire_time: z.string().optional() });
 const BranchList = z.object({ branches: z.array(Branch).optional(), next_page_token: z.string().optional() });
 
@@ -95,7 +103,10 @@ async function pgLogin(url: string): Promise<void> {
   }
 }
 
-export function createLakebaseProvider(settings: z.infer<typeof LakebaseProviderSettings>, options: LakebaseProviderOptions = {}): LakebaseProvider {
+export function createLakebaseProvider(
+  settings: z.infer<typeof LakebaseProviderSettings>,
+  options: LakebaseProviderOptions = {},
+): LakebaseProvider {
   const env = options.env ?? process.env;
   const token = env[settings.tokenEnv]?.trim();
   const clientId = env[settings.clientIdEnv]?.trim();
@@ -120,7 +131,12 @@ export function createLakebaseProvider(settings: z.infer<typeof LakebaseProvider
     ...(options.now ? { now: options.now } : {}),
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
-  return new LakebaseProvider(client, settings.project, { user, userEnv: settings.userEnv, tryLogin: options.tryLogin ?? pgLogin, onProgress: options.onProgress });
+  return new LakebaseProvider(client, settings.project, {
+    user,
+    userEnv: settings.userEnv,
+    tryLogin: options.tryLogin ?? pgLogin,
+    onProgress: options.onProgress,
+  });
 }
 
 export class LakebaseProvider implements BranchProvider {
@@ -130,7 +146,12 @@ export class LakebaseProvider implements BranchProvider {
   constructor(
     private readonly client: LakebaseClient,
     private readonly project: string,
-    private readonly login: { user: string | undefined; userEnv: string; tryLogin: (url: string) => Promise<void>; onProgress?: ((m: string) => void) | undefined },
+    private readonly login: {
+      user: string | undefined;
+      userEnv: string;
+      tryLogin: (url: string) => Promise<void>;
+      onProgress?: ((m: string) => void) | undefined;
+    },
   ) {}
 
   private branchPath(id: string): string {
@@ -139,9 +160,16 @@ export class LakebaseProvider implements BranchProvider {
 
   async rootBranch(): Promise<string> {
     if (this.root) return this.root;
-    const project = Project.parse(await this.client.request("GET", `projects/${this.project}`, { action: `reading project ${this.project}` }));
+    const project = Project.parse(
+      await this.client.request("GET", `projects/${this.project}`, { action: `reading project ${this.project}` }),
+    );
     const root = branchIdOf(project.status?.default_branch);
-    if (!root) throw new LakebaseError(`project ${this.project} names no default branch`, "set a default branch on the Lakebase project", "NO_ROOT");
+    if (!root)
+      throw new LakebaseError(
+        `project ${this.project} names no default branch`,
+        "set a default branch on the Lakebase project",
+        "NO_ROOT",
+      );
     this.root = root;
     return root;
   }
@@ -157,7 +185,10 @@ export class LakebaseProvider implements BranchProvider {
     let pageToken: string | undefined;
     do {
       const page = BranchList.parse(
-        await this.client.request("GET", `projects/${this.project}/branches`, { query: { page_size: "100", page_token: pageToken }, action: "listing branches" }),
+        await this.client.request("GET", `projects/${this.project}/branches`, {
+          query: { page_size: "100", page_token: pageToken },
+          action: "listing branches",
+        }),
       );
       all.push(...(page.branches ?? []));
       pageToken = page.next_page_token || undefined;
@@ -173,35 +204,74 @@ export class LakebaseProvider implements BranchProvider {
     const root = await this.rootBranch();
     const parent = options.from ?? root;
     if (name === root) {
-      if (options.from !== undefined) throw new SubstrateError(`"${name}" is the root branch and has no parent`, "create other branches from it instead", "INVALID_PARENT");
+      if (options.from !== undefined)
+        throw new SubstrateError(
+          `"${name}" is the root branch and has no parent`,
+          "create other branches from it instead",
+          "INVALID_PARENT",
+        );
       return (await this.getBranch(name))!;
     }
     if (!BRANCH_ID_PATTERN.test(name)) {
-      throw new SubstrateError(`"${name}" is not a Lakebase branch id (1–63 lowercase letters, digits and hyphens, starting with a letter)`, "pass the git name through sanitiseBranchName", "INVALID_BRANCH_NAME");
+      throw new SubstrateError(
+        `"${name}" is not a Lakebase branch id (1–63 lowercase letters, digits and hyphens, starting with a letter)`,
+        "pass the git name through sanitiseBranchName",
+        "INVALID_BRANCH_NAME",
+      );
     }
-    if (parent === name) throw new SubstrateError(`branch "${name}" cannot be forked from itself`, "pass another branch as --from", "INVALID_PARENT");
+    if (parent === name)
+      throw new SubstrateError(
+        `branch "${name}" cannot be forked from itself`,
+        "pass another branch as --from",
+        "INVALID_PARENT",
+      );
     const ttl = options.ttlSeconds;
     if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < 1 || ttl > MAX_TTL_SECONDS)) {
-      throw new SubstrateError(`ttl ${ttl} is not a whole number of seconds between 1 and ${MAX_TTL_SECONDS}`, "pass a time to live of at most 30 days", "INVALID_TTL");
+      throw new SubstrateError(
+        `ttl ${ttl} is not a whole number of seconds between 1 and ${MAX_TTL_SECONDS}`,
+        "pass a time to live of at most 30 days",
+        "INVALID_TTL",
+      );
     }
 
     const existing = await this.readBranch(name);
     if (existing) return this.reuse(existing, parent, root, progress);
 
     const parentBranch = await this.readBranch(parent);
-    if (!parentBranch) throw new SubstrateError(`parent branch "${parent}" does not exist in project ${this.project}`, "create the parent first (consort db create), or fork from the root branch", "PARENT_MISSING");
+    if (!parentBranch)
+      throw new SubstrateError(
+        `parent branch "${parent}" does not exist in project ${this.project}`,
+        "create the parent first (consort db create), or fork from the root branch",
+        "PARENT_MISSING",
+      );
     if (parentBranch.status?.expire_time || parentBranch.spec?.ttl || parentBranch.spec?.expire_time) {
-      throw new SubstrateError(`parent branch "${parent}" has an expiry and cannot have children`, "fork from a track's branch (no expiry) instead", "PARENT_IS_THROWAWAY");
+      throw new SubstrateError(
+        `parent branch "${parent}" has an expiry and cannot have children`,
+        "fork from a track's branch (no expiry) instead",
+        "PARENT_IS_THROWAWAY",
+      );
     }
 
     progress(`creating Lakebase branch "${name}" from "${parent}"`);
-    const body = { spec: { source_branch: this.branchPath(parent), ...(ttl !== undefined ? { ttl: `${ttl}s` } : { no_expiry: true }) } };
+    const body = {
+      spec: {
+        source_branch: this.branchPath(parent),
+        ...(ttl !== undefined ? { ttl: `${ttl}s` } : { no_expiry: true }),
+      },
+    };
     let operation: unknown;
     try {
-      operation = await this.client.request("POST", `projects/${this.project}/branches`, { query: { branch_id: name }, body, action: `creating branch ${name}` });
+      operation = await this.client.request("POST", `projects/${this.project}/branches`, {
+        query: { branch_id: name },
+        body,
+        action: `creating branch ${name}`,
+      });
     } catch (error) {
       // Another process created it between our read and our create: reuse it if the parent matches.
-      if (error instanceof LakebaseError && (error.code === "ALREADY_EXISTS" || error.code === "RESOURCE_ALREADY_EXISTS")) {
+      if (
+        error instanceof LakebaseError &&
+        (error.code === "ALREADY_EXISTS" || error.code === "RESOURCE_ALREADY_EXISTS")
+      ) {
         const raced = await this.readBranch(name);
         if (raced) return this.reuse(raced, parent, root, progress);
       }
@@ -223,7 +293,12 @@ export class LakebaseProvider implements BranchProvider {
   async deleteBranch(name: string, options: { onProgress?: (message: string) => void } = {}): Promise<void> {
     const progress = options.onProgress ?? this.login.onProgress ?? (() => {});
     const root = await this.rootBranch();
-    if (name === root) throw new SubstrateError(`"${name}" is the root branch (production) and is never deleted by Consort`, "delete track branches instead", "ROOT_PROTECTED");
+    if (name === root)
+      throw new SubstrateError(
+        `"${name}" is the root branch (production) and is never deleted by Consort`,
+        "delete track branches instead",
+        "ROOT_PROTECTED",
+      );
     const branch = await this.readBranch(name);
     if (!branch) return;
     // A branch with children cannot be deleted: children first.
@@ -241,10 +316,19 @@ export class LakebaseProvider implements BranchProvider {
   async connectionUrl(name: string): Promise<string> {
     const user = this.login.user;
     if (!user) {
-      throw new SubstrateError(`no Postgres user for Lakebase logins: ${this.login.userEnv} is not set`, `export ${this.login.userEnv}=<your e-mail, or the service principal's application id>`, "CONFIG_MISSING");
+      throw new SubstrateError(
+        `no Postgres user for Lakebase logins: ${this.login.userEnv} is not set`,
+        `export ${this.login.userEnv}=<your e-mail, or the service principal's application id>`,
+        "CONFIG_MISSING",
+      );
     }
     const branch = await this.readBranch(name);
-    if (!branch) throw new SubstrateError(`branch "${name}" does not exist in project ${this.project}`, "list branches with `consort db list`, or create it with `consort db create`", "BRANCH_MISSING");
+    if (!branch)
+      throw new SubstrateError(
+        `branch "${name}" does not exist in project ${this.project}`,
+        "list branches with `consort db list`, or create it with `consort db create`",
+        "BRANCH_MISSING",
+      );
     const progress = this.login.onProgress ?? (() => {});
     const { host, endpoint } = await this.ensureEndpoint(name, progress);
     // Just after creation a login can fail: retry with a fresh token, 2 s to 8 s apart, for about 60 s.
@@ -252,7 +336,12 @@ export class LakebaseProvider implements BranchProvider {
     const deadline = now() + LOGIN_RETRY_MS;
     let delay = 2000;
     for (;;) {
-      const credential = Credential.parse(await this.client.request("POST", "credentials", { body: { endpoint, ttl: "3600s" }, action: `issuing a credential for ${name}` }));
+      const credential = Credential.parse(
+        await this.client.request("POST", "credentials", {
+          body: { endpoint, ttl: "3600s" },
+          action: `issuing a credential for ${name}`,
+        }),
+      );
       const url = `postgresql://${encodeURIComponent(user)}:${encodeURIComponent(credential.token)}@${host}:5432/databricks_postgres?sslmode=require`;
       try {
         await this.login.tryLogin(url);
@@ -263,11 +352,15 @@ export class LakebaseProvider implements BranchProvider {
         if (!transient || now() + delay > deadline) {
           throw new SubstrateError(
             `logging in to branch "${name}" at ${host} failed: ${message}`,
-            transient ? `the new branch still refuses logins after 60 s: check that ${this.login.userEnv} (${user}) is a Postgres role of the project` : "check the network to the endpoint and the user's Postgres role",
+            transient
+              ? `the new branch still refuses logins after 60 s: check that ${this.login.userEnv} (${user}) is a Postgres role of the project`
+              : "check the network to the endpoint and the user's Postgres role",
             "LOGIN_REFUSED",
           );
         }
-        progress(`Lakebase refused the first login to "${name}" (${message}); retrying with a fresh token in ${delay / 1000} s`);
+        progress(
+          `Lakebase refused the first login to "${name}" (${message}); retrying with a fresh token in ${delay / 1000} s`,
+        );
         await sleep(delay);
         delay = Math.min(delay * 2, 8000);
       }
@@ -276,7 +369,12 @@ export class LakebaseProvider implements BranchProvider {
 
   async close(): Promise<void> {}
 
-  private async reuse(existing: Branch, parent: string, root: string, progress: (m: string) => void): Promise<DatabaseBranch> {
+  private async reuse(
+    existing: Branch,
+    parent: string,
+    root: string,
+    progress: (m: string) => void,
+  ): Promise<DatabaseBranch> {
     const actual = branchIdOf(existing.spec?.source_branch ?? existing.status?.source_branch);
     if (actual !== parent) {
       throw new SubstrateError(
@@ -293,20 +391,27 @@ export class LakebaseProvider implements BranchProvider {
 
   private async readBranch(id: string): Promise<Branch | undefined> {
     try {
-      const branch = Branch.parse(await this.client.request("GET", this.branchPath(id), { action: `reading branch ${id}` }));
+      const branch = Branch.parse(
+        await this.client.request("GET", this.branchPath(id), { action: `reading branch ${id}` }),
+      );
       return branch.status?.current_state === "DELETED" ? undefined : branch;
     } catch (error) {
-      if (error instanceof LakebaseError && (error.code === "NOT_FOUND" || error.code === "RESOURCE_DOES_NOT_EXIST")) return undefined;
+      if (error instanceof LakebaseError && (error.code === "NOT_FOUND" || error.code === "RESOURCE_DOES_NOT_EXIST"))
+        return undefined;
       throw error;
     }
   }
 
   private async deleteOne(id: string, purge = false): Promise<void> {
     try {
-      const operation = await this.client.request("DELETE", this.branchPath(id), { ...(purge ? { query: { purge: "true" } } : {}), action: `deleting branch ${id}` });
+      const operation = await this.client.request("DELETE", this.branchPath(id), {
+        ...(purge ? { query: { purge: "true" } } : {}),
+        action: `deleting branch ${id}`,
+      });
       await this.client.waitForOperation(operation, `deleting branch ${id}`);
     } catch (error) {
-      if (error instanceof LakebaseError && (error.code === "NOT_FOUND" || error.code === "RESOURCE_DOES_NOT_EXIST")) return;
+      if (error instanceof LakebaseError && (error.code === "NOT_FOUND" || error.code === "RESOURCE_DOES_NOT_EXIST"))
+        return;
       throw error;
     }
   }
@@ -317,11 +422,26 @@ export class LakebaseProvider implements BranchProvider {
     let delay = 500;
     for (;;) {
       const branch = await this.readBranch(id);
-      if (!branch) throw new SubstrateError(`branch "${id}" vanished while it was being created`, "run the command again", "BRANCH_MISSING");
+      if (!branch)
+        throw new SubstrateError(
+          `branch "${id}" vanished while it was being created`,
+          "run the command again",
+          "BRANCH_MISSING",
+        );
       const state = branch.status?.current_state;
       if (state === "READY" || state === undefined) return branch;
-      if (state === "ARCHIVED") throw new LakebaseError(`branch "${id}" is archived`, "restore it in the Lakebase console or delete it", "INVALID_STATE");
-      if (now() >= deadline) throw new LakebaseError(`branch "${id}" is still ${state} after ${Math.round(this.client.operationTimeoutMs / 1000)} s`, "run the command again later", "OPERATION_TIMEOUT");
+      if (state === "ARCHIVED")
+        throw new LakebaseError(
+          `branch "${id}" is archived`,
+          "restore it in the Lakebase console or delete it",
+          "INVALID_STATE",
+        );
+      if (now() >= deadline)
+        throw new LakebaseError(
+          `branch "${id}" is still ${state} after ${Math.round(this.client.operationTimeoutMs / 1000)} s`,
+          "run the command again later",
+          "OPERATION_TIMEOUT",
+        );
       progress(`waiting for branch "${id}" to be READY (now ${state})`);
       await sleep(delay);
       delay = Math.min(delay * 2, 10_000);
@@ -335,7 +455,8 @@ export class LakebaseProvider implements BranchProvider {
       try {
         return Endpoint.parse(await this.client.request("GET", path, { action: `reading the endpoint of ${id}` }));
       } catch (error) {
-        if (error instanceof LakebaseError && (error.code === "NOT_FOUND" || error.code === "RESOURCE_DOES_NOT_EXIST")) return undefined;
+        if (error instanceof LakebaseError && (error.code === "NOT_FOUND" || error.code === "RESOURCE_DOES_NOT_EXIST"))
+          return undefined;
         throw error;
       }
     };
@@ -350,7 +471,11 @@ export class LakebaseProvider implements BranchProvider {
         });
         await this.client.waitForOperation(operation, `creating the endpoint of ${id}`);
       } catch (error) {
-        if (!(error instanceof LakebaseError && (error.code === "ALREADY_EXISTS" || error.code === "RESOURCE_ALREADY_EXISTS"))) throw error;
+        if (!(
+          error instanceof LakebaseError &&
+          (error.code === "ALREADY_EXISTS" || error.code === "RESOURCE_ALREADY_EXISTS")
+        ))
+          throw error;
       }
       endpoint = await read();
     }
@@ -359,7 +484,11 @@ export class LakebaseProvider implements BranchProvider {
     let delay = 500;
     while (!endpoint?.status?.hosts?.host) {
       if (now() >= deadline) {
-        throw new LakebaseError(`the endpoint of "${id}" has no host after ${Math.round(this.client.operationTimeoutMs / 1000)} s`, "run the command again; the compute may still be starting", "OPERATION_TIMEOUT");
+        throw new LakebaseError(
+          `the endpoint of "${id}" has no host after ${Math.round(this.client.operationTimeoutMs / 1000)} s`,
+          "run the command again; the compute may still be starting",
+          "OPERATION_TIMEOUT",
+        );
       }
       progress(`waiting for the endpoint of "${id}" to get a host`);
       await sleep(delay);

@@ -1,4 +1,12 @@
-import type { ColumnInfo, ConstraintInfo, IndexInfo, SchemaSnapshot, SequenceInfo, TableInfo, ViewInfo } from "./snapshot.js";
+import type {
+  ColumnInfo,
+  ConstraintInfo,
+  IndexInfo,
+  SchemaSnapshot,
+  SequenceInfo,
+  TableInfo,
+  ViewInfo,
+} from "./snapshot.js";
 
 /** The structural difference between a parent's schema and a child's (design §7). */
 
@@ -16,7 +24,13 @@ interface ChangeBase {
 export type SchemaChange =
   | (ChangeBase & { object: "table"; table: string; before?: TableInfo; after?: TableInfo })
   | (ChangeBase & { object: "column"; table: string; column: string; before?: ColumnInfo; after?: ColumnInfo })
-  | (ChangeBase & { object: "constraint"; table: string; constraint: string; before?: ConstraintInfo; after?: ConstraintInfo })
+  | (ChangeBase & {
+      object: "constraint";
+      table: string;
+      constraint: string;
+      before?: ConstraintInfo;
+      after?: ConstraintInfo;
+    })
   | (ChangeBase & { object: "index"; table: string; before?: IndexInfo; after?: IndexInfo })
   | (ChangeBase & { object: "enum"; before?: string[]; after?: string[] })
   | (ChangeBase & { object: "view"; before?: ViewInfo; after?: ViewInfo })
@@ -39,7 +53,8 @@ function columnDetails(before: ColumnInfo, after: ColumnInfo): string[] {
   if (before.notNull !== after.notNull) details.push(after.notNull ? "NOT NULL added" : "NOT NULL dropped");
   if (before.default !== after.default) details.push(`default ${show(before.default)} → ${show(after.default)}`);
   if (before.identity !== after.identity) details.push(`identity ${show(before.identity)} → ${show(after.identity)}`);
-  if (before.generated !== after.generated) details.push(`generated ${show(before.generated)} → ${show(after.generated)}`);
+  if (before.generated !== after.generated)
+    details.push(`generated ${show(before.generated)} → ${show(after.generated)}`);
   return details;
 }
 
@@ -56,15 +71,42 @@ function diffTable(key: string, before: TableInfo, after: TableInfo, changes: Sc
   const beforeColumns = new Map(before.columns.map((c) => [c.name, c]));
   const afterColumns = new Map(after.columns.map((c) => [c.name, c]));
   for (const [name, column] of beforeColumns) {
-    if (!afterColumns.has(name)) changes.push({ object: "column", action: "dropped", name: `${key}.${name}`, table: key, column: name, before: column, details: [describeColumn(column)] });
+    if (!afterColumns.has(name))
+      changes.push({
+        object: "column",
+        action: "dropped",
+        name: `${key}.${name}`,
+        table: key,
+        column: name,
+        before: column,
+        details: [describeColumn(column)],
+      });
   }
   for (const [name, column] of afterColumns) {
     const old = beforeColumns.get(name);
     if (!old) {
-      changes.push({ object: "column", action: "added", name: `${key}.${name}`, table: key, column: name, after: column, details: [describeColumn(column)] });
+      changes.push({
+        object: "column",
+        action: "added",
+        name: `${key}.${name}`,
+        table: key,
+        column: name,
+        after: column,
+        details: [describeColumn(column)],
+      });
     } else {
       const details = columnDetails(old, column);
-      if (details.length > 0) changes.push({ object: "column", action: "changed", name: `${key}.${name}`, table: key, column: name, before: old, after: column, details });
+      if (details.length > 0)
+        changes.push({
+          object: "column",
+          action: "changed",
+          name: `${key}.${name}`,
+          table: key,
+          column: name,
+          before: old,
+          after: column,
+          details,
+        });
     }
   }
   for (const name of keysOf(before.constraints, after.constraints)) {
@@ -73,7 +115,11 @@ function diffTable(key: string, before: TableInfo, after: TableInfo, changes: Sc
     const base = { object: "constraint" as const, name: `${key}.${name}`, table: key, constraint: name };
     if (old && !now) changes.push({ ...base, action: "dropped", before: old, details: [old.definition] });
     else if (!old && now) changes.push({ ...base, action: "added", after: now, details: [now.definition] });
-    else if (old && now && (old.definition !== now.definition || old.enforced !== now.enforced || old.validated !== now.validated)) {
+    else if (
+      old &&
+      now &&
+      (old.definition !== now.definition || old.enforced !== now.enforced || old.validated !== now.validated)
+    ) {
       const details = [`${old.definition} → ${now.definition}`];
       if (old.validated !== now.validated) details.push(now.validated ? "now validated" : "now NOT VALID");
       if (old.enforced !== now.enforced) details.push(now.enforced ? "now enforced" : "now NOT ENFORCED");
@@ -89,8 +135,10 @@ export function diffSchemas(parent: SchemaSnapshot, child: SchemaSnapshot): Sche
   for (const key of keysOf(parent.enums, child.enums)) {
     const before = parent.enums[key];
     const after = child.enums[key];
-    if (before && !after) changes.push({ object: "enum", action: "dropped", name: key, before, details: [before.join(", ")] });
-    else if (!before && after) changes.push({ object: "enum", action: "added", name: key, after, details: [after.join(", ")] });
+    if (before && !after)
+      changes.push({ object: "enum", action: "dropped", name: key, before, details: [before.join(", ")] });
+    else if (!before && after)
+      changes.push({ object: "enum", action: "added", name: key, after, details: [after.join(", ")] });
     else if (before && after && before.join("\u0000") !== after.join("\u0000")) {
       const added = after.filter((v) => !before.includes(v));
       const removed = before.filter((v) => !after.includes(v));
@@ -106,9 +154,24 @@ export function diffSchemas(parent: SchemaSnapshot, child: SchemaSnapshot): Sche
   for (const key of keysOf(parent.tables, child.tables)) {
     const before = parent.tables[key];
     const after = child.tables[key];
-    if (before && !after) changes.push({ object: "table", action: "dropped", name: key, table: key, before, details: [`${before.columns.length} columns`] });
+    if (before && !after)
+      changes.push({
+        object: "table",
+        action: "dropped",
+        name: key,
+        table: key,
+        before,
+        details: [`${before.columns.length} columns`],
+      });
     else if (!before && after) {
-      changes.push({ object: "table", action: "added", name: key, table: key, after, details: after.columns.map((c) => `${c.name} ${describeColumn(c)}`) });
+      changes.push({
+        object: "table",
+        action: "added",
+        name: key,
+        table: key,
+        after,
+        details: after.columns.map((c) => `${c.name} ${describeColumn(c)}`),
+      });
     } else if (before && after) diffTable(key, before, after, changes);
   }
 
@@ -116,19 +179,55 @@ export function diffSchemas(parent: SchemaSnapshot, child: SchemaSnapshot): Sche
     const before = parent.indexes[key];
     const after = child.indexes[key];
     // An index that goes with its table is part of that table's change.
-    if (before && !after && child.tables[before.table]) changes.push({ object: "index", action: "dropped", name: key, table: before.table, before, details: [before.definition] });
-    else if (!before && after) changes.push({ object: "index", action: "added", name: key, table: after.table, after, details: [after.definition] });
+    if (before && !after && child.tables[before.table])
+      changes.push({
+        object: "index",
+        action: "dropped",
+        name: key,
+        table: before.table,
+        before,
+        details: [before.definition],
+      });
+    else if (!before && after)
+      changes.push({
+        object: "index",
+        action: "added",
+        name: key,
+        table: after.table,
+        after,
+        details: [after.definition],
+      });
     else if (before && after && before.definition !== after.definition) {
-      changes.push({ object: "index", action: "changed", name: key, table: after.table, before, after, details: [`${before.definition} → ${after.definition}`] });
+      changes.push({
+        object: "index",
+        action: "changed",
+        name: key,
+        table: after.table,
+        before,
+        after,
+        details: [`${before.definition} → ${after.definition}`],
+      });
     }
   }
 
   for (const key of keysOf(parent.views, child.views)) {
     const before = parent.views[key];
     const after = child.views[key];
-    if (before && !after) changes.push({ object: "view", action: "dropped", name: key, before, details: [before.materialized ? "materialized view" : "view"] });
-    else if (!before && after) changes.push({ object: "view", action: "added", name: key, after, details: [after.definition] });
-    else if (before && after && (before.definition !== after.definition || before.materialized !== after.materialized)) {
+    if (before && !after)
+      changes.push({
+        object: "view",
+        action: "dropped",
+        name: key,
+        before,
+        details: [before.materialized ? "materialized view" : "view"],
+      });
+    else if (!before && after)
+      changes.push({ object: "view", action: "added", name: key, after, details: [after.definition] });
+    else if (
+      before &&
+      after &&
+      (before.definition !== after.definition || before.materialized !== after.materialized)
+    ) {
       changes.push({ object: "view", action: "changed", name: key, before, after, details: [after.definition] });
     }
   }
@@ -136,8 +235,10 @@ export function diffSchemas(parent: SchemaSnapshot, child: SchemaSnapshot): Sche
   for (const key of keysOf(parent.sequences, child.sequences)) {
     const before = parent.sequences[key];
     const after = child.sequences[key];
-    if (before && !after) changes.push({ object: "sequence", action: "dropped", name: key, before, details: [before.dataType] });
-    else if (!before && after) changes.push({ object: "sequence", action: "added", name: key, after, details: [after.dataType] });
+    if (before && !after)
+      changes.push({ object: "sequence", action: "dropped", name: key, before, details: [before.dataType] });
+    else if (!before && after)
+      changes.push({ object: "sequence", action: "added", name: key, after, details: [after.dataType] });
     else if (before && after) {
       const details = (["dataType", "start", "increment", "min", "max", "cycle"] as const)
         .filter((f) => before[f] !== after[f])

@@ -21,22 +21,41 @@ export interface SchemaComparison {
 }
 
 /** Snapshot both databases, diff them, count the affected rows on the parent, and render. */
-export async function compareSchemas(parentUrl: string, childUrl: string, names: { branch: string; parent: string }): Promise<SchemaComparison> {
-  const [parent, child]: [SchemaSnapshot, SchemaSnapshot] = await Promise.all([snapshotSchema(parentUrl), snapshotSchema(childUrl)]);
+export async function compareSchemas(
+  parentUrl: string,
+  childUrl: string,
+  names: { branch: string; parent: string },
+): Promise<SchemaComparison> {
+  const [parent, child]: [SchemaSnapshot, SchemaSnapshot] = await Promise.all([
+    snapshotSchema(parentUrl),
+    snapshotSchema(childUrl),
+  ]);
   const diff = diffSchemas(parent, child);
   const lint = await lintSchemaChange(parentUrl, parent, diff);
   return { ...names, diff, lint, markdown: renderSchemaDiff(diff, lint, names), ok: lint.ok };
 }
 
 /** The schema of `branch` against its parent (or `against`), on any provider. */
-export async function compareBranches(provider: BranchProvider, branch: string, against?: string): Promise<SchemaComparison> {
+export async function compareBranches(
+  provider: BranchProvider,
+  branch: string,
+  against?: string,
+): Promise<SchemaComparison> {
   const info = await provider.getBranch(branch);
   if (!info) {
-    throw new SubstrateError(`branch "${branch}" does not exist`, "list branches with `consort db list`", "BRANCH_MISSING");
+    throw new SubstrateError(
+      `branch "${branch}" does not exist`,
+      "list branches with `consort db list`",
+      "BRANCH_MISSING",
+    );
   }
   const parent = against ?? info.parent;
   if (!parent) {
-    throw new SubstrateError(`"${branch}" is the root branch and has no parent to compare with`, "pass --against <branch>", "INVALID_PARENT");
+    throw new SubstrateError(
+      `"${branch}" is the root branch and has no parent to compare with`,
+      "pass --against <branch>",
+      "INVALID_PARENT",
+    );
   }
   const [parentUrl, childUrl] = await Promise.all([provider.connectionUrl(parent), provider.connectionUrl(branch)]);
   return compareSchemas(parentUrl, childUrl, { branch, parent });

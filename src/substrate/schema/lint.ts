@@ -64,18 +64,40 @@ function probesFor(change: SchemaChange, parent: SchemaSnapshot, version: number
   switch (change.object) {
     case "table":
       if (change.action !== "dropped" || !table) return [];
-      return [{ rule: "table-dropped", change: nameOf, sql: `SELECT count(*)::bigint AS n FROM ${rel(table)}`, describe: (n) => `dropping table ${nameOf} loses ${plural(n, "row")}` }];
+      return [
+        {
+          rule: "table-dropped",
+          change: nameOf,
+          sql: `SELECT count(*)::bigint AS n FROM ${rel(table)}`,
+          describe: (n) => `dropping table ${nameOf} loses ${plural(n, "row")}`,
+        },
+      ];
 
     case "column": {
       if (!table) return [];
       const col = q(change.column);
       if (change.action === "dropped") {
-        return [{ rule: "column-dropped", change: nameOf, sql: `SELECT count(*)::bigint AS n FROM ${rel(table)} WHERE ${col} IS NOT NULL`, describe: (n) => `dropping column ${nameOf} loses ${plural(n, "non-null value")}` }];
+        return [
+          {
+            rule: "column-dropped",
+            change: nameOf,
+            sql: `SELECT count(*)::bigint AS n FROM ${rel(table)} WHERE ${col} IS NOT NULL`,
+            describe: (n) => `dropping column ${nameOf} loses ${plural(n, "non-null value")}`,
+          },
+        ];
       }
       if (change.action === "added") {
         const after = change.after!;
         if (after.notNull && after.default === null && !after.identity && !after.generated) {
-          return [{ rule: "not-null-column-added", change: nameOf, sql: `SELECT count(*)::bigint AS n FROM ${rel(table)}`, describe: (n) => `adding NOT NULL column ${nameOf} without a default fails on ${plural(n, "existing row")}` }];
+          return [
+            {
+              rule: "not-null-column-added",
+              change: nameOf,
+              sql: `SELECT count(*)::bigint AS n FROM ${rel(table)}`,
+              describe: (n) =>
+                `adding NOT NULL column ${nameOf} without a default fails on ${plural(n, "existing row")}`,
+            },
+          ];
         }
         return [];
       }
@@ -83,7 +105,12 @@ function probesFor(change: SchemaChange, parent: SchemaSnapshot, version: number
       const before = change.before!;
       const after = change.after!;
       if (!before.notNull && after.notNull) {
-        probes.push({ rule: "not-null-added", change: nameOf, sql: `SELECT count(*)::bigint AS n FROM ${rel(table)} WHERE ${col} IS NULL`, describe: (n) => `NOT NULL on ${nameOf} breaks ${plural(n, "row")} that hold NULL` });
+        probes.push({
+          rule: "not-null-added",
+          change: nameOf,
+          sql: `SELECT count(*)::bigint AS n FROM ${rel(table)} WHERE ${col} IS NULL`,
+          describe: (n) => `NOT NULL on ${nameOf} breaks ${plural(n, "row")} that hold NULL`,
+        });
       }
       if (before.type !== after.type) {
         probes.push({
@@ -93,7 +120,8 @@ function probesFor(change: SchemaChange, parent: SchemaSnapshot, version: number
             version >= 160000
               ? `SELECT count(*)::bigint AS n FROM ${rel(table)} WHERE ${col} IS NOT NULL AND NOT pg_input_is_valid(${col}::text, ${pg.Client.prototype.escapeLiteral(after.type)})`
               : { unknown: "checking values against a new type needs Postgres 16 or later (pg_input_is_valid)" },
-          describe: (n) => `changing ${nameOf} from ${before.type} to ${after.type} breaks ${plural(n, "value")} that do not fit`,
+          describe: (n) =>
+            `changing ${nameOf} from ${before.type} to ${after.type} breaks ${plural(n, "value")} that do not fit`,
         });
       }
       return probes;
@@ -109,18 +137,36 @@ function probesFor(change: SchemaChange, parent: SchemaSnapshot, version: number
       }
       if (after.type === "check") {
         const expression = checkExpression(after.definition);
-        if (missing.length) return [{ rule: "check-added", change: nameOf, sql: { unknown: `it uses column(s) new in this branch (${missing.join(", ")})` }, describe: () => "" }];
+        if (missing.length)
+          return [
+            {
+              rule: "check-added",
+              change: nameOf,
+              sql: { unknown: `it uses column(s) new in this branch (${missing.join(", ")})` },
+              describe: () => "",
+            },
+          ];
         return [
           {
             rule: "check-added",
             change: nameOf,
-            sql: expression ? `SELECT count(*)::bigint AS n FROM ${rel(table)} WHERE NOT (${expression})` : { unknown: `could not read the expression of ${after.definition}` },
+            sql: expression
+              ? `SELECT count(*)::bigint AS n FROM ${rel(table)} WHERE NOT (${expression})`
+              : { unknown: `could not read the expression of ${after.definition}` },
             describe: (n) => `CHECK ${nameOf} breaks ${plural(n, "row")}`,
           },
         ];
       }
       if (after.type === "foreign key" && after.references) {
-        if (missing.length) return [{ rule: "foreign-key-added", change: nameOf, sql: { unknown: `it uses column(s) new in this branch (${missing.join(", ")})` }, describe: () => "" }];
+        if (missing.length)
+          return [
+            {
+              rule: "foreign-key-added",
+              change: nameOf,
+              sql: { unknown: `it uses column(s) new in this branch (${missing.join(", ")})` },
+              describe: () => "",
+            },
+          ];
         const target = parent.tables[after.references.table];
         const notNull = after.columns.map((c) => `t.${q(c)} IS NOT NULL`).join(" AND ");
         const sql = target
@@ -129,7 +175,15 @@ function probesFor(change: SchemaChange, parent: SchemaSnapshot, version: number
               .join(" AND ")})`
           : // The referenced table is new in this branch, so on the parent it is empty.
             `SELECT count(*)::bigint AS n FROM ${rel(table)} t WHERE ${notNull}`;
-        return [{ rule: "foreign-key-added", change: nameOf, sql, describe: (n) => `foreign key ${nameOf} breaks ${plural(n, "row")} with no matching ${after.references!.table} row` }];
+        return [
+          {
+            rule: "foreign-key-added",
+            change: nameOf,
+            sql,
+            describe: (n) =>
+              `foreign key ${nameOf} breaks ${plural(n, "row")} with no matching ${after.references!.table} row`,
+          },
+        ];
       }
       return [];
     }
@@ -138,7 +192,15 @@ function probesFor(change: SchemaChange, parent: SchemaSnapshot, version: number
       if (change.action === "dropped" || !change.after?.unique) return [];
       const indexTable = parent.tables[change.table];
       if (!indexTable) return [];
-      if (!change.after.columns) return [{ rule: "unique-added", change: nameOf, sql: { unknown: "it is a unique index on expressions" }, describe: () => "" }];
+      if (!change.after.columns)
+        return [
+          {
+            rule: "unique-added",
+            change: nameOf,
+            sql: { unknown: "it is a unique index on expressions" },
+            describe: () => "",
+          },
+        ];
       const columns = new Map(indexTable.columns.map((c) => [c.name, c]));
       const missing = change.after.columns.filter((c) => !columns.has(c));
       return [uniqueProbe(nameOf, indexTable, change.after.columns, missing, false)];
@@ -148,12 +210,17 @@ function probesFor(change: SchemaChange, parent: SchemaSnapshot, version: number
       if (change.action !== "changed") return [];
       const removed = change.before!.filter((v) => !change.after!.includes(v));
       if (removed.length === 0) return [];
-      const [schema, typeName] = [change.name.slice(0, change.name.indexOf(".")), change.name.slice(change.name.indexOf(".") + 1)];
+      const [schema, typeName] = [
+        change.name.slice(0, change.name.indexOf(".")),
+        change.name.slice(change.name.indexOf(".") + 1),
+      ];
       const users: string[] = [];
       for (const t of Object.values(parent.tables)) {
         for (const c of t.columns) {
           if (c.type === typeName || c.type === `${schema}.${typeName}` || c.type === `${q(schema)}.${q(typeName)}`) {
-            users.push(`SELECT count(*) AS n FROM ${rel(t)} WHERE ${q(c.name)}::text = ANY(${pg.Client.prototype.escapeLiteral(`{${removed.map((r) => `"${r.replace(/["\\]/g, "\\$&")}"`).join(",")}}`)}::text[])`);
+            users.push(
+              `SELECT count(*) AS n FROM ${rel(t)} WHERE ${q(c.name)}::text = ANY(${pg.Client.prototype.escapeLiteral(`{${removed.map((r) => `"${r.replace(/["\\]/g, "\\$&")}"`).join(",")}}`)}::text[])`,
+            );
           }
         }
       }
@@ -161,7 +228,9 @@ function probesFor(change: SchemaChange, parent: SchemaSnapshot, version: number
         {
           rule: "enum-value-removed",
           change: nameOf,
-          sql: users.length ? `SELECT coalesce(sum(n), 0)::bigint AS n FROM (${users.join(" UNION ALL ")}) s` : { rows: 0, note: "no column uses it" },
+          sql: users.length
+            ? `SELECT coalesce(sum(n), 0)::bigint AS n FROM (${users.join(" UNION ALL ")}) s`
+            : { rows: 0, note: "no column uses it" },
           describe: (n) => `removing ${removed.join(", ")} from ${nameOf} breaks ${plural(n, "row")} that hold them`,
         },
       ];
@@ -172,18 +241,31 @@ function probesFor(change: SchemaChange, parent: SchemaSnapshot, version: number
 }
 
 function uniqueProbe(change: string, table: TableInfo, columns: string[], missing: string[], primary: boolean): Probe {
-  const describe = (n: number) => `${primary ? "PRIMARY KEY" : "UNIQUE"} ${change} breaks ${plural(n, "row")} with duplicate${primary ? " or NULL" : ""} keys`;
+  const describe = (n: number) =>
+    `${primary ? "PRIMARY KEY" : "UNIQUE"} ${change} breaks ${plural(n, "row")} with duplicate${primary ? " or NULL" : ""} keys`;
   if (missing.length > 0) {
     // New columns start NULL for every existing row: NULLs never collide, but a primary key forbids them.
     return primary
       ? { rule: "unique-added", change, sql: `SELECT count(*)::bigint AS n FROM ${rel(table)}`, describe }
-      : { rule: "unique-added", change, sql: { unknown: `it uses column(s) new in this branch (${missing.join(", ")}) whose values the migration sets` }, describe };
+      : {
+          rule: "unique-added",
+          change,
+          sql: {
+            unknown: `it uses column(s) new in this branch (${missing.join(", ")}) whose values the migration sets`,
+          },
+          describe,
+        };
   }
   const cols = columns.map(q).join(", ");
   const notNull = columns.map((c) => `${q(c)} IS NOT NULL`).join(" AND ");
   const duplicates = `SELECT count(*) AS c FROM ${rel(table)} WHERE ${notNull} GROUP BY ${cols} HAVING count(*) > 1`;
   const nulls = primary ? ` + (SELECT count(*) FROM ${rel(table)} WHERE NOT (${notNull}))` : "";
-  return { rule: "unique-added", change, sql: `SELECT (coalesce((SELECT sum(c) FROM (${duplicates}) d), 0)${nulls})::bigint AS n`, describe };
+  return {
+    rule: "unique-added",
+    change,
+    sql: `SELECT (coalesce((SELECT sum(c) FROM (${duplicates}) d), 0)${nulls})::bigint AS n`,
+    describe,
+  };
 }
 
 /** Count, on the parent's real data, the rows each risky change in `diff` would break or lose. */
@@ -204,11 +286,23 @@ export async function lintSchemaChange(
     await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
     for (const probe of probes) {
       if (typeof probe.sql === "object" && "unknown" in probe.sql) {
-        findings.push({ rule: probe.rule, change: probe.change, rows: null, message: `${probe.change}: could not count the rows it affects`, reason: probe.sql.unknown });
+        findings.push({
+          rule: probe.rule,
+          change: probe.change,
+          rows: null,
+          message: `${probe.change}: could not count the rows it affects`,
+          reason: probe.sql.unknown,
+        });
         continue;
       }
       if (typeof probe.sql === "object") {
-        findings.push({ rule: probe.rule, change: probe.change, rows: probe.sql.rows, message: probe.describe(probe.sql.rows), reason: probe.sql.note });
+        findings.push({
+          rule: probe.rule,
+          change: probe.change,
+          rows: probe.sql.rows,
+          message: probe.describe(probe.sql.rows),
+          reason: probe.sql.note,
+        });
         continue;
       }
       await client.query("SAVEPOINT probe");
@@ -219,11 +313,20 @@ export async function lintSchemaChange(
         await client.query("RELEASE SAVEPOINT probe");
       } catch (error) {
         await client.query("ROLLBACK TO SAVEPOINT probe");
-        findings.push({ rule: probe.rule, change: probe.change, rows: null, message: `${probe.change}: could not count the rows it affects`, reason: (error as Error).message });
+        findings.push({
+          rule: probe.rule,
+          change: probe.change,
+          rows: null,
+          message: `${probe.change}: could not count the rows it affects`,
+          reason: (error as Error).message,
+        });
       }
     }
   } catch (error) {
-    throw toSubstrateError(error, { server: describeServer(parentUrl), action: "counting the rows a schema change affects" });
+    throw toSubstrateError(error, {
+      server: describeServer(parentUrl),
+      action: "counting the rows a schema change affects",
+    });
   } finally {
     await client.query("ROLLBACK").catch(() => {});
     await client.end().catch(() => {});

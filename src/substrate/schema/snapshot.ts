@@ -88,7 +88,14 @@ const USER_NAMESPACE = `n.nspname NOT IN ('pg_catalog', 'information_schema') AN
 const notFromExtension = (classid: string, oid: string) =>
   `NOT EXISTS (SELECT 1 FROM pg_depend dep WHERE dep.classid = '${classid}'::regclass AND dep.objid = ${oid} AND dep.deptype = 'e')`;
 
-const CONSTRAINT_TYPES: Record<string, ConstraintType> = { p: "primary key", u: "unique", f: "foreign key", c: "check", x: "exclusion", t: "trigger" };
+const CONSTRAINT_TYPES: Record<string, ConstraintType> = {
+  p: "primary key",
+  u: "unique",
+  f: "foreign key",
+  c: "check",
+  x: "exclusion",
+  t: "trigger",
+};
 
 /** Read the schema of the database at `url`. */
 export async function snapshotSchema(url: string): Promise<SchemaSnapshot> {
@@ -108,7 +115,9 @@ export async function snapshotSchema(url: string): Promise<SchemaSnapshot> {
 }
 
 async function readSnapshot(client: pg.Client): Promise<SchemaSnapshot> {
-  const version = Number((await client.query<{ v: string }>("SELECT current_setting('server_version_num') AS v")).rows[0]!.v);
+  const version = Number(
+    (await client.query<{ v: string }>("SELECT current_setting('server_version_num') AS v")).rows[0]!.v,
+  );
   const tables: Record<string, TableInfo> = {};
   const byOid = new Map<number, TableInfo>();
 
@@ -119,13 +128,27 @@ async function readSnapshot(client: pg.Client): Promise<SchemaSnapshot> {
       ORDER BY 2, 3`,
   );
   for (const row of tableRows.rows) {
-    const table: TableInfo = { schema: row.schema, name: row.name, partitioned: row.relkind === "p", columns: [], constraints: {} };
+    const table: TableInfo = {
+      schema: row.schema,
+      name: row.name,
+      partitioned: row.relkind === "p",
+      columns: [],
+      constraints: {},
+    };
     tables[`${row.schema}.${row.name}`] = table;
     byOid.set(row.oid, table);
   }
   const oids = [...byOid.keys()];
 
-  const columnRows = await client.query<{ rel: number; name: string; type: string; notnull: boolean; def: string | null; identity: string; generated: string }>(
+  const columnRows = await client.query<{
+    rel: number;
+    name: string;
+    type: string;
+    notnull: boolean;
+    def: string | null;
+    identity: string;
+    generated: string;
+  }>(
     `SELECT a.attrelid::int AS rel, a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull AS notnull,
             pg_get_expr(ad.adbin, ad.adrelid) AS def, a.attidentity AS identity, a.attgenerated AS generated
        FROM pg_attribute a LEFT JOIN pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum
@@ -185,7 +208,15 @@ async function readSnapshot(client: pg.Client): Promise<SchemaSnapshot> {
   }
 
   const indexes: Record<string, IndexInfo> = {};
-  const indexRows = await client.query<{ schema: string; name: string; table_schema: string; table_name: string; unique: boolean; def: string; columns: string[] | null }>(
+  const indexRows = await client.query<{
+    schema: string;
+    name: string;
+    table_schema: string;
+    table_name: string;
+    unique: boolean;
+    def: string;
+    columns: string[] | null;
+  }>(
     `SELECT n.nspname AS schema, ic.relname AS name, tn.nspname AS table_schema, t.relname AS table_name, i.indisunique AS unique,
             pg_get_indexdef(i.indexrelid) AS def,
             CASE WHEN i.indexprs IS NULL THEN (SELECT array_agg(a.attname::text ORDER BY k.ord) FROM unnest(i.indkey::int2[]) WITH ORDINALITY k(num, ord)
@@ -226,12 +257,26 @@ async function readSnapshot(client: pg.Client): Promise<SchemaSnapshot> {
       ORDER BY 1, 2`,
   );
   for (const row of viewRows.rows) {
-    views[`${row.schema}.${row.name}`] = { schema: row.schema, name: row.name, materialized: row.relkind === "m", definition: row.def.trim() };
+    views[`${row.schema}.${row.name}`] = {
+      schema: row.schema,
+      name: row.name,
+      materialized: row.relkind === "m",
+      definition: row.def.trim(),
+    };
   }
 
   // Sequences behind identity columns belong to the column (deptype 'i') and are not listed.
   const sequences: Record<string, SequenceInfo> = {};
-  const sequenceRows = await client.query<{ schema: string; name: string; type: string; start: string; increment: string; min: string; max: string; cycle: boolean }>(
+  const sequenceRows = await client.query<{
+    schema: string;
+    name: string;
+    type: string;
+    start: string;
+    increment: string;
+    min: string;
+    max: string;
+    cycle: boolean;
+  }>(
     `SELECT n.nspname AS schema, c.relname AS name, format_type(s.seqtypid, NULL) AS type, s.seqstart::text AS start,
             s.seqincrement::text AS increment, s.seqmin::text AS min, s.seqmax::text AS max, s.seqcycle AS cycle
        FROM pg_sequence s JOIN pg_class c ON c.oid = s.seqrelid JOIN pg_namespace n ON n.oid = c.relnamespace

@@ -16,7 +16,13 @@ export function fixtureReport(runner: string, report = "report.xml"): Promise<st
 
 const RunsSchema = z.object({
   runs: z.array(
-    z.object({ report: z.string(), written: z.boolean(), version: z.string(), exitCode: z.number().int(), command: z.string() }),
+    z.object({
+      report: z.string(),
+      written: z.boolean(),
+      version: z.string(),
+      exitCode: z.number().int(),
+      command: z.string(),
+    }),
   ),
 });
 export type FixtureRun = z.infer<typeof RunsSchema>["runs"][number];
@@ -49,10 +55,20 @@ export async function runLive(command: string, args: (reportPath: string) => str
   env.CI = "true";
   try {
     const { exitCode, output } = await new Promise<{ exitCode: number; output: string }>((resolve) => {
-      execFile(command, args(reportPath), { cwd, env, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-        const code = error && typeof (error as { code?: unknown }).code === "number" ? (error as { code: number }).code : error ? -1 : 0;
-        resolve({ exitCode: code, output: `${stdout}${stderr}` });
-      });
+      execFile(
+        command,
+        args(reportPath),
+        { cwd, env, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 },
+        (error, stdout, stderr) => {
+          const code =
+            error && typeof (error as { code?: unknown }).code === "number"
+              ? (error as { code: number }).code
+              : error
+                ? -1
+                : 0;
+          resolve({ exitCode: code, output: `${stdout}${stderr}` });
+        },
+      );
     });
     const xml = await readFile(reportPath, "utf8").catch(() => undefined);
     return { xml, exitCode, output };

@@ -35,7 +35,9 @@ describe("gotestsum's report of go test (fixtures/go/report.xml)", () => {
   });
 
   it("reads t.Fatal in a subtest as an assertion failure", () => {
-    expect(findTestCase(report, { file: CART, title: "TestCheckout/rejects an empty cart" })?.outcome).toBe("failed-assertion");
+    expect(findTestCase(report, { file: CART, title: "TestCheckout/rejects an empty cart" })?.outcome).toBe(
+      "failed-assertion",
+    );
   });
 
   it("reads a nil pointer panic as an error, not an assertion", () => {
@@ -47,7 +49,10 @@ describe("gotestsum's report of go test (fixtures/go/report.xml)", () => {
   });
 
   it("reads t.Skip as skipped, with its reason", () => {
-    expect(findTestCase(report, { file: CART, title: "TestShipsAbroad" })).toMatchObject({ outcome: "skipped", message: "cart_test.go:20: not built yet" });
+    expect(findTestCase(report, { file: CART, title: "TestShipsAbroad" })).toMatchObject({
+      outcome: "skipped",
+      message: "cart_test.go:20: not built yet",
+    });
   });
 
   it("notices the package that did not compile, which gotestsum only counts in <testsuites errors>", () => {
@@ -56,7 +61,9 @@ describe("gotestsum's report of go test (fixtures/go/report.xml)", () => {
   });
 
   it("leaves the test of the package that did not compile missing, never passed", () => {
-    expect(locateTestCase(report, { file: "refunds/refunds_test.go", title: "TestRefundsAReturnedItem" }).status).toBe("missing");
+    expect(locateTestCase(report, { file: "refunds/refunds_test.go", title: "TestRefundsAReturnedItem" }).status).toBe(
+      "missing",
+    );
   });
 
   it("does not find a test under another package's folder", () => {

@@ -28,7 +28,9 @@ describe("jest-junit's report with its default settings (fixtures/jest/report.xm
   });
 
   it("finds the same test when the test list joins the describe blocks with >", () => {
-    expect(findTestCase(report, { file: CART, title: "cart > totals the prices of its items" })?.outcome).toBe("passed");
+    expect(findTestCase(report, { file: CART, title: "cart > totals the prices of its items" })?.outcome).toBe(
+      "passed",
+    );
   });
 
   it("reads a failed expect() as an assertion failure from its text alone (jest-junit writes no type)", () => {
@@ -50,7 +52,9 @@ describe("jest-junit's report with its default settings (fixtures/jest/report.xm
   });
 
   it("reads a test whose block's beforeAll threw as failed-error with the hook's error", () => {
-    expect(findTestCase(report, { file: "test/stock.test.cjs", title: "stock files stock at a location" })).toMatchObject({
+    expect(
+      findTestCase(report, { file: "test/stock.test.cjs", title: "stock files stock at a location" }),
+    ).toMatchObject({
       outcome: "failed-error",
       message: "Error: connect ECONNREFUSED 127.0.0.1:5432",
     });
@@ -73,7 +77,9 @@ describe("jest-junit's report with addFileAttribute and reportTestSuiteErrors (t
   });
 
   it("lists the file that failed to load once, with jest's reason", () => {
-    expect(report.loadErrors).toEqual([{ file: BROKEN, message: "Cannot find module '../src/refunds.cjs' from 'test/broken.test.cjs'" }]);
+    expect(report.loadErrors).toEqual([
+      { file: BROKEN, message: "Cannot find module '../src/refunds.cjs' from 'test/broken.test.cjs'" },
+    ]);
   });
 
   it("keeps jest's placeholder for the broken suite out of the tests", () => {
@@ -87,7 +93,9 @@ describe("jest-junit's report with addFileAttribute and reportTestSuiteErrors (t
   });
 
   it("does not find a test of one file under another", () => {
-    expect(findTestCase(report, { file: "test/other.test.cjs", title: "cart totals the prices of its items" })).toBeUndefined();
+    expect(
+      findTestCase(report, { file: "test/other.test.cjs", title: "cart totals the prices of its items" }),
+    ).toBeUndefined();
   });
 
   it("reads the same outcomes as the default settings", async () => {

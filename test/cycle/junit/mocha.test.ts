@@ -23,11 +23,15 @@ describe("mocha-junit-reporter's report (fixtures/mocha/report.xml)", () => {
   });
 
   it("finds the same test when the test list joins the describe blocks with >", () => {
-    expect(findTestCase(report, { file: CART, title: "cart > totals the prices of its items" })?.outcome).toBe("passed");
+    expect(findTestCase(report, { file: CART, title: "cart > totals the prices of its items" })?.outcome).toBe(
+      "passed",
+    );
   });
 
   it("places a test in its file although the reporter writes the file as an absolute path", () => {
-    expect(findTestCase(report, { file: CART, title: "cart totals the prices of its items" })?.file).toMatch(/\/test\/cart\.test\.js$/);
+    expect(findTestCase(report, { file: CART, title: "cart totals the prices of its items" })?.file).toMatch(
+      /\/test\/cart\.test\.js$/,
+    );
   });
 
   it("finds a root-level test, whose suite carries no file, by its title", () => {
@@ -51,7 +55,9 @@ describe("mocha-junit-reporter's report (fixtures/mocha/report.xml)", () => {
   it("reports a before hook that threw as a failed-error case, and the test it kept from running as missing", () => {
     const hook = report.tests.find((t) => t.name.includes('"before all" hook'));
     expect(hook).toMatchObject({ outcome: "failed-error", message: "connect ECONNREFUSED 127.0.0.1:5432" });
-    expect(locateTestCase(report, { file: "test/stock.test.js", title: "stock files stock at a location" }).status).toBe("missing");
+    expect(
+      locateTestCase(report, { file: "test/stock.test.js", title: "stock files stock at a location" }).status,
+    ).toBe("missing");
   });
 
   it("drops a skipped test by default, so it is missing, never passed", () => {

@@ -31,7 +31,9 @@ function describeNodeReport(load: () => Promise<{ xml: string | undefined; exitC
   });
 
   it("finds a test inside describe blocks by its suites and title joined with >", () => {
-    expect(findTestCase(report, { file: CART, title: "cart > totals the prices of its items" })?.outcome).toBe("passed");
+    expect(findTestCase(report, { file: CART, title: "cart > totals the prices of its items" })?.outcome).toBe(
+      "passed",
+    );
   });
 
   it("finds a nested test by its own title too, since node reports it bare", () => {
@@ -57,7 +59,9 @@ function describeNodeReport(load: () => Promise<{ xml: string | undefined; exitC
   });
 
   it("reads a test cancelled because its block's before hook threw as failed-error", () => {
-    expect(findTestCase(report, { file: "test/stock.test.js", title: "stock > files stock at a location" })).toMatchObject({
+    expect(
+      findTestCase(report, { file: "test/stock.test.js", title: "stock > files stock at a location" }),
+    ).toMatchObject({
       outcome: "failed-error",
       type: "cancelledByParent",
     });
@@ -84,13 +88,20 @@ describe("the node --test report committed in fixtures/node", () => {
 // This node, run now: a change in how node writes JUnit fails here, not in a cycle.
 describe("a node --test report written live by this node", () => {
   const live = describeNodeReport(() =>
-    runLive(process.execPath, (out) => ["--test", "--test-reporter=junit", `--test-reporter-destination=${out}`], PROJECT),
+    runLive(
+      process.execPath,
+      (out) => ["--test", "--test-reporter=junit", `--test-reporter-destination=${out}`],
+      PROJECT,
+    ),
   );
 
   it("reads the same outcomes as the committed report: rerun generate-fixtures.sh when this fails", async () => {
     const committed = parseJUnit(await fixtureReport("node"));
-    const outcomes = (r: JUnitReport) => r.tests.map((t) => [t.file?.replace(/^.*\/test\//, "test/"), t.name, t.outcome, t.type]).sort();
+    const outcomes = (r: JUnitReport) =>
+      r.tests.map((t) => [t.file?.replace(/^.*\/test\//, "test/"), t.name, t.outcome, t.type]).sort();
     expect(outcomes(live())).toEqual(outcomes(committed));
-    expect(live().loadErrors.map((e) => e.file?.replace(/^.*\/test\//, "test/"))).toEqual(committed.loadErrors.map((e) => e.file?.replace(/^.*\/test\//, "test/")));
+    expect(live().loadErrors.map((e) => e.file?.replace(/^.*\/test\//, "test/"))).toEqual(
+      committed.loadErrors.map((e) => e.file?.replace(/^.*\/test\//, "test/")),
+    );
   });
 });

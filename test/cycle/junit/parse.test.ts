@@ -48,17 +48,23 @@ describe("reports that cannot be read", () => {
   });
 
   it("refuses an empty report", () => {
-    expect(() => parseJUnit("")).toThrow(expect.objectContaining({ code: "malformed-xml", message: expect.stringMatching(/empty/) }));
+    expect(() => parseJUnit("")).toThrow(
+      expect.objectContaining({ code: "malformed-xml", message: expect.stringMatching(/empty/) }),
+    );
   });
 
   it("refuses XML that is not JUnit, naming its root", async () => {
     const pom = await readFile(join(FIXTURES, "surefire", "project", "pom.xml"), "utf8");
-    expect(() => parseJUnit(pom)).toThrow(expect.objectContaining({ code: "not-junit", message: expect.stringContaining("<project>") }));
+    expect(() => parseJUnit(pom)).toThrow(
+      expect.objectContaining({ code: "not-junit", message: expect.stringContaining("<project>") }),
+    );
   });
 
   it("refuses a flavour it does not know", async () => {
     const xml = await fixtureReport("vitest");
-    expect(() => parseJUnit(xml, { flavour: "karma" as Flavour })).toThrow(expect.objectContaining({ code: "bad-option" }));
+    expect(() => parseJUnit(xml, { flavour: "karma" as Flavour })).toThrow(
+      expect.objectContaining({ code: "bad-option" }),
+    );
   });
 });
 
@@ -87,7 +93,9 @@ describe("finding a test-list entry", () => {
     // node 20 writes no file: two files with the same test title cannot be told apart.
     const node = parseJUnit(await fixtureReport("node"));
     const twoFiles = combineReports([node, node]);
-    expect(locateTestCase(twoFiles, { file: "test/cart.test.js", title: "loads the cart module" }).status).toBe("ambiguous");
+    expect(locateTestCase(twoFiles, { file: "test/cart.test.js", title: "loads the cart module" }).status).toBe(
+      "ambiguous",
+    );
     expect(findTestCase(twoFiles, { file: "test/cart.test.js", title: "loads the cart module" })).toBeUndefined();
   });
 
@@ -95,14 +103,17 @@ describe("finding a test-list entry", () => {
     const vitest = parseJUnit(await fixtureReport("vitest"));
     const node = parseJUnit(await fixtureReport("node"));
     const mixed = combineReports([vitest, node]);
-    expect(findTestCase(mixed, { file: "test/cart.test.js", title: "loads the cart module" })?.classname).toBe("test/cart.test.js");
+    expect(findTestCase(mixed, { file: "test/cart.test.js", title: "loads the cart module" })?.classname).toBe(
+      "test/cart.test.js",
+    );
   });
 
   it("works on the tests and load errors alone, without the flavour", async () => {
     const { tests, loadErrors } = parseJUnit(await fixtureReport("vitest"));
-    expect(findTestCase({ tests, loadErrors }, { file: "test/cart.test.js", title: "cart > applies a ten percent discount" })?.outcome).toBe(
-      "failed-assertion",
-    );
+    expect(
+      findTestCase({ tests, loadErrors }, { file: "test/cart.test.js", title: "cart > applies a ten percent discount" })
+        ?.outcome,
+    ).toBe("failed-assertion");
   });
 
   it("matches a path written absolute, with ./ or with backslashes", async () => {

@@ -27,7 +27,9 @@ describe("pytest's report when a test file fails to import (fixtures/pytest/repo
   });
 
   it("reports a test of a file that did not import as failed-error", () => {
-    expect(findTestCase(report, { file: "tests/test_broken.py", title: "test_refunds_a_returned_item" })?.outcome).toBe("failed-error");
+    expect(findTestCase(report, { file: "tests/test_broken.py", title: "test_refunds_a_returned_item" })?.outcome).toBe(
+      "failed-error",
+    );
   });
 
   it("leaves the tests that never ran missing, never passed", () => {
@@ -46,14 +48,22 @@ describe("pytest's report with --continue-on-collection-errors", () => {
   });
 
   it("finds a test in a class by its name, by Class::name and by its whole node id", () => {
-    for (const title of ["test_totals_the_prices_of_its_items", "TestCart::test_totals_the_prices_of_its_items", `${CART}::TestCart::test_totals_the_prices_of_its_items`]) {
+    for (const title of [
+      "test_totals_the_prices_of_its_items",
+      "TestCart::test_totals_the_prices_of_its_items",
+      `${CART}::TestCart::test_totals_the_prices_of_its_items`,
+    ]) {
       expect(findTestCase(report, { file: CART, title })?.outcome, title).toBe("passed");
     }
   });
 
   it("finds the test when the repository keeps the Python project in a subfolder", () => {
-    expect(findTestCase(report, { file: `backend/${CART}`, title: "test_loads_the_cart_module" })?.outcome).toBe("passed");
-    expect(findTestCase(report, { file: `backend/${CART}`, title: `${CART}::test_loads_the_cart_module` })?.outcome).toBe("passed");
+    expect(findTestCase(report, { file: `backend/${CART}`, title: "test_loads_the_cart_module" })?.outcome).toBe(
+      "passed",
+    );
+    expect(
+      findTestCase(report, { file: `backend/${CART}`, title: `${CART}::test_loads_the_cart_module` })?.outcome,
+    ).toBe("passed");
   });
 
   it("reads a failed assert as an assertion failure", () => {
@@ -72,11 +82,16 @@ describe("pytest's report with --continue-on-collection-errors", () => {
   });
 
   it("reads a skipped test as skipped, with its reason", () => {
-    expect(findTestCase(report, { file: CART, title: "test_ships_abroad" })).toMatchObject({ outcome: "skipped", message: "not built yet" });
+    expect(findTestCase(report, { file: CART, title: "test_ships_abroad" })).toMatchObject({
+      outcome: "skipped",
+      message: "not built yet",
+    });
   });
 
   it("reads a test whose fixture raised as failed-error", () => {
-    expect(findTestCase(report, { file: "tests/test_stock.py", title: "test_files_stock_at_a_location" })).toMatchObject({
+    expect(
+      findTestCase(report, { file: "tests/test_stock.py", title: "test_files_stock_at_a_location" }),
+    ).toMatchObject({
       outcome: "failed-error",
       message: expect.stringContaining("ConnectionRefusedError"),
     });

@@ -29,7 +29,9 @@ describe("reading a folder of reports (Surefire's target/surefire-reports)", () 
     const { report, files } = await readJUnitReports(join(dir, "surefire-reports"), { notBefore: runStarted });
     expect(files).toHaveLength(3);
     expect(report.flavour).toBe("surefire");
-    expect(findTestCase(report, { file: "src/test/java/shop/CartTest.java", title: "appliesATenPercentDiscount" })?.outcome).toBe("failed-assertion");
+    expect(
+      findTestCase(report, { file: "src/test/java/shop/CartTest.java", title: "appliesATenPercentDiscount" })?.outcome,
+    ).toBe("failed-assertion");
   });
 
   it("skips a report an earlier run left behind, and says which", async () => {
@@ -37,7 +39,9 @@ describe("reading a folder of reports (Surefire's target/surefire-reports)", () 
     await utimes(old, before, before);
     const { report, staleFiles } = await readJUnitReports(join(dir, "surefire-reports"), { notBefore: runStarted });
     expect(staleFiles).toEqual([old]);
-    expect(findTestCase(report, { file: "src/test/java/shop/CartTest.java", title: "totalsThePricesOfItsItems" })).toBeUndefined();
+    expect(
+      findTestCase(report, { file: "src/test/java/shop/CartTest.java", title: "totalsThePricesOfItsItems" }),
+    ).toBeUndefined();
   });
 
   it("refuses a folder where this run wrote nothing", async () => {
@@ -65,6 +69,9 @@ describe("reading one report file", () => {
   it("names the file when a report in it is not JUnit", async () => {
     const pom = join(dir, "pom.xml");
     await cp(join(FIXTURES, "surefire", "project", "pom.xml"), pom);
-    await expect(readJUnitReports(pom)).rejects.toMatchObject({ code: "not-junit", message: expect.stringContaining(pom) });
+    await expect(readJUnitReports(pom)).rejects.toMatchObject({
+      code: "not-junit",
+      message: expect.stringContaining(pom),
+    });
   });
 });

@@ -31,7 +31,10 @@ describe("reports damaged on the way (a run killed while writing, a disk that fi
 
   it.each(REPORTS)("refuses %s's report cut short anywhere with a JUnitError, or reads it", (runner) => {
     const xml = xmls.get(runner) ?? "";
-    fc.assert(fc.property(fc.nat({ max: xml.length - 1 }), (cut) => readsOrRefuses(xml.slice(0, cut))), { numRuns: 30 });
+    fc.assert(
+      fc.property(fc.nat({ max: xml.length - 1 }), (cut) => readsOrRefuses(xml.slice(0, cut))),
+      { numRuns: 30 },
+    );
   });
 
   it.each(REPORTS)("refuses %s's report with a character overwritten with a JUnitError, or reads it", (runner) => {
@@ -52,7 +55,9 @@ describe("a test the runner did not report", () => {
     const tests = parseJUnit(xml).tests;
     expect(tests.length).toBeGreaterThan(0);
     for (const test of tests) {
-      const element = cases.find((c) => c.includes(`name="${test.name.replace(/>/g, "&gt;")}"`) && c.includes(`classname="${test.classname}"`));
+      const element = cases.find(
+        (c) => c.includes(`name="${test.name.replace(/>/g, "&gt;")}"`) && c.includes(`classname="${test.classname}"`),
+      );
       expect(element, test.name).toBeDefined();
       const without = parseJUnit(xml.replace(element ?? "", ""));
       expect(findTestCase(without, { file: test.file ?? "", title: test.name }), test.name).toBeUndefined();

@@ -1,7 +1,13 @@
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { combineReports, findTestCase, parseJUnit, readJUnitReports, type JUnitReport } from "../../../src/cycle/junit/index.js";
+import {
+  combineReports,
+  findTestCase,
+  parseJUnit,
+  readJUnitReports,
+  type JUnitReport,
+} from "../../../src/cycle/junit/index.js";
 import { FIXTURES, fixtureReport, fixtureRun } from "./fixtures.js";
 
 const CART = "src/test/java/shop/CartTest.java";
@@ -10,7 +16,9 @@ describe("Maven Surefire's reports, one per test class (fixtures/surefire/report
   let report: JUnitReport;
   beforeAll(async () => {
     const files = (await readdir(join(FIXTURES, "surefire", "reports"))).filter((f) => f.endsWith(".xml"));
-    report = combineReports(await Promise.all(files.map(async (f) => parseJUnit(await fixtureReport("surefire", join("reports", f))))));
+    report = combineReports(
+      await Promise.all(files.map(async (f) => parseJUnit(await fixtureReport("surefire", join("reports", f))))),
+    );
   });
 
   it("is recognised as Surefire's", () => {
@@ -26,7 +34,11 @@ describe("Maven Surefire's reports, one per test class (fixtures/surefire/report
   });
 
   it("finds it by Class.method, Class#method and method() too", () => {
-    for (const title of ["CartTest.totalsThePricesOfItsItems", "CartTest#totalsThePricesOfItsItems", "totalsThePricesOfItsItems()"]) {
+    for (const title of [
+      "CartTest.totalsThePricesOfItsItems",
+      "CartTest#totalsThePricesOfItsItems",
+      "totalsThePricesOfItsItems()",
+    ]) {
       expect(findTestCase(report, { file: CART, title })?.outcome, title).toBe("passed");
     }
   });
@@ -47,29 +59,46 @@ describe("Maven Surefire's reports, one per test class (fixtures/surefire/report
   });
 
   it("reads @Ignore as skipped, with its reason", () => {
-    expect(findTestCase(report, { file: CART, title: "shipsAbroad" })).toMatchObject({ outcome: "skipped", message: "not built yet" });
+    expect(findTestCase(report, { file: CART, title: "shipsAbroad" })).toMatchObject({
+      outcome: "skipped",
+      message: "not built yet",
+    });
   });
 
   it("lists a class whose static initialiser throws as a load error, and its test as failed-error", () => {
-    expect(report.loadErrors).toContainEqual({ classname: "shop.RefundTest", message: "java.lang.ExceptionInInitializerError" });
-    expect(findTestCase(report, { file: "src/test/java/shop/RefundTest.java", title: "refundsAReturnedItem" })).toMatchObject({
+    expect(report.loadErrors).toContainEqual({
+      classname: "shop.RefundTest",
+      message: "java.lang.ExceptionInInitializerError",
+    });
+    expect(
+      findTestCase(report, { file: "src/test/java/shop/RefundTest.java", title: "refundsAReturnedItem" }),
+    ).toMatchObject({
       outcome: "failed-error",
       type: "java.lang.ExceptionInInitializerError",
     });
   });
 
   it("lists a class whose @BeforeClass threw as a load error, and reports its test as failed-error", () => {
-    expect(report.loadErrors).toContainEqual({ classname: "shop.StockTest", message: "java.lang.IllegalStateException: connect ECONNREFUSED 127.0.0.1:5432" });
+    expect(report.loadErrors).toContainEqual({
+      classname: "shop.StockTest",
+      message: "java.lang.IllegalStateException: connect ECONNREFUSED 127.0.0.1:5432",
+    });
     expect(report.tests.some((t) => t.name === "shop.StockTest")).toBe(false);
-    expect(findTestCase(report, { file: "src/test/java/shop/StockTest.java", title: "filesStockAtALocation" })?.outcome).toBe("failed-error");
+    expect(
+      findTestCase(report, { file: "src/test/java/shop/StockTest.java", title: "filesStockAtALocation" })?.outcome,
+    ).toBe("failed-error");
   });
 
   it("does not find a method under another class", () => {
-    expect(findTestCase(report, { file: "src/test/java/shop/OrderTest.java", title: "totalsThePricesOfItsItems" })).toBeUndefined();
+    expect(
+      findTestCase(report, { file: "src/test/java/shop/OrderTest.java", title: "totalsThePricesOfItsItems" }),
+    ).toBeUndefined();
   });
 
   it("does not find a method under a class of the same name in another package", () => {
-    expect(findTestCase(report, { file: "src/test/java/billing/CartTest.java", title: "totalsThePricesOfItsItems" })).toBeUndefined();
+    expect(
+      findTestCase(report, { file: "src/test/java/billing/CartTest.java", title: "totalsThePricesOfItsItems" }),
+    ).toBeUndefined();
   });
 });
 
@@ -98,11 +127,16 @@ describe("Maven Surefire's reports of JUnit 5 tests (fixtures/surefire/reports-j
   });
 
   it("reads a NullPointerException as an error, not an assertion", () => {
-    expect(findTestCase(report, { file: CART, title: "listsTheItemNamesOfAMissingCart" })?.outcome).toBe("failed-error");
+    expect(findTestCase(report, { file: CART, title: "listsTheItemNamesOfAMissingCart" })?.outcome).toBe(
+      "failed-error",
+    );
   });
 
   it("reads @Disabled as skipped", () => {
-    expect(findTestCase(report, { file: CART, title: "shipsAbroad" })).toMatchObject({ outcome: "skipped", message: "not built yet" });
+    expect(findTestCase(report, { file: CART, title: "shipsAbroad" })).toMatchObject({
+      outcome: "skipped",
+      message: "not built yet",
+    });
   });
 
   it("finds a test of a @Nested class in its outer class's file", () => {
@@ -112,6 +146,8 @@ describe("Maven Surefire's reports of JUnit 5 tests (fixtures/surefire/reports-j
   });
 
   it("lists a class whose static initialiser throws as a load error", () => {
-    expect(report.loadErrors).toEqual([{ classname: "shop.RefundTest", message: "java.lang.ExceptionInInitializerError" }]);
+    expect(report.loadErrors).toEqual([
+      { classname: "shop.RefundTest", message: "java.lang.ExceptionInInitializerError" },
+    ]);
   });
 });

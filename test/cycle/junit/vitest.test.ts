@@ -30,12 +30,18 @@ function describeVitestReport(load: () => Promise<{ xml: string | undefined; exi
   });
 
   it("finds a test inside describe blocks by the joined title vitest reports", () => {
-    expect(findTestCase(report, { file: CART, title: "cart > totals the prices of its items" })?.outcome).toBe("passed");
+    expect(findTestCase(report, { file: CART, title: "cart > totals the prices of its items" })?.outcome).toBe(
+      "passed",
+    );
   });
 
   it("reads a failed expect() as an assertion failure", () => {
     const test = findTestCase(report, { file: CART, title: "cart > applies a ten percent discount" });
-    expect(test).toMatchObject({ outcome: "failed-assertion", type: "AssertionError", message: "expected 100 to be 90 // Object.is equality" });
+    expect(test).toMatchObject({
+      outcome: "failed-assertion",
+      type: "AssertionError",
+      message: "expected 100 to be 90 // Object.is equality",
+    });
   });
 
   it("reads a TypeError as an error, not an assertion", () => {
@@ -48,18 +54,24 @@ function describeVitestReport(load: () => Promise<{ xml: string | undefined; exi
   });
 
   it("lists a file whose import fails as a load error, not as a test", () => {
-    expect(report.loadErrors).toEqual([{ file: "test/broken.test.js", message: expect.stringContaining("Cannot find module '../src/refunds.js'") }]);
+    expect(report.loadErrors).toEqual([
+      { file: "test/broken.test.js", message: expect.stringContaining("Cannot find module '../src/refunds.js'") },
+    ]);
     expect(report.tests.map((t) => t.name)).not.toContain("test/broken.test.js");
   });
 
   it("reports a test of the file that did not load as failed-error, never passed or silently missing", () => {
     const location = locateTestCase(report, { file: "test/broken.test.js", title: "refunds a returned item" });
     expect(location.status).toBe("not-loaded");
-    expect(findTestCase(report, { file: "test/broken.test.js", title: "refunds a returned item" })?.outcome).toBe("failed-error");
+    expect(findTestCase(report, { file: "test/broken.test.js", title: "refunds a returned item" })?.outcome).toBe(
+      "failed-error",
+    );
   });
 
   it("reads a test whose block's beforeAll threw as failed-error with the hook's reason, not as skipped", () => {
-    expect(findTestCase(report, { file: "test/stock.test.js", title: "stock > files stock at a location" })).toMatchObject({
+    expect(
+      findTestCase(report, { file: "test/stock.test.js", title: "stock > files stock at a location" }),
+    ).toMatchObject({
       outcome: "failed-error",
       message: expect.stringContaining("connect ECONNREFUSED"),
     });
@@ -83,7 +95,10 @@ function describeVitestReport(load: () => Promise<{ xml: string | undefined; exi
 }
 
 describe("the vitest report committed in fixtures/vitest", () => {
-  describeVitestReport(async () => ({ xml: await fixtureReport("vitest"), exitCode: (await fixtureRun("vitest")).exitCode }));
+  describeVitestReport(async () => ({
+    xml: await fixtureReport("vitest"),
+    exitCode: (await fixtureRun("vitest")).exitCode,
+  }));
 });
 
 // The installed vitest, run now: a change in how vitest writes JUnit fails here, not in a cycle.
@@ -98,9 +113,12 @@ describe("a vitest report written live by the installed vitest", () => {
 
   it("reads the same outcomes as the committed report: rerun generate-fixtures.sh when this fails", async () => {
     const committed = parseJUnit(await fixtureReport("vitest"));
-    const outcomes = (r: JUnitReport) => r.tests.map((t) => [t.file?.replace(/^.*\/test\//, "test/"), t.name, t.outcome, t.type]).sort();
+    const outcomes = (r: JUnitReport) =>
+      r.tests.map((t) => [t.file?.replace(/^.*\/test\//, "test/"), t.name, t.outcome, t.type]).sort();
     expect(outcomes(live())).toEqual(outcomes(committed));
-    expect(live().loadErrors.map((e) => e.file?.replace(/^.*\/test\//, "test/"))).toEqual(committed.loadErrors.map((e) => e.file?.replace(/^.*\/test\//, "test/")));
+    expect(live().loadErrors.map((e) => e.file?.replace(/^.*\/test\//, "test/"))).toEqual(
+      committed.loadErrors.map((e) => e.file?.replace(/^.*\/test\//, "test/")),
+    );
   });
 });
 

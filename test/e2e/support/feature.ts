@@ -19,7 +19,10 @@ const exampleArchitecture = example(".consort/architecture.json");
 const exampleDb = example(".consort/db-design.json");
 
 const story = { ...exampleSpec.stories.find((s: { id: string }) => s.id === "S2"), id: "S1" };
-story.acceptanceCriteria = story.acceptanceCriteria.map((ac: { id: string }) => ({ ...ac, id: ac.id.replace(/^S2-/, "S1-") }));
+story.acceptanceCriteria = story.acceptanceCriteria.map((ac: { id: string }) => ({
+  ...ac,
+  id: ac.id.replace(/^S2-/, "S1-"),
+}));
 
 /** The Product Owner's commit: the feature and its story with acceptance criteria, no NFRs yet. */
 export const STORIES = json({
@@ -31,8 +34,18 @@ export const STORIES = json({
 export const SPEC = json({
   ...JSON.parse(STORIES),
   nfrs: [
-    { id: "NFR1", category: "layering", statement: "Routes never touch the database directly: routes → services → repositories.", stories: ["S1"] },
-    { id: "NFR2", category: "performance", statement: "Listing a location reads it through an index on location, not a scan.", stories: ["S1"] },
+    {
+      id: "NFR1",
+      category: "layering",
+      statement: "Routes never touch the database directly: routes → services → repositories.",
+      stories: ["S1"],
+    },
+    {
+      id: "NFR2",
+      category: "performance",
+      statement: "Listing a location reads it through an index on location, not a scan.",
+      stories: ["S1"],
+    },
   ],
 });
 
@@ -56,7 +69,15 @@ export const MIGRATION_DOWN = "DROP INDEX stock_records_by_location;\n";
 /** The DBA's commit: the existing table, and this story's migration. */
 export const DB_DESIGN = json({
   tables: exampleDb.tables,
-  migrations: [{ id: MIGRATION_ID, story: "S1", description: "Index stock_records by location so a location lists without a scan; the down migration drops it.", reversible: true, realizes: [] }],
+  migrations: [
+    {
+      id: MIGRATION_ID,
+      story: "S1",
+      description: "Index stock_records by location so a location lists without a scan; the down migration drops it.",
+      reversible: true,
+      realizes: [],
+    },
+  ],
 });
 
 export const TEST_FILE = "test/stock-by-location.test.ts";
@@ -97,13 +118,20 @@ test("${T1_TITLE}", async () => {
 const exampleHelpers = readFileSync(join(EXAMPLE, "test/helpers.ts"), "utf8").replace(/^export /gm, "");
 const exampleTest = [
   ...exampleHelpers.split("\n").filter((line) => line.startsWith("import ")),
-  ...readFileSync(join(EXAMPLE, TEST_FILE), "utf8").split("\n").filter((line) => line.startsWith("import ") && !/helpers\.js|from "pg"/.test(line)),
+  ...readFileSync(join(EXAMPLE, TEST_FILE), "utf8")
+    .split("\n")
+    .filter((line) => line.startsWith("import ") && !/helpers\.js|from "pg"/.test(line)),
   "",
   ...exampleHelpers.split("\n").filter((line) => !line.startsWith("import ")),
-  ...readFileSync(join(EXAMPLE, TEST_FILE), "utf8").split("\n").filter((line) => !line.startsWith("import ")),
+  ...readFileSync(join(EXAMPLE, TEST_FILE), "utf8")
+    .split("\n")
+    .filter((line) => !line.startsWith("import ")),
 ].join("\n");
 const secondTest = exampleTest.indexOf(`\ntest("${T3_TITLE}"`);
-if (secondTest < 0 || !exampleTest.includes(T2_TITLE)) throw new Error(`${TEST_FILE} in the example no longer holds "${T2_TITLE}" then "${T3_TITLE}": update test/e2e/support/feature.ts`);
+if (secondTest < 0 || !exampleTest.includes(T2_TITLE))
+  throw new Error(
+    `${TEST_FILE} in the example no longer holds "${T2_TITLE}" then "${T3_TITLE}": update test/e2e/support/feature.ts`,
+  );
 
 /** The Navigator's RED for T2: the test file with its first test. */
 export const RED_T2 = exampleTest.slice(0, secondTest + 1);
@@ -120,19 +148,26 @@ const finished = {
 function without(text: string, start: string, end: string): string {
   const from = text.indexOf(start);
   const to = text.indexOf(end, from);
-  if (from < 0 || to < 0) throw new Error(`the example changed: cannot cut ${JSON.stringify(start.slice(0, 60))}; update test/e2e/support/feature.ts`);
+  if (from < 0 || to < 0)
+    throw new Error(
+      `the example changed: cannot cut ${JSON.stringify(start.slice(0, 60))}; update test/e2e/support/feature.ts`,
+    );
   return text.slice(0, from) + text.slice(to + end.length);
 }
 
 const LIST_METHOD_START = "\n\n    async listAtLocation(";
 const SERVICE_ITEM_START = "export interface LocationStockItem {";
 const SERVICE_METHOD_START = "\n\n    /** S2: an empty location is an empty list, not an error. */";
-const ROUTE_START = "    {\n      method: \"GET\",\n      pattern: /^\\/locations\\/";
+const ROUTE_START = '    {\n      method: "GET",\n      pattern: /^\\/locations\\/';
 
 /** StockFlow before this feature: filing stock works; nothing lists a location. */
 export const BEFORE = {
   "src/repositories/stock-records.ts": without(finished.repository, LIST_METHOD_START, "rows.map(toRecord);\n    },"),
-  "src/services/stock.ts": without(without(finished.service, SERVICE_ITEM_START, "}\n\n"), SERVICE_METHOD_START, "quantity }));\n    },"),
+  "src/services/stock.ts": without(
+    without(finished.service, SERVICE_ITEM_START, "}\n\n"),
+    SERVICE_METHOD_START,
+    "quantity }));\n    },",
+  ),
   "src/routes/index.ts": without(finished.routes, ROUTE_START, "} }),\n    },\n"),
 };
 
@@ -154,16 +189,32 @@ export const GREEN_T2: Record<string, string> = {
     "handler: async (_request, [location]) => {\n        const items = await stock.stockAtLocation(location!);\n        return items.length > 0 ? { status: 200, body: { items } } : { status: 404, body: { error: `no stock at ${location}` } };\n      },",
   ),
 };
-if (GREEN_T2["src/routes/index.ts"] === finished.routes) throw new Error("the example's S2 route changed: update GREEN_T2 in test/e2e/support/feature.ts");
+if (GREEN_T2["src/routes/index.ts"] === finished.routes)
+  throw new Error("the example's S2 route changed: update GREEN_T2 in test/e2e/support/feature.ts");
 
 /** The Driver's GREEN for T3: an empty location is an empty list. */
 export const GREEN_T3: Record<string, string> = {
-  "src/routes/index.ts": GREEN_T2["src/routes/index.ts"]!.replace("items.length > 0 ? { status: 200, body: { items } } : { status: 404, body: { error: `no stock at ${location}` } }", "{ status: 200, body: { items } }"),
+  "src/routes/index.ts": GREEN_T2["src/routes/index.ts"]!.replace(
+    "items.length > 0 ? { status: 200, body: { items } } : { status: 404, body: { error: `no stock at ${location}` } }",
+    "{ status: 200, body: { items } }",
+  ),
 };
 
 /** The Driver's refactor after the Navigator asked for one: the handler back to one expression. */
 export const REFACTOR_T3: Record<string, string> = { "src/routes/index.ts": finished.routes };
 
-export const REVIEW_T1 = json({ unit: "T1", verdict: "accept", notes: ["The index leads with location, as NFR2 asks."] });
-export const REVIEW_T2 = json({ unit: "T2", verdict: "accept", notes: ["Reads through the service; ordered by sku as the AC says."] });
-export const REVIEW_T3 = json({ unit: "T3", verdict: "refactor", notes: ["The handler no longer needs a block: return the items directly."] });
+export const REVIEW_T1 = json({
+  unit: "T1",
+  verdict: "accept",
+  notes: ["The index leads with location, as NFR2 asks."],
+});
+export const REVIEW_T2 = json({
+  unit: "T2",
+  verdict: "accept",
+  notes: ["Reads through the service; ordered by sku as the AC says."],
+});
+export const REVIEW_T3 = json({
+  unit: "T3",
+  verdict: "refactor",
+  notes: ["The handler no longer needs a block: return the items directly."],
+});

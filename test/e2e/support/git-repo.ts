@@ -41,7 +41,12 @@ export interface ChangedFiles {
   removed: string[];
 }
 
-const APP_IDENTITY = { GIT_AUTHOR_NAME: "consort[bot]", GIT_AUTHOR_EMAIL: "consort@users.noreply.github.com", GIT_COMMITTER_NAME: "GitHub", GIT_COMMITTER_EMAIL: "noreply@github.com" };
+const APP_IDENTITY = {
+  GIT_AUTHOR_NAME: "consort[bot]",
+  GIT_AUTHOR_EMAIL: "consort@users.noreply.github.com",
+  GIT_COMMITTER_NAME: "GitHub",
+  GIT_COMMITTER_EMAIL: "noreply@github.com",
+};
 /** Every commit has the same date, so shas are deterministic for the same content and parents. */
 const FIXED_DATE = "2026-03-01T12:00:00Z";
 
@@ -77,14 +82,18 @@ export class GitRepo {
   }
 
   gitWith(env: Record<string, string>, input: string | Buffer | undefined, ...args: string[]): string {
-    return execFileSync("git", ["-c", "commit.gpgsign=false", "-c", "user.name=Scenario", "-c", "user.email=scenario@example.invalid", ...args], {
-      cwd: this.dir,
-      env: { ...process.env, GIT_AUTHOR_DATE: FIXED_DATE, GIT_COMMITTER_DATE: FIXED_DATE, ...env },
-      input,
-      encoding: "utf8",
-      stdio: ["pipe", "pipe", "pipe"],
-      maxBuffer: 64 * 1024 * 1024,
-    }).trimEnd();
+    return execFileSync(
+      "git",
+      ["-c", "commit.gpgsign=false", "-c", "user.name=Scenario", "-c", "user.email=scenario@example.invalid", ...args],
+      {
+        cwd: this.dir,
+        env: { ...process.env, GIT_AUTHOR_DATE: FIXED_DATE, GIT_COMMITTER_DATE: FIXED_DATE, ...env },
+        input,
+        encoding: "utf8",
+        stdio: ["pipe", "pipe", "pipe"],
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    ).trimEnd();
   }
 
   /** The commit a branch points at, or undefined. */
@@ -136,7 +145,11 @@ export class GitRepo {
       tree,
       parents,
       message: rest.join("\n\n"),
-      author: { name: match?.[1] ?? "", email: match?.[2] ?? "", date: new Date(Number(match?.[3] ?? 0) * 1000).toISOString() },
+      author: {
+        name: match?.[1] ?? "",
+        email: match?.[2] ?? "",
+        date: new Date(Number(match?.[3] ?? 0) * 1000).toISOString(),
+      },
     };
   }
 
@@ -156,7 +169,10 @@ export class GitRepo {
     if (known) return known;
     try {
       if (this.git("cat-file", "-t", `${commit}:${path}`) !== "blob") return undefined;
-      return execFileSync("git", ["cat-file", "blob", `${commit}:${path}`], { cwd: this.dir, maxBuffer: 64 * 1024 * 1024 });
+      return execFileSync("git", ["cat-file", "blob", `${commit}:${path}`], {
+        cwd: this.dir,
+        maxBuffer: 64 * 1024 * 1024,
+      });
     } catch {
       return undefined;
     }
@@ -222,17 +238,30 @@ export class GitRepo {
 
   /** A new tree: `base` (optional) with each entry set (a blob sha, or null to delete); paths may nest. */
   writeTree(base: string | undefined, entries: Array<{ path: string; mode: string; sha: string | null }>): string {
-    return this.buildTree(base, entries.map((e) => ({ parts: e.path.split("/"), mode: e.mode, sha: e.sha })));
+    return this.buildTree(
+      base,
+      entries.map((e) => ({ parts: e.path.split("/"), mode: e.mode, sha: e.sha })),
+    );
   }
 
-  private buildTree(base: string | undefined, changes: Array<{ parts: string[]; mode: string; sha: string | null }>): string {
+  private buildTree(
+    base: string | undefined,
+    changes: Array<{ parts: string[]; mode: string; sha: string | null }>,
+  ): string {
     const listing = new Map((base ? this.listTree(base) : []).map((e) => [e.path, e]));
     const nested = new Map<string, Array<{ parts: string[]; mode: string; sha: string | null }>>();
     for (const change of changes) {
       const [name, ...rest] = change.parts as [string, ...string[]];
       if (rest.length === 0) {
         if (change.sha === null) listing.delete(name);
-        else listing.set(name, { mode: change.mode, type: "blob", sha: change.sha, size: this.blobContent.get(change.sha)?.length, path: name });
+        else
+          listing.set(name, {
+            mode: change.mode,
+            type: "blob",
+            sha: change.sha,
+            size: this.blobContent.get(change.sha)?.length,
+            path: name,
+          });
       } else {
         nested.set(name, [...(nested.get(name) ?? []), { ...change, parts: rest }]);
       }
@@ -246,18 +275,35 @@ export class GitRepo {
     // git orders entries by name bytes, a tree's name compared as if it ended in "/".
     const key = (e: TreeEntry) => Buffer.from(e.type === "tree" ? `${e.path}/` : e.path);
     const sorted = [...listing.values()].sort((a, b) => Buffer.compare(key(a), key(b)));
-    const body = Buffer.concat(sorted.flatMap((e) => [Buffer.from(`${e.mode === "040000" ? "40000" : e.mode} ${e.path}\0`), Buffer.from(e.sha, "hex")]));
+    const body = Buffer.concat(
+      sorted.flatMap((e) => [
+        Buffer.from(`${e.mode === "040000" ? "40000" : e.mode} ${e.path}\0`),
+        Buffer.from(e.sha, "hex"),
+      ]),
+    );
     const sha = this.writeObject("tree", body);
     this.trees.set(sha, sorted);
     return sha;
   }
 
   /** A commit; by default as one made through the API (GitHub makes the app its author when none is given). */
-  writeCommit(tree: string, parents: string[], message: string, author = { name: APP_IDENTITY.GIT_AUTHOR_NAME, email: APP_IDENTITY.GIT_AUTHOR_EMAIL }, committer = { name: APP_IDENTITY.GIT_COMMITTER_NAME, email: APP_IDENTITY.GIT_COMMITTER_EMAIL }): string {
+  writeCommit(
+    tree: string,
+    parents: string[],
+    message: string,
+    author = { name: APP_IDENTITY.GIT_AUTHOR_NAME, email: APP_IDENTITY.GIT_AUTHOR_EMAIL },
+    committer = { name: APP_IDENTITY.GIT_COMMITTER_NAME, email: APP_IDENTITY.GIT_COMMITTER_EMAIL },
+  ): string {
     const seconds = Math.floor(Date.parse(FIXED_DATE) / 1000);
     const text = `tree ${tree}\n${parents.map((p) => `parent ${p}\n`).join("")}author ${author.name} <${author.email}> ${seconds} +0000\ncommitter ${committer.name} <${committer.email}> ${seconds} +0000\n\n${message}`;
     const sha = this.writeObject("commit", Buffer.from(text));
-    this.commits.set(sha, { sha, tree, parents, message, author: { ...author, date: new Date(seconds * 1000).toISOString() } });
+    this.commits.set(sha, {
+      sha,
+      tree,
+      parents,
+      message,
+      author: { ...author, date: new Date(seconds * 1000).toISOString() },
+    });
     return sha;
   }
 
@@ -286,7 +332,8 @@ export class GitRepo {
 
   /** Compare-and-swap a branch: undefined `expected` creates it (fails if it exists). */
   setBranch(branch: string, sha: string, expected?: string): void {
-    if (this.refs.get(branch) !== expected) throw new Error(`${branch} is at ${this.refs.get(branch) ?? "nothing"}, not ${expected ?? "nothing"}`);
+    if (this.refs.get(branch) !== expected)
+      throw new Error(`${branch} is at ${this.refs.get(branch) ?? "nothing"}, not ${expected ?? "nothing"}`);
     this.refs.set(branch, sha);
   }
 
@@ -320,11 +367,20 @@ export class GitRepo {
    * Commit on `branch` as `author` would push it: `files` maps a path to its new text, or null to
    * delete it. The branch moves to the new commit.
    */
-  commitOn(branch: string, author: GitIdentity, message: string, files: Record<string, string | null>): { sha: string; changes: ChangedFiles } {
+  commitOn(
+    branch: string,
+    author: GitIdentity,
+    message: string,
+    files: Record<string, string | null>,
+  ): { sha: string; changes: ChangedFiles } {
     const parent = this.branchHead(branch);
     if (!parent) throw new Error(`no branch ${branch} to commit on`);
     const parentTree = this.commitInfo(parent)!.tree;
-    const entries = Object.entries(files).map(([path, text]) => ({ path, mode: "100644", sha: text === null ? null : this.writeBlob(text) }));
+    const entries = Object.entries(files).map(([path, text]) => ({
+      path,
+      mode: "100644",
+      sha: text === null ? null : this.writeBlob(text),
+    }));
     const tree = this.writeTree(parentTree, entries);
     const sha = this.writeCommit(tree, [parent], message, author, author);
     this.setBranch(branch, sha, parent);
@@ -335,7 +391,9 @@ export class GitRepo {
   changesOf(sha: string): ChangedFiles {
     const info = this.commitInfo(sha)!;
     const changes: ChangedFiles = { added: [], modified: [], removed: [] };
-    const out = info.parents[0] ? this.git("diff-tree", "--no-commit-id", "--name-status", "-r", info.parents[0], sha) : this.git("ls-tree", "-r", "--name-only", sha).replace(/^/gm, "A\t");
+    const out = info.parents[0]
+      ? this.git("diff-tree", "--no-commit-id", "--name-status", "-r", info.parents[0], sha)
+      : this.git("ls-tree", "-r", "--name-only", sha).replace(/^/gm, "A\t");
     for (const line of out.split("\n").filter(Boolean)) {
       const [status, path] = line.split("\t") as [string, string];
       if (status === "A") changes.added.push(path);

@@ -137,13 +137,23 @@ export class GitHubWorld {
   /** A GitHubMock answering from this world (again after `nock.cleanAll`, e.g. in a new test). */
   private attach(): GitHubMock {
     const mock = new GitHubMock();
-    mock.on("POST", new RegExp(`^/app/installations/${this.installationId}/access_tokens$`), () => [
-      201,
-      { token: "ghs_e2e", expires_at: "2099-01-01T00:00:00Z", permissions: {}, repository_selection: "all" },
-    ], Infinity);
+    mock.on(
+      "POST",
+      new RegExp(`^/app/installations/${this.installationId}/access_tokens$`),
+      () => [
+        201,
+        { token: "ghs_e2e", expires_at: "2099-01-01T00:00:00Z", permissions: {}, repository_selection: "all" },
+      ],
+      Infinity,
+    );
     const prefix = `/repos/${this.owner}/${this.name}`;
     for (const method of ["GET", "POST", "PATCH", "PUT", "DELETE"]) {
-      mock.on(method, new RegExp(`^${escape(prefix)}(/.*)?$`), (request) => this.timed(() => this.answer(request, request.path.slice(prefix.length))), Infinity);
+      mock.on(
+        method,
+        new RegExp(`^${escape(prefix)}(/.*)?$`),
+        (request) => this.timed(() => this.answer(request, request.path.slice(prefix.length))),
+        Infinity,
+      );
       mock.on(method, /^\/orgs\//, (request) => this.answerOrg(request), Infinity);
     }
     return mock;
@@ -224,7 +234,10 @@ export class GitHubWorld {
 
   check(sha: string, name: string): CheckRun {
     const run = this.checksOn(sha).get(name);
-    if (!run) throw new Error(`no ${name} check run on ${sha.slice(0, 12)}; checks there: ${[...this.checksOn(sha).keys()].join(", ") || "none"}`);
+    if (!run)
+      throw new Error(
+        `no ${name} check run on ${sha.slice(0, 12)}; checks there: ${[...this.checksOn(sha).keys()].join(", ") || "none"}`,
+      );
     return run;
   }
 
@@ -246,7 +259,15 @@ export class GitHubWorld {
   // ---- scenario actions (what people and GitHub do) --------------------------------------------
 
   openPull(head: string, author: string): Pull {
-    const pull: Pull = { number: this.pulls.length + 1, head, base: this.defaultBranch, author, state: "open", merged: false, merge_commit_sha: null };
+    const pull: Pull = {
+      number: this.pulls.length + 1,
+      head,
+      base: this.defaultBranch,
+      author,
+      state: "open",
+      merged: false,
+      merge_commit_sha: null,
+    };
     this.pulls.push(pull);
     return pull;
   }
@@ -267,7 +288,14 @@ export class GitHubWorld {
   }
 
   addReview(pull: Pull, login: string, state: Review["state"], commitId: string): Review {
-    const review: Review = { id: this.id(), pull_number: pull.number, login, state, commit_id: commitId, submitted_at: "2026-03-01T12:00:00Z" };
+    const review: Review = {
+      id: this.id(),
+      pull_number: pull.number,
+      login,
+      state,
+      commit_id: commitId,
+      submitted_at: "2026-03-01T12:00:00Z",
+    };
     this.reviews.push(review);
     return review;
   }
@@ -277,7 +305,13 @@ export class GitHubWorld {
     const head = this.git.branchHead(pull.head)!;
     const base = this.git.branchHead(pull.base)!;
     const tree = this.git.commitInfo(head)!.tree;
-    const merge = this.git.writeCommit(tree, [base, head], `Merge pull request #${pull.number} from ${this.owner}/${pull.head}\n`, { name: by, email: `${by}@users.noreply.github.com` }, { name: "GitHub", email: "noreply@github.com" });
+    const merge = this.git.writeCommit(
+      tree,
+      [base, head],
+      `Merge pull request #${pull.number} from ${this.owner}/${pull.head}\n`,
+      { name: by, email: `${by}@users.noreply.github.com` },
+      { name: "GitHub", email: "noreply@github.com" },
+    );
     this.git.setBranch(pull.base, merge, base);
     pull.state = "closed";
     pull.merged = true;
@@ -286,7 +320,10 @@ export class GitHubWorld {
   }
 
   /** A run of `path` that nobody asked the app to dispatch (e.g. someone ran the workflow by hand). */
-  addRun(run: Omit<WorkflowRun, "artifacts" | "status" | "conclusion">, artifacts: Record<string, unknown> = {}): WorkflowRun {
+  addRun(
+    run: Omit<WorkflowRun, "artifacts" | "status" | "conclusion">,
+    artifacts: Record<string, unknown> = {},
+  ): WorkflowRun {
     const created: WorkflowRun = { ...run, status: "completed", conclusion: "success", artifacts: [] };
     this.runs.set(run.id, created);
     this.attachArtifact(created.id, artifacts);
@@ -305,7 +342,14 @@ export class GitHubWorld {
 
   private attachArtifact(runId: number, files: Record<string, unknown>): void {
     if (Object.keys(files).length === 0) return;
-    const zip = zipSync(Object.fromEntries(Object.entries(files).map(([name, value]) => [name, strToU8(typeof value === "string" ? value : JSON.stringify(value, null, 2))])));
+    const zip = zipSync(
+      Object.fromEntries(
+        Object.entries(files).map(([name, value]) => [
+          name,
+          strToU8(typeof value === "string" ? value : JSON.stringify(value, null, 2)),
+        ]),
+      ),
+    );
     this.runs.get(runId)!.artifacts.push({ id: this.id(), name: "consort-cycle-result", zip, expired: false });
   }
 
@@ -357,7 +401,17 @@ export class GitHubWorld {
     if ((m = /^GET \/git\/blobs\/([0-9a-f]{40})$/.exec(route))) {
       if (this.git.objectType(m[1]!) !== "blob") return notFound();
       const content = this.git.gitWith({}, undefined, "cat-file", "blob", m[1]!);
-      return [200, { sha: m[1], size: content.length, content: Buffer.from(content).toString("base64"), encoding: "base64", url: "", node_id: "" }];
+      return [
+        200,
+        {
+          sha: m[1],
+          size: content.length,
+          content: Buffer.from(content).toString("base64"),
+          encoding: "base64",
+          url: "",
+          node_id: "",
+        },
+      ];
     }
     if (route === "POST /git/blobs") {
       const content = body.encoding === "base64" ? Buffer.from(String(body.content), "base64") : String(body.content);
@@ -366,12 +420,14 @@ export class GitHubWorld {
     if (route === "POST /git/trees") return this.createTree(body);
     if (route === "POST /git/commits") {
       const parents = (body.parents ?? []) as string[];
-      if (this.git.objectType(String(body.tree)) !== "tree" || parents.some((p) => this.git.objectType(p) !== "commit")) return [422, { message: "Tree SHA does not exist" }];
+      if (this.git.objectType(String(body.tree)) !== "tree" || parents.some((p) => this.git.objectType(p) !== "commit"))
+        return [422, { message: "Tree SHA does not exist" }];
       const sha = this.git.writeCommit(String(body.tree), parents, String(body.message));
       return [201, this.commitJson(sha)];
     }
     if (route === "POST /git/refs") return this.createRef(String(body.ref), String(body.sha));
-    if ((m = /^PATCH \/git\/refs\/(.+)$/.exec(route))) return this.updateRef(decodeURIComponent(m[1]!), String(body.sha), body.force === true);
+    if ((m = /^PATCH \/git\/refs\/(.+)$/.exec(route)))
+      return this.updateRef(decodeURIComponent(m[1]!), String(body.sha), body.force === true);
     if ((m = /^DELETE \/git\/refs\/heads\/(.+)$/.exec(route))) {
       if (!this.git.branchHead(decodeURIComponent(m[1]!))) return [422, { message: "Reference does not exist" }];
       this.git.deleteBranch(decodeURIComponent(m[1]!));
@@ -379,18 +435,22 @@ export class GitHubWorld {
     }
 
     // Contents of files at refs
-    if ((m = /^GET \/contents\/(.+)$/.exec(route))) return this.getContent(decodeURIComponent(m[1]!), request.query.ref ?? this.defaultBranch);
+    if ((m = /^GET \/contents\/(.+)$/.exec(route)))
+      return this.getContent(decodeURIComponent(m[1]!), request.query.ref ?? this.defaultBranch);
 
     // Check runs
     if (route === "POST /check-runs") return this.createCheckRun(body);
     if ((m = /^PATCH \/check-runs\/(\d+)$/.exec(route))) return this.updateCheckRun(Number(m[1]), body);
-    if ((m = /^GET \/commits\/([^/]+)\/check-runs$/.exec(route))) return this.listCheckRuns(decodeURIComponent(m[1]!), request.query);
+    if ((m = /^GET \/commits\/([^/]+)\/check-runs$/.exec(route)))
+      return this.listCheckRuns(decodeURIComponent(m[1]!), request.query);
 
     // Pull requests
     if (route === "GET /pulls") {
       const head = request.query.head;
       const state = request.query.state ?? "open";
-      const list = this.pulls.filter((p) => (!head || `${this.owner}:${p.head}` === head) && (state === "all" || p.state === state));
+      const list = this.pulls.filter(
+        (p) => (!head || `${this.owner}:${p.head}` === head) && (state === "all" || p.state === state),
+      );
       return [200, list.map((p) => this.pullPayload(p))];
     }
     if ((m = /^GET \/pulls\/(\d+)$/.exec(route))) {
@@ -400,16 +460,34 @@ export class GitHubWorld {
     if ((m = /^GET \/pulls\/(\d+)\/commits$/.exec(route))) return this.pullCommits(Number(m[1]), request.query);
     if ((m = /^GET \/pulls\/(\d+)\/reviews$/.exec(route))) {
       const list = this.reviews.filter((r) => r.pull_number === Number(m![1]));
-      return [200, page(list.map((r) => this.reviewJson(r)), request.query)];
+      return [
+        200,
+        page(
+          list.map((r) => this.reviewJson(r)),
+          request.query,
+        ),
+      ];
     }
 
     // Issue comments (the sticky comment)
     if ((m = /^GET \/issues\/(\d+)\/comments$/.exec(route))) {
       const list = this.comments.filter((c) => c.issue_number === Number(m![1]));
-      return [200, page(list.map((c) => this.commentJson(c)), request.query)];
+      return [
+        200,
+        page(
+          list.map((c) => this.commentJson(c)),
+          request.query,
+        ),
+      ];
     }
     if ((m = /^POST \/issues\/(\d+)\/comments$/.exec(route))) {
-      const comment: IssueComment = { id: this.id(), issue_number: Number(m[1]), body: String(body.body), login: APP_BOT_LOGIN, app_id: this.appId };
+      const comment: IssueComment = {
+        id: this.id(),
+        issue_number: Number(m[1]),
+        body: String(body.body),
+        login: APP_BOT_LOGIN,
+        app_id: this.appId,
+      };
       this.comments.push(comment);
       return [201, this.commentJson(comment)];
     }
@@ -437,7 +515,8 @@ export class GitHubWorld {
     }
 
     // Actions: dispatches, runs, artifacts
-    if ((m = /^POST \/actions\/workflows\/([^/]+)\/dispatches$/.exec(route))) return this.dispatch(decodeURIComponent(m[1]!), body);
+    if ((m = /^POST \/actions\/workflows\/([^/]+)\/dispatches$/.exec(route)))
+      return this.dispatch(decodeURIComponent(m[1]!), body);
     if ((m = /^GET \/actions\/runs\/(\d+)$/.exec(route))) {
       const run = this.runs.get(Number(m[1]));
       return run ? [200, this.workflowRunPayload(run)] : notFound();
@@ -446,7 +525,19 @@ export class GitHubWorld {
       const run = this.runs.get(Number(m[1]));
       if (!run) return notFound();
       const list = run.artifacts.filter((a) => !request.query.name || a.name === request.query.name);
-      return [200, { total_count: list.length, artifacts: list.map((a) => ({ id: a.id, name: a.name, size_in_bytes: a.zip.length, expired: a.expired, archive_download_url: `https://api.github.com/repos/${this.fullName}/actions/artifacts/${a.id}/zip` })) }];
+      return [
+        200,
+        {
+          total_count: list.length,
+          artifacts: list.map((a) => ({
+            id: a.id,
+            name: a.name,
+            size_in_bytes: a.zip.length,
+            expired: a.expired,
+            archive_download_url: `https://api.github.com/repos/${this.fullName}/actions/artifacts/${a.id}/zip`,
+          })),
+        },
+      ];
     }
     if ((m = /^GET \/actions\/artifacts\/(\d+)\/zip$/.exec(route))) {
       const artifact = [...this.runs.values()].flatMap((r) => r.artifacts).find((a) => a.id === Number(m![1]));
@@ -468,12 +559,18 @@ export class GitHubWorld {
 
   private answerOrg(request: RecordedRequest): Reply {
     // Team memberships: nobody is in any team in these scenarios.
-    if (request.method === "GET" && /^\/orgs\/[^/]+\/teams\/[^/]+\/memberships\/[^/]+$/.test(request.path)) return notFound();
+    if (request.method === "GET" && /^\/orgs\/[^/]+\/teams\/[^/]+\/memberships\/[^/]+$/.test(request.path))
+      return notFound();
     return [599, { message: `the e2e GitHub double does not implement ${request.method} ${request.path}` }];
   }
 
   private refJson(ref: string, sha: string): Record<string, unknown> {
-    return { ref, node_id: "REF", url: `https://api.github.com/repos/${this.fullName}/git/${ref}`, object: { sha, type: "commit", url: "" } };
+    return {
+      ref,
+      node_id: "REF",
+      url: `https://api.github.com/repos/${this.fullName}/git/${ref}`,
+      object: { sha, type: "commit", url: "" },
+    };
   }
 
   private getRef(ref: string): Reply {
@@ -507,10 +604,26 @@ export class GitHubWorld {
     const type = this.git.objectType(sha);
     const tree = type === "commit" ? this.git.commitInfo(sha)!.tree : type === "tree" ? sha : undefined;
     if (!tree) return notFound();
-    return [200, { sha: tree, url: "", truncated: false, tree: this.git.listTree(tree).map((e) => ({ path: e.path, mode: e.mode, type: e.type, sha: e.sha, ...(e.size !== undefined ? { size: e.size } : {}), url: "" })) }];
+    return [
+      200,
+      {
+        sha: tree,
+        url: "",
+        truncated: false,
+        tree: this.git.listTree(tree).map((e) => ({
+          path: e.path,
+          mode: e.mode,
+          type: e.type,
+          sha: e.sha,
+          ...(e.size !== undefined ? { size: e.size } : {}),
+          url: "",
+        })),
+      },
+    ];
   }
 
-  private createTree(body: Record<string, any>): Reply { // eslint-disable-line @typescript-eslint/no-explicit-any
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  private createTree(body: Record<string, any>): Reply {
     const base = body.base_tree ? String(body.base_tree) : undefined;
     if (base && this.git.objectType(base) !== "tree") return [422, { message: "base_tree is not a valid tree oid" }];
     const entries = (body.tree as Array<Record<string, unknown>>).map((e) => ({
@@ -519,11 +632,20 @@ export class GitHubWorld {
       sha: e.content !== undefined ? this.git.writeBlob(String(e.content)) : (e.sha as string | null),
     }));
     const sha = this.git.writeTree(base, entries);
-    return [201, { sha, url: "", truncated: false, tree: this.git.listTree(sha).map((e) => ({ path: e.path, mode: e.mode, type: e.type, sha: e.sha, url: "" })) }];
+    return [
+      201,
+      {
+        sha,
+        url: "",
+        truncated: false,
+        tree: this.git.listTree(sha).map((e) => ({ path: e.path, mode: e.mode, type: e.type, sha: e.sha, url: "" })),
+      },
+    ];
   }
 
   private createRef(ref: string, sha: string): Reply {
-    if (!ref.startsWith("refs/heads/")) return [422, { message: "Reference name must start with refs/heads/ in this double" }];
+    if (!ref.startsWith("refs/heads/"))
+      return [422, { message: "Reference name must start with refs/heads/ in this double" }];
     const branch = ref.slice("refs/heads/".length);
     if (this.git.branchHead(branch)) return [422, { message: "Reference already exists" }];
     if (this.git.objectType(sha) !== "commit") return [422, { message: "Object does not exist" }];
@@ -548,7 +670,23 @@ export class GitHubWorld {
     const content = this.git.fileAt(commit, path);
     if (content === undefined) return notFound();
     const sha = this.git.blobSha(commit, path)!;
-    return [200, { type: "file", encoding: "base64", size: content.length, name: path.split("/").pop(), path, content: content.toString("base64"), sha, url: "", git_url: "", html_url: "", download_url: "", _links: { self: "", git: "", html: "" } }];
+    return [
+      200,
+      {
+        type: "file",
+        encoding: "base64",
+        size: content.length,
+        name: path.split("/").pop(),
+        path,
+        content: content.toString("base64"),
+        sha,
+        url: "",
+        git_url: "",
+        html_url: "",
+        download_url: "",
+        _links: { self: "", git: "", html: "" },
+      },
+    ];
   }
 
   private checkRunJson(run: CheckRun): Record<string, unknown> {
@@ -564,7 +702,13 @@ export class GitHubWorld {
       conclusion: run.conclusion,
       started_at: "2026-03-01T12:00:00Z",
       completed_at: run.status === "completed" ? "2026-03-01T12:00:00Z" : null,
-      output: { title: run.output.title ?? null, summary: run.output.summary ?? null, text: run.output.text ?? null, annotations_count: 0, annotations_url: "" },
+      output: {
+        title: run.output.title ?? null,
+        summary: run.output.summary ?? null,
+        text: run.output.text ?? null,
+        annotations_count: 0,
+        annotations_url: "",
+      },
       name: run.name,
       check_suite: { id: 1 },
       app: { id: run.app_id, slug: SLUG, name: "Consort" },
@@ -572,7 +716,8 @@ export class GitHubWorld {
     };
   }
 
-  private createCheckRun(body: Record<string, any>): Reply { // eslint-disable-line @typescript-eslint/no-explicit-any
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  private createCheckRun(body: Record<string, any>): Reply {
     if (this.git.objectType(String(body.head_sha)) !== "commit") return [422, { message: "No commit found for SHA" }];
     const run: CheckRun = {
       id: this.id(),
@@ -590,7 +735,8 @@ export class GitHubWorld {
     return [201, this.checkRunJson(run)];
   }
 
-  private updateCheckRun(id: number, body: Record<string, any>): Reply { // eslint-disable-line @typescript-eslint/no-explicit-any
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  private updateCheckRun(id: number, body: Record<string, any>): Reply {
     const run = this.checkRuns.find((r) => r.id === id);
     if (!run) return notFound();
     if (body.status) run.status = body.status;
@@ -615,7 +761,16 @@ export class GitHubWorld {
       const seen = new Set<string>();
       runs = runs.filter((r) => (seen.has(r.name) ? false : (seen.add(r.name), true)));
     }
-    return [200, { total_count: runs.length, check_runs: page(runs.map((r) => this.checkRunJson(r)), query) }];
+    return [
+      200,
+      {
+        total_count: runs.length,
+        check_runs: page(
+          runs.map((r) => this.checkRunJson(r)),
+          query,
+        ),
+      },
+    ];
   }
 
   private pullCommits(number: number, query: Record<string, string>): Reply {
@@ -627,13 +782,42 @@ export class GitHubWorld {
     const commits = shas.map((sha) => {
       const info = this.git.commitInfo(sha)!;
       const login = loginOfEmail(info.author.email);
-      return { sha, node_id: "C", url: "", html_url: "", comments_url: "", commit: { message: info.message, author: info.author, committer: info.author, tree: { sha: info.tree, url: "" }, url: "", comment_count: 0 }, author: login ? { login, id: idOf(login) } : null, committer: null, parents: info.parents.map((p) => ({ sha: p, url: "" })) };
+      return {
+        sha,
+        node_id: "C",
+        url: "",
+        html_url: "",
+        comments_url: "",
+        commit: {
+          message: info.message,
+          author: info.author,
+          committer: info.author,
+          tree: { sha: info.tree, url: "" },
+          url: "",
+          comment_count: 0,
+        },
+        author: login ? { login, id: idOf(login) } : null,
+        committer: null,
+        parents: info.parents.map((p) => ({ sha: p, url: "" })),
+      };
     });
     return [200, page(commits, query)];
   }
 
   private reviewJson(review: Review): Record<string, unknown> {
-    return { id: review.id, node_id: "PRR", user: { login: review.login, id: idOf(review.login) }, body: "", state: review.state, commit_id: review.commit_id, submitted_at: review.submitted_at, html_url: "", pull_request_url: "", author_association: "MEMBER", _links: {} };
+    return {
+      id: review.id,
+      node_id: "PRR",
+      user: { login: review.login, id: idOf(review.login) },
+      body: "",
+      state: review.state,
+      commit_id: review.commit_id,
+      submitted_at: review.submitted_at,
+      html_url: "",
+      pull_request_url: "",
+      author_association: "MEMBER",
+      _links: {},
+    };
   }
 
   private commentJson(comment: IssueComment): Record<string, unknown> {
@@ -652,7 +836,8 @@ export class GitHubWorld {
     };
   }
 
-  private dispatch(file: string, body: Record<string, any>): Reply { // eslint-disable-line @typescript-eslint/no-explicit-any
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  private dispatch(file: string, body: Record<string, any>): Reply {
     const path = `.github/workflows/${file}`;
     const ref = String(body.ref);
     const at = this.git.resolve(`refs/heads/${ref}`);
@@ -660,10 +845,26 @@ export class GitHubWorld {
     if (!this.git.fileAt(at, path)) return notFound(`workflow ${path} not found at ${ref}`);
     const raw = body.inputs?.request;
     const runId = this.id() * 10;
-    this.runs.set(runId, { id: runId, path, event: "workflow_dispatch", head_branch: ref, head_sha: at, status: "queued", conclusion: null, artifacts: [] });
+    this.runs.set(runId, {
+      id: runId,
+      path,
+      event: "workflow_dispatch",
+      head_branch: ref,
+      head_sha: at,
+      status: "queued",
+      conclusion: null,
+      artifacts: [],
+    });
     this.dispatches.push({ workflow: file, ref, request: typeof raw === "string" ? JSON.parse(raw) : raw, runId });
     if (body.return_run_details !== true) return [204];
-    return [200, { workflow_run_id: runId, run_url: `https://api.github.com/repos/${this.fullName}/actions/runs/${runId}`, html_url: `https://github.com/${this.fullName}/actions/runs/${runId}` }];
+    return [
+      200,
+      {
+        workflow_run_id: runId,
+        run_url: `https://api.github.com/repos/${this.fullName}/actions/runs/${runId}`,
+        html_url: `https://github.com/${this.fullName}/actions/runs/${runId}`,
+      },
+    ];
   }
 }
 

@@ -13,9 +13,14 @@ import { Scenario } from "./scenario.js";
 export const HOST = "dbc-e2e.cloud.databricks.com";
 export const API = "/api/2.0/postgres";
 export const P = "projects/stockflow";
-export const production = { name: `${P}/branches/production`, uid: "br-prod", parent: P, spec: { no_expiry: true, is_protected: true }, status: { current_state: "READY", default: true } };
+export const production = {
+  name: `${P}/branches/production`,
+  uid: "br-prod",
+  parent: P,
+  spec: { no_expiry: true, is_protected: true },
+  status: { current_state: "READY", default: true },
+};
 export const notFound = { error_code: "NOT_FOUND", message: "branch id not found", details: [] };
-
 
 export function lakebaseScenario(): { s: Scenario; api: nock.Scope; trackBranch: string; sleeps: number[] } {
   const sleeps: number[] = [];
@@ -33,7 +38,10 @@ export function lakebaseScenario(): { s: Scenario; api: nock.Scope; trackBranch:
   });
   const trackBranch = resolveParentBranch({ branch: s.branch, defaultBranch: "main", rootBranch: "production" }).branch;
   const api = nock(`https://${HOST}`).matchHeader("authorization", "Bearer dapi-e2e");
-  api.get(`${API}/${P}`).times(2).reply(200, { name: P, status: { default_branch: `${P}/branches/production` } });
+  api
+    .get(`${API}/${P}`)
+    .times(2)
+    .reply(200, { name: P, status: { default_branch: `${P}/branches/production` } });
   api.get(`${API}/${P}/branches/${trackBranch}`).reply(404, notFound);
   api.get(`${API}/${P}/branches/production`).reply(200, production);
   return { s, api, trackBranch, sleeps };

@@ -12,7 +12,16 @@ import { createConsortApp } from "../../../src/index.js";
 import type { AppServices } from "../../../src/app/services.js";
 import { ConsortConfig, type RoleName } from "../../../src/config/consort-config.js";
 import { CycleRequest, CYCLE_SUMMARY_FILE, runCycle, type CycleResult } from "../../../src/cycle/index.js";
-import { DEPLOY_EVIDENCE_FILE, DeployRequest, PROMOTE_RESULT_FILE, PromoteRequest, runDeploy, runPromote, type DeployEvidence, type PromoteResult } from "../../../src/deploy/index.js";
+import {
+  DEPLOY_EVIDENCE_FILE,
+  DeployRequest,
+  PROMOTE_RESULT_FILE,
+  PromoteRequest,
+  runDeploy,
+  runPromote,
+  type DeployEvidence,
+  type PromoteResult,
+} from "../../../src/deploy/index.js";
 import { nextAction, restoreSnapshot } from "../../../src/orchestrator/index.js";
 import type { NextAction, TrackSnapshot } from "../../../src/orchestrator/types.js";
 import { openStateFile, trackIdForBranch, trackPath, unsealed, type TrackState } from "../../../src/state/index.js";
@@ -40,7 +49,18 @@ export const NOW = new Date("2026-03-01T12:00:00.000Z");
 
 /** Who plays each part. Agents are bots; people have logins with their permission. */
 export const AGENTS: Record<RoleName, GitIdentity> = Object.fromEntries(
-  (["product-owner", "spec-author", "architect", "dba", "test-strategist", "ux-designer", "navigator", "driver"] as const).map((role) => [
+  (
+    [
+      "product-owner",
+      "spec-author",
+      "architect",
+      "dba",
+      "test-strategist",
+      "ux-designer",
+      "navigator",
+      "driver",
+    ] as const
+  ).map((role) => [
     role,
     { name: `${role} agent`, email: `${role}-agent@users.noreply.github.com`, login: `${role}-agent` },
   ]),
@@ -96,16 +116,21 @@ export class Scenario {
     // main: StockFlow with S1 built, no design artifacts, nothing that lists a location, and no
     // tests (a refactor cycle refuses test files the track did not freeze, even the trunk's own).
     this.repo = GitRepo.fromDirectory(EXAMPLE, { leaveOut: [".consort", "test"] });
-    this.repo.commitOn("main", { name: "Lead", email: `${LEAD}@users.noreply.github.com`, login: LEAD }, "Install Consort", {
-      ...BEFORE,
-      ".github/consort.yml": stringifyYaml(onMain),
-      // The workflows `consort init` installs: the app dispatches them at main.
-      ...Object.fromEntries(
-        readdirSync(join(REPO_ROOT, "templates"))
-          .filter((f) => /^consort-.*\.yml$/.test(f))
-          .map((f) => [`.github/workflows/${f}`, readFileSync(join(REPO_ROOT, "templates", f), "utf8")]),
-      ),
-    });
+    this.repo.commitOn(
+      "main",
+      { name: "Lead", email: `${LEAD}@users.noreply.github.com`, login: LEAD },
+      "Install Consort",
+      {
+        ...BEFORE,
+        ".github/consort.yml": stringifyYaml(onMain),
+        // The workflows `consort init` installs: the app dispatches them at main.
+        ...Object.fromEntries(
+          readdirSync(join(REPO_ROOT, "templates"))
+            .filter((f) => /^consort-.*\.yml$/.test(f))
+            .map((f) => [`.github/workflows/${f}`, readFileSync(join(REPO_ROOT, "templates", f), "utf8")]),
+        ),
+      },
+    );
     this.world = new GitHubWorld(this.repo);
     this.world.permissions.set(LEAD, "write");
     for (const agent of Object.values(AGENTS)) this.world.permissions.set(agent.login, "write");
@@ -118,7 +143,8 @@ export class Scenario {
     // What the app logs (info and up) is kept, to assert what it said about ignored events.
     const sink = new Writable({
       write: (chunk: Buffer, _encoding, done) => {
-        for (const line of chunk.toString("utf8").split("\n").filter(Boolean)) this.logs.push(String((JSON.parse(line) as { msg?: unknown }).msg ?? line));
+        for (const line of chunk.toString("utf8").split("\n").filter(Boolean))
+          this.logs.push(String((JSON.parse(line) as { msg?: unknown }).msg ?? line));
         done();
       },
     });
@@ -127,14 +153,24 @@ export class Scenario {
       privateKey: testPrivateKey(),
       secret: TEST_WEBHOOK_SECRET,
       log: pino({ level: "info" }, sink),
-      Octokit: ProbotOctokit.defaults((o: Record<string, unknown>) => ({ ...o, retry: { enabled: false }, throttle: { enabled: false } })),
+      Octokit: ProbotOctokit.defaults((o: Record<string, unknown>) => ({
+        ...o,
+        retry: { enabled: false },
+        throttle: { enabled: false },
+      })),
     });
     void this.probot.load(createConsortApp(this.services));
   }
 
   /** Where the scenario stands now, to fork several scenarios from (the databases are not copied). */
   checkpoint(): Checkpoint {
-    return { world: this.world.save(), ran: [...this.ran], pull: this.pull ? { ...this.pull } : undefined, now: this.now, logs: this.logs.length };
+    return {
+      world: this.world.save(),
+      ran: [...this.ran],
+      pull: this.pull ? { ...this.pull } : undefined,
+      now: this.now,
+      logs: this.logs.length,
+    };
   }
 
   restore(checkpoint: Checkpoint): void {
@@ -149,7 +185,11 @@ export class Scenario {
   /** The postgres provider over the run's shared embedded server, under this scenario's root. */
   async openProvider(): Promise<BranchProvider> {
     const provider = await createProvider(
-      { ...this.config.database, provider: "postgres", postgres: { urlEnv: "CONSORT_E2E_PG_URL", rootDatabase: this.rootDatabase } },
+      {
+        ...this.config.database,
+        provider: "postgres",
+        postgres: { urlEnv: "CONSORT_E2E_PG_URL", rootDatabase: this.rootDatabase },
+      },
       { env: { CONSORT_E2E_PG_URL: postgresUrl() } },
     );
     this.providers.push(provider);
@@ -173,17 +213,36 @@ export class Scenario {
   /** A person creates the track's branch from main. */
   async createBranch(): Promise<string> {
     this.repo.setBranch(this.branch, this.repo.branchHead("main")!);
-    return this.deliver("create", { ...webhookPayload("create"), ...this.payloadBase, ref: this.branch, ref_type: "branch", master_branch: "main", pusher_type: "user" });
+    return this.deliver("create", {
+      ...webhookPayload("create"),
+      ...this.payloadBase,
+      ref: this.branch,
+      ref_type: "branch",
+      master_branch: "main",
+      pusher_type: "user",
+    });
   }
 
   /**
    * An agent pushes one commit: `files` maps paths to their new text (null deletes). The message
    * carries `Consort-Role: <role>` unless `trailer` is false. Returns the commit's sha.
    */
-  commit(role: RoleName, files: Record<string, string | null>, options: { author?: GitIdentity; trailer?: boolean | string; subject?: string } = {}): string {
+  commit(
+    role: RoleName,
+    files: Record<string, string | null>,
+    options: { author?: GitIdentity; trailer?: boolean | string; subject?: string } = {},
+  ): string {
     const author = options.author ?? AGENTS[role];
-    const trailer = options.trailer === false ? "" : `\n\nConsort-Role: ${typeof options.trailer === "string" ? options.trailer : role}`;
-    return this.repo.commitOn(this.branch, author, `${options.subject ?? `${role}: ${Object.keys(files).join(", ")}`}${trailer}\n`, files).sha;
+    const trailer =
+      options.trailer === false
+        ? ""
+        : `\n\nConsort-Role: ${typeof options.trailer === "string" ? options.trailer : role}`;
+    return this.repo.commitOn(
+      this.branch,
+      author,
+      `${options.subject ?? `${role}: ${Object.keys(files).join(", ")}`}${trailer}\n`,
+      files,
+    ).sha;
   }
 
   /** Push the commits made since `before` (one push event, oldest commit first). */
@@ -193,17 +252,43 @@ export class Scenario {
     const commits = shas.map((sha) => {
       const info = this.repo.commitInfo(sha)!;
       const login = info.author.email.split("@")[0]!;
-      return { id: sha, tree_id: info.tree, distinct: true, message: info.message, timestamp: info.author.date, url: "", author: { name: info.author.name, email: info.author.email, username: login }, committer: { name: info.author.name, email: info.author.email, username: login }, ...this.repo.changesOf(sha) };
+      return {
+        id: sha,
+        tree_id: info.tree,
+        distinct: true,
+        message: info.message,
+        timestamp: info.author.date,
+        url: "",
+        author: { name: info.author.name, email: info.author.email, username: login },
+        committer: { name: info.author.name, email: info.author.email, username: login },
+        ...this.repo.changesOf(sha),
+      };
     });
     return this.deliver(
       "push",
-      { ...webhookPayload("push"), ...this.payloadBase, ref: `refs/heads/${this.branch}`, before, after, created: false, deleted: false, forced: options.forced ?? false, commits, head_commit: commits.at(-1) ?? null, pusher: { name: LEAD } },
+      {
+        ...webhookPayload("push"),
+        ...this.payloadBase,
+        ref: `refs/heads/${this.branch}`,
+        before,
+        after,
+        created: false,
+        deleted: false,
+        forced: options.forced ?? false,
+        commits,
+        head_commit: commits.at(-1) ?? null,
+        pusher: { name: LEAD },
+      },
       options.deliveryId,
     );
   }
 
   /** One agent step: commit, then push it. */
-  async step(role: RoleName, files: Record<string, string | null>, options: Parameters<Scenario["commit"]>[2] = {}): Promise<string> {
+  async step(
+    role: RoleName,
+    files: Record<string, string | null>,
+    options: Parameters<Scenario["commit"]>[2] = {},
+  ): Promise<string> {
     const before = this.head();
     const sha = this.commit(role, files, options);
     await this.push(before);
@@ -214,7 +299,19 @@ export class Scenario {
   async resetTo(sha: string): Promise<void> {
     const before = this.head();
     this.repo.git("update-ref", `refs/heads/${this.branch}`, sha, before);
-    await this.deliver("push", { ...webhookPayload("push"), ...this.payloadBase, ref: `refs/heads/${this.branch}`, before, after: sha, created: false, deleted: false, forced: true, commits: [], head_commit: null, pusher: { name: LEAD } });
+    await this.deliver("push", {
+      ...webhookPayload("push"),
+      ...this.payloadBase,
+      ref: `refs/heads/${this.branch}`,
+      before,
+      after: sha,
+      created: false,
+      deleted: false,
+      forced: true,
+      commits: [],
+      head_commit: null,
+      pusher: { name: LEAD },
+    });
   }
 
   head(): string {
@@ -223,12 +320,22 @@ export class Scenario {
 
   async openPull(): Promise<Pull> {
     this.pull = this.world.openPull(this.branch, LEAD);
-    await this.deliver("pull_request", { ...webhookPayload("pull_request", "opened"), ...this.payloadBase, action: "opened", number: this.pull.number, pull_request: this.world.pullPayload(this.pull) });
+    await this.deliver("pull_request", {
+      ...webhookPayload("pull_request", "opened"),
+      ...this.payloadBase,
+      action: "opened",
+      number: this.pull.number,
+      pull_request: this.world.pullPayload(this.pull),
+    });
     return this.pull;
   }
 
   /** A person submits a review on the PR (on the head unless `commit` says otherwise). */
-  async review(login: string, state: "APPROVED" | "CHANGES_REQUESTED" | "COMMENTED", commit = this.head()): Promise<number> {
+  async review(
+    login: string,
+    state: "APPROVED" | "CHANGES_REQUESTED" | "COMMENTED",
+    commit = this.head(),
+  ): Promise<number> {
     const pull = this.pull ?? (await this.openPull());
     const review = this.world.addReview(pull, login, state, commit);
     await this.deliver("pull_request_review", {
@@ -236,7 +343,19 @@ export class Scenario {
       ...this.payloadBase,
       sender: { login, id: idOf(login), type: "User" },
       action: "submitted",
-      review: { id: review.id, node_id: "PRR", user: { login, id: idOf(login), type: "User" }, body: null, state: state.toLowerCase(), commit_id: commit, submitted_at: review.submitted_at, html_url: "", pull_request_url: "", author_association: "MEMBER", _links: {} },
+      review: {
+        id: review.id,
+        node_id: "PRR",
+        user: { login, id: idOf(login), type: "User" },
+        body: null,
+        state: state.toLowerCase(),
+        commit_id: commit,
+        submitted_at: review.submitted_at,
+        html_url: "",
+        pull_request_url: "",
+        author_association: "MEMBER",
+        _links: {},
+      },
       pull_request: this.world.pullPayload(pull),
     });
     return review.id;
@@ -250,7 +369,19 @@ export class Scenario {
       ...webhookPayload("pull_request_review", "dismissed"),
       ...this.payloadBase,
       action: "dismissed",
-      review: { id: review.id, node_id: "PRR", user: { login: review.login, id: idOf(review.login), type: "User" }, body: null, state: "dismissed", commit_id: review.commit_id, submitted_at: review.submitted_at, html_url: "", pull_request_url: "", author_association: "MEMBER", _links: {} },
+      review: {
+        id: review.id,
+        node_id: "PRR",
+        user: { login: review.login, id: idOf(review.login), type: "User" },
+        body: null,
+        state: "dismissed",
+        commit_id: review.commit_id,
+        submitted_at: review.submitted_at,
+        html_url: "",
+        pull_request_url: "",
+        author_association: "MEMBER",
+        _links: {},
+      },
       pull_request: this.world.pullPayload(this.pull!),
     });
   }
@@ -259,7 +390,14 @@ export class Scenario {
   state(): TrackState {
     const text = this.world.stateFileText(this.trackId);
     if (!text) throw new Error(`no state file for ${this.trackId} on consort/state`);
-    return unsealed(openStateFile(text, STATE_KEY, { trackId: this.trackId, path: trackPath(this.trackId), repository: this.world.fullName, commit: this.world.stateHead()! }));
+    return unsealed(
+      openStateFile(text, STATE_KEY, {
+        trackId: this.trackId,
+        path: trackPath(this.trackId),
+        repository: this.world.fullName,
+        commit: this.world.stateHead()!,
+      }),
+    );
   }
 
   snapshot(): TrackSnapshot {
@@ -294,7 +432,8 @@ export class Scenario {
    */
   async runDispatchedCycle(options: { tamper?: (result: CycleResult) => CycleResult } = {}): Promise<CycleResult> {
     const dispatch = this.pendingRuns().find((d) => d.workflow === "consort-cycle.yml");
-    if (!dispatch) throw new Error(`no cycle was dispatched; the track is at ${this.snapshot().stage}: ${this.next().task}`);
+    if (!dispatch)
+      throw new Error(`no cycle was dispatched; the track is at ${this.snapshot().stage}: ${this.next().task}`);
     this.ran.add(dispatch.runId);
     const request = CycleRequest.parse(dispatch.request);
     const cwd = this.checkout(request.commit);
@@ -313,7 +452,8 @@ export class Scenario {
   /** The release job: a verified preview deploy of the track (here a replay of its migrations and whole suite). */
   async runDispatchedDeploy(): Promise<DeployEvidence> {
     const dispatch = this.pendingRuns().find((d) => d.workflow === "consort-deploy.yml");
-    if (!dispatch) throw new Error(`no release was dispatched; the track is at ${this.snapshot().stage}: ${this.next().task}`);
+    if (!dispatch)
+      throw new Error(`no release was dispatched; the track is at ${this.snapshot().stage}: ${this.next().task}`);
     this.ran.add(dispatch.runId);
     const request = DeployRequest.parse(dispatch.request);
     const cwd = this.checkout(request.commit);
@@ -347,7 +487,11 @@ export class Scenario {
   }
 
   /** The run finished: its artifact is uploaded and GitHub sends `workflow_run.completed`. */
-  async reportRun(runId: number, files: Record<string, unknown>, options: { deliveryId?: string } = {}): Promise<WorkflowRun> {
+  async reportRun(
+    runId: number,
+    files: Record<string, unknown>,
+    options: { deliveryId?: string } = {},
+  ): Promise<WorkflowRun> {
     const run = this.world.completeRun(runId, files);
     await this.deliverRun(run, options.deliveryId);
     return run;
@@ -356,14 +500,27 @@ export class Scenario {
   async deliverRun(run: WorkflowRun, deliveryId?: string): Promise<string> {
     return this.deliver(
       "workflow_run",
-      { ...webhookPayload("workflow_run", "completed"), ...this.payloadBase, action: "completed", workflow: { path: run.path }, workflow_run: this.world.workflowRunPayload(run) },
+      {
+        ...webhookPayload("workflow_run", "completed"),
+        ...this.payloadBase,
+        action: "completed",
+        workflow: { path: run.path },
+        workflow_run: this.world.workflowRunPayload(run),
+      },
       deliveryId,
     );
   }
 
   /** The configuration the cycle job uses: main's, with the database on this scenario's root. */
   cycleConfig(): ConsortConfig {
-    return { ...this.config, database: { ...this.config.database, provider: "postgres", postgres: { urlEnv: "CONSORT_E2E_PG_URL", rootDatabase: this.rootDatabase } } };
+    return {
+      ...this.config,
+      database: {
+        ...this.config.database,
+        provider: "postgres",
+        postgres: { urlEnv: "CONSORT_E2E_PG_URL", rootDatabase: this.rootDatabase },
+      },
+    };
   }
 
   async dispose(): Promise<void> {
@@ -374,12 +531,14 @@ export class Scenario {
       try {
         // The server is shared by the whole run: delete only this scenario's branches.
         const mine = this.branch.split("-").at(-1)!;
-        for (const branch of await cleanup.listBranches()) if (branch.name.includes(mine)) await cleanup.deleteBranch(branch.name).catch(() => {});
+        for (const branch of await cleanup.listBranches())
+          if (branch.name.includes(mine)) await cleanup.deleteBranch(branch.name).catch(() => {});
       } finally {
         await cleanup.close();
       }
     }
-    if (this.checkoutDir && existsSync(this.checkoutDir)) rmSync(dirname(this.checkoutDir), { recursive: true, force: true });
+    if (this.checkoutDir && existsSync(this.checkoutDir))
+      rmSync(dirname(this.checkoutDir), { recursive: true, force: true });
     this.repo.remove();
   }
 }

@@ -10,11 +10,16 @@ const rendered = renderJsonSchemas();
 
 describe("schemas/ (JSON Schema generated from the zod schemas)", () => {
   it("is exactly what `npm run schemas` generates now (run it after changing a schema)", () => {
-    const committed = Object.fromEntries(readdirSync(committedDir).filter((f) => f.endsWith(".schema.json")).map((f) => [f, readFileSync(new URL(f, committedDir), "utf8")]));
+    const committed = Object.fromEntries(
+      readdirSync(committedDir)
+        .filter((f) => f.endsWith(".schema.json"))
+        .map((f) => [f, readFileSync(new URL(f, committedDir), "utf8")]),
+    );
     expect(committed).toEqual(rendered);
   });
 
-  const validator = (file: string) => new Ajv2020({ strict: false, allErrors: true }).compile(JSON.parse(rendered[file]!));
+  const validator = (file: string) =>
+    new Ajv2020({ strict: false, allErrors: true }).compile(JSON.parse(rendered[file]!));
 
   it("lets an editor accept StockFlow's artifacts", () => {
     expect(validator("spec.schema.json")(JSON.parse(stockflowText.spec))).toBe(true);

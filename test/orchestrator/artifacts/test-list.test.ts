@@ -3,9 +3,28 @@ import { TestList } from "../../../src/artifacts/test-list.js";
 
 const stockflowList = {
   tests: [
-    { id: "T1", ac: "S1-AC1", file: "test/stock.test.ts", title: "filing stock > persists one row with sku, location, quantity and code", kind: "behavior" },
-    { id: "T2", ac: "S1-AC3", file: "test/db/constraints.test.ts", title: "stock_records > rejects a second row for the same sku and location", kind: "behavior", invariant: "INV1" },
-    { id: "T3", ac: "S1-AC1", file: "test/fitness/layering.test.ts", title: "layering > routes never import the database module", kind: "fitness" },
+    {
+      id: "T1",
+      ac: "S1-AC1",
+      file: "test/stock.test.ts",
+      title: "filing stock > persists one row with sku, location, quantity and code",
+      kind: "behavior",
+    },
+    {
+      id: "T2",
+      ac: "S1-AC3",
+      file: "test/db/constraints.test.ts",
+      title: "stock_records > rejects a second row for the same sku and location",
+      kind: "behavior",
+      invariant: "INV1",
+    },
+    {
+      id: "T3",
+      ac: "S1-AC1",
+      file: "test/fitness/layering.test.ts",
+      title: "layering > routes never import the database module",
+      kind: "fitness",
+    },
   ],
 };
 
@@ -33,6 +52,8 @@ describe("TestList", () => {
     const bad = { tests: [{ id: "T1", ac: "AC1", file: "../secrets.txt", title: "x", kind: "smoke" }] };
     const result = TestList.safeParse(bad);
     expect(result.success).toBe(false);
-    expect(result.error?.issues.map((i) => i.path.join("."))).toEqual(expect.arrayContaining(["tests.0.ac", "tests.0.file", "tests.0.kind"]));
+    expect(result.error?.issues.map((i) => i.path.join("."))).toEqual(
+      expect.arrayContaining(["tests.0.ac", "tests.0.file", "tests.0.kind"]),
+    );
   });
 });

@@ -38,7 +38,8 @@ describe("manifestHash", () => {
 });
 
 describe("checkFrozenTestFile", () => {
-  const check = (current: string | undefined, step: "red" | "other") => checkFrozenTestFile({ path: "test/stock.test.ts", frozen, current, step });
+  const check = (current: string | undefined, step: "red" | "other") =>
+    checkFrozenTestFile({ path: "test/stock.test.ts", frozen, current, step });
 
   it("accepts an identical file at any step, line endings aside", () => {
     expect(check(frozen, "other")).toEqual({ ok: true, reasons: [] });
@@ -46,7 +47,10 @@ describe("checkFrozenTestFile", () => {
   });
 
   it("lets a later RED append a new test", () => {
-    const added = frozen.replace(/\}\);\n$/, '  it("reads a filed record back exactly as filed", async () => {\n    expect(1).toBe(2);\n  });\n});\n');
+    const added = frozen.replace(
+      /\}\);\n$/,
+      '  it("reads a filed record back exactly as filed", async () => {\n    expect(1).toBe(2);\n  });\n});\n',
+    );
     expect(check(added, "red").ok).toBe(true);
   });
 
@@ -71,7 +75,12 @@ describe("checkFrozenTestFile", () => {
 
   it("refuses a RED that inserts a pytest skip decorator above a frozen test without touching its lines", () => {
     const py = "def test_files_stock():\n    assert count_rows() == 1\n";
-    const result = checkFrozenTestFile({ path: "tests/test_stock.py", frozen: py, current: `@pytest.mark.skip(reason="later")\n${py}`, step: "red" });
+    const result = checkFrozenTestFile({
+      path: "tests/test_stock.py",
+      frozen: py,
+      current: `@pytest.mark.skip(reason="later")\n${py}`,
+      step: "red",
+    });
     expect(result.ok).toBe(false);
     expect(result.reasons[0]).toMatch(/@pytest\.mark\.skip/);
   });
@@ -96,7 +105,7 @@ describe("skipOrFocusMarkers", () => {
     ["test.only('x', () => {})", ".only"],
     ["describe.skip('x', () => {})", ".skip"],
     ["test.fails('x', () => {})", ".fails"],
-    ["    t.Skip(\"flaky\")", "t.Skip("],
+    ['    t.Skip("flaky")', "t.Skip("],
     ["@Disabled", "@Disabled"],
     ["#[ignore]", "#[ignore]"],
     ["        self.skipTest('no db')", "skipTest("],
@@ -104,10 +113,12 @@ describe("skipOrFocusMarkers", () => {
     expect(skipOrFocusMarkers(line)).toContain(marker);
   });
 
-  it.each(["it('skips empty rows', () => {})", "const profit = fit(x);", "expect(list.only).toBe(1)", "submit('form')"])(
-    "does not flag an ordinary line: %s",
-    (line) => {
-      expect(skipOrFocusMarkers(line)).toEqual([]);
-    },
-  );
+  it.each([
+    "it('skips empty rows', () => {})",
+    "const profit = fit(x);",
+    "expect(list.only).toBe(1)",
+    "submit('form')",
+  ])("does not flag an ordinary line: %s", (line) => {
+    expect(skipOrFocusMarkers(line)).toEqual([]);
+  });
 });

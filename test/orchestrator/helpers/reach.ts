@@ -11,13 +11,23 @@ export const uxForS1 = edited(stockflowText.ux, (j) => (j.screens[0].stories = [
 const redCommit = (sim: TrackSim) => {
   const unit = sim.context.units[sim.context.unitIndex]!;
   const files: Record<string, string> = {};
-  for (const t of unit.tests) files[t.file] = `${sim.context.testFiles[t.file] ?? ""}it(${JSON.stringify(t.title)}, () => expect(1).toBe(2));\n`;
+  for (const t of unit.tests)
+    files[t.file] = `${sim.context.testFiles[t.file] ?? ""}it(${JSON.stringify(t.title)}, () => expect(1).toBe(2));\n`;
   return { role: "navigator" as const, files };
 };
 const greenCommit = { role: "driver" as const, files: { "src/services/stock.ts": "export const filed = true;\n" } };
 const review = (sim: TrackSim, verdict: "accept" | "refactor") => {
   const unit = sim.context.units[sim.context.unitIndex]!.id;
-  return { role: "navigator" as const, files: { [`.consort/reviews/${unit}.json`]: JSON.stringify({ unit, verdict, notes: verdict === "refactor" ? ["extract the SQL into src/db"] : [] }) } };
+  return {
+    role: "navigator" as const,
+    files: {
+      [`.consort/reviews/${unit}.json`]: JSON.stringify({
+        unit,
+        verdict,
+        notes: verdict === "refactor" ? ["extract the SQL into src/db"] : [],
+      }),
+    },
+  };
 };
 
 /**
@@ -28,12 +38,46 @@ export function reach(stage: Stage, configInput: ConsortConfigInput = {}): Track
   const sim = new TrackSim(ConsortConfig.parse({ repairBound: 2, ...configInput }));
   const ok = sim.expectAccepted.bind(sim);
   const steps: Array<[Stage, () => unknown]> = [
-    ["stories", () => ok(sim.push({ role: "product-owner", files: { [ARTIFACT_PATHS.spec]: edited(stage === "ux" ? userFacingSpec : smallDesign.spec, (j) => delete j.nfrs) } }))],
-    ["spec", () => ok(sim.push({ role: "spec-author", files: { [ARTIFACT_PATHS.spec]: stage === "ux" ? userFacingSpec : smallDesign.spec } }))],
-    ["architecture", () => ok(sim.push({ role: "architect", files: { [ARTIFACT_PATHS.architecture]: smallDesign.architecture } }))],
+    [
+      "stories",
+      () =>
+        ok(
+          sim.push({
+            role: "product-owner",
+            files: {
+              [ARTIFACT_PATHS.spec]: edited(stage === "ux" ? userFacingSpec : smallDesign.spec, (j) => delete j.nfrs),
+            },
+          }),
+        ),
+    ],
+    [
+      "spec",
+      () =>
+        ok(
+          sim.push({
+            role: "spec-author",
+            files: { [ARTIFACT_PATHS.spec]: stage === "ux" ? userFacingSpec : smallDesign.spec },
+          }),
+        ),
+    ],
+    [
+      "architecture",
+      () => ok(sim.push({ role: "architect", files: { [ARTIFACT_PATHS.architecture]: smallDesign.architecture } })),
+    ],
     ["db-design", () => ok(sim.push({ role: "dba", files: { [ARTIFACT_PATHS.dbDesign]: smallDesign.dbDesign } }))],
     ["design-gate", () => ok(sim.approve("design"))],
-    ["test-list", () => ok(sim.push({ role: "test-strategist", files: { [ARTIFACT_PATHS.testList]: edited(stockflowText.testList, (j) => (j.tests = j.tests.slice(0, 2))) } }))],
+    [
+      "test-list",
+      () =>
+        ok(
+          sim.push({
+            role: "test-strategist",
+            files: {
+              [ARTIFACT_PATHS.testList]: edited(stockflowText.testList, (j) => (j.tests = j.tests.slice(0, 2))),
+            },
+          }),
+        ),
+    ],
     ["test-list-gate", () => ok(sim.approve("test-list"))],
     ["red", () => ok(sim.push(redCommit(sim)))],
     ["red-verify", () => ok(sim.report("valid"))],
@@ -57,7 +101,10 @@ export function reach(stage: Stage, configInput: ConsortConfigInput = {}): Track
     ["promoting", () => ok(sim.report("valid"))],
   ] as Array<[Stage, () => unknown]>;
   if (stage === "ux") {
-    steps.splice(4, 0, ["ux" as Stage, () => ok(sim.push({ role: "ux-designer", files: { [ARTIFACT_PATHS.ux]: uxForS1 } }))]);
+    steps.splice(4, 0, [
+      "ux" as Stage,
+      () => ok(sim.push({ role: "ux-designer", files: { [ARTIFACT_PATHS.ux]: uxForS1 } })),
+    ]);
   }
   if (stage === "blocked") {
     // Two failed GREENs with a repair bound of 2.

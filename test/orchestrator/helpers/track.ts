@@ -2,7 +2,15 @@ import { expect } from "vitest";
 import { ARTIFACT_PATHS } from "../../../src/artifacts/paths.js";
 import { defaultConfig, type ConsortConfig, type RoleName } from "../../../src/config/consort-config.js";
 import { createTrack, transition } from "../../../src/orchestrator/index.js";
-import type { CycleOutcome, Effect, GateName, PushedCommit, TrackEvent, TrackSnapshot, TransitionResult } from "../../../src/orchestrator/types.js";
+import type {
+  CycleOutcome,
+  Effect,
+  GateName,
+  PushedCommit,
+  TrackEvent,
+  TrackSnapshot,
+  TransitionResult,
+} from "../../../src/orchestrator/types.js";
 import { edited, stockflowText } from "../fixtures/stockflow.js";
 
 /** A deterministic 40-hex sha from a counter. */
@@ -58,7 +66,15 @@ export class TrackSim {
   constructor(
     readonly config: ConsortConfig = defaultConfig(),
     readonly created: TransitionResult = createTrack(
-      { trackId: "acme/stockflow#12", branch: "feature/f1-stock", baseBranch: "main", head: sha(1), databaseBranch: "feature-f1-stock", parentDatabaseBranch: "main", at: clock(0) },
+      {
+        trackId: "acme/stockflow#12",
+        branch: "feature/f1-stock",
+        baseBranch: "main",
+        head: sha(1),
+        databaseBranch: "feature-f1-stock",
+        parentDatabaseBranch: "main",
+        at: clock(0),
+      },
       config,
     ),
   ) {
@@ -85,8 +101,17 @@ export class TrackSim {
   commit(spec: CommitSpec): PushedCommit {
     const role = spec.role === undefined ? null : spec.role;
     const message = spec.message ?? `Step by ${role ?? "nobody"}\n\n${role ? `Consort-Role: ${role}\n` : ""}`;
-    const changes = Object.entries(spec.files).map(([path, text]) => ({ path, status: text === null ? ("removed" as const) : ("modified" as const) }));
-    return { sha: sha(++this.n), authorLogin: spec.author === undefined ? (role ? AUTHORS[role] : "someone") : spec.author, message, changes, files: spec.files };
+    const changes = Object.entries(spec.files).map(([path, text]) => ({
+      path,
+      status: text === null ? ("removed" as const) : ("modified" as const),
+    }));
+    return {
+      sha: sha(++this.n),
+      authorLogin: spec.author === undefined ? (role ? AUTHORS[role] : "someone") : spec.author,
+      message,
+      changes,
+      files: spec.files,
+    };
   }
 
   push(...specs: CommitSpec[]): TransitionResult {
@@ -97,12 +122,27 @@ export class TrackSim {
 
   /** Force-push the branch back to the last accepted commit. */
   reset(): TransitionResult {
-    return this.send({ type: "push", at: clock(++this.n), before: this.context.rejectedHead?.sha ?? this.context.head, after: this.context.head, forced: true, commits: [] });
+    return this.send({
+      type: "push",
+      at: clock(++this.n),
+      before: this.context.rejectedHead?.sha ?? this.context.head,
+      after: this.context.head,
+      forced: true,
+      commits: [],
+    });
   }
 
   approve(gate: GateName, approver = "lead-human"): TransitionResult {
     const record = this.context.gates[gate];
-    return this.send({ type: "gate.approved", at: clock(++this.n), gate, manifestHash: record.pendingHash ?? "0".repeat(64), approver, reviewId: this.n, commit: this.context.head });
+    return this.send({
+      type: "gate.approved",
+      at: clock(++this.n),
+      gate,
+      manifestHash: record.pendingHash ?? "0".repeat(64),
+      approver,
+      reviewId: this.n,
+      commit: this.context.head,
+    });
   }
 
   report(outcome: CycleOutcome, reasons: string[] = []): TransitionResult {
@@ -118,18 +158,37 @@ export class TrackSim {
         commit: pending.commit,
         outcome,
         reasons,
-        evidence: { summary: "preview up; smoke passed", databaseBranch: this.context.databaseBranch, checks: [{ name: "GET /health", ok: outcome === "valid" }] },
+        evidence: {
+          summary: "preview up; smoke passed",
+          databaseBranch: this.context.databaseBranch,
+          checks: [{ name: "GET /health", ok: outcome === "valid" }],
+        },
       });
     }
-    if (pending.step === "promote") return this.send({ type: "promotion.reported", at, dispatchId: pending.dispatchId, outcome, reasons });
-    return this.send({ type: "cycle.reported", at, dispatchId: pending.dispatchId, runId: this.n, step: pending.step, commit: pending.commit, outcome, reasons, evidence: { summary: `${pending.step} ${outcome}` } });
+    if (pending.step === "promote")
+      return this.send({ type: "promotion.reported", at, dispatchId: pending.dispatchId, outcome, reasons });
+    return this.send({
+      type: "cycle.reported",
+      at,
+      dispatchId: pending.dispatchId,
+      runId: this.n,
+      step: pending.step,
+      commit: pending.commit,
+      outcome,
+      reasons,
+      evidence: { summary: `${pending.step} ${outcome}` },
+    });
   }
 
   /** Every design step, both gates: the track ends at `red` for T1. */
   throughDesign(list = twoTestList, design = smallDesign): this {
-    this.expectAccepted(this.push({ role: "product-owner", files: { [ARTIFACT_PATHS.spec]: edited(design.spec, (j) => delete j.nfrs) } }));
+    this.expectAccepted(
+      this.push({ role: "product-owner", files: { [ARTIFACT_PATHS.spec]: edited(design.spec, (j) => delete j.nfrs) } }),
+    );
     this.expectAccepted(this.push({ role: "spec-author", files: { [ARTIFACT_PATHS.spec]: design.spec } }));
-    this.expectAccepted(this.push({ role: "architect", files: { [ARTIFACT_PATHS.architecture]: design.architecture } }));
+    this.expectAccepted(
+      this.push({ role: "architect", files: { [ARTIFACT_PATHS.architecture]: design.architecture } }),
+    );
     this.expectAccepted(this.push({ role: "dba", files: { [ARTIFACT_PATHS.dbDesign]: design.dbDesign } }));
     expect(this.stage).toBe("design-gate");
     this.expectAccepted(this.approve("design"));
@@ -143,12 +202,23 @@ export class TrackSim {
   throughUnit(): this {
     const unit = this.context.units[this.context.unitIndex]!;
     const files: Record<string, string> = {};
-    for (const test of unit.tests) files[test.file] = `${this.context.testFiles[test.file] ?? ""}it(${JSON.stringify(test.title)}, () => expect(1).toBe(2));\n`;
+    for (const test of unit.tests)
+      files[test.file] =
+        `${this.context.testFiles[test.file] ?? ""}it(${JSON.stringify(test.title)}, () => expect(1).toBe(2));\n`;
     this.expectAccepted(this.push({ role: "navigator", files }));
     this.expectAccepted(this.report("valid"));
-    this.expectAccepted(this.push({ role: "driver", files: { "src/services/stock.ts": `export const step = ${this.n};\n` } }));
+    this.expectAccepted(
+      this.push({ role: "driver", files: { "src/services/stock.ts": `export const step = ${this.n};\n` } }),
+    );
     this.expectAccepted(this.report("valid"));
-    this.expectAccepted(this.push({ role: "navigator", files: { [`.consort/reviews/${unit.id}.json`]: JSON.stringify({ unit: unit.id, verdict: "accept", notes: [] }) } }));
+    this.expectAccepted(
+      this.push({
+        role: "navigator",
+        files: {
+          [`.consort/reviews/${unit.id}.json`]: JSON.stringify({ unit: unit.id, verdict: "accept", notes: [] }),
+        },
+      }),
+    );
     return this;
   }
 

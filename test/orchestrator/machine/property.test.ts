@@ -13,7 +13,31 @@ import { smallDesign, TrackSim, twoTestList } from "../helpers/track.js";
  * advances the lane, and the snapshot still restores.
  */
 
-const LANE: Stage[] = ["stories", "spec", "architecture", "db-design", "ux", "design-gate", "test-list", "test-list-gate", "red", "red-verify", "green", "green-verify", "repair", "review", "refactor", "refactor-verify", "blocked", "deploying", "deploy-gate", "promote-gate", "merging", "promoting", "done"];
+const LANE: Stage[] = [
+  "stories",
+  "spec",
+  "architecture",
+  "db-design",
+  "ux",
+  "design-gate",
+  "test-list",
+  "test-list-gate",
+  "red",
+  "red-verify",
+  "green",
+  "green-verify",
+  "repair",
+  "review",
+  "refactor",
+  "refactor-verify",
+  "blocked",
+  "deploying",
+  "deploy-gate",
+  "promote-gate",
+  "merging",
+  "promoting",
+  "done",
+];
 const BUILD_OR_LATER = LANE.slice(LANE.indexOf("red"));
 const GATES: GateName[] = ["design", "test-list", "deploy", "promote"];
 const at = "2026-11-30T12:00:00Z";
@@ -27,14 +51,21 @@ const FILES: Array<(sim: TrackSim, variant: number) => [string, string | null]> 
   (sim, v) => {
     const unit = sim.context.units[sim.context.unitIndex];
     const previous = sim.context.testFiles["test/stock.test.ts"] ?? "";
-    if (v % 3 === 0) return ["test/stock.test.ts", `${previous}it(${JSON.stringify(unit?.tests[0]?.title ?? "x")}, () => expect(1).toBe(2));\n`];
+    if (v % 3 === 0)
+      return [
+        "test/stock.test.ts",
+        `${previous}it(${JSON.stringify(unit?.tests[0]?.title ?? "x")}, () => expect(1).toBe(2));\n`,
+      ];
     if (v % 3 === 1) return ["test/stock.test.ts", previous.replace("it(", "it.skip(")];
     return ["test/stock.test.ts", null];
   },
   (_s, v) => ["src/services/stock.ts", `export const v = ${v};\n`],
   (sim, v) => {
     const unit = sim.context.units[sim.context.unitIndex]?.id ?? "T1";
-    return [`.consort/reviews/${unit}.json`, JSON.stringify({ unit, verdict: v % 2 ? "accept" : "refactor", notes: ["n"] })];
+    return [
+      `.consort/reviews/${unit}.json`,
+      JSON.stringify({ unit, verdict: v % 2 ? "accept" : "refactor", notes: ["n"] }),
+    ];
   },
   () => [".github/workflows/consort-cycle.yml", "on: push"],
 ];
@@ -52,11 +83,29 @@ type Move =
   | { kind: "closed" };
 
 const move: fc.Arbitrary<Move> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ kind: fc.constant("push" as const), role: fc.integer({ min: -1, max: 7 }), files: fc.array(fc.nat(FILES.length - 1), { minLength: 1, maxLength: 2 }), variant: fc.nat(5) }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      kind: fc.constant("push" as const),
+      role: fc.integer({ min: -1, max: 7 }),
+      files: fc.array(fc.nat(FILES.length - 1), { minLength: 1, maxLength: 2 }),
+      variant: fc.nat(5),
+    }),
+  },
   { weight: 50, arbitrary: fc.record({ kind: fc.constant("turn" as const), variant: fc.nat(5) }) },
-  { weight: 20, arbitrary: fc.record({ kind: fc.constant("approve" as const), gate: fc.nat(7), right: fc.nat(3).map((n) => n > 0) }) },
+  {
+    weight: 20,
+    arbitrary: fc.record({
+      kind: fc.constant("approve" as const),
+      gate: fc.nat(7),
+      right: fc.nat(3).map((n) => n > 0),
+    }),
+  },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("withdraw" as const), gate: fc.nat(3) }) },
-  { weight: 25, arbitrary: fc.record({ kind: fc.constant("report" as const), outcome: fc.nat(5), right: fc.boolean() }) },
+  {
+    weight: 25,
+    arbitrary: fc.record({ kind: fc.constant("report" as const), outcome: fc.nat(5), right: fc.boolean() }),
+  },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("renegotiate" as const), design: fc.boolean() }) },
   { weight: 3, arbitrary: fc.constant({ kind: "retry" as const }) },
   { weight: 8, arbitrary: fc.constant({ kind: "reset" as const }) },
@@ -66,9 +115,36 @@ const move: fc.Arbitrary<Move> = fc.oneof(
 /** What a well-behaved participant would do now (so random runs get deep into the lane). */
 function turn(sim: TrackSim, variant: number): TransitionResult | null {
   if (sim.context.rejectedHead) return sim.reset();
-  const files: Partial<Record<Stage, number>> = { stories: 0, spec: 0, architecture: 2, "db-design": 3, "test-list": 4, red: 5, green: 6, repair: 6, refactor: 6, review: 7 };
-  const roles: Partial<Record<Stage, (typeof ROLE_NAMES)[number]>> = { stories: "product-owner", spec: "spec-author", architecture: "architect", "db-design": "dba", "test-list": "test-strategist", red: "navigator", review: "navigator", green: "driver", repair: "driver", refactor: "driver" };
-  const gates: Partial<Record<Stage, GateName>> = { "design-gate": "design", "test-list-gate": "test-list", "deploy-gate": "deploy", "promote-gate": "promote" };
+  const files: Partial<Record<Stage, number>> = {
+    stories: 0,
+    spec: 0,
+    architecture: 2,
+    "db-design": 3,
+    "test-list": 4,
+    red: 5,
+    green: 6,
+    repair: 6,
+    refactor: 6,
+    review: 7,
+  };
+  const roles: Partial<Record<Stage, (typeof ROLE_NAMES)[number]>> = {
+    stories: "product-owner",
+    spec: "spec-author",
+    architecture: "architect",
+    "db-design": "dba",
+    "test-list": "test-strategist",
+    red: "navigator",
+    review: "navigator",
+    green: "driver",
+    repair: "driver",
+    refactor: "driver",
+  };
+  const gates: Partial<Record<Stage, GateName>> = {
+    "design-gate": "design",
+    "test-list-gate": "test-list",
+    "deploy-gate": "deploy",
+    "promote-gate": "promote",
+  };
   const index = files[sim.stage];
   const role = roles[sim.stage];
   if (index !== undefined && role) {
@@ -77,8 +153,15 @@ function turn(sim: TrackSim, variant: number): TransitionResult | null {
   }
   const gate = gates[sim.stage];
   if (gate) return sim.approve(gate);
-  if (sim.context.pendingDispatch) return sim.report(variant === 5 ? "invalid" : "valid", variant === 5 ? ["failed"] : []);
-  if (sim.stage === "blocked" || sim.stage.endsWith("-verify") || sim.stage === "deploying" || sim.stage === "promoting") return sim.send({ type: "retry", at, by: "lead" });
+  if (sim.context.pendingDispatch)
+    return sim.report(variant === 5 ? "invalid" : "valid", variant === 5 ? ["failed"] : []);
+  if (
+    sim.stage === "blocked" ||
+    sim.stage.endsWith("-verify") ||
+    sim.stage === "deploying" ||
+    sim.stage === "promoting"
+  )
+    return sim.send({ type: "retry", at, by: "lead" });
   if (sim.stage === "merging") return sim.send({ type: "merged", at, commit: sim.context.head });
   return null;
 }
@@ -86,25 +169,60 @@ function turn(sim: TrackSim, variant: number): TransitionResult | null {
 function play(sim: TrackSim, m: Move): TransitionResult | null {
   switch (m.kind) {
     case "push":
-      return sim.push({ role: m.role < 0 ? null : ROLE_NAMES[m.role]!, files: Object.fromEntries(m.files.map((f) => FILES[f]!(sim, m.variant))) });
+      return sim.push({
+        role: m.role < 0 ? null : ROLE_NAMES[m.role]!,
+        files: Object.fromEntries(m.files.map((f) => FILES[f]!(sim, m.variant))),
+      });
     case "turn":
       return turn(sim, m.variant);
     case "approve": {
       // Mostly the gate the track waits at; sometimes any gate.
-      const waiting = ({ "design-gate": "design", "test-list-gate": "test-list", "deploy-gate": "deploy", "promote-gate": "promote" } as Partial<Record<Stage, GateName>>)[sim.stage];
+      const waiting = (
+        {
+          "design-gate": "design",
+          "test-list-gate": "test-list",
+          "deploy-gate": "deploy",
+          "promote-gate": "promote",
+        } as Partial<Record<Stage, GateName>>
+      )[sim.stage];
       const gate = m.gate >= GATES.length && waiting ? waiting : GATES[m.gate % GATES.length]!;
       if (m.right) return sim.approve(gate);
-      return sim.send({ type: "gate.approved", at, gate, manifestHash: "e".repeat(64), approver: "lead", reviewId: 1, commit: sim.context.head });
+      return sim.send({
+        type: "gate.approved",
+        at,
+        gate,
+        manifestHash: "e".repeat(64),
+        approver: "lead",
+        reviewId: 1,
+        commit: sim.context.head,
+      });
     }
     case "withdraw":
       return sim.send({ type: "gate.withdrawn", at, gate: GATES[m.gate]!, reason: "review dismissed" });
     case "report": {
       const outcome = (["valid", "valid", "valid", "invalid", "invalid", "error"] as const)[m.outcome]!;
       if (m.right && sim.context.pendingDispatch) return sim.report(outcome, outcome === "valid" ? [] : ["failed"]);
-      return sim.send({ type: "cycle.reported", at, dispatchId: "forged#1", runId: 1, step: "green", commit: sim.context.head, outcome: "valid", reasons: [], evidence: { summary: "forged" } });
+      return sim.send({
+        type: "cycle.reported",
+        at,
+        dispatchId: "forged#1",
+        runId: 1,
+        step: "green",
+        commit: sim.context.head,
+        outcome: "valid",
+        reasons: [],
+        evidence: { summary: "forged" },
+      });
     }
     case "renegotiate":
-      return sim.send({ type: "renegotiate", at, by: "lead", scope: m.design ? "design" : "test-list", from: "architecture", reason: "r" } as TrackEvent);
+      return sim.send({
+        type: "renegotiate",
+        at,
+        by: "lead",
+        scope: m.design ? "design" : "test-list",
+        from: "architecture",
+        reason: "r",
+      } as TrackEvent);
     case "retry":
       return sim.send({ type: "retry", at, by: "lead" });
     case "reset":
@@ -117,27 +235,45 @@ function play(sim: TrackSim, m: Move): TransitionResult | null {
 }
 
 const approvalsCount = (sim: TrackSim) => GATES.reduce((n, g) => n + sim.context.gates[g].approvals.length, 0);
-const evidenceCount = (sim: TrackSim) => Object.values(sim.context.evidence).reduce((n, e) => n + (e.red ? 1 : 0) + (e.green ? 1 : 0) + (e.complete ? 1 : 0), 0);
+const evidenceCount = (sim: TrackSim) =>
+  Object.values(sim.context.evidence).reduce(
+    (n, e) => n + (e.red ? 1 : 0) + (e.green ? 1 : 0) + (e.complete ? 1 : 0),
+    0,
+  );
 
-function checkInvariants(sim: TrackSim, before: { stage: Stage; approvals: number; evidence: number; unitIndex: number }, result: TransitionResult | null) {
+function checkInvariants(
+  sim: TrackSim,
+  before: { stage: Stage; approvals: number; evidence: number; unitIndex: number },
+  result: TransitionResult | null,
+) {
   const { stage, context } = sim.snapshot;
   const gates = context.gates;
   // Never skip a gate.
-  if (BUILD_OR_LATER.includes(stage) || stage === "test-list" || stage === "test-list-gate") expect(gates.design.status, `design gate at ${stage}`).toBe("approved");
+  if (BUILD_OR_LATER.includes(stage) || stage === "test-list" || stage === "test-list-gate")
+    expect(gates.design.status, `design gate at ${stage}`).toBe("approved");
   if (BUILD_OR_LATER.includes(stage)) expect(gates["test-list"].status, `test-list gate at ${stage}`).toBe("approved");
   if (["promote-gate", "merging", "promoting", "done"].includes(stage)) expect(gates.deploy.status).toBe("approved");
   if (["merging", "promoting", "done"].includes(stage)) expect(gates.promote.status).toBe("approved");
-  for (const gate of GATES) if (gates[gate].status === "approved") expect(gates[gate].approvedHash).toBe(gates[gate].pendingHash);
+  for (const gate of GATES)
+    if (gates[gate].status === "approved") expect(gates[gate].approvedHash).toBe(gates[gate].pendingHash);
   // Units before the one in turn have a valid RED, a valid GREEN and are complete.
   if (BUILD_OR_LATER.includes(stage)) {
-    context.units.slice(0, context.unitIndex).forEach((unit) => expect(context.evidence[unit.id], unit.id).toMatchObject({ red: expect.anything(), green: expect.anything(), complete: true }));
+    context.units.slice(0, context.unitIndex).forEach((unit) =>
+      expect(context.evidence[unit.id], unit.id).toMatchObject({
+        red: expect.anything(),
+        green: expect.anything(),
+        complete: true,
+      }),
+    );
   }
   if (stage === "done") expect(context.unitIndex).toBe(context.units.length);
   // A rejected event never advances: not the stage, not the approvals, not the evidence.
   if (result?.rejection) {
     const from = LANE.indexOf(before.stage);
     const to = LANE.indexOf(stage);
-    expect(to === -1 ? from : to, `${before.stage} → ${stage} on a rejection`).toBeLessThanOrEqual(from === -1 ? Infinity : from);
+    expect(to === -1 ? from : to, `${before.stage} → ${stage} on a rejection`).toBeLessThanOrEqual(
+      from === -1 ? Infinity : from,
+    );
     expect(approvalsCount(sim)).toBe(before.approvals);
     expect(evidenceCount(sim)).toBeLessThanOrEqual(before.evidence);
     expect(context.unitIndex).toBeLessThanOrEqual(before.unitIndex);
@@ -153,7 +289,12 @@ describe("random event sequences (fast-check)", () => {
         const sim = new TrackSim(ConsortConfig.parse({ repairBound: 2, granularity: "ac" }));
         for (const m of moves) {
           if (sim.stage === "done" || sim.stage === "abandoned") break;
-          const before = { stage: sim.stage, approvals: approvalsCount(sim), evidence: evidenceCount(sim), unitIndex: sim.context.unitIndex };
+          const before = {
+            stage: sim.stage,
+            approvals: approvalsCount(sim),
+            evidence: evidenceCount(sim),
+            unitIndex: sim.context.unitIndex,
+          };
           checkInvariants(sim, before, play(sim, m));
         }
       }),
@@ -169,7 +310,12 @@ describe("random event sequences (fast-check)", () => {
         const sim = new TrackSim(ConsortConfig.parse({ repairBound: 2 }));
         for (const m of moves) {
           if (sim.stage === "done" || sim.stage === "abandoned") break;
-          const before = { stage: sim.stage, approvals: approvalsCount(sim), evidence: evidenceCount(sim), unitIndex: sim.context.unitIndex };
+          const before = {
+            stage: sim.stage,
+            approvals: approvalsCount(sim),
+            evidence: evidenceCount(sim),
+            unitIndex: sim.context.unitIndex,
+          };
           const result = play(sim, m);
           checkInvariants(sim, before, result);
         }

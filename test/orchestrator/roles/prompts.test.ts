@@ -17,21 +17,28 @@ const STEPS: Record<string, Stage[]> = {
 };
 
 describe("role prompts (roles/<role>.md)", () => {
-  it.each(ROLE_NAMES.map((r) => [r]))("%s: names the role, its trailer, and what it owns, reads, produces and must never do", (role) => {
-    const text = prompt(role);
-    expect(text).toMatch(new RegExp(`^# Role: ${ROLES[role].title}`));
-    expect(text).toContain(`Consort-Role: ${role}`);
-    for (const section of ["## You own", "## You read", "## Hard rules"]) expect(text).toContain(section);
-    expect(text).toMatch(/## (You produce|At red you produce)/);
-    expect(text).toContain("NextAction");
-  });
+  it.each(ROLE_NAMES.map((r) => [r]))(
+    "%s: names the role, its trailer, and what it owns, reads, produces and must never do",
+    (role) => {
+      const text = prompt(role);
+      expect(text).toMatch(new RegExp(`^# Role: ${ROLES[role].title}`));
+      expect(text).toContain(`Consort-Role: ${role}`);
+      for (const section of ["## You own", "## You read", "## Hard rules"]) expect(text).toContain(section);
+      expect(text).toMatch(/## (You produce|At red you produce)/);
+      expect(text).toContain("NextAction");
+    },
+  );
 
-  it.each(Object.entries(STEPS))("%s: the files it is told it owns are the ones the machine gives it", (role, stages) => {
-    const text = prompt(role);
-    for (const stage of stages) {
-      const owner = ownershipAt(stage, defaultConfig(), "T1");
-      expect(owner.role).toBe(role);
-      for (const path of owner.paths.filter((p) => p.startsWith(".consort/") && !p.includes("reviews"))) expect(text).toContain(path);
-    }
-  });
+  it.each(Object.entries(STEPS))(
+    "%s: the files it is told it owns are the ones the machine gives it",
+    (role, stages) => {
+      const text = prompt(role);
+      for (const stage of stages) {
+        const owner = ownershipAt(stage, defaultConfig(), "T1");
+        expect(owner.role).toBe(role);
+        for (const path of owner.paths.filter((p) => p.startsWith(".consort/") && !p.includes("reviews")))
+          expect(text).toContain(path);
+      }
+    },
+  );
 });
