@@ -1,4 +1,4 @@
-import { assign, setup } from "xstate";
+import { assertEvent, assign, setup } from "xstate";
 import { hashFrozenText, manifestHashFromHashes } from "../gates/freeze.js";
 import {
   addAuthors,
@@ -195,7 +195,7 @@ const outcomeComment = (context: TrackContext, event: Ev<"CYCLE_REPORTED">, what
     ...event.reasons.map((r) => `- ${r}`),
   ].join("\n");
 
-export const trackMachine = setup({
+const machineSetup = setup({
   types: {
     context: {} as TrackContext,
     events: {} as MachineEvent,
@@ -205,36 +205,39 @@ export const trackMachine = setup({
     /** Describes one effect; the handler executes it. Never run here. */
     emit: (_: unknown, _effect: Effect) => {},
     acceptPush: assign(({ context, event }) => {
-      const e = event as Ev<"STEP_PUSHED">;
+      assertEvent(event, "STEP_PUSHED");
       return {
-        head: e.head,
-        updatedAt: e.at,
-        artifacts: applyTexts(context.artifacts, e.artifacts),
-        testFiles: applyTexts(context.testFiles, e.testFiles),
-        lastProblem: e.problems,
+        head: event.head,
+        updatedAt: event.at,
+        artifacts: applyTexts(context.artifacts, event.artifacts),
+        testFiles: applyTexts(context.testFiles, event.testFiles),
+        lastProblem: event.problems,
       };
     }),
-    recordDesignAuthors: assign(({ context, event }) =>
-      addAuthors(context, ["design", "deploy", "promote"], (event as Ev<"STEP_PUSHED">).authors),
-    ),
-    recordTestListAuthors: assign(({ context, event }) =>
-      addAuthors(context, ["test-list", "deploy", "promote"], (event as Ev<"STEP_PUSHED">).authors),
-    ),
-    recordBuildAuthors: assign(({ context, event }) =>
-      addAuthors(context, ["deploy", "promote"], (event as Ev<"STEP_PUSHED">).authors),
-    ),
+    recordDesignAuthors: assign(({ context, event }) => {
+      assertEvent(event, "STEP_PUSHED");
+      return addAuthors(context, ["design", "deploy", "promote"], event.authors);
+    }),
+    recordTestListAuthors: assign(({ context, event }) => {
+      assertEvent(event, "STEP_PUSHED");
+      return addAuthors(context, ["test-list", "deploy", "promote"], event.authors);
+    }),
+    recordBuildAuthors: assign(({ context, event }) => {
+      assertEvent(event, "STEP_PUSHED");
+      return addAuthors(context, ["deploy", "promote"], event.authors);
+    }),
     recordRejection: assign(({ event }) => {
-      const e = event as Ev<"PUSH_REJECTED">;
-      return { rejectedHead: { sha: e.sha, reasons: e.reasons, at: e.at }, updatedAt: e.at };
+      assertEvent(event, "PUSH_REJECTED");
+      return { rejectedHead: { sha: event.sha, reasons: event.reasons, at: event.at }, updatedAt: event.at };
     }),
     clearRejection: assign(({ event }) => ({ rejectedHead: null, updatedAt: event.at })),
     withdrawForPush: assign(({ context, event }) => {
-      const e = event as Ev<"PUSH_REJECTED">;
-      return withdrawFrom(context, e.withdraw!, `a frozen file changed in ${e.sha.slice(0, 7)}`, "withdraw");
+      assertEvent(event, "PUSH_REJECTED");
+      return withdrawFrom(context, event.withdraw!, `a frozen file changed in ${event.sha.slice(0, 7)}`, "withdraw");
     }),
     withdrawGate: assign(({ context, event }) => {
-      const e = event as Ev<"GATE_WITHDRAWN">;
-      return { ...withdrawFrom(context, e.gate, e.reason, "withdraw"), updatedAt: e.at };
+      assertEvent(event, "GATE_WITHDRAWN");
+      return { ...withdrawFrom(context, event.gate, event.reason, "withdraw"), updatedAt: event.at };
     }),
     openDesignGate: assign(({ context }) => openGate(context, "design", designManifest(context))),
     openTestListGate: assign(({ context }) => openGate(context, "test-list", testListManifest(context))),
@@ -244,17 +247,17 @@ export const trackMachine = setup({
     }),
     openPromoteGate: assign(({ context }) => openGate(context, "promote", promoteManifest(context))),
     approveGate: assign(({ context, event }) => {
-      const e = event as Ev<"GATE_APPROVED">;
-      const record = context.gates[e.gate];
+      assertEvent(event, "GATE_APPROVED");
+      const record = context.gates[event.gate];
       return {
-        updatedAt: e.at,
+        updatedAt: event.at,
         gates: {
           ...context.gates,
-          [e.gate]: {
+          [event.gate]: {
             ...record,
             status: "approved",
             approvedHash: record.pendingHash,
-            approvals: [...record.approvals, e.approval],
+            approvals: [...record.approvals, event.approval],
             withdrawnReason: null,
           },
         },
@@ -266,15 +269,22 @@ export const trackMachine = setup({
       lastProblem: context.lastProblem,
     })),
     recordReport: assign(({ context, event }) => {
-      const e = event as Ev<"CYCLE_REPORTED">;
+      assertEvent(event, "CYCLE_REPORTED");
       const pending = context.pendingDispatch;
       return {
-        updatedAt: e.at,
+        updatedAt: event.at,
         pendingDispatch: null,
-        lastProblem: e.outcome === "valid" ? [] : e.reasons,
+        lastProblem: event.outcome === "valid" ? [] : event.reasons,
         cycles: context.cycles.map((c) =>
           pending && c.dispatchId === pending.dispatchId
-            ? { ...c, runId: e.runId, outcome: e.outcome, reasons: e.reasons, reportedAt: e.at, evidence: e.evidence }
+            ? {
+                ...c,
+                runId: event.runId,
+                outcome: event.outcome,
+                reasons: event.reasons,
+                reportedAt: event.at,
+                evidence: event.evidence,
+              }
             : c,
         ),
       };
@@ -311,8 +321,11 @@ export const trackMachine = setup({
       };
     }),
     recordReview: assign(({ context, event }) => {
-      const e = event as Ev<"STEP_PUSHED">;
-      return withUnitEvidence(context, (ev) => ({ ...ev, review: { verdict: e.verdict!, commit: e.head, at: e.at } }));
+      assertEvent(event, "STEP_PUSHED");
+      return withUnitEvidence(context, (ev) => ({
+        ...ev,
+        review: { verdict: event.verdict!, commit: event.head, at: event.at },
+      }));
     }),
     recordRefactor: assign(({ context, event }) => {
       const pending = context.cycles.at(-1)!;
@@ -335,9 +348,12 @@ export const trackMachine = setup({
     })),
     unblock: assign(({ event }) => ({ blocked: null, attempts: 0, lastProblem: [], updatedAt: event.at })),
     recordDeploy: assign(({ context, event }) => {
-      const e = event as Ev<"CYCLE_REPORTED">;
+      assertEvent(event, "CYCLE_REPORTED");
       const pending = context.cycles.at(-1)!;
-      const evidence = e.evidence as DeployEvidence;
+      const evidence = event.evidence;
+      // Only a deploy report carries checks; the release step is reported by nothing else.
+      if (evidence === null || !("checks" in evidence))
+        throw new Error(`the release cycle ${pending.dispatchId} reported no deploy evidence`);
       return {
         deployEvidence: {
           dispatchId: pending.dispatchId,
@@ -347,23 +363,26 @@ export const trackMachine = setup({
         },
       };
     }),
-    recordMerge: assign(({ event }) => ({ mergedCommit: (event as Ev<"MERGED">).commit, updatedAt: event.at })),
+    recordMerge: assign(({ event }) => {
+      assertEvent(event, "MERGED");
+      return { mergedCommit: event.commit, updatedAt: event.at };
+    }),
     reopenTestList: assign(({ context, event }) => {
-      const e = event as Ev<"RENEGOTIATE">;
+      assertEvent(event, "RENEGOTIATE");
       return {
-        ...withdrawFrom(context, "test-list", `renegotiated by ${e.by}: ${e.reason}`, "reopen"),
+        ...withdrawFrom(context, "test-list", `renegotiated by ${event.by}: ${event.reason}`, "reopen"),
         blocked: null,
         attempts: 0,
-        updatedAt: e.at,
+        updatedAt: event.at,
       };
     }),
     reopenDesign: assign(({ context, event }) => {
-      const e = event as Ev<"RENEGOTIATE">;
+      assertEvent(event, "RENEGOTIATE");
       return {
-        ...withdrawFrom(context, "design", `renegotiated by ${e.by}: ${e.reason}`, "reopen"),
+        ...withdrawFrom(context, "design", `renegotiated by ${event.by}: ${event.reason}`, "reopen"),
         blocked: null,
         attempts: 0,
-        updatedAt: e.at,
+        updatedAt: event.at,
       };
     }),
     end: assign(({ event }) => {
@@ -414,7 +433,80 @@ export const trackMachine = setup({
       event.scope === params.scope &&
       (params.scope === "test-list" || event.from === params.from),
   },
-}).createMachine({
+});
+
+type StateConfig = Parameters<typeof machineSetup.createStateConfig>[0];
+/** One transition on CYCLE_REPORTED (the machine's events, guards and actions, type-checked). */
+type ReportTransition = Exclude<
+  Extract<NonNullable<NonNullable<StateConfig["on"]>["CYCLE_REPORTED"]>, readonly unknown[]>[number],
+  string | undefined
+>;
+
+/**
+ * A `*-verify` state: entering it dispatches the step's cycle; the report of that cycle moves the
+ * lane on (`valid`), sends it back to `retry` while attempts remain, blocks it once they are used
+ * up, and leaves it waiting when the cycle could not decide. A person may retry (a new dispatch).
+ */
+function verifyState(verify: {
+  step: "red" | "green" | "refactor";
+  valid: ReportTransition[];
+  retry: "red" | "repair" | "refactor";
+  invalid: (context: TrackContext) => string;
+  blocked: string;
+  undecided: string;
+}) {
+  const { step, retry } = verify;
+  const stage = `${step}-verify` as const;
+  return machineSetup.createStateConfig({
+    entry: [
+      { type: "startCycle", params: { step } },
+      { type: "emit", params: ({ context }) => cycleEffect(context) },
+    ],
+    on: {
+      RENEGOTIATE: renegotiation(stage),
+      CYCLE_REPORTED: [
+        ...verify.valid,
+        {
+          guard: { type: "reportsWithinBound", params: { step, outcome: "invalid" } },
+          target: retry,
+          actions: [
+            "recordReport",
+            "countAttempt",
+            {
+              type: "emit",
+              params: ({ context, event }) => comment(outcomeComment(context, event, verify.invalid(context))),
+            },
+          ],
+        },
+        {
+          guard: { type: "reports", params: { step, outcome: "invalid" } },
+          target: "blocked",
+          actions: [
+            "recordReport",
+            { type: "block", params: { resume: retry } },
+            {
+              type: "emit",
+              params: ({ context, event }) =>
+                comment(
+                  `${outcomeComment(context, event, verify.blocked)}\n\nA person decides: retry, renegotiate the test list, or abandon.`,
+                ),
+            },
+          ],
+        },
+        {
+          guard: { type: "reports", params: { step, outcome: "error" } },
+          actions: [
+            "recordReport",
+            { type: "emit", params: ({ context, event }) => comment(outcomeComment(context, event, verify.undecided)) },
+          ],
+        },
+      ],
+      RETRY: { target: stage, reenter: true },
+    },
+  });
+}
+
+export const trackMachine = machineSetup.createMachine({
   id: "track",
   context: ({ input }) => input,
   initial: "stories",
@@ -555,68 +647,20 @@ export const trackMachine = setup({
         STEP_PUSHED: { target: "red-verify", actions: ["acceptPush", "recordBuildAuthors"] },
       },
     },
-    "red-verify": {
-      entry: [
-        { type: "startCycle", params: { step: "red" } },
-        { type: "emit", params: ({ context }) => cycleEffect(context) },
+    "red-verify": verifyState({
+      step: "red",
+      valid: [
+        {
+          guard: { type: "reports", params: { step: "red", outcome: "valid" } },
+          target: "green",
+          actions: ["recordReport", "recordRed"],
+        },
       ],
-      on: {
-        RENEGOTIATE: renegotiation("red-verify"),
-        CYCLE_REPORTED: [
-          {
-            guard: { type: "reports", params: { step: "red", outcome: "valid" } },
-            target: "green",
-            actions: ["recordReport", "recordRed"],
-          },
-          {
-            guard: { type: "reportsWithinBound", params: { step: "red", outcome: "invalid" } },
-            target: "red",
-            actions: [
-              "recordReport",
-              "countAttempt",
-              {
-                type: "emit",
-                params: ({ context, event }) =>
-                  comment(outcomeComment(context, event as Ev<"CYCLE_REPORTED">, "RED is not valid")),
-              },
-            ],
-          },
-          {
-            guard: { type: "reports", params: { step: "red", outcome: "invalid" } },
-            target: "blocked",
-            actions: [
-              "recordReport",
-              { type: "block", params: { resume: "red" } },
-              {
-                type: "emit",
-                params: ({ context, event }) =>
-                  comment(
-                    `${outcomeComment(context, event as Ev<"CYCLE_REPORTED">, "RED failed its last allowed attempt: blocked")}\n\nA person decides: retry, renegotiate the test list, or abandon.`,
-                  ),
-              },
-            ],
-          },
-          {
-            guard: { type: "reports", params: { step: "red", outcome: "error" } },
-            actions: [
-              "recordReport",
-              {
-                type: "emit",
-                params: ({ context, event }) =>
-                  comment(
-                    outcomeComment(
-                      context,
-                      event as Ev<"CYCLE_REPORTED">,
-                      "The RED cycle could not decide (retry when fixed)",
-                    ),
-                  ),
-              },
-            ],
-          },
-        ],
-        RETRY: { target: "red-verify", reenter: true },
-      },
-    },
+      retry: "red",
+      invalid: () => "RED is not valid",
+      blocked: "RED failed its last allowed attempt: blocked",
+      undecided: "The RED cycle could not decide (retry when fixed)",
+    }),
     green: {
       on: {
         RENEGOTIATE: renegotiation("green"),
@@ -629,74 +673,21 @@ export const trackMachine = setup({
         STEP_PUSHED: { target: "green-verify", actions: ["acceptPush", "recordBuildAuthors"] },
       },
     },
-    "green-verify": {
-      entry: [
-        { type: "startCycle", params: { step: "green" } },
-        { type: "emit", params: ({ context }) => cycleEffect(context) },
+    "green-verify": verifyState({
+      step: "green",
+      valid: [
+        {
+          guard: { type: "reports", params: { step: "green", outcome: "valid" } },
+          target: "review",
+          actions: ["recordReport", "recordGreen"],
+        },
       ],
-      on: {
-        RENEGOTIATE: renegotiation("green-verify"),
-        CYCLE_REPORTED: [
-          {
-            guard: { type: "reports", params: { step: "green", outcome: "valid" } },
-            target: "review",
-            actions: ["recordReport", "recordGreen"],
-          },
-          {
-            guard: { type: "reportsWithinBound", params: { step: "green", outcome: "invalid" } },
-            target: "repair",
-            actions: [
-              "recordReport",
-              "countAttempt",
-              {
-                type: "emit",
-                params: ({ context, event }) =>
-                  comment(
-                    outcomeComment(
-                      context,
-                      event as Ev<"CYCLE_REPORTED">,
-                      `GREEN is not valid: repair round ${context.attempts} of ${context.settings.repairBound - 1}`,
-                    ),
-                  ),
-              },
-            ],
-          },
-          {
-            guard: { type: "reports", params: { step: "green", outcome: "invalid" } },
-            target: "blocked",
-            actions: [
-              "recordReport",
-              { type: "block", params: { resume: "repair" } },
-              {
-                type: "emit",
-                params: ({ context, event }) =>
-                  comment(
-                    `${outcomeComment(context, event as Ev<"CYCLE_REPORTED">, "GREEN failed its last allowed attempt: blocked")}\n\nA person decides: retry, renegotiate the test list, or abandon.`,
-                  ),
-              },
-            ],
-          },
-          {
-            guard: { type: "reports", params: { step: "green", outcome: "error" } },
-            actions: [
-              "recordReport",
-              {
-                type: "emit",
-                params: ({ context, event }) =>
-                  comment(
-                    outcomeComment(
-                      context,
-                      event as Ev<"CYCLE_REPORTED">,
-                      "The GREEN cycle could not decide (retry when fixed)",
-                    ),
-                  ),
-              },
-            ],
-          },
-        ],
-        RETRY: { target: "green-verify", reenter: true },
-      },
-    },
+      retry: "repair",
+      invalid: (context) =>
+        `GREEN is not valid: repair round ${context.attempts} of ${context.settings.repairBound - 1}`,
+      blocked: "GREEN failed its last allowed attempt: blocked",
+      undecided: "The GREEN cycle could not decide (retry when fixed)",
+    }),
     review: {
       on: {
         RENEGOTIATE: renegotiation("review"),
@@ -726,73 +717,25 @@ export const trackMachine = setup({
         STEP_PUSHED: { target: "refactor-verify", actions: ["acceptPush", "recordBuildAuthors"] },
       },
     },
-    "refactor-verify": {
-      entry: [
-        { type: "startCycle", params: { step: "refactor" } },
-        { type: "emit", params: ({ context }) => cycleEffect(context) },
+    "refactor-verify": verifyState({
+      step: "refactor",
+      valid: [
+        {
+          guard: "refactorVerifiedOnLastUnit",
+          target: "deploying",
+          actions: ["recordReport", "recordRefactor", "completeUnit"],
+        },
+        {
+          guard: { type: "reports", params: { step: "refactor", outcome: "valid" } },
+          target: "red",
+          actions: ["recordReport", "recordRefactor", "completeUnit"],
+        },
       ],
-      on: {
-        RENEGOTIATE: renegotiation("refactor-verify"),
-        CYCLE_REPORTED: [
-          {
-            guard: "refactorVerifiedOnLastUnit",
-            target: "deploying",
-            actions: ["recordReport", "recordRefactor", "completeUnit"],
-          },
-          {
-            guard: { type: "reports", params: { step: "refactor", outcome: "valid" } },
-            target: "red",
-            actions: ["recordReport", "recordRefactor", "completeUnit"],
-          },
-          {
-            guard: { type: "reportsWithinBound", params: { step: "refactor", outcome: "invalid" } },
-            target: "refactor",
-            actions: [
-              "recordReport",
-              "countAttempt",
-              {
-                type: "emit",
-                params: ({ context, event }) =>
-                  comment(outcomeComment(context, event as Ev<"CYCLE_REPORTED">, "The refactor broke the tests")),
-              },
-            ],
-          },
-          {
-            guard: { type: "reports", params: { step: "refactor", outcome: "invalid" } },
-            target: "blocked",
-            actions: [
-              "recordReport",
-              { type: "block", params: { resume: "refactor" } },
-              {
-                type: "emit",
-                params: ({ context, event }) =>
-                  comment(
-                    `${outcomeComment(context, event as Ev<"CYCLE_REPORTED">, "The refactor failed its last allowed attempt: blocked")}\n\nA person decides: retry, renegotiate the test list, or abandon.`,
-                  ),
-              },
-            ],
-          },
-          {
-            guard: { type: "reports", params: { step: "refactor", outcome: "error" } },
-            actions: [
-              "recordReport",
-              {
-                type: "emit",
-                params: ({ context, event }) =>
-                  comment(
-                    outcomeComment(
-                      context,
-                      event as Ev<"CYCLE_REPORTED">,
-                      "The refactor cycle could not decide (retry when fixed)",
-                    ),
-                  ),
-              },
-            ],
-          },
-        ],
-        RETRY: { target: "refactor-verify", reenter: true },
-      },
-    },
+      retry: "refactor",
+      invalid: () => "The refactor broke the tests",
+      blocked: "The refactor failed its last allowed attempt: blocked",
+      undecided: "The refactor cycle could not decide (retry when fixed)",
+    }),
     blocked: {
       on: {
         RENEGOTIATE: renegotiation("blocked"),
@@ -826,7 +769,7 @@ export const trackMachine = setup({
                 type: "emit",
                 params: ({ context, event }) =>
                   comment(
-                    `${outcomeComment(context, event as Ev<"CYCLE_REPORTED">, "The preview deploy did not verify: blocked")}\n\nA person decides: retry, renegotiate, or abandon.`,
+                    `${outcomeComment(context, event, "The preview deploy did not verify: blocked")}\n\nA person decides: retry, renegotiate, or abandon.`,
                   ),
               },
             ],
@@ -838,13 +781,7 @@ export const trackMachine = setup({
               {
                 type: "emit",
                 params: ({ context, event }) =>
-                  comment(
-                    outcomeComment(
-                      context,
-                      event as Ev<"CYCLE_REPORTED">,
-                      "The release cycle could not decide (retry when fixed)",
-                    ),
-                  ),
+                  comment(outcomeComment(context, event, "The release cycle could not decide (retry when fixed)")),
               },
             ],
           },
@@ -909,7 +846,7 @@ export const trackMachine = setup({
                 type: "emit",
                 params: ({ event }) =>
                   comment(
-                    `**Promotion did not complete**; the parent's snapshot is kept. Retry when fixed:\n${(event as Ev<"CYCLE_REPORTED">).reasons.map((r) => `- ${r}`).join("\n")}`,
+                    `**Promotion did not complete**; the parent's snapshot is kept. Retry when fixed:\n${event.reasons.map((r) => `- ${r}`).join("\n")}`,
                   ),
               },
             ],
