@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { RoleName } from "../roles/roles.js";
 
 /**
  * `.github/consort.yml`, always read from the default branch so a track cannot loosen its own
@@ -12,18 +13,8 @@ const githubLogin = z
   .string()
   .regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]|\[bot\])*$/, "a GitHub login such as octocat or my-agent[bot]");
 
-export const ROLE_NAMES = [
-  "product-owner",
-  "spec-author",
-  "architect",
-  "dba",
-  "test-strategist",
-  "ux-designer",
-  "navigator",
-  "driver",
-] as const;
-export const RoleName = z.enum(ROLE_NAMES);
-export type RoleName = z.infer<typeof RoleName>;
+/** The role names are declared with the roles (src/roles); `roles:` binds each to GitHub logins. */
+export { ROLE_NAMES, RoleName } from "../roles/roles.js";
 
 export const LocalProviderSettings = z
   .object({

@@ -1,7 +1,7 @@
 import { ARTIFACT_PATHS, reviewPath } from "../artifacts/paths.js";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { ROLE_TRAILER } from "../roles/trailer.js";
-import { ownershipAt } from "../roles/roles.js";
+import { authorOf, ownershipAt, type ArtifactStep } from "../roles/roles.js";
 import { globMatcher } from "../roles/globs.js";
 import { currentUnit, effectiveFrozenTests } from "./context.js";
 import type { GateName, NextAction, Stage, TrackSnapshot } from "./types.js";
@@ -73,7 +73,7 @@ export function nextAction(snapshot: TrackSnapshot, config: ConsortConfig): Next
     trackId: context.trackId,
     stage,
     actor: "nobody",
-    role: null,
+    role: owner.role,
     task: "",
     allowedPaths: owner.paths,
     frozenPaths: [],
@@ -103,7 +103,6 @@ function describe(snapshot: TrackSnapshot, config: ConsortConfig, base: NextActi
     return {
       ...base,
       actor: "agent",
-      role: base.trailer ? ownershipAt(stage, config, null).role : null,
       task: design.task + problems,
       checks: [
         `the file validates against ${design.schema}`,
@@ -136,7 +135,6 @@ function describe(snapshot: TrackSnapshot, config: ConsortConfig, base: NextActi
       return {
         ...base,
         actor: "agent",
-        role: "navigator",
         task: `Write the failing test${tests.length > 1 ? "s" : ""} ${titles}. Each must fail by an assertion (not by a missing import or a crash), with exactly that title. Change only test files.${problems}`,
         frozenPaths: frozen.filter((p) => isTest(p)).map((path) => ({ path, rule: "append-only" as const })),
         checks: [
@@ -152,7 +150,6 @@ function describe(snapshot: TrackSnapshot, config: ConsortConfig, base: NextActi
       return {
         ...base,
         actor: "agent",
-        role: "driver",
         task: `${stage === "repair" ? `Repair (attempt ${context.attempts + 1} of ${context.settings.repairBound}): the last GREEN failed. ` : ""}Make ${tests.map((t) => t.id).join(", ")} pass by changing application code and migrations only; never a test file.${problems}`,
         frozenPaths: frozen.map((path) => ({ path, rule: "unchanged" as const })),
         checks: [
@@ -165,7 +162,6 @@ function describe(snapshot: TrackSnapshot, config: ConsortConfig, base: NextActi
       return {
         ...base,
         actor: "agent",
-        role: "navigator",
         task: `Review the GREEN of ${unit?.id}: write ${reviewPath(unit?.id ?? "T1")} with "verdict": "accept" or "refactor" and notes (required for refactor).${problems}`,
         checks: [
           "the file validates against schemas/review.schema.json and names the unit in turn",
@@ -177,7 +173,6 @@ function describe(snapshot: TrackSnapshot, config: ConsortConfig, base: NextActi
       return {
         ...base,
         actor: "agent",
-        role: "driver",
         task: `Refactor as the review of ${unit?.id} asks, keeping every test green; never change a test file.${review ? ` Review: ${review.trim()}` : ""}${problems}`,
         frozenPaths: frozen.map((path) => ({ path, rule: "unchanged" as const })),
         checks: ["every test verified so far still passes", "no frozen test file changed"],
@@ -251,14 +246,15 @@ export function describeLane(snapshot: TrackSnapshot): LaneView {
   const ux =
     context.artifacts[ARTIFACT_PATHS.ux] !== undefined ||
     /"userFacing"\s*:\s*true/.test(context.artifacts[ARTIFACT_PATHS.spec] ?? "");
+  const authored = (step: ArtifactStep, what: string): [Stage, string] => [step, `${what} (${authorOf(step)})`];
   const design: Array<[Stage, string]> = [
-    ["stories", "stories and acceptance criteria (product-owner)"],
-    ["spec", "spec and NFRs (spec-author)"],
-    ["architecture", "architecture (architect)"],
-    ["db-design", "database design (dba)"],
-    ...(ux ? ([["ux", "screens and states (ux-designer)"]] as Array<[Stage, string]>) : []),
+    authored("stories", "stories and acceptance criteria"),
+    authored("spec", "spec and NFRs"),
+    authored("architecture", "architecture"),
+    authored("db-design", "database design"),
+    ...(ux ? [authored("ux", "screens and states")] : []),
     ["design-gate", "design gate (a person approves)"],
-    ["test-list", "test list (test-strategist)"],
+    authored("test-list", "test list"),
     ["test-list-gate", "test-list gate (a person approves)"],
   ];
   const items: Array<{ stage: Stage | "unit"; label: string; unitIndex?: number }> = design.map(([s, label]) => ({

@@ -1,4 +1,4 @@
-import type { RoleName } from "../config/consort-config.js";
+import type { RoleName } from "../roles/roles.js";
 import type { TestListEntry } from "../artifacts/test-list.js";
 
 /**

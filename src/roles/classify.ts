@@ -1,8 +1,8 @@
-import type { ConsortConfig, RoleName } from "../config/consort-config.js";
+import type { ConsortConfig } from "../config/consort-config.js";
 import { checkFrozenTestFile, hashFrozenText } from "../gates/freeze.js";
 import type { GateName, PushedCommit, Stage } from "../orchestrator/types.js";
 import { globMatcher } from "./globs.js";
-import { PROTECTED_PATHS, ROLES, ownershipAt, waitingFor } from "./roles.js";
+import { PROTECTED_PATHS, ROLES, ownershipAt, waitingFor, type RoleName } from "./roles.js";
 import { readRoleTrailer } from "./trailer.js";
 
 /**

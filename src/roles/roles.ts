@@ -1,4 +1,5 @@
-import type { ConsortConfig, RoleName } from "../config/consort-config.js";
+import { z } from "zod";
+import type { ConsortConfig } from "../config/consort-config.js";
 import { ARTIFACT_PATHS, reviewPath } from "../artifacts/paths.js";
 import type { Stage } from "../orchestrator/types.js";
 
@@ -7,6 +8,20 @@ import type { Stage } from "../orchestrator/types.js";
  * owns test files at RED and only its review file at review; the Driver owns code and migrations at
  * GREEN, repair and refactor; design roles own their artifact during their design step only.
  */
+
+/** The roles' ids: the `Consort-Role:` trailer values and the keys of `roles:` in `.github/consort.yml`. */
+export const ROLE_NAMES = [
+  "product-owner",
+  "spec-author",
+  "architect",
+  "dba",
+  "test-strategist",
+  "ux-designer",
+  "navigator",
+  "driver",
+] as const;
+export const RoleName = z.enum(ROLE_NAMES);
+export type RoleName = z.infer<typeof RoleName>;
 
 export interface RoleInfo {
   title: string;
@@ -54,19 +69,31 @@ export interface StepOwnership {
   except: string[];
 }
 
-const DESIGN_OWNERS: Partial<Record<Stage, { role: RoleName; path: string }>> = {
+const DESIGN_OWNERS = {
   stories: { role: "product-owner", path: ARTIFACT_PATHS.spec },
   spec: { role: "spec-author", path: ARTIFACT_PATHS.spec },
   architecture: { role: "architect", path: ARTIFACT_PATHS.architecture },
   "db-design": { role: "dba", path: ARTIFACT_PATHS.dbDesign },
   ux: { role: "ux-designer", path: ARTIFACT_PATHS.ux },
   "test-list": { role: "test-strategist", path: ARTIFACT_PATHS.testList },
-};
+} as const satisfies Partial<Record<Stage, { role: RoleName; path: string }>>;
+
+/** A step whose output is one design artifact, written by one role. */
+export type ArtifactStep = keyof typeof DESIGN_OWNERS;
+
+const isArtifactStep = (stage: Stage): stage is ArtifactStep => Object.hasOwn(DESIGN_OWNERS, stage);
+
+/** The role that writes the artifact of a design step (and the test list). */
+export function authorOf(step: ArtifactStep): RoleName {
+  return DESIGN_OWNERS[step].role;
+}
 
 /** What is owned at `stage` (for the build unit `unit` where it matters). */
 export function ownershipAt(stage: Stage, config: ConsortConfig, unit: string | null): StepOwnership {
-  const design = DESIGN_OWNERS[stage];
-  if (design) return { role: design.role, paths: [design.path], except: [] };
+  if (isArtifactStep(stage)) {
+    const design = DESIGN_OWNERS[stage];
+    return { role: design.role, paths: [design.path], except: [] };
+  }
   switch (stage) {
     case "red":
       return { role: "navigator", paths: [...config.paths.tests], except: [".consort/**"] };

@@ -1,4 +1,4 @@
-import { ROLE_NAMES, type RoleName } from "../config/consort-config.js";
+import { ROLE_NAMES, RoleName } from "./roles.js";
 
 /** The commit trailer every commit on a track carries: `Consort-Role: <role>` (design §2). */
 export const ROLE_TRAILER = "Consort-Role";
@@ -29,11 +29,12 @@ export function readRoleTrailer(message: string): RoleClaim {
       ok: false,
       reason: `the commit claims ${distinct.length} roles (${distinct.join(", ")}): one commit, one role`,
     };
-  const role = distinct[0]!;
-  if (!(ROLE_NAMES as readonly string[]).includes(role))
+  const claimed = distinct[0]!;
+  const role = RoleName.safeParse(claimed);
+  if (!role.success)
     return {
       ok: false,
-      reason: `unknown role "${role}" in the ${ROLE_TRAILER} trailer: use one of ${ROLE_NAMES.join(", ")}`,
+      reason: `unknown role "${claimed}" in the ${ROLE_TRAILER} trailer: use one of ${ROLE_NAMES.join(", ")}`,
     };
-  return { ok: true, role: role as RoleName };
+  return { ok: true, role: role.data };
 }

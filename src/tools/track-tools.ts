@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { TestListEntry } from "../artifacts/test-list.js";
-import { RoleName, type ConsortConfig } from "../config/consort-config.js";
+import type { ConsortConfig } from "../config/consort-config.js";
+import { RoleName } from "../roles/roles.js";
 import {
   checkStates,
   describeLane,
