@@ -274,13 +274,15 @@ export function startDispatch(context: TrackContext, step: CycleStep | "promote"
 
 /** The dispatch effect for the pending cycle. */
 export function cycleEffect(context: TrackContext): DispatchCycleEffect {
-  const pending = context.pendingDispatch!;
+  const pending = context.pendingDispatch;
+  if (!pending || pending.step === "promote")
+    throw new Error("no cycle is pending: a cycle is dispatched on entering a verify or release stage");
   const unit = currentUnit(context);
   const release = pending.step === "release";
   return {
     type: "dispatchCycle",
     dispatchId: pending.dispatchId,
-    step: pending.step as CycleStep,
+    step: pending.step,
     commit: pending.commit,
     unit: pending.unit,
     tests: release ? context.units.flatMap((u) => u.tests) : (unit?.tests ?? []),

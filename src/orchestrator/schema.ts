@@ -1,32 +1,60 @@
 import { z } from "zod";
 import { TestListEntry } from "../artifacts/test-list.js";
+import { CYCLE_STEPS } from "../cycle/request.js";
+import { RoleName } from "../roles/roles.js";
 import { DESIGN_STEPS, GATE_NAMES, SNAPSHOT_SCHEMA_VERSION, STAGES } from "./types.js";
 
 /**
  * zod schemas for what enters the machine from outside: events (parsed at the edge by handlers and
- * the CLI) and persisted snapshots (restored from the state branch or a state file).
+ * the CLI), persisted snapshots (restored from the state branch or a state file), and the next
+ * action an agent receives. They are the one declaration of these shapes: src/orchestrator/types.ts
+ * infers its types from them.
  */
 
 const sha = z.string().regex(/^[0-9a-f]{7,64}$/, "a git commit sha");
 const at = z.iso.datetime({ offset: true });
-const outcome = z.enum(["valid", "invalid", "error"]);
+const gate = z.enum(GATE_NAMES);
+const stage = z.enum(STAGES);
 
+/** How a cycle ended. `valid`: the step is proven. `invalid`: it is disproven. `error`: nothing could be decided (fail closed: nothing advances). */
+export const CycleOutcomeSchema = z.enum(["valid", "invalid", "error"]);
+/** What the machine dispatches and waits for: a cycle step, or the promotion after the merge. */
+const dispatchStep = z.enum([...CYCLE_STEPS, "promote"]);
+
+// ---------------------------------------------------------------------------------------------
+// Events
+// ---------------------------------------------------------------------------------------------
+
+/** One path a commit changed, as GitHub's compare API reports it. A rename also removes `previousPath`. */
 export const ChangedPathSchema = z.object({
   path: z.string().min(1),
   status: z.enum(["added", "modified", "removed", "renamed", "copied", "changed"]),
   previousPath: z.string().min(1).optional(),
 });
 
+/**
+ * One commit of a push, oldest first.
+ *
+ * `files` must hold the text AFTER this commit of every changed path the machine reads: every path
+ * under `.consort/` and every path matching the configured test globs (`pathsToRead(changes, config)`
+ * from src/orchestrator lists them); `null` when the commit removed it. A frozen file whose text is
+ * missing here fails closed (the commit is rejected with that reason).
+ */
 export const PushedCommitSchema = z.object({
   sha,
+  /** The GitHub login of the commit's author; `null` when the author e-mail maps to no account. */
   authorLogin: z.string().min(1).nullable(),
+  /** The full commit message; the machine reads the `Consort-Role:` trailer from it. */
   message: z.string(),
   changes: z.array(ChangedPathSchema),
   files: z.record(z.string(), z.string().nullable()),
 });
 
-const CycleEvidenceSchema = z.object({
+/** Evidence of a build cycle, as the cycle runner summarised it (kept with the cycle record). */
+export const CycleEvidenceSchema = z.object({
+  /** One line a person reads in the check run. */
   summary: z.string(),
+  /** Per test in turn (and earlier tests that had to stay green): what the runner reported. */
   tests: z
     .array(
       z.object({
@@ -36,218 +64,351 @@ const CycleEvidenceSchema = z.object({
       }),
     )
     .optional(),
+  /** Link to the Actions run. */
   runUrl: z.string().optional(),
+  /** The throwaway database branch the tests ran on. */
   databaseBranch: z.string().optional(),
+  /** Caveats a person should see, e.g. "database rebuilt from the seed on a hosted runner". */
   notes: z.array(z.string()).optional(),
 });
 
-const DeployEvidenceSchema = z.object({
+/** Evidence of the release cycle: the preview deploy on the track's database branch and its verification. */
+export const DeployEvidenceSchema = z.object({
   summary: z.string(),
   previewUrl: z.string().optional(),
   databaseBranch: z.string(),
+  /** Each verification the release cycle ran. */
   checks: z.array(z.object({ name: z.string(), ok: z.boolean(), detail: z.string().optional() })),
   runUrl: z.string().optional(),
 });
 
-const gate = z.enum(GATE_NAMES);
+/** Commits were pushed to the track's branch (GitHub `push`). Classified commit by commit, oldest first. */
+export const PushEventSchema = z.object({
+  type: z.literal("push"),
+  at,
+  /** Head before the push; must be the track's last accepted head unless the push resets the branch to it. */
+  before: sha,
+  /** Head after the push. */
+  after: sha,
+  forced: z.boolean(),
+  commits: z.array(PushedCommitSchema),
+});
+
+/**
+ * A PR review approved a gate (src/gates/approval.ts has already checked the reviewer: approver,
+ * write access, not an author). `manifestHash` is the gate's manifest at the reviewed commit; the
+ * machine accepts it only when it equals the pending one (`snapshot.context.gates[gate].pendingHash`).
+ */
+export const GateApprovedEventSchema = z.object({
+  type: z.literal("gate.approved"),
+  at,
+  gate,
+  manifestHash: z.string().regex(/^[0-9a-f]{64}$/),
+  approver: z.string().min(1),
+  reviewId: z.number().int(),
+  commit: sha,
+});
+
+/** An approval stopped counting (review dismissed, approver lost access). Withdrawal cascades down the lane. */
+export const GateWithdrawnEventSchema = z.object({
+  type: z.literal("gate.withdrawn"),
+  at,
+  gate,
+  reason: z.string().min(1),
+  reviewId: z.number().int().optional(),
+});
+
+/**
+ * A dispatched red/green/refactor cycle reported (after the app verified provenance: a run it
+ * dispatched, of the expected workflow on the default branch). Must name the pending dispatch.
+ */
+export const CycleReportedEventSchema = z.object({
+  type: z.literal("cycle.reported"),
+  at,
+  dispatchId: z.string().min(1),
+  runId: z.number().int(),
+  step: z.enum(["red", "green", "refactor"]),
+  commit: sha,
+  outcome: CycleOutcomeSchema,
+  /** Why the outcome is what it is (every reason, for the check run and the agent). */
+  reasons: z.array(z.string()),
+  evidence: CycleEvidenceSchema,
+});
+
+/** The release cycle (preview deploy + verification) reported. Must name the pending dispatch. */
+export const DeployReportedEventSchema = z.object({
+  type: z.literal("deploy.reported"),
+  at,
+  dispatchId: z.string().min(1),
+  runId: z.number().int(),
+  commit: sha,
+  outcome: CycleOutcomeSchema,
+  reasons: z.array(z.string()),
+  evidence: DeployEvidenceSchema,
+});
+
+/** Migrating the parent's database branch after the merge finished (the snapshot is kept until `valid`). */
+export const PromotionReportedEventSchema = z.object({
+  type: z.literal("promotion.reported"),
+  at,
+  dispatchId: z.string().min(1),
+  outcome: CycleOutcomeSchema,
+  reasons: z.array(z.string()),
+});
+
+/**
+ * A person reopens part of the design: `test-list` (from `blocked`, or while the test-list gate is
+ * open) or `design` (reopens the given design step). Gates that depended on it are withdrawn; build
+ * evidence for tests that stay unchanged in the re-approved list is kept.
+ */
+export const RenegotiateEventSchema = z.object({
+  type: z.literal("renegotiate"),
+  at,
+  by: z.string().min(1),
+  scope: z.enum(["test-list", "design"]),
+  /** For scope `design`: the step to reopen (default `spec`). */
+  from: z.enum(DESIGN_STEPS).optional(),
+  reason: z.string().min(1),
+});
+
+/** A person asks to try the current step again: re-dispatch a cycle that errored, or grant another round from `blocked`. */
+export const RetryEventSchema = z.object({
+  type: z.literal("retry"),
+  at,
+  by: z.string().min(1),
+  reason: z.string().optional(),
+});
+
+/** The PR was merged. Only after the promote gate is this the path to `promoting`. */
+export const MergedEventSchema = z.object({ type: z.literal("merged"), at, commit: sha, by: z.string().optional() });
+
+/** The PR was closed without merging: the track is abandoned and its database branch deleted. */
+export const ClosedEventSchema = z.object({ type: z.literal("closed"), at, by: z.string().optional() });
+
+/** A person abandons the track, from any stage. */
+export const AbandonEventSchema = z.object({
+  type: z.literal("abandon"),
+  at,
+  by: z.string().min(1),
+  reason: z.string().min(1),
+});
 
 /** Every `TrackEvent`, discriminated by `type`. */
 export const TrackEventSchema = z.discriminatedUnion("type", [
-  z.object({
-    type: z.literal("push"),
-    at,
-    before: sha,
-    after: sha,
-    forced: z.boolean(),
-    commits: z.array(PushedCommitSchema),
-  }),
-  z.object({
-    type: z.literal("gate.approved"),
-    at,
-    gate,
-    manifestHash: z.string().regex(/^[0-9a-f]{64}$/),
-    approver: z.string().min(1),
-    reviewId: z.number().int(),
-    commit: sha,
-  }),
-  z.object({
-    type: z.literal("gate.withdrawn"),
-    at,
-    gate,
-    reason: z.string().min(1),
-    reviewId: z.number().int().optional(),
-  }),
-  z.object({
-    type: z.literal("cycle.reported"),
-    at,
-    dispatchId: z.string().min(1),
-    runId: z.number().int(),
-    step: z.enum(["red", "green", "refactor"]),
-    commit: sha,
-    outcome,
-    reasons: z.array(z.string()),
-    evidence: CycleEvidenceSchema,
-  }),
-  z.object({
-    type: z.literal("deploy.reported"),
-    at,
-    dispatchId: z.string().min(1),
-    runId: z.number().int(),
-    commit: sha,
-    outcome,
-    reasons: z.array(z.string()),
-    evidence: DeployEvidenceSchema,
-  }),
-  z.object({
-    type: z.literal("promotion.reported"),
-    at,
-    dispatchId: z.string().min(1),
-    outcome,
-    reasons: z.array(z.string()),
-  }),
-  z.object({
-    type: z.literal("renegotiate"),
-    at,
-    by: z.string().min(1),
-    scope: z.enum(["test-list", "design"]),
-    from: z.enum(DESIGN_STEPS).optional(),
-    reason: z.string().min(1),
-  }),
-  z.object({ type: z.literal("retry"), at, by: z.string().min(1), reason: z.string().optional() }),
-  z.object({ type: z.literal("merged"), at, commit: sha, by: z.string().optional() }),
-  z.object({ type: z.literal("closed"), at, by: z.string().optional() }),
-  z.object({ type: z.literal("abandon"), at, by: z.string().min(1), reason: z.string().min(1) }),
+  PushEventSchema,
+  GateApprovedEventSchema,
+  GateWithdrawnEventSchema,
+  CycleReportedEventSchema,
+  DeployReportedEventSchema,
+  PromotionReportedEventSchema,
+  RenegotiateEventSchema,
+  RetryEventSchema,
+  MergedEventSchema,
+  ClosedEventSchema,
+  AbandonEventSchema,
 ]);
 
-const GateRecordSchema = z
+// ---------------------------------------------------------------------------------------------
+// Snapshot
+// ---------------------------------------------------------------------------------------------
+
+/** One approval that counted: who, which review, which commit, which manifest, when. */
+export const ApprovalRecordSchema = z
+  .object({
+    approver: z.string(),
+    reviewId: z.number(),
+    commit: z.string(),
+    manifestHash: z.string(),
+    at: z.string(),
+  })
+  .strict();
+
+/**
+ * A gate's record. `pending`: open, waiting for an approval at `pendingHash`. `approved`: approved at
+ * `approvedHash`. `withdrawn`: it was approved, then a frozen file changed or the approval was
+ * withdrawn (or something it depended on was); it needs approving again. `closed`: not reached.
+ */
+export const GateRecordSchema = z
   .object({
     status: z.enum(["closed", "pending", "approved", "withdrawn"]),
+    /** The manifest an approval must be on (set while pending or withdrawn). */
     pendingHash: z.string().nullable(),
     approvedHash: z.string().nullable(),
+    /** path → sha256 of each file the gate froze (design and test-list gates). */
     files: z.record(z.string(), z.string()),
+    /** GitHub logins that authored the commits under this gate: none of them may approve it. */
     authors: z.array(z.string()),
-    approvals: z.array(
-      z
-        .object({
-          approver: z.string(),
-          reviewId: z.number(),
-          commit: z.string(),
-          manifestHash: z.string(),
-          at: z.string(),
-        })
-        .strict(),
-    ),
+    approvals: z.array(ApprovalRecordSchema),
+    /** Why it was last withdrawn. */
     withdrawnReason: z.string().nullable(),
   })
   .strict();
 
+/** A build unit: one test (granularity `test`) or one acceptance criterion's tests (granularity `ac`). */
+export const BuildUnitSchema = z.object({ id: z.string(), tests: z.array(TestListEntry) }).strict();
+
+/** When a cycle proved a step of a unit: which dispatch, on which commit. */
 const stamp = z.object({ dispatchId: z.string(), commit: z.string(), at: z.string() }).strict().nullable();
 
-const TrackContextSchema = z
+/** What a unit has proven so far. Evidence is kept across re-approval of an unchanged test list. */
+export const UnitEvidenceSchema = z
+  .object({
+    /** The tests the evidence was for; evidence for a changed entry does not carry over. */
+    tests: z.array(TestListEntry),
+    red: stamp,
+    green: stamp,
+    review: z
+      .object({ verdict: z.enum(["accept", "refactor"]), commit: z.string(), at: z.string() })
+      .strict()
+      .nullable(),
+    refactor: stamp,
+    /** True once review accepted (or refactor verified): the unit is done. */
+    complete: z.boolean(),
+  })
+  .strict();
+
+/** A test file frozen when a RED including this test was verified: its text at that RED commit. */
+export const FrozenTestFileSchema = z
+  .object({
+    file: z.string(),
+    text: z.string(),
+    hash: z.string(),
+    /** The test whose verified RED froze this text. */
+    test: z.string(),
+    commit: z.string(),
+  })
+  .strict();
+
+/** A cycle (or release/promotion) the machine dispatched and what came back. */
+export const CycleRecordSchema = z
+  .object({
+    dispatchId: z.string(),
+    step: dispatchStep,
+    unit: z.string(),
+    commit: z.string(),
+    dispatchedAt: z.string(),
+    runId: z.number().nullable(),
+    outcome: CycleOutcomeSchema.nullable(),
+    reasons: z.array(z.string()),
+    reportedAt: z.string().nullable(),
+    evidence: z.union([DeployEvidenceSchema, CycleEvidenceSchema]).nullable(),
+  })
+  .strict();
+
+/** Everything the machine knows about a track. JSON only: no Dates, no Maps, no functions. */
+export const TrackContextSchema = z
   .object({
     trackId: z.string().min(1),
+    /** The git branch of the track. */
     branch: z.string().min(1),
+    /** The branch the track's PR targets. */
     baseBranch: z.string().min(1),
     databaseBranch: z.string().min(1),
     parentDatabaseBranch: z.string().min(1),
+    /** The last accepted commit: every cycle runs on it. */
     head: z.string().min(1),
+    /** Set when the branch holds a commit the machine rejected: nothing advances until the branch is reset to `head`. */
     rejectedHead: z
       .object({ sha: z.string(), reasons: z.array(z.string()), at: z.string() })
       .strict()
       .nullable(),
     createdAt: z.string(),
     updatedAt: z.string(),
+    /** Counter for dispatch ids (`<trackId>#<n>`): deterministic, no randomness. */
     sequence: z.number().int().min(0),
+    /** Latest accepted text of each `.consort/**` file (design artifacts, test list, reviews). */
     artifacts: z.record(z.string(), z.string()),
+    /** Latest accepted text of each test file the track changed (what a verified RED freezes). */
     testFiles: z.record(z.string(), z.string()),
+    /** Settings in force, refreshed from the configuration on every transition. */
     settings: z.object({ repairBound: z.number().int().min(1), granularity: z.enum(["test", "ac"]) }).strict(),
-    gates: z
-      .object({
-        design: GateRecordSchema,
-        "test-list": GateRecordSchema,
-        deploy: GateRecordSchema,
-        promote: GateRecordSchema,
-      })
-      .strict(),
-    units: z.array(z.object({ id: z.string(), tests: z.array(TestListEntry) }).strict()),
+    /** Every gate's record (a record keyed by an enum requires each gate and no other key). */
+    gates: z.record(gate, GateRecordSchema),
+    /** The build units from the test list as last approved (empty before the test-list gate). */
+    units: z.array(BuildUnitSchema),
+    /** Index into `units` of the unit in turn (`units.length` once every unit is complete). */
     unitIndex: z.number().int().min(0),
-    evidence: z.record(
-      z.string(),
-      z
-        .object({
-          tests: z.array(TestListEntry),
-          red: stamp,
-          green: stamp,
-          review: z
-            .object({ verdict: z.enum(["accept", "refactor"]), commit: z.string(), at: z.string() })
-            .strict()
-            .nullable(),
-          refactor: stamp,
-          complete: z.boolean(),
-        })
-        .strict(),
-    ),
+    evidence: z.record(z.string(), UnitEvidenceSchema),
+    /** Failed verifications in the current step (RED, GREEN/repair, refactor), against `repairBound`. */
     attempts: z.number().int().min(0),
-    frozenTests: z.record(
-      z.string(),
-      z.object({ file: z.string(), text: z.string(), hash: z.string(), test: z.string(), commit: z.string() }).strict(),
-    ),
+    /** Frozen test texts, per test id. The effective frozen text of a file is its latest entry. */
+    frozenTests: z.record(z.string(), FrozenTestFileSchema),
+    /** The cycle the machine waits for, if any. */
     pendingDispatch: z
-      .object({
-        dispatchId: z.string(),
-        step: z.enum(["red", "green", "refactor", "release", "promote"]),
-        commit: z.string(),
-        unit: z.string(),
-      })
+      .object({ dispatchId: z.string(), step: dispatchStep, commit: z.string(), unit: z.string() })
       .strict()
       .nullable(),
-    cycles: z.array(
-      z
-        .object({
-          dispatchId: z.string(),
-          step: z.enum(["red", "green", "refactor", "release", "promote"]),
-          unit: z.string(),
-          commit: z.string(),
-          dispatchedAt: z.string(),
-          runId: z.number().nullable(),
-          outcome: outcome.nullable(),
-          reasons: z.array(z.string()),
-          reportedAt: z.string().nullable(),
-          evidence: z.union([DeployEvidenceSchema, CycleEvidenceSchema]).nullable(),
-        })
-        .strict(),
-    ),
+    cycles: z.array(CycleRecordSchema),
+    /** Deploy evidence of the last valid release cycle (what the deploy gate approves). */
     deployEvidence: z
       .object({ dispatchId: z.string(), commit: z.string(), hash: z.string(), evidence: DeployEvidenceSchema })
       .strict()
       .nullable(),
-    blocked: z
-      .object({ reason: z.string(), resume: z.enum(STAGES) })
-      .strict()
-      .nullable(),
+    /** Why the track is blocked, and the stage a retry returns to. */
+    blocked: z.object({ reason: z.string(), resume: stage }).strict().nullable(),
     mergedCommit: z.string().nullable(),
     ended: z.object({ reason: z.string(), by: z.string().nullable(), at: z.string() }).strict().nullable(),
+    /** Last failure a person or agent should see (cycle reasons, validation problems), cleared on progress. */
     lastProblem: z.array(z.string()),
   })
   .strict();
 
+/**
+ * The persisted state of one track (stored by src/state inside `tracks/<id>.json`). Restore it with
+ * `restoreSnapshot`, which refuses unknown versions and malformed content.
+ */
 export const TrackSnapshotSchema = z
   .object({
     schemaVersion: z.literal(SNAPSHOT_SCHEMA_VERSION),
-    stage: z.enum(STAGES),
+    stage,
     context: TrackContextSchema,
   })
   .strict();
 
-/** What `createTrack` needs, checked before a track exists. */
+/** What `createTrack` needs, checked before a track exists: the branch pairing and where the track starts. */
 export const CreateTrackInputSchema = z
   .object({
     trackId: z.string().min(1),
     branch: z.string().min(1),
     baseBranch: z.string().min(1),
+    /** The commit the branch starts at (the first accepted head). */
     head: sha,
     databaseBranch: z.string().min(1),
     parentDatabaseBranch: z.string().min(1),
     at,
   })
   .strict();
+
+// ---------------------------------------------------------------------------------------------
+// Next action
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * What happens next on a track, for an agent (as JSON with its role prompt, and as the output of
+ * the MCP tools) or a person (as text).
+ */
+export const NextActionSchema = z.object({
+  trackId: z.string(),
+  stage,
+  actor: z
+    .enum(["agent", "person", "orchestrator", "nobody"])
+    .describe(
+      "Who acts now: an agent playing `role`, a person (a gate), the orchestrator (a cycle runs), or nobody (ended).",
+    ),
+  role: RoleName.nullable(),
+  task: z.string().describe("The task in plain words."),
+  allowedPaths: z
+    .array(z.string())
+    .describe("Globs the role may touch in this step; a commit touching anything else is rejected."),
+  /** Frozen files inside the allowed globs, with what may be done to them. */
+  frozenPaths: z.array(z.object({ path: z.string(), rule: z.enum(["append-only", "unchanged"]) })),
+  /** The build unit in turn (null outside the build lane). */
+  unit: z.string().nullable(),
+  /** The tests of the unit in turn (empty outside the build lane). */
+  testsInTurn: z.array(TestListEntry),
+  checks: z.array(z.string()).describe("What will be checked when the step is pushed."),
+  /** When a person must approve a gate: which, and the manifest hash the review must be on. */
+  gate: z.object({ name: gate, manifestHash: z.string() }).nullable(),
+  head: z.string().describe("The track's last accepted commit: work starts from it."),
+  trailer: z.string().nullable().describe("The commit trailer the role must add, e.g. `Consort-Role: navigator`."),
+});

@@ -92,7 +92,7 @@ export function restoreSnapshot(json: unknown): TrackSnapshot {
       "the state file is damaged: restore it from the consort/state history",
     );
   }
-  return parsed.data as TrackSnapshot;
+  return parsed.data;
 }
 
 export class SnapshotError extends Error {
@@ -427,7 +427,7 @@ function translatePush(snapshot: TrackSnapshot, push: PushEvent, config: Consort
 }
 
 function toSnapshot(state: Snapshot): TrackSnapshot {
-  return { schemaVersion: SNAPSHOT_SCHEMA_VERSION, stage: state.value as Stage, context: state.context };
+  return { schemaVersion: SNAPSHOT_SCHEMA_VERSION, stage: state.value, context: state.context };
 }
 
 function collectEffects(actions: Array<{ type: string; params?: unknown }>): Effect[] {

@@ -1,19 +1,18 @@
 import { z } from "zod";
-import { TestListEntry } from "../artifacts/test-list.js";
 import type { ConsortConfig } from "../config/consort-config.js";
-import { RoleName } from "../roles/roles.js";
 import {
   checkStates,
   describeLane,
   GATE_NAMES,
+  GateRecordSchema,
   nextAction,
+  NextActionSchema,
   renderLane,
   renderNextAction,
   restoreSnapshot,
   SnapshotError,
   STAGES,
   transition,
-  type NextAction,
   type TrackSnapshot,
 } from "../orchestrator/index.js";
 import { readRoleTrailer } from "../roles/trailer.js";
@@ -45,28 +44,6 @@ const StateInfo = z.object({
     .describe(
       "True when the state's signature was checked with CONSORT_STATE_KEY; false for an unsigned snapshot or an unverified read.",
     ),
-});
-
-export const NextActionSchema = z.object({
-  trackId: z.string(),
-  stage: z.enum(STAGES),
-  actor: z
-    .enum(["agent", "person", "orchestrator", "nobody"])
-    .describe(
-      "Who acts now: an agent playing `role`, a person (a gate), the orchestrator (a cycle runs), or nobody (ended).",
-    ),
-  role: RoleName.nullable(),
-  task: z.string().describe("The task in plain words."),
-  allowedPaths: z
-    .array(z.string())
-    .describe("Globs the role may touch in this step; a commit touching anything else is rejected."),
-  frozenPaths: z.array(z.object({ path: z.string(), rule: z.enum(["append-only", "unchanged"]) })),
-  unit: z.string().nullable(),
-  testsInTurn: z.array(TestListEntry),
-  checks: z.array(z.string()).describe("What will be checked when the step is pushed."),
-  gate: z.object({ name: z.enum(GATE_NAMES), manifestHash: z.string() }).nullable(),
-  head: z.string().describe("The track's last accepted commit: work starts from it."),
-  trailer: z.string().nullable().describe("The commit trailer the role must add, e.g. `Consort-Role: navigator`."),
 });
 
 export interface LoadedTrack {
@@ -106,10 +83,6 @@ const stateInfo = (loaded: LoadedState): z.infer<typeof StateInfo> => ({
   verified: loaded.source.verified,
 });
 
-function nextActionOutput(action: NextAction): z.infer<typeof NextActionSchema> {
-  return { ...action, testsInTurn: action.testsInTurn.map((test) => ({ ...test })) };
-}
-
 // ---------------------------------------------------------------------------------------------
 
 export const NextActionOutput = z.object({
@@ -131,7 +104,7 @@ export const nextActionTool = defineTool({
   async run(input, context) {
     const { loaded, snapshot, config } = await loadTrack(context, input.track);
     const action = nextAction(snapshot, config);
-    return { state: stateInfo(loaded), action: nextActionOutput(action), text: renderNextAction(action) };
+    return { state: stateInfo(loaded), action, text: renderNextAction(action) };
   },
 });
 
@@ -149,7 +122,7 @@ export const TrackStatusOutput = z.object({
   gates: z.array(
     z.object({
       gate: z.enum(GATE_NAMES),
-      status: z.enum(["closed", "pending", "approved", "withdrawn"]),
+      status: GateRecordSchema.shape.status,
       pendingHash: z.string().nullable(),
       approvedHash: z.string().nullable(),
       approvals: z.array(z.object({ approver: z.string(), commit: z.string(), at: z.string() })),
@@ -362,7 +335,7 @@ export const explainRejectionTool = defineTool({
         ? { commit: c.rejectedHead.sha, reasons: c.rejectedHead.reasons, at: c.rejectedHead.at }
         : null,
       local,
-      expected: nextActionOutput(expected),
+      expected,
       advice,
     };
   },
