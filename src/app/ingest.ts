@@ -1,3 +1,4 @@
+import type { z } from "zod";
 import { ArtifactError, artifactJson, downloadRunArtifact } from "./artifacts.js";
 import type { RecordedRun, ReportedRun } from "./provenance.js";
 import { stateStoreFor, type EngineDeps } from "./track.js";
@@ -71,30 +72,35 @@ export async function readReport(deps: EngineDeps, run: ReportedRun, workflow: W
     promote: PROMOTE_RESULT_FILE,
     agent: CYCLE_RESULT_FILE,
   }[workflow];
-  const schema = { cycle: CycleResult, deploy: DeployEvidenceResult, promote: PromoteResult, agent: CycleResult }[
-    workflow
-  ];
   let raw: unknown;
   try {
     raw = artifactJson(files, file, run.id);
   } catch (error) {
     return { outcome: "error", reasons: [(error as Error).message], commit: undefined };
   }
-  const parsed = schema.safeParse(raw);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`);
+  const malformed = (error: z.ZodError): Report => {
+    const problems = error.issues.slice(0, 5).map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`);
     return {
       outcome: "error",
       reasons: [`run ${run.id}'s ${file} does not follow its schema: ${problems.join("; ")}`],
       commit: undefined,
     };
+  };
+  const decided = (data: { verdict: string; reasons: string[]; commit: string }): Report => ({
+    outcome: data.verdict === "verified" || data.verdict === "promoted" ? "valid" : "invalid",
+    reasons: data.reasons,
+    commit: data.commit,
+  });
+  if (workflow === "deploy") {
+    const parsed = DeployEvidenceResult.safeParse(raw);
+    return parsed.success ? { ...decided(parsed.data), deploy: parsed.data } : malformed(parsed.error);
   }
-  const data = parsed.data;
-  const outcome = data.verdict === "verified" || data.verdict === "promoted" ? "valid" : "invalid";
-  const base = { outcome, reasons: data.reasons, commit: data.commit } as const;
-  if (workflow === "deploy") return { ...base, deploy: data as DeployEvidenceResult };
-  if (workflow === "promote") return base;
-  return { ...base, result: data as CycleResult };
+  if (workflow === "promote") {
+    const parsed = PromoteResult.safeParse(raw);
+    return parsed.success ? decided(parsed.data) : malformed(parsed.error);
+  }
+  const parsed = CycleResult.safeParse(raw);
+  return parsed.success ? { ...decided(parsed.data), result: parsed.data } : malformed(parsed.error);
 }
 
 const OUTCOME_NAMES = {

@@ -3,13 +3,7 @@ import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { loadConfigFile } from "../cycle/config-file.js";
 import { buildLocalRequest } from "../cycle/local-request.js";
-import {
-  CYCLE_STEPS,
-  CycleInputError,
-  parseCycleRequest,
-  type CycleRequest,
-  type CycleStep,
-} from "../cycle/request.js";
+import { CYCLE_STEPS, CycleInputError, parseCycleRequest, type CycleRequest, CycleStep } from "../cycle/request.js";
 import { exitCodeFor, CYCLE_RESULT_FILE } from "../cycle/result.js";
 import { runCycle } from "../cycle/run.js";
 import { renderCycleSummary } from "../cycle/summary.js";
@@ -86,14 +80,15 @@ export function registerCycleCommands(program: Command): void {
           const text = options.request === "-" ? await readStdin() : await readFile(options.request, "utf8");
           request = parseCycleRequest(text, options.request === "-" ? "the request on stdin" : options.request);
         } else {
-          if (!options.step || !(CYCLE_STEPS as readonly string[]).includes(options.step)) {
+          const step = CycleStep.safeParse(options.step);
+          if (!step.success) {
             throw new CycleInputError(
               `--step must be one of ${CYCLE_STEPS.join(", ")}${options.step ? `, not "${options.step}"` : ""}`,
             );
           }
           request = await buildLocalRequest({
             cwd,
-            step: options.step as CycleStep,
+            step: step.data,
             tests: ids(options.tests),
             ...(options.earlier !== undefined ? { earlier: ids(options.earlier) } : {}),
             ...(options.track ? { track: options.track } : {}),

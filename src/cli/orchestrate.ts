@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { parse as parseYaml } from "yaml";
+import { z } from "zod";
 import { formatIssue, jsonPath, type ArtifactIssue } from "../artifacts/issues.js";
 import { ARTIFACT_PATHS, REVIEWS_DIR } from "../artifacts/paths.js";
 import { ReviewVerdict } from "../artifacts/review.js";
@@ -191,12 +192,13 @@ export function registerOrchestrateCommands(program: Command): void {
     )
     .option("--json", "print the report as JSON")
     .action((options: DirOptions & { upTo?: string }) => {
-      if (options.upTo && !(CHECKPOINTS as readonly string[]).includes(options.upTo)) {
+      const upTo = z.enum(CHECKPOINTS).optional().safeParse(options.upTo);
+      if (!upTo.success) {
         throw new CliError(`unknown checkpoint "${options.upTo}"`, `use one of ${CHECKPOINTS.join(", ")}`);
       }
       const dir = resolve(options.dir ?? ".");
       if (!existsSync(dir)) throw new CliError(`${dir} does not exist`, "pass --dir <checkout>");
-      const report = validateCheckout(dir, { config: options.config, upTo: options.upTo as Checkpoint | undefined });
+      const report = validateCheckout(dir, { config: options.config, upTo: upTo.data });
       printResult(options, report, () =>
         report.ok
           ? `✓ ${report.files.length} artifact file(s) valid as of ${report.checkpoint}; configuration: ${report.config}`

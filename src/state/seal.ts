@@ -13,12 +13,15 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(sortKeys(value));
 }
 
+const isJsonObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === "object" && !Array.isArray(value);
+
 function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map((item) => (item === undefined ? null : sortKeys(item)));
-  if (value !== null && typeof value === "object") {
+  if (isJsonObject(value)) {
     const out: Record<string, unknown> = {};
     for (const key of Object.keys(value).sort()) {
-      const member = (value as Record<string, unknown>)[key];
+      const member = value[key];
       if (member !== undefined) out[key] = sortKeys(member);
     }
     return out;
@@ -70,9 +73,9 @@ export function checkStateFile(
   } catch (error) {
     return { problems: [`not valid JSON (${(error as Error).message})`] };
   }
-  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return { problems: ["not a JSON object"] };
+  if (!isJsonObject(raw)) return { problems: ["not a JSON object"] };
   const problems: string[] = [];
-  const { signature, ...body } = raw as Record<string, unknown>;
+  const { signature, ...body } = raw;
   // The signature is checked over the raw content, before the schema could coerce anything.
   if (signature === undefined) problems.push("signature is missing");
   else if (!signatureMatches(signature, hmac(body, key)))
@@ -88,7 +91,7 @@ export function checkStateFile(
       problems.push(`repository is "${parsed.data.repository}" but this is ${expected.repository}`);
     }
   }
-  return { problems, file: parsed.success ? parsed.data : undefined, raw: raw as Record<string, unknown> };
+  return { problems, file: parsed.success ? parsed.data : undefined, raw };
 }
 
 /** Parse and verify a stored file; fails closed with TamperedStateError naming what failed. */

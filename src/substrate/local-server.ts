@@ -6,6 +6,7 @@ import { homedir, tmpdir } from "node:os";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import pg from "pg";
 import lockfile from "proper-lockfile";
+import { z } from "zod";
 import { SubstrateError } from "./provider.js";
 
 /**
@@ -53,11 +54,9 @@ const CLUSTER_DIR = "cluster";
 const LOG_FILE = "consort-server.log";
 const KNOWN_ENTRIES = new Set([STATE_FILE, CLUSTER_DIR, "server.lock"]);
 
-interface ServerState {
-  user: string;
-  password: string;
-  port?: number;
-}
+/** `server.json`: the superuser login Consort made, and the port it last used. */
+const ServerState = z.object({ user: z.string(), password: z.string(), port: z.number().int().optional() });
+type ServerState = z.infer<typeof ServerState>;
 
 export interface LocalServer {
   readonly dataDir: string;
@@ -256,7 +255,8 @@ async function exists(path: string): Promise<boolean> {
 
 async function readState(dataDir: string): Promise<ServerState | undefined> {
   try {
-    return JSON.parse(await readFile(join(dataDir, STATE_FILE), "utf8")) as ServerState;
+    const state = ServerState.safeParse(JSON.parse(await readFile(join(dataDir, STATE_FILE), "utf8")));
+    return state.success ? state.data : undefined;
   } catch {
     return undefined;
   }

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import pg from "pg";
+import { z } from "zod";
 import { BRANCH_ID_PATTERN } from "./names.js";
 import { describeServer, toSubstrateError } from "./pg-errors.js";
 import { SubstrateError, type BranchProvider, type CreateBranchOptions, type DatabaseBranch } from "./provider.js";
@@ -37,15 +38,17 @@ const LOCK_SPARE = 0x53706172;
 const ORPHAN_AGE_MS = 60 * 60 * 1000;
 const MAX_TTL_SECONDS = 30 * 24 * 3600;
 
-interface BranchRecord {
-  v: 1;
+/** A branch's metadata, kept as its database's comment and parsed where it is read back. */
+const BranchRecord = z.object({
+  v: z.literal(1),
   /** The root database this branch descends from: one server may hold several Consort roots. */
-  root: string;
-  parent: string | null;
-  createdAt: string;
-  expiresAt?: string;
-  frozenAt?: string;
-}
+  root: z.string(),
+  parent: z.string().nullable(),
+  createdAt: z.string(),
+  expiresAt: z.string().optional(),
+  frozenAt: z.string().optional(),
+});
+type BranchRecord = z.infer<typeof BranchRecord>;
 
 interface CatalogEntry {
   datname: string;
@@ -88,7 +91,8 @@ function parseComment(datname: string, comment: string | null): CatalogEntry {
   if (datname.startsWith(NEW_PREFIX)) return { datname };
   if (comment?.startsWith(BRANCH_COMMENT)) {
     try {
-      return { datname, record: JSON.parse(comment.slice(BRANCH_COMMENT.length)) as BranchRecord };
+      const record = BranchRecord.safeParse(JSON.parse(comment.slice(BRANCH_COMMENT.length)));
+      return record.success ? { datname, record: record.data } : { datname };
     } catch {
       return { datname };
     }

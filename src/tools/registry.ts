@@ -97,7 +97,7 @@ export async function callTool(
       "This is a bug in Consort; report it with the arguments you used.",
     );
   }
-  return { ok: true, output: output.data as Record<string, unknown> };
+  return { ok: true, output: output.data };
 }
 
 /** One line per zod issue, with the path of the field, e.g. `action: Invalid option: expected one of "create"|"delete"`. */

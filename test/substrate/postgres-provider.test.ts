@@ -153,6 +153,18 @@ describe("the postgres provider", () => {
     }
   });
 
+  it("never touches a database whose branch comment is not a whole branch record", async () => {
+    const name = id("half-comment");
+    await sql(postgresUrl(), `CREATE DATABASE "${name}"`);
+    await sql(postgresUrl(), `COMMENT ON DATABASE "${name}" IS 'consort-branch:{"root":"${rootDatabase}"}'`);
+    try {
+      await expect(provider.deleteBranch(name)).rejects.toMatchObject({ code: "NOT_A_BRANCH" });
+      expect(await databaseNames()).toContain(name);
+    } finally {
+      await sql(postgresUrl(), `DROP DATABASE "${name}"`);
+    }
+  });
+
   it("deletes children first, drops the base, and deleting a missing branch is not an error", async () => {
     const parent = await provider.createBranch(id("parent-del"));
     const child = await provider.createBranch(id("child-del"), { from: parent.name });
