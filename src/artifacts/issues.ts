@@ -1,13 +1,14 @@
-import type { z } from "zod";
+import { z } from "zod";
 
 /** One problem with an artifact: which file, where in it (a JSON path), what is wrong, what to do. */
-export interface ArtifactIssue {
-  file: string;
+export const ArtifactIssue = z.object({
+  file: z.string(),
   /** JSON path into the file, e.g. `$.tests[3].ac`; `$` for the whole file. */
-  path: string;
-  message: string;
-  fix: string;
-}
+  path: z.string().describe("JSON path into the file, e.g. $.tests[3].ac; $ for the whole file."),
+  message: z.string(),
+  fix: z.string().describe("What to change."),
+});
+export type ArtifactIssue = z.infer<typeof ArtifactIssue>;
 
 /** `["tests", 3, "ac"]` → `$.tests[3].ac`. */
 export function jsonPath(path: ReadonlyArray<PropertyKey>): string {

@@ -1,6 +1,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
+import { ArtifactIssue } from "../artifacts/issues.js";
 import { ARTIFACT_PATHS, REVIEWS_DIR } from "../artifacts/paths.js";
 import { ReviewVerdict } from "../artifacts/review.js";
 import { CHECKPOINTS, parseArtifact, validateArtifacts } from "../artifacts/validate.js";
@@ -8,13 +9,6 @@ import { CONFIG_PATH } from "./context.js";
 import { defineTool, ToolError } from "./registry.js";
 
 /** `validate_artifacts`: the design artifacts and the configuration of the checkout, as `consort validate` checks them. */
-
-export const ArtifactIssueSchema = z.object({
-  file: z.string(),
-  path: z.string().describe("JSON path into the file, e.g. $.tests[3].ac; $ for the whole file."),
-  message: z.string(),
-  fix: z.string().describe("What to change."),
-});
 
 export const ValidateArtifactsInput = z
   .object({
@@ -30,7 +24,7 @@ export const ValidateArtifactsInput = z
 export const ValidateArtifactsOutput = z.object({
   ok: z.boolean().describe("True only when there is no issue at all."),
   checkpoint: z.enum(CHECKPOINTS),
-  issues: z.array(ArtifactIssueSchema),
+  issues: z.array(ArtifactIssue),
   filesRead: z.array(z.string()).describe("The artifact files found in the checkout."),
 });
 
@@ -48,7 +42,7 @@ export const validateArtifactsTool = defineTool({
     await context.assertCheckout();
     const files: Record<string, string | undefined> = {};
     for (const path of Object.values(ARTIFACT_PATHS)) files[path] = await readOptional(join(context.repoPath, path));
-    const issues: z.infer<typeof ArtifactIssueSchema>[] = [];
+    const issues: ArtifactIssue[] = [];
 
     let testGlobs: string[] | undefined;
     try {
