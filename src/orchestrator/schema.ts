@@ -99,7 +99,7 @@ export const PushEventSchema = z.object({
  * write access, not an author). `manifestHash` is the gate's manifest at the reviewed commit; the
  * machine accepts it only when it equals the pending one (`snapshot.context.gates[gate].pendingHash`).
  */
-export const GateApprovedEventSchema = z.object({
+const GateApprovedEventSchema = z.object({
   type: z.literal("gate.approved"),
   at,
   gate,
@@ -110,7 +110,7 @@ export const GateApprovedEventSchema = z.object({
 });
 
 /** An approval stopped counting (review dismissed, approver lost access). Withdrawal cascades down the lane. */
-export const GateWithdrawnEventSchema = z.object({
+const GateWithdrawnEventSchema = z.object({
   type: z.literal("gate.withdrawn"),
   at,
   gate,
@@ -122,7 +122,7 @@ export const GateWithdrawnEventSchema = z.object({
  * A dispatched red/green/refactor cycle reported (after the app verified provenance: a run it
  * dispatched, of the expected workflow on the default branch). Must name the pending dispatch.
  */
-export const CycleReportedEventSchema = z.object({
+const CycleReportedEventSchema = z.object({
   type: z.literal("cycle.reported"),
   at,
   dispatchId: z.string().min(1),
@@ -136,7 +136,7 @@ export const CycleReportedEventSchema = z.object({
 });
 
 /** The release cycle (preview deploy + verification) reported. Must name the pending dispatch. */
-export const DeployReportedEventSchema = z.object({
+const DeployReportedEventSchema = z.object({
   type: z.literal("deploy.reported"),
   at,
   dispatchId: z.string().min(1),
@@ -148,7 +148,7 @@ export const DeployReportedEventSchema = z.object({
 });
 
 /** Migrating the parent's database branch after the merge finished (the snapshot is kept until `valid`). */
-export const PromotionReportedEventSchema = z.object({
+const PromotionReportedEventSchema = z.object({
   type: z.literal("promotion.reported"),
   at,
   dispatchId: z.string().min(1),
@@ -161,7 +161,7 @@ export const PromotionReportedEventSchema = z.object({
  * open) or `design` (reopens the given design step). Gates that depended on it are withdrawn; build
  * evidence for tests that stay unchanged in the re-approved list is kept.
  */
-export const RenegotiateEventSchema = z.object({
+const RenegotiateEventSchema = z.object({
   type: z.literal("renegotiate"),
   at,
   by: z.string().min(1),
@@ -172,7 +172,7 @@ export const RenegotiateEventSchema = z.object({
 });
 
 /** A person asks to try the current step again: re-dispatch a cycle that errored, or grant another round from `blocked`. */
-export const RetryEventSchema = z.object({
+const RetryEventSchema = z.object({
   type: z.literal("retry"),
   at,
   by: z.string().min(1),
@@ -180,13 +180,13 @@ export const RetryEventSchema = z.object({
 });
 
 /** The PR was merged. Only after the promote gate is this the path to `promoting`. */
-export const MergedEventSchema = z.object({ type: z.literal("merged"), at, commit: sha, by: z.string().optional() });
+const MergedEventSchema = z.object({ type: z.literal("merged"), at, commit: sha, by: z.string().optional() });
 
 /** The PR was closed without merging: the track is abandoned and its database branch deleted. */
-export const ClosedEventSchema = z.object({ type: z.literal("closed"), at, by: z.string().optional() });
+const ClosedEventSchema = z.object({ type: z.literal("closed"), at, by: z.string().optional() });
 
 /** A person abandons the track, from any stage. */
-export const AbandonEventSchema = z.object({
+const AbandonEventSchema = z.object({
   type: z.literal("abandon"),
   at,
   by: z.string().min(1),

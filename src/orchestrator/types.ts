@@ -3,29 +3,19 @@ import type { TestListEntry } from "../artifacts/test-list.js";
 import type { CycleStep } from "../cycle/request.js";
 import type { RoleName } from "../roles/roles.js";
 import type {
-  AbandonEventSchema,
   ApprovalRecordSchema,
   BuildUnitSchema,
   ChangedPathSchema,
-  ClosedEventSchema,
   CreateTrackInputSchema,
   CycleEvidenceSchema,
   CycleOutcomeSchema,
   CycleRecordSchema,
-  CycleReportedEventSchema,
   DeployEvidenceSchema,
-  DeployReportedEventSchema,
   FrozenTestFileSchema,
-  GateApprovedEventSchema,
   GateRecordSchema,
-  GateWithdrawnEventSchema,
-  MergedEventSchema,
   NextActionSchema,
-  PromotionReportedEventSchema,
   PushedCommitSchema,
   PushEventSchema,
-  RenegotiateEventSchema,
-  RetryEventSchema,
   TrackContextSchema,
   TrackEventSchema,
   TrackSnapshotSchema,
@@ -108,16 +98,6 @@ export type PushedCommit = z.infer<typeof PushedCommitSchema>;
 export type CycleEvidence = z.infer<typeof CycleEvidenceSchema>;
 export type DeployEvidence = z.infer<typeof DeployEvidenceSchema>;
 export type PushEvent = z.infer<typeof PushEventSchema>;
-export type GateApprovedEvent = z.infer<typeof GateApprovedEventSchema>;
-export type GateWithdrawnEvent = z.infer<typeof GateWithdrawnEventSchema>;
-export type CycleReportedEvent = z.infer<typeof CycleReportedEventSchema>;
-export type DeployReportedEvent = z.infer<typeof DeployReportedEventSchema>;
-export type PromotionReportedEvent = z.infer<typeof PromotionReportedEventSchema>;
-export type RenegotiateEvent = z.infer<typeof RenegotiateEventSchema>;
-export type RetryEvent = z.infer<typeof RetryEventSchema>;
-export type MergedEvent = z.infer<typeof MergedEventSchema>;
-export type ClosedEvent = z.infer<typeof ClosedEventSchema>;
-export type AbandonEvent = z.infer<typeof AbandonEventSchema>;
 
 /** Everything that can happen to a track. Parse webhooks into these at the edge (see `TrackEventSchema`). */
 export type TrackEvent = z.infer<typeof TrackEventSchema>;
