@@ -159,7 +159,7 @@ function reportsPending(
 }
 
 /** JSON with sorted keys, so the same evidence always hashes the same. */
-export function stableJson(value: unknown): string {
+function stableJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(stableJson).join(",")}]`;
   if (value && typeof value === "object") {
     const entries = Object.entries(value as Record<string, unknown>)
@@ -182,7 +182,7 @@ const applyTexts = (base: Record<string, string>, changes: Record<string, string
 };
 
 /** Which resumed build stage the lane goes to once the test list is approved again. */
-export function resumeStage(context: TrackContext): "red" | "green" | "deploying" {
+function resumeStage(context: TrackContext): "red" | "green" | "deploying" {
   const resumed = resumeBuild(context);
   const unit = currentUnit(resumed);
   if (!unit) return "deploying";

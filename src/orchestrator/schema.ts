@@ -280,7 +280,7 @@ export const FrozenTestFileSchema = z
   .strict();
 
 /** A cycle (or release/promotion) the machine dispatched and what came back. */
-export const CycleRecordSchema = z
+const CycleRecordSchema = z
   .object({
     dispatchId: z.string(),
     step: dispatchStep,

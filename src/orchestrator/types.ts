@@ -9,7 +9,6 @@ import type {
   CreateTrackInputSchema,
   CycleEvidenceSchema,
   CycleOutcomeSchema,
-  CycleRecordSchema,
   DeployEvidenceSchema,
   FrozenTestFileSchema,
   GateRecordSchema,
@@ -208,7 +207,6 @@ export type GateRecord = z.infer<typeof GateRecordSchema>;
 export type BuildUnit = z.infer<typeof BuildUnitSchema>;
 export type UnitEvidence = z.infer<typeof UnitEvidenceSchema>;
 export type FrozenTestFile = z.infer<typeof FrozenTestFileSchema>;
-export type CycleRecord = z.infer<typeof CycleRecordSchema>;
 export type TrackContext = z.infer<typeof TrackContextSchema>;
 export type TrackSnapshot = z.infer<typeof TrackSnapshotSchema>;
 
