@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
 import pg from "pg";
 import { from as copyFrom, to as copyTo } from "pg-copy-streams";
-import { measure, printJson, printTable, wantsJson, type Summary } from "./lib.js";
+import { benchRuns, measure, printJson, printTable, wantsJson, type Summary } from "./lib.js";
 import { ensureLocalServer, stopLocalServer } from "../src/substrate/local-server.js";
 import { PostgresBranchProvider, baseDatabaseName } from "../src/substrate/postgres-provider.js";
 
@@ -20,7 +20,7 @@ import { PostgresBranchProvider, baseDatabaseName } from "../src/substrate/postg
  * a reflink and should not grow with size).
  */
 
-const RUNS = 5;
+const RUNS = benchRuns(5);
 const argDir = process.argv.indexOf("--dir");
 const parentDir = argDir > 0 ? process.argv[argDir + 1]! : tmpdir();
 const json = wantsJson();

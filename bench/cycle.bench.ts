@@ -12,7 +12,7 @@ import { hashFrozenText } from "../src/gates/freeze.js";
 import { ensureLocalServer, stopLocalServer } from "../src/substrate/local-server.js";
 import { createProvider } from "../src/substrate/index.js";
 import type { BranchProvider, CreateBranchOptions, DatabaseBranch } from "../src/substrate/provider.js";
-import { printJson, printTable, summarise, wantsJson } from "./lib.js";
+import { benchRuns, printJson, printTable, summarise, wantsJson } from "./lib.js";
 
 /**
  * `npm run bench:cycle`: a GREEN cycle of StockFlow's T8 on the finished example, split into fork,
@@ -22,7 +22,7 @@ import { printJson, printTable, summarise, wantsJson } from "./lib.js";
  * The track's database holds ROWS stock records so a copy has something to copy.
  */
 
-const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+const RUNS = benchRuns(5);
 const ROWS = Number(process.env.BENCH_ROWS ?? 50_000);
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const example = join(root, "examples/stockflow");

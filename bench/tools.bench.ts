@@ -12,7 +12,7 @@ import { createTrack, nextAction, restoreSnapshot, transition, type TrackSnapsho
 import { trackIdForBranch } from "../src/state/index.js";
 import { consortTools, ToolContext } from "../src/tools/index.js";
 import { localPush } from "../src/tools/local-push.js";
-import { printJson, printTable, measure, wantsJson } from "./lib.js";
+import { benchRuns, measure, printJson, printTable, tailEntry, wantsJson } from "./lib.js";
 
 /**
  * `npm run bench:tools`: what an agent waits for per tool call over MCP (in-memory transport, so
@@ -21,7 +21,7 @@ import { printJson, printTable, measure, wantsJson } from "./lib.js";
  * Database tools are left out: their time is the provider's (see bench:branch, bench:cycle).
  */
 
-const RUNS = Number(process.env.BENCH_RUNS ?? 30);
+const RUNS = benchRuns(30);
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const checkout = mkdtempSync(join(tmpdir(), "consort-bench-tools-"));
 cpSync(join(root, "examples/stockflow"), checkout, {
@@ -141,7 +141,7 @@ if (!wantsJson())
   printTable(`Tool calls over MCP (in-memory), ${RUNS} runs each`, rows, { baseline: "engine: nextAction (no I/O)" });
 printJson({
   next_action_ms_median: by("mcp: next_action").median,
-  next_action_ms_p99: by("mcp: next_action").p99,
+  ...tailEntry("next_action_ms", by("mcp: next_action")),
   track_status_ms_median: by("mcp: track_status").median,
   validate_artifacts_ms_median: by("mcp: validate_artifacts").median,
   explain_rejection_ms_median: by("mcp: explain_rejection").median,
