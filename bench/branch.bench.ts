@@ -2,25 +2,48 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pipeline } from "node:stream/promises";
 import pg from "pg";
-import { from as copyFrom, to as copyTo } from "pg-copy-streams";
-import { benchRuns, measure, printJson, printTable, wantsJson, type Summary } from "./lib.js";
+import { benchRuns, measure, printJson, printTable, summarise, wantsJson, type Summary } from "./lib.js";
+import { logicalCopy } from "./logical-copy.js";
 import { ensureLocalServer, stopLocalServer } from "../src/substrate/local-server.js";
 import { PostgresBranchProvider, baseDatabaseName } from "../src/substrate/postgres-provider.js";
 
 /**
  * `npm run bench:branch [-- --json] [-- --dir <folder>]`: how long a database branch takes.
  * Seeds a ~10 MB and a ~200 MB root on an embedded Postgres 18 (file_copy_method = clone), then
- * times, median of 5: a throwaway fork by our provider (taking the warm spare made since the last
- * fork, as between cycles), the same without a spare (CREATE DATABASE … STRATEGY FILE_COPY from the
- * frozen base), the bare statement, the same copy with STRATEGY WAL_LOG, a logical copy (schema, COPY out, COPY in,
- * index build: what pg_dump | pg_restore does), fork-plus-drop, and a track fork (branch + its base).
+ * times, median of BENCH_RUNS (default 5):
+ * - a throwaway fork by our provider: a rename of the warm spare made since the last fork;
+ * - the spare's rebuild, which that fork starts in the background (a file copy of the frozen base).
+ *   A cycle pays it: it runs beside the cycle's migrate and tests, and the action waits for it
+ *   before it exits. The steady-state cost of a fork is therefore the rename plus the rebuild
+ *   (one spare per fork), and that is the figure the goal and the ratio use;
+ * - a fork while the spare is still being made (back-to-back cycles): a file copy beside the rebuild;
+ * - a fork with no spare at all (CREATE DATABASE … STRATEGY FILE_COPY from the frozen base), the
+ *   bare statement, the same copy with STRATEGY WAL_LOG, fork-plus-drop, a track fork (branch + its base);
+ * - the baseline: the fastest logical copy, as pg_dump | pg_restore -j (see logical-copy.ts).
  * `--dir` puts the server's data on another filesystem (e.g. an XFS loop mount, where the clone is
  * a reflink and should not grow with size).
  */
 
 const RUNS = benchRuns(5);
+/** The table's rows, by what the JSON calls them. An indented row is a part of the row above it. */
+const CASE = {
+  rename10: "fork 10 MB (ours: rename of the warm spare)",
+  spare10: "  spare rebuild 10 MB (after the fork, in the background)",
+  steady10: "fork 10 MB steady state (fork + spare rebuild)",
+  rename200: "fork 200 MB (ours: rename of the warm spare)",
+  spare200: "  spare rebuild 200 MB (after the fork, in the background)",
+  steady200: "fork 200 MB steady state (fork + spare rebuild)",
+  notReady200: "fork 200 MB (ours, spare still being made)",
+  noSpare200: "fork 200 MB (ours, no spare)",
+  track200: "track fork 200 MB (branch + base)",
+  forkDrop200: "fork + drop 200 MB (ours)",
+  bare200: "bare FILE_COPY 200 MB",
+  walLog200: "WAL_LOG 200 MB",
+  logical10: "logical copy 10 MB",
+  logical200: "logical copy 200 MB",
+} as const;
+
 const argDir = process.argv.indexOf("--dir");
 const parentDir = argDir > 0 ? process.argv[argDir + 1]! : tmpdir();
 const json = wantsJson();
@@ -64,23 +87,6 @@ async function seed(provider: PostgresBranchProvider, rows: number): Promise<{ r
   return { root, bytes: Number(size.rows[0].b) };
 }
 
-/** What a user without us does: make the database, copy each table out and in, build the indexes. */
-async function logicalCopy(adminUrl: string, sourceUrl: string, target: string): Promise<void> {
-  await query(adminUrl, `CREATE DATABASE "${target}"`);
-  const targetUrl = new URL(adminUrl);
-  targetUrl.pathname = `/${target}`;
-  const source = new pg.Client({ connectionString: sourceUrl });
-  const sink = new pg.Client({ connectionString: targetUrl.toString() });
-  await Promise.all([source.connect(), sink.connect()]);
-  try {
-    await sink.query("CREATE TABLE items (id bigint NOT NULL, sku text NOT NULL, quantity int NOT NULL, note text)");
-    await pipeline(source.query(copyTo("COPY items TO STDOUT")), sink.query(copyFrom("COPY items FROM STDIN")));
-    await sink.query("ALTER TABLE items ADD PRIMARY KEY (id)");
-  } finally {
-    await Promise.all([source.end(), sink.end()]);
-  }
-}
-
 async function main(): Promise<void> {
   log(`data folder ${dataDir} (${fsType})`);
   const server = await ensureLocalServer({ dataDir, onProgress: log });
@@ -115,15 +121,55 @@ async function main(): Promise<void> {
       made.push([provider, name]);
     };
 
-    rows.push(await measure("fork 10 MB (ours)", forkWith(small, true), { runs: RUNS, before: cleanUp }));
-    rows.push(await measure("fork 200 MB (ours)", forkWith(large, true), { runs: RUNS, before: cleanUp }));
-    rows.push(await measure("fork 200 MB (ours, no spare)", forkWith(cold, true), { runs: RUNS, before: cleanUp }));
+    /**
+     * A throwaway fork as a cycle makes it, with the spare ready: the fork (a rename of the spare),
+     * then the rebuild of the spare it starts, which the process waits for before it exits.
+     */
+    const forkAndRebuild = async (
+      provider: PostgresBranchProvider,
+      names: { fork: string; spare: string; steady: string },
+    ): Promise<Summary[]> => {
+      const fork: number[] = [];
+      const spare: number[] = [];
+      for (let i = 0; i <= RUNS; i++) {
+        await cleanUp();
+        const name = `bench-${++n}`;
+        const start = performance.now();
+        await provider.createBranch(name, { ttlSeconds: 3600 });
+        const forked = performance.now();
+        made.push([provider, name]);
+        await provider.settled();
+        if (i === 0) continue; // the first run warms caches up
+        fork.push(forked - start);
+        spare.push(performance.now() - forked);
+      }
+      return [
+        summarise(names.fork, fork),
+        summarise(names.spare, spare),
+        summarise(
+          names.steady,
+          fork.map((f, i) => f + spare[i]!),
+        ),
+      ];
+    };
+
+    rows.push(...(await forkAndRebuild(small, { fork: CASE.rename10, spare: CASE.spare10, steady: CASE.steady10 })));
+    rows.push(...(await forkAndRebuild(large, { fork: CASE.rename200, spare: CASE.spare200, steady: CASE.steady200 })));
+    // Back-to-back cycles: the previous fork took the spare and its rebuild is still running.
     rows.push(
-      await measure("track fork 200 MB (branch + base)", forkWith(large, false), { runs: RUNS, before: cleanUp }),
+      await measure(CASE.notReady200, forkWith(large, true), {
+        runs: RUNS,
+        before: async () => {
+          await cleanUp();
+          await forkWith(large, true)();
+        },
+      }),
     );
+    rows.push(await measure(CASE.noSpare200, forkWith(cold, true), { runs: RUNS, before: cleanUp }));
+    rows.push(await measure(CASE.track200, forkWith(large, false), { runs: RUNS, before: cleanUp }));
     rows.push(
       await measure(
-        "fork + drop 200 MB (ours)",
+        CASE.forkDrop200,
         async () => {
           const name = `bench-${++n}`;
           await large.createBranch(name, { ttlSeconds: 3600 });
@@ -141,7 +187,7 @@ async function main(): Promise<void> {
     // The bare statement our fork runs, to show what the provider's bookkeeping adds.
     rows.push(
       await measure(
-        "bare FILE_COPY 200 MB",
+        CASE.bare200,
         async () => {
           const name = `bench_raw_${++n}`;
           walNames.push(name);
@@ -156,7 +202,7 @@ async function main(): Promise<void> {
     await dropWal();
     rows.push(
       await measure(
-        "WAL_LOG 200 MB",
+        CASE.walLog200,
         async () => {
           const name = `bench_wal_${++n}`;
           walNames.push(name);
@@ -179,36 +225,49 @@ async function main(): Promise<void> {
         },
         { runs: RUNS, warmup: 0, before: dropWal },
       );
-    rows.push(await logical("logical copy 10 MB", "root_10mb"));
-    rows.push(await logical("logical copy 200 MB", "root_200mb"));
+    rows.push(await logical(CASE.logical10, "root_10mb"));
+    rows.push(await logical(CASE.logical200, "root_200mb"));
     await dropWal();
 
-    const median = (name: string) => rows.find((r) => r.name === name)!.median;
+    const median = (name: string) => {
+      const row = rows.find((r) => r.name === name);
+      if (!row) throw new Error(`no row named "${name}"`);
+      return row.median;
+    };
     printTable(`database branch forks on ${fsType} (file_copy_method = ${method}), ms`, rows, {
-      baseline: "logical copy 200 MB",
+      baseline: CASE.logical200,
     });
-    const fork200 = median("fork 200 MB (ours)");
-    const logical200 = median("logical copy 200 MB");
+    const rename200 = median(CASE.rename200);
+    const steady200 = median(CASE.steady200);
+    const logical200 = median(CASE.logical200);
     if (!json) {
       console.log(
-        `\ngoal: fork of 200 MB under 150 ms median (${fork200.toFixed(0)} ms) and ≥ 20× faster than a logical copy (${(logical200 / fork200).toFixed(1)}×)`,
+        `\nThe rename alone (${rename200.toFixed(1)} ms, ${(logical200 / rename200).toFixed(0)}× a logical copy) leaves out the spare's rebuild, which every fork starts and a cycle waits for; the steady state counts it.` +
+          `\ngoal: fork of 200 MB under 150 ms median in the steady state (${steady200.toFixed(0)} ms) and ≥ 20× faster than a logical copy (${(logical200 / steady200).toFixed(1)}×)`,
       );
     }
     printJson({
       fs: fsType,
       file_copy_method: method,
+      runs: RUNS,
       size_mb_10mb: Math.round(s.bytes / 1e5) / 10,
       size_mb_200mb: Math.round(l.bytes / 1e5) / 10,
-      fork_ms_10mb: round(median("fork 10 MB (ours)")),
-      fork_ms_200mb: round(fork200),
-      fork_no_spare_ms_200mb: round(median("fork 200 MB (ours, no spare)")),
-      track_fork_ms_200mb: round(median("track fork 200 MB (branch + base)")),
-      fork_drop_ms_200mb: round(median("fork + drop 200 MB (ours)")),
-      logical_ms_10mb: round(median("logical copy 10 MB")),
+      fork_ms_10mb: round(median(CASE.rename10)),
+      fork_ms_10mb_steady: round(median(CASE.steady10)),
+      spare_ms_10mb: round(median(CASE.spare10)),
+      fork_ms_200mb: round(rename200),
+      fork_ms_200mb_steady: round(steady200),
+      spare_ms_200mb: round(median(CASE.spare200)),
+      fork_spare_not_ready_ms_200mb: round(median(CASE.notReady200)),
+      fork_no_spare_ms_200mb: round(median(CASE.noSpare200)),
+      track_fork_ms_200mb: round(median(CASE.track200)),
+      fork_drop_ms_200mb: round(median(CASE.forkDrop200)),
+      logical_ms_10mb: round(median(CASE.logical10)),
       logical_ms_200mb: round(logical200),
-      walog_ms_200mb: round(median("WAL_LOG 200 MB")),
-      bare_file_copy_ms_200mb: round(median("bare FILE_COPY 200 MB")),
-      ratio_logical_200mb: round(logical200 / fork200),
+      walog_ms_200mb: round(median(CASE.walLog200)),
+      bare_file_copy_ms_200mb: round(median(CASE.bare200)),
+      ratio_logical_200mb: round(logical200 / steady200),
+      ratio_logical_200mb_rename: round(logical200 / rename200),
     });
   } finally {
     await small.close();
