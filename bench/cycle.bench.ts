@@ -10,16 +10,22 @@ import type { CycleResult } from "../src/cycle/result.js";
 import { runCycle } from "../src/cycle/run.js";
 import { hashFrozenText } from "../src/gates/freeze.js";
 import { ensureLocalServer, stopLocalServer } from "../src/substrate/local-server.js";
-import { createProvider } from "../src/substrate/index.js";
+import { PostgresBranchProvider } from "../src/substrate/postgres-provider.js";
 import type { BranchProvider, CreateBranchOptions, DatabaseBranch } from "../src/substrate/provider.js";
 import { benchRuns, printJson, printTable, summarise, wantsJson } from "./lib.js";
+import { logicalCopy } from "./logical-copy.js";
 
 /**
  * `npm run bench:cycle`: a GREEN cycle of StockFlow's T8 on the finished example, split into fork,
- * migrate, tests, verdict and drop; our overhead is everything but the user's migrate and test
- * commands. For comparison, the same cycle on a database made by a logical copy (create an empty
- * database, rebuild the schema, copy the rows through a client) instead of a file-copy fork.
- * The track's database holds ROWS stock records so a copy has something to copy.
+ * migrate, tests, verdict and drop, three ways, taking turns so a busy machine slows each alike:
+ * - as shipped: the fork renames the track's warm spare and starts its rebuild, which runs beside
+ *   the user's migrate and tests; the action waits for it before it exits, so the cycle ends then;
+ * - with no spare: the fork is a file copy and nothing else of ours runs beside the user's commands;
+ * - on a logical copy, the baseline: the fastest a tool without branches can do (a dump and restore
+ *   with COPY, see logical-copy.ts), then the same migrate, tests and verdict.
+ * Our overhead is the cycle's wall time minus what the user's commands take when they run alone
+ * (the median with no spare), so the spare's rebuild, and whatever it slows the commands by, is
+ * charged to us. The track's database holds BENCH_ROWS stock records so a copy has something to copy.
  */
 
 const RUNS = benchRuns(5);
@@ -47,15 +53,20 @@ const dataDir = mkdtempSync(join(tmpdir(), "consort-bench-pg-"));
 // As root the server runs as the `postgres` user, who must be able to enter the folder.
 chmodSync(dataDir, 0o755);
 const server = await ensureLocalServer({ dataDir });
-const env = { BENCH_PG_URL: server.url() };
-const { config: exampleConfig } = await loadConfigFile(join(example, ".github/consort.yml"));
-const database = {
-  ...exampleConfig.database,
-  provider: "postgres" as const,
-  postgres: { urlEnv: "BENCH_PG_URL", rootDatabase: "bench_root" },
-};
-const config = { ...exampleConfig, database };
-const provider = await createProvider(database, { env });
+const { config } = await loadConfigFile(join(example, ".github/consort.yml"));
+// The example's local provider, on this run's own server: warm spares on, as shipped.
+const provider = new PostgresBranchProvider({
+  kind: "local",
+  adminUrl: server.url("postgres"),
+  rootDatabase: "bench_root",
+});
+// The same root and track without warm spares: every fork is a file copy.
+const noSpare = new PostgresBranchProvider({
+  kind: "local",
+  adminUrl: server.url("postgres"),
+  rootDatabase: "bench_root",
+  warmSpares: false,
+});
 
 try {
   // The track: migrated and filled, then its frozen base retaken so forks see the rows.
@@ -72,8 +83,7 @@ try {
     [ROWS],
   );
   await client.end();
-  const refresh = (provider as { refreshBase?: (name: string) => Promise<unknown> }).refreshBase;
-  if (refresh) await refresh.call(provider, "f1-track");
+  await provider.refreshBase("f1-track");
 
   const list = JSON.parse(readFileSync(join(example, ".consort/test-list.json"), "utf8")) as {
     tests: Array<{ id: string; file: string; title: string }>;
@@ -92,50 +102,85 @@ try {
     database: { branch: "f1-track" },
   });
 
-  async function cycles(label: string, branches: BranchProvider): Promise<CycleResult[]> {
-    const results: CycleResult[] = [];
-    for (let i = 0; i <= RUNS; i++) {
-      const result = await runCycle(request, { provider: branches, config, cwd: checkout });
-      if (result.verdict !== "verified")
-        throw new Error(`${label} cycle ${i} was refused: ${result.reasons.join("; ")}`);
-      if (i > 0) results.push(result); // the first run warms caches up
-      say(`${label} ${i === 0 ? "warm-up" : `run ${i}`}: ${result.timingsMs.total} ms`);
-    }
-    return results;
+  await provider.settled(); // the track's spare, as a cycle finds it
+
+  const cycle = async (label: string, branches: BranchProvider, round: number): Promise<CycleResult> => {
+    const result = await runCycle(request, { provider: branches, config, cwd: checkout });
+    if (result.verdict !== "verified")
+      throw new Error(`${label} cycle ${round} was refused: ${result.reasons.join("; ")}`);
+    return result;
+  };
+  const logicalProvider = logicalCopyProvider(provider, server.url);
+  const shipped: Array<{ result: CycleResult; spareWaitMs: number }> = [];
+  const bare: CycleResult[] = [];
+  const logical: CycleResult[] = [];
+  for (let round = 0; round <= RUNS; round++) {
+    const a = await cycle("as shipped", provider, round);
+    const waitStart = performance.now();
+    await provider.settled();
+    const spareWaitMs = performance.now() - waitStart;
+    const b = await cycle("no spare", noSpare, round);
+    const c = await cycle("logical copy", logicalProvider, round);
+    say(
+      `${round === 0 ? "warm-up" : `round ${round}`}: as shipped ${a.timingsMs.total} + ${spareWaitMs.toFixed(0)} ms, no spare ${b.timingsMs.total} ms, logical copy ${c.timingsMs.total} ms`,
+    );
+    if (round === 0) continue; // the first round warms caches up
+    shipped.push({ result: a, spareWaitMs });
+    bare.push(b);
+    logical.push(c);
   }
 
-  const forked = await cycles("fork", provider);
-  const logical = await cycles("logical copy", logicalCopyProvider(provider, server.url, checkout));
-
-  const pick = (results: CycleResult[], f: (r: CycleResult) => number, name: string) => summarise(name, results.map(f));
-  const overhead = (r: CycleResult) => r.timingsMs.total - r.timingsMs.migrate - r.timingsMs.tests;
+  const user = (r: CycleResult) => r.timingsMs.migrate + r.timingsMs.tests;
+  const userAlone = summarise("  migrate + tests (user commands, run alone)", bare.map(user));
+  const wall = ({ result, spareWaitMs }: (typeof shipped)[number]) => result.timingsMs.total + spareWaitMs;
+  const timing = (name: keyof CycleResult["timingsMs"]) => (r: CycleResult) => r.timingsMs[name];
+  const of = <T>(items: T[], f: (item: T) => number, name: string) => summarise(name, items.map(f));
+  const results = shipped.map((s) => s.result);
   const rows = [
-    pick(forked, (r) => r.timingsMs.total, "cycle (file-copy fork)"),
-    pick(forked, (r) => r.timingsMs.fork, "  fork"),
-    pick(forked, (r) => r.timingsMs.migrate, "  migrate (user command)"),
-    pick(forked, (r) => r.timingsMs.tests, "  tests (user command)"),
-    pick(forked, (r) => r.timingsMs.verdict, "  verdict"),
-    pick(forked, (r) => r.timingsMs.drop, "  drop"),
-    pick(forked, overhead, "  our overhead"),
-    pick(logical, (r) => r.timingsMs.total, "cycle (logical copy)"),
-    pick(logical, (r) => r.timingsMs.fork, "  logical copy"),
+    of(shipped, wall, "cycle as shipped (warm spare), until the action can exit"),
+    of(results, timing("fork"), "  fork (rename of the warm spare)"),
+    of(results, timing("migrate"), "  migrate (user command, beside the spare's rebuild)"),
+    of(results, timing("tests"), "  tests (user command, beside the spare's rebuild)"),
+    of(results, timing("verdict"), "  verdict"),
+    of(results, timing("drop"), "  drop"),
+    of(shipped, (s) => s.spareWaitMs, "  waiting for the spare's rebuild after the cycle"),
+    of(shipped, (s) => wall(s) - userAlone.median, "  our overhead (wall − the user's commands alone)"),
+    of(bare, timing("total"), "cycle with no spare (fork = file copy)"),
+    of(bare, timing("fork"), "  fork (file copy)"),
+    userAlone,
+    of(bare, (r) => r.timingsMs.total - user(r), "  our overhead (total − the user's commands)"),
+    of(logical, timing("total"), "cycle on a logical copy (dump and restore)"),
+    of(logical, timing("fork"), "  logical copy"),
+    of(logical, (r) => r.timingsMs.total - user(r), "  overhead (total − the user's commands)"),
   ];
-  const cycleMedian = rows[0]!.median;
-  const overheadMedian = rows[6]!.median;
-  const logicalMedian = rows[7]!.median;
+  const median = (name: string) => {
+    const row = rows.find((r) => r.name === name);
+    if (!row) throw new Error(`no row named "${name}"`);
+    return row.median;
+  };
+  const overhead = median("  our overhead (wall − the user's commands alone)");
   if (!wantsJson()) {
-    printTable(
-      `StockFlow GREEN cycle, ${ROWS} rows on the track, median of ${RUNS} (goal: our overhead < 300 ms)`,
-      rows,
-      { baseline: "cycle (file-copy fork)" },
+    printTable(`StockFlow GREEN cycle, ${ROWS} rows on the track, ${RUNS} rounds`, rows, {
+      baseline: "cycle on a logical copy (dump and restore)",
+    });
+    console.log(
+      `\ngoal: our overhead < 300 ms, counting the spare's rebuild: ${overhead.toFixed(0)} ms median` +
+        ` (the user's commands take ${userAlone.median.toFixed(0)} ms alone; a cycle on a logical copy adds ${median("  overhead (total − the user's commands)").toFixed(0)} ms)`,
     );
   }
   printJson({
-    overhead_ms_median: overheadMedian,
-    cycle_ms_median: cycleMedian,
-    logical_cycle_ms_median: logicalMedian,
+    runs: RUNS,
+    overhead_ms_median: Math.round(overhead),
+    cycle_ms_median: Math.round(median("cycle as shipped (warm spare), until the action can exit")),
+    spare_wait_ms_median: Math.round(median("  waiting for the spare's rebuild after the cycle")),
+    user_commands_ms_median: Math.round(userAlone.median),
+    no_spare_cycle_ms_median: Math.round(median("cycle with no spare (fork = file copy)")),
+    no_spare_overhead_ms_median: Math.round(median("  our overhead (total − the user's commands)")),
+    logical_cycle_ms_median: Math.round(median("cycle on a logical copy (dump and restore)")),
+    logical_copy_ms_median: Math.round(median("  logical copy")),
   });
 } finally {
+  await noSpare.close();
   await provider.close();
   await stopLocalServer(dataDir);
   rmSync(dataDir, { recursive: true, force: true });
@@ -143,54 +188,26 @@ try {
 }
 
 /**
- * The comparison: a "branch" made by a logical copy of the track, as a tool without copy-on-write
- * branches would make it: an empty database, the schema rebuilt by the migrations, the rows copied
- * through a client. Only createBranch/connectionUrl/deleteBranch are used by a cycle.
+ * The baseline: a "branch" made by the fastest logical copy of the track, as a tool without
+ * copy-on-write branches would make it. Only createBranch/connectionUrl/deleteBranch are used by a cycle.
  */
-function logicalCopyProvider(inner: BranchProvider, urlFor: (db: string) => string, cwd: string): BranchProvider {
-  const admin = () => new pg.Client({ connectionString: urlFor("postgres") });
+function logicalCopyProvider(inner: BranchProvider, urlFor: (db: string) => string): BranchProvider {
   return {
     ...inner,
     kind: inner.kind,
     async createBranch(name: string, options: CreateBranchOptions = {}): Promise<DatabaseBranch> {
-      const a = admin();
-      await a.connect();
-      await a.query(`CREATE DATABASE "${name}" TEMPLATE template0`);
-      await a.end();
-      execFileSync(process.execPath, ["--import", "tsx", "src/db/migrate.ts"], {
-        cwd,
-        env: { ...process.env, DATABASE_URL: urlFor(name) },
-      });
-      const source = new pg.Client({ connectionString: await inner.connectionUrl(options.from!) });
-      const target = new pg.Client({ connectionString: urlFor(name) });
-      await Promise.all([source.connect(), target.connect()]);
-      const { rows } = await source.query<{
-        id: string;
-        sku: string;
-        location: string;
-        quantity: number;
-        inventory_code: string;
-        created_at: Date;
-        updated_at: Date;
-      }>("SELECT id, sku, location, quantity, inventory_code, created_at, updated_at FROM stock_records");
-      for (let i = 0; i < rows.length; i += 5000) {
-        const batch = rows.slice(i, i + 5000);
-        await target.query(
-          "INSERT INTO stock_records SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int[], $5::text[], $6::timestamptz[], $7::timestamptz[])",
-          ["id", "sku", "location", "quantity", "inventory_code", "created_at", "updated_at"].map((c) =>
-            batch.map((r) => r[c as keyof typeof r]),
-          ),
-        );
-      }
-      await Promise.all([source.end(), target.end()]);
+      await logicalCopy(urlFor("postgres"), await inner.connectionUrl(options.from!), name);
       return { name, parent: options.from, isRoot: false };
     },
     connectionUrl: async (name: string) => urlFor(name),
     async deleteBranch(name: string): Promise<void> {
-      const a = admin();
-      await a.connect();
-      await a.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await a.end();
+      const admin = new pg.Client({ connectionString: urlFor("postgres") });
+      await admin.connect();
+      try {
+        await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      } finally {
+        await admin.end();
+      }
     },
   };
 }
