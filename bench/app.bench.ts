@@ -1,5 +1,6 @@
 import { generateKeyPairSync, randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { throttling } from "@octokit/plugin-throttling";
 import { Probot, ProbotOctokit } from "probot";
 import { ARTIFACT_PATHS } from "../src/artifacts/paths.js";
 import { defaultConfig, type RoleName } from "../src/config/consort-config.js";
@@ -8,17 +9,46 @@ import { createConsortApp } from "../src/index.js";
 import { createTrack, transition } from "../src/orchestrator/index.js";
 import type { TrackEvent, TrackSnapshot } from "../src/orchestrator/types.js";
 import { emptyTrackState, sealState, serialiseStateFile } from "../src/state/index.js";
-import { benchRuns, measure, printJson, printTable, tailEntry, wantsJson } from "./lib.js";
+import { checkRequest } from "../test/helpers/github-api.js";
+import { benchRuns, measure, printJson, printTable, tailEntry, wantsJson, type Summary } from "./lib.js";
 
 /**
  * `npm run bench:app`: one `push` webhook to finished effects, in process, with GitHub answered by
  * an in-memory fake behind Octokit's fetch: read the config from the default branch, read and CAS-write the signed
  * state on consort/state, dispatch the GREEN cycle and record its run id, write the seven checks,
  * keep the sticky comment. StockFlow F1 at GREEN for T2; the driver pushes 1, 10 or 100 commits
- * (each touching code and a migration), all accepted as one GREEN step. Reports the median and the
- * tail the run count supports (see bench/lib.ts) and the GitHub API calls per event. With --json the
- * last line is { push100_ms_median, push100_ms_p95 (p99 from 100 runs, max below 20), push1_api_calls }.
+ * (each touching code and a migration), all accepted as one GREEN step.
+ *
+ * What the measured time leaves out: GitHub itself. The fake answers at once, and Probot's
+ * throttling (which spaces an installation's writes) and retries are off. So the bench also prints
+ * a model of the same event on GitHub, from the calls the run made (the fake records each one, and
+ * the untimed check runs verify them against GitHub's REST description and that the app awaits
+ * each call before the next): our measured time, plus one GitHub round trip per call, plus the
+ * waits Probot's write spacing adds (see GITHUB_ROUND_TRIP_MS and PROBOT_WRITE_SPACING_MS).
+ * With --json the last line is { push100_ms_median, push100_ms_p95 (the tail BENCH_RUNS supports),
+ * push1_api_calls, push1_api_writes, push1_github_ms_low, push1_github_ms_high }.
  */
+
+/**
+ * Assumed time of one GitHub REST call, request to response, from a server near GitHub. Source:
+ * 10,000 GitHub API requests timed from bl.ocks.org's server (Mike Bostock, "Gist API Latency",
+ * https://gist.github.com/mbostock/5503544): median 206 ms, middle 80 % 114–527 ms. Git data and
+ * check-run writes are not faster than a gist read, so 150–300 ms brackets the typical call.
+ */
+const GITHUB_ROUND_TRIP_MS = { low: 150, high: 300 } as const;
+
+/**
+ * Probot 14's ProbotOctokit turns @octokit/plugin-throttling on, keyed by installation: every
+ * write (any method but GET and HEAD, except the token exchange) waits for the installation's
+ * "write" queue (Bottleneck, maxConcurrent 1, minTime 1000 ms), and a write to a path that sends
+ * notifications (the plugin's triggersNotification list: issue comments, pulls, reviews…) also
+ * for the "notifications" queue (minTime 3000 ms). Read in node_modules/@octokit/plugin-throttling
+ * 11 (dist-bundle/index.js, createGroups). It follows GitHub's "Best practices for using the REST
+ * API" (docs.github.com/rest/guides/best-practices-for-using-the-rest-api): for POST, PATCH, PUT or
+ * DELETE requests, "wait at least one second between each request".
+ */
+const PROBOT_WRITE_SPACING_MS = 1000;
+const PROBOT_NOTIFICATION_SPACING_MS = 3000;
 
 const config = defaultConfig();
 const fixture = (name: string) =>
@@ -132,7 +162,8 @@ const stateText = serialiseStateFile(
 
 /** GitHub, in memory: the state branch with a real compare-and-swap, and every other answer the push needs. */
 class FakeGitHub {
-  calls = 0;
+  /** Every request of the current event, in order. */
+  requests: Array<{ method: string; path: string; body: Record<string, unknown> | undefined }> = [];
   private head = "s0";
   private files = new Map<string, string>();
   private commits = new Map<string, { tree: string; parent: string | null }>();
@@ -148,11 +179,17 @@ class FakeGitHub {
     this.commits.set("s0", { tree: "t0", parent: null });
     this.head = "s0";
     this.files = this.trees.get("t0")!;
-    this.calls = 0;
+    this.requests = [];
   }
-  answer(method: string, uri: string, body: Record<string, unknown>): [number, unknown?, Record<string, string>?] {
-    this.calls += 1;
-    const path = decodeURIComponent(new URL(uri, "https://api.github.com").pathname).replace("/repos/acme/shop", "");
+  answer(
+    method: string,
+    uri: string,
+    sent: Record<string, unknown> | undefined,
+  ): [number, unknown?, Record<string, string>?] {
+    const full = new URL(uri, "https://api.github.com");
+    this.requests.push({ method, path: full.pathname + full.search, body: sent });
+    const body = sent ?? {};
+    const path = decodeURIComponent(full.pathname).replace("/repos/acme/shop", "");
     const id = () => `x${(++this.n).toString(16)}`;
     if (method === "POST" && path.startsWith("/app/installations/"))
       return [201, { token: "ghs_bench", expires_at: "2099-01-01T00:00:00Z" }];
@@ -201,11 +238,19 @@ class FakeGitHub {
 }
 
 const fake = new FakeGitHub();
+/** While set, each answer waits a turn of the event loop, so calls made without awaiting the last one overlap. */
+const overlap = { checking: false, inFlight: 0, most: 0 };
 /** Octokit's fetch, answered by the fake: no sockets and no interception library in the measurement. */
 const fakeFetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
   const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
   const method = (init?.method ?? "GET").toUpperCase();
-  const body = typeof init?.body === "string" && init.body ? (JSON.parse(init.body) as Record<string, unknown>) : {};
+  const body =
+    typeof init?.body === "string" && init.body ? (JSON.parse(init.body) as Record<string, unknown>) : undefined;
+  if (overlap.checking) {
+    overlap.most = Math.max(overlap.most, ++overlap.inFlight);
+    await new Promise((resolve) => setImmediate(resolve));
+    overlap.inFlight -= 1;
+  }
   const [status, data] = fake.answer(method, url, body);
   const response = new Response(status === 204 ? null : JSON.stringify(data ?? {}), {
     status,
@@ -280,39 +325,122 @@ function pushPayload(n: number) {
   };
 }
 
-async function deliver(n: number): Promise<number> {
+async function deliver(n: number): Promise<void> {
   fake.reset();
   await probot.receive({ id: randomUUID(), name: "push", payload: pushPayload(n) } as Parameters<Probot["receive"]>[0]);
-  return fake.calls;
 }
 
-// Sanity: the push is accepted as GREEN and the cycle dispatched (else the numbers measure a refusal).
-for (const n of [1, 100]) {
-  await deliver(n);
+type RecordedCall = FakeGitHub["requests"][number];
+
+/**
+ * One untimed delivery whose calls are checked: the push is accepted as GREEN and the cycle
+ * dispatched (else the numbers measure a refusal), every request is one GitHub documents, and the
+ * app awaits each call before the next (the model below adds the calls' round trips one after another).
+ */
+async function deliverChecked(n: number): Promise<RecordedCall[]> {
+  Object.assign(overlap, { checking: true, inFlight: 0, most: 0 });
+  try {
+    await deliver(n);
+  } finally {
+    overlap.checking = false;
+  }
   const written = JSON.parse(fake.stateFile()) as { snapshot: TrackSnapshot };
   if (written.snapshot.stage !== "green-verify" || !fake.dispatched)
     throw new Error(
       `the push of ${n} should be accepted as GREEN and dispatch a cycle; the track is at ${written.snapshot.stage}`,
     );
+  const violations = fake.requests.flatMap((r) => checkRequest(r.method, r.path, r.body).violations);
+  if (violations.length > 0)
+    throw new Error(`the push of ${n} made requests GitHub does not document:\n  ${violations.join("\n  ")}`);
+  if (overlap.most !== 1)
+    throw new Error(
+      `the push of ${n} made up to ${overlap.most} GitHub calls at once; the sequential model would overstate it`,
+    );
+  return fake.requests;
 }
+
+/** A write in @octokit/plugin-throttling's sense: it queues for the installation's write spacing. */
+const isWrite = (call: RecordedCall) =>
+  call.method !== "GET" && call.method !== "HEAD" && !/^\/app\/installations\/[^/]+\/access_tokens$/.test(call.path);
+const notifies = (call: RecordedCall) => isWrite(call) && throttling.triggersNotification(call.path.split("?")[0]!);
+
+/**
+ * The event on GitHub: the calls in order, each taking `roundTripMs`, each write starting no sooner
+ * than PROBOT_WRITE_SPACING_MS after the previous write started (and a notifying write
+ * PROBOT_NOTIFICATION_SPACING_MS after the previous notifying one), as Bottleneck's minTime does.
+ * Starts with empty queues: an event right after another of the same installation waits longer.
+ */
+function modelOnGitHub(calls: RecordedCall[], roundTripMs: number): { totalMs: number; spacingMs: number } {
+  let clock = 0;
+  let spacingMs = 0;
+  let lastWrite = -Infinity;
+  let lastNotification = -Infinity;
+  for (const call of calls) {
+    let start = clock;
+    if (isWrite(call)) {
+      start = Math.max(start, lastWrite + PROBOT_WRITE_SPACING_MS);
+      lastWrite = start;
+      if (notifies(call)) {
+        start = Math.max(start, lastNotification + PROBOT_NOTIFICATION_SPACING_MS);
+        lastNotification = start;
+      }
+    }
+    spacingMs += start - clock;
+    clock = start + roundTripMs;
+  }
+  return { totalMs: clock, spacingMs };
+}
+
+// The first event pays the installation token exchange; the token is cached for later events.
+await deliverChecked(1);
+const sizes = [1, 10, 100];
+const recorded = new Map<number, RecordedCall[]>();
+for (const n of sizes) recorded.set(n, await deliverChecked(n));
+
 const runs = benchRuns(60);
-const apiCalls: Record<number, number> = {};
-const rows = [];
-for (const n of [1, 10, 100]) {
-  apiCalls[n] = await deliver(n);
+const rows: Summary[] = [];
+for (const n of sizes) {
   rows.push(await measure(`push of ${n} commit${n > 1 ? "s" : ""}`, () => deliver(n), { runs, warmup: 10 }));
 }
-printTable("app: push webhook to finished effects (ms), GitHub faked in memory", rows, {
+printTable("app: push webhook to finished effects (ms), in process: GitHub answers at once, no write spacing", rows, {
   baseline: "push of 1 commit",
 });
+
+const { low, high } = GITHUB_ROUND_TRIP_MS;
+const modelled = sizes.map((n, i) => {
+  const calls = recorded.get(n)!;
+  const ours = rows[i]!.median;
+  const [atLow, atHigh] = [low, high].map((rtt) => modelOnGitHub(calls, rtt));
+  return {
+    n,
+    calls: calls.length,
+    writes: calls.filter(isWrite).length,
+    notifying: calls.filter(notifies).length,
+    ours,
+    spacing: atLow!.spacingMs,
+    low: ours + atLow!.totalMs,
+    high: ours + atHigh!.totalMs,
+  };
+});
 console.log(
-  `\nGitHub API calls per event: ${Object.entries(apiCalls)
-    .map(([n, c]) => `push of ${n}: ${c}`)
-    .join(", ")} (the installation token is cached after the first event)`,
+  `\nmodelled on GitHub (ours + ${low}–${high} ms per call + Probot's write spacing of ${PROBOT_WRITE_SPACING_MS / 1000} s, ${PROBOT_NOTIFICATION_SPACING_MS / 1000} s for notifying writes), per event:`,
 );
-if (wantsJson())
+for (const m of modelled) {
+  console.log(
+    `  push of ${m.n}: ${m.calls} calls (${m.writes} writes, ${m.notifying} notifying): ${(m.low / 1000).toFixed(1)}–${(m.high / 1000).toFixed(1)} s, of which write spacing ${(m.spacing / 1000).toFixed(1)} s at ${low} ms per call and ours ${m.ours.toFixed(0)} ms`,
+  );
+}
+console.log(
+  "(calls counted from the run; the installation token, cached after an installation's first event, not included)",
+);
+if (wantsJson()) {
+  const push1 = modelled[0]!;
   printJson({
     push100_ms_median: Number(rows[2]!.median.toFixed(2)),
     ...tailEntry("push100_ms", rows[2]!),
-    push1_api_calls: apiCalls[1]!,
+    push1_api_calls: push1.calls,
+    push1_api_writes: push1.writes,
+    push1_github_ms_low: Math.round(push1.low),
+    push1_github_ms_high: Math.round(push1.high),
   });
+}
