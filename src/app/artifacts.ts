@@ -1,11 +1,13 @@
-import { unzipSync } from "fflate";
-import type { GitHub, RepoRef } from "./github.js";
+import { httpStatus, type GitHub, type RepoRef } from "./github.js";
+import { readZipFiles, ZipError } from "./zip.js";
 
 /** The artifact every Consort workflow uploads (design §1). */
 export const RESULT_ARTIFACT = "consort-cycle-result";
 
-/** Largest artifact the app unpacks: a cycle result is a few JSON and Markdown files. */
+/** Largest artifact the app downloads: a cycle result is a few JSON and Markdown files. */
 const MAX_ARTIFACT_BYTES = 20 * 1024 * 1024;
+/** Largest file the app unpacks from it: a result of hundreds of tests is well under this. */
+export const MAX_RESULT_FILE_BYTES = 1024 * 1024;
 
 export class ArtifactError extends Error {
   constructor(message: string) {
@@ -15,16 +17,21 @@ export class ArtifactError extends Error {
 }
 
 /**
- * Download a run's result artifact and unzip it in memory. A run without the artifact, an expired
- * one, or a zip that does not open is an ArtifactError the caller reports as a failed cycle.
+ * Download a run's result artifact and read only the `files` asked for out of it, each bounded
+ * (the zip's own sizes are not trusted: inflating stops at the bound). A run without the artifact,
+ * with two of that name, an expired one (listed so, or GitHub answering 410 on the download), or a
+ * zip that does not open is an ArtifactError the caller reports as a failed cycle.
  */
 export async function downloadRunArtifact({
   octokit,
   owner,
   repo,
   runId,
+  files,
   name = RESULT_ARTIFACT,
-}: RepoRef & { octokit: GitHub; runId: number; name?: string }): Promise<Record<string, Uint8Array>> {
+}: RepoRef & { octokit: GitHub; runId: number; files: readonly string[]; name?: string }): Promise<
+  Record<string, Uint8Array>
+> {
   const { data } = await octokit.request("GET /repos/{owner}/{repo}/actions/runs/{run_id}/artifacts", {
     owner,
     repo,
@@ -32,35 +39,46 @@ export async function downloadRunArtifact({
     name,
     per_page: 10,
   });
-  const artifact = data.artifacts.find((a) => a.name === name);
+  const named = data.artifacts.filter((a) => a.name === name);
+  const artifact = named[0];
   if (!artifact)
     throw new ArtifactError(`run ${runId} uploaded no "${name}" artifact: the job ended before it wrote its result`);
+  if (named.length > 1)
+    throw new ArtifactError(`run ${runId} has ${named.length} artifacts named "${name}": which one is the result?`);
   if (artifact.expired) throw new ArtifactError(`run ${runId}'s "${name}" artifact has expired`);
   if (artifact.size_in_bytes > MAX_ARTIFACT_BYTES)
     throw new ArtifactError(
       `run ${runId}'s "${name}" artifact is ${artifact.size_in_bytes} bytes, more than a result can be`,
     );
-  const zip = await octokit.request("GET /repos/{owner}/{repo}/actions/artifacts/{artifact_id}/{archive_format}", {
-    owner,
-    repo,
-    artifact_id: artifact.id,
-    archive_format: "zip",
-  });
-  const bytes = toBytes(zip.data);
+  let zip;
   try {
-    return unzipSync(bytes);
+    // GitHub answers 302 to a short-lived blob URL; fetch follows it without the Authorization header.
+    zip = await octokit.request("GET /repos/{owner}/{repo}/actions/artifacts/{artifact_id}/{archive_format}", {
+      owner,
+      repo,
+      artifact_id: artifact.id,
+      archive_format: "zip",
+    });
   } catch (error) {
-    throw new ArtifactError(`run ${runId}'s "${name}" artifact is not a readable zip: ${(error as Error).message}`);
+    if (httpStatus(error) === 410)
+      throw new ArtifactError(`run ${runId}'s "${name}" artifact has expired (GitHub answered 410 Gone)`);
+    throw error;
+  }
+  const bytes = toBytes(zip.data);
+  if (bytes.length > MAX_ARTIFACT_BYTES)
+    throw new ArtifactError(`run ${runId}'s "${name}" artifact is ${bytes.length} bytes, more than a result can be`);
+  try {
+    return readZipFiles(bytes, files, MAX_RESULT_FILE_BYTES);
+  } catch (error) {
+    if (!(error instanceof ZipError)) throw error;
+    throw new ArtifactError(`run ${runId}'s "${name}" artifact is not a readable result: ${error.message}`);
   }
 }
 
 /** Read one JSON file out of an unzipped artifact. */
 export function artifactJson(files: Record<string, Uint8Array>, file: string, runId: number): unknown {
-  const entry = files[file] ?? Object.entries(files).find(([path]) => path.endsWith(`/${file}`))?.[1];
-  if (!entry)
-    throw new ArtifactError(
-      `run ${runId}'s result artifact has no ${file} (it holds: ${Object.keys(files).join(", ") || "nothing"})`,
-    );
+  const entry = files[file];
+  if (!entry) throw new ArtifactError(`run ${runId}'s result artifact has no ${file}`);
   try {
     return JSON.parse(new TextDecoder().decode(entry));
   } catch {

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { z } from "zod";
 import type { GitHub, RepoRef } from "./github.js";
 
@@ -15,6 +16,15 @@ export type WorkflowKind = keyof typeof WORKFLOWS;
 /** The ONE input every Consort workflow takes: the whole request as JSON (input count is capped). */
 export const WORKFLOW_INPUT = "request";
 
+/**
+ * The hash that binds a result to the request it answers: sha256 of the request's JSON text, as
+ * dispatched. The runners echo the parsed request in their result; the runners' schemas give it
+ * the same fields in the same order, so the echo hashes alike only if it is the same request.
+ */
+export function requestDigest(request: unknown): string {
+  return createHash("sha256").update(JSON.stringify(request)).digest("hex");
+}
+
 const DispatchResponse = z.object({
   workflow_run_id: z.number().int().positive(),
   run_url: z.string(),
@@ -27,6 +37,8 @@ export interface DispatchedRun {
   htmlUrl: string;
   /** ISO time of the dispatch: the start of the cycle's timeout. */
   dispatchedAt: string;
+  /** requestDigest of the input sent: a result counts only if its request hashes to this. */
+  requestSha256: string;
 }
 
 /**
@@ -49,12 +61,13 @@ export async function dispatchWorkflow({
   request: unknown;
   now: Date;
 }): Promise<DispatchedRun> {
+  const input = JSON.stringify(request);
   const response = await octokit.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", {
     owner,
     repo,
     workflow_id: WORKFLOWS[workflow].file,
     ref: defaultBranch,
-    inputs: { [WORKFLOW_INPUT]: JSON.stringify(request) },
+    inputs: { [WORKFLOW_INPUT]: input },
     return_run_details: true,
   });
   const details = DispatchResponse.safeParse(response.data);
@@ -70,5 +83,6 @@ export async function dispatchWorkflow({
     runId: details.data.workflow_run_id,
     htmlUrl: details.data.html_url,
     dispatchedAt: now.toISOString(),
+    requestSha256: requestDigest(request),
   };
 }

@@ -194,7 +194,7 @@ async function dispatchAndRecord(
     now: services.clock(),
   });
   await stateStoreFor(deps).update(trackId, `${deps.deliveryId}:run:${dispatchId}`, (state) =>
-    state ? recordRunId(state, dispatchId, dispatched.runId) : undefined,
+    state ? recordRunId(state, dispatchId, dispatched.runId, dispatched.requestSha256) : undefined,
   );
 }
 

@@ -2,7 +2,7 @@ import type { z } from "zod";
 import { ArtifactError, artifactJson, downloadRunArtifact } from "./artifacts.js";
 import type { RecordedRun, ReportedRun } from "./provenance.js";
 import { stateStoreFor, type EngineDeps } from "./track.js";
-import type { WorkflowKind } from "./dispatch.js";
+import { requestDigest, type WorkflowKind } from "./dispatch.js";
 import { CYCLE_RESULT_FILE, CycleResult } from "../cycle/result.js";
 import {
   DEPLOY_EVIDENCE_FILE,
@@ -11,7 +11,7 @@ import {
   PromoteResult,
 } from "../deploy/schemas.js";
 import type { CycleEvidence, DeployEvidence, TrackEvent, TrackSnapshot } from "../orchestrator/types.js";
-import { TamperedStateError, type TrackState } from "../state/index.js";
+import { TamperedStateError, type CycleRecord, type TrackState } from "../state/index.js";
 
 /**
  * Reading what a finished Consort run reported (its result artifact, parsed by the runner's own
@@ -44,20 +44,35 @@ export async function findRecordedRun(
       throw error;
     }
     const cycle = state?.cycles.find((c) => c.runId === runId);
-    if (state && cycle) {
-      const workflow: WorkflowKind =
-        cycle.step === "promote" ? "promote" : cycle.step === "release" ? "deploy" : "cycle";
-      return { trackId, state, recorded: { runId, workflow, commit: cycle.commit, dispatchId: cycle.dispatchId } };
-    }
+    if (state && cycle) return { trackId, state, recorded: recordedRunOf(cycle, runId) };
   }
   return undefined;
 }
 
-export async function readReport(deps: EngineDeps, run: ReportedRun, workflow: WorkflowKind): Promise<Report> {
+/** What the state recorded about the run dispatched for `cycle`. */
+export function recordedRunOf(cycle: CycleRecord, runId: number): RecordedRun {
+  const workflow: WorkflowKind = cycle.step === "promote" ? "promote" : cycle.step === "release" ? "deploy" : "cycle";
+  return { runId, workflow, commit: cycle.commit, dispatchId: cycle.dispatchId, requestSha256: cycle.requestSha256 };
+}
+
+/**
+ * Read a trusted run's result. It counts only as what the run could not forge: a verdict of
+ * `verified` (or `promoted`) from a run that did not conclude `success` is an error, and so is a
+ * result that does not answer the very request dispatched as this run (its dispatch id and the
+ * hash of its request). Only the one result file is unpacked, bounded.
+ */
+export async function readReport(deps: EngineDeps, run: ReportedRun, recorded: RecordedRun): Promise<Report> {
   const { octokit, repo } = deps;
+  const { workflow } = recorded;
+  const file = {
+    cycle: CYCLE_RESULT_FILE,
+    deploy: DEPLOY_EVIDENCE_FILE,
+    promote: PROMOTE_RESULT_FILE,
+    agent: CYCLE_RESULT_FILE,
+  }[workflow];
   let files;
   try {
-    files = await downloadRunArtifact({ octokit, owner: repo.owner, repo: repo.repo, runId: run.id });
+    files = await downloadRunArtifact({ octokit, owner: repo.owner, repo: repo.repo, runId: run.id, files: [file] });
   } catch (error) {
     if (!(error instanceof ArtifactError)) throw error;
     return {
@@ -66,12 +81,6 @@ export async function readReport(deps: EngineDeps, run: ReportedRun, workflow: W
       commit: undefined,
     };
   }
-  const file = {
-    cycle: CYCLE_RESULT_FILE,
-    deploy: DEPLOY_EVIDENCE_FILE,
-    promote: PROMOTE_RESULT_FILE,
-    agent: CYCLE_RESULT_FILE,
-  }[workflow];
   let raw: unknown;
   try {
     raw = artifactJson(files, file, run.id);
@@ -86,21 +95,51 @@ export async function readReport(deps: EngineDeps, run: ReportedRun, workflow: W
       commit: undefined,
     };
   };
-  const decided = (data: { verdict: string; reasons: string[]; commit: string }): Report => ({
-    outcome: data.verdict === "verified" || data.verdict === "promoted" ? "valid" : "invalid",
-    reasons: data.reasons,
-    commit: data.commit,
-  });
+  const decided = (data: {
+    verdict: string;
+    reasons: string[];
+    commit: string;
+    request: { dispatchId?: string | undefined };
+  }): Report => {
+    const outcome = data.verdict === "verified" || data.verdict === "promoted" ? "valid" : "invalid";
+    const forged = unforgeable(run, recorded, data.request, outcome);
+    if (forged) return { outcome: "error", reasons: [forged], commit: data.commit };
+    return { outcome, reasons: data.reasons, commit: data.commit };
+  };
+  // A result that could not be bound to its run is no evidence either: only its reason is kept.
   if (workflow === "deploy") {
     const parsed = DeployEvidenceResult.safeParse(raw);
-    return parsed.success ? { ...decided(parsed.data), deploy: parsed.data } : malformed(parsed.error);
+    if (!parsed.success) return malformed(parsed.error);
+    const report = decided(parsed.data);
+    return report.outcome === "error" ? report : { ...report, deploy: parsed.data };
   }
   if (workflow === "promote") {
     const parsed = PromoteResult.safeParse(raw);
     return parsed.success ? decided(parsed.data) : malformed(parsed.error);
   }
   const parsed = CycleResult.safeParse(raw);
-  return parsed.success ? { ...decided(parsed.data), result: parsed.data } : malformed(parsed.error);
+  if (!parsed.success) return malformed(parsed.error);
+  const report = decided(parsed.data);
+  return report.outcome === "error" ? report : { ...report, result: parsed.data };
+}
+
+/** Why a parsed result cannot be trusted as this run's answer, or undefined when it can. */
+function unforgeable(
+  run: ReportedRun,
+  recorded: RecordedRun,
+  request: { dispatchId?: string | undefined },
+  outcome: "valid" | "invalid",
+): string | undefined {
+  if (outcome === "valid" && run.conclusion !== "success")
+    return `run ${run.id} concluded "${run.conclusion ?? "none"}", yet its result says it passed: only a run that succeeded can verify (${run.htmlUrl})`;
+  if (request.dispatchId !== recorded.dispatchId)
+    return `run ${run.id}'s result answers dispatch ${request.dispatchId ?? "(none)"}, but Consort dispatched ${recorded.dispatchId} as that run`;
+  if (!recorded.requestSha256)
+    return `Consort kept no hash of the request dispatched as run ${run.id}, so its result cannot be bound to it: re-run the cycle`;
+  const echoed = requestDigest(request);
+  if (echoed !== recorded.requestSha256)
+    return `run ${run.id}'s result answers another request than the one Consort dispatched (sha256 ${echoed.slice(0, 12)}, dispatched ${recorded.requestSha256.slice(0, 12)})`;
+  return undefined;
 }
 
 const OUTCOME_NAMES = {

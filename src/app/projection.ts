@@ -52,22 +52,34 @@ function approvalsOf(snapshot: TrackSnapshot): ApprovalRecord[] {
 }
 
 function cyclesOf(snapshot: TrackSnapshot, ledger: CycleRecord[]): CycleRecord[] {
-  const runIds = new Map(ledger.map((c) => [c.dispatchId, c.runId]));
-  return snapshot.context.cycles.map((c) => ({
-    dispatchId: c.dispatchId,
-    runId: runIds.get(c.dispatchId) ?? c.runId ?? null,
-    step: c.step,
-    commit: c.commit,
-    verdict: c.outcome,
-    ...(c.evidence ? { evidence: c.evidence } : {}),
-    dispatchedAt: c.dispatchedAt,
-    completedAt: c.reportedAt,
-  }));
+  const recorded = new Map(ledger.map((c) => [c.dispatchId, c]));
+  return snapshot.context.cycles.map((c) => {
+    const requestSha256 = recorded.get(c.dispatchId)?.requestSha256;
+    return {
+      dispatchId: c.dispatchId,
+      runId: recorded.get(c.dispatchId)?.runId ?? c.runId ?? null,
+      ...(requestSha256 ? { requestSha256 } : {}),
+      step: c.step,
+      commit: c.commit,
+      verdict: c.outcome,
+      ...(c.evidence ? { evidence: c.evidence } : {}),
+      dispatchedAt: c.dispatchedAt,
+      completedAt: c.reportedAt,
+    };
+  });
 }
 
-/** Record the run id GitHub gave for a dispatch. */
-export function recordRunId(state: TrackState, dispatchId: string, runId: number): TrackState | undefined {
+/** Record the run id GitHub gave for a dispatch, and the hash of the request it was sent. */
+export function recordRunId(
+  state: TrackState,
+  dispatchId: string,
+  runId: number,
+  requestSha256: string,
+): TrackState | undefined {
   const cycle = state.cycles.find((c) => c.dispatchId === dispatchId);
-  if (!cycle || cycle.runId === runId) return undefined;
-  return { ...state, cycles: state.cycles.map((c) => (c.dispatchId === dispatchId ? { ...c, runId } : c)) };
+  if (!cycle || (cycle.runId === runId && cycle.requestSha256 === requestSha256)) return undefined;
+  return {
+    ...state,
+    cycles: state.cycles.map((c) => (c.dispatchId === dispatchId ? { ...c, runId, requestSha256 } : c)),
+  };
 }

@@ -22,6 +22,8 @@ export interface RecordedRun {
   workflow: WorkflowKind;
   /** The commit the cycle was asked to test. */
   commit: string;
+  /** requestDigest of the request dispatched; absent for a dispatch recorded before it was kept. */
+  requestSha256: string | undefined;
 }
 
 export type Provenance =

@@ -11,7 +11,7 @@ import { fileAt } from "./commits.js";
 import { loadRepoConfig } from "./config.js";
 import { runEffects } from "./effects.js";
 import { httpStatus, type GitHub, type Log, type RepoRef } from "./github.js";
-import { readReport, reportedEvent } from "./ingest.js";
+import { readReport, recordedRunOf, reportedEvent } from "./ingest.js";
 import { judgeResultCommit, judgeRunProvenance, type ReportedRun } from "./provenance.js";
 import { openPullRequestFor } from "./pull-request.js";
 import type { AppServices } from "./services.js";
@@ -264,7 +264,7 @@ async function missedRun(
     htmlUrl: run.html_url,
   };
   const workflow = pending.step === "promote" ? "promote" : pending.step === "release" ? "deploy" : "cycle";
-  const recorded = { runId: cycle.runId, dispatchId: cycle.dispatchId, workflow, commit: cycle.commit } as const;
+  const recorded = recordedRunOf(cycle, cycle.runId);
   const provenance = judgeRunProvenance({ run: reported, defaultBranch: repo.defaultBranch, recorded });
   if (!provenance.trusted) {
     deps.log.warn(
@@ -273,7 +273,7 @@ async function missedRun(
     );
     return undefined;
   }
-  const report = await readReport(deps, reported, workflow);
+  const report = await readReport(deps, reported, recorded);
   const mismatch = report.commit ? judgeResultCommit(recorded, report.commit) : undefined;
   if (mismatch && !mismatch.trusted) {
     deps.log.warn({ runId: run.id }, `reconcile ignored run: ${mismatch.reason}`);

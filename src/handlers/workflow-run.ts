@@ -35,7 +35,7 @@ export async function handleWorkflowRun(input: HandlerInput<WorkflowRunPayload>)
     );
     return;
   }
-  const report = await readReport(deps, run, provenance.workflow);
+  const report = await readReport(deps, run, provenance.recorded);
   const mismatch = report.commit ? judgeResultCommit(found.recorded, report.commit) : undefined;
   if (mismatch && !mismatch.trusted) {
     log.warn({ runId: run.id, trackId: found.trackId }, `ignored workflow run: ${mismatch.reason}`);

@@ -77,6 +77,8 @@ export const CycleRecord = z
   .object({
     dispatchId: z.string().min(1).max(200),
     runId: z.number().int().positive().nullable(),
+    /** The hash of the request dispatched (requestDigest): the run's result must echo that request. */
+    requestSha256: Sha256.optional(),
     step: z.string().min(1).max(100),
     commit: CommitSha,
     /** Null until the run reports; the verdict vocabulary belongs to the cycle runner. */

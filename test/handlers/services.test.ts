@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { Octokit } from "@octokit/rest";
 import { zipSync, strToU8 } from "fflate";
 import nock from "nock";
@@ -123,6 +124,7 @@ describe("dispatch", () => {
       runId: 987,
       htmlUrl: "https://github.com/acme/shop/actions/runs/987",
       dispatchedAt: "2026-01-01T00:00:00.000Z",
+      requestSha256: createHash("sha256").update(JSON.stringify(request)).digest("hex"),
     });
     expect(github.requests[0]!.body).toEqual({
       ref: "main",
@@ -175,7 +177,7 @@ describe("result artifacts", () => {
     const blob = nock("https://blob.example.test")
       .get("/zip/55")
       .reply(200, Buffer.from(zip), { "content-type": "application/zip" });
-    const files = await downloadRunArtifact({ octokit, owner, repo, runId: 987 });
+    const files = await downloadRunArtifact({ octokit, owner, repo, runId: 987, files: ["cycle-result.json"] });
     expect(artifactJson(files, "cycle-result.json", 987)).toEqual({ verdict: "red" });
     expect(github.requests[0]!.query).toMatchObject({ name: "consort-cycle-result" });
     expect(blob.isDone()).toBe(true);
@@ -184,7 +186,9 @@ describe("result artifacts", () => {
 
   it("a run that uploaded no result is an artifact error", async () => {
     github.on("GET", "/repos/acme/shop/actions/runs/987/artifacts", listing([]));
-    await expect(downloadRunArtifact({ octokit, owner, repo, runId: 987 })).rejects.toBeInstanceOf(ArtifactError);
+    await expect(
+      downloadRunArtifact({ octokit, owner, repo, runId: 987, files: ["cycle-result.json"] }),
+    ).rejects.toBeInstanceOf(ArtifactError);
     github.verify();
   });
 });
@@ -200,7 +204,13 @@ describe("provenance of a finished run", () => {
     conclusion: "success",
     htmlUrl: "https://github.com/acme/shop/actions/runs/987",
   };
-  const recorded = { runId: 987, dispatchId: "feature-x#1", workflow: "cycle" as const, commit: "c".repeat(40) };
+  const recorded = {
+    runId: 987,
+    dispatchId: "feature-x#1",
+    workflow: "cycle" as const,
+    commit: "c".repeat(40),
+    requestSha256: "e".repeat(64),
+  };
 
   it("trusts the run the app dispatched, of the cycle workflow, from the default branch", () => {
     expect(judgeRunProvenance({ run, defaultBranch: "main", recorded })).toEqual({

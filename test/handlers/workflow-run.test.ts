@@ -1,6 +1,8 @@
 import { zipSync, strToU8 } from "fflate";
 import nock from "nock";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { requestDigest } from "../../src/app/dispatch.js";
+import { CycleRequest } from "../../src/cycle/request.js";
 import type { CycleResult } from "../../src/cycle/result.js";
 import { webhookPayload } from "../helpers/webhooks.js";
 import type { TrackSim } from "../orchestrator/helpers/track.js";
@@ -34,10 +36,29 @@ function atRedVerify(): TrackSim {
   return track;
 }
 
+/** The request Consort dispatched for the pending RED cycle, as the runner parses it. */
+function dispatchedRequest(): CycleRequest {
+  const pending = sim.context.pendingDispatch!;
+  const unit = sim.context.units[sim.context.unitIndex]!;
+  const tests = unit.tests.map((t) => ({ id: t.id, file: t.file, title: t.title }));
+  return CycleRequest.parse({
+    version: 1,
+    dispatchId: pending.dispatchId,
+    track: branch,
+    step: "red",
+    commit: pending.commit,
+    tests: { inTurn: tests, earlierGreen: [] },
+    frozenTestFiles: [],
+    database: { branch },
+    ttlSeconds: 3600,
+  });
+}
+
 function seed(runId: number | null = RUN_ID) {
   const seeded = stateOf(branch, sim.snapshot);
+  const requestSha256 = requestDigest(dispatchedRequest());
   seeded.cycles = seeded.cycles.map((c) =>
-    c.dispatchId === sim.context.pendingDispatch!.dispatchId ? { ...c, runId } : c,
+    c.dispatchId === sim.context.pendingDispatch!.dispatchId ? { ...c, runId, requestSha256 } : c,
   );
   state.seed(seeded);
 }
@@ -72,22 +93,11 @@ function runPayload(overrides: Record<string, unknown> = {}) {
 }
 
 function cycleResult(commit: string, verdict: "verified" | "refused" = "verified"): CycleResult {
-  const pending = sim.context.pendingDispatch!;
-  const unit = sim.context.units[sim.context.unitIndex]!;
-  const tests = unit.tests.map((t) => ({ id: t.id, file: t.file, title: t.title }));
+  const request = dispatchedRequest();
+  const tests = request.tests.inTurn;
   return {
     version: 1,
-    request: {
-      version: 1,
-      dispatchId: pending.dispatchId,
-      track: branch,
-      step: "red",
-      commit: pending.commit,
-      tests: { inTurn: tests, earlierGreen: [] },
-      frozenTestFiles: [],
-      database: { branch },
-      ttlSeconds: 3600,
-    },
+    request,
     step: "red",
     commit,
     database: { provider: "postgres", trackBranch: branch, cycleBranch: `${branch}-c1`, dropped: true },

@@ -1,4 +1,5 @@
 import { zipSync, strToU8 } from "fflate";
+import nock from "nock";
 import { GitHubMock, TEST_APP_ID, type RecordedRequest } from "../../helpers/github.js";
 import type { GitRepo } from "./git-repo.js";
 
@@ -95,6 +96,8 @@ export interface WorldOptions {
 }
 
 const SLUG = "consort";
+/** Where GitHub's artifact download redirects to: a short-lived blob URL on another host. */
+export const ARTIFACT_BLOB_ORIGIN = "https://productionresultssa0.blob.core.windows.net";
 export const APP_BOT_LOGIN = `${SLUG}[bot]`;
 
 export class GitHubWorld {
@@ -137,6 +140,7 @@ export class GitHubWorld {
   /** A GitHubMock answering from this world (again after `nock.cleanAll`, e.g. in a new test). */
   private attach(): GitHubMock {
     const mock = new GitHubMock();
+    const world = this; // eslint-disable-line @typescript-eslint/no-this-alias
     mock.on(
       "POST",
       new RegExp(`^/app/installations/${this.installationId}/access_tokens$`),
@@ -156,6 +160,19 @@ export class GitHubWorld {
       );
       mock.on(method, /^\/orgs\//, (request) => this.answerOrg(request), Infinity);
     }
+    // The blob store behind the 302: it serves the zip to whoever holds the signed URL, and a
+    // client that forwards its GitHub token there is doing what GitHub says it must not.
+    nock(ARTIFACT_BLOB_ORIGIN)
+      .persist()
+      .get(/^\/actions-results\/\d+\.zip/)
+      .reply(function (uri) {
+        if (this.req.headers.authorization)
+          mock.violations.push(`GET ${ARTIFACT_BLOB_ORIGIN}${uri}: the GitHub Authorization header was forwarded`);
+        const id = Number(/(\d+)\.zip/.exec(uri)![1]);
+        const artifact = [...world.runs.values()].flatMap((r) => r.artifacts).find((a) => a.id === id);
+        if (!artifact) return [404, "BlobNotFound"];
+        return [200, Buffer.from(artifact.zip), { "content-type": "application/zip" }];
+      });
     return mock;
   }
 
@@ -330,8 +347,11 @@ export class GitHubWorld {
     return created;
   }
 
-  /** The job of a dispatched run finished: it uploaded these files as `consort-cycle-result`. */
-  completeRun(runId: number, files: Record<string, unknown>, conclusion = "success"): WorkflowRun {
+  /**
+   * The job of a dispatched run finished with `conclusion`: it uploaded these files (or this very
+   * zip, byte for byte) as `consort-cycle-result`.
+   */
+  completeRun(runId: number, files: Record<string, unknown> | Uint8Array, conclusion = "success"): WorkflowRun {
     const run = this.runs.get(runId);
     if (!run) throw new Error(`no run ${runId}`);
     run.status = "completed";
@@ -340,7 +360,16 @@ export class GitHubWorld {
     return run;
   }
 
-  private attachArtifact(runId: number, files: Record<string, unknown>): void {
+  /** The run's artifacts passed their retention: listed as expired, and their download answers 410. */
+  expireArtifacts(runId: number): void {
+    for (const artifact of this.runs.get(runId)?.artifacts ?? []) artifact.expired = true;
+  }
+
+  private attachArtifact(runId: number, files: Record<string, unknown> | Uint8Array): void {
+    if (files instanceof Uint8Array) {
+      this.runs.get(runId)!.artifacts.push({ id: this.id(), name: "consort-cycle-result", zip: files, expired: false });
+      return;
+    }
     if (Object.keys(files).length === 0) return;
     const zip = zipSync(
       Object.fromEntries(
@@ -542,7 +571,9 @@ export class GitHubWorld {
     if ((m = /^GET \/actions\/artifacts\/(\d+)\/zip$/.exec(route))) {
       const artifact = [...this.runs.values()].flatMap((r) => r.artifacts).find((a) => a.id === Number(m![1]));
       if (!artifact) return notFound();
-      return [200, Buffer.from(artifact.zip), { "content-type": "application/zip" }];
+      // As GitHub: 410 once the artifact expired, else 302 to a signed blob URL (not the bytes).
+      if (artifact.expired) return [410, { message: "Artifact has expired", documentation_url: DOCS }];
+      return [302, undefined, { Location: `${ARTIFACT_BLOB_ORIGIN}/actions-results/${artifact.id}.zip?sig=e2e` }];
     }
 
     // Rulesets (consort protect)
@@ -868,8 +899,10 @@ export class GitHubWorld {
   }
 }
 
+const DOCS = "https://docs.github.com/rest";
+
 function notFound(message = "Not Found"): Reply {
-  return [404, { message, documentation_url: "https://docs.github.com/rest" }];
+  return [404, { message, documentation_url: DOCS }];
 }
 
 function page<T>(items: T[], query: Record<string, string>): T[] {

@@ -11,7 +11,7 @@ import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { createConsortApp } from "../../../src/index.js";
 import type { AppServices } from "../../../src/app/services.js";
 import { ConsortConfig, type RoleName } from "../../../src/config/consort-config.js";
-import { CycleRequest, CYCLE_SUMMARY_FILE, runCycle, type CycleResult } from "../../../src/cycle/index.js";
+import { CycleRequest, CYCLE_SUMMARY_FILE, exitCodeFor, runCycle, type CycleResult } from "../../../src/cycle/index.js";
 import {
   DEPLOY_EVIDENCE_FILE,
   DeployRequest,
@@ -430,7 +430,14 @@ export class Scenario {
    * The job of the oldest dispatched cycle runs for real: check out the requested commit, run the
    * cycle on the embedded Postgres, upload the result, and GitHub sends `workflow_run.completed`.
    */
-  async runDispatchedCycle(options: { tamper?: (result: CycleResult) => CycleResult } = {}): Promise<CycleResult> {
+  async runDispatchedCycle(
+    options: {
+      /** What a process left behind by the commands does to the result file before it is uploaded. */
+      tamper?: (result: CycleResult) => CycleResult;
+      /** How GitHub concludes the run; by default as the action's exit code says (refused exits 1). */
+      conclusion?: string;
+    } = {},
+  ): Promise<CycleResult> {
     const dispatch = this.pendingRuns().find((d) => d.workflow === "consort-cycle.yml");
     if (!dispatch)
       throw new Error(`no cycle was dispatched; the track is at ${this.snapshot().stage}: ${this.next().task}`);
@@ -445,7 +452,11 @@ export class Scenario {
       await provider.close();
     }
     const uploaded = options.tamper ? options.tamper(result) : result;
-    await this.reportRun(dispatch.runId, { "cycle-result.json": uploaded, [CYCLE_SUMMARY_FILE]: "summary" });
+    await this.reportRun(
+      dispatch.runId,
+      { "cycle-result.json": uploaded, [CYCLE_SUMMARY_FILE]: "summary" },
+      { conclusion: options.conclusion ?? (exitCodeFor(result.verdict) === 0 ? "success" : "failure") },
+    );
     return result;
   }
 
@@ -489,10 +500,10 @@ export class Scenario {
   /** The run finished: its artifact is uploaded and GitHub sends `workflow_run.completed`. */
   async reportRun(
     runId: number,
-    files: Record<string, unknown>,
-    options: { deliveryId?: string } = {},
+    files: Record<string, unknown> | Uint8Array,
+    options: { deliveryId?: string; conclusion?: string } = {},
   ): Promise<WorkflowRun> {
-    const run = this.world.completeRun(runId, files);
+    const run = this.world.completeRun(runId, files, options.conclusion);
     await this.deliverRun(run, options.deliveryId);
     return run;
   }
