@@ -9,7 +9,15 @@ import type { CycleRequest } from "./request.js";
 import { CYCLE_RESULT_FILE, CYCLE_SUMMARY_FILE, CycleResult, type CommandRecord, type StepTimings } from "./result.js";
 import { renderCycleSummary } from "./summary.js";
 import { decideVerdict, describeLoadError } from "./verdict.js";
-import { headCommit, readFrozenFiles, resolveTestBase, testFileChanges, type TestFileChange } from "./workspace.js";
+import {
+  driftFromCommit,
+  frozenFilesAt,
+  headCommit,
+  readAtCommit,
+  resolveTestBase,
+  testFileChanges,
+  type TestFileChange,
+} from "./workspace.js";
 
 /**
  * One cycle (design §6): fork a throwaway database branch from the track's, migrate it, run the
@@ -93,12 +101,14 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
         `the checkout is at ${head.slice(0, 12)}, but the request asks to test ${request.commit.slice(0, 12)}: check out the requested commit`,
       );
     }
-    // Read what the commit holds before any command runs, so a command cannot change the evidence
-    // (while the branch is forked: neither waits for the other).
+    // The evidence is what git holds at the commit, read while the branch is forked (neither waits
+    // for the other): the frozen files and every test file the verdict counts. The working tree
+    // must hold the same before any command runs and still after the tests ran.
     const frozenPaths = new Set(request.frozenTestFiles.map((f) => f.path));
+    const guarded = guardedPaths(request);
     // Only a refactor needs the track's own test changes: the trunk's test files are its baseline.
     const evidence = Promise.all([
-      readFrozenFiles(cwd, request.frozenTestFiles),
+      readAtCommit(cwd, head, guarded),
       request.step === "refactor" ? trackTestChanges(cwd, request, config.paths.tests) : undefined,
     ]);
     evidence.catch(() => {});
@@ -126,7 +136,13 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
     });
     const url = await provider.connectionUrl(name);
     timings.fork = elapsed(mark);
-    const [frozenFiles, testChanges] = await evidence;
+    const [committed, testChanges] = await evidence;
+    const frozenFiles = frozenFilesAt(committed, request.frozenTestFiles);
+    const before = await driftFromCommit(cwd, committed);
+    if (before.length > 0)
+      throw new Error(
+        `${before.join(", ")} in the checkout ${before.length === 1 ? "is" : "are"} not what the commit under test holds, before any command ran (an install script of the track's?): the tests would not run the commit's files, so the cycle refuses`,
+      );
     const unfrozenTestChanges = testChanges?.ok
       ? { ...testChanges, files: testChanges.files.filter((f) => !frozenPaths.has(f.path)) }
       : testChanges;
@@ -152,6 +168,11 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
       timings.tests = elapsed(mark);
       // The branch is not needed once the tests ran: drop it while the report is read.
       dropping = dropBranch();
+      const during = await driftFromCommit(cwd, committed);
+      for (const path of during)
+        reasons.push(
+          `${path} was changed while the commands ran (by the migrate or the test command): the tests did not run the file the commit holds, so the cycle refuses`,
+        );
 
       mark = performance.now();
       const xml = await readReport(junitPath, config.junit, testStartWall, config.commands.test);
@@ -210,6 +231,12 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
   });
   if (deps.outDir) await writeCycleResult(result, deps.outDir);
   return result;
+}
+
+/** The files the verdict stands on: the frozen test files and the files of every test it counts. */
+function guardedPaths(request: CycleRequest): string[] {
+  const tests = [...request.tests.inTurn, ...request.tests.earlierGreen];
+  return [...new Set([...request.frozenTestFiles.map((f) => f.path), ...tests.map((t) => t.file)])].sort();
 }
 
 /** The test files the track changed since its base (the merge base with the trunk), or why they cannot be known. */

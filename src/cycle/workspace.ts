@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { readdir, readFile } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import { promisify } from "node:util";
@@ -78,15 +78,63 @@ async function readIfExists(path: string): Promise<string | undefined> {
   }
 }
 
-export async function readFrozenFiles(root: string, frozen: FrozenTestFile[]): Promise<FrozenFileState[]> {
-  return Promise.all(
-    frozen.map(async (file) => ({
-      path: file.path,
-      sha256: file.sha256,
-      ...(file.text !== undefined ? { frozen: file.text } : {}),
-      current: await readIfExists(join(root, file.path)),
-    })),
-  );
+/**
+ * The texts of `paths` as stored in git at `commit` (undefined for a path the commit does not
+ * hold): the evidence a verdict stands on, whatever the working tree says. One `git cat-file
+ * --batch` for all of them.
+ */
+export async function readAtCommit(
+  cwd: string,
+  commit: string,
+  paths: string[],
+): Promise<Map<string, string | undefined>> {
+  const texts = new Map<string, string | undefined>();
+  if (paths.length === 0) return texts;
+  const output = await new Promise<Buffer>((resolvePromise, reject) => {
+    const child = spawn("git", ["cat-file", "--batch"], { cwd, stdio: ["pipe", "pipe", "pipe"] });
+    const chunks: Buffer[] = [];
+    let errors = "";
+    child.stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
+    child.stderr.on("data", (chunk: Buffer) => (errors += chunk.toString("utf8")));
+    child.on("error", reject);
+    child.on("close", (code) =>
+      code === 0
+        ? resolvePromise(Buffer.concat(chunks))
+        : reject(new Error(`git cat-file could not read the commit ${commit.slice(0, 12)}: ${errors.trim()}`)),
+    );
+    child.stdin.end(paths.map((path) => `${commit}:${path}\n`).join(""));
+  });
+  let at = 0;
+  for (const path of paths) {
+    const lineEnd = output.indexOf(0x0a, at);
+    const header = output.toString("utf8", at, lineEnd);
+    at = lineEnd + 1;
+    const [, type, size] = header.split(" ");
+    if (header.endsWith(" missing") || type !== "blob") {
+      texts.set(path, undefined);
+      continue;
+    }
+    texts.set(path, output.toString("utf8", at, at + Number(size)));
+    at += Number(size) + 1;
+  }
+  return texts;
+}
+
+/** The frozen files as the commit under test holds them (never the working tree). */
+export function frozenFilesAt(committed: Map<string, string | undefined>, frozen: FrozenTestFile[]): FrozenFileState[] {
+  return frozen.map((file) => ({
+    path: file.path,
+    sha256: file.sha256,
+    ...(file.text !== undefined ? { frozen: file.text } : {}),
+    current: committed.get(file.path),
+  }));
+}
+
+/** The paths whose working-tree file is not what the commit holds (changed, added or deleted). */
+export async function driftFromCommit(root: string, committed: Map<string, string | undefined>): Promise<string[]> {
+  const drifted: string[] = [];
+  for (const [path, text] of committed) if ((await readIfExists(join(root, path))) !== text) drifted.push(path);
+  return drifted;
 }
 
 /** A test file the checkout changed since the base: what a track did to the tests. */

@@ -1,0 +1,119 @@
+import { readFile } from "node:fs/promises";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import type { ConsortConfig } from "../../src/config/consort-config.js";
+import { hashFrozenText } from "../../src/gates/freeze.js";
+import { CycleRequest } from "../../src/cycle/request.js";
+import { runCycle } from "../../src/cycle/run.js";
+import type { BranchProvider } from "../../src/substrate/provider.js";
+import { RED_T7, checkout, exampleConfig, replaceIn, uniqueBranch, type Checkout } from "../cycle/stockflow.js";
+
+/**
+ * Frozen means frozen at the commit, before and after. A real GREEN cycle on StockFlow where the
+ * driver wrote no implementation, only a migrate script (src/db/migrate.ts is the driver's code at
+ * GREEN) that rewrites the frozen T7 test into one that passes. The runner read its evidence before
+ * the commands ran, so the weakened copy used to verify; now the cycle refuses and names the file.
+ */
+
+const TEST_LIST = JSON.parse(
+  await readFile(new URL("../../examples/stockflow/.consort/test-list.json", import.meta.url), "utf8"),
+) as { tests: Array<{ id: string; file: string; title: string }> };
+const entry = (id: string) => {
+  const { file, title } = TEST_LIST.tests.find((t) => t.id === id)!;
+  return { id, file, title };
+};
+const T7 = entry("T7");
+const S1 = ["T1", "T2", "T3", "T4", "T5", "T6"].map(entry);
+
+let config: ConsortConfig;
+let provider: BranchProvider;
+const TRACK_DB = uniqueBranch("frozen-attack");
+const checkouts: Checkout[] = [];
+
+beforeAll(async () => {
+  ({ config, provider } = await exampleConfig());
+  await provider.createBranch(TRACK_DB, { from: await provider.rootBranch() });
+});
+afterAll(async () => {
+  await Promise.all(checkouts.map((c) => c.remove()));
+  await provider?.close();
+});
+
+/** What the migrate script writes over the frozen test: T7's title, asserting nothing. */
+const WEAKENED = `import { test } from "vitest";\ntest(${JSON.stringify(T7.title)}, () => {});\n`;
+
+describe("a command that rewrites a frozen test", { timeout: 120_000 }, () => {
+  test("a GREEN whose migrate script rewrites the frozen T7 test (no implementation written) is refused, naming the file", async () => {
+    const green = await checkout([
+      ...RED_T7,
+      {
+        message: "GREEN T7: no implementation, a migrate script that weakens the test",
+        mutate: [
+          replaceIn(
+            "src/db/migrate.ts",
+            'import pg from "pg";',
+            `import pg from "pg";\nimport { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(T7.file)}, ${JSON.stringify(WEAKENED)});`,
+          ),
+        ],
+      },
+    ]);
+    checkouts.push(green);
+    const frozen = await Promise.all(
+      [...new Set([...S1, T7].map((t) => t.file))].map(async (path) => {
+        const text = await green.read(path);
+        return { path, sha256: hashFrozenText(text), text };
+      }),
+    );
+    const result = await runCycle(
+      CycleRequest.parse({
+        track: "frozen-attack",
+        commit: green.commit,
+        step: "green",
+        database: { branch: TRACK_DB },
+        tests: { inTurn: [T7], earlierGreen: S1 },
+        frozenTestFiles: frozen,
+      }),
+      { provider, config, cwd: green.dir },
+    );
+
+    // The weakened copy ran and passed: only the check after the commands tells.
+    expect(result.tests.find((t) => t.id === "T7")!.outcome).toBe("passed");
+    expect(await green.read(T7.file)).toBe(WEAKENED);
+    expect(result.verdict).toBe("refused");
+    expect(result.reasons).toEqual([
+      `${T7.file} was changed while the commands ran (by the migrate or the test command): the tests did not run the file the commit holds, so the cycle refuses`,
+    ]);
+  });
+
+  test("a frozen test changed in the checkout before the cycle starts (by an install script) is refused before any command runs", async () => {
+    const red = await checkout(RED_T7);
+    checkouts.push(red);
+    const frozen = await Promise.all(
+      [...new Set(S1.map((t) => t.file))].map(async (path) => {
+        const text = await red.read(path);
+        return { path, sha256: hashFrozenText(text), text };
+      }),
+    );
+    await replaceIn(S1[0]!.file, "expect(", "void (")(red.dir);
+    const result = await runCycle(
+      CycleRequest.parse({
+        track: "frozen-attack",
+        commit: red.commit,
+        step: "red",
+        database: { branch: TRACK_DB },
+        tests: { inTurn: [T7], earlierGreen: S1 },
+        frozenTestFiles: frozen,
+      }),
+      {
+        provider,
+        config: { ...config, commands: { ...config.commands, migrate: "touch migrate-ran" } },
+        cwd: red.dir,
+      },
+    );
+
+    expect(result.verdict).toBe("refused");
+    expect(result.commands.migrate).toBeUndefined();
+    expect(result.reasons).toEqual([
+      `${S1[0]!.file} in the checkout is not what the commit under test holds, before any command ran (an install script of the track's?): the tests would not run the commit's files, so the cycle refuses`,
+    ]);
+  });
+});
