@@ -82,6 +82,21 @@ export const CommandsConfig = z
     deploy: command.optional(),
     /** Verifies a deployed preview, e.g. a smoke test against PREVIEW_URL. */
     verify: command.optional(),
+    /**
+     * The job's environment variables the commands may see, besides PATH, HOME, CI and the
+     * DATABASE_URL Consort sets: nothing else reaches them (no runtime token, no inputs, no
+     * provider secrets). Names only; the values come from the workflow's `env`.
+     */
+    env: z
+      .array(
+        z
+          .string()
+          .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name")
+          .refine((name) => !/^(ACTIONS_|INPUT_|CONSORT_)|^GITHUB_TOKEN$/.test(name), {
+            message: "the runner's tokens, the job's inputs and Consort's own variables never reach the commands",
+          }),
+      )
+      .default([]),
   })
   .strict();
 

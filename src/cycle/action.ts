@@ -29,6 +29,8 @@ export async function runCycleAction(env: NodeJS.ProcessEnv = process.env): Prom
         cwd,
         outDir,
         onProgress: (m) => console.log(m),
+        // The commands see only the allow-listed part of the job's environment.
+        env,
         // A hosted runner keeps nothing between jobs: rebuild the track's database there, and say so.
         rebuildMissingTrack: provider.kind === "local",
       });

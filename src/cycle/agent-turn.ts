@@ -152,6 +152,7 @@ export async function runAgentTurn(request: AgentRequest, deps: AgentTurnDeps): 
     await writeFile(nextActionPath, `${JSON.stringify(request.nextAction, null, 2)}\n`);
     agent = await runCommand(config.agents.command, {
       cwd,
+      inheritEnv: true,
       env: {
         ...deps.env,
         CONSORT_ROLE: request.role,

@@ -1,18 +1,30 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { delimiter, dirname, join, resolve } from "node:path";
+import type { ConsortConfig } from "../config/consort-config.js";
 import type { CommandRecord } from "./result.js";
 
 /**
  * Running the repository's own commands (migrate, test, deploy, verify, agent): through a shell,
  * in the checkout, with `node_modules/.bin` of the checkout and its parents on the PATH (as
- * `npm run` does), with a timeout, keeping only the tail of the output with secrets removed.
+ * `npm run` does), with an allow-listed environment, with a timeout, keeping only the tail of the
+ * output with secrets removed.
  */
 
 export interface CommandOptions {
   cwd: string;
-  /** Added to the process environment (DATABASE_URL and the like). */
+  /** Set for the command (DATABASE_URL and the like), over what it inherits. */
   env?: Record<string, string>;
+  /**
+   * The job's environment, from which the command inherits ONLY PATH, HOME, CI and the names in
+   * `passEnv` (`commands.env`): never a runtime token, an input, a provider secret or a step name.
+   * Default: this process's environment.
+   */
+  parentEnv?: Record<string, string | undefined>;
+  /** The variables the repository lets its commands see (`commands.env` in .github/consort.yml). */
+  passEnv?: string[];
+  /** The agent's command alone runs with the job's whole environment (its own credentials). */
+  inheritEnv?: boolean;
   timeoutMs: number;
   /** Strings removed from the kept output (URLs with passwords, tokens). */
   secrets?: string[];
@@ -48,6 +60,49 @@ export function secretsOfUrl(url: string): string[] {
   return secrets.filter((s) => s.length >= 4);
 }
 
+/** What every project command inherits from the job, whatever the configuration says. */
+export const INHERITED_ENV = ["PATH", "HOME", "CI"] as const;
+
+/** The environment a project command runs with: the allow-list, then what Consort sets. */
+export function commandEnvironment(options: CommandOptions): Record<string, string> {
+  const parent = options.parentEnv ?? process.env;
+  const names = options.inheritEnv ? Object.keys(parent) : [...INHERITED_ENV, ...(options.passEnv ?? [])];
+  const env: Record<string, string> = {};
+  for (const name of names) {
+    const value = parent[name];
+    if (value !== undefined) env[name] = value;
+  }
+  Object.assign(env, options.env);
+  env.PATH = [...binPaths(options.cwd), parent.PATH ?? ""].filter(Boolean).join(delimiter);
+  return env;
+}
+
+/** The names of the job's variables that hold the database provider's secrets. */
+function providerSecretNames(database: ConsortConfig["database"]): string[] {
+  return [
+    database.postgres.urlEnv,
+    database.lakebase?.tokenEnv ?? "DATABRICKS_TOKEN",
+    database.lakebase?.clientSecretEnv ?? "DATABRICKS_CLIENT_SECRET",
+  ];
+}
+
+/**
+ * How a job runs the project's commands (install, migrate, test, deploy, verify, seed): from the
+ * job's environment only what `commands.env` names (never a provider secret, even if named), and
+ * every provider secret's value redacted from what the commands print.
+ */
+export function projectCommandEnvironment(
+  config: ConsortConfig,
+  parentEnv: Record<string, string | undefined> = process.env,
+): Pick<CommandOptions, "parentEnv" | "passEnv"> & { secrets: string[] } {
+  const secretNames = providerSecretNames(config.database);
+  const secrets = secretNames.flatMap((name) => {
+    const value = parentEnv[name];
+    return value ? secretsOfUrl(value) : [];
+  });
+  return { parentEnv, passEnv: config.commands.env.filter((name) => !secretNames.includes(name)), secrets };
+}
+
 export function redact(text: string, secrets: string[]): string {
   let out = text;
   for (const secret of [...secrets].sort((a, b) => b.length - a.length)) out = out.split(secret).join("***");
@@ -57,11 +112,10 @@ export function redact(text: string, secrets: string[]): string {
 export const runShellCommand: CommandRunner = (command, options) =>
   new Promise((resolvePromise, reject) => {
     const started = performance.now();
-    const path = [...binPaths(options.cwd), process.env.PATH ?? ""].filter(Boolean).join(delimiter);
     const child = spawn(command, {
       cwd: options.cwd,
       shell: true,
-      env: { ...process.env, ...options.env, PATH: path },
+      env: commandEnvironment(options),
       stdio: ["pipe", "pipe", "pipe"],
       detached: process.platform !== "win32",
     });

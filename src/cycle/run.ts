@@ -3,7 +3,7 @@ import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { isAbsolute, join, resolve } from "node:path";
 import type { ConsortConfig } from "../config/consort-config.js";
 import type { BranchProvider } from "../substrate/provider.js";
-import { runShellCommand, secretsOfUrl, type CommandRunner } from "./commands.js";
+import { projectCommandEnvironment, runShellCommand, secretsOfUrl, type CommandRunner } from "./commands.js";
 import { JUnitError, parseJUnit } from "./junit/index.js";
 import type { CycleRequest } from "./request.js";
 import { CYCLE_RESULT_FILE, CYCLE_SUMMARY_FILE, CycleResult, type CommandRecord, type StepTimings } from "./result.js";
@@ -37,6 +37,8 @@ export interface CycleDeps {
   onProgress?: (message: string) => void;
   /** The throwaway branch's name; by default derived from the track's branch plus a random suffix. */
   cycleBranchName?: string;
+  /** The job's environment: the commands see only its allow-listed part (default: this process's). */
+  env?: Record<string, string | undefined>;
   /**
    * When the track's branch does not exist (a fresh GitHub-hosted runner on the `local` provider),
    * rebuild it from the root, seeded by the configured seed command, and say so in the result.
@@ -123,6 +125,7 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
         trackBranch: request.database.branch,
         timeoutMs,
         progress,
+        parentEnv: deps.env,
       });
       if (rebuilt) warnings.push(rebuilt);
     }
@@ -146,12 +149,14 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
     const unfrozenTestChanges = testChanges?.ok
       ? { ...testChanges, files: testChanges.files.filter((f) => !frozenPaths.has(f.path)) }
       : testChanges;
-    const env = { DATABASE_URL: url, CONSORT_STEP: request.step, CONSORT_TRACK: request.track };
-    const secrets = secretsOfUrl(url);
+    // No step or track name: a test that could tell RED from GREEN could fail, then pass, with no code.
+    const env = { DATABASE_URL: url };
+    const { secrets: providerSecrets, ...inherit } = projectCommandEnvironment(config, deps.env);
+    const secrets = [...secretsOfUrl(url), ...providerSecrets];
 
     mark = performance.now();
     progress(`migrating: ${config.commands.migrate}`);
-    commands.migrate = await runCommand(config.commands.migrate, { cwd, env, timeoutMs, secrets });
+    commands.migrate = await runCommand(config.commands.migrate, { cwd, env, ...inherit, timeoutMs, secrets });
     timings.migrate = elapsed(mark);
     if (commands.migrate.exitCode !== 0) {
       reasons.push(
@@ -164,7 +169,7 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
       await rm(junitPath, { force: true });
       const testStartWall = Date.now();
       progress(`testing: ${config.commands.test}`);
-      commands.test = await runCommand(config.commands.test, { cwd, env, timeoutMs, secrets });
+      commands.test = await runCommand(config.commands.test, { cwd, env, ...inherit, timeoutMs, secrets });
       timings.tests = elapsed(mark);
       // The branch is not needed once the tests ran: drop it while the report is read.
       dropping = dropBranch();
@@ -263,6 +268,7 @@ async function rebuildTrackIfMissing(options: {
   trackBranch: string;
   timeoutMs: number;
   progress: (message: string) => void;
+  parentEnv: Record<string, string | undefined> | undefined;
 }): Promise<string | undefined> {
   const { provider, config, trackBranch } = options;
   if (await provider.getBranch(trackBranch)) return undefined;
@@ -270,11 +276,13 @@ async function rebuildTrackIfMissing(options: {
   if (config.database.seed && root !== trackBranch) {
     options.progress(`seeding the root branch: ${config.database.seed}`);
     const url = await provider.connectionUrl(root);
+    const { secrets, ...inherit } = projectCommandEnvironment(config, options.parentEnv);
     const seeded = await options.runCommand(config.database.seed, {
       cwd: options.cwd,
       env: { DATABASE_URL: url },
+      ...inherit,
       timeoutMs: options.timeoutMs,
-      secrets: secretsOfUrl(url),
+      secrets: [...secretsOfUrl(url), ...secrets],
     });
     if (seeded.exitCode !== 0)
       throw new Error(

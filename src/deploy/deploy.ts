@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import picomatch from "picomatch";
 import type { ConsortConfig } from "../config/consort-config.js";
-import { runShellCommand, secretsOfUrl, type CommandRunner } from "../cycle/commands.js";
+import { projectCommandEnvironment, runShellCommand, secretsOfUrl, type CommandRunner } from "../cycle/commands.js";
 import { CycleRequest } from "../cycle/request.js";
 import type { CommandRecord } from "../cycle/result.js";
 import { canRefreshBase, runCycle } from "../cycle/run.js";
@@ -96,12 +96,15 @@ export async function runDeploy(request: DeployRequest, deps: DeployDeps): Promi
         throw new Error(`the track's database branch ${branch} does not exist; the preview needs it`);
       const url = await provider.connectionUrl(branch);
       const env = { DATABASE_URL: url, CONSORT_TRACK: request.track, CONSORT_COMMIT: request.commit };
+      const { secrets: providerSecrets, ...inherit } = projectCommandEnvironment(config);
+      const secrets = [...secretsOfUrl(url), ...providerSecrets];
       progress(`deploying: ${config.commands.deploy}`);
       deploy = await runCommand(config.commands.deploy!, {
         cwd,
         env,
+        ...inherit,
         timeoutMs,
-        secrets: secretsOfUrl(url),
+        secrets,
         tailLines: 200,
       });
       if (deploy.exitCode !== 0) throw new Error(`the deploy command \`${deploy.command}\` ${failed(deploy)}`);
@@ -112,8 +115,9 @@ export async function runDeploy(request: DeployRequest, deps: DeployDeps): Promi
       const record = await runCommand(config.commands.verify, {
         cwd,
         env: { ...env, ...(previewUrl ? { PREVIEW_URL: previewUrl } : {}) },
+        ...inherit,
         timeoutMs,
-        secrets: secretsOfUrl(url),
+        secrets,
       });
       verify = { outcome: record.exitCode === 0 ? "passed" : "failed", command: config.commands.verify, record };
       if (record.exitCode !== 0)

@@ -1,5 +1,5 @@
 import type { ConsortConfig } from "../config/consort-config.js";
-import { runShellCommand, secretsOfUrl, type CommandRunner } from "../cycle/commands.js";
+import { projectCommandEnvironment, runShellCommand, secretsOfUrl, type CommandRunner } from "../cycle/commands.js";
 import type { CommandRecord } from "../cycle/result.js";
 import { canRefreshBase } from "../cycle/run.js";
 import { headCommit } from "../cycle/workspace.js";
@@ -58,11 +58,13 @@ export async function runPromote(request: PromoteRequest, deps: PromoteDeps): Pr
     snapshot = name;
     const url = await provider.connectionUrl(parent);
     progress(`migrating ${parent}: ${config.commands.migrate}`);
+    const { secrets, ...inherit } = projectCommandEnvironment(config);
     migrate = await runCommand(config.commands.migrate, {
       cwd,
       env: { DATABASE_URL: url, CONSORT_TRACK: request.track, CONSORT_COMMIT: request.commit },
+      ...inherit,
       timeoutMs: config.cycle.timeoutMinutes * 60_000,
-      secrets: secretsOfUrl(url),
+      secrets: [...secretsOfUrl(url), ...secrets],
     });
     if (migrate.exitCode === 0) {
       if (canRefreshBase(provider)) await provider.refreshBase(parent);

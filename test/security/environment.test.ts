@@ -1,0 +1,146 @@
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import type { ConsortConfig } from "../../src/config/consort-config.js";
+import { hashFrozenText } from "../../src/gates/freeze.js";
+import { CycleRequest } from "../../src/cycle/request.js";
+import { runCycle } from "../../src/cycle/run.js";
+import type { BranchProvider } from "../../src/substrate/provider.js";
+import { postgresUrl } from "../helpers/postgres.js";
+import { RED_T7, checkout, exampleConfig, uniqueBranch, type Checkout } from "../cycle/stockflow.js";
+
+/**
+ * No step oracle and no secrets in the commands' environment. Real cycles on StockFlow, run with a
+ * job environment like a hosted runner's: the provider's admin URL, a Databricks token, the
+ * runtime token and the job's input all present. The commands see PATH, HOME, CI, the throwaway
+ * branch's DATABASE_URL and what `commands.env` names; nothing else, and secrets are redacted.
+ */
+
+const TEST_LIST = JSON.parse(
+  await readFile(new URL("../../examples/stockflow/.consort/test-list.json", import.meta.url), "utf8"),
+) as { tests: Array<{ id: string; file: string; title: string }> };
+const entry = (id: string) => {
+  const { file, title } = TEST_LIST.tests.find((t) => t.id === id)!;
+  return { id, file, title };
+};
+const T7 = entry("T7");
+const S1 = ["T1", "T2", "T3", "T4", "T5", "T6"].map(entry);
+
+let config: ConsortConfig;
+let provider: BranchProvider;
+const TRACK_DB = uniqueBranch("env-attack");
+const checkouts: Checkout[] = [];
+/** The job's environment on a hosted runner, as the cycle step sees it. */
+let job: Record<string, string | undefined>;
+
+beforeAll(async () => {
+  ({ config, provider } = await exampleConfig());
+  await provider.createBranch(TRACK_DB, { from: await provider.rootBranch() });
+  job = {
+    ...process.env,
+    CONSORT_TEST_PG_URL: postgresUrl(),
+    DATABRICKS_TOKEN: "dapi0123456789abcdef-attack",
+    ACTIONS_RUNTIME_TOKEN: "runtime-token-that-uploads-artifacts",
+    INPUT_REQUEST: '{"step":"green"}',
+    APP_MODE: "test",
+  };
+});
+afterAll(async () => {
+  await Promise.all(checkouts.map((c) => c.remove()));
+  await provider?.close();
+});
+
+async function stage(commits: Parameters<typeof checkout>[0]): Promise<Checkout> {
+  const c = await checkout(commits);
+  checkouts.push(c);
+  return c;
+}
+
+async function frozenOf(c: Checkout, paths: string[]) {
+  return Promise.all(
+    paths.map(async (path) => {
+      const text = await c.read(path);
+      return { path, sha256: hashFrozenText(text), text };
+    }),
+  );
+}
+
+describe("the commands' environment", { timeout: 120_000 }, () => {
+  test("a test that fails at RED and passes at GREEN by reading the step (no code written) is refused at GREEN", async () => {
+    // The navigator's RED: T7 asserts it is running at GREEN, so it fails by an assertion at RED.
+    const oracle = `import { expect, test } from "vitest";\ntest(${JSON.stringify(T7.title)}, () => {\n  expect(process.env.CONSORT_STEP).toBe("green");\n});\n`;
+    const c = await stage([
+      ...RED_T7,
+      {
+        message: "RED T7 that reads the step",
+        mutate: [(dir) => writeFile(join(dir, T7.file), oracle)],
+      },
+    ]);
+    const result = await runCycle(
+      CycleRequest.parse({
+        track: "env-attack",
+        commit: c.commit,
+        step: "green",
+        database: { branch: TRACK_DB },
+        tests: { inTurn: [T7], earlierGreen: S1 },
+        frozenTestFiles: await frozenOf(c, [...new Set([...S1, T7].map((t) => t.file))]),
+      }),
+      { provider, config, cwd: c.dir, env: job },
+    );
+
+    expect(result.verdict).toBe("refused");
+    expect(result.reasons).toEqual([
+      `T7 "${T7.title}" (${T7.file}) (in turn) fails an assertion: expected undefined to be 'green' // Object.is equality`,
+      `the test command exited 1; failing: "${T7.title}" (${T7.file})`,
+    ]);
+  });
+
+  test("the migrate and test commands see no provider secret, runtime token, input or step: only PATH, HOME, CI, DATABASE_URL and commands.env", async () => {
+    const c = await stage(RED_T7);
+    const probe =
+      'echo "admin=${CONSORT_TEST_PG_URL:-unset} databricks=${DATABRICKS_TOKEN:-unset} runtime=${ACTIONS_RUNTIME_TOKEN:-unset} input=${INPUT_REQUEST:-unset} step=${CONSORT_STEP:-unset} track=${CONSORT_TRACK:-unset} mode=${APP_MODE:-unset} db=${DATABASE_URL:+set}"';
+    const result = await runCycle(
+      CycleRequest.parse({
+        track: "env-attack",
+        commit: c.commit,
+        step: "red",
+        database: { branch: TRACK_DB },
+        tests: { inTurn: [T7], earlierGreen: [] },
+      }),
+      {
+        provider,
+        config: { ...config, commands: { ...config.commands, migrate: probe, test: probe, env: ["APP_MODE"] } },
+        cwd: c.dir,
+        env: job,
+      },
+    );
+
+    const seen = "admin=unset databricks=unset runtime=unset input=unset step=unset track=unset mode=test db=set";
+    expect(result.commands.migrate!.outputTail).toBe(seen);
+    expect(result.commands.test!.outputTail).toBe(seen);
+  });
+
+  test("a provider secret's value is redacted from the output tail wherever it comes from (here a variable commands.env passes that holds the same token)", async () => {
+    const c = await stage(RED_T7);
+    const result = await runCycle(
+      CycleRequest.parse({
+        track: "env-attack",
+        commit: c.commit,
+        step: "red",
+        database: { branch: TRACK_DB },
+        tests: { inTurn: [T7], earlierGreen: [] },
+      }),
+      {
+        provider,
+        config: {
+          ...config,
+          commands: { ...config.commands, migrate: 'echo "shared=$SHARED_TOKEN"; exit 1', env: ["SHARED_TOKEN"] },
+        },
+        cwd: c.dir,
+        env: { ...job, SHARED_TOKEN: job.DATABRICKS_TOKEN },
+      },
+    );
+
+    expect(result.commands.migrate!.outputTail).toBe("shared=***");
+  });
+});
