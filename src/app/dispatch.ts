@@ -16,6 +16,9 @@ export type WorkflowKind = keyof typeof WORKFLOWS;
 /** The ONE input every Consort workflow takes: the whole request as JSON (input count is capped). */
 export const WORKFLOW_INPUT = "request";
 
+/** GitHub refuses `workflow_dispatch` inputs whose payload passes this many characters. */
+export const DISPATCH_INPUT_LIMIT = 65_535;
+
 /**
  * The hash that binds a result to the request it answers: sha256 of the request's JSON text, as
  * dispatched. The runners echo the parsed request in their result; the runners' schemas give it
@@ -62,6 +65,11 @@ export async function dispatchWorkflow({
   now: Date;
 }): Promise<DispatchedRun> {
   const input = JSON.stringify(request);
+  const size = JSON.stringify({ [WORKFLOW_INPUT]: input }).length;
+  if (size > DISPATCH_INPUT_LIMIT)
+    throw new Error(
+      `the ${WORKFLOWS[workflow].path} request is ${size} characters, more than the ${DISPATCH_INPUT_LIMIT} GitHub accepts as workflow_dispatch inputs, so it was not sent`,
+    );
   const response = await octokit.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", {
     owner,
     repo,

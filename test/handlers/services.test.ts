@@ -134,6 +134,26 @@ describe("dispatch", () => {
     github.verify();
   });
 
+  it("a request over GitHub's 65,535-character input limit is never sent: the dispatch fails with the reason", async () => {
+    const request = { track: "feature-x", step: "red", commit: "a".repeat(40), note: "x".repeat(65_500) };
+    const size = JSON.stringify({ request: JSON.stringify(request) }).length;
+    await expect(
+      dispatchWorkflow({
+        octokit,
+        owner,
+        repo,
+        defaultBranch: "main",
+        workflow: "cycle",
+        request,
+        now: new Date("2026-01-01T00:00:00Z"),
+      }),
+    ).rejects.toThrow(
+      `the .github/workflows/consort-cycle.yml request is ${size} characters, more than the 65535 GitHub accepts as workflow_dispatch inputs, so it was not sent`,
+    );
+    expect(github.requests).toEqual([]);
+    github.verify();
+  });
+
   it("a dispatch that returns no run id fails instead of waiting for an untrustable run", async () => {
     github.on("POST", "/repos/acme/shop/actions/workflows/consort-cycle.yml/dispatches", [204]);
     await expect(
