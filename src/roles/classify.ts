@@ -68,12 +68,14 @@ export function classifyCommit({ commit, stage, unit, config, frozen }: Classify
 
   if (role) {
     const bound = config.roles[role];
+    const author = commit.authorLogin?.toLowerCase();
     if (bound && bound.length > 0) {
-      if (commit.authorLogin === null)
+      if (author === undefined)
         reasons.push(
           `role ${role} is bound to ${bound.join(", ")}, and the author of ${short} has no GitHub account linked`,
         );
-      else if (!bound.includes(commit.authorLogin))
+      // GitHub logins ignore case: the configuration may spell one differently from the API.
+      else if (!bound.some((login) => login.toLowerCase() === author))
         reasons.push(
           `author ${commit.authorLogin} is not bound to role ${role} (roles.${role} in .github/consort.yml: ${bound.join(", ")})`,
         );

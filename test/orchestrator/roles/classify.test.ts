@@ -209,6 +209,12 @@ describe("commit classification", () => {
         "abc1234: author nav-bot[bot] is not bound to role driver (roles.driver in .github/consort.yml: driver-bot[bot])",
       ]);
     });
+    it("accepts the bound author whatever the case of the login in the configuration (GitHub logins ignore case)", () => {
+      const typed = ConsortConfig.parse({ roles: { driver: ["Driver-Bot[bot]"] } });
+      expect(
+        classify(commit(as("driver"), { "src/a.ts": "x" }, "driver-bot[bot]"), "green", { config: typed }).reasons,
+      ).toEqual([]);
+    });
     it("rejects an author with no linked account", () => {
       expect(
         classify(commit(as("driver"), { "src/a.ts": "x" }, null), "green", { config: bound }).reasons[0],
