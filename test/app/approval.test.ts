@@ -80,6 +80,12 @@ describe("rule 1: only an APPROVED review approves", () => {
     ]);
   });
 
+  it("a later request for changes under the same login in other capitals replaces the approval", () => {
+    const approve = review({ id: 1, user: "Lee", submittedAt: "2026-11-30T06:00:00Z" });
+    const changes = review({ id: 3, user: "lee", state: "CHANGES_REQUESTED", submittedAt: "2026-11-30T06:10:00Z" });
+    expect(gateApproval([approve, changes], context()).approved).toBe(false);
+  });
+
   it("a dismissed review withdraws the approval it gave", () => {
     const gate = gateApproval([review({ state: "DISMISSED" })], context());
     expect(gate.approved).toBe(false);
@@ -155,6 +161,36 @@ describe("rule 3: only configured approvers or CODEOWNERS of .consort/ approve",
     ]);
   });
 
+  it("an approver listed with other capitals counts: GitHub logins ignore case", () => {
+    const ctx = context({ approvers: ApproversConfig.parse({ users: ["Lee"] }) });
+    expect(approvalCounts(review(), ctx).rules[2]).toEqual({
+      rule: "approver",
+      ok: true,
+      detail: "lee is an approver: listed in approvers.users",
+    });
+  });
+
+  it("a CODEOWNER of .consort/ written with other capitals counts", () => {
+    const codeowners = parseCodeowners("/.consort/ @Sam\n");
+    expect(approvalCounts(review({ user: "sam" }), context({ codeowners, reviewers: sam() })).rules[2]).toEqual({
+      rule: "approver",
+      ok: true,
+      detail: "sam is an approver: CODEOWNER of .consort/ (@Sam)",
+    });
+  });
+
+  it("a member of an approvers team configured with other capitals counts", () => {
+    const ctx = context({
+      approvers: ApproversConfig.parse({ teams: ["Design-Leads"] }),
+      reviewers: sam(["acme/design-leads"]),
+    });
+    expect(approvalCounts(review({ user: "sam" }), ctx).rules[2]).toEqual({
+      rule: "approver",
+      ok: true,
+      detail: "sam is an approver: member of approvers team @acme/Design-Leads",
+    });
+  });
+
   it("a member of a configured approvers team counts", () => {
     const ctx = context({
       approvers: ApproversConfig.parse({ teams: ["design-leads"] }),
@@ -199,6 +235,17 @@ describe("rule 3: only configured approvers or CODEOWNERS of .consort/ approve",
 describe("rule 4: nobody approves their own work", () => {
   it("a review from an author of the approved commits does not count", () => {
     const ctx = context({
+      reviewers: new Map([["dana", writer]]),
+      approvers: ApproversConfig.parse({ users: ["lee", "dana"] }),
+    });
+    expect(approvalCounts(review({ user: "dana" }), ctx).reasons).toEqual([
+      "dana authored 2222222 under approval and cannot approve their own work",
+    ]);
+  });
+
+  it("a review from an author whose login is written with other capitals does not count", () => {
+    const ctx = context({
+      commits: [{ sha: "2".repeat(40), authorLogin: "Dana" }],
       reviewers: new Map([["dana", writer]]),
       approvers: ApproversConfig.parse({ users: ["lee", "dana"] }),
     });

@@ -243,4 +243,34 @@ describe("pull_request_review", () => {
       output: { title: "Approval withdrawn" },
     });
   });
+
+  it("a request for changes withdraws what the same reviewer approved, whatever the case of their login", async () => {
+    sim.expectAccepted(
+      sim.send({
+        type: "gate.approved",
+        at: "2026-03-01T10:00:00.000Z",
+        gate: "design",
+        manifestHash: sim.context.gates.design.pendingHash!,
+        approver: "Lead-Human",
+        reviewId: REVIEW_ID,
+        commit: sim.context.head,
+      }),
+    );
+    state.seed(stateOf(branch, sim.snapshot));
+    const head = sim.context.head;
+    expectConfig(h.github, CONFIG);
+    expectChecks(h.github, head);
+    expectStickyComment(h.github, branch, head);
+
+    const changes = reviewPayload("submitted", "lead-human", "changes_requested", head);
+    await h.receive("pull_request_review", { ...changes, review: { ...changes.review, id: REVIEW_ID + 1 } });
+    h.github.verify();
+
+    expect(state.state(branch)!.snapshot).toMatchObject({ context: { gates: { design: { status: "withdrawn" } } } });
+    expect(createdChecks(h.github)["consort/design"]).toMatchObject({
+      status: "completed",
+      conclusion: "failure",
+      output: { title: "Approval withdrawn" },
+    });
+  });
 });
