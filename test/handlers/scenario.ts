@@ -38,6 +38,18 @@ export function simulatedTrack(
   );
 }
 
+/**
+ * A track for `branch` driven through its design, both tests and a verified release, waiting at
+ * the deploy gate; with `gate: "promote"`, the deploy gate approved by `lead-human` too.
+ */
+export function trackAtGate(branch: string, gate: "deploy" | "promote"): TrackSim {
+  const track = simulatedTrack(branch).throughDesign().throughUnit().throughUnit();
+  track.expectAccepted(track.report("valid"));
+  if (gate === "promote") track.expectAccepted(track.approve("deploy"));
+  if (track.stage !== `${gate}-gate`) throw new Error(`the track did not reach the ${gate} gate; at ${track.stage}`);
+  return track;
+}
+
 /** The state file a track at `snapshot` has, as earlier deliveries would have written it. */
 export function stateOf(branch: string, snapshot: TrackSnapshot): TrackState {
   return projectState(
