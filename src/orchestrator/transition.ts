@@ -322,7 +322,8 @@ function translatePush(snapshot: TrackSnapshot, push: PushEvent, config: Consort
   const rejected = (reasons: string[], withdraw: "design" | "test-list" | null = null): Translation => ({
     events: [{ type: "PUSH_REJECTED", at: push.at, sha: push.after, reasons, withdraw }],
     notes: [
-      `**Push to ${short(push.after)} rejected** (the track stays at ${snapshot.stage}):`,
+      // A change to a gate's frozen file sends the track back to that gate (design §4).
+      `**Push to ${short(push.after)} rejected** (${withdraw ? `the ${withdraw} gate is withdrawn and must be approved again` : `the track stays at ${snapshot.stage}`}):`,
       ...reasons.map((r) => `- ${r}`),
       "",
       `To continue, ${reset} and push the step again.`,

@@ -58,6 +58,24 @@ describe("a frozen design file changes after the gate", () => {
     expect(sim.context.frozenTests.T1).toBeDefined();
   });
 
+  it("tells the agent the gate is withdrawn, not that the track stays where it was", () => {
+    const sim = reach("green");
+    const head = sim.context.head;
+    sim.push({ role: "driver", files: { [ARTIFACT_PATHS.spec]: "{}" } });
+    const pushed = sim.context.rejectedHead!.sha.slice(0, 7);
+    expect(sim.effects("comment")).toEqual([
+      {
+        type: "comment",
+        body: [
+          `**Push to ${pushed} rejected** (the design gate is withdrawn and must be approved again):`,
+          `- ${pushed}: touches frozen file .consort/spec.json, approved at the design gate: reset the branch, or ask a person to renegotiate`,
+          "",
+          `To continue, reset the branch to ${head.slice(0, 7)} (git push --force-with-lease origin ${head}:${sim.context.branch}) and push the step again.`,
+        ].join("\n"),
+      },
+    ]);
+  });
+
   it("withdraws only the test-list gate when only the test list changes", () => {
     const sim = reach("red");
     sim.push({ role: "navigator", files: { [ARTIFACT_PATHS.testList]: "{}", "test/stock.test.ts": "x" } });
