@@ -19,3 +19,14 @@ export function checkTable(world: GitHubWorld, sha: string): Record<CheckName, s
 export function summaryOf(run: CheckRun): string {
   return (run.output.summary ?? "").replace(/\n\n<!-- consort:content [0-9a-f]{64} -->$/, "");
 }
+
+/** What the discipline check lists under "What happened", one entry per violation, as plain text. */
+export function violationsOn(run: CheckRun): string[] {
+  return summaryOf(run)
+    .split("\n")
+    .filter((line) => line.startsWith("| ["))
+    .map((row) => {
+      const cells = row.split(/(?<!\\)\|/);
+      return cells[cells.length - 2]!.trim().replace(/\\\|/g, "|").replace(/&lt;/g, "<");
+    });
+}
