@@ -1,6 +1,8 @@
 import pg from "pg";
 import { afterEach, describe, expect, test } from "vitest";
 import { postgresUrl } from "../helpers/postgres.js";
+import { CHECK_NAMES, type CheckName } from "../../src/report/index.js";
+import { checkTable } from "./support/checks.js";
 import * as F from "./support/feature.js";
 import { LEAD, Scenario } from "./support/scenario.js";
 
@@ -18,22 +20,24 @@ afterEach(async () => {
   scenario = undefined;
 });
 
-const CHECKS = [
-  "consort/design",
-  "consort/test-list",
-  "consort/build",
-  "consort/deploy",
-  "consort/promote",
-  "consort/discipline",
-  "consort/schema",
-];
-
-function conclusions(s: Scenario, sha = s.head()): Record<string, string> {
-  const runs = s.world.checksOn(sha);
-  return Object.fromEntries(
-    CHECKS.map((name) => [name, runs.get(name) ? (runs.get(name)!.conclusion ?? runs.get(name)!.status) : "missing"]),
+/**
+ * The seven checks on the head after a step: exactly `passing` pass, and every other check is in
+ * progress (none fails, none is missing). Branch protection lets the PR merge only once all pass.
+ */
+function expectPassing(s: Scenario, passing: readonly CheckName[]): void {
+  expect(checkTable(s.world, s.head())).toEqual(
+    Object.fromEntries(CHECK_NAMES.map((name) => [name, passing.includes(name) ? "success" : "in_progress"])),
   );
 }
+
+// What passes as the feature goes: no violation and no breaking schema change from the start,
+// then each gate once a person approved it and the build once every test is green and reviewed.
+const CLEAN: CheckName[] = ["consort/discipline", "consort/schema"];
+const DESIGN_APPROVED: CheckName[] = [...CLEAN, "consort/design"];
+const LIST_APPROVED: CheckName[] = [...DESIGN_APPROVED, "consort/test-list"];
+const BUILT: CheckName[] = [...LIST_APPROVED, "consort/build"];
+const DEPLOY_APPROVED: CheckName[] = [...BUILT, "consort/deploy"];
+const EVERY_CHECK: CheckName[] = [...DEPLOY_APPROVED, "consort/promote"];
 
 describe("a feature of StockFlow, end to end", () => {
   test("stock by location goes from a new branch to a migrated parent database, through every gate", async () => {
@@ -42,77 +46,105 @@ describe("a feature of StockFlow, end to end", () => {
     await s.createBranch();
     expect(s.snapshot().stage).toBe("stories");
     expect(s.next()).toMatchObject({ actor: "agent", role: "product-owner" });
+    expectPassing(s, CLEAN);
     await s.openPull();
+    expectPassing(s, CLEAN);
 
     // The design lane: one role, one file, one commit each.
     await s.step("product-owner", { ".consort/spec.json": F.STORIES });
     expect(s.snapshot().stage).toBe("spec");
+    expectPassing(s, CLEAN);
     await s.step("spec-author", { ".consort/spec.json": F.SPEC });
     expect(s.snapshot().stage).toBe("architecture");
+    expectPassing(s, CLEAN);
     await s.step("architect", { ".consort/architecture.json": F.ARCHITECTURE });
     expect(s.snapshot().stage).toBe("db-design");
+    expectPassing(s, CLEAN);
     await s.step("dba", { ".consort/db-design.json": F.DB_DESIGN });
     expect(s.snapshot().stage).toBe("design-gate");
-    expect(conclusions(s)["consort/design"]).not.toBe("success");
+    expectPassing(s, CLEAN);
 
     await s.review(LEAD, "APPROVED");
     expect(s.snapshot().stage).toBe("test-list");
-    expect(conclusions(s)["consort/design"]).toBe("success");
+    expectPassing(s, DESIGN_APPROVED);
 
     await s.step("test-strategist", { ".consort/test-list.json": F.TEST_LIST });
     expect(s.snapshot().stage).toBe("test-list-gate");
+    expectPassing(s, DESIGN_APPROVED);
     await s.review(LEAD, "APPROVED");
     expect(s.snapshot().stage).toBe("red");
+    expectPassing(s, LIST_APPROVED);
 
-    // T1: the index fitness test, made green by the migration.
+    // T1: the index fitness test, made green by the migration. The build check stays in progress
+    // through every step until the last test is green and reviewed.
     await s.step("navigator", { [F.INDEX_TEST_FILE]: F.RED_T1 });
     expect(s.snapshot().stage).toBe("red-verify");
+    expectPassing(s, LIST_APPROVED);
     let result = await s.runDispatchedCycle();
     expect(result.verdict, result.reasons.join("\n")).toBe("verified");
     expect(s.snapshot().stage).toBe("green");
+    expectPassing(s, LIST_APPROVED);
     await s.step("driver", F.GREEN_T1);
+    expectPassing(s, LIST_APPROVED);
     result = await s.runDispatchedCycle();
     expect(result.verdict, result.reasons.join("\n")).toBe("verified");
     expect(s.snapshot().stage).toBe("review");
+    expectPassing(s, LIST_APPROVED);
     await s.step("navigator", { ".consort/reviews/T1.json": F.REVIEW_T1 });
     expect(s.snapshot().stage).toBe("red");
+    expectPassing(s, LIST_APPROVED);
 
     // T2: listing a location.
     await s.step("navigator", { [F.TEST_FILE]: F.RED_T2 });
+    expectPassing(s, LIST_APPROVED);
     result = await s.runDispatchedCycle();
     expect(result.verdict, result.reasons.join("\n")).toBe("verified");
+    expectPassing(s, LIST_APPROVED);
     await s.step("driver", F.GREEN_T2);
+    expectPassing(s, LIST_APPROVED);
     result = await s.runDispatchedCycle();
     expect(result.verdict, result.reasons.join("\n")).toBe("verified");
+    expectPassing(s, LIST_APPROVED);
     await s.step("navigator", { ".consort/reviews/T2.json": F.REVIEW_T2 });
     expect(s.snapshot().stage).toBe("red");
+    expectPassing(s, LIST_APPROVED);
 
     // T3: an empty location, then a refactor the navigator asks for.
     await s.step("navigator", { [F.TEST_FILE]: F.RED_T3 });
+    expectPassing(s, LIST_APPROVED);
     result = await s.runDispatchedCycle();
     expect(result.verdict, result.reasons.join("\n")).toBe("verified");
+    expectPassing(s, LIST_APPROVED);
     await s.step("driver", F.GREEN_T3);
+    expectPassing(s, LIST_APPROVED);
     result = await s.runDispatchedCycle();
     expect(result.verdict, result.reasons.join("\n")).toBe("verified");
+    expectPassing(s, LIST_APPROVED);
     await s.step("navigator", { ".consort/reviews/T3.json": F.REVIEW_T3 });
     expect(s.snapshot().stage).toBe("refactor");
+    expectPassing(s, LIST_APPROVED);
     await s.step("driver", F.REFACTOR_T3);
     expect(s.snapshot().stage).toBe("refactor-verify");
+    expectPassing(s, LIST_APPROVED);
     result = await s.runDispatchedCycle();
     expect(result.verdict, result.reasons.join("\n")).toBe("verified");
 
     // The release: the orchestrator deploys and verifies; a person approves on that evidence.
+    // Neither the deploy nor the promote check passes before its approval.
     expect(s.snapshot().stage).toBe("deploying");
+    expectPassing(s, BUILT);
     const evidence = await s.runDispatchedDeploy();
     expect(evidence.verdict, evidence.reasons.join("\n")).toBe("verified");
     expect(evidence.migrationsApplied).toContain(`migrations/${F.MIGRATION_ID}.up.sql`);
     expect(s.snapshot().stage).toBe("deploy-gate");
+    expectPassing(s, BUILT);
     await s.review(LEAD, "APPROVED");
     expect(s.snapshot().stage).toBe("promote-gate");
+    expectPassing(s, DEPLOY_APPROVED);
     await s.review(LEAD, "APPROVED");
     // All seven checks branch protection requires pass on the head that merges, the schema diff
     // of the track's database against its parent included.
-    expect(conclusions(s)).toMatchObject(Object.fromEntries(CHECKS.map((c) => [c, "success"])));
+    expectPassing(s, EVERY_CHECK);
 
     // Merge: the parent's database is migrated, the track's branches deleted.
     s.world.merge(s.pull!, LEAD);
@@ -123,9 +155,11 @@ describe("a feature of StockFlow, end to end", () => {
       pull_request: s.world.pullPayload(s.pull!),
     });
     expect(s.snapshot().stage).toBe("promoting");
+    expectPassing(s, EVERY_CHECK);
     const promoted = await s.runDispatchedPromotion();
     expect(promoted.verdict, promoted.reasons.join("\n")).toBe("promoted");
     expect(s.snapshot().stage).toBe("done");
+    expectPassing(s, EVERY_CHECK);
 
     const admin = new pg.Client({ connectionString: postgresUrl(s.rootDatabase) });
     await admin.connect();
