@@ -164,7 +164,7 @@ async function reconcileTrack(
         state: outcome.state,
         snapshot: current,
         config,
-        effects: [{ type: "updateChecks", commit: head, checks: [] }],
+        effects: [{ type: "updateChecks", commit: head }],
       },
     );
   }

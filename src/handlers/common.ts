@@ -110,7 +110,7 @@ export async function refreshTrack(
     state: outcome.state,
     snapshot,
     config,
-    effects: [{ type: "updateChecks", commit: headSha, checks: [] }],
+    effects: [{ type: "updateChecks", commit: headSha }],
   });
   return outcome.kind;
 }
@@ -139,6 +139,6 @@ export async function retryDatabaseBranch(
     state,
     snapshot,
     config,
-    effects: [step, { type: "updateChecks", commit: headSha, checks: [] }],
+    effects: [step, { type: "updateChecks", commit: headSha }],
   });
 }

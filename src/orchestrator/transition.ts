@@ -7,7 +7,6 @@ import { parseArtifact, validateArtifacts, type Checkpoint } from "../artifacts/
 import type { ConsortConfig } from "../config/consort-config.js";
 import { classifyCommit } from "../roles/classify.js";
 import { globMatcher } from "../roles/globs.js";
-import { checkStates } from "./checks.js";
 import { currentUnit, frozenState, initialContext } from "./context.js";
 import { trackMachine, type MachineEvent } from "./machine.js";
 import { nextAction } from "./next-action.js";
@@ -451,10 +450,6 @@ function afterEffects(
     if (action.actor === "agent" && action.role)
       effects.push({ type: "dispatchAgent", role: action.role, nextAction: action });
   }
-  effects.push({
-    type: "updateChecks",
-    commit: after.context.rejectedHead?.sha ?? after.context.head,
-    checks: checkStates(after),
-  });
+  effects.push({ type: "updateChecks", commit: after.context.rejectedHead?.sha ?? after.context.head });
   return effects;
 }
