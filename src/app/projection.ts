@@ -1,6 +1,6 @@
 import type { TrackSnapshot } from "../orchestrator/types.js";
 import type { ApprovalRecord, CycleRecord, FrozenHashes, TrackState } from "../state/index.js";
-import { GATE_NAMES } from "../state/index.js";
+import { GATE_NAMES } from "../gates/names.js";
 
 /**
  * The state file repeats, in its own plain fields, what a person auditing `consort/state` looks

@@ -1,7 +1,8 @@
 import type { ConsortConfig } from "../config/consort-config.js";
 import { consortOwners, type CodeownersRule } from "../github/codeowners.js";
 import { canWrite, type Permission } from "../github/permissions.js";
-import type { ApprovalRecord, GateName } from "../state/schema.js";
+import type { GateName } from "./names.js";
+import type { ApprovalRecord } from "../state/schema.js";
 
 /**
  * Gate approvals (design §4), decided purely from facts the caller fetched. An approval counts

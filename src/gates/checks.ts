@@ -1,5 +1,5 @@
 import { currentUnit } from "../orchestrator/context.js";
-import { BUILD_STAGES, type GateRecord, type Stage, type TrackSnapshot } from "../orchestrator/types.js";
+import { isBuildStage, type GateRecord, type TrackSnapshot } from "../orchestrator/types.js";
 import { CHECK_NAMES, GATE_NAMES, gateCheckName, type CheckName, type GateName } from "./names.js";
 
 /**
@@ -32,7 +32,6 @@ export interface CheckState {
 type Decided = Omit<CheckState, "name">;
 
 const short = (hash: string) => hash.slice(0, 7);
-const isBuildStage = (stage: Stage) => (BUILD_STAGES as readonly Stage[]).includes(stage);
 
 /** The state of every check decided from the snapshot, in contract order. */
 export function checkStates(snapshot: TrackSnapshot): CheckState[] {

@@ -5,6 +5,7 @@ import { Spec } from "../artifacts/spec.js";
 import { formatIssue } from "../artifacts/issues.js";
 import { parseArtifact, validateArtifacts, type Checkpoint } from "../artifacts/validate.js";
 import type { ConsortConfig } from "../config/consort-config.js";
+import type { FileGate } from "../gates/names.js";
 import { classifyCommit } from "../roles/classify.js";
 import { globMatcher } from "../roles/globs.js";
 import { currentUnit, frozenState, initialContext } from "./context.js";
@@ -318,7 +319,7 @@ function translatePush(snapshot: TrackSnapshot, push: PushEvent, config: Consort
       };
     return { refused: [`the push leaves the branch at ${short(head)}, the last accepted commit: nothing to decide`] };
   }
-  const rejected = (reasons: string[], withdraw: "design" | "test-list" | null = null): Translation => ({
+  const rejected = (reasons: string[], withdraw: FileGate | null = null): Translation => ({
     events: [{ type: "PUSH_REJECTED", at: push.at, sha: push.after, reasons, withdraw }],
     notes: [
       `**Push to ${short(push.after)} rejected** (the track stays at ${snapshot.stage}):`,
@@ -349,7 +350,7 @@ function translatePush(snapshot: TrackSnapshot, push: PushEvent, config: Consort
   const unit = currentUnit(context);
   const frozen = frozenState(context);
   const reasons: string[] = [];
-  let withdraw: "design" | "test-list" | null = null;
+  let withdraw: FileGate | null = null;
   const artifacts: Record<string, string | null> = {};
   const testFiles: Record<string, string | null> = {};
   const isTest = globMatcher(config.paths.tests);

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
+import { GateName } from "../gates/names.js";
 
 /**
  * The state file of one track: `tracks/<track-id>.json` on the branch `consort/state` (contract,
@@ -24,11 +25,6 @@ export const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, "a sha256 hex digest");
 const Login = z.string().regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]|\[bot\])*$/, "a GitHub login");
 const Timestamp = z.iso.datetime({ offset: true });
 const FilePath = z.string().min(1).max(1024);
-
-/** The gates a person approves with a PR review (design §3-4). */
-export const GATE_NAMES = ["design", "test-list", "deploy", "promote"] as const;
-export const GateName = z.enum(GATE_NAMES);
-export type GateName = z.infer<typeof GateName>;
 
 /** What a gate froze: each file's hash and one manifest hash over them (design §4). */
 export const FrozenManifest = z
