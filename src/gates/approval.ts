@@ -2,7 +2,7 @@ import type { ConsortConfig } from "../config/consort-config.js";
 import { consortOwners, type CodeownersRule } from "../github/codeowners.js";
 import { canWrite, type Permission } from "../github/permissions.js";
 import type { GateName } from "./names.js";
-import type { ApprovalRecord } from "../state/schema.js";
+import type { ApprovalRecord } from "../orchestrator/types.js";
 
 /**
  * Gate approvals (design §4), decided purely from facts the caller fetched. An approval counts
@@ -215,7 +215,7 @@ export interface GateDecision {
   approved: boolean;
   pendingHash: string | undefined;
   required: number;
-  /** Approvals that count, ready to store in the track's state. */
+  /** Approvals that count, in the track's own record of them, standing reviews in order. */
   approvals: ApprovalRecord[];
   /** Every standing review's decision, counted or not. */
   decisions: ApprovalDecision[];
@@ -228,18 +228,17 @@ export function gateApproval(reviews: GateReview[], ctx: ApprovalContext, requir
   const decisions = standingReviews(reviews).map((review) => approvalCounts(review, ctx));
   const counted = decisions.filter((d) => d.counts);
   const approvals: ApprovalRecord[] = counted.map((d) => ({
-    gate: ctx.gate,
-    user: d.user!,
+    approver: d.user!,
     reviewId: d.reviewId,
     commit: d.commit!,
-    hash: d.hash!,
+    manifestHash: d.hash!,
     at: d.at!,
   }));
   const approved = ctx.pendingHash !== undefined && counted.length >= required;
   let summary: string;
   if (!ctx.pendingHash) summary = `The ${ctx.gate} gate has nothing pending approval`;
   else if (approved)
-    summary = `Approved by ${approvals.map((a) => `@${a.user}`).join(", ")} at ${short(ctx.pendingHash)}`;
+    summary = `Approved by ${approvals.map((a) => `@${a.approver}`).join(", ")} at ${short(ctx.pendingHash)}`;
   else if (decisions.length === 0)
     summary = `Waiting for an approving review at ${short(ctx.pendingHash)} (${noApproversHint(ctx)})`;
   else summary = `Waiting: ${counted.length} of ${required} approval(s) count at ${short(ctx.pendingHash)}`;

@@ -244,7 +244,7 @@ describe("deciding a gate from all reviews", () => {
     const gate = gateApproval([review()], context());
     expect(gate).toMatchObject({ approved: true, summary: "Approved by @lee at ddddddd" });
     expect(gate.approvals).toEqual([
-      { gate: "design", user: "lee", reviewId: 501, commit: H, hash: PENDING, at: "2026-11-30T06:00:00Z" },
+      { approver: "lee", reviewId: 501, commit: H, manifestHash: PENDING, at: "2026-11-30T06:00:00Z" },
     ]);
   });
 
