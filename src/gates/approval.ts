@@ -2,7 +2,7 @@ import type { ConsortConfig } from "../config/consort-config.js";
 import { consortOwners, type CodeownersRule } from "../github/codeowners.js";
 import { canWrite, type Permission } from "../github/permissions.js";
 import type { GateName } from "./names.js";
-import type { ApprovalRecord } from "../orchestrator/types.js";
+import type { ApprovalRecord, TrackEvent, TrackSnapshot } from "../orchestrator/types.js";
 
 /**
  * Gate approvals (design §4), decided purely from facts the caller fetched. An approval counts
@@ -243,4 +243,33 @@ export function gateApproval(reviews: GateReview[], ctx: ApprovalContext, requir
     summary = `Waiting for an approving review at ${short(ctx.pendingHash)} (${noApproversHint(ctx)})`;
   else summary = `Waiting: ${counted.length} of ${required} approval(s) count at ${short(ctx.pendingHash)}`;
   return { gate: ctx.gate, approved, pendingHash: ctx.pendingHash, required, approvals, decisions, summary };
+}
+
+/**
+ * The machine events for what these decisions approve: for each gate, the first approval that
+ * counts at the hash the gate is pending on in `snapshot` (the state as written now: the pending
+ * hash may have moved since the facts were fetched). A gate already approved is left alone.
+ */
+export function approvalEvents(
+  snapshot: TrackSnapshot,
+  decisions: GateDecision[],
+  at: string,
+): Array<Extract<TrackEvent, { type: "gate.approved" }>> {
+  return decisions.flatMap((decision) => {
+    const record = snapshot.context.gates[decision.gate];
+    if (record.status === "approved") return [];
+    const approval = decision.approvals.find((a) => a.manifestHash === record.pendingHash);
+    if (!approval) return [];
+    return [
+      {
+        type: "gate.approved",
+        at,
+        gate: decision.gate,
+        manifestHash: approval.manifestHash,
+        approver: approval.approver,
+        reviewId: approval.reviewId,
+        commit: approval.commit,
+      },
+    ];
+  });
 }

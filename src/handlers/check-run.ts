@@ -6,7 +6,8 @@ import { canWrite } from "../github/permissions.js";
 import { collaboratorPermission } from "../github/permissions.js";
 import type { TrackEvent } from "../orchestrator/types.js";
 import { assertCanReseal, ResealDeniedError } from "../state/index.js";
-import { advanceAndAct, configOrFail, engineDeps, refreshTrack, retryDatabaseBranch, trackOf } from "./common.js";
+import { advanceAndAct } from "../app/engine.js";
+import { configOrFail, engineDeps, refreshTrack, retryDatabaseBranch, trackOf } from "./common.js";
 import type { CheckRunPayload } from "./payloads.js";
 
 /**
