@@ -1,5 +1,5 @@
 import type { ConsortConfig } from "../config/consort-config.js";
-import type { ApprovalContext, GateReview } from "../gates/approval.js";
+import { gateApproval, type ApprovalContext, type GateDecision, type GateReview } from "../gates/approval.js";
 import { hashFrozenText, manifestHashFromHashes } from "../gates/freeze.js";
 import { fetchCodeowners } from "../github/codeowners.js";
 import { collectReviewerFacts, listCommitsUnderApproval, teamsThatMatter } from "../github/reviews.js";
@@ -23,8 +23,27 @@ export function pendingGates(snapshot: TrackSnapshot): Array<{ gate: GateName; p
   });
 }
 
-/** The facts the approval rules need, fetched once per review. */
-export async function approvalFacts(
+/**
+ * How these reviews decide each gate waiting for an approval: the facts are fetched here, the
+ * rules (src/gates/approval.ts) decide. Nothing is fetched when no gate waits.
+ */
+export async function decideApprovals(
+  deps: EngineDeps,
+  config: ConsortConfig,
+  pullNumber: number,
+  reviews: GateReview[],
+  snapshot: TrackSnapshot,
+): Promise<GateDecision[]> {
+  const gates = pendingGates(snapshot);
+  if (gates.length === 0) return [];
+  const facts = await approvalFacts(deps, config, pullNumber, reviews, snapshot);
+  return gates.map(({ gate, pendingHash }) =>
+    gateApproval(reviews, { ...facts.common, gate, pendingHash, hashAtCommit: facts.hashAt(gate) }),
+  );
+}
+
+/** The facts the approval rules need, fetched once per delivery. */
+async function approvalFacts(
   deps: EngineDeps,
   config: ConsortConfig,
   pullNumber: number,

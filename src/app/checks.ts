@@ -18,7 +18,6 @@ export const BUTTONS = {
     identifier: "retry-database",
   }),
 } as const;
-export { CHECK_NAMES as CONSORT_CHECKS } from "../report/index.js";
 
 interface Target extends RepoRef {
   octokit: GitHub;

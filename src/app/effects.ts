@@ -3,6 +3,7 @@ import { AgentRequest } from "../cycle/agent-turn.js";
 import { CycleRequest } from "../cycle/request.js";
 import { DeployRequest, PromoteRequest } from "../deploy/schemas.js";
 import { hashFrozenText } from "../gates/freeze.js";
+import type { CheckName } from "../gates/names.js";
 import type { DispatchCycleEffect, Effect, TrackSnapshot } from "../orchestrator/types.js";
 import { restoreSnapshot } from "../orchestrator/index.js";
 import type { TrackState } from "../state/index.js";
@@ -13,7 +14,6 @@ import {
   upsertStickyComment,
   writeCheckRuns,
   type CheckAction,
-  type CheckName,
   type RenderedCheckRun,
   type SchemaView,
 } from "../report/index.js";
@@ -251,7 +251,14 @@ export async function updateStickyComment(
   const { octokit, repo, services } = deps;
   const pull = await openPullRequestFor({ octokit, owner: repo.owner, repo: repo.repo, branch });
   if (!pull) return;
-  const report = trackReport({ repository: repo.fullName, snapshot, headSha: pull.headSha, config, notes });
+  const report = trackReport({
+    repository: repo.fullName,
+    snapshot,
+    headSha: pull.headSha,
+    config,
+    notes,
+    pullNumber: pull.number,
+  });
   await upsertStickyComment(
     octokit,
     { owner: repo.owner, repo: repo.repo, issueNumber: pull.number, trackId, appId: services.appId },

@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { ArtifactError, artifactJson, downloadRunArtifact } from "./artifacts.js";
-import type { RecordedRun, ReportedRun } from "./provenance.js";
+import { judgeResultCommit, judgeRunProvenance, type RecordedRun, type ReportedRun } from "./provenance.js";
 import { stateStoreFor, type EngineDeps } from "./track.js";
 import { requestDigest, type WorkflowKind } from "./dispatch.js";
 import { CYCLE_RESULT_FILE, CycleResult } from "../cycle/result.js";
@@ -16,8 +16,50 @@ import { TamperedStateError, type CycleRecord, type TrackState } from "../state/
 /**
  * Reading what a finished Consort run reported (its result artifact, parsed by the runner's own
  * schema) and turning it into the machine's event. Shared by the `workflow_run` handler and
- * `consort reconcile`, which finds runs whose webhook was lost.
+ * `consort reconcile`, which finds runs whose webhook was lost: both go through `trustedReport`
+ * and `reportedEvent`.
  */
+
+/** A finished workflow run, as the `workflow_run` payload and the REST API both describe it. */
+export interface WorkflowRunFacts {
+  id: number | bigint;
+  path: string;
+  event: string;
+  head_branch: string | null;
+  head_repository?: { id: number | bigint } | null | undefined;
+  conclusion: string | null;
+  html_url: string;
+}
+
+export function reportedRun(run: WorkflowRunFacts, repositoryId: number | bigint): ReportedRun {
+  return {
+    id: Number(run.id),
+    path: run.path,
+    event: run.event,
+    headBranch: run.head_branch,
+    headRepositoryId: run.head_repository ? Number(run.head_repository.id) : undefined,
+    repositoryId: Number(repositoryId),
+    conclusion: run.conclusion,
+    htmlUrl: run.html_url,
+  };
+}
+
+/**
+ * A finished run's report, only when the run is trusted (design §6): one the app dispatched and
+ * recorded, of the expected workflow on the default branch, reporting on the commit it asked about.
+ */
+export async function trustedReport(
+  deps: EngineDeps,
+  run: ReportedRun,
+  recorded: RecordedRun | undefined,
+): Promise<{ trusted: true; report: Report } | { trusted: false; reason: string }> {
+  const provenance = judgeRunProvenance({ run, defaultBranch: deps.repo.defaultBranch, recorded });
+  if (!provenance.trusted) return provenance;
+  const report = await readReport(deps, run, provenance.recorded);
+  const mismatch = report.commit ? judgeResultCommit(provenance.recorded, report.commit) : undefined;
+  if (mismatch && !mismatch.trusted) return mismatch;
+  return { trusted: true, report };
+}
 
 /** What a finished run reported, in the machine's terms. */
 export interface Report {
@@ -61,7 +103,7 @@ export function recordedRunOf(cycle: CycleRecord, runId: number): RecordedRun {
  * result that does not answer the very request dispatched as this run (its dispatch id and the
  * hash of its request). Only the one result file is unpacked, bounded.
  */
-export async function readReport(deps: EngineDeps, run: ReportedRun, recorded: RecordedRun): Promise<Report> {
+async function readReport(deps: EngineDeps, run: ReportedRun, recorded: RecordedRun): Promise<Report> {
   const { octokit, repo } = deps;
   const { workflow } = recorded;
   const file = {

@@ -1,19 +1,19 @@
 import type { TrackSnapshot } from "../orchestrator/types.js";
-import type { ApprovalRecord, CycleRecord, FrozenHashes, TrackState } from "../state/index.js";
-import { GATE_NAMES } from "../state/index.js";
+import type { CycleRecord, FrozenHashes, TrackState } from "../state/index.js";
+import { GATE_NAMES } from "../gates/names.js";
 
 /**
  * The state file repeats, in its own plain fields, what a person auditing `consort/state` looks
- * for (design §5): the frozen hashes, the approvals that counted and every cycle with its run id.
- * They are derived from the machine's snapshot after every transition; only the run ids are the
- * app's own record (GitHub tells the app a run id when it dispatches, the machine never sees it).
+ * for (design §5): the frozen hashes and every cycle with its run id. They are derived from the
+ * machine's snapshot after every transition; only the run ids are the app's own record (GitHub
+ * tells the app a run id when it dispatches, the machine never sees it). The approvals that
+ * counted are recorded once, in the snapshot's gates.
  */
 export function projectState(current: TrackState, snapshot: TrackSnapshot): TrackState {
   return {
     ...current,
     snapshot,
     frozen: frozenOf(snapshot),
-    approvals: approvalsOf(snapshot),
     cycles: cyclesOf(snapshot, current.cycles),
   };
 }
@@ -36,19 +36,6 @@ function frozenOf(snapshot: TrackSnapshot): FrozenHashes {
     };
   }
   return frozen;
-}
-
-function approvalsOf(snapshot: TrackSnapshot): ApprovalRecord[] {
-  return GATE_NAMES.flatMap((gate) =>
-    (snapshot.context.gates[gate]?.approvals ?? []).map((a) => ({
-      gate,
-      user: a.approver,
-      reviewId: a.reviewId,
-      commit: a.commit,
-      hash: a.manifestHash,
-      at: a.at,
-    })),
-  );
 }
 
 function cyclesOf(snapshot: TrackSnapshot, ledger: CycleRecord[]): CycleRecord[] {

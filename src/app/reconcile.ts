@@ -1,23 +1,20 @@
 import { createHash } from "node:crypto";
 import type { ConsortConfig } from "../config/consort-config.js";
-import { approvalCounts, standingReviews } from "../gates/approval.js";
+import { approvalEvents, standingReviews } from "../gates/approval.js";
 import { listGateReviews } from "../github/reviews.js";
 import { restoreSnapshot } from "../orchestrator/index.js";
-import type { ChangedPath, PushedCommit, TrackEvent, TrackSnapshot } from "../orchestrator/types.js";
+import type { TrackEvent, TrackSnapshot } from "../orchestrator/types.js";
 import { STATE_BRANCH, TamperedStateError, type TrackState } from "../state/index.js";
-import { approvalFacts, pendingGates } from "./approvals.js";
+import { decideApprovals, pendingGates } from "./approvals.js";
 import { failTampered } from "./checks.js";
-import { fileAt } from "./commits.js";
+import { branchDeletedEvent, commitsSince, pushEvent } from "./commits.js";
 import { loadRepoConfig } from "./config.js";
-import { runEffects } from "./effects.js";
+import { advanceAndShow } from "./engine.js";
 import { httpStatus, type GitHub, type Log, type RepoRef } from "./github.js";
-import { readReport, recordedRunOf, reportedEvent } from "./ingest.js";
-import { judgeResultCommit, judgeRunProvenance, type ReportedRun } from "./provenance.js";
+import { recordedRunOf, reportedEvent, reportedRun, trustedReport } from "./ingest.js";
 import { openPullRequestFor } from "./pull-request.js";
 import type { AppServices } from "./services.js";
-import { advanceTrack, stateStoreFor, targetOf, type EngineDeps, type RepoContext } from "./track.js";
-import { WORKFLOWS } from "./dispatch.js";
-import { pathsToRead } from "../orchestrator/index.js";
+import { stateStoreFor, targetOf, type EngineDeps, type RepoContext } from "./track.js";
 
 /** What reconcile did for one track. */
 export interface TrackReconciliation {
@@ -37,8 +34,9 @@ export interface RepositoryReconciliation {
 /**
  * `consort reconcile`: GitHub does not redeliver a failed webhook by itself, so re-derive every
  * open track from GitHub (branch head and its commits, finished runs, PR reviews, timeouts) and
- * repair its state and checks. Idempotent: the delivery id is a hash of the facts applied, and a
- * track whose state already holds them is only re-shown, so it can run on a schedule.
+ * repair its state and checks, through the same engine and the same facts-to-events functions as
+ * the webhook handlers. Idempotent: the delivery id is a hash of the facts applied, and a track
+ * whose state already holds them is only re-shown, so it can run on a schedule.
  */
 export async function reconcileRepository({
   octokit,
@@ -110,12 +108,12 @@ async function reconcileTrack(
   const head = await headOf(deps, state.branch);
   if (!head) {
     found.push(`branch ${state.branch} no longer exists`);
-    events.push({
-      type: "abandon",
+    const deleted = branchDeletedEvent(
+      snapshot,
+      { branch: state.branch, by: "consort-reconcile", noticed: "noticed by consort reconcile" },
       at,
-      by: "consort-reconcile",
-      reason: `branch ${state.branch} was deleted (noticed by consort reconcile)`,
-    });
+    );
+    if (deleted) events.push(deleted);
   } else {
     const push = await missedPush(deps, snapshot, head, config, at);
     if (push) {
@@ -133,41 +131,17 @@ async function reconcileTrack(
   // The delivery id is the facts themselves: running again with nothing new is a no-op.
   const facts = JSON.stringify(events.map((e) => ({ ...e, at: undefined })));
   const deliveryId = `reconcile-${createHash("sha256").update(`${trackId}\n${facts}`).digest("hex").slice(0, 32)}`;
-  const outcome = await advanceTrack(
+  // Nothing new: the checks and the comment are shown again in case those writes were what got lost.
+  const outcome = await advanceAndShow(
     { ...deps, deliveryId },
-    { trackId, branch: state.branch, headSha: head ?? undefined, config, decide: () => events },
+    { trackId, branch: state.branch, headSha: head, config, decide: () => events },
   );
   if (outcome.kind === "advanced") {
-    await runEffects(
-      { ...deps, deliveryId },
-      {
-        trackId,
-        state: outcome.state,
-        snapshot: outcome.result.snapshot,
-        effects: outcome.result.effects,
-        config,
-        ...(outcome.result.rejection ? { rejection: outcome.result.rejection.reasons } : {}),
-      },
-    );
     if (found.length === 0) found.push("a cycle outlived its timeout");
     return { trackId, outcome: "repaired", found };
   }
   if (outcome.kind === "tampered" || outcome.kind === "conflict")
     return { trackId, outcome: outcome.kind, found: [outcome.error.message] };
-  // Nothing new: re-show the checks and the comment in case those writes were what got lost.
-  if ((outcome.kind === "unchanged" || outcome.kind === "duplicate") && head) {
-    const current = restoreSnapshot(outcome.state.snapshot);
-    await runEffects(
-      { ...deps, deliveryId },
-      {
-        trackId,
-        state: outcome.state,
-        snapshot: current,
-        config,
-        effects: [{ type: "updateChecks", commit: head, checks: [] }],
-      },
-    );
-  }
   return { trackId, outcome: "in-sync", found };
 }
 
@@ -202,37 +176,8 @@ async function missedPush(
   const known = snapshot.context.rejectedHead?.sha ?? snapshot.context.head;
   if (head === known) return undefined;
   const { octokit, repo } = deps;
-  const { data: compare } = await octokit.request("GET /repos/{owner}/{repo}/compare/{basehead}", {
-    owner: repo.owner,
-    repo: repo.repo,
-    basehead: `${known}...${head}`,
-    per_page: 100,
-  });
-  const forced = compare.status === "diverged" || compare.status === "behind";
-  const commits: PushedCommit[] = [];
-  for (const commit of forced && compare.status === "behind" ? [] : compare.commits) {
-    const { data: detail } = await octokit.request("GET /repos/{owner}/{repo}/commits/{ref}", {
-      owner: repo.owner,
-      repo: repo.repo,
-      ref: commit.sha,
-    });
-    const changes: ChangedPath[] = (detail.files ?? []).map((f) => ({
-      path: f.filename,
-      status: f.status as ChangedPath["status"],
-      ...(f.previous_filename ? { previousPath: f.previous_filename } : {}),
-    }));
-    const files: Record<string, string | null> = {};
-    for (const path of pathsToRead(changes, config))
-      files[path] = await fileAt({ octokit, owner: repo.owner, repo: repo.repo, path, ref: commit.sha });
-    commits.push({
-      sha: commit.sha,
-      authorLogin: commit.author?.login ?? null,
-      message: commit.commit.message,
-      changes,
-      files,
-    });
-  }
-  return { type: "push", at, before: known, after: head, forced, commits };
+  const since = await commitsSince({ octokit, owner: repo.owner, repo: repo.repo, known, head, config });
+  return pushEvent(snapshot, { before: known, after: head, ...since }, at);
 }
 
 /** A finished run of the pending dispatch whose `workflow_run` webhook never arrived. */
@@ -253,35 +198,16 @@ async function missedRun(
     run_id: cycle.runId,
   });
   if (run.status !== "completed") return undefined;
-  const reported: ReportedRun = {
-    id: Number(run.id),
-    path: run.path,
-    event: run.event,
-    headBranch: run.head_branch,
-    headRepositoryId: run.head_repository?.id === undefined ? undefined : Number(run.head_repository.id),
-    repositoryId: Number(run.repository.id),
-    conclusion: run.conclusion,
-    htmlUrl: run.html_url,
-  };
-  const workflow = pending.step === "promote" ? "promote" : pending.step === "release" ? "deploy" : "cycle";
+  const reported = reportedRun(run, run.repository.id);
   const recorded = recordedRunOf(cycle, cycle.runId);
-  const provenance = judgeRunProvenance({ run: reported, defaultBranch: repo.defaultBranch, recorded });
-  if (!provenance.trusted) {
-    deps.log.warn(
-      { runId: run.id },
-      `reconcile ignored run: ${provenance.reason} (expected ${WORKFLOWS[workflow].path})`,
-    );
+  const ingested = await trustedReport(deps, reported, recorded);
+  if (!ingested.trusted) {
+    deps.log.warn({ runId: run.id }, `reconcile ignored run: ${ingested.reason}`);
     return undefined;
   }
-  const report = await readReport(deps, reported, recorded);
-  const mismatch = report.commit ? judgeResultCommit(recorded, report.commit) : undefined;
-  if (mismatch && !mismatch.trusted) {
-    deps.log.warn({ runId: run.id }, `reconcile ignored run: ${mismatch.reason}`);
-    return undefined;
-  }
-  const event = reportedEvent(snapshot, recorded, reported, report, at);
+  const event = reportedEvent(snapshot, recorded, reported, ingested.report, at);
   return event
-    ? { event, note: `run ${run.id} finished (${report.outcome}) but its result was never ingested` }
+    ? { event, note: `run ${run.id} finished (${ingested.report.outcome}) but its result was never ingested` }
     : undefined;
 }
 
@@ -294,33 +220,14 @@ async function missedApprovals(
   at: string,
   found: string[],
 ): Promise<TrackEvent[]> {
-  const gates = pendingGates(snapshot);
-  if (gates.length === 0) return [];
+  if (pendingGates(snapshot).length === 0) return [];
   const { octokit, repo } = deps;
   const pull = await openPullRequestFor({ octokit, owner: repo.owner, repo: repo.repo, branch });
   if (!pull) return [];
-  const reviews = standingReviews(await listGateReviews(octokit, repo.owner, repo.repo, pull.number)).filter(
-    (r) => r.state === "APPROVED",
-  );
-  if (reviews.length === 0) return [];
-  const facts = await approvalFacts(deps, config, pull.number, reviews, snapshot);
-  const events: TrackEvent[] = [];
-  for (const { gate, pendingHash } of gates) {
-    for (const review of reviews) {
-      const decision = approvalCounts(review, { ...facts.common, gate, pendingHash, hashAtCommit: facts.hashAt(gate) });
-      if (!decision.counts) continue;
-      found.push(`@${decision.user}'s approval of the ${gate} gate (review ${review.id}) was never counted`);
-      events.push({
-        type: "gate.approved",
-        at,
-        gate,
-        manifestHash: decision.hash!,
-        approver: decision.user!,
-        reviewId: review.id,
-        commit: decision.commit!,
-      });
-      break;
-    }
-  }
+  const reviews = standingReviews(await listGateReviews(octokit, repo.owner, repo.repo, pull.number));
+  if (!reviews.some((r) => r.state === "APPROVED")) return [];
+  const events = approvalEvents(snapshot, await decideApprovals(deps, config, pull.number, reviews, snapshot), at);
+  for (const event of events)
+    found.push(`@${event.approver}'s approval of the ${event.gate} gate (review ${event.reviewId}) was never counted`);
   return events;
 }

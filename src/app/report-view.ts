@@ -1,40 +1,27 @@
 import type { ConsortConfig } from "../config/consort-config.js";
-import { checkStates, describeLane, nextAction } from "../orchestrator/index.js";
+import { checkStates, type TrackCheckName } from "../gates/checks.js";
+import { GATE_NAMES } from "../gates/names.js";
+import { describeLane, nextAction } from "../orchestrator/index.js";
+import type { CheckState } from "../gates/checks.js";
+import type { TrackSnapshot, UnitEvidence } from "../orchestrator/types.js";
 import {
-  GATE_NAMES,
-  type CheckState,
-  type GateName,
-  type GateRecord,
-  type Stage,
-  type TrackSnapshot,
-  type UnitEvidence,
-} from "../orchestrator/types.js";
-import type {
-  BuildView,
-  EvidenceView,
-  GateView,
-  LaneStep,
-  SchemaView,
-  TestView,
-  TrackReport,
+  CHECK_ACTIONS,
+  type ApprovalView,
+  type CheckAction,
+  type CheckView,
+  type EvidenceView,
+  type FrozenView,
+  type LaneStep,
+  type SchemaView,
+  type TestView,
+  type TrackReport,
 } from "../report/index.js";
 
 /**
  * The view the report renders (seven checks, one sticky comment), mapped from a track's snapshot.
- * Conclusions stay with the report's single rule: a gate passes only approved at the current hash.
+ * Each check shows what src/gates/checks.ts decides; this adds only what a person reads around
+ * it (tests, frozen files, approvals, the next action) and the buttons a failing check offers.
  */
-
-const BUILD_STAGES: Stage[] = [
-  "red",
-  "red-verify",
-  "green",
-  "green-verify",
-  "repair",
-  "review",
-  "refactor",
-  "refactor-verify",
-  "blocked",
-];
 
 export interface ReportInput {
   repository: string;
@@ -43,9 +30,19 @@ export interface ReportInput {
   config: ConsortConfig;
   schema?: SchemaView;
   notes?: string[];
+  /** The track's pull request, when known: each approval then links to its review. */
+  pullNumber?: number;
 }
 
-export function trackReport({ repository, snapshot, headSha, config, schema, notes }: ReportInput): TrackReport {
+export function trackReport({
+  repository,
+  snapshot,
+  headSha,
+  config,
+  schema,
+  notes,
+  pullNumber,
+}: ReportInput): TrackReport {
   const ctx = snapshot.context;
   const action = nextAction(snapshot, config);
   const described = describeLane(snapshot);
@@ -55,7 +52,7 @@ export function trackReport({ repository, snapshot, headSha, config, schema, not
     now: described.now ? step(described.now, 0, "now") : null,
     next: described.next.map((l, i) => step(l, i, "next")),
   };
-  const machineChecks = checkStates(snapshot);
+  const rejected = ctx.rejectedHead;
 
   return {
     repository,
@@ -69,59 +66,18 @@ export function trackReport({ repository, snapshot, headSha, config, schema, not
           nextAction: { role: action.role ?? action.actor, summary: action.task, details: nextActionDetails(action) },
         }),
     tests: testsOf(snapshot),
-    frozen: GATE_NAMES.flatMap((gate) => {
-      const g = ctx.gates[gate];
-      const last = g.approvals.at(-1);
-      if (g.status !== "approved" || !g.approvedHash || Object.keys(g.files).length === 0) return [];
-      return [
-        {
-          gate,
-          manifestHash: g.approvedHash,
-          commit: last?.commit ?? ctx.head,
-          files: Object.entries(g.files).map(([path, hash]) => ({ path, hash })),
-        },
-      ];
-    }),
-    approvals: GATE_NAMES.flatMap((gate) =>
-      ctx.gates[gate].approvals.map((a) => ({
-        gate,
-        user: a.approver,
-        at: a.at,
-        commit: a.commit,
-        hash: a.manifestHash,
+    frozen: frozenViews(snapshot),
+    approvals: approvalViews(snapshot, pullNumber === undefined ? undefined : { repository, pullNumber }),
+    checks: Object.fromEntries(
+      checkStates(snapshot).map(({ name, ...check }) => [name, { ...check, actions: buttons(snapshot, name, check) }]),
+    ) as Record<TrackCheckName, CheckView>,
+    discipline: {
+      violations: (rejected?.reasons ?? []).map((message) => ({
+        commit: rejected!.sha,
+        rule: "commit refused",
+        message,
       })),
-    ),
-    // An abandoned track passes nothing: every gate fails with why it ended.
-    gates: Object.fromEntries(
-      GATE_NAMES.map((gate) => [
-        gate,
-        snapshot.stage === "abandoned"
-          ? { state: "failed", reason: `The track was abandoned: ${ctx.ended?.reason ?? "no reason given"}.` }
-          : gateView(gate, ctx.gates[gate]),
-      ]),
-    ) as Record<GateName, GateView>,
-    build: buildView(
-      snapshot,
-      machineChecks.find((c) => c.name === "consort/build"),
-    ),
-    discipline:
-      snapshot.stage === "abandoned"
-        ? {
-            checkedCommits: 0,
-            violations: [
-              { commit: ctx.head, rule: "track abandoned", message: ctx.ended?.reason ?? "the track was abandoned" },
-            ],
-          }
-        : ctx.rejectedHead
-          ? {
-              checkedCommits: 1,
-              violations: ctx.rejectedHead.reasons.map((message) => ({
-                commit: ctx.rejectedHead!.sha,
-                rule: "commit refused",
-                message,
-              })),
-            }
-          : { checkedCommits: 0, violations: [] },
+    },
     schema: schema ?? {
       state: "pending",
       reason: `The schema diff of \`${ctx.databaseBranch}\` against \`${ctx.parentDatabaseBranch}\` has not been computed for this commit yet.`,
@@ -129,6 +85,56 @@ export function trackReport({ repository, snapshot, headSha, config, schema, not
     ...(ctx.deployEvidence ? { deploy: ctx.deployEvidence.evidence } : {}),
     ...(notes && notes.length > 0 ? { notes } : {}),
   };
+}
+
+/**
+ * The buttons on a failing check: a blocked step offers a re-run and renegotiating the test list;
+ * a build or release cycle that failed or never reported offers a re-run once nothing is in flight.
+ */
+function buttons(snapshot: TrackSnapshot, name: TrackCheckName, check: Omit<CheckState, "name">): CheckAction[] {
+  const ctx = snapshot.context;
+  if (check.status !== "failure" || snapshot.stage === "abandoned") return [];
+  const releasing = ctx.blocked?.resume === "deploying";
+  if (name === "consort/build") {
+    if (snapshot.stage === "blocked" && !releasing) return [CHECK_ACTIONS.rerunCycle, CHECK_ACTIONS.renegotiate];
+    return ctx.pendingDispatch === null ? [CHECK_ACTIONS.rerunCycle] : [];
+  }
+  if (name === "consort/deploy") {
+    if (snapshot.stage === "blocked" && releasing) return [CHECK_ACTIONS.rerunCycle, CHECK_ACTIONS.renegotiate];
+    if (snapshot.stage === "deploying" && ctx.pendingDispatch === null) return [CHECK_ACTIONS.rerunCycle];
+  }
+  return [];
+}
+
+/** What each approved gate froze, files sorted by path, at the commit its last approval was on. */
+function frozenViews(snapshot: TrackSnapshot): FrozenView[] {
+  const ctx = snapshot.context;
+  return GATE_NAMES.flatMap((gate) => {
+    const g = ctx.gates[gate];
+    if (g.status !== "approved" || !g.approvedHash || Object.keys(g.files).length === 0) return [];
+    const files = Object.entries(g.files)
+      .map(([path, hash]) => ({ path, hash }))
+      .sort((a, b) => a.path.localeCompare(b.path));
+    return [{ gate, manifestHash: g.approvedHash, commit: g.approvals.at(-1)?.commit ?? ctx.head, files }];
+  });
+}
+
+/** Every approval the track's gates recorded, with a link to its review when the pull request is known. */
+function approvalViews(snapshot: TrackSnapshot, pull?: { repository: string; pullNumber: number }): ApprovalView[] {
+  return GATE_NAMES.flatMap((gate) =>
+    snapshot.context.gates[gate].approvals.map((a) => ({
+      gate,
+      approver: a.approver,
+      at: a.at,
+      commit: a.commit,
+      manifestHash: a.manifestHash,
+      ...(pull
+        ? {
+            reviewUrl: `https://github.com/${pull.repository}/pull/${pull.pullNumber}#pullrequestreview-${a.reviewId}`,
+          }
+        : {}),
+    })),
+  );
 }
 
 function nextActionDetails(action: ReturnType<typeof nextAction>): string[] {
@@ -144,28 +150,6 @@ function nextActionDetails(action: ReturnType<typeof nextAction>): string[] {
     );
   details.push(...action.checks.map((c) => `Checked: ${c}`));
   return details;
-}
-
-function gateView(gate: GateName, record: GateRecord): GateView {
-  switch (record.status) {
-    case "closed":
-      return { state: "not-reached", reason: `The track has not reached the ${gate} gate yet.` };
-    case "pending":
-      return {
-        state: "waiting",
-        pendingHash: record.pendingHash ?? "",
-        reason: `Waiting for an approving review by an approver at manifest ${record.pendingHash?.slice(0, 12) ?? "?"}.`,
-      };
-    case "approved":
-      return {
-        state: "approved",
-        approvedHash: record.approvedHash ?? "",
-        currentHash: record.pendingHash ?? record.approvedHash ?? "",
-        by: record.approvals.map((a) => a.approver),
-      };
-    case "withdrawn":
-      return { state: "withdrawn", reason: record.withdrawnReason ?? "The approval was withdrawn; approve again." };
-  }
 }
 
 function evidenceOf(
@@ -210,17 +194,4 @@ function testsOf(snapshot: TrackSnapshot): TestView[] {
       };
     });
   });
-}
-
-/** The build check as the machine decides it (`checkStates`), with the buttons a person needs. */
-function buildView(snapshot: TrackSnapshot, check: CheckState | undefined): BuildView {
-  const ctx = snapshot.context;
-  const reason = [check?.title ?? "", ...(check?.details ?? [])].filter(Boolean).join(". ");
-  if (!check) return { state: "failed", reason: "The machine reported no build check (a bug): failing closed." };
-  if (check.status === "success") return { state: "done", reason };
-  if (snapshot.stage === "blocked") return { state: "blocked", reason, canRerun: true, canRenegotiate: true };
-  const last = ctx.cycles.at(-1);
-  const errored = last !== undefined && last.outcome === "error" && !ctx.pendingDispatch;
-  if (check.status === "failure") return { state: "failed", reason, canRerun: errored || ctx.pendingDispatch === null };
-  return BUILD_STAGES.includes(snapshot.stage) ? { state: "running", reason } : { state: "not-started", reason };
 }

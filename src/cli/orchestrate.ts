@@ -16,7 +16,7 @@ import {
   restoreSnapshot,
   SnapshotError,
 } from "../orchestrator/index.js";
-import { checkStates } from "../orchestrator/checks.js";
+import { checkStates } from "../gates/checks.js";
 import type { TrackSnapshot } from "../orchestrator/types.js";
 import { CliError, printResult } from "./output.js";
 

@@ -1,7 +1,8 @@
 import type { ConsortConfig } from "../config/consort-config.js";
 import { consortOwners, type CodeownersRule } from "../github/codeowners.js";
 import { canWrite, type Permission } from "../github/permissions.js";
-import type { ApprovalRecord, GateName } from "../state/schema.js";
+import type { GateName } from "./names.js";
+import type { ApprovalRecord, TrackEvent, TrackSnapshot } from "../orchestrator/types.js";
 
 /**
  * Gate approvals (design §4), decided purely from facts the caller fetched. An approval counts
@@ -214,7 +215,7 @@ export interface GateDecision {
   approved: boolean;
   pendingHash: string | undefined;
   required: number;
-  /** Approvals that count, ready to store in the track's state. */
+  /** Approvals that count, in the track's own record of them, standing reviews in order. */
   approvals: ApprovalRecord[];
   /** Every standing review's decision, counted or not. */
   decisions: ApprovalDecision[];
@@ -227,20 +228,48 @@ export function gateApproval(reviews: GateReview[], ctx: ApprovalContext, requir
   const decisions = standingReviews(reviews).map((review) => approvalCounts(review, ctx));
   const counted = decisions.filter((d) => d.counts);
   const approvals: ApprovalRecord[] = counted.map((d) => ({
-    gate: ctx.gate,
-    user: d.user!,
+    approver: d.user!,
     reviewId: d.reviewId,
     commit: d.commit!,
-    hash: d.hash!,
+    manifestHash: d.hash!,
     at: d.at!,
   }));
   const approved = ctx.pendingHash !== undefined && counted.length >= required;
   let summary: string;
   if (!ctx.pendingHash) summary = `The ${ctx.gate} gate has nothing pending approval`;
   else if (approved)
-    summary = `Approved by ${approvals.map((a) => `@${a.user}`).join(", ")} at ${short(ctx.pendingHash)}`;
+    summary = `Approved by ${approvals.map((a) => `@${a.approver}`).join(", ")} at ${short(ctx.pendingHash)}`;
   else if (decisions.length === 0)
     summary = `Waiting for an approving review at ${short(ctx.pendingHash)} (${noApproversHint(ctx)})`;
   else summary = `Waiting: ${counted.length} of ${required} approval(s) count at ${short(ctx.pendingHash)}`;
   return { gate: ctx.gate, approved, pendingHash: ctx.pendingHash, required, approvals, decisions, summary };
+}
+
+/**
+ * The machine events for what these decisions approve: for each gate, the first approval that
+ * counts at the hash the gate is pending on in `snapshot` (the state as written now: the pending
+ * hash may have moved since the facts were fetched). A gate already approved is left alone.
+ */
+export function approvalEvents(
+  snapshot: TrackSnapshot,
+  decisions: GateDecision[],
+  at: string,
+): Array<Extract<TrackEvent, { type: "gate.approved" }>> {
+  return decisions.flatMap((decision) => {
+    const record = snapshot.context.gates[decision.gate];
+    if (record.status === "approved") return [];
+    const approval = decision.approvals.find((a) => a.manifestHash === record.pendingHash);
+    if (!approval) return [];
+    return [
+      {
+        type: "gate.approved",
+        at,
+        gate: decision.gate,
+        manifestHash: approval.manifestHash,
+        approver: approval.approver,
+        reviewId: approval.reviewId,
+        commit: approval.commit,
+      },
+    ];
+  });
 }

@@ -1,11 +1,13 @@
-import { BUTTONS, CONSORT_CHECKS } from "../app/checks.js";
+import { BUTTONS } from "../app/checks.js";
+import { CHECK_NAMES } from "../gates/names.js";
 import type { HandlerInput } from "../app/services.js";
 import { stateStoreFor } from "../app/track.js";
 import { canWrite } from "../github/permissions.js";
 import { collaboratorPermission } from "../github/permissions.js";
 import type { TrackEvent } from "../orchestrator/types.js";
 import { assertCanReseal, ResealDeniedError } from "../state/index.js";
-import { advanceAndAct, configOrFail, engineDeps, refreshTrack, retryDatabaseBranch, trackOf } from "./common.js";
+import { advanceAndAct } from "../app/engine.js";
+import { configOrFail, engineDeps, refreshTrack, retryDatabaseBranch, trackOf } from "./common.js";
 import type { CheckRunPayload } from "./payloads.js";
 
 /**
@@ -18,7 +20,7 @@ export async function handleCheckRun(input: HandlerInput<CheckRunPayload>): Prom
   const { payload, octokit, services, log } = input;
   const run = payload.check_run;
   // Only our own runs carry our buttons; another app's run of the same name is not ours to act on.
-  if (run.app?.id !== services.appId || !(CONSORT_CHECKS as readonly string[]).includes(run.name)) return;
+  if (run.app?.id !== services.appId || !(CHECK_NAMES as readonly string[]).includes(run.name)) return;
   const branch = run.check_suite?.head_branch;
   if (!branch) return;
   const deps = engineDeps(input);

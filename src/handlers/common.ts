@@ -5,14 +5,8 @@ import { failAllChecks } from "../app/checks.js";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { restoreSnapshot } from "../orchestrator/index.js";
 import type { Effect } from "../orchestrator/types.js";
-import {
-  advanceTrack,
-  stateStoreFor,
-  targetOf,
-  type AdvanceOutcome,
-  type EngineDeps,
-  type RepoContext,
-} from "../app/track.js";
+import { advanceAndShow } from "../app/engine.js";
+import { stateStoreFor, targetOf, type AdvanceOutcome, type EngineDeps, type RepoContext } from "../app/track.js";
 import { STATE_BRANCH, trackIdForBranch } from "../state/index.js";
 import type { Repository } from "./payloads.js";
 
@@ -69,31 +63,9 @@ export async function configOrFail(
   return undefined;
 }
 
-/** Advance a track with the events `decide` returns, then run the effects of what was written. */
-export async function advanceAndAct(
-  deps: EngineDeps,
-  options: Parameters<typeof advanceTrack>[1],
-): Promise<AdvanceOutcome> {
-  const outcome = await advanceTrack(deps, options);
-  if (outcome.kind === "advanced") {
-    await runEffects(deps, {
-      trackId: options.trackId,
-      state: outcome.state,
-      snapshot: outcome.result.snapshot,
-      effects: outcome.result.effects,
-      config: options.config,
-      ...(outcome.result.rejection ? { rejection: outcome.result.rejection.reasons } : {}),
-    });
-  } else {
-    deps.log.info({ trackId: options.trackId, delivery: deps.deliveryId }, `track ${options.trackId}: ${outcome.kind}`);
-  }
-  return outcome;
-}
-
 /**
  * Re-show a track as its state stands (no event of its own): the checks on `headSha` and the
- * sticky comment. A cycle that outlived its timeout is ended first (that is a state change, made
- * like any other). Used when a PR opens or moves, after a re-seal, and by `consort reconcile`.
+ * sticky comment. Used when a PR opens or moves and after a re-seal.
  */
 export async function refreshTrack(
   deps: EngineDeps,
@@ -102,17 +74,7 @@ export async function refreshTrack(
   headSha: string,
   config: ConsortConfig,
 ): Promise<AdvanceOutcome["kind"]> {
-  const outcome = await advanceAndAct(deps, { trackId, branch, headSha, config, decide: () => [] });
-  if (outcome.kind !== "unchanged" && outcome.kind !== "duplicate") return outcome.kind;
-  const snapshot = restoreSnapshot(outcome.state.snapshot);
-  await runEffects(deps, {
-    trackId,
-    state: outcome.state,
-    snapshot,
-    config,
-    effects: [{ type: "updateChecks", commit: headSha, checks: [] }],
-  });
-  return outcome.kind;
+  return (await advanceAndShow(deps, { trackId, branch, headSha, config, decide: () => [] })).kind;
 }
 
 /**
@@ -139,6 +101,6 @@ export async function retryDatabaseBranch(
     state,
     snapshot,
     config,
-    effects: [step, { type: "updateChecks", commit: headSha, checks: [] }],
+    effects: [step, { type: "updateChecks", commit: headSha }],
   });
 }

@@ -1,5 +1,7 @@
+import { branchDeletedEvent } from "../app/commits.js";
+import { advanceAndAct } from "../app/engine.js";
 import type { HandlerInput } from "../app/services.js";
-import { advanceAndAct, configOrFail, engineDeps, trackOf } from "./common.js";
+import { configOrFail, engineDeps, trackOf } from "./common.js";
 import type { DeletePayload, PullRequestPayload } from "./payloads.js";
 
 /** `delete` of a track's branch: the track is abandoned and its database branch deleted. */
@@ -17,17 +19,14 @@ export async function handleDelete(input: HandlerInput<DeletePayload>): Promise<
     branch: payload.ref,
     headSha: undefined,
     config: loaded.config,
-    decide: (snapshot) =>
-      snapshot.stage === "done" || snapshot.stage === "abandoned"
-        ? undefined
-        : [
-            {
-              type: "abandon",
-              at: services.clock().toISOString(),
-              by: payload.sender.login,
-              reason: `branch ${payload.ref} was deleted`,
-            },
-          ],
+    decide: (snapshot) => {
+      const event = branchDeletedEvent(
+        snapshot,
+        { branch: payload.ref, by: payload.sender.login },
+        services.clock().toISOString(),
+      );
+      return event ? [event] : undefined;
+    },
   });
 }
 

@@ -1,6 +1,7 @@
-import { pushedCommits } from "../app/commits.js";
+import { pushedCommits, pushEvent } from "../app/commits.js";
+import { advanceAndAct } from "../app/engine.js";
 import type { HandlerInput } from "../app/services.js";
-import { advanceAndAct, branchOfRef, configOrFail, engineDeps, trackOf } from "./common.js";
+import { branchOfRef, configOrFail, engineDeps, trackOf } from "./common.js";
 import type { PushPayload } from "./payloads.js";
 
 /**
@@ -30,10 +31,13 @@ export async function handlePush(input: HandlerInput<PushPayload>): Promise<void
     branch,
     headSha: payload.after,
     config,
-    decide: (snapshot) =>
-      // The branch already stands where the track is (the push that created it, or a redelivery).
-      snapshot.context.head === payload.after && commits.length === 0
-        ? undefined
-        : [{ type: "push", at, before: payload.before, after: payload.after, forced: payload.forced, commits }],
+    decide: (snapshot) => {
+      const event = pushEvent(
+        snapshot,
+        { before: payload.before, after: payload.after, forced: payload.forced, commits },
+        at,
+      );
+      return event ? [event] : undefined;
+    },
   });
 }

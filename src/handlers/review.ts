@@ -1,22 +1,23 @@
-import { updateStickyComment } from "../app/effects.js";
+import { decideApprovals } from "../app/approvals.js";
 import { failTampered } from "../app/checks.js";
+import { updateStickyComment } from "../app/effects.js";
+import { advanceAndAct } from "../app/engine.js";
 import type { HandlerInput } from "../app/services.js";
 import { stateStoreFor, targetOf } from "../app/track.js";
-import { approvalCounts, type ApprovalDecision, type GateReview } from "../gates/approval.js";
+import { approvalEvents, type GateDecision, type GateReview } from "../gates/approval.js";
+import { withdrawalEvents } from "../gates/withdrawal.js";
 import { toGateReview } from "../github/reviews.js";
-import { approvalFacts, pendingGates } from "../app/approvals.js";
 import { restoreSnapshot } from "../orchestrator/index.js";
-import { GATE_NAMES, type GateName, type TrackEvent } from "../orchestrator/types.js";
 import { TamperedStateError } from "../state/index.js";
-import { advanceAndAct, configOrFail, engineDeps, trackOf } from "./common.js";
+import { configOrFail, engineDeps, trackOf } from "./common.js";
 import type { ReviewPayload } from "./payloads.js";
 
 /**
  * `pull_request_review` submitted or dismissed: a review approves a gate only when every rule of
- * design §4 holds (src/gates/approval.ts decides; this handler fetches the facts: the reviewer's
- * permission and teams, CODEOWNERS from the default branch, the PR's commit authors, and the
- * gate's manifest hash at the reviewed commit). A dismissed review, or a later review that is not
- * an approval, withdraws what that reviewer approved.
+ * design §4 holds (src/gates/approval.ts decides; src/app/approvals.ts fetches the facts: the
+ * reviewer's permission and teams, CODEOWNERS from the default branch, the PR's commit authors,
+ * and the gate's manifest hash at the reviewed commit). What a dismissal or a request for changes
+ * withdraws is src/gates/withdrawal.ts's rule.
  */
 export async function handleReview(input: HandlerInput<ReviewPayload>): Promise<void> {
   const { payload, services } = input;
@@ -47,71 +48,29 @@ export async function handleReview(input: HandlerInput<ReviewPayload>): Promise<
   const at = services.clock().toISOString();
 
   // Facts are fetched only for an approval of a gate that is waiting for one.
-  let decisions: Array<{ gate: GateName; decision: ApprovalDecision }> = [];
-  if (review.state === "APPROVED" && pendingGates(before).length > 0) {
-    const facts = await approvalFacts(deps, config, pull.number, [review], before);
-    decisions = pendingGates(before).map(({ gate, pendingHash }) => ({
-      gate,
-      decision: approvalCounts(review, { ...facts.common, gate, pendingHash, hashAtCommit: facts.hashAt(gate) }),
-    }));
-  }
-  const reviewer = review.user?.toLowerCase();
+  const decisions: GateDecision[] =
+    review.state === "APPROVED" ? await decideApprovals(deps, config, pull.number, [review], before) : [];
 
   const outcome = await advanceAndAct(deps, {
     trackId,
     branch: pull.head.ref,
     headSha: pull.head.sha,
     config,
-    decide: (snapshot) => {
-      const events: TrackEvent[] = [];
-      if (review.state === "APPROVED") {
-        for (const { gate, decision } of decisions) {
-          const record = snapshot.context.gates[gate];
-          // Re-checked against the state as written now: the pending hash may have moved meanwhile.
-          if (!decision.counts || decision.hash !== record.pendingHash || record.status === "approved") continue;
-          events.push({
-            type: "gate.approved",
-            at,
-            gate,
-            manifestHash: decision.hash!,
-            approver: decision.user!,
-            reviewId: review.id,
-            commit: decision.commit!,
-          });
-        }
-        return events;
-      }
-      // As on GitHub, a comment-only review leaves the reviewer's approval standing; a dismissal
-      // withdraws the approval it was, and a request for changes withdraws all of theirs.
-      if (review.state !== "DISMISSED" && review.state !== "CHANGES_REQUESTED") return events;
-      for (const gate of GATE_NAMES) {
-        const record = snapshot.context.gates[gate];
-        const approvedByThem = record.approvals.some((a) =>
-          review.state === "DISMISSED" ? a.reviewId === review.id : a.approver.toLowerCase() === reviewer,
-        );
-        if (record.status === "approved" && approvedByThem) {
-          const reason =
-            review.state === "DISMISSED"
-              ? `${review.user}'s review ${review.id} was dismissed`
-              : `${review.user} now requests changes`;
-          events.push({ type: "gate.withdrawn", at, gate, reason, reviewId: review.id });
-        }
-      }
-      return events;
-    },
+    decide: (snapshot) =>
+      review.state === "APPROVED" ? approvalEvents(snapshot, decisions, at) : withdrawalEvents(snapshot, review, at),
   });
 
   // A review that did not count changes no state, but the reviewer must see why it did not.
-  const refused = decisions.filter((d) => !d.decision.counts);
+  const refused = decisions.filter((d) => d.approvals.length === 0);
   if (
     review.state === "APPROVED" &&
     refused.length > 0 &&
-    decisions.every((d) => !d.decision.counts) &&
+    refused.length === decisions.length &&
     outcome.kind !== "tampered"
   ) {
     const notes = refused.map(
-      ({ gate, decision }) =>
-        `@${review.user}'s approval does not count for the ${gate} gate: ${decision.reasons.join("; ")}`,
+      (d) =>
+        `@${review.user}'s approval does not count for the ${d.gate} gate: ${d.decisions.flatMap((x) => x.reasons).join("; ")}`,
     );
     const snapshot = "state" in outcome ? restoreSnapshot(outcome.state.snapshot) : before;
     await updateStickyComment(deps, { trackId, branch: pull.head.ref, snapshot, config, notes });

@@ -1,7 +1,7 @@
-import { findRecordedRun, readReport, reportedEvent } from "../app/ingest.js";
-import { judgeResultCommit, judgeRunProvenance, type ReportedRun } from "../app/provenance.js";
+import { advanceAndAct } from "../app/engine.js";
+import { findRecordedRun, reportedEvent, reportedRun, trustedReport } from "../app/ingest.js";
 import type { HandlerInput } from "../app/services.js";
-import { advanceAndAct, configOrFail, engineDeps } from "./common.js";
+import { configOrFail, engineDeps } from "./common.js";
 import type { WorkflowRunPayload } from "./payloads.js";
 
 /**
@@ -14,31 +14,19 @@ import type { WorkflowRunPayload } from "./payloads.js";
 export async function handleWorkflowRun(input: HandlerInput<WorkflowRunPayload>): Promise<void> {
   const { payload, log } = input;
   if (payload.action !== "completed") return;
-  const run: ReportedRun = {
-    id: payload.workflow_run.id,
-    path: payload.workflow_run.path ?? payload.workflow?.path ?? "",
-    event: payload.workflow_run.event,
-    headBranch: payload.workflow_run.head_branch,
-    headRepositoryId: payload.workflow_run.head_repository?.id,
-    repositoryId: payload.repository.id,
-    conclusion: payload.workflow_run.conclusion,
-    htmlUrl: payload.workflow_run.html_url,
-  };
+  const run = reportedRun(
+    { ...payload.workflow_run, path: payload.workflow_run.path ?? payload.workflow?.path ?? "" },
+    payload.repository.id,
+  );
   if (!/consort-(cycle|deploy|promote)\.yml/.test(run.path)) return; // most runs in a repository are not ours: cost nothing
   const deps = engineDeps(input);
   const found = await findRecordedRun(deps, run.id);
-  const provenance = judgeRunProvenance({ run, defaultBranch: deps.repo.defaultBranch, recorded: found?.recorded });
-  if (!provenance.trusted || !found) {
+  const ingested = await trustedReport(deps, run, found?.recorded);
+  if (!ingested.trusted || !found) {
     log.warn(
-      { runId: run.id, path: run.path },
-      `ignored workflow run: ${provenance.trusted ? "no track" : provenance.reason}`,
+      { runId: run.id, path: run.path, ...(found ? { trackId: found.trackId } : {}) },
+      `ignored workflow run: ${ingested.trusted ? "no track" : ingested.reason}`,
     );
-    return;
-  }
-  const report = await readReport(deps, run, provenance.recorded);
-  const mismatch = report.commit ? judgeResultCommit(found.recorded, report.commit) : undefined;
-  if (mismatch && !mismatch.trusted) {
-    log.warn({ runId: run.id, trackId: found.trackId }, `ignored workflow run: ${mismatch.reason}`);
     return;
   }
   const loaded = await configOrFail(deps, undefined, found.trackId);
@@ -51,7 +39,7 @@ export async function handleWorkflowRun(input: HandlerInput<WorkflowRunPayload>)
     headSha: (found.state.snapshot as { context?: { head?: string } }).context?.head,
     config: loaded.config,
     decide: (snapshot) => {
-      const event = reportedEvent(snapshot, found.recorded, run, report, at);
+      const event = reportedEvent(snapshot, found.recorded, run, ingested.report, at);
       return event ? [event] : undefined;
     },
   });

@@ -2,6 +2,7 @@ import { ARTIFACT_PATHS, DESIGN_GATE_FILES } from "../artifacts/paths.js";
 import { TestList, type TestListEntry } from "../artifacts/test-list.js";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { hashFrozenText, manifestHashFromHashes } from "../gates/freeze.js";
+import { FILE_GATES, GATE_NAMES, type FileGate } from "../gates/names.js";
 import type { FrozenState } from "../roles/classify.js";
 import type {
   BuildUnit,
@@ -44,7 +45,7 @@ export function initialContext(input: CreateTrackInput, config: ConsortConfig): 
     artifacts: {},
     testFiles: {},
     settings: { repairBound: config.repairBound, granularity: config.granularity },
-    gates: { design: closedGate(), "test-list": closedGate(), deploy: closedGate(), promote: closedGate() },
+    gates: Object.fromEntries(GATE_NAMES.map((gate) => [gate, closedGate()])) as Record<GateName, GateRecord>,
     units: [],
     unitIndex: 0,
     evidence: {},
@@ -113,7 +114,7 @@ export function effectiveFrozenTests(context: TrackContext): Record<string, Froz
 /** Frozen files as commit classification needs them. Gate files stay frozen from the moment the gate opens. */
 export function frozenState(context: TrackContext): FrozenState {
   const gated: FrozenState["gated"] = {};
-  for (const gate of ["design", "test-list"] as const) {
+  for (const gate of FILE_GATES) {
     const record = context.gates[gate];
     if (record.status === "closed") continue;
     for (const [path, hash] of Object.entries(record.files)) gated[path] = { hash, gate };
@@ -126,7 +127,7 @@ export function frozenState(context: TrackContext): FrozenState {
 /** path → sha256 of every frozen file, for the cycle to re-check on the runner. */
 export function frozenHashes(context: TrackContext): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const gate of ["design", "test-list"] as const) {
+  for (const gate of FILE_GATES) {
     if (context.gates[gate].status !== "closed") Object.assign(out, context.gates[gate].files);
   }
   for (const [path, entry] of Object.entries(effectiveFrozenTests(context))) out[path] = entry.hash;
@@ -134,7 +135,7 @@ export function frozenHashes(context: TrackContext): Record<string, string> {
 }
 
 /** The files a gate freezes, hashed, from the accepted artifacts. */
-export function gateFiles(context: TrackContext, gate: "design" | "test-list"): Record<string, string> {
+export function gateFiles(context: TrackContext, gate: FileGate): Record<string, string> {
   const paths = gate === "design" ? DESIGN_GATE_FILES : [ARTIFACT_PATHS.testList];
   const files: Record<string, string> = {};
   for (const path of paths) {
@@ -181,8 +182,6 @@ export function promoteManifest(context: TrackContext): { files: Record<string, 
   return { files, hash: manifestHashFromHashes(files) };
 }
 
-const ORDER: GateName[] = ["design", "test-list", "deploy", "promote"];
-
 /**
  * Withdraw `gate` and cascade down the lane: design → test list → build evidence (the deploy
  * evidence and the deploy and promote gates, which are redone after any build change).
@@ -196,8 +195,8 @@ export function withdrawFrom(
   mode: "withdraw" | "reopen",
 ): TrackContext {
   const gates = { ...context.gates };
-  const from = ORDER.indexOf(gate);
-  ORDER.forEach((name, index) => {
+  const from = GATE_NAMES.indexOf(gate);
+  GATE_NAMES.forEach((name, index) => {
     if (index < from) return;
     const record = gates[name];
     const why =
@@ -209,7 +208,7 @@ export function withdrawFrom(
       gates[name] = { ...record, status: "withdrawn", withdrawnReason: why };
     }
   });
-  const deployEvidence = from < ORDER.indexOf("deploy") ? null : context.deployEvidence;
+  const deployEvidence = from < GATE_NAMES.indexOf("deploy") ? null : context.deployEvidence;
   return { ...context, gates, deployEvidence, pendingDispatch: null };
 }
 

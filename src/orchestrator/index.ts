@@ -6,7 +6,6 @@
 export * from "./types.js";
 export { createTrack, transition, restoreSnapshot, pathsToRead, SnapshotError } from "./transition.js";
 export { nextAction, renderNextAction, describeLane, renderLane, type LaneView } from "./next-action.js";
-export { checkStates } from "./checks.js";
 export { GateRecordSchema, NextActionSchema, TrackEventSchema, TrackSnapshotSchema } from "./schema.js";
 export { trackMachine, type MachineEvent } from "./machine.js";
 export { frozenHashes, currentUnit, buildUnits, gateManifestAt } from "./context.js";

@@ -1,5 +1,6 @@
 import { assertEvent, assign, setup } from "xstate";
 import { hashFrozenText, manifestHashFromHashes } from "../gates/freeze.js";
+import type { FileGate } from "../gates/names.js";
 import {
   addAuthors,
   currentUnit,
@@ -13,7 +14,7 @@ import {
   withUnitEvidence,
   withdrawFrom,
 } from "./context.js";
-import { DESIGN_STEPS } from "./types.js";
+import { DESIGN_STEPS, STAGES } from "./types.js";
 import type {
   ApprovalRecord,
   CycleEvidence,
@@ -55,7 +56,7 @@ export type MachineEvent =
       needsUx: boolean;
       verdict: "accept" | "refactor" | null;
     }
-  | { type: "PUSH_REJECTED"; at: string; sha: string; reasons: string[]; withdraw: "design" | "test-list" | null }
+  | { type: "PUSH_REJECTED"; at: string; sha: string; reasons: string[]; withdraw: FileGate | null }
   | { type: "BRANCH_RESET"; at: string }
   | { type: "GATE_APPROVED"; at: string; gate: GateName; approval: ApprovalRecord }
   | { type: "GATE_WITHDRAWN"; at: string; gate: GateName; reason: string }
@@ -74,39 +75,10 @@ export type MachineEvent =
   | { type: "CLOSED"; at: string; by: string | null }
   | { type: "ABANDON"; at: string; by: string; reason: string };
 
-const BUILD_STAGES: Stage[] = [
-  "red",
-  "red-verify",
-  "green",
-  "green-verify",
-  "repair",
-  "review",
-  "refactor",
-  "refactor-verify",
-];
-const TEST_LIST_RENEGOTIABLE: Stage[] = [
-  "test-list-gate",
-  ...BUILD_STAGES,
-  "blocked",
-  "deploying",
-  "deploy-gate",
-  "promote-gate",
-];
-const LANE: Stage[] = [
-  "stories",
-  "spec",
-  "architecture",
-  "db-design",
-  "ux",
-  "design-gate",
-  "test-list",
-  "test-list-gate",
-  ...BUILD_STAGES,
-  "blocked",
-  "deploying",
-  "deploy-gate",
-  "promote-gate",
-];
+/** The lane a track moves along until the merge: every stage from the first design step to the promote gate. */
+const LANE: readonly Stage[] = STAGES.slice(0, STAGES.indexOf("promote-gate") + 1);
+/** From its gate on, a person may reopen the test list. */
+const TEST_LIST_RENEGOTIABLE = LANE.slice(LANE.indexOf("test-list-gate"));
 
 /** The renegotiations a person may start at `stage`: the test list from the gate on, any earlier design step. */
 function renegotiation(stage: Stage) {

@@ -4,7 +4,15 @@ import { ROLE_TRAILER } from "../roles/trailer.js";
 import { authorOf, ownershipAt, type ArtifactStep } from "../roles/roles.js";
 import { globMatcher } from "../roles/globs.js";
 import { currentUnit, effectiveFrozenTests } from "./context.js";
-import type { GateName, NextAction, Stage, TrackSnapshot } from "./types.js";
+import {
+  GATE_NAMES,
+  isBuildStage,
+  STAGES,
+  type GateName,
+  type NextAction,
+  type Stage,
+  type TrackSnapshot,
+} from "./types.js";
 
 /**
  * What happens next on a track, and the whole lane at a glance. `nextAction` is the JSON an agent
@@ -38,12 +46,8 @@ const DESIGN_TASKS: Partial<Record<Stage, { task: string; schema: string }>> = {
   },
 };
 
-const GATE_OF: Partial<Record<Stage, GateName>> = {
-  "design-gate": "design",
-  "test-list-gate": "test-list",
-  "deploy-gate": "deploy",
-  "promote-gate": "promote",
-};
+/** The gate a person approves at each gate stage (`design-gate` → `design`). */
+const GATE_OF: Partial<Record<Stage, GateName>> = Object.fromEntries(GATE_NAMES.map((gate) => [`${gate}-gate`, gate]));
 
 const GATE_TASK: Record<GateName, string> = {
   design:
@@ -58,16 +62,7 @@ const GATE_TASK: Record<GateName, string> = {
 export function nextAction(snapshot: TrackSnapshot, config: ConsortConfig): NextAction {
   const { stage, context } = snapshot;
   const unit = currentUnit(context);
-  const inBuild = [
-    "red",
-    "red-verify",
-    "green",
-    "green-verify",
-    "repair",
-    "review",
-    "refactor",
-    "refactor-verify",
-  ].includes(stage);
+  const inBuild = isBuildStage(stage);
   const owner = ownershipAt(stage, config, unit?.id ?? null);
   const base: NextAction = {
     trackId: context.trackId,
@@ -277,38 +272,12 @@ export function describeLane(snapshot: TrackSnapshot): LaneView {
     { stage: "merging", label: "merge the pull request" },
     { stage: "promoting", label: "migrate the parent database" },
   );
-  const order: Stage[] = [
-    "stories",
-    "spec",
-    "architecture",
-    "db-design",
-    "ux",
-    "design-gate",
-    "test-list",
-    "test-list-gate",
-    "red",
-    "deploying",
-    "deploy-gate",
-    "promote-gate",
-    "merging",
-    "promoting",
-    "done",
-  ];
   // Blocked counts as the stage it will resume: a unit of the build lane, or the release.
   const effective: Stage = stage === "blocked" ? (context.blocked?.resume ?? "red") : stage;
-  const build = [
-    "red",
-    "red-verify",
-    "green",
-    "green-verify",
-    "repair",
-    "review",
-    "refactor",
-    "refactor-verify",
-  ].includes(effective);
+  const build = isBuildStage(effective);
   const position = (item: (typeof items)[number]): number =>
-    item.stage === "unit" ? order.indexOf("red") : order.indexOf(item.stage);
-  const here = build ? order.indexOf("red") : order.indexOf(effective);
+    item.stage === "unit" ? STAGES.indexOf("red") : STAGES.indexOf(item.stage);
+  const here = build ? STAGES.indexOf("red") : STAGES.indexOf(effective);
 
   const view: LaneView = { done: [], now: "", next: [] };
   if (stage === "abandoned") {

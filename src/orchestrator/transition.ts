@@ -5,9 +5,9 @@ import { Spec } from "../artifacts/spec.js";
 import { formatIssue } from "../artifacts/issues.js";
 import { parseArtifact, validateArtifacts, type Checkpoint } from "../artifacts/validate.js";
 import type { ConsortConfig } from "../config/consort-config.js";
+import type { FileGate } from "../gates/names.js";
 import { classifyCommit } from "../roles/classify.js";
 import { globMatcher } from "../roles/globs.js";
-import { checkStates } from "./checks.js";
 import { currentUnit, frozenState, initialContext } from "./context.js";
 import { trackMachine, type MachineEvent } from "./machine.js";
 import { nextAction } from "./next-action.js";
@@ -319,7 +319,7 @@ function translatePush(snapshot: TrackSnapshot, push: PushEvent, config: Consort
       };
     return { refused: [`the push leaves the branch at ${short(head)}, the last accepted commit: nothing to decide`] };
   }
-  const rejected = (reasons: string[], withdraw: "design" | "test-list" | null = null): Translation => ({
+  const rejected = (reasons: string[], withdraw: FileGate | null = null): Translation => ({
     events: [{ type: "PUSH_REJECTED", at: push.at, sha: push.after, reasons, withdraw }],
     notes: [
       // A change to a gate's frozen file sends the track back to that gate (design §4).
@@ -351,7 +351,7 @@ function translatePush(snapshot: TrackSnapshot, push: PushEvent, config: Consort
   const unit = currentUnit(context);
   const frozen = frozenState(context);
   const reasons: string[] = [];
-  let withdraw: "design" | "test-list" | null = null;
+  let withdraw: FileGate | null = null;
   const artifacts: Record<string, string | null> = {};
   const testFiles: Record<string, string | null> = {};
   const isTest = globMatcher(config.paths.tests);
@@ -452,10 +452,6 @@ function afterEffects(
     if (action.actor === "agent" && action.role)
       effects.push({ type: "dispatchAgent", role: action.role, nextAction: action });
   }
-  effects.push({
-    type: "updateChecks",
-    commit: after.context.rejectedHead?.sha ?? after.context.head,
-    checks: checkStates(after),
-  });
+  effects.push({ type: "updateChecks", commit: after.context.rejectedHead?.sha ?? after.context.head });
   return effects;
 }

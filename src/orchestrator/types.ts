@@ -31,19 +31,12 @@ import type {
 /** The version of the persisted snapshot format. `restoreSnapshot` refuses any other. */
 export const SNAPSHOT_SCHEMA_VERSION = 1 as const;
 
-/**
- * Where a track stands. Design lane, gates, build lane (one unit at a time), release, end states.
- * `ux` is visited only when the spec marks a story as user-facing.
- */
-export const STAGES = [
-  "stories",
-  "spec",
-  "architecture",
-  "db-design",
-  "ux",
-  "design-gate",
-  "test-list",
-  "test-list-gate",
+/** The design-lane steps a person may reopen with `renegotiate` (scope `design`). */
+export const DESIGN_STEPS = ["stories", "spec", "architecture", "db-design", "ux"] as const;
+export type DesignStep = (typeof DESIGN_STEPS)[number];
+
+/** The build lane of one unit: RED, GREEN (with repair), review, refactor. */
+export const BUILD_STAGES = [
   "red",
   "red-verify",
   "green",
@@ -52,6 +45,20 @@ export const STAGES = [
   "review",
   "refactor",
   "refactor-verify",
+] as const;
+export type BuildStage = (typeof BUILD_STAGES)[number];
+export const isBuildStage = (stage: string): stage is BuildStage => (BUILD_STAGES as readonly string[]).includes(stage);
+
+/**
+ * Where a track stands. Design lane, gates, build lane (one unit at a time), release, end states.
+ * `ux` is visited only when the spec marks a story as user-facing.
+ */
+export const STAGES = [
+  ...DESIGN_STEPS,
+  "design-gate",
+  "test-list",
+  "test-list-gate",
+  ...BUILD_STAGES,
   "blocked",
   "deploying",
   "deploy-gate",
@@ -63,24 +70,8 @@ export const STAGES = [
 ] as const;
 export type Stage = (typeof STAGES)[number];
 
-/** The design-lane steps a person may reopen with `renegotiate` (scope `design`). */
-export const DESIGN_STEPS = ["stories", "spec", "architecture", "db-design", "ux"] as const;
-export type DesignStep = (typeof DESIGN_STEPS)[number];
-
-/** The four gates a person approves with a PR review. */
-export const GATE_NAMES = ["design", "test-list", "deploy", "promote"] as const;
-export type GateName = (typeof GATE_NAMES)[number];
-
-/** The check runs Consort owns (contract names, design §4). `consort/schema` is written by src/report, not derived here. */
-export const CHECK_NAMES = [
-  "consort/design",
-  "consort/test-list",
-  "consort/build",
-  "consort/deploy",
-  "consort/promote",
-  "consort/discipline",
-] as const;
-export type CheckName = (typeof CHECK_NAMES)[number];
+/** The four gates a person approves with a PR review (declared in src/gates). */
+export { GATE_NAMES, type GateName } from "../gates/names.js";
 
 /** What a dispatched cycle proves: a valid RED, a valid GREEN, a refactor that stays green, a verified preview deploy. */
 export type { CycleStep };
@@ -155,21 +146,11 @@ export interface PromoteDatabaseEffect {
   commit: string;
 }
 
-/** The state each Consort check should show now (the writer skips checks whose content did not change). */
-export interface CheckState {
-  name: CheckName;
-  /** `pending` is an in-progress check: it never satisfies branch protection. There is no neutral or skipped. */
-  status: "pending" | "success" | "failure";
-  title: string;
-  /** Every reason, for the check run's summary. */
-  details: string[];
-}
-
+/** Show the checks (as src/gates/checks.ts decides them from the snapshot) and the sticky comment on `commit`. */
 export interface UpdateChecksEffect {
   type: "updateChecks";
-  /** The commit the checks belong to (the branch head). */
+  /** The commit the checks belong to (the branch head, or the rejected commit the branch holds). */
   commit: string;
-  checks: CheckState[];
 }
 
 /** A PR timeline comment (Markdown), e.g. why a commit was rejected. */

@@ -1,21 +1,11 @@
 import { z } from "zod";
-
-/** The seven check runs Consort owns (contract names, design §4). */
-export const CHECK_NAMES = [
-  "consort/design",
-  "consort/test-list",
-  "consort/build",
-  "consort/deploy",
-  "consort/promote",
-  "consort/discipline",
-  "consort/schema",
-] as const;
-export type CheckName = (typeof CHECK_NAMES)[number];
+import type { CheckName } from "../gates/names.js";
 
 /** GitHub's limits on a check run (and a comment body). */
 export const OUTPUT_LIMIT = 65_535;
 export const COMMENT_LIMIT = 65_536;
 export const TITLE_LIMIT = 255;
+/** GitHub shows at most three buttons on a check run. */
 export const MAX_ACTIONS = 3;
 /** Room kept at the end of a summary for the hidden content marker the writer appends. */
 export const MARKER_ROOM = 100;

@@ -7,7 +7,6 @@ export {
   renderTamperedCheckRuns,
   renderTamperedComment,
   stickyMarker,
-  gateOutcome,
 } from "./render.js";
 export {
   writeCheckRun,
@@ -19,4 +18,3 @@ export {
   type WrittenCheckRun,
 } from "./write.js";
 export { truncate } from "./markdown.js";
-export { approvalViews, frozenViews, gateViewOf, tamperedViewOf } from "./from-state.js";

@@ -1,43 +1,38 @@
-import type { GateName } from "../state/schema.js";
+import type { CheckState } from "../gates/checks.js";
+import { CHECK_NAMES, GATE_NAMES, gateCheckName, gateTitle, type CheckName, type GateName } from "../gates/names.js";
 import {
   CHECK_ACTIONS,
-  CHECK_NAMES,
   COMMENT_LIMIT,
   MARKER_ROOM,
+  MAX_ACTIONS,
   OUTPUT_LIMIT,
   TITLE_LIMIT,
   type CheckAction,
-  type CheckName,
   type RenderedCheckRun,
 } from "./checks.js";
 import { cell, code, link, short, table, truncate } from "./markdown.js";
-import type { ApprovalView, EvidenceView, GateView, TamperedView, TestView, TrackReport } from "./view.js";
+import type { ApprovalView, EvidenceView, TamperedView, TestView, TrackReport } from "./view.js";
 
 /**
- * Markdown for the seven check runs and the one sticky PR comment. Conclusions follow one rule:
- * `success` only when the thing is proven (a gate approved at the current hash), `in_progress`
- * while waiting (a status, never a conclusion), `failure` with the reason otherwise. Never
- * `neutral` or `skipped`: branch protection counts both as passing.
+ * Markdown for the seven check runs and the one sticky PR comment. Each check shows the state
+ * src/gates/checks.ts decided (consort/schema the database comparison): `pending` is `in_progress`
+ * (a status, never a conclusion), `success` and `failure` are conclusions. Never `neutral` or
+ * `skipped`: branch protection counts both as passing.
  */
 
-const GATE_CHECK: Record<GateName, CheckName> = {
-  design: "consort/design",
-  "test-list": "consort/test-list",
-  deploy: "consort/deploy",
-  promote: "consort/promote",
+type Outcome = "success" | "failure" | "in_progress";
+const OUTCOME: Record<CheckState["status"], Outcome> = {
+  success: "success",
+  failure: "failure",
+  pending: "in_progress",
 };
-const GATE_TITLE: Record<GateName, string> = {
-  design: "Design gate",
-  "test-list": "Test-list gate",
-  deploy: "Deploy gate",
-  promote: "Promote gate",
-};
+const MARK: Record<Outcome, string> = { success: "✅", failure: "❌", in_progress: "⏳" };
 
 const stateFile = (trackId: string) => `in \`tracks/${trackId}.json\` on the \`consort/state\` branch`;
 
 function run(
   name: CheckName,
-  outcome: "success" | "failure" | "in_progress",
+  outcome: Outcome,
   title: string,
   summary: string,
   trackId: string,
@@ -47,7 +42,7 @@ function run(
     title: title.length > TITLE_LIMIT ? `${title.slice(0, TITLE_LIMIT - 1)}…` : title,
     summary: truncate(summary, OUTPUT_LIMIT - MARKER_ROOM, stateFile(trackId)),
   };
-  const buttons = actions.slice(0, 3);
+  const buttons = actions.slice(0, MAX_ACTIONS);
   return outcome === "in_progress"
     ? { name, status: "in_progress", output, actions: buttons }
     : { name, status: "completed", conclusion: outcome, output, actions: buttons };
@@ -63,42 +58,15 @@ function header(report: TrackReport): string {
   return `Track ${code(report.trackId)} on ${code(report.branch)} at ${commitLink(report, report.headSha)}: ${now}${next}.`;
 }
 
-/** A gate's outcome. Approved counts only when the approved hash IS the current one. */
-export function gateOutcome(gate: GateView): {
-  outcome: "success" | "failure" | "in_progress";
-  title: string;
-  reason: string;
-} {
-  switch (gate.state) {
-    case "approved":
-      if (gate.approvedHash !== gate.currentHash) {
-        const reason = `The approval at ${short(gate.approvedHash)} does not match the current frozen hash ${short(gate.currentHash)}: approve again at the current commit.`;
-        return { outcome: "failure", title: "Approval is for other files", reason };
-      }
-      return {
-        outcome: "success",
-        title: `Approved by ${gate.by.map((u) => `@${u}`).join(", ")} at ${short(gate.currentHash)}`,
-        reason: "Approved at the current frozen hash.",
-      };
-    case "waiting":
-      return {
-        outcome: "in_progress",
-        title: `Waiting for approval at ${short(gate.pendingHash)}`,
-        reason: gate.reason,
-      };
-    case "not-reached":
-      return { outcome: "in_progress", title: "Not reached yet", reason: gate.reason };
-    case "withdrawn":
-      return { outcome: "failure", title: "Approval withdrawn", reason: gate.reason };
-    case "failed":
-      return { outcome: "failure", title: "Gate failed", reason: gate.reason };
-  }
-}
-
 function approvalsTable(report: TrackReport, approvals: ApprovalView[]): string {
   return table(
     ["Who", "When", "Commit", "Frozen hash"],
-    approvals.map((a) => [link(`@${a.user}`, a.reviewUrl), a.at, commitLink(report, a.commit), code(short(a.hash))]),
+    approvals.map((a) => [
+      link(`@${a.approver}`, a.reviewUrl),
+      a.at,
+      commitLink(report, a.commit),
+      code(short(a.manifestHash)),
+    ]),
     "No approvals yet.",
   );
 }
@@ -112,12 +80,6 @@ function frozenSection(report: TrackReport, gate: GateName): string {
     "No files.",
   );
   return `Manifest ${code(frozen.manifestHash)} frozen at ${commitLink(report, frozen.commit)}.\n\n${files}`;
-}
-
-function rejectedSection(gate: GateView): string {
-  if (gate.state !== "waiting" || !gate.rejected?.length) return "";
-  const lines = gate.rejected.map((r) => `- @${r.user}: ${r.reasons.join("; ")}`);
-  return `\n\n**Reviews that do not count**\n\n${lines.join("\n")}`;
 }
 
 function evidence(e: EvidenceView | undefined): string {
@@ -144,9 +106,9 @@ function testsTable(tests: TestView[], withEvidence: boolean): string {
 }
 
 function gateRun(report: TrackReport, gate: GateName): RenderedCheckRun {
-  const view = report.gates[gate];
-  const { outcome, title, reason } = gateOutcome(view);
-  const parts = [header(report), `### ${GATE_TITLE[gate]}\n\n${reason}${rejectedSection(view)}`];
+  const name = gateCheckName(gate);
+  const check = report.checks[name];
+  const parts = [header(report), `### ${gateTitle(gate)}\n\n${check.details.join("\n\n")}`];
   if (gate === "design" || gate === "test-list") parts.push(`### Frozen files\n\n${frozenSection(report, gate)}`);
   if (gate === "test-list") parts.push(`### Test list\n\n${testsTable(report.tests, false)}`);
   if (gate === "deploy") parts.push(`### Deploy evidence\n\n${deploySection(report)}`);
@@ -156,7 +118,7 @@ function gateRun(report: TrackReport, gate: GateName): RenderedCheckRun {
       report.approvals.filter((a) => a.gate === gate),
     )}`,
   );
-  return run(GATE_CHECK[gate], outcome, title, parts.join("\n\n"), report.trackId);
+  return run(name, OUTCOME[check.status], check.title, parts.join("\n\n"), report.trackId, check.actions);
 }
 
 function deploySection(report: TrackReport): string {
@@ -178,56 +140,35 @@ function deploySection(report: TrackReport): string {
 }
 
 function buildRun(report: TrackReport): RenderedCheckRun {
-  const b = report.build;
-  const outcome =
-    b.state === "done" ? "success" : b.state === "running" || b.state === "not-started" ? "in_progress" : "failure";
-  const title = {
-    done: "Every test is green and reviewed",
-    running: "Building",
-    "not-started": "Not started",
-    blocked: "Blocked: a person must decide",
-    failed: "Build failed",
-  }[b.state];
-  const actions = [
-    b.canRerun ? CHECK_ACTIONS.rerunCycle : undefined,
-    b.canRenegotiate ? CHECK_ACTIONS.renegotiate : undefined,
-  ].filter((a): a is CheckAction => a !== undefined);
+  const check = report.checks["consort/build"];
   const notes = report.notes?.length ? `\n\n${report.notes.map((n) => `> ${n}`).join("\n>\n")}` : "";
   const summary = [
     header(report),
-    `### Build\n\n${b.reason}${notes}`,
+    `### Build\n\n${check.details.join("\n\n")}${notes}`,
     `### Tests\n\n${testsTable(report.tests, true)}`,
   ].join("\n\n");
-  return run("consort/build", outcome, title, summary, report.trackId, actions);
+  return run("consort/build", OUTCOME[check.status], check.title, summary, report.trackId, check.actions);
 }
 
 function disciplineRun(report: TrackReport): RenderedCheckRun {
-  const d = report.discipline;
-  if (d.error)
-    return run(
-      "consort/discipline",
-      "failure",
-      "Could not check the commits",
-      `${header(report)}\n\n${d.error}`,
-      report.trackId,
-    );
-  const rows = d.violations.map((v) => [
+  const check = report.checks["consort/discipline"];
+  const rows = report.discipline.violations.map((v) => [
     commitLink(report, v.commit),
     cell(code(v.rule)),
     v.path ? cell(code(v.path)) : "—",
     cell(v.message),
   ]);
-  const body = table(["Commit", "Rule", "Path", "What happened"], rows, "No violations.");
-  const title =
-    d.violations.length === 0
-      ? `${d.checkedCommits} commit(s) checked, no violations`
-      : `${d.violations.length} violation(s)`;
+  const body =
+    rows.length > 0 || check.details.length === 0
+      ? table(["Commit", "Rule", "Path", "What happened"], rows, "No violations.")
+      : check.details.join("\n\n");
   return run(
     "consort/discipline",
-    d.violations.length === 0 ? "success" : "failure",
-    title,
+    OUTCOME[check.status],
+    check.title,
     `${header(report)}\n\n${body}`,
     report.trackId,
+    check.actions,
   );
 }
 
@@ -314,16 +255,15 @@ function laneLine(report: TrackReport): string {
 
 /** The Markdown of the one sticky PR comment. */
 export function renderComment(report: TrackReport): string {
-  const gates = (Object.keys(GATE_CHECK) as GateName[]).map((g) => {
-    const { outcome, title } = gateOutcome(report.gates[g]);
-    const mark = { success: "✅", failure: "❌", in_progress: "⏳" }[outcome];
-    return [GATE_TITLE[g], `${mark} ${cell(title)}`];
+  const gates = GATE_NAMES.map((g) => {
+    const check = report.checks[gateCheckName(g)];
+    return [gateTitle(g), `${MARK[OUTCOME[check.status]]} ${cell(check.title)}`];
   });
   const frozen = report.frozen.length
     ? report.frozen
         .map(
           (f) =>
-            `<details><summary>${GATE_TITLE[f.gate]}: manifest <code>${short(f.manifestHash)}</code></summary>\n\n${frozenSection(report, f.gate)}\n\n</details>`,
+            `<details><summary>${gateTitle(f.gate)}: manifest <code>${short(f.manifestHash)}</code></summary>\n\n${frozenSection(report, f.gate)}\n\n</details>`,
         )
         .join("\n\n")
     : "_Nothing frozen yet._";
@@ -346,11 +286,11 @@ export function renderComment(report: TrackReport): string {
     `### Approvals\n\n${table(
       ["Gate", "Who", "When", "Commit", "Frozen hash"],
       report.approvals.map((a) => [
-        GATE_TITLE[a.gate],
-        link(`@${a.user}`, a.reviewUrl),
+        gateTitle(a.gate),
+        link(`@${a.approver}`, a.reviewUrl),
         a.at,
         commitLink(report, a.commit),
-        code(short(a.hash)),
+        code(short(a.manifestHash)),
       ]),
       "No approvals yet.",
     )}`,

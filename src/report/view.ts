@@ -1,8 +1,10 @@
-import type { GateName } from "../state/schema.js";
+import type { CheckState, TrackCheckName } from "../gates/checks.js";
+import type { GateName } from "../gates/names.js";
+import type { CheckAction } from "./checks.js";
 
 /**
- * What the check runs and the PR comment show, as plain data. The handlers map a track's
- * snapshot and state to this view, so rendering never depends on the orchestrator's internals.
+ * What the check runs and the PR comment show, as plain data. The app maps a track's snapshot to
+ * this view, with each check's state as src/gates/checks.ts decides it: rendering decides nothing.
  */
 
 export interface LaneStep {
@@ -52,41 +54,23 @@ export interface FrozenView {
   files: Array<{ path: string; hash: string }>;
 }
 
+/** An approval that counted, as the track's snapshot records it, with a link to its review when known. */
 export interface ApprovalView {
   gate: GateName;
-  user: string;
+  approver: string;
   at: string;
   commit: string;
-  hash: string;
+  manifestHash: string;
   reviewUrl?: string;
 }
 
-export interface RejectedReview {
-  user: string;
-  reasons: string[];
-}
-
-/** A gate as a person reads it. Only `approved` at the current hash passes. */
-export type GateView =
-  | { state: "not-reached"; reason: string }
-  | { state: "waiting"; pendingHash: string; reason: string; rejected?: RejectedReview[] }
-  | { state: "approved"; approvedHash: string; currentHash: string; by: string[] }
-  | { state: "withdrawn"; reason: string }
-  | { state: "failed"; reason: string };
-
-export interface BuildView {
-  state: "not-started" | "running" | "blocked" | "failed" | "done";
-  reason: string;
-  /** Offer the re-run button (a cycle that failed or never reported). */
-  canRerun?: boolean;
-  /** Offer the renegotiate button (a blocked track). */
-  canRenegotiate?: boolean;
+/** A check as decided from the snapshot, with the buttons a person needs on it. */
+export interface CheckView extends Omit<CheckState, "name"> {
+  actions: CheckAction[];
 }
 
 export interface DisciplineView {
-  /** Set when the commits could not be checked: the check then fails (fail closed). */
-  error?: string;
-  checkedCommits: number;
+  /** Each refused commit's reasons, for the table on consort/discipline. */
   violations: Array<{ commit: string; rule: string; path?: string; message: string }>;
 }
 
@@ -120,8 +104,8 @@ export interface TrackReport {
   tests: TestView[];
   frozen: FrozenView[];
   approvals: ApprovalView[];
-  gates: Record<GateName, GateView>;
-  build: BuildView;
+  /** The six checks decided from the snapshot (consort/schema is `schema`). */
+  checks: Record<TrackCheckName, CheckView>;
   discipline: DisciplineView;
   schema: SchemaView;
   deploy?: DeployEvidenceView;

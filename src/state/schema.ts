@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
+import { GateName } from "../gates/names.js";
 
 /**
  * The state file of one track: `tracks/<track-id>.json` on the branch `consort/state` (contract,
@@ -24,11 +25,6 @@ export const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, "a sha256 hex digest");
 const Login = z.string().regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]|\[bot\])*$/, "a GitHub login");
 const Timestamp = z.iso.datetime({ offset: true });
 const FilePath = z.string().min(1).max(1024);
-
-/** The gates a person approves with a PR review (design §3-4). */
-export const GATE_NAMES = ["design", "test-list", "deploy", "promote"] as const;
-export const GateName = z.enum(GATE_NAMES);
-export type GateName = z.infer<typeof GateName>;
 
 /** What a gate froze: each file's hash and one manifest hash over them (design §4). */
 export const FrozenManifest = z
@@ -58,19 +54,6 @@ export const FrozenHashes = z
   })
   .strict();
 export type FrozenHashes = z.infer<typeof FrozenHashes>;
-
-/** An approval that counted: who, which review, on which commit, at which frozen hash, when. */
-export const ApprovalRecord = z
-  .object({
-    gate: GateName,
-    user: Login,
-    reviewId: z.number().int().positive(),
-    commit: CommitSha,
-    hash: Sha256,
-    at: Timestamp,
-  })
-  .strict();
-export type ApprovalRecord = z.infer<typeof ApprovalRecord>;
 
 /** One dispatched job (cycle or deploy): the run id is known once GitHub answers the dispatch. */
 export const CycleRecord = z
@@ -109,22 +92,34 @@ const stateFields = {
   /** `owner/name` the track belongs to: a file copied from another repository fails. */
   repository: z.string().regex(/^[A-Za-z0-9-]+\/[A-Za-z0-9._-]+$/, "owner/name"),
   branch: z.string().min(1).max(255),
-  /** The orchestrator's snapshot; validated by the orchestrator, not here. */
+  /** The orchestrator's snapshot, which holds the approvals that counted; validated by the orchestrator, not here. */
   snapshot: z.unknown(),
   frozen: FrozenHashes,
-  approvals: z.array(ApprovalRecord),
   cycles: z.array(CycleRecord),
   processedDeliveries: z.array(z.string().min(1).max(100)).max(MAX_PROCESSED_DELIVERIES),
   reseals: z.array(ResealRecord),
   updatedAt: Timestamp,
 };
 
+/**
+ * Files written before the approvals lived only in the snapshot also carry a copy of them: such a
+ * file still opens (its signature covers what was written), and the copy is dropped on the next write.
+ */
+function withoutApprovalsCopy(raw: unknown): unknown {
+  if (raw === null || typeof raw !== "object" || !("approvals" in raw)) return raw;
+  const { approvals: _copy, ...rest } = raw as Record<string, unknown>;
+  return rest;
+}
+
 /** A track's state as the app works with it: the file without its signature. */
-export const TrackState = z.object(stateFields).strict();
+export const TrackState = z.preprocess(withoutApprovalsCopy, z.object(stateFields).strict());
 export type TrackState = z.infer<typeof TrackState>;
 
 /** The file as stored on `consort/state`. */
-export const TrackStateFile = z.object({ ...stateFields, signature: Signature }).strict();
+export const TrackStateFile = z.preprocess(
+  withoutApprovalsCopy,
+  z.object({ ...stateFields, signature: Signature }).strict(),
+);
 export type TrackStateFile = z.infer<typeof TrackStateFile>;
 
 /** The path of a track's file on the state branch. */
@@ -147,7 +142,6 @@ export function emptyTrackState(input: {
     branch: input.branch,
     snapshot: input.snapshot,
     frozen: { gates: {}, testFiles: {} },
-    approvals: [],
     cycles: [],
     processedDeliveries: [],
     reseals: [],

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { ConsortConfig } from "../config/consort-config.js";
+import { CHECK_STATUSES, checkStates } from "../gates/checks.js";
 import {
-  checkStates,
   describeLane,
   GATE_NAMES,
   GateRecordSchema,
@@ -155,7 +155,7 @@ export const TrackStatusOutput = z.object({
     }),
   ),
   lastProblem: z.array(z.string()),
-  checks: z.array(z.object({ name: z.string(), status: z.enum(["pending", "success", "failure"]), title: z.string() })),
+  checks: z.array(z.object({ name: z.string(), status: z.enum(CHECK_STATUSES), title: z.string() })),
   text: z.string().describe("The lane as text: done, now, next."),
 });
 

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { ApproversConfig } from "../../src/config/consort-config.js";
+import { checkStates } from "../../src/gates/checks.js";
 import {
   approvalCounts,
+  approvalEvents,
   gateApproval,
   type ApprovalContext,
   type GateReview,
@@ -10,6 +12,7 @@ import {
 import { consortOwners, ownersOf, parseCodeowners } from "../../src/github/codeowners.js";
 import { toGateReview } from "../../src/github/reviews.js";
 import { webhookPayload } from "../helpers/webhooks.js";
+import { reach } from "../orchestrator/helpers/reach.js";
 
 /**
  * The design gate of acme/shop: the spec and architecture were written by the agent
@@ -291,7 +294,7 @@ describe("deciding a gate from all reviews", () => {
     const gate = gateApproval([review()], context());
     expect(gate).toMatchObject({ approved: true, summary: "Approved by @lee at ddddddd" });
     expect(gate.approvals).toEqual([
-      { gate: "design", user: "lee", reviewId: 501, commit: H, hash: PENDING, at: "2026-11-30T06:00:00Z" },
+      { approver: "lee", reviewId: 501, commit: H, manifestHash: PENDING, at: "2026-11-30T06:00:00Z" },
     ]);
   });
 
@@ -312,6 +315,52 @@ describe("deciding a gate from all reviews", () => {
     expect(gateApproval([], context()).summary).toBe(
       "Waiting for an approving review at ddddddd (approvers are approvers.users (lee))",
     );
+  });
+});
+
+describe("from the decision to the machine's events", () => {
+  const at = "2026-11-30T06:01:00Z";
+  const atDesignGate = () => {
+    const sim = reach("design-gate");
+    const pending = sim.context.gates.design.pendingHash!;
+    return { sim, pending, ctx: context({ pendingHash: pending, hashAtCommit: new Map([[H, pending]]) }) };
+  };
+
+  it("an approval from someone else approves the gate at the hash it is pending on, and the gate's check passes", () => {
+    const { sim, pending, ctx } = atDesignGate();
+    const events = approvalEvents(sim.snapshot, [gateApproval([review()], ctx)], at);
+    expect(events).toEqual([
+      { type: "gate.approved", at, gate: "design", manifestHash: pending, approver: "lee", reviewId: 501, commit: H },
+    ]);
+    sim.expectAccepted(sim.send(events[0]!));
+    expect(checkStates(sim.snapshot)[0]).toMatchObject({ name: "consort/design", status: "success" });
+  });
+
+  it("a self-approval yields no event, and the decision names why the review does not count", () => {
+    const { sim, ctx } = atDesignGate();
+    const selfApproval = { ...ctx, approvers: ApproversConfig.parse({ users: ["lee", "dana"] }) };
+    const decision = gateApproval([review({ id: 9, user: "dana" })], {
+      ...selfApproval,
+      reviewers: new Map([["dana", writer]]),
+    });
+    expect(approvalEvents(sim.snapshot, [decision], at)).toEqual([]);
+    expect(decision.decisions.map((d) => [d.user, d.reasons])).toEqual([
+      ["dana", ["dana authored 2222222 under approval and cannot approve their own work"]],
+    ]);
+  });
+
+  it("an approval of a manifest the gate is no longer pending on yields no event", () => {
+    const { sim } = atDesignGate();
+    const stale = gateApproval([review()], context());
+    expect(stale.approvals).toHaveLength(1);
+    expect(approvalEvents(sim.snapshot, [stale], at)).toEqual([]);
+  });
+
+  it("a gate already approved is not approved again", () => {
+    const { sim, ctx } = atDesignGate();
+    const decision = gateApproval([review()], ctx);
+    sim.expectAccepted(sim.send(approvalEvents(sim.snapshot, [decision], at)[0]!));
+    expect(approvalEvents(sim.snapshot, [decision], at)).toEqual([]);
   });
 });
 

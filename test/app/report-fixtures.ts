@@ -1,4 +1,4 @@
-import type { TrackReport } from "../../src/report/index.js";
+import type { CheckView, TrackReport } from "../../src/report/index.js";
 
 /**
  * A realistic track mid-build: acme/shop's `feature/orders` track, design and test list approved,
@@ -8,6 +8,14 @@ export const HEAD = "c0ffee0000000000000000000000000000000001";
 export const DESIGN_HASH = "5d1e6a7c".padEnd(64, "0");
 export const TESTLIST_HASH = "7e57115e".padEnd(64, "1");
 const run = (id: number) => `https://github.com/acme/shop/actions/runs/${id}`;
+
+/** A check as src/gates/checks.ts would have decided it. */
+export const check = (status: CheckView["status"], title: string, ...details: string[]): CheckView => ({
+  status,
+  title,
+  details,
+  actions: [],
+});
 
 export function midBuildReport(): TrackReport {
   return {
@@ -92,22 +100,29 @@ export function midBuildReport(): TrackReport {
     approvals: [
       {
         gate: "design",
-        user: "lee",
+        approver: "lee",
         at: "2026-11-30T05:20:00Z",
         commit: "a".repeat(40),
-        hash: DESIGN_HASH,
+        manifestHash: DESIGN_HASH,
         reviewUrl: "https://github.com/acme/shop/pull/7#pullrequestreview-11",
       },
-      { gate: "test-list", user: "kim", at: "2026-11-30T05:40:00Z", commit: "b".repeat(40), hash: TESTLIST_HASH },
+      {
+        gate: "test-list",
+        approver: "kim",
+        at: "2026-11-30T05:40:00Z",
+        commit: "b".repeat(40),
+        manifestHash: TESTLIST_HASH,
+      },
     ],
-    gates: {
-      design: { state: "approved", approvedHash: DESIGN_HASH, currentHash: DESIGN_HASH, by: ["lee"] },
-      "test-list": { state: "approved", approvedHash: TESTLIST_HASH, currentHash: TESTLIST_HASH, by: ["kim"] },
-      deploy: { state: "not-reached", reason: "The deploy gate opens once every test is green and reviewed." },
-      promote: { state: "not-reached", reason: "The promote gate opens after the deploy gate." },
+    checks: {
+      "consort/design": check("success", "Approved by @lee at 5d1e6a7", "Approved at the current frozen hash."),
+      "consort/test-list": check("success", "Approved by @kim at 7e57115", "Approved at the current frozen hash."),
+      "consort/build": check("pending", "T2 (2 of 3): green", "T2 GREEN is being verified in run 904."),
+      "consort/deploy": check("pending", "Not reached yet", "The track has not reached the deploy gate yet."),
+      "consort/promote": check("pending", "Not reached yet", "The track has not reached the promote gate yet."),
+      "consort/discipline": check("success", "Every commit was the step in turn, by its role, on its own paths"),
     },
-    build: { state: "running", reason: "T2 GREEN is being verified in run 904." },
-    discipline: { checkedCommits: 12, violations: [] },
+    discipline: { violations: [] },
     schema: {
       state: "ready",
       diffMarkdown:

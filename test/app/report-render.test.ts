@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { TRACK_CHECKS } from "../../src/gates/checks.js";
+import { CHECK_NAMES } from "../../src/gates/names.js";
 import {
   CHECK_ACTIONS,
-  CHECK_NAMES,
   CheckAction,
   COMMENT_LIMIT,
   OUTPUT_LIMIT,
@@ -9,11 +10,10 @@ import {
   renderComment,
   renderTamperedCheckRuns,
   renderTamperedComment,
-  type GateView,
+  type CheckView,
   type RenderedCheckRun,
-  type TrackReport,
 } from "../../src/report/index.js";
-import { DESIGN_HASH, HEAD, midBuildReport } from "./report-fixtures.js";
+import { check, DESIGN_HASH, HEAD, midBuildReport } from "./report-fixtures.js";
 
 const byName = (runs: RenderedCheckRun[], name: string) => runs.find((r) => r.name === name)!;
 const outcomeOf = (r: RenderedCheckRun) => (r.status === "completed" ? r.conclusion : r.status);
@@ -53,7 +53,7 @@ describe("check runs of a track mid-build", () => {
 
   it("shows every test's RED and GREEN evidence with run links on the build check, escaping table cells", () => {
     const build = byName(runs, "consort/build");
-    expect(build.output.title).toBe("Building");
+    expect(build.output.title).toBe("T2 (2 of 3): green");
     expect(build.output.summary).toContain(
       "| `T1` | `S1-AC1` | placing an order reserves stock | `test/orders.test.ts` | reviewed | ✅ valid on [`1111111`](https://github.com/acme/shop/actions/runs/901): fails by assertion: expected 1 reservation, got 0 | ✅ valid on [`2222222`](https://github.com/acme/shop/actions/runs/902): T1 passes |",
     );
@@ -92,15 +92,15 @@ describe("check runs of a track mid-build", () => {
   });
 });
 
-describe("conclusions fail closed", () => {
-  const withGate = (gate: GateView): RenderedCheckRun => {
-    const report = midBuildReport();
-    report.gates.design = gate;
-    return byName(renderCheckRuns(report), "consort/design");
-  };
-
+describe("conclusions show the decided state and fail closed", () => {
   it("an approval at a hash that is no longer current fails the gate with the reason", () => {
-    const run = withGate({ state: "approved", approvedHash: DESIGN_HASH, currentHash: "f".repeat(64), by: ["lee"] });
+    const report = midBuildReport();
+    report.checks["consort/design"] = check(
+      "failure",
+      "Approval is for other files",
+      "The approval at 5d1e6a7 does not match the current frozen hash fffffff: approve again at the current commit.",
+    );
+    const run = byName(renderCheckRuns(report), "consort/design");
     expect(outcomeOf(run)).toBe("failure");
     expect(run.output.title).toBe("Approval is for other files");
     expect(run.output.summary).toContain(
@@ -108,63 +108,28 @@ describe("conclusions fail closed", () => {
     );
   });
 
-  it("a gate waiting for approval is in progress, never a passing conclusion, and names the reviews that do not count", () => {
-    const run = withGate({
-      state: "waiting",
-      pendingHash: DESIGN_HASH,
-      reason: "Waiting: 0 of 1 approval(s) count.",
-      rejected: [{ user: "dana", reasons: ["dana authored 2222222 under approval and cannot approve their own work"] }],
-    });
-    expect(run.status).toBe("in_progress");
-    expect(run.output.summary).toContain(
-      "**Reviews that do not count**\n\n- @dana: dana authored 2222222 under approval and cannot approve their own work",
-    );
-  });
-
-  it("a withdrawn approval fails the gate", () => {
-    expect(outcomeOf(withGate({ state: "withdrawn", reason: ".consort/spec.json changed after approval" }))).toBe(
-      "failure",
-    );
-  });
-
-  it("no combination of states yields neutral or skipped, and only approval at the current hash or proof yields success", () => {
-    const gates: GateView[] = [
-      { state: "not-reached", reason: "r" },
-      { state: "waiting", pendingHash: DESIGN_HASH, reason: "r" },
-      { state: "approved", approvedHash: DESIGN_HASH, currentHash: DESIGN_HASH, by: ["lee"] },
-      { state: "approved", approvedHash: DESIGN_HASH, currentHash: "f".repeat(64), by: ["lee"] },
-      { state: "withdrawn", reason: "r" },
-      { state: "failed", reason: "r" },
+  it("a check waiting for something is in progress, never a passing conclusion, and failure and success are conclusions", () => {
+    const statuses: Array<[CheckView["status"], string]> = [
+      ["pending", "in_progress"],
+      ["failure", "failure"],
+      ["success", "success"],
     ];
-    const builds: TrackReport["build"]["state"][] = ["not-started", "running", "blocked", "failed", "done"];
-    for (const gate of gates) {
-      for (const build of builds) {
+    for (const name of TRACK_CHECKS) {
+      for (const [status, outcome] of statuses) {
         const report = midBuildReport();
-        report.gates = { design: gate, "test-list": gate, deploy: gate, promote: gate };
-        report.build = { state: build, reason: "r" };
-        for (const run of renderCheckRuns(report)) {
-          expect(["success", "failure", "in_progress"]).toContain(outcomeOf(run));
-          if (
-            run.name !== "consort/build" &&
-            run.name !== "consort/discipline" &&
-            run.name !== "consort/schema" &&
-            outcomeOf(run) === "success"
-          ) {
-            expect(gate).toEqual(gates[2]);
-          }
-          if (run.name === "consort/build" && outcomeOf(run) === "success") expect(build).toBe("done");
-        }
+        report.checks[name] = check(status, "t", "r");
+        const run = byName(renderCheckRuns(report), name);
+        expect([name, outcomeOf(run)]).toEqual([name, outcome]);
+        expect(run.output.title).toBe("t");
       }
     }
   });
 
   it("a blocked build fails and offers the re-run and renegotiate buttons", () => {
     const report = midBuildReport();
-    report.build = {
-      state: "blocked",
-      reason: "T2 failed GREEN 3 times (repair bound 3).",
-      canRerun: true,
-      canRenegotiate: true,
+    report.checks["consort/build"] = {
+      ...check("failure", "Blocked at T2: a person must decide", "T2 failed GREEN 3 times (repair bound 3)."),
+      actions: [CHECK_ACTIONS.rerunCycle, CHECK_ACTIONS.renegotiate],
     };
     const build = byName(renderCheckRuns(report), "consort/build");
     expect(outcomeOf(build)).toBe("failure");
@@ -173,25 +138,22 @@ describe("conclusions fail closed", () => {
 
   it("a discipline violation fails consort/discipline with the commit, rule and path", () => {
     const report = midBuildReport();
+    report.checks["consort/discipline"] = check(
+      "failure",
+      "Commit c0ffee0 refused: reset the branch to 1111111",
+      "T1's frozen test gained `.skip`",
+    );
     report.discipline = {
-      checkedCommits: 13,
       violations: [
         { commit: HEAD, rule: "frozen-test", path: "test/orders.test.ts", message: "T1's frozen test gained `.skip`" },
       ],
     };
     const run = byName(renderCheckRuns(report), "consort/discipline");
     expect(outcomeOf(run)).toBe("failure");
-    expect(run.output.title).toBe("1 violation(s)");
+    expect(run.output.title).toBe("Commit c0ffee0 refused: reset the branch to 1111111");
     expect(run.output.summary).toContain(
       "| [`c0ffee0`](https://github.com/acme/shop/commit/c0ffee0000000000000000000000000000000001) | `frozen-test` | `test/orders.test.ts` | T1's frozen test gained `.skip` |",
     );
-  });
-
-  it("commits that could not be checked fail consort/discipline", () => {
-    const report = midBuildReport();
-    report.discipline = { checkedCommits: 0, violations: [], error: "The compare API did not answer: 502." };
-    const run = byName(renderCheckRuns(report), "consort/discipline");
-    expect([outcomeOf(run), run.output.title]).toEqual(["failure", "Could not check the commits"]);
   });
 
   it("a schema change that breaks existing rows fails consort/schema", () => {

@@ -1,88 +1,103 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { webhookPayload } from "../helpers/webhooks.js";
-import { createHarness, mockInstallationToken, type Harness } from "../handlers/harness.js";
-import { FakeStateBranch, INSTALLATION_ID } from "../handlers/fake-repo.js";
-import {
-  createdChecks,
-  expectChecks,
-  expectDefaultConfig,
-  expectStickyComment,
-  newBranch,
-  pullRequestPayload,
-  stateOf,
-  trackAtGate,
-} from "../handlers/scenario.js";
+import { describe, expect, it } from "vitest";
+import { trackReport } from "../../src/app/report-view.js";
+import { ConsortConfig } from "../../src/config/consort-config.js";
+import { checkStates } from "../../src/gates/checks.js";
+import { ARTIFACT_PATHS } from "../../src/artifacts/paths.js";
+import { CHECK_ACTIONS } from "../../src/report/index.js";
+import type { TrackSnapshot } from "../../src/orchestrator/types.js";
+import { reach } from "../orchestrator/helpers/reach.js";
 
-/**
- * The deploy and promote checks while their gates wait: never `success` before a person approved
- * (design §4). Shown as the app shows a track when its PR opens: the check runs it writes on the head.
- */
+/** The report of a StockFlow track, as the check runs and the sticky comment show it. */
 
-let h: Harness;
-let state: FakeStateBranch;
-let branch: string;
-
-beforeEach(() => {
-  h = createHarness();
-  state = new FakeStateBranch(h.github);
-  branch = newBranch();
-  mockInstallationToken(h.github, INSTALLATION_ID);
-});
-afterEach(() => h.github.dispose());
-
-/** The seven checks the app writes on the head of a track at `gate`'s gate when its PR opens. */
-async function checksAt(gate: "deploy" | "promote") {
-  const track = trackAtGate(branch, gate);
-  state.seed(stateOf(branch, track.snapshot));
-  const head = track.context.head;
-  expectDefaultConfig(h.github);
-  expectChecks(h.github, head);
-  expectStickyComment(h.github, branch, head);
-  await h.receive("pull_request", pullRequestPayload(webhookPayload("pull_request", "opened"), branch, head));
-  h.github.verify();
-  return { checks: createdChecks(h.github), pending: track.context.gates[gate].pendingHash! };
-}
-
-/** The reason line under a gate check's heading, e.g. "### Deploy gate\n\n<reason>". */
-const reasonUnder = (summary: string, heading: string) => summary.split(`### ${heading}\n\n`)[1]!.split("\n")[0];
-
-describe("a track waiting at the deploy gate", () => {
-  it("shows consort/deploy in progress, waiting for an approval at the release's hash", async () => {
-    const { checks, pending } = await checksAt("deploy");
-    const deploy = checks["consort/deploy"]!;
-    expect([deploy.status, deploy.conclusion, deploy.output.title]).toEqual([
-      "in_progress",
-      undefined,
-      `Waiting for approval at ${pending.slice(0, 7)}`,
-    ]);
-    expect(reasonUnder(deploy.output.summary, "Deploy gate")).toBe(
-      `Waiting for an approving review by an approver at manifest ${pending.slice(0, 12)}.`,
-    );
+const config = ConsortConfig.parse({});
+const report = (snapshot: TrackSnapshot, pullNumber?: number) =>
+  trackReport({
+    repository: "acme/shop",
+    snapshot,
+    headSha: snapshot.context.head,
+    config,
+    ...(pullNumber === undefined ? {} : { pullNumber }),
   });
 
-  it("shows consort/promote in progress, not reached yet", async () => {
-    const { checks } = await checksAt("deploy");
-    const promote = checks["consort/promote"]!;
-    expect([promote.status, promote.conclusion, promote.output.title]).toEqual([
-      "in_progress",
-      undefined,
-      "Not reached yet",
-    ]);
-    expect(reasonUnder(promote.output.summary, "Promote gate")).toBe("The track has not reached the promote gate yet.");
+describe("the report of a track", () => {
+  it("shows each check as the gate model decides it", () => {
+    for (const stage of ["design-gate", "green", "blocked", "deploy-gate", "abandoned"] as const) {
+      const snapshot = reach(stage).snapshot;
+      const shown = Object.entries(report(snapshot).checks).map(([name, { actions: _, ...check }]) => ({
+        name,
+        ...check,
+      }));
+      expect(shown).toEqual(checkStates(snapshot));
+    }
   });
-});
 
-describe("a track waiting at the promote gate", () => {
-  it("shows consort/promote in progress, waiting for an approval at the release's hash", async () => {
-    const { checks, pending } = await checksAt("promote");
-    const promote = checks["consort/promote"]!;
-    expect([promote.status, promote.conclusion, promote.output.title]).toEqual([
-      "in_progress",
-      undefined,
-      `Waiting for approval at ${pending.slice(0, 7)}`,
+  it("maps approvals with review links and frozen manifests with sorted files", () => {
+    const sim = reach("red");
+    const { design, "test-list": testList } = sim.context.gates;
+    const shown = report(sim.snapshot, 7);
+    const linked = (gate: "design" | "test-list", a: (typeof design.approvals)[number]) => ({
+      gate,
+      approver: "lead-human",
+      at: a.at,
+      commit: a.commit,
+      manifestHash: a.manifestHash,
+      reviewUrl: `https://github.com/acme/shop/pull/7#pullrequestreview-${a.reviewId}`,
+    });
+    expect(shown.approvals).toEqual([
+      linked("design", design.approvals[0]!),
+      linked("test-list", testList.approvals[0]!),
     ]);
-    expect(reasonUnder(promote.output.summary, "Promote gate")).toBe(
-      `Waiting for an approving review by an approver at manifest ${pending.slice(0, 12)}.`,
+    expect(shown.frozen).toEqual([
+      {
+        gate: "design",
+        manifestHash: design.approvedHash,
+        commit: design.approvals[0]!.commit,
+        files: [ARTIFACT_PATHS.architecture, ARTIFACT_PATHS.dbDesign, ARTIFACT_PATHS.spec].map((path) => ({
+          path,
+          hash: design.files[path],
+        })),
+      },
+      {
+        gate: "test-list",
+        manifestHash: testList.approvedHash,
+        commit: testList.approvals[0]!.commit,
+        files: [{ path: ARTIFACT_PATHS.testList, hash: testList.files[ARTIFACT_PATHS.testList] }],
+      },
+    ]);
+    expect(report(sim.snapshot).approvals[0]).not.toHaveProperty("reviewUrl");
+  });
+
+  it("a blocked build fails and offers the re-run and renegotiate buttons", () => {
+    const shown = report(reach("blocked").snapshot).checks["consort/build"];
+    expect(shown.status).toBe("failure");
+    expect(shown.actions).toEqual([CHECK_ACTIONS.rerunCycle, CHECK_ACTIONS.renegotiate]);
+  });
+
+  it("a preview that did not verify offers the re-run and renegotiate buttons on consort/deploy, none on the build", () => {
+    const sim = reach("deploying");
+    sim.expectAccepted(sim.report("invalid", ["GET /health: 502"]));
+    const { checks } = report(sim.snapshot);
+    expect(checks["consort/deploy"].actions).toEqual([CHECK_ACTIONS.rerunCycle, CHECK_ACTIONS.renegotiate]);
+    expect(checks["consort/build"].actions).toEqual([]);
+  });
+
+  it("a failed GREEN offers a re-run once nothing is in flight, and no button while a cycle runs", () => {
+    const sim = reach("green-verify");
+    expect(report(sim.snapshot).checks["consort/build"]).toMatchObject({ status: "pending", actions: [] });
+    sim.expectAccepted(sim.report("error", ["the run left no result"]));
+    expect(report(sim.snapshot).checks["consort/build"]).toMatchObject({
+      status: "failure",
+      details: ["the run left no result"],
+      actions: [CHECK_ACTIONS.rerunCycle],
+    });
+  });
+
+  it("a refused commit is listed on consort/discipline with each reason", () => {
+    const sim = reach("red");
+    sim.push({ role: null, files: { "test/stock.test.ts": "x" } });
+    const refused = sim.context.rejectedHead!;
+    expect(report(sim.snapshot).discipline.violations).toEqual(
+      refused.reasons.map((message) => ({ commit: refused.sha, rule: "commit refused", message })),
     );
   });
 });

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
+  CHECK_ACTIONS,
   renderCheckRuns,
   renderComment,
   upsertStickyComment,
@@ -9,7 +10,7 @@ import {
 } from "../../src/report/index.js";
 import { GitHubMock, TEST_APP_ID } from "../helpers/github.js";
 import { octokit } from "./state-helpers.js";
-import { HEAD, midBuildReport } from "./report-fixtures.js";
+import { check, HEAD, midBuildReport } from "./report-fixtures.js";
 
 let github: GitHubMock;
 beforeEach(() => {
@@ -115,8 +116,12 @@ describe("writing check runs only when their content changes", () => {
     github.dispose();
 
     const report = midBuildReport();
+    report.checks["consort/discipline"] = check(
+      "failure",
+      "Commit c0ffee0 refused: reset the branch to 1111111",
+      "the navigator touched app code",
+    );
     report.discipline = {
-      checkedCommits: 13,
       violations: [
         { commit: HEAD, rule: "role-paths", path: "src/orders.ts", message: "the navigator touched app code" },
       ],
@@ -133,7 +138,7 @@ describe("writing check runs only when their content changes", () => {
       status: "completed",
       conclusion: "failure",
       output: {
-        title: "1 violation(s)",
+        title: "Commit c0ffee0 refused: reset the branch to 1111111",
         summary: expect.stringContaining("| `role-paths` | `src/orders.ts` | the navigator touched app code |"),
       },
       actions: [],
@@ -142,14 +147,17 @@ describe("writing check runs only when their content changes", () => {
 
   it("a change of buttons alone is a change, although GitHub's listing does not show buttons", async () => {
     const report = midBuildReport();
-    report.build = { state: "failed", reason: "Run 904 never reported." };
+    report.checks["consort/build"] = check("failure", "T2 (2 of 3): green", "Run 904 never reported.");
     const [before] = renderCheckRuns(report).filter((r) => r.name === "consort/build");
     github.on("GET", LIST, [200, { total_count: 0, check_runs: [] }]).on("POST", CREATE, [201, { id: 1 }]);
     await writeCheckRun(octokit(), target, before!);
     const sent = listed(900, github.calls("POST", CREATE)[0]!.body as never);
     github.dispose();
 
-    report.build = { state: "failed", reason: "Run 904 never reported.", canRerun: true };
+    report.checks["consort/build"] = {
+      ...check("failure", "T2 (2 of 3): green", "Run 904 never reported."),
+      actions: [CHECK_ACTIONS.rerunCycle],
+    };
     const [after] = renderCheckRuns(report).filter((r) => r.name === "consort/build");
     github = new GitHubMock()
       .on("GET", LIST, [200, { total_count: 1, check_runs: [sent] }])

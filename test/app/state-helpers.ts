@@ -22,13 +22,31 @@ export const sha = (c: string) => c.repeat(40);
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 export const octokit = () => new Octokit({ auth: "ghs_test", request: { retries: 0 }, log: quiet });
 
-/** A realistic state: a track past its design gate with one approval and one cycle. */
+/** A realistic state: a track past its design gate, whose snapshot holds one approval. */
 export function trackState(overrides: Partial<TrackState> = {}): TrackState {
   const base = emptyTrackState({
     trackId: TRACK,
     repository: `${OWNER}/${REPO}`,
     branch: "feature/orders",
-    snapshot: { value: "designGate", context: { testIndex: 0 } },
+    snapshot: {
+      value: "designGate",
+      context: {
+        testIndex: 0,
+        gates: {
+          design: {
+            approvals: [
+              {
+                approver: "octo-lead",
+                reviewId: 80,
+                commit: sha("a"),
+                manifestHash: "d".repeat(64),
+                at: "2026-11-30T05:20:00.000Z",
+              },
+            ],
+          },
+        },
+      },
+    },
     now: new Date("2026-11-30T05:00:00.000Z"),
   });
   return {
@@ -44,16 +62,6 @@ export function trackState(overrides: Partial<TrackState> = {}): TrackState {
       },
       testFiles: {},
     },
-    approvals: [
-      {
-        gate: "design",
-        user: "octo-lead",
-        reviewId: 80,
-        commit: sha("a"),
-        hash: "d".repeat(64),
-        at: "2026-11-30T05:20:00.000Z",
-      },
-    ],
     cycles: [],
     processedDeliveries: ["delivery-1"],
     ...overrides,

@@ -41,7 +41,7 @@ const permissionReply = (permission: string, role: string) =>
 
 describe("re-sealing a tampered state file", () => {
   it("re-signs a file whose signature fails and records who vouched for it", async () => {
-    const tampered = fileText(trackState()).replace('"user": "octo-lead"', '"user": "octo-deputy"');
+    const tampered = fileText(trackState()).replace('"approver": "octo-lead"', '"approver": "octo-deputy"');
     mockHead(github, sha("1"), sha("2"), tampered);
     mockWrite(github, sha("3"), sha("4"));
     github.on("PATCH", UPDATE_REF_URL, refReply(sha("4")));
@@ -57,7 +57,9 @@ describe("re-sealing a tampered state file", () => {
     });
     const content = (github.calls("POST", TREES_URL)[0]!.body as { tree: Array<{ content: string }> }).tree[0]!.content;
     const resealed = openStateFile(content, KEY, { trackId: TRACK, path: FILE_PATH });
-    expect(resealed.approvals[0]!.user).toBe("octo-deputy");
+    expect(resealed.snapshot).toMatchObject({
+      context: { gates: { design: { approvals: [{ approver: "octo-deputy" }] } } },
+    });
     expect(resealed.reseals).toEqual([
       { actor: "octo-admin", at: NOW.toISOString(), reason: "approved by the deputy in person" },
     ]);

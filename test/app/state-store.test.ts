@@ -95,6 +95,18 @@ describe("reading a track's state", () => {
     ]);
   });
 
+  it("opens a file written with the old copy of the approvals beside the snapshot, and drops the copy", async () => {
+    const state = trackState();
+    const old = JSON.parse(fileText(state)) as Record<string, unknown>;
+    old.approvals = [
+      { gate: "design", user: "octo-lead", reviewId: 80, commit: sha("a"), hash: "d".repeat(64), at: state.updatedAt },
+    ];
+    old.signature = independentSignature(old);
+    github.on("GET", contentsUrl(), contentsReply(JSON.stringify(old)));
+    await expect(store().read(TRACK)).resolves.toEqual(state);
+    github.verify();
+  });
+
   it("returns nothing for a track without a file", async () => {
     github.on("GET", contentsUrl(), [404, { message: "Not Found" }]);
     await expect(store().read(TRACK)).resolves.toBeUndefined();
@@ -102,7 +114,7 @@ describe("reading a track's state", () => {
   });
 
   it("treats a file whose content was edited after sealing as tampered, naming the signature", async () => {
-    const text = fileText(trackState()).replace('"user": "octo-lead"', '"user": "sneaky-agent"');
+    const text = fileText(trackState()).replace('"approver": "octo-lead"', '"approver": "sneaky-agent"');
     github.on("GET", contentsUrl(), contentsReply(text));
     const error = await store()
       .read(TRACK)
@@ -118,11 +130,11 @@ describe("reading a track's state", () => {
   });
 
   it("treats a correctly signed file that breaks the schema as tampered, naming the field", async () => {
-    // Signed with the real key, so only the schema can catch it: an approval with no review id.
+    // Signed with the real key, so only the schema can catch it: a frozen manifest with no commit.
     const broken = JSON.parse(fileText(trackState())) as Record<string, unknown> & {
-      approvals: Array<Record<string, unknown>>;
+      frozen: { gates: { design: Record<string, unknown> } };
     };
-    delete broken.approvals[0]!.reviewId;
+    delete broken.frozen.gates.design.commit;
     broken.signature = independentSignature(broken);
     github.on("GET", contentsUrl(), contentsReply(JSON.stringify(broken)));
     const error = (await store()
@@ -130,7 +142,7 @@ describe("reading a track's state", () => {
       .catch((e: unknown) => e)) as TamperedStateError;
     expect(error).toBeInstanceOf(TamperedStateError);
     expect(error.problems).toEqual([
-      "schema: approvals.0.reviewId: Invalid input: expected number, received undefined",
+      "schema: frozen.gates.design.commit: Invalid input: expected string, received undefined",
     ]);
     github.verify();
   });
@@ -310,7 +322,7 @@ describe("updating a track's state with compare-and-swap", () => {
       { ref: "refs/heads/consort/state", node_id: "x", url: "", object: { sha: sha("4"), type: "commit", url: "" } },
     ]);
 
-    const initial = trackState({ approvals: [], processedDeliveries: [] });
+    const initial = trackState({ processedDeliveries: [] });
     const result = await store().update(TRACK, "delivery-create", (current) =>
       current === undefined ? initial : current,
     );

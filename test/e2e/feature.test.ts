@@ -1,7 +1,7 @@
 import pg from "pg";
 import { afterEach, describe, expect, test } from "vitest";
 import { postgresUrl } from "../helpers/postgres.js";
-import { CHECK_NAMES, type CheckName } from "../../src/report/index.js";
+import { CHECK_NAMES, type CheckName } from "../../src/gates/names.js";
 import { checkTable } from "./support/checks.js";
 import * as F from "./support/feature.js";
 import { LEAD, Scenario } from "./support/scenario.js";

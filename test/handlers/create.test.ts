@@ -67,10 +67,11 @@ describe("create", () => {
       trackId: branch,
       repository: "acme/shop",
       branch,
-      approvals: [],
       cycles: [],
       updatedAt: NOW.toISOString(),
     });
+    // The approvals that count live once, in the snapshot's gates.
+    expect(written).not.toHaveProperty("approvals");
     expect(written.snapshot).toMatchObject({
       stage: "stories",
       context: { head: HEAD, databaseBranch: branch, parentDatabaseBranch: db.root },

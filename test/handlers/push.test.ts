@@ -101,6 +101,38 @@ describe("push", () => {
     expect(discipline.output.summary).toMatch(/driver/);
   });
 
+  it("a force-push back to the last accepted commit clears the refusal, so the track can go on", async () => {
+    const track = simulatedTrack(branch);
+    track.push({ role: "driver", files: { "src/app.ts": "x" } });
+    expect(track.context.rejectedHead).not.toBeNull();
+    state.seed(stateOf(branch, track.snapshot));
+    expectDefaultConfig(h.github);
+    expectChecks(h.github, START);
+    expectStickyComment(h.github, branch, START);
+
+    await h.receive(
+      "push",
+      inRepo({
+        ...webhookPayload("push"),
+        ref: `refs/heads/${branch}`,
+        before: track.context.rejectedHead!.sha,
+        after: START,
+        created: false,
+        deleted: false,
+        forced: true,
+        commits: [],
+        head_commit: null,
+      }),
+    );
+    h.github.verify();
+
+    expect(state.state(branch)!.snapshot).toMatchObject({
+      stage: "stories",
+      context: { head: START, rejectedHead: null },
+    });
+    expect(createdChecks(h.github)["consort/discipline"]).toMatchObject({ status: "completed", conclusion: "success" });
+  });
+
   it("a redelivered push changes nothing", async () => {
     expectDefaultConfig(h.github, 2);
     h.github.on(

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ARTIFACT_PATHS } from "../../src/artifacts/paths.js";
+import { restoreSnapshot } from "../../src/orchestrator/index.js";
 import { webhookPayload } from "../helpers/webhooks.js";
 import { edited } from "../orchestrator/fixtures/stockflow.js";
 import { smallDesign, type TrackSim } from "../orchestrator/helpers/track.js";
@@ -113,13 +114,12 @@ describe("pull_request_review", () => {
 
     const after = state.state(branch)!;
     expect(after.snapshot).toMatchObject({ stage: "test-list" });
-    expect(after.approvals).toEqual([
+    expect(restoreSnapshot(after.snapshot).context.gates.design.approvals).toEqual([
       {
-        gate: "design",
-        user: "lead-human",
+        approver: "lead-human",
         reviewId: REVIEW_ID,
         commit: head,
-        hash: sim.context.gates.design.pendingHash,
+        manifestHash: sim.context.gates.design.pendingHash,
         at: expect.any(String),
       },
     ]);

@@ -134,7 +134,9 @@ describe("consort next and status", () => {
     const run = await consort("status", "--state", stateFile);
     expect(run.status).toBe(0);
     expect(run.stdout).toContain("▶ T1: green");
-    expect(run.stdout).toContain("✓ consort/design: design gate approved by lead-human");
+    expect(run.stdout).toContain(
+      `✓ consort/design: Approved by @lead-human at ${sim.context.gates.design.approvedHash!.slice(0, 7)}`,
+    );
     expect(run.stdout).toContain("… consort/build: T1 (1 of 2): green");
   });
 

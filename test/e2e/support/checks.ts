@@ -1,4 +1,4 @@
-import { CHECK_NAMES, type CheckName } from "../../../src/report/index.js";
+import { CHECK_NAMES, type CheckName } from "../../../src/gates/names.js";
 import type { CheckRun, GitHubWorld } from "./github-world.js";
 
 /**

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ARTIFACT_PATHS } from "../../../src/artifacts/paths.js";
 import { ConsortConfig } from "../../../src/config/consort-config.js";
+import { checkStates } from "../../../src/gates/checks.js";
 import {
   createTrack,
   describeLane,
@@ -16,10 +17,7 @@ import { reach } from "../helpers/reach.js";
 import { sha, TrackSim } from "../helpers/track.js";
 
 const at = "2026-11-30T12:00:00Z";
-const checks = (sim: TrackSim) =>
-  Object.fromEntries(
-    sim.last.effects.flatMap((e) => (e.type === "updateChecks" ? e.checks : [])).map((c) => [c.name, c.status]),
-  );
+const checks = (sim: TrackSim) => Object.fromEntries(checkStates(sim.snapshot).map((c) => [c.name, c.status]));
 
 describe("a frozen design file changes after the gate", () => {
   it("rejects the commit, withdraws design → test list → build evidence, and resumes where it was once re-approved at the same hash", () => {

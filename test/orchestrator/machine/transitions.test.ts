@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ARTIFACT_PATHS } from "../../../src/artifacts/paths.js";
+import { checkStates } from "../../../src/gates/checks.js";
 import type { DispatchCycleEffect, Stage, TransitionResult } from "../../../src/orchestrator/types.js";
 import { edited } from "../fixtures/stockflow.js";
 import { reach, userFacingSpec } from "../helpers/reach.js";
@@ -42,8 +43,7 @@ const reviewAs = (verdict: "accept" | "refactor") => (sim: TrackSim) => {
 };
 const cycle = (result: TransitionResult) =>
   result.effects.find((e): e is DispatchCycleEffect => e.type === "dispatchCycle");
-const check = (result: TransitionResult, name: string) =>
-  result.effects.flatMap((e) => (e.type === "updateChecks" ? e.checks : [])).find((c) => c.name === name);
+const check = (result: TransitionResult, name: string) => checkStates(result.snapshot).find((c) => c.name === name);
 const refused = (sim: TrackSim, result: TransitionResult) =>
   expect(result.rejection?.reasons.length).toBeGreaterThan(0);
 
@@ -463,7 +463,10 @@ describe("transitions: (stage, event) → stage and effects", () => {
       extra?.(sim, result);
       // Every transition restates the checks, and nothing is ever neutral or skipped.
       if (!result.rejection || result.effects.length > 0) {
-        const checks = result.effects.flatMap((e) => (e.type === "updateChecks" ? e.checks : []));
+        expect(result.effects.filter((e) => e.type === "updateChecks")).toEqual([
+          { type: "updateChecks", commit: sim.context.rejectedHead?.sha ?? sim.context.head },
+        ]);
+        const checks = checkStates(result.snapshot);
         expect(checks.map((c) => c.name)).toEqual([
           "consort/design",
           "consort/test-list",
