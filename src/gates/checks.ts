@@ -83,7 +83,7 @@ export function gateCheck(gate: GateName, record: GateRecord): Decided {
       return {
         status: "pending",
         title: `Waiting for approval at ${short(record.pendingHash)}`,
-        details: [`Waiting for an approving review by an approver at manifest ${record.pendingHash}.`],
+        details: [`Waiting for an approving review by an approver at manifest ${record.pendingHash.slice(0, 12)}.`],
       };
     case "approved": {
       const current = record.pendingHash;

@@ -98,7 +98,10 @@ const about = (sha: string, reasons: string[]) => reasons.map((r) => `${sha.slic
 async function expectPushRefused(before: TrackSnapshot, pushed: string, reasons: string[]): Promise<void> {
   expect(standing(s.snapshot())).toEqual(standing(before));
   const discipline = s.world.check(pushed, "consort/discipline");
-  expect([discipline.conclusion, discipline.output.title]).toEqual(["failure", `${reasons.length} violation(s)`]);
+  expect([discipline.conclusion, discipline.output.title]).toEqual([
+    "failure",
+    `Commit ${pushed.slice(0, 7)} refused: reset the branch to ${before.context.head.slice(0, 7)}`,
+  ]);
   expect(violationsOn(discipline)).toEqual(about(pushed, reasons));
   expect(comment()).toContain(
     refusal(pushed, `the track stays at ${before.stage}`, about(pushed, reasons), before.context.head),
@@ -411,8 +414,8 @@ describe("cycle results that are not trusted", () => {
       "consort/schema": "success",
     });
     const build = s.world.check(s.head(), "consort/build");
-    expect(build.output.title).toBe("Build failed");
-    expect(summaryOf(build)).toContain(`### Build\n\nT1 (1 of 3): green-verify. ${overdue}\n\n`);
+    expect(build.output.title).toBe("T1 (1 of 3): green-verify");
+    expect(summaryOf(build)).toContain(`### Build\n\n${overdue}\n\n`);
     expect(build.actions).toEqual([
       { label: "Re-run cycle", description: "Dispatch the last cycle again", identifier: "rerun-cycle" },
     ]);

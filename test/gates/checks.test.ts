@@ -56,7 +56,7 @@ describe("a gate's check", () => {
     expect(gateCheck("design", record({ status: "pending", pendingHash: PENDING }))).toEqual({
       status: "pending",
       title: "Waiting for approval at 5d1e6a7",
-      details: [`Waiting for an approving review by an approver at manifest ${PENDING}.`],
+      details: [`Waiting for an approving review by an approver at manifest ${PENDING.slice(0, 12)}.`],
     });
   });
 
