@@ -36,7 +36,7 @@ export const DESIGN_STEPS = ["stories", "spec", "architecture", "db-design", "ux
 export type DesignStep = (typeof DESIGN_STEPS)[number];
 
 /** The build lane of one unit: RED, GREEN (with repair), review, refactor. */
-export const BUILD_STAGES = [
+const BUILD_STAGES = [
   "red",
   "red-verify",
   "green",
