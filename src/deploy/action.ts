@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import type { ZodError } from "zod";
 import { join, resolve } from "node:path";
+import { formatZodError } from "../config/zod-error.js";
 import {
   appendJobSummary,
   getInput,
@@ -9,7 +10,6 @@ import {
   requireInput,
   setOutput,
 } from "../cycle/action-io.js";
-import { formatIssues } from "../cycle/request.js";
 import { createProvider } from "../substrate/index.js";
 import { runDeploy } from "./deploy.js";
 import { runPromote } from "./promote.js";
@@ -36,7 +36,7 @@ function parseRequest<T>(
   }
   const parsed = schema.safeParse(data);
   if (!parsed.success)
-    throw new Error(`the action input \`request\` is not a valid request:\n${formatIssues(parsed.error)}`);
+    throw new Error(formatZodError(parsed.error, "the action input `request` is not a valid request"));
   return parsed.data;
 }
 
