@@ -14,7 +14,7 @@ export interface ProblemAt {
 }
 
 /** One issue on one line: `tests[3].ac: Invalid input: expected string, received number`. */
-export function problemLine(issue: ProblemAt): string {
+function problemLine(issue: ProblemAt): string {
   return issue.path.length > 0 ? `${z.core.toDotPath([...issue.path])}: ${issue.message}` : issue.message;
 }
 
@@ -25,7 +25,7 @@ export function zodProblems(issues: z.ZodError | ReadonlyArray<ProblemAt>, limit
   return [...lines.slice(0, limit), `… and ${lines.length - limit} more`];
 }
 
-export interface FormatOptions {
+interface FormatOptions {
   /** On one line, problems joined by `; ` (logs, one-line reasons); else one `  - ` line each. */
   inline?: boolean;
   limit?: number;
