@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
-import { loadConfigFile } from "../src/cycle/config-file.js";
+import { readCheckoutConfig } from "../src/config/load.js";
 import { CycleRequest } from "../src/cycle/request.js";
 import type { CycleResult } from "../src/cycle/result.js";
 import { runCycle } from "../src/cycle/run.js";
@@ -53,7 +53,7 @@ const dataDir = mkdtempSync(join(tmpdir(), "consort-bench-pg-"));
 // As root the server runs as the `postgres` user, who must be able to enter the folder.
 chmodSync(dataDir, 0o755);
 const server = await ensureLocalServer({ dataDir });
-const { config } = await loadConfigFile(join(example, ".github/consort.yml"));
+const { config } = readCheckoutConfig(example);
 // The example's local provider, on this run's own server: warm spares on, as shipped.
 const provider = new PostgresBranchProvider({
   kind: "local",

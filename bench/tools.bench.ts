@@ -5,8 +5,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { parse as parseYaml } from "yaml";
-import { ConsortConfig } from "../src/config/consort-config.js";
+import { readCheckoutConfig } from "../src/config/load.js";
 import { createMcpServer } from "../src/mcp/server.js";
 import { createTrack, nextAction, restoreSnapshot, transition, type TrackSnapshot } from "../src/orchestrator/index.js";
 import { trackIdForBranch } from "../src/state/index.js";
@@ -38,7 +37,7 @@ git("add", "-A");
 git("commit", "-q", "-m", "StockFlow before F1's design");
 git("checkout", "-q", "-b", "f1-record-stock");
 
-const config = ConsortConfig.parse(parseYaml(readFileSync(join(checkout, ".github/consort.yml"), "utf8")) ?? {});
+const { config } = readCheckoutConfig(checkout);
 const trackId = trackIdForBranch("f1-record-stock");
 let at = Date.parse("2026-11-30T06:00:00Z");
 const tick = () => new Date((at += 60_000)).toISOString();

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { formatZodError } from "../config/zod-error.js";
 import { ArtifactError, artifactJson, downloadRunArtifact } from "./artifacts.js";
 import { judgeResultCommit, judgeRunProvenance, type RecordedRun, type ReportedRun } from "./provenance.js";
 import { stateStoreFor, type EngineDeps } from "./track.js";
@@ -129,14 +130,11 @@ async function readReport(deps: EngineDeps, run: ReportedRun, recorded: Recorded
   } catch (error) {
     return { outcome: "error", reasons: [(error as Error).message], commit: undefined };
   }
-  const malformed = (error: z.ZodError): Report => {
-    const problems = error.issues.slice(0, 5).map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`);
-    return {
-      outcome: "error",
-      reasons: [`run ${run.id}'s ${file} does not follow its schema: ${problems.join("; ")}`],
-      commit: undefined,
-    };
-  };
+  const malformed = (error: z.ZodError): Report => ({
+    outcome: "error",
+    reasons: [formatZodError(error, `run ${run.id}'s ${file} does not follow its schema`, { inline: true, limit: 5 })],
+    commit: undefined,
+  });
   const decided = (data: {
     verdict: string;
     reasons: string[];

@@ -8,7 +8,7 @@ import { STATE_BRANCH, TamperedStateError, type TrackState } from "../state/inde
 import { decideApprovals, pendingGates } from "./approvals.js";
 import { failTampered } from "./checks.js";
 import { branchDeletedEvent, commitsSince, pushEvent } from "./commits.js";
-import { loadRepoConfig } from "./config.js";
+import { readGitHubConfig } from "../config/load.js";
 import { advanceAndShow } from "./engine.js";
 import { httpStatus, type GitHub, type Log, type RepoRef } from "./github.js";
 import { recordedRunOf, reportedEvent, reportedRun, trustedReport } from "./ingest.js";
@@ -54,7 +54,7 @@ export async function reconcileRepository({
   const { data: repository } = await octokit.request("GET /repos/{owner}/{repo}", { owner, repo });
   const ctx: RepoContext = { owner, repo, fullName: repository.full_name, defaultBranch: repository.default_branch };
   const base = { octokit, log, services, repo: ctx };
-  const config = await loadRepoConfig({ octokit, owner, repo, defaultBranch: ctx.defaultBranch });
+  const config = await readGitHubConfig({ octokit, owner, repo, defaultBranch: ctx.defaultBranch });
   const store = stateStoreFor(base);
   const trackIds = await store.list();
   const result: RepositoryReconciliation = {

@@ -1,5 +1,6 @@
 import type { Probot } from "probot";
 import type { z } from "zod";
+import { formatZodError } from "../config/zod-error.js";
 import type { GitHub } from "./github.js";
 import type { AppServices, Handler } from "./services.js";
 
@@ -19,9 +20,11 @@ export function route<Schema extends z.ZodType>(
   app.on(names, async (context) => {
     const parsed = schema.safeParse(context.payload);
     if (!parsed.success) {
-      const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
-      context.log.error({ event: context.name, delivery: context.id }, `payload refused: ${problems}`);
-      throw new Error(`${context.name} delivery ${context.id} has an unexpected payload: ${problems}`);
+      const refused = formatZodError(parsed.error, `${context.name} delivery ${context.id} has an unexpected payload`, {
+        inline: true,
+      });
+      context.log.error({ event: context.name, delivery: context.id }, refused);
+      throw new Error(refused);
     }
     await handler({
       octokit: context.octokit as unknown as GitHub,

@@ -10,15 +10,10 @@ export const ArtifactIssue = z.object({
 });
 export type ArtifactIssue = z.infer<typeof ArtifactIssue>;
 
-/** `["tests", 3, "ac"]` → `$.tests[3].ac`. */
+/** `["tests", 3, "ac"]` → `$.tests[3].ac`: zod's own path notation, rooted at `$`. */
 export function jsonPath(path: ReadonlyArray<PropertyKey>): string {
-  let out = "$";
-  for (const key of path) {
-    if (typeof key === "number") out += `[${key}]`;
-    else if (typeof key === "string" && /^[A-Za-z_$][\w$]*$/.test(key)) out += `.${key}`;
-    else out += `[${JSON.stringify(String(key))}]`;
-  }
-  return out;
+  const dotted = z.core.toDotPath([...path]);
+  return dotted === "" || dotted.startsWith("[") ? `$${dotted}` : `$.${dotted}`;
 }
 
 /** What a person (or agent) should do about a zod issue, in one line. */

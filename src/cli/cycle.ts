@@ -1,7 +1,8 @@
 import { readFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import type { Command } from "commander";
-import { loadConfigFile } from "../cycle/config-file.js";
+import type { ConsortConfig } from "../config/consort-config.js";
+import { ConfigError, readCheckoutConfig, readConfigFile } from "../config/load.js";
 import { buildLocalRequest } from "../cycle/local-request.js";
 import { CYCLE_STEPS, CycleInputError, parseCycleRequest, type CycleRequest, CycleStep } from "../cycle/request.js";
 import { exitCodeFor, CYCLE_RESULT_FILE } from "../cycle/result.js";
@@ -72,7 +73,6 @@ export function registerCycleCommands(program: Command): void {
       const cwd = resolve(options.cwd);
       const say = progress(options);
       let request: CycleRequest;
-      let configPath = options.config ? resolve(options.config) : join(cwd, ".github/consort.yml");
       try {
         if (options.request) {
           if (options.step || options.tests)
@@ -102,17 +102,15 @@ export function registerCycleCommands(program: Command): void {
             );
           }
         }
-        configPath = resolve(configPath);
       } catch (error) {
         if (error instanceof CycleInputError) throw new CliError(error.message, "see consort cycle --help", 2);
         throw error;
       }
-      let config;
+      let config: ConsortConfig;
       try {
-        ({ config } = await loadConfigFile(configPath));
+        ({ config } = options.config ? readConfigFile(resolve(options.config)) : readCheckoutConfig(cwd));
       } catch (error) {
-        if (error instanceof CycleInputError)
-          throw new CliError(error.message, "fix the configuration, or pass --config", 2);
+        if (error instanceof ConfigError) throw new CliError(error.summary, error.fix, 2);
         throw error;
       }
       const provider = await createProvider(config.database, { onProgress: say });

@@ -1,8 +1,7 @@
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import type { Command } from "commander";
 import type { ConsortConfig } from "../config/consort-config.js";
-import { loadConfigFile } from "../cycle/config-file.js";
-import { CycleInputError } from "../cycle/request.js";
+import { ConfigError, readCheckoutConfig, readConfigFile } from "../config/load.js";
 import {
   createProvider,
   resolveLocalDataDir,
@@ -24,20 +23,14 @@ interface DbOptions {
 }
 
 async function configFor(options: DbOptions): Promise<ConsortConfig> {
-  const cwd = resolve(options.cwd);
-  const path = options.config ? resolve(options.config) : join(cwd, ".github/consort.yml");
   try {
-    const { config, source } = await loadConfigFile(path);
-    if (options.config && source === "defaults")
-      throw new CliError(
-        `${path} does not exist`,
-        "pass the path of your .github/consort.yml, or leave --config out to use the defaults",
-        2,
-      );
+    // A file named with --config must exist; without it the checkout's, or the defaults.
+    const { config } = options.config
+      ? readConfigFile(resolve(options.config), { mustExist: true })
+      : readCheckoutConfig(resolve(options.cwd));
     return config;
   } catch (error) {
-    if (error instanceof CycleInputError)
-      throw new CliError(error.message, "fix the configuration, or pass --config", 2);
+    if (error instanceof ConfigError) throw new CliError(error.summary, error.fix, 2);
     throw error;
   }
 }

@@ -3,6 +3,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
+import { CONFIG_PATH } from "../config/load.js";
 import { CliError, printResult } from "./output.js";
 
 /**
@@ -35,7 +36,7 @@ export interface InitOptions {
 }
 
 const TARGETS = [
-  { template: "consort.yml", path: ".github/consort.yml", mayOverwrite: true },
+  { template: "consort.yml", path: CONFIG_PATH, mayOverwrite: true },
   { template: "consort-cycle.yml", path: ".github/workflows/consort-cycle.yml", mayOverwrite: true },
   { template: "consort-agent.yml", path: ".github/workflows/consort-agent.yml", mayOverwrite: true },
   { template: "consort-deploy.yml", path: ".github/workflows/consort-deploy.yml", mayOverwrite: true },

@@ -1,13 +1,13 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
-import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { formatIssue, jsonPath, type ArtifactIssue } from "../artifacts/issues.js";
+import { formatIssue, type ArtifactIssue } from "../artifacts/issues.js";
 import { ARTIFACT_PATHS, REVIEWS_DIR } from "../artifacts/paths.js";
 import { ReviewVerdict } from "../artifacts/review.js";
 import { CHECKPOINTS, parseArtifact, validateArtifacts, type Checkpoint } from "../artifacts/validate.js";
-import { ConsortConfig } from "../config/consort-config.js";
+import type { ConsortConfig } from "../config/consort-config.js";
+import { CONFIG_PATH, ConfigError, configIssues, readCheckoutConfig } from "../config/load.js";
 import {
   describeLane,
   nextAction,
@@ -25,60 +25,22 @@ import { CliError, printResult } from "./output.js";
  * checkout, before anything is pushed. Same schemas, same machine as the app.
  */
 
-const CONFIG_PATH = ".github/consort.yml";
-
 interface DirOptions {
   dir?: string;
   config?: string;
   json?: boolean;
 }
 
-/** The configuration of a checkout: `.github/consort.yml` (or `--config`), defaults when absent. */
-export function loadConfig(
-  dir: string,
-  path?: string,
-): { config?: ConsortConfig; issues: ArtifactIssue[]; source: string } {
-  const file = resolve(dir, path ?? CONFIG_PATH);
-  const shown = path ?? CONFIG_PATH;
-  if (!existsSync(file)) {
-    if (path)
-      return {
-        issues: [
-          { file: shown, path: "$", message: "the file does not exist", fix: "pass the path of your consort.yml" },
-        ],
-        source: shown,
-      };
-    return { config: ConsortConfig.parse({}), issues: [], source: "defaults (no .github/consort.yml)" };
-  }
-  let raw: unknown;
+/** The configuration of a checkout and where it came from, or every problem with it. */
+function loadConfig(dir: string, file?: string): { config?: ConsortConfig; issues: ArtifactIssue[]; source: string } {
   try {
-    raw = parseYaml(readFileSync(file, "utf8")) ?? {};
+    const loaded = readCheckoutConfig(dir, file);
+    const source = loaded.source === "defaults" ? `defaults (no ${CONFIG_PATH})` : (file ?? CONFIG_PATH);
+    return { config: loaded.config, issues: [], source };
   } catch (error) {
-    return {
-      issues: [
-        {
-          file: shown,
-          path: "$",
-          message: `not valid YAML: ${(error as Error).message.split("\n")[0]}`,
-          fix: "fix the YAML syntax",
-        },
-      ],
-      source: shown,
-    };
+    if (!(error instanceof ConfigError)) throw error;
+    return { issues: configIssues(error), source: error.file };
   }
-  const parsed = ConsortConfig.safeParse(raw);
-  if (!parsed.success) {
-    return {
-      issues: parsed.error.issues.map((i) => ({
-        file: shown,
-        path: jsonPath(i.path),
-        message: i.message,
-        fix: "see schemas/consort-config.schema.json for the allowed values",
-      })),
-      source: shown,
-    };
-  }
-  return { config: parsed.data, issues: [], source: shown };
 }
 
 /** Every artifact text under `.consort/` of a checkout, by repository path. */
@@ -169,13 +131,12 @@ export function readSnapshotFile(path: string): TrackSnapshot {
 }
 
 function configFor(options: DirOptions): ConsortConfig {
-  const loaded = loadConfig(resolve(options.dir ?? "."), options.config);
-  if (!loaded.config)
-    throw new CliError(
-      `the configuration is invalid: ${loaded.issues.map(formatIssue).join("; ")}`,
-      "run `consort validate` to see every problem",
-    );
-  return loaded.config;
+  try {
+    return readCheckoutConfig(resolve(options.dir ?? "."), options.config).config;
+  } catch (error) {
+    if (error instanceof ConfigError) throw new CliError(error.summary, error.fix);
+    throw error;
+  }
 }
 
 export function registerOrchestrateCommands(program: Command): void {

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { z } from "zod";
+import { formatZodError } from "../config/zod-error.js";
 import { clientFromEnv, GitHubSetupError, resolveRepository } from "../github/env-client.js";
 import { formatPlan, protectRepository, ProtectError } from "../protect/index.js";
 import { CliError, printResult, progress } from "./output.js";
@@ -37,16 +38,12 @@ export function registerProtectCommands(program: Command): void {
     .option("--json", "print the plan as JSON")
     .addHelpText("after", "\nAuth: GITHUB_TOKEN with the repository's Administration: write permission.")
     .action(async (raw: Record<string, unknown>) => {
-      const parsed = Options.safeParse({
-        ...raw,
-        appId: raw.appId ?? process.env.CONSORT_APP_ID ?? process.env.APP_ID,
-      });
+      const appId = raw.appId ?? process.env.CONSORT_APP_ID ?? process.env.APP_ID;
+      const parsed = Options.safeParse({ ...raw, appId });
       if (!parsed.success) {
-        const issue = parsed.error.issues[0]!;
-        const missing =
-          issue.path[0] === "appId" && (raw.appId ?? process.env.CONSORT_APP_ID ?? process.env.APP_ID) === undefined;
+        const missing = appId === undefined;
         throw new CliError(
-          missing ? "The app id is missing" : issue.message,
+          missing ? "The app id is missing" : formatZodError(parsed.error, "the options are invalid", { inline: true }),
           missing
             ? "pass --app-id N or set CONSORT_APP_ID (the number on the app's settings page)"
             : "run consort protect --help",

@@ -160,7 +160,7 @@ export const ConsortConfig = z
   })
   .strict();
 
-export type ConsortConfig = z.infer<typeof ConsortConfig>;
+export type ConsortConfig = z.output<typeof ConsortConfig>;
 export type ConsortConfigInput = z.input<typeof ConsortConfig>;
 
 /** The configuration a repository gets with no `.github/consort.yml`. */

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
+import { zodProblems } from "./zod-error.js";
 
 /**
  * The app's environment, validated once at boot. Outside production every credential may be
@@ -46,7 +47,7 @@ const REQUIRED_IN_PRODUCTION: Array<[keyof AppEnv | "PRIVATE_KEY", string]> = [
 export function loadEnv(source: NodeJS.ProcessEnv = process.env): AppEnv {
   const parsed = EnvSchema.safeParse(source);
   if (!parsed.success) {
-    throw new EnvError(parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`));
+    throw new EnvError(zodProblems(parsed.error));
   }
   const env = parsed.data;
   if (env.NODE_ENV !== "production") return env;

@@ -1,5 +1,7 @@
 import { appendFile } from "node:fs/promises";
 import { randomBytes } from "node:crypto";
+import { resolve } from "node:path";
+import { readCheckoutConfig, readConfigFile, type LoadedConfig } from "../config/load.js";
 
 /**
  * The GitHub Actions runner's protocol, without a dependency: inputs arrive as INPUT_<NAME>
@@ -14,6 +16,15 @@ export function requireInput(name: string, env: NodeJS.ProcessEnv = process.env)
   const value = getInput(name, env);
   if (!value) throw new Error(`the action input "${name}" is required`);
   return value;
+}
+
+/**
+ * The configuration an action job runs with: the file its `config` input names (the default
+ * branch's consort.yml the workflow fetched; the defaults when it is absent), else the checkout's.
+ */
+export function readActionConfig(cwd: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+  const input = getInput("config", env);
+  return input ? readConfigFile(resolve(env.GITHUB_WORKSPACE ?? process.cwd(), input)) : readCheckoutConfig(cwd);
 }
 
 export async function setOutput(name: string, value: string, env: NodeJS.ProcessEnv = process.env): Promise<void> {

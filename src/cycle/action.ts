@@ -1,7 +1,6 @@
 import { join, resolve } from "node:path";
 import { createProvider } from "../substrate/index.js";
-import { appendJobSummary, getInput, reportFailure, requireInput, setOutput } from "./action-io.js";
-import { loadConfigFile } from "./config-file.js";
+import { appendJobSummary, getInput, readActionConfig, reportFailure, requireInput, setOutput } from "./action-io.js";
 import { parseCycleRequest } from "./request.js";
 import { CYCLE_RESULT_FILE, exitCodeFor } from "./result.js";
 import { runCycle } from "./run.js";
@@ -18,9 +17,7 @@ export async function runCycleAction(env: NodeJS.ProcessEnv = process.env): Prom
   const outDir = resolve(workspace, getInput("result-dir", env) || join(env.RUNNER_TEMP ?? cwd, "consort-cycle"));
   try {
     const request = parseCycleRequest(requireInput("request", env), "the action input `request`");
-    const { config } = await loadConfigFile(
-      resolve(workspace, getInput("config", env) || join(cwd, ".github/consort.yml")),
-    );
+    const { config } = readActionConfig(cwd, env);
     const provider = await createProvider(config.database, { env, onProgress: (m) => console.log(m) });
     try {
       const result = await runCycle(request, {

@@ -1,9 +1,8 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { appendJobSummary, getInput, reportFailure, requireInput, setOutput } from "./action-io.js";
+import { formatZodError } from "../config/zod-error.js";
+import { appendJobSummary, getInput, readActionConfig, reportFailure, requireInput, setOutput } from "./action-io.js";
 import { AGENT_RESULT_FILE, AgentRequest, runAgentTurn } from "./agent-turn.js";
-import { loadConfigFile } from "./config-file.js";
-import { formatIssues } from "./request.js";
 
 /**
  * `actions/agent`: inputs `request` (the AgentRequest JSON), `working-directory` (the track's
@@ -23,10 +22,8 @@ export async function runAgentAction(env: NodeJS.ProcessEnv = process.env, defau
     }
     const parsed = AgentRequest.safeParse(data);
     if (!parsed.success)
-      throw new Error(`the action input \`request\` is not a valid agent request:\n${formatIssues(parsed.error)}`);
-    const { config } = await loadConfigFile(
-      resolve(workspace, getInput("config", env) || join(cwd, ".github/consort.yml")),
-    );
+      throw new Error(formatZodError(parsed.error, "the action input `request` is not a valid agent request"));
+    const { config } = readActionConfig(cwd, env);
     const rolesDir = resolve(workspace, getInput("roles-dir", env) || defaultRolesDir || "roles");
     const result = await runAgentTurn(parsed.data, { config, cwd, rolesDir });
     const outDir = resolve(workspace, getInput("result-dir", env) || join(env.RUNNER_TEMP ?? cwd, "consort-agent"));

@@ -3,9 +3,10 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { TestList } from "../artifacts/test-list.js";
+import { formatZodError } from "../config/zod-error.js";
 import { hashFrozenText } from "../gates/freeze.js";
 import { sanitiseBranchName } from "../substrate/index.js";
-import { CycleInputError, CycleRequest, formatIssues, type CycleStep, type CycleTest } from "./request.js";
+import { CycleInputError, CycleRequest, type CycleStep, type CycleTest } from "./request.js";
 
 /**
  * `consort cycle` on a local checkout builds the same request the app would dispatch, from flags
@@ -41,7 +42,7 @@ export async function loadTestList(path: string): Promise<TestList> {
     throw new CycleInputError(`cannot read the test list ${path}: ${(error as Error).message}`);
   }
   const parsed = TestList.safeParse(raw);
-  if (!parsed.success) throw new CycleInputError(`${path} is not a valid test list:\n${formatIssues(parsed.error)}`);
+  if (!parsed.success) throw new CycleInputError(formatZodError(parsed.error, `${path} is not a valid test list`));
   return parsed.data;
 }
 
@@ -99,6 +100,6 @@ export async function buildLocalRequest(options: LocalCycleOptions): Promise<Cyc
     database: { branch: options.dbBranch ?? sanitiseBranchName(branch) },
   });
   if (!parsed.success)
-    throw new CycleInputError(`the options do not make a valid cycle request:\n${formatIssues(parsed.error)}`);
+    throw new CycleInputError(formatZodError(parsed.error, "the options do not make a valid cycle request"));
   return parsed.data;
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { RepoPath, TestId } from "../artifacts/ids.js";
+import { formatZodError } from "../config/zod-error.js";
 import { hashFrozenText } from "../gates/freeze.js";
 
 /**
@@ -140,14 +141,8 @@ export function parseCycleRequest(json: string, source = "the cycle request"): C
   }
   const parsed = CycleRequest.safeParse(data);
   if (!parsed.success)
-    throw new CycleInputError(`${source} is not a valid cycle request:\n${formatIssues(parsed.error)}`);
+    throw new CycleInputError(formatZodError(parsed.error, `${source} is not a valid cycle request`));
   return parsed.data;
-}
-
-export function formatIssues(error: z.ZodError): string {
-  return error.issues
-    .map((issue) => `  - ${issue.path.length ? issue.path.join(".") : "(top level)"}: ${issue.message}`)
-    .join("\n");
 }
 
 /** A request or option that cannot start a cycle: nothing ran, nothing was created. */

@@ -1,9 +1,15 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import type { ZodError } from "zod";
 import { join, resolve } from "node:path";
-import { appendJobSummary, getInput, reportFailure, requireInput, setOutput } from "../cycle/action-io.js";
-import { loadConfigFile } from "../cycle/config-file.js";
-import { formatIssues } from "../cycle/request.js";
+import { formatZodError } from "../config/zod-error.js";
+import {
+  appendJobSummary,
+  getInput,
+  readActionConfig,
+  reportFailure,
+  requireInput,
+  setOutput,
+} from "../cycle/action-io.js";
 import { createProvider } from "../substrate/index.js";
 import { runDeploy } from "./deploy.js";
 import { runPromote } from "./promote.js";
@@ -30,7 +36,7 @@ function parseRequest<T>(
   }
   const parsed = schema.safeParse(data);
   if (!parsed.success)
-    throw new Error(`the action input \`request\` is not a valid request:\n${formatIssues(parsed.error)}`);
+    throw new Error(formatZodError(parsed.error, "the action input `request` is not a valid request"));
   return parsed.data;
 }
 
@@ -60,15 +66,14 @@ function renderPromote(result: PromoteResult): string {
 
 async function withJob(
   env: NodeJS.ProcessEnv,
-  job: (paths: { cwd: string; outDir: string; configPath: string }) => Promise<number>,
+  job: (paths: { cwd: string; outDir: string }) => Promise<number>,
 ): Promise<number> {
   const workspace = env.GITHUB_WORKSPACE ?? process.cwd();
   const cwd = resolve(workspace, getInput("working-directory", env) || ".");
   const outDir = resolve(workspace, getInput("result-dir", env) || join(env.RUNNER_TEMP ?? cwd, "consort-result"));
-  const configPath = resolve(workspace, getInput("config", env) || join(cwd, ".github/consort.yml"));
   try {
     await mkdir(outDir, { recursive: true });
-    return await job({ cwd, outDir, configPath });
+    return await job({ cwd, outDir });
   } catch (error) {
     reportFailure((error as Error).message);
     return 1;
@@ -76,9 +81,9 @@ async function withJob(
 }
 
 export function runDeployAction(env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  return withJob(env, async ({ cwd, outDir, configPath }) => {
+  return withJob(env, async ({ cwd, outDir }) => {
     const request = parseRequest(DeployRequest, requireInput("request", env));
-    const { config } = await loadConfigFile(configPath);
+    const { config } = readActionConfig(cwd, env);
     const provider = await createProvider(config.database, { env, onProgress: (m) => console.log(m) });
     try {
       const evidence = await runDeploy(request, { provider, config, cwd, onProgress: (m) => console.log(m) });
@@ -95,9 +100,9 @@ export function runDeployAction(env: NodeJS.ProcessEnv = process.env): Promise<n
 }
 
 export function runPromoteAction(env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  return withJob(env, async ({ cwd, outDir, configPath }) => {
+  return withJob(env, async ({ cwd, outDir }) => {
     const request = parseRequest(PromoteRequest, requireInput("request", env));
-    const { config } = await loadConfigFile(configPath);
+    const { config } = readActionConfig(cwd, env);
     const provider = await createProvider(config.database, { env, onProgress: (m) => console.log(m) });
     try {
       const result = await runPromote(request, { provider, config, cwd, onProgress: (m) => console.log(m) });

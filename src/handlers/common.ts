@@ -1,4 +1,4 @@
-import { loadRepoConfig, type ConfigResult } from "../app/config.js";
+import { CONFIG_PATH, readGitHubConfig, type ConfigResult } from "../config/load.js";
 import type { HandlerInput } from "../app/services.js";
 import { runEffects } from "../app/effects.js";
 import { failAllChecks } from "../app/checks.js";
@@ -51,7 +51,7 @@ export async function configOrFail(
   headSha: string | undefined,
   trackId: string,
 ): Promise<Extract<ConfigResult, { ok: true }> | undefined> {
-  const result = await loadRepoConfig({
+  const result = await readGitHubConfig({
     octokit: deps.octokit,
     owner: deps.repo.owner,
     repo: deps.repo.repo,
@@ -59,7 +59,7 @@ export async function configOrFail(
   });
   if (result.ok) return result;
   deps.log.warn({ repository: deps.repo.fullName }, result.message);
-  if (headSha) await failAllChecks(targetOf(deps, headSha, trackId), "Invalid .github/consort.yml", result.message);
+  if (headSha) await failAllChecks(targetOf(deps, headSha, trackId), `Invalid ${CONFIG_PATH}`, result.message);
   return undefined;
 }
 

@@ -5,6 +5,7 @@ import { Spec } from "../artifacts/spec.js";
 import { formatIssue } from "../artifacts/issues.js";
 import { parseArtifact, validateArtifacts, type Checkpoint } from "../artifacts/validate.js";
 import type { ConsortConfig } from "../config/consort-config.js";
+import { formatZodError, zodProblems } from "../config/zod-error.js";
 import type { FileGate } from "../gates/names.js";
 import { classifyCommit } from "../roles/classify.js";
 import { globMatcher } from "../roles/globs.js";
@@ -58,9 +59,7 @@ export function pathsToRead(changes: ChangedPath[], config: ConsortConfig): stri
 export function createTrack(input: CreateTrackInput, config: ConsortConfig): TransitionResult {
   const parsed = CreateTrackInputSchema.safeParse(input);
   if (!parsed.success) {
-    throw new Error(
-      `cannot create a track: ${parsed.error.issues.map((i) => `${i.path.join(".") || "(input)"}: ${i.message}`).join("; ")}`,
-    );
+    throw new Error(formatZodError(parsed.error, "cannot create a track", { inline: true }));
   }
   const [state, actions] = initialTransition(trackMachine, initialContext(parsed.data, config));
   const snapshot = toSnapshot(state);
@@ -86,9 +85,8 @@ export function restoreSnapshot(json: unknown): TrackSnapshot {
   }
   const parsed = TrackSnapshotSchema.safeParse(value);
   if (!parsed.success) {
-    const problems = parsed.error.issues.slice(0, 8).map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`);
     throw new SnapshotError(
-      `the track snapshot is malformed: ${problems.join("; ")}`,
+      formatZodError(parsed.error, "the track snapshot is malformed", { inline: true, limit: 8 }),
       "the state file is damaged: restore it from the consort/state history",
     );
   }
@@ -120,7 +118,7 @@ export function transition(snapshot: TrackSnapshot, event: TrackEvent, config: C
     return refuse(
       snapshot,
       config,
-      parsed.error.issues.map((i) => `event ${i.path.join(".") || "(root)"}: ${i.message}`),
+      zodProblems(parsed.error).map((problem) => `event ${problem}`),
     );
   }
   if (snapshot.stage === "done" || snapshot.stage === "abandoned") {

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { ARTIFACT_PATHS, reviewPath } from "../artifacts/paths.js";
+import { CONFIG_PATH } from "../config/path.js";
 import type { Stage } from "../orchestrator/types.js";
 
 /**
@@ -55,7 +56,7 @@ export const ROLES: Record<RoleName, RoleInfo> = {
  */
 export const PROTECTED_PATHS = [
   ".github/workflows/**",
-  ".github/consort.yml",
+  CONFIG_PATH,
   ".github/consort.yaml",
   "CODEOWNERS",
   ".github/CODEOWNERS",

@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
+import { zodProblems } from "../config/zod-error.js";
 import { SIGNATURE_PREFIX, TrackState, TrackStateFile } from "./schema.js";
 import { TamperedStateError } from "./errors.js";
 
@@ -82,8 +83,7 @@ export function checkStateFile(
     problems.push("signature does not match the content (edited outside the app, or sealed with another key)");
   const parsed = TrackStateFile.safeParse(raw);
   if (!parsed.success) {
-    for (const issue of parsed.error.issues)
-      problems.push(`schema: ${issue.path.join(".") || "(root)"}: ${issue.message}`);
+    problems.push(...zodProblems(parsed.error).map((problem) => `schema: ${problem}`));
   } else {
     if (parsed.data.trackId !== expected.trackId)
       problems.push(`trackId is "${parsed.data.trackId}" but the file is for "${expected.trackId}"`);

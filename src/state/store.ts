@@ -1,3 +1,4 @@
+import { formatZodError, zodProblems } from "../config/zod-error.js";
 import type { GitHubClient } from "../github/client.js";
 import { githubMessage, httpStatus } from "../github/client.js";
 import { StateConflictError, StateStoreError, TamperedStateError } from "./errors.js";
@@ -164,9 +165,8 @@ export function createStateStore(options: StateStoreOptions): StateStore {
   function checkNext(trackId: string, next: TrackState): TrackState {
     const parsed = TrackState.safeParse(next);
     if (!parsed.success) {
-      const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
       throw new StateStoreError(
-        `Refusing to write an invalid state for track ${trackId}: ${problems}`,
+        formatZodError(parsed.error, `Refusing to write an invalid state for track ${trackId}`, { inline: true }),
         "this is a bug in the caller; nothing was written",
       );
     }
@@ -242,9 +242,9 @@ export function createStateStore(options: StateStoreOptions): StateStore {
         const { signature: _signature, ...body } = raw ?? {};
         const parsed = TrackState.safeParse(body);
         if (!parsed.success) {
-          const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
+          const issues = raw ? zodProblems(parsed.error) : problems;
           throw new StateStoreError(
-            `Cannot re-seal ${path}: its content breaks the schema (${raw ? issues : problems.join("; ")})`,
+            `Cannot re-seal ${path}: its content breaks the schema (${issues.join("; ")})`,
             `restore the file from the history of ${STATE_BRANCH} (git log -- ${path}) and re-seal that, or delete it to restart the track`,
           );
         }

@@ -1,9 +1,9 @@
-import { readFile, stat } from "node:fs/promises";
-import { join, resolve } from "node:path";
-import { parse as parseYaml } from "yaml";
-import { ConsortConfig } from "../config/consort-config.js";
+import { stat } from "node:fs/promises";
+import { resolve } from "node:path";
+import type { ConsortConfig } from "../config/consort-config.js";
+import { ConfigError, readCheckoutConfig } from "../config/load.js";
 import type { BranchProvider } from "../substrate/provider.js";
-import { describeIssues, ToolError } from "./registry.js";
+import { ToolError } from "./registry.js";
 import { loadState, resolveTrackId, type LoadedState, type StateSource } from "./track-state.js";
 
 export type { StateSource } from "./track-state.js";
@@ -12,8 +12,6 @@ export type { StateSource } from "./track-state.js";
  * What every tool works from: a local checkout, where the track's state comes from, and the
  * repository's database provider (made on first use, closed with the server).
  */
-
-export const CONFIG_PATH = ".github/consort.yml";
 
 export interface ToolContextOptions {
   /** The local checkout the tools work in. */
@@ -68,33 +66,12 @@ export class ToolContext {
 
   /** The checkout's `.github/consort.yml`, validated; the defaults when there is none. */
   async config(): Promise<ConsortConfig> {
-    const path = join(this.repoPath, CONFIG_PATH);
-    let text: string;
     try {
-      text = await readFile(path, "utf8");
+      return readCheckoutConfig(this.repoPath).config;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return ConsortConfig.parse({});
+      if (error instanceof ConfigError) throw new ToolError(error.summary, error.fix, "INVALID_CONFIG");
       throw error;
     }
-    let raw: unknown;
-    try {
-      raw = parseYaml(text) ?? {};
-    } catch (error) {
-      throw new ToolError(
-        `${CONFIG_PATH} is not valid YAML: ${(error as Error).message}`,
-        `Fix the YAML syntax in ${CONFIG_PATH}.`,
-        "INVALID_CONFIG",
-      );
-    }
-    const parsed = ConsortConfig.safeParse(raw);
-    if (!parsed.success) {
-      throw new ToolError(
-        `${CONFIG_PATH} is invalid: ${describeIssues(parsed.error)}`,
-        `Correct those fields in ${CONFIG_PATH} (run \`consort validate\` to see every problem).`,
-        "INVALID_CONFIG",
-      );
-    }
-    return parsed.data;
   }
 
   /** The state of the track a call names, or of the checkout's branch; read-only. */

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { formatZodError } from "../config/zod-error.js";
 import type { ToolContext } from "./context.js";
 
 /**
@@ -79,7 +80,7 @@ export async function callTool(
   if (!parsed.success) {
     return failure(
       "INVALID_INPUT",
-      `Invalid arguments for ${name}: ${describeIssues(parsed.error)}`,
+      formatZodError(parsed.error, `Invalid arguments for ${name}`, { inline: true }),
       "Fix the arguments to match the tool's input schema and call it again.",
     );
   }
@@ -93,18 +94,11 @@ export async function callTool(
   if (!output.success) {
     return failure(
       "INTERNAL_ERROR",
-      `${name} produced a result that does not match its output schema: ${describeIssues(output.error)}`,
+      formatZodError(output.error, `${name} produced a result that does not match its output schema`, { inline: true }),
       "This is a bug in Consort; report it with the arguments you used.",
     );
   }
   return { ok: true, output: output.data };
-}
-
-/** One line per zod issue, with the path of the field, e.g. `action: Invalid option: expected one of "create"|"delete"`. */
-export function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .map((issue) => (issue.path.length > 0 ? `${issue.path.join(".")}: ${issue.message}` : issue.message))
-    .join("; ");
 }
 
 function failure(code: string, message: string, hint?: string): ToolOutcome {

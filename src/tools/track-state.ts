@@ -1,6 +1,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { simpleGit } from "simple-git";
+import { formatZodError } from "../config/zod-error.js";
 import type { GitHubClient } from "../github/client.js";
 import { githubMessage, httpStatus } from "../github/client.js";
 import {
@@ -48,7 +49,7 @@ export async function resolveTrackId(repoPath: string, requested: string | undef
     const parsed = TrackId.safeParse(requested);
     if (!parsed.success)
       throw new ToolError(
-        `"${requested}" is not a track id: ${parsed.error.issues[0]?.message}`,
+        formatZodError(parsed.error, `"${requested}" is not a track id`, { inline: true }),
         "Pass the track id (the branch name made filename-safe), or omit it to use the checkout's branch.",
         "INVALID_TRACK",
       );
@@ -248,9 +249,8 @@ function verifySigned(text: string, reading: StateReading, trackId: string, loca
   }
   const parsed = TrackStateFile.safeParse(raw);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
     throw new ToolError(
-      `The state ${location} breaks its schema: ${problems}.`,
+      `${formatZodError(parsed.error, `The state ${location} breaks its schema`, { inline: true })}.`,
       "Do not work on this track until a maintainer restores its state.",
       "TAMPERED_STATE",
     );

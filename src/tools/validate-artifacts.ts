@@ -5,8 +5,8 @@ import { ArtifactIssue } from "../artifacts/issues.js";
 import { ARTIFACT_PATHS, REVIEWS_DIR } from "../artifacts/paths.js";
 import { ReviewVerdict } from "../artifacts/review.js";
 import { CHECKPOINTS, parseArtifact, validateArtifacts } from "../artifacts/validate.js";
-import { CONFIG_PATH } from "./context.js";
-import { defineTool, ToolError } from "./registry.js";
+import { ConfigError, configIssues, readCheckoutConfig } from "../config/load.js";
+import { defineTool } from "./registry.js";
 
 /** `validate_artifacts`: the design artifacts and the configuration of the checkout, as `consort validate` checks them. */
 
@@ -46,15 +46,10 @@ export const validateArtifactsTool = defineTool({
 
     let testGlobs: string[] | undefined;
     try {
-      testGlobs = (await context.config()).paths.tests;
+      testGlobs = readCheckoutConfig(context.repoPath).config.paths.tests;
     } catch (error) {
-      if (!(error instanceof ToolError)) throw error;
-      issues.push({
-        file: CONFIG_PATH,
-        path: "$",
-        message: error.message,
-        fix: error.hint ?? `correct ${CONFIG_PATH}`,
-      });
+      if (!(error instanceof ConfigError)) throw error;
+      issues.push(...configIssues(error));
     }
 
     const result = validateArtifacts(files, input.checkpoint, testGlobs ? { testGlobs } : {});

@@ -5,7 +5,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { randomBytes } from "node:crypto";
-import { loadConfigFile } from "../../src/cycle/config-file.js";
+import { readCheckoutConfig } from "../../src/config/load.js";
 import type { ConsortConfig } from "../../src/config/consort-config.js";
 import { createProvider } from "../../src/substrate/index.js";
 import type { BranchProvider } from "../../src/substrate/provider.js";
@@ -108,7 +108,7 @@ export async function exampleConfig(): Promise<{
   root: string;
   env: Record<string, string>;
 }> {
-  const { config } = await loadConfigFile(join(EXAMPLE, ".github/consort.yml"));
+  const { config } = readCheckoutConfig(EXAMPLE);
   const root = `cycle_root_${randomBytes(4).toString("hex")}`;
   const database = {
     ...config.database,

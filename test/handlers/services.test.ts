@@ -3,7 +3,6 @@ import { Octokit } from "@octokit/rest";
 import { zipSync, strToU8 } from "fflate";
 import nock from "nock";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { loadRepoConfig } from "../../src/app/config.js";
 import { dispatchWorkflow } from "../../src/app/dispatch.js";
 import { ArtifactError, artifactJson, downloadRunArtifact } from "../../src/app/artifacts.js";
 import { judgeResultCommit, judgeRunProvenance, type ReportedRun } from "../../src/app/provenance.js";
@@ -21,82 +20,6 @@ beforeEach(() => {
 });
 afterEach(() => {
   github.dispose();
-});
-
-const configFile = (text: string) =>
-  [
-    200,
-    {
-      type: "file",
-      encoding: "base64",
-      content: Buffer.from(text).toString("base64"),
-      name: "consort.yml",
-      path: ".github/consort.yml",
-      sha: "abc",
-      size: text.length,
-      url: "",
-      html_url: "",
-      git_url: "",
-      download_url: "",
-      _links: { self: "", git: "", html: "" },
-    },
-  ] as [number, unknown];
-
-describe("configuration from the default branch", () => {
-  it("reads .github/consort.yml at the default branch, never at the track", async () => {
-    github.on(
-      "GET",
-      "/repos/acme/shop/contents/.github%2Fconsort.yml",
-      configFile("repairBound: 5\ngranularity: ac\n"),
-    );
-    const result = await loadRepoConfig({ octokit, owner, repo, defaultBranch: "main" });
-    expect(result).toMatchObject({
-      ok: true,
-      source: "file",
-      ref: "main",
-      config: { repairBound: 5, granularity: "ac" },
-    });
-    expect(github.requests[0]!.query).toEqual({ ref: "main" });
-    github.verify();
-  });
-
-  it("uses the defaults when the repository has no configuration", async () => {
-    github.on("GET", "/repos/acme/shop/contents/.github%2Fconsort.yml", [404, { message: "Not Found" }]);
-    const result = await loadRepoConfig({ octokit, owner, repo, defaultBranch: "trunk" });
-    expect(result).toMatchObject({ ok: true, source: "defaults", ref: "trunk", config: { repairBound: 3 } });
-    github.verify();
-  });
-
-  it("an invalid configuration is a failure naming the field and the rule", async () => {
-    github.on(
-      "GET",
-      "/repos/acme/shop/contents/.github%2Fconsort.yml",
-      configFile("repairBound: 50\ndatabase:\n  provider: oracle\n"),
-    );
-    const result = await loadRepoConfig({ octokit, owner, repo, defaultBranch: "main" });
-    expect(result.ok).toBe(false);
-    if (result.ok) return;
-    expect(result.problems.some((p) => p.startsWith("repairBound:"))).toBe(true);
-    expect(result.problems.some((p) => p.startsWith("database.provider:"))).toBe(true);
-    expect(result.message).toContain(".github/consort.yml on main is invalid");
-    github.verify();
-  });
-
-  it("a file that is not YAML is invalid, not the defaults", async () => {
-    github.on("GET", "/repos/acme/shop/contents/.github%2Fconsort.yml", configFile("repairBound: [1,\n"));
-    const result = await loadRepoConfig({ octokit, owner, repo, defaultBranch: "main" });
-    expect(result).toMatchObject({ ok: false });
-    if (!result.ok) expect(result.problems[0]).toMatch(/^not valid YAML/);
-    github.verify();
-  });
-
-  it("an API failure other than 404 is thrown, never read as the defaults", async () => {
-    github.on("GET", "/repos/acme/shop/contents/.github%2Fconsort.yml", [500, { message: "boom" }]);
-    await expect(loadRepoConfig({ octokit, owner, repo, defaultBranch: "main" })).rejects.toMatchObject({
-      status: 500,
-    });
-    github.verify();
-  });
 });
 
 describe("dispatch", () => {

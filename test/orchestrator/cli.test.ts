@@ -98,7 +98,7 @@ describe("consort validate", () => {
     expect(validateCheckout(dir).issues[0]).toMatchObject({
       file: ".github/consort.yml",
       path: "$",
-      fix: "fix the YAML syntax",
+      fix: "Fix the YAML syntax, then run `consort validate` to check the file.",
     });
   });
 });

@@ -3,13 +3,12 @@ import { dirname, join } from "node:path";
 import { simpleGit } from "simple-git";
 import { expect } from "vitest";
 import { defaultConfig, type ConsortConfig, type RoleName } from "../../src/config/consort-config.js";
+import { readCheckoutConfig } from "../../src/config/load.js";
 import { createTrack, transition, type TrackSnapshot } from "../../src/orchestrator/index.js";
 import { sanitiseBranchName } from "../../src/substrate/index.js";
 import { emptyTrackState, sealState, serialiseStateFile, trackIdForBranch } from "../../src/state/index.js";
 import { localPush } from "../../src/tools/local-push.js";
 import { STOCKFLOW, stockflowCheckout, type StockflowCheckout } from "./fixture.js";
-import { parse as parseYaml } from "yaml";
-import { ConsortConfig as ConfigSchema } from "../../src/config/consort-config.js";
 
 export const STATE_KEY = "tools-test-state-key-0123456789abcdef";
 export const REPOSITORY = "acme/stockflow";
@@ -40,9 +39,7 @@ const tick = () => new Date((clock += 60_000)).toISOString();
 export async function stockflowTrack(): Promise<StockflowTrack> {
   const checkout = await stockflowCheckout({ designOnTrack: true });
   const git = simpleGit(checkout.path);
-  const config = ConfigSchema.parse(
-    parseYaml(await readFile(join(checkout.path, ".github/consort.yml"), "utf8")) ?? {},
-  );
+  const { config } = readCheckoutConfig(checkout.path);
   const trackId = trackIdForBranch(checkout.branch);
   const head = (await git.revparse(["HEAD"])).trim();
   let snapshot = createTrack(

@@ -76,9 +76,12 @@ describe("validate_artifacts on examples/stockflow", () => {
     try {
       const output = await validate();
       expect(output.ok).toBe(false);
-      expect(output.issues).toContainEqual(
-        expect.objectContaining({ file: ".github/consort.yml", message: expect.stringContaining("repairBound") }),
-      );
+      expect(output.issues).toContainEqual({
+        file: ".github/consort.yml",
+        path: "$.repairBound",
+        message: "Too big: expected number to be <=10",
+        fix: "Correct those fields (schemas/consort-config.schema.json lists every field and its allowed values), then run `consort validate` to check the file.",
+      });
     } finally {
       await restore();
     }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { formatZodError } from "../../config/zod-error.js";
 import { classifyReport } from "./classify.js";
 import { detectFlavour } from "./flavour.js";
 import { FlavourSchema, JUnitError, type Flavour, type JUnitReport } from "./types.js";
@@ -16,10 +17,7 @@ export type ParseJUnitOptions = z.infer<typeof ParseOptionsSchema>;
 export function parseJUnit(xml: string, options: ParseJUnitOptions = {}): JUnitReport {
   const parsedOptions = ParseOptionsSchema.safeParse(options);
   if (!parsedOptions.success) {
-    throw new JUnitError(
-      "bad-option",
-      `parseJUnit options: ${parsedOptions.error.issues.map((i) => `${i.path.join(".") || "options"}: ${i.message}`).join("; ")}`,
-    );
+    throw new JUnitError("bad-option", formatZodError(parsedOptions.error, "parseJUnit options", { inline: true }));
   }
   const raw = readJUnitXml(xml);
   const flavour: Flavour = parsedOptions.data.flavour ?? detectFlavour(xml);

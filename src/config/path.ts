@@ -1,0 +1,6 @@
+/**
+ * Where a repository keeps its Consort configuration (design §8). Declared in a module that
+ * imports nothing, so src/roles (which the schema imports) can protect the file on tracks
+ * without an import cycle; everyone else takes it from src/config/load.ts.
+ */
+export const CONFIG_PATH = ".github/consort.yml";
