@@ -37,6 +37,8 @@ const LOCK_SPARE = 0x53706172;
 /** Half-made databases older than this belong to a process that died: reap them. */
 const ORPHAN_AGE_MS = 60 * 60 * 1000;
 const MAX_TTL_SECONDS = 30 * 24 * 3600;
+/** How long a refresh waits for sessions on the branch to end before it refuses (see waitForSessionsToEnd). */
+const SESSION_EXIT_WAIT_MS = 5000;
 
 /** A branch's metadata, kept as its database's comment and parsed where it is read back. */
 const BranchRecord = z.object({
@@ -70,6 +72,8 @@ export interface PostgresProviderOptions {
    * (nothing extra on a reflink filesystem). Default true.
    */
   warmSpares?: boolean;
+  /** How long refreshBase waits for the branch's sessions to end before refusing. Default 5 s. */
+  sessionExitWaitMs?: number;
 }
 
 /** The frozen base of a branch: a deterministic, short name well inside Postgres's 63 bytes. */
@@ -335,12 +339,9 @@ export class PostgresBranchProvider implements BranchProvider {
             "NO_BASE",
           );
         }
-        const sessions = await client.query<{ app: string; n: number }>(
-          "SELECT coalesce(nullif(application_name, ''), 'unnamed') AS app, count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 GROUP BY 1",
-          [name],
-        );
-        if (sessions.rowCount && sessions.rowCount > 0) {
-          const who = sessions.rows.map((r) => `${r.app} (${r.n})`).join(", ");
+        const sessions = await this.waitForSessionsToEnd(client, name);
+        if (sessions.length > 0) {
+          const who = sessions.map((r) => `${r.app} (${r.n})`).join(", ");
           throw new SubstrateError(
             `branch "${name}" has open connections (${who}), so its base cannot be taken now; children keep forking from the base of ${entry.record.frozenAt ?? "its creation"}`,
             `close them (let the migrate or seed step exit), then run \`consort db refresh ${name}\``,
@@ -561,6 +562,27 @@ export class PostgresBranchProvider implements BranchProvider {
       }
     }
     return reaped;
+  }
+
+  /**
+   * The client sessions still connected to `name`, after waiting up to `sessionExitWaitMs` for
+   * them to go. A client that has just closed its connection may still be listed for a moment
+   * (its server process exits asynchronously, later still on a loaded machine), so a session seen
+   * once is not yet a reason to refuse. Background workers (autovacuum) are not counted:
+   * CREATE DATABASE … TEMPLATE stops them itself.
+   */
+  private async waitForSessionsToEnd(client: pg.PoolClient, name: string): Promise<Array<{ app: string; n: number }>> {
+    const deadline = Date.now() + (this.options.sessionExitWaitMs ?? SESSION_EXIT_WAIT_MS);
+    let pause = 10;
+    for (;;) {
+      const sessions = await client.query<{ app: string; n: number }>(
+        "SELECT coalesce(nullif(application_name, ''), 'unnamed') AS app, count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND backend_type = 'client backend' AND pid <> pg_backend_pid() GROUP BY 1",
+        [name],
+      );
+      if (sessions.rows.length === 0 || Date.now() >= deadline) return sessions.rows;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(pause, Math.max(0, deadline - Date.now()))));
+      pause = Math.min(pause * 2, 100);
+    }
   }
 
   private async catalog(client: pg.PoolClient): Promise<Map<string, CatalogEntry>> {

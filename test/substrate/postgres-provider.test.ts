@@ -244,11 +244,41 @@ describe("the postgres provider", () => {
       application_name: "migrate-step",
     });
     await holder.connect();
+    // A session that stays open is refused once the wait for it to end has run out.
+    const impatient = new PostgresBranchProvider({ adminUrl: postgresUrl(), rootDatabase, sessionExitWaitMs: 200 });
     try {
-      await expect(provider.refreshBase(track.name)).rejects.toThrow(/migrate-step/);
+      await expect(impatient.refreshBase(track.name)).rejects.toMatchObject({
+        code: "DATABASE_IN_USE",
+        message: expect.stringContaining("migrate-step"),
+      });
     } finally {
       await holder.end();
+      await impatient.close();
     }
+  });
+
+  it("retakes a base at once after a client has closed whose server process has not exited yet", async () => {
+    const track = await provider.createBranch(id("track-closing"));
+    const holder = new pg.Client({
+      connectionString: await provider.connectionUrl(track.name),
+      application_name: "seed-step",
+    });
+    holder.on("error", () => {});
+    await holder.connect();
+    // The client hangs up while its server process is busy: the process notices and exits only
+    // when the statement ends (as a closing client's backend that has not exited yet).
+    const busy = holder.query("SELECT pg_sleep(0.6)").catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    (holder as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+    const lingering = await sql<{ n: number }>(
+      postgresUrl(),
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND application_name = 'seed-step'",
+      [track.name],
+    );
+    expect(lingering[0]!.n).toBe(1);
+    const refreshed = await provider.refreshBase(track.name);
+    expect(Date.parse(refreshed.frozenAt!)).toBeGreaterThanOrEqual(Date.parse(track.frozenAt!));
+    await busy;
   });
 
   it("two processes creating the same branch at once get the same branch", async () => {
