@@ -37,7 +37,7 @@ export const PostgresProviderSettings = z
 
 export const LakebaseProviderSettings = z
   .object({
-    /** Workspace host, e.g. `dbc-1234.cloud.databricks.com`. */
+    /** Workspace host, e.g. `dbc-1234.cloud.databricks.com`, or a URL with scheme and port (a proxy, a private endpoint). */
     host: z.string().min(1),
     /** The Lakebase project id. */
     project: z.string().regex(/^[a-z][a-z0-9-]{0,62}$/),

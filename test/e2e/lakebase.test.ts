@@ -30,16 +30,23 @@ test("Lakebase answering 429 then succeeding: the track's branch is forked after
   api
     .post(`${API}/${P}/branches`, { spec: { source_branch: `${P}/branches/production`, no_expiry: true } })
     .query({ branch_id: trackBranch })
-    .reply(429, { error_code: "RESOURCE_EXHAUSTED", message: "rate limited", details: [] }, { "Retry-After": "7" });
+    .reply(429, { error_code: "REQUEST_LIMIT_EXCEEDED", message: "rate limited", details: [] }, { "Retry-After": "7" });
   api
     .post(`${API}/${P}/branches`, { spec: { source_branch: `${P}/branches/production`, no_expiry: true } })
     .query({ branch_id: trackBranch })
     .reply(200, { name: `${P}/branches/${trackBranch}/operations/op-1`, done: true, response: created });
-  api.get(`${API}/${P}/branches/${trackBranch}`).reply(200, created);
-  api.get(`${API}/${P}/branches/${trackBranch}/endpoints/primary`).reply(200, {
-    name: `${P}/branches/${trackBranch}/endpoints/primary`,
-    status: { current_state: "ACTIVE", hosts: { host: "ep-track.database.cloud.databricks.com" } },
-  });
+  // The operation answered a READY branch, so its endpoint is created at once; the operation's answer has the host.
+  api
+    .post(`${API}/${P}/branches/${trackBranch}/endpoints`)
+    .query({ endpoint_id: "primary" })
+    .reply(200, {
+      name: `${P}/branches/${trackBranch}/endpoints/primary/operations/op-2`,
+      done: true,
+      response: {
+        name: `${P}/branches/${trackBranch}/endpoints/primary`,
+        status: { current_state: "ACTIVE", hosts: { host: "ep-track.database.cloud.databricks.com" } },
+      },
+    });
 
   await s.createBranch();
 

@@ -1,71 +1,22 @@
 import nock from "nock";
 import { afterEach, describe, expect, it } from "vitest";
-import { LakebaseProviderSettings } from "../../src/config/consort-config.js";
-import { createLakebaseProvider, type LakebaseProvider } from "../../src/substrate/lakebase/provider.js";
+import {
+  API,
+  ENDPOINT_SPEC,
+  HOST,
+  P,
+  api,
+  branch,
+  fakeClock,
+  mockEndpointCreated,
+  mockEndpointReady,
+  mockProject,
+  notFound,
+  production,
+  provider,
+} from "../helpers/lakebase.js";
 
-/**
- * The Lakebase provider against HTTP mocks that follow shared/reference/lakebase-api.md exactly:
- * paths under /api/2.0/postgres/, the Branch itself as the create body, operations polled by their
- * opaque name, error bodies `{error_code, message, details}`. Time is a fake clock, so waits are instant.
- */
-
-const HOST = "dbc-test.cloud.databricks.com";
-const API = "/api/2.0/postgres";
-const P = "projects/shop";
-const settings = LakebaseProviderSettings.parse({ host: HOST, project: "shop" });
-const ENDPOINT_SPEC = {
-  endpoint_type: "ENDPOINT_TYPE_READ_WRITE",
-  autoscaling_limit_min_cu: 0.5,
-  autoscaling_limit_max_cu: 2,
-  suspend_timeout_duration: "300s",
-};
-
-function fakeClock() {
-  let t = Date.parse("2026-01-01T00:00:00Z");
-  const sleeps: number[] = [];
-  return { now: () => t, sleep: async (ms: number) => void (sleeps.push(ms), (t += ms)), sleeps };
-}
-
-function provider(
-  clock = fakeClock(),
-  extra: { tryLogin?: (url: string) => Promise<void>; env?: NodeJS.ProcessEnv } = {},
-): LakebaseProvider {
-  return createLakebaseProvider(settings, {
-    env: extra.env ?? { DATABRICKS_TOKEN: "dapi-test", DATABRICKS_POSTGRES_USER: "ci@example.com" },
-    sleep: clock.sleep,
-    now: clock.now,
-    tryLogin: extra.tryLogin ?? (async () => {}),
-  });
-}
-
-const api = () => nock(`https://${HOST}`).matchHeader("authorization", "Bearer dapi-test");
-const branch = (id: string, extra: Record<string, unknown> = {}) => ({
-  name: `${P}/branches/${id}`,
-  uid: `br-${id}`,
-  parent: P,
-  create_time: "2026-01-01T00:00:00Z",
-  spec: { source_branch: `${P}/branches/production`, no_expiry: true },
-  status: { current_state: "READY", source_branch: `${P}/branches/production` },
-  ...extra,
-});
-const production = {
-  name: `${P}/branches/production`,
-  uid: "br-prod",
-  parent: P,
-  spec: { no_expiry: true, is_protected: true },
-  status: { current_state: "READY", default: true },
-};
-const notFound = { error_code: "NOT_FOUND", message: "branch id not found", details: [] };
-
-function mockProject(scope: nock.Scope) {
-  return scope.get(`${API}/${P}`).reply(200, { name: P, status: { default_branch: `${P}/branches/production` } });
-}
-function mockEndpointReady(scope: nock.Scope, id: string) {
-  return scope.get(`${API}/${P}/branches/${id}/endpoints/primary`).reply(200, {
-    name: `${P}/branches/${id}/endpoints/primary`,
-    status: { current_state: "ACTIVE", hosts: { host: `ep-${id}.database.cloud.databricks.com` } },
-  });
-}
+/** The Lakebase provider against HTTP mocks that follow shared/reference/lakebase-api.md exactly (test/helpers/lakebase.ts). */
 
 afterEach(() => {
   nock.cleanAll();
@@ -84,16 +35,16 @@ describe("the lakebase provider creating branches", () => {
     scope
       .get(`${API}/${P}/branches/feature-cart/operations/op-1`)
       .reply(200, { name: `${P}/branches/feature-cart/operations/op-1`, done: false });
-    scope
-      .get(`${API}/${P}/branches/feature-cart/operations/op-1`)
-      .reply(200, { name: `${P}/branches/feature-cart/operations/op-1`, done: true, response: branch("feature-cart") });
+    scope.get(`${API}/${P}/branches/feature-cart/operations/op-1`).reply(200, {
+      name: `${P}/branches/feature-cart/operations/op-1`,
+      done: true,
+      response: branch("feature-cart", { status: { current_state: "INIT" } }),
+    });
     scope
       .get(`${API}/${P}/branches/feature-cart`)
       .reply(200, branch("feature-cart", { status: { current_state: "INIT" } }));
     scope.get(`${API}/${P}/branches/feature-cart`).reply(200, branch("feature-cart"));
-    scope
-      .get(`${API}/${P}/branches/feature-cart/endpoints/primary`)
-      .reply(404, { error_code: "NOT_FOUND", message: "endpoint not found" });
+    // A fresh branch's endpoint is created at once, without reading it first.
     scope
       .post(`${API}/${P}/branches/feature-cart/endpoints`, { spec: ENDPOINT_SPEC })
       .query({ endpoint_id: "primary" })
@@ -129,7 +80,7 @@ describe("the lakebase provider creating branches", () => {
       status: { current_state: "READY", expire_time: "2026-01-01T01:00:00Z" },
     });
     scope.get(`${API}/${P}/branches/pr-42-t3`).reply(200, cycle);
-    mockEndpointReady(scope, "pr-42-t3");
+    mockEndpointCreated(scope, "pr-42-t3");
     const created = await provider().createBranch("pr-42-t3", { from: "feature-cart", ttlSeconds: 3600 });
     expect(created).toMatchObject({ name: "pr-42-t3", parent: "feature-cart", expiresAt: "2026-01-01T01:00:00Z" });
     expect(scope.isDone()).toBe(true);
@@ -222,7 +173,7 @@ describe("the lakebase provider creating branches", () => {
       .post(`${API}/${P}/branches`)
       .query({ branch_id: "feature-cart" })
       .reply(200, { name: "ops/slow", done: false });
-    scope.get(`${API}/ops/slow`).times(100).reply(200, { name: "ops/slow", done: false });
+    scope.get(`${API}/ops/slow`).times(1000).reply(200, { name: "ops/slow", done: false });
     scope.delete(`${API}/${P}/branches/feature-cart`).reply(200, { name: "ops/del", done: true, response: {} });
     const clock = fakeClock();
     const started = clock.now();
@@ -248,19 +199,26 @@ describe("the lakebase client's retries and errors", () => {
     expect(clock.sleeps).toEqual([7000]);
   });
 
-  it("retries 503 with growing backoff, then reports an actionable error", async () => {
-    const scope = api();
-    scope
+  it("retries 503 with growing, jittered backoff up to a deadline, then reports an actionable error", async () => {
+    let asked = 0;
+    api()
       .get(`${API}/${P}`)
-      .times(7)
-      .reply(503, { error_code: "TEMPORARILY_UNAVAILABLE", message: "try later", details: [] });
+      .times(50)
+      .reply(503, () => (asked++, { error_code: "TEMPORARILY_UNAVAILABLE", message: "try later", details: [] }));
     const clock = fakeClock();
     const error = await provider(clock)
       .rootBranch()
       .catch((e: unknown) => e);
     expect(error).toMatchObject({ code: "TEMPORARILY_UNAVAILABLE", hint: expect.stringContaining("again") });
-    expect(clock.sleeps).toEqual([1000, 2000, 4000, 8000, 16000, 30000]);
-    expect(scope.isDone()).toBe(true);
+    expect(asked).toBe(clock.sleeps.length + 1);
+    clock.sleeps.forEach((ms, i) => {
+      const step = Math.min(1000 * 2 ** i, 30_000);
+      expect(ms).toBeGreaterThanOrEqual(step / 2);
+      expect(ms).toBeLessThanOrEqual(step);
+    });
+    expect(clock.sleeps.length).toBeGreaterThanOrEqual(4);
+    expect(clock.sleeps.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(60_000);
+    nock.cleanAll();
   });
 
   it("maps error codes and known messages to what to do", async () => {
@@ -327,17 +285,6 @@ describe("the lakebase provider deleting and connecting", () => {
           }),
         ],
       });
-    scope.get(`${API}/${P}/branches/cycle-7`).reply(
-      200,
-      branch("cycle-7", {
-        spec: { source_branch: `${P}/branches/feature-cart`, ttl: "600s" },
-        status: { current_state: "READY", expire_time: "2026-01-01T00:10:00Z" },
-      }),
-    );
-    scope
-      .get(`${API}/${P}/branches`)
-      .query({ page_size: "100" })
-      .reply(200, { branches: [production, branch("feature-cart")] });
     // The throwaway child is purged; the track is soft-deleted.
     scope
       .delete(`${API}/${P}/branches/cycle-7`)

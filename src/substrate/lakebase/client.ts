@@ -3,21 +3,29 @@ import { SubstrateError } from "../provider.js";
 
 /**
  * A small client of the Databricks Postgres (Lakebase) REST API, exactly as in
- * shared/reference/lakebase-api.md: bearer auth (a token, or OAuth M2M), 429/500/503 retried with
- * backoff honouring Retry-After, long-running operations polled with backoff until a deadline,
- * and every error_code turned into a message that says what to do.
+ * shared/reference/lakebase-api.md: bearer auth (a token, or OAuth M2M), retries decided by what
+ * an answer means (see `retryable`) with Retry-After or jittered backoff up to a deadline,
+ * long-running operations polled soon and then about once a second (see `pollDelay`), and every
+ * error_code turned into a message that says what to do.
  */
 
 export type LakebaseAuth = { token: string } | { clientId: string; clientSecret: string };
 
 export interface LakebaseClientOptions {
-  /** Workspace host, e.g. `dbc-1234.cloud.databricks.com` (a scheme is tolerated). */
+  /**
+   * Workspace host, e.g. `dbc-1234.cloud.databricks.com`, or a URL with scheme and port
+   * (`http://127.0.0.1:8080`, a proxy or a private endpoint).
+   */
   host: string;
   auth: LakebaseAuth;
+  /** The environment variables the credentials came from, named in the hint of a 401. */
+  authEnv?: string;
   /** How long to wait for one long-running operation (or an endpoint's host) before giving up. */
   operationTimeoutMs?: number;
-  /** Retries of one request answered 429, 500 or 503. */
-  maxRetries?: number;
+  /** How long one request is retried (rate limits, 500/503, dropped connections) before giving up. */
+  retryDeadlineMs?: number;
+  /** Injectable for tests: the jitter of retry backoff, in [0, 1). */
+  random?: () => number;
   onProgress?: (message: string) => void;
   /** Injectable for tests: waiting and the clock. */
   sleep?: (ms: number) => Promise<void>;
@@ -83,6 +91,8 @@ export class LakebaseError extends SubstrateError {
     hint: string,
     code: string,
     readonly status?: number,
+    /** True when the request may have reached the service but its answer was lost. */
+    readonly answerLost = false,
   ) {
     super(message, hint, code);
     this.name = "LakebaseError";
@@ -102,7 +112,30 @@ export function lakebaseError(status: number | undefined, body: unknown, action:
   return new LakebaseError(`Lakebase ${action} failed (${what}): ${message}`, hint, errorCode, status);
 }
 
-const RETRIED = new Set([429, 500, 503]);
+/** Codes that say retrying the same request cannot help: a quota lifts only when something is deleted. */
+const NEVER_RETRIED = new Set(["RESOURCE_EXHAUSTED"]);
+/** Methods that may be sent again when the connection dropped: the service applies them at most once in effect. */
+const IDEMPOTENT = new Set(["GET", "HEAD", "DELETE"]);
+
+/**
+ * Whether an answer is worth the same request again, by its meaning: rate limits (429 without a
+ * quota code), 500 and 503 are; quotas (`RESOURCE_EXHAUSTED`), auth, validation, conflicts and
+ * missing resources are not.
+ */
+export function retryable(status: number, errorCode: string | undefined): boolean {
+  if (errorCode && NEVER_RETRIED.has(errorCode)) return false;
+  return status === 429 || status === 500 || status === 503;
+}
+
+/**
+ * How long to wait before the next poll of something that has been running for `elapsedMs`:
+ * 150 ms at first, 250 ms by 10 s (so an operation of 0.3–10 s is noticed within 250 ms of its
+ * end), then growing to 1 s (so a slow one costs one request a second).
+ */
+export function pollDelay(elapsedMs: number): number {
+  if (elapsedMs < 10_000) return Math.round(Math.min(250, Math.max(150, elapsedMs / 40)));
+  return Math.round(Math.min(1000, 250 + (elapsedMs - 10_000) / 10));
+}
 
 /** Seconds or an HTTP date, as Retry-After allows; undefined when absent or unreadable. */
 export function retryAfterMs(header: string | null, now: number): number | undefined {
@@ -120,25 +153,29 @@ export class LakebaseClient {
   private readonly now: () => number;
   private readonly fetch: typeof fetch;
   readonly operationTimeoutMs: number;
-  private readonly maxRetries: number;
+  private readonly retryDeadlineMs: number;
+  private readonly random: () => number;
   private oauth: { token: string; expiresAt: number } | undefined;
 
   constructor(private readonly options: LakebaseClientOptions) {
-    const host = options.host.replace(/^https?:\/\//, "").replace(/\/+$/, "");
-    this.origin = `https://${host}`;
+    this.origin = lakebaseOrigin(options.host);
     this.base = `${this.origin}/api/2.0/postgres/`;
     this.sleep = options.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
     this.now = options.now ?? Date.now;
     this.fetch = options.fetch ?? ((...args) => fetch(...args));
     this.operationTimeoutMs = options.operationTimeoutMs ?? 120_000;
-    this.maxRetries = options.maxRetries ?? 6;
+    this.retryDeadlineMs = options.retryDeadlineMs ?? 60_000;
+    this.random = options.random ?? Math.random;
   }
 
   get clock(): { sleep: (ms: number) => Promise<void>; now: () => number } {
     return { sleep: this.sleep, now: this.now };
   }
 
-  /** One call under /api/2.0/postgres/, retried on 429/500/503. Resolves to the parsed JSON body. */
+  /**
+   * One call under /api/2.0/postgres/, retried while `retryable` says so (and, for idempotent
+   * methods, when the connection drops) until the retry deadline. Resolves to the parsed JSON body.
+   */
   async request<T = unknown>(
     method: string,
     path: string,
@@ -146,8 +183,18 @@ export class LakebaseClient {
   ): Promise<T> {
     const url = new URL(path.replace(/^\/+/, ""), this.base);
     for (const [k, v] of Object.entries(options.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
+    const deadline = this.now() + this.retryDeadlineMs;
     let delay = 1000;
-    for (let attempt = 0; ; attempt++) {
+    // Full wait when the service says how long (Retry-After); otherwise half to all of `delay`.
+    const backoff = async (wait: number | undefined, why: string): Promise<boolean> => {
+      const ms = wait ?? Math.round(delay / 2 + (this.random() * delay) / 2);
+      if (this.now() + ms > deadline) return false;
+      this.options.onProgress?.(`${why} to ${options.action}; retrying in ${(ms / 1000).toFixed(1)} s`);
+      await this.sleep(ms);
+      delay = Math.min(delay * 2, 30_000);
+      return true;
+    };
+    for (;;) {
       let response: Response;
       try {
         response = await this.fetch(url, {
@@ -161,13 +208,28 @@ export class LakebaseClient {
         });
       } catch (error) {
         if (error instanceof SubstrateError) throw error;
+        const reason = networkReason(error);
+        if (IDEMPOTENT.has(method) && (await backoff(undefined, `the connection failed (${reason})`))) continue;
         throw new LakebaseError(
-          `Lakebase ${options.action} failed: cannot reach ${this.origin} (${(error as Error).message})`,
+          `Lakebase ${options.action} failed: cannot reach ${this.origin} (${reason})`,
           "check database.lakebase.host and the network",
           "SERVER_UNREACHABLE",
+          undefined,
+          !IDEMPOTENT.has(method),
         );
       }
-      const text = await response.text();
+      const text = await response.text().catch(() => undefined);
+      if (text === undefined) {
+        // The answer was cut off: as a dropped connection.
+        if (IDEMPOTENT.has(method) && (await backoff(undefined, "the answer was cut off"))) continue;
+        throw new LakebaseError(
+          `Lakebase ${options.action} failed: the answer from ${this.origin} was cut off`,
+          "check the network, then run the command again",
+          "SERVER_UNREACHABLE",
+          undefined,
+          !IDEMPOTENT.has(method),
+        );
+      }
       let body: unknown = text;
       try {
         body = text ? JSON.parse(text) : {};
@@ -175,17 +237,25 @@ export class LakebaseClient {
         // keep the text for the message
       }
       if (response.ok) return body as T;
-      if (RETRIED.has(response.status) && attempt < this.maxRetries) {
-        const wait = retryAfterMs(response.headers.get("retry-after"), this.now()) ?? delay;
-        const code = LakebaseErrorBody.safeParse(body).data?.error_code ?? `HTTP ${response.status}`;
-        this.options.onProgress?.(
-          `Lakebase answered ${code} to ${options.action}; retrying in ${Math.round(wait / 1000)} s`,
-        );
-        await this.sleep(wait);
-        delay = Math.min(delay * 2, 30_000);
+      const code = LakebaseErrorBody.safeParse(body).data?.error_code;
+      if (
+        retryable(response.status, code) &&
+        (await backoff(
+          retryAfterMs(response.headers.get("retry-after"), this.now()),
+          `Lakebase answered ${code ?? `HTTP ${response.status}`}`,
+        ))
+      )
         continue;
+      const error = lakebaseError(response.status, body, options.action);
+      if (error.code === "UNAUTHENTICATED" && this.options.authEnv) {
+        throw new LakebaseError(
+          error.message.split("\n")[0]!,
+          `set valid credentials in ${this.options.authEnv} for ${this.origin} (the workspace refused these)`,
+          error.code,
+          error.status,
+        );
       }
-      throw lakebaseError(response.status, body, options.action);
+      throw error;
     }
   }
 
@@ -199,8 +269,8 @@ export class LakebaseClient {
         "BAD_RESPONSE",
       );
     let op = parsed.data;
-    const deadline = this.now() + this.operationTimeoutMs;
-    let delay = 500;
+    const started = this.now();
+    const deadline = started + this.operationTimeoutMs;
     while (!op.done) {
       if (this.now() >= deadline) {
         throw new LakebaseError(
@@ -210,8 +280,7 @@ export class LakebaseClient {
         );
       }
       this.options.onProgress?.(`waiting for Lakebase to finish ${action}`);
-      await this.sleep(Math.min(delay, Math.max(0, deadline - this.now())));
-      delay = Math.min(delay * 2, 10_000);
+      await this.sleep(Math.min(pollDelay(this.now() - started), Math.max(0, deadline - this.now())));
       // The operation's name is opaque: poll exactly the path it gives.
       op = Operation.parse(await this.request("GET", op.name, { action: `polling ${action}` }));
     }
@@ -248,11 +317,38 @@ export class LakebaseClient {
     if (!response.ok || !body.access_token) {
       throw new LakebaseError(
         `the workspace refused the OAuth client credentials (HTTP ${response.status})`,
-        "check DATABRICKS_CLIENT_ID and DATABRICKS_CLIENT_SECRET (a service principal's OAuth secret)",
+        `check ${this.options.authEnv ?? "DATABRICKS_CLIENT_ID and DATABRICKS_CLIENT_SECRET"} (a service principal's OAuth secret)`,
         "UNAUTHENTICATED",
       );
     }
     this.oauth = { token: body.access_token, expiresAt: this.now() + (body.expires_in ?? 3600) * 1000 };
     return body.access_token;
   }
+}
+
+function networkReason(error: unknown): string {
+  const e = error as { message?: string; cause?: { code?: string; message?: string }; code?: string };
+  return [e.cause?.code ?? e.code, e.cause?.message ?? e.message].filter(Boolean).join(": ") || String(error);
+}
+
+/**
+ * The origin requests go to: `database.lakebase.host` as a bare host (https), or a URL with its
+ * scheme and port (for a proxy, a private endpoint or a test server).
+ */
+export function lakebaseOrigin(host: string): string {
+  const raw = host.trim().replace(/\/+$/, "");
+  let url: URL;
+  try {
+    url = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(raw) ? raw : `https://${raw}`);
+  } catch {
+    url = new URL("invalid://");
+  }
+  if ((url.protocol !== "https:" && url.protocol !== "http:") || !url.hostname) {
+    throw new LakebaseError(
+      `database.lakebase.host "${host}" is neither a host nor an http(s) URL`,
+      "set it to the workspace host (dbc-1234.cloud.databricks.com) or a URL such as https://proxy.internal:8443",
+      "CONFIG_INVALID",
+    );
+  }
+  return url.origin;
 }

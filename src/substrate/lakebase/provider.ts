@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { LakebaseProviderSettings } from "../../config/consort-config.js";
 import { BRANCH_ID_PATTERN } from "../names.js";
 import { SubstrateError, type BranchProvider, type CreateBranchOptions, type DatabaseBranch } from "../provider.js";
-import { LakebaseClient, LakebaseError, type LakebaseAuth } from "./client.js";
+import { LakebaseClient, LakebaseError, pollDelay, type LakebaseAuth } from "./client.js";
 
 /**
  * The `lakebase` provider: database branches on Databricks Lakebase (design §7, reference
@@ -125,6 +125,7 @@ export function createLakebaseProvider(
   const client = new LakebaseClient({
     host: settings.host,
     auth,
+    authEnv: "token" in auth ? settings.tokenEnv : `${settings.clientIdEnv} and ${settings.clientSecretEnv}`,
     operationTimeoutMs: settings.operationTimeoutSeconds * 1000,
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     ...(options.sleep ? { sleep: options.sleep } : {}),
@@ -260,34 +261,120 @@ export class LakebaseProvider implements BranchProvider {
       },
     };
     let operation: unknown;
-    try {
-      operation = await this.client.request("POST", `projects/${this.project}/branches`, {
-        query: { branch_id: name },
-        body,
-        action: `creating branch ${name}`,
-      });
-    } catch (error) {
-      // Another process created it between our read and our create: reuse it if the parent matches.
-      if (
-        error instanceof LakebaseError &&
-        (error.code === "ALREADY_EXISTS" || error.code === "RESOURCE_ALREADY_EXISTS")
-      ) {
-        const raced = await this.readBranch(name);
-        if (raced) return this.reuse(raced, parent, root, progress);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        operation = await this.client.request("POST", `projects/${this.project}/branches`, {
+          query: { branch_id: name },
+          body,
+          action: `creating branch ${name}`,
+        });
+        break;
+      } catch (error) {
+        if (!(error instanceof LakebaseError)) throw error;
+        // Another process created it between our read and our create: reuse it if the parent matches.
+        if (error.code === "ALREADY_EXISTS" || error.code === "RESOURCE_ALREADY_EXISTS") {
+          const raced = await this.readBranch(name);
+          if (raced) return this.reuse(raced, parent, root, progress);
+        }
+        if (error.code === "RESOURCE_EXHAUSTED") throw await this.atBranchLimit(error, name);
+        // The request may have reached the service: whether the branch now exists decides.
+        if (error.answerLost) {
+          const made = await this.readBranch(name);
+          if (made) {
+            progress(`the answer to creating "${name}" was lost, but the branch exists: using it`);
+            return this.finishCreate(name, made, parent, root, ttl !== undefined, progress);
+          }
+          if (attempt === 0) continue;
+        }
+        throw error;
       }
+    }
+    let created: Branch | undefined;
+    try {
+      const response = Branch.safeParse(await this.client.waitForOperation(operation, `creating branch ${name}`));
+      if (response.success && branchIdOf(response.data.name) === name) created = response.data;
+    } catch (error) {
+      await this.cleanUpFailedCreate(name, ttl !== undefined, error, progress);
       throw error;
     }
+    return this.finishCreate(name, created, parent, root, ttl !== undefined, progress);
+  }
+
+  /** After the create operation: READY, then the endpoint with a host; on failure nothing is left. */
+  private async finishCreate(
+    name: string,
+    created: Branch | undefined,
+    parent: string,
+    root: string,
+    throwaway: boolean,
+    progress: (m: string) => void,
+  ): Promise<DatabaseBranch> {
     try {
-      await this.client.waitForOperation(operation, `creating branch ${name}`);
-      const ready = await this.waitUntilReady(name, progress);
-      await this.ensureEndpoint(name, progress);
+      // The operation's answer is the branch: when it is READY already, no read is needed.
+      const ready = created?.status?.current_state === "READY" ? created : await this.waitUntilReady(name, progress);
+      const actual = branchIdOf(ready.spec?.source_branch ?? ready.status?.source_branch);
+      if (actual !== undefined && actual !== parent) return await this.reuse(ready, parent, root, progress);
+      await this.ensureEndpoint(name, progress, true);
       return this.toBranch(ready, root);
     } catch (error) {
-      // Nothing half-made: a branch whose creation failed is removed (best effort, with its reason kept).
-      progress(`creating "${name}" failed; deleting what was made`);
-      await this.deleteOne(name, ttl !== undefined).catch(() => {});
+      if (error instanceof SubstrateError && error.code === "PARENT_MISMATCH") throw error;
+      await this.cleanUpFailedCreate(name, throwaway, error, progress);
       throw error;
     }
+  }
+
+  /**
+   * Nothing half-made: delete the branch whose creation failed. While its create operation still
+   * runs the delete is refused with ABORTED, so it is retried until the create settles (within the
+   * operation timeout). When it cannot be deleted, the error names the branch.
+   */
+  private async cleanUpFailedCreate(
+    name: string,
+    throwaway: boolean,
+    cause: unknown,
+    progress: (m: string) => void,
+  ): Promise<void> {
+    progress(`creating "${name}" failed; deleting what was made`);
+    const { sleep, now } = this.client.clock;
+    const started = now();
+    const deadline = started + this.client.operationTimeoutMs;
+    for (;;) {
+      try {
+        await this.deleteOne(name, throwaway);
+        return;
+      } catch (error) {
+        const busy = error instanceof LakebaseError && (error.code === "ABORTED" || error.code === "INVALID_STATE");
+        if (!busy || now() >= deadline) {
+          const why = (cause as Error)?.message?.split("\n")[0] ?? String(cause);
+          throw new SubstrateError(
+            `${why}; and branch "${name}", made before the failure, could not be deleted (${(error as Error).message.split("\n")[0]})`,
+            `delete it yourself: consort db delete ${name}`,
+            "PARTIAL_FORK",
+            { cause },
+          );
+        }
+        progress(`branch "${name}" is still being created; deleting it once that settles`);
+        await sleep(pollDelay(now() - started));
+      }
+    }
+  }
+
+  /** The branch limit: retrying cannot help; say which of Consort's branches exist and how to delete them. */
+  private async atBranchLimit(error: LakebaseError, name: string): Promise<SubstrateError> {
+    const branches = await this.listBranches().catch(() => undefined);
+    const others = (branches ?? []).filter((b) => !b.isRoot);
+    const listed = others
+      .map((b) => `${b.name}${b.expiresAt ? ` (throwaway, expires ${b.expiresAt})` : " (track)"}`)
+      .join(", ");
+    return new SubstrateError(
+      `cannot create branch "${name}": project ${this.project} is at its branch limit (${error.message.split("\n")[0]})` +
+        (branches ? `; its branches besides the root: ${listed || "none"}` : ""),
+      `a branch must be deleted first: \`consort db delete <branch>\` (throwaway cycle branches are safe to delete${
+        others[0] ? `, e.g. \`consort db delete ${(others.find((b) => b.expiresAt) ?? others[0]).name}\`` : ""
+      }); retrying does not help until then`,
+      "RESOURCE_EXHAUSTED",
+      { cause: error },
+    );
   }
 
   async deleteBranch(name: string, options: { onProgress?: (message: string) => void } = {}): Promise<void> {
@@ -301,16 +388,20 @@ export class LakebaseProvider implements BranchProvider {
       );
     const branch = await this.readBranch(name);
     if (!branch) return;
-    // A branch with children cannot be deleted: children first.
-    const children = (await this.listBranches()).filter((b) => b.parent === name);
-    for (const child of children) {
-      progress(`deleting child "${child.name}" of "${name}" first`);
-      await this.deleteBranch(child.name, options);
-    }
-    progress(`deleting Lakebase branch "${name}"`);
+    // A branch with children cannot be deleted: children first, found in one listing.
+    const all = await this.listBranches();
+    const children = new Map<string, DatabaseBranch[]>();
+    for (const b of all) if (b.parent) children.set(b.parent, [...(children.get(b.parent) ?? []), b]);
+    const remove = async (id: string, throwaway: boolean): Promise<void> => {
+      for (const child of children.get(id) ?? []) {
+        progress(`deleting child "${child.name}" of "${id}" first`);
+        await remove(child.name, child.expiresAt !== undefined);
+      }
+      progress(`deleting Lakebase branch "${id}"`);
+      await this.deleteOne(id, throwaway);
+    };
     // Throwaway branches are purged, not soft-deleted, so they stop counting against the project's limits.
-    const throwaway = Boolean(branch.status?.expire_time || branch.spec?.ttl || branch.spec?.expire_time);
-    await this.deleteOne(name, throwaway);
+    await remove(name, Boolean(branch.status?.expire_time || branch.spec?.ttl || branch.spec?.expire_time));
   }
 
   async connectionUrl(name: string): Promise<string> {
@@ -418,8 +509,8 @@ export class LakebaseProvider implements BranchProvider {
 
   private async waitUntilReady(id: string, progress: (m: string) => void): Promise<Branch> {
     const { sleep, now } = this.client.clock;
-    const deadline = now() + this.client.operationTimeoutMs;
-    let delay = 500;
+    const started = now();
+    const deadline = started + this.client.operationTimeoutMs;
     for (;;) {
       const branch = await this.readBranch(id);
       if (!branch)
@@ -443,13 +534,20 @@ export class LakebaseProvider implements BranchProvider {
           "OPERATION_TIMEOUT",
         );
       progress(`waiting for branch "${id}" to be READY (now ${state})`);
-      await sleep(delay);
-      delay = Math.min(delay * 2, 10_000);
+      await sleep(pollDelay(now() - started));
     }
   }
 
-  /** Get-or-create the branch's `primary` endpoint and wait until it has a host. */
-  private async ensureEndpoint(id: string, progress: (m: string) => void): Promise<{ endpoint: string; host: string }> {
+  /**
+   * Get-or-create the branch's `primary` endpoint and wait until it has a host. For a branch just
+   * made (`fresh`) the create is sent at once (an existing endpoint answers ALREADY_EXISTS), and a
+   * create operation whose answer carries the host needs no further read.
+   */
+  private async ensureEndpoint(
+    id: string,
+    progress: (m: string) => void,
+    fresh = false,
+  ): Promise<{ endpoint: string; host: string }> {
     const path = `${this.branchPath(id)}/endpoints/${ENDPOINT_ID}`;
     const read = async () => {
       try {
@@ -460,7 +558,7 @@ export class LakebaseProvider implements BranchProvider {
         throw error;
       }
     };
-    let endpoint = await read();
+    let endpoint = fresh ? undefined : await read();
     if (!endpoint) {
       progress(`creating the compute endpoint of "${id}"`);
       try {
@@ -469,7 +567,10 @@ export class LakebaseProvider implements BranchProvider {
           body: { spec: ENDPOINT_SPEC },
           action: `creating the endpoint of ${id}`,
         });
-        await this.client.waitForOperation(operation, `creating the endpoint of ${id}`);
+        const made = Endpoint.safeParse(
+          await this.client.waitForOperation(operation, `creating the endpoint of ${id}`),
+        );
+        if (made.success && made.data.status?.hosts?.host) endpoint = made.data;
       } catch (error) {
         if (!(
           error instanceof LakebaseError &&
@@ -477,11 +578,11 @@ export class LakebaseProvider implements BranchProvider {
         ))
           throw error;
       }
-      endpoint = await read();
+      endpoint ??= await read();
     }
     const { sleep, now } = this.client.clock;
-    const deadline = now() + this.client.operationTimeoutMs;
-    let delay = 500;
+    const started = now();
+    const deadline = started + this.client.operationTimeoutMs;
     while (!endpoint?.status?.hosts?.host) {
       if (now() >= deadline) {
         throw new LakebaseError(
@@ -491,8 +592,7 @@ export class LakebaseProvider implements BranchProvider {
         );
       }
       progress(`waiting for the endpoint of "${id}" to get a host`);
-      await sleep(delay);
-      delay = Math.min(delay * 2, 10_000);
+      await sleep(pollDelay(now() - started));
       endpoint = await read();
     }
     return { endpoint: path, host: endpoint.status.hosts.host };
