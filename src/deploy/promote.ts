@@ -4,7 +4,7 @@ import type { CommandRecord } from "../cycle/result.js";
 import { canRefreshBase } from "../cycle/run.js";
 import { headCommit } from "../cycle/workspace.js";
 import type { BranchProvider } from "../substrate/provider.js";
-import { sanitiseBranchName } from "../substrate/names.js";
+import { plainBranchId } from "../substrate/names.js";
 import { PromoteResult, type PromoteRequest } from "./schemas.js";
 
 /**
@@ -27,7 +27,7 @@ export function snapshotBranchName(parent: string, commit: string): string {
   // The parent may be a root database such as `consort_root`, whose name is not a branch id:
   // sanitise it like any git name, then keep the suffix within the 63-character limit.
   const suffix = `-pre-${commit.slice(0, 8)}`;
-  const base = sanitiseBranchName(parent);
+  const base = plainBranchId(parent);
   return `${base.slice(0, 63 - suffix.length).replace(/-+$/, "")}${suffix}`;
 }
 

@@ -40,14 +40,11 @@ function cutWithHash(id: string, gitName: string): string {
 }
 
 /**
- * The database branch id for a git branch: lowercase, every run of other characters one `-`,
- * hyphens trimmed, a leading letter, at most 63 characters, and a short hash of the git name
- * appended when the name was cut or when it would collide with a branch another git name holds.
- *
- * `taken` lists ids already in use: as a Map (id → the git name holding it) a git name that
- * already holds its own id keeps it; as a plain collection every listed id counts as another's.
+ * A git name as a branch id, for names that need no uniqueness (a root database's name inside a
+ * snapshot's id): lowercase, every run of other characters one `-`, hyphens trimmed, a leading
+ * letter, at most 63 characters (a hash suffix when cut).
  */
-export function sanitiseBranchName(gitName: string, taken?: ReadonlyMap<string, string> | Iterable<string>): string {
+export function plainBranchId(gitName: string): string {
   const invalid = invalidGitBranchName(gitName);
   if (invalid) {
     throw new SubstrateError(
@@ -62,14 +59,27 @@ export function sanitiseBranchName(gitName: string, taken?: ReadonlyMap<string, 
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, "-")
     .replace(/^-+|-+$/g, "");
-  let changedBeyondCase = false;
-  if (id === "") {
-    id = "branch";
-    changedBeyondCase = true;
-  } else if (!/^[a-z]/.test(id)) {
-    id = `b-${id}`;
-  }
-  if (changedBeyondCase || id.length > MAX_BRANCH_ID_LENGTH) id = cutWithHash(id, gitName);
+  if (id === "") return cutWithHash("branch", gitName);
+  if (!/^[a-z]/.test(id)) id = `b-${id}`;
+  return id.length > MAX_BRANCH_ID_LENGTH ? cutWithHash(id, gitName) : id;
+}
+
+/**
+ * The database branch id for a git branch (one rule for every provider). A git name that is a
+ * branch id already keeps it; any other gets the sanitised form (lowercase, every run of other
+ * characters one `-`, hyphens trimmed, a leading letter, at most 63 characters) plus a short hash
+ * of the git name. So `Feature/Cart`, `feature/cart` and `feature-cart` get three different ids,
+ * whatever order they are forked in, and a git name always gets the same id.
+ *
+ * `taken` lists ids already in use: as a Map (id → the git name holding it) a git name that
+ * already holds its own id keeps it; as a plain collection a listed id that is exactly the git
+ * name counts as another's (it then gets a hash suffix as well).
+ */
+export function sanitiseBranchName(gitName: string, taken?: ReadonlyMap<string, string> | Iterable<string>): string {
+  let id = plainBranchId(gitName);
+  // A git name paired before ids were made unique keeps the id it holds.
+  if (taken instanceof Map && taken.get(id) === gitName) return id;
+  if (id !== gitName && !id.endsWith(`-${shortHash(gitName)}`)) id = cutWithHash(id, gitName);
 
   const holderOf = (candidate: string): string | undefined | null => {
     if (!taken) return null;
@@ -79,7 +89,17 @@ export function sanitiseBranchName(gitName: string, taken?: ReadonlyMap<string, 
   };
   const holder = holderOf(id);
   if (holder === null || holder === gitName) return id;
-  const withHash = cutWithHash(id.replace(new RegExp(`-${shortHash(gitName)}$`), ""), gitName);
+  // A hashed id in a plain list is this git name's own (the hash is of the git name).
+  if (id !== gitName && holder === undefined) return id;
+  if (id !== gitName) {
+    throw new SubstrateError(
+      `git branch "${gitName}" maps to database branch "${id}", which git branch "${holder}" already holds`,
+      "rename the git branch, or delete the stale database branch with `consort db delete`",
+      "BRANCH_NAME_COLLISION",
+    );
+  }
+  // An id-shaped git name whose id another git name took first (before ids were made unique).
+  const withHash = cutWithHash(id, gitName);
   const second = holderOf(withHash);
   if (second === null || second === gitName) return withHash;
   throw new SubstrateError(

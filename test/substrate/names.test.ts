@@ -1,16 +1,37 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { BRANCH_ID_PATTERN, resolveParentBranch, sanitiseBranchName } from "../../src/substrate/names.js";
+import {
+  BRANCH_ID_PATTERN,
+  plainBranchId,
+  resolveParentBranch,
+  sanitiseBranchName,
+} from "../../src/substrate/names.js";
 
 describe("sanitiseBranchName", () => {
-  it("lowercases, turns other characters into single hyphens and trims them", () => {
-    expect(sanitiseBranchName("Feature/Cart__Checkout")).toBe("feature-cart-checkout");
-    expect(sanitiseBranchName("fix/#42--stock!")).toBe("fix-42-stock");
-    expect(sanitiseBranchName("café/crème")).toBe("cafe-creme");
+  it("lowercases, turns other characters into single hyphens and trims them, with a hash of the git name", () => {
+    expect(sanitiseBranchName("Feature/Cart__Checkout")).toMatch(/^feature-cart-checkout-[0-9a-f]{8}$/);
+    expect(sanitiseBranchName("fix/#42--stock!")).toMatch(/^fix-42-stock-[0-9a-f]{8}$/);
+    expect(sanitiseBranchName("café/crème")).toMatch(/^cafe-creme-[0-9a-f]{8}$/);
+    expect(plainBranchId("café/crème")).toBe("cafe-creme");
+  });
+
+  it("keeps a git name that is a branch id already", () => {
+    expect(sanitiseBranchName("feature-cart")).toBe("feature-cart");
+    expect(sanitiseBranchName("pr-42-t3")).toBe("pr-42-t3");
   });
 
   it("gives a name that starts with a digit a leading letter", () => {
-    expect(sanitiseBranchName("42-hotfix")).toBe("b-42-hotfix");
+    expect(sanitiseBranchName("42-hotfix")).toMatch(/^b-42-hotfix-[0-9a-f]{8}$/);
+    expect(plainBranchId("42-hotfix")).toBe("b-42-hotfix");
+  });
+
+  it("gives git names that differ only in case or punctuation different ids, in whatever order they come", () => {
+    const names = ["Feature/Cart", "feature/cart", "feature-cart", "feature_cart", "FEATURE-CART", "feature/cart/"];
+    const valid = names.filter((n) => n !== "feature/cart/");
+    const ids = valid.map((n) => sanitiseBranchName(n));
+    expect(new Set(ids).size).toBe(valid.length);
+    expect(valid.map((n) => sanitiseBranchName(n)).reverse()).toEqual([...ids].reverse());
+    for (const id of ids) expect(id).toMatch(BRANCH_ID_PATTERN);
   });
 
   it("cuts long names to 63 characters with a stable hash suffix", () => {
@@ -22,12 +43,15 @@ describe("sanitiseBranchName", () => {
     expect(sanitiseBranchName(`${long}x`)).not.toBe(id);
   });
 
-  it("adds a hash suffix when another git name already holds the id, and keeps a name's own id", () => {
+  it("adds a hash suffix when another git name already holds an id-shaped name's id, and keeps a name's own id", () => {
+    // `feature-cart` held by `feature/cart` (paired before ids were made unique).
     const taken = new Map([["feature-cart", "feature/cart"]]);
     expect(sanitiseBranchName("feature/cart", taken)).toBe("feature-cart");
-    const other = sanitiseBranchName("Feature_Cart", taken);
+    const other = sanitiseBranchName("feature-cart", taken);
     expect(other).toMatch(/^feature-cart-[0-9a-f]{8}$/);
-    expect(sanitiseBranchName("Feature_Cart", ["feature-cart"])).toBe(other);
+    expect(sanitiseBranchName("feature-cart", ["feature-cart"])).toBe(other);
+    const own = sanitiseBranchName("Feature_Cart");
+    expect(sanitiseBranchName("Feature_Cart", [own])).toBe(own);
   });
 
   it("names with no letters or digits still get a valid, distinct id", () => {
@@ -74,7 +98,7 @@ describe("resolveParentBranch", () => {
 
   it("forks a branch without a pull request from the root", () => {
     expect(resolveParentBranch({ ...base, branch: "feature/cart" })).toMatchObject({
-      branch: "feature-cart",
+      branch: sanitiseBranchName("feature/cart"),
       parent: "production",
       isTrunk: false,
     });
@@ -82,8 +106,8 @@ describe("resolveParentBranch", () => {
 
   it("forks a branch from its pull request's base", () => {
     expect(resolveParentBranch({ ...base, branch: "feature/cart-tax", prBase: "feature/cart" })).toMatchObject({
-      branch: "feature-cart-tax",
-      parent: "feature-cart",
+      branch: expect.stringMatching(/^feature-cart-tax-[0-9a-f]{8}$/),
+      parent: sanitiseBranchName("feature/cart"),
       parentGitBranch: "feature/cart",
     });
   });
@@ -92,8 +116,9 @@ describe("resolveParentBranch", () => {
     expect(() => resolveParentBranch({ ...base, branch: "feature/cart", prBase: "feature/cart" })).toThrow(
       /own parent/,
     );
-    expect(() => resolveParentBranch({ ...base, branch: "Feature/Cart", prBase: "feature/cart" })).toThrow(
-      /same database branch/,
+    // Names that differ only in case are different branches, so one may be the other's parent.
+    expect(resolveParentBranch({ ...base, branch: "Feature/Cart", prBase: "feature/cart" }).branch).not.toBe(
+      sanitiseBranchName("feature/cart"),
     );
   });
 });

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConsortConfig } from "../../src/config/consort-config.js";
 import { createProvider } from "../../src/substrate/create-provider.js";
 import { PostgresBranchProvider, baseDatabaseName, spareDatabaseName } from "../../src/substrate/postgres-provider.js";
+import { sanitiseBranchName } from "../../src/substrate/names.js";
 import { SubstrateError } from "../../src/substrate/provider.js";
 import { postgresUrl } from "../helpers/postgres.js";
 
@@ -279,6 +280,20 @@ describe("the postgres provider", () => {
     const refreshed = await provider.refreshBase(track.name);
     expect(Date.parse(refreshed.frozenAt!)).toBeGreaterThanOrEqual(Date.parse(track.frozenAt!));
     await busy;
+  });
+
+  it("gives git branches that differ only in case or punctuation their own databases", async () => {
+    const upper = sanitiseBranchName(`Feature/Cart-${suffix}`);
+    const lower = sanitiseBranchName(`feature/cart-${suffix}`);
+    const a = await provider.createBranch(upper, { ttlSeconds: 600 });
+    const b = await provider.createBranch(lower, { ttlSeconds: 600 });
+    expect(a.name).not.toBe(b.name);
+    await sql(await provider.connectionUrl(a.name), "UPDATE stock SET quantity = 50 WHERE sku = 'A-1'");
+    const other = await sql<{ quantity: number }>(
+      await provider.connectionUrl(b.name),
+      "SELECT quantity FROM stock WHERE sku = 'A-1'",
+    );
+    expect(other[0]!.quantity).toBe(3);
   });
 
   it("two processes creating the same branch at once get the same branch", async () => {
