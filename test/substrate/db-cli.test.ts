@@ -7,6 +7,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { runCli } from "../../src/cli/main.js";
 import { stopLocalServer } from "../../src/substrate/local-server.js";
+import { sanitiseBranchName } from "../../src/substrate/names.js";
 import { baseDatabaseName } from "../../src/substrate/postgres-provider.js";
 import { postgresUrl } from "../helpers/postgres.js";
 
@@ -62,7 +63,8 @@ afterAll(async () => {
 describe("consort db on a configured postgres server", () => {
   it("creates a branch from a git name, lists it, hands out its URL and deletes it", async () => {
     const git = `feature/CLI-${suffix}`;
-    const id = `feature-cli-${suffix}`;
+    const id = sanitiseBranchName(git);
+    expect(id).toMatch(new RegExp(`^feature-cli-${suffix}-[0-9a-f]{8}$`));
     const created = await consort("db", "create", git, "--json");
     expect(created.code).toBe(0);
     expect(JSON.parse(created.stdout).branch).toMatchObject({ name: id, parent: rootDatabase });
@@ -137,12 +139,13 @@ describe("consort db with no configuration", () => {
     try {
       const created = await run("db", "create", "feature/local", "--json");
       expect(created.stderr).toContain("starting the embedded Postgres server");
-      expect(JSON.parse(created.stdout).branch).toMatchObject({ name: "feature-local", parent: "consort_root" });
+      const local = sanitiseBranchName("feature/local");
+      expect(JSON.parse(created.stdout).branch).toMatchObject({ name: local, parent: "consort_root" });
       const listed = await run("db", "list", "--json");
       expect(listed.stderr).not.toContain("starting");
       expect(JSON.parse(listed.stdout)).toMatchObject({
         provider: "local",
-        branches: [{ name: "consort_root" }, { name: "feature-local" }],
+        branches: [{ name: "consort_root" }, { name: local }],
       });
     } finally {
       expect(await stopLocalServer(dataDir)).toBe(true);
