@@ -21,14 +21,19 @@ export async function createProvider(
   const env = options.env ?? process.env;
   switch (database.provider) {
     case "local": {
-      const server = await ensureLocalServer({
-        dataDir: resolveLocalDataDir(database.local.dataDir, env),
-        ...(options.onProgress ? { onProgress: options.onProgress } : {}),
-      });
+      const start = async () =>
+        (
+          await ensureLocalServer({
+            dataDir: resolveLocalDataDir(database.local.dataDir, env),
+            ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+          })
+        ).url("postgres");
       return new PostgresBranchProvider({
         kind: "local",
-        adminUrl: server.url("postgres"),
+        adminUrl: await start(),
         rootDatabase: LOCAL_ROOT_DATABASE,
+        // The embedded server died (a crash, kill -9): start it again (on a new port) once its old processes are gone.
+        recover: start,
       });
     }
     case "postgres": {

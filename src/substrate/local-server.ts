@@ -1,6 +1,19 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmod, chown, mkdir, readdir, readFile, realpath, rename, rm, rmdir, stat, writeFile } from "node:fs/promises";
+import {
+  chmod,
+  chown,
+  mkdir,
+  readdir,
+  readFile,
+  readlink,
+  realpath,
+  rename,
+  rm,
+  rmdir,
+  stat,
+  writeFile,
+} from "node:fs/promises";
 import { createServer } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
@@ -288,6 +301,49 @@ async function runningPostmaster(cluster: string): Promise<{ pid: number; port: 
   return { pid, port };
 }
 
+/**
+ * Server processes still running in `cluster` although no postmaster holds it: the children of
+ * a postmaster that was killed (kill -9, OOM) finish what they were doing before they notice.
+ * Postgres refuses to start while they hold the old shared memory. Found by their working folder
+ * (every server process runs in its data folder); Linux only, elsewhere none are found.
+ */
+export async function lingeringServerProcesses(cluster: string): Promise<number[]> {
+  let entries: string[];
+  try {
+    entries = await readdir("/proc");
+  } catch {
+    return [];
+  }
+  const target = await realpath(cluster).catch(() => cluster);
+  const found: number[] = [];
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    const cwd = await readlink(`/proc/${entry}/cwd`).catch(() => undefined);
+    if (cwd === target) found.push(Number(entry));
+  }
+  return found;
+}
+
+/** Wait (bounded) for a dead server's processes to exit, so a new server can take the cluster. */
+async function waitForLingeringProcesses(cluster: string, timeoutMs: number, progress: (m: string) => void) {
+  const deadline = Date.now() + timeoutMs;
+  let said = false;
+  for (;;) {
+    const pids = await lingeringServerProcesses(cluster);
+    if (pids.length === 0) return;
+    if (Date.now() >= deadline) {
+      throw new SubstrateError(
+        `processes of a stopped Postgres server still run in ${cluster} (pids ${pids.join(", ")})`,
+        `wait for them to exit, or end them (kill ${pids.join(" ")}), then run the command again`,
+        "SERVER_PROCESSES_LINGER",
+      );
+    }
+    if (!said) progress(`waiting for ${pids.length} process(es) of the stopped server to exit`);
+    said = true;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
 function urlFor(state: ServerState, port: number, database = "postgres"): string {
   return `postgresql://${encodeURIComponent(state.user)}:${encodeURIComponent(state.password)}@127.0.0.1:${port}/${encodeURIComponent(database)}`;
 }
@@ -469,6 +525,7 @@ async function startOrReuse(dataDir: string, options: LocalServerOptions): Promi
     }
     const postgresIds = ids ?? (await postgresUserIds());
     await checkReachableAsRoot(cluster, postgresIds, !initialised);
+    await waitForLingeringProcesses(cluster, 30_000, progress);
     const port = options.port ?? (await freePort());
     progress(`starting the embedded Postgres server on port ${port}`);
     const settings = {

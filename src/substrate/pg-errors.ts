@@ -71,7 +71,23 @@ export function toSubstrateError(
         "the server has too many connections: close idle clients or raise max_connections",
         "TOO_MANY_CONNECTIONS",
       );
+    case "ECONNRESET":
+    case "57P01":
+    case "57P02":
+    case "57P03":
+      return make(
+        `the server went away (${raw})`,
+        "it crashed, restarted or is starting up: run the command again (nothing half-made is kept)",
+        "SERVER_CONNECTION_LOST",
+      );
     default:
+      if (/Connection terminated|server closed the connection unexpectedly/i.test(raw)) {
+        return make(
+          `the connection to the server was lost mid-way (${raw})`,
+          "the server crashed or restarted: run the command again (nothing half-made is kept; what was left is reaped)",
+          "SERVER_CONNECTION_LOST",
+        );
+      }
       if (/No space left on device|could not extend file|could not write/i.test(raw)) {
         return make(
           `the server is out of disk space (${raw})`,

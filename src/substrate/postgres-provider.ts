@@ -37,6 +37,10 @@ const LOCK_SPARE = 0x53706172;
 /** Half-made databases older than this belong to a process that died: reap them. */
 const ORPHAN_AGE_MS = 60 * 60 * 1000;
 const MAX_TTL_SECONDS = 30 * 24 * 3600;
+/** The most warm spares one parent keeps (a burst of this many concurrent forks is served from spares). */
+export const MAX_SPARES = 16;
+/** How long a burst of concurrent forks keeps its parent's spare pool at the burst's size. */
+const SPARE_DEMAND_WINDOW_MS = 10 * 60 * 1000;
 /** How long a refresh waits for sessions on the branch to end before it refuses (see waitForSessionsToEnd). */
 const SESSION_EXIT_WAIT_MS = 5000;
 
@@ -56,6 +60,7 @@ interface CatalogEntry {
   datname: string;
   record?: BranchRecord;
   baseOf?: string;
+  spareOf?: string;
 }
 
 export interface PostgresProviderOptions {
@@ -67,11 +72,19 @@ export interface PostgresProviderOptions {
   /** Called by close() after the pool ends (the local provider leaves its server running). */
   onClose?: () => Promise<void>;
   /**
-   * Keep one ready copy of each base (a warm spare), made in the background after a fork, so the
-   * next throwaway fork is a rename instead of a file copy. Costs one copy's disk per parent
-   * (nothing extra on a reflink filesystem). Default true.
+   * Keep ready copies of each base (warm spares), made in the background after a fork, so the
+   * next throwaway fork is a rename instead of a file copy. One per parent, more after a burst of
+   * concurrent forks (as many as the burst, at most MAX_SPARES) for SPARE_DEMAND_WINDOW_MS. Each
+   * costs one copy's disk on a filesystem without reflink (ext4), nothing extra with reflink
+   * (XFS, btrfs). Default true.
    */
   warmSpares?: boolean;
+  /**
+   * Called when the server cannot be reached: returns the admin URL of the server, restarted if
+   * need be (the local provider restarts its embedded server, on a new port). Without it the next
+   * call simply connects again.
+   */
+  recover?: () => Promise<string>;
   /** How long refreshBase waits for the branch's sessions to end before refusing. Default 5 s. */
   sessionExitWaitMs?: number;
 }
@@ -81,13 +94,24 @@ export function baseDatabaseName(branch: string): string {
   return `${BASE_PREFIX}${createHash("sha256").update(branch).digest("hex").slice(0, 24)}`;
 }
 
-/** The warm spare of a branch's base (see PostgresProviderOptions.warmSpares). */
-export function spareDatabaseName(branch: string): string {
-  return `${SPARE_PREFIX}${createHash("sha256").update(branch).digest("hex").slice(0, 24)}`;
+/** The warm spare number `index` of a branch's base (see PostgresProviderOptions.warmSpares). */
+export function spareDatabaseName(branch: string, index = 0): string {
+  const name = `${SPARE_PREFIX}${createHash("sha256").update(branch).digest("hex").slice(0, 24)}`;
+  return index === 0 ? name : `${name}_${index}`;
 }
 
-function temporaryDatabaseName(): string {
-  return `${NEW_PREFIX}${Date.now().toString(36)}_${randomBytes(4).toString("hex")}`;
+/** The server process id of a client's session (from the login handshake). */
+const makerPid = (client: pg.PoolClient): number | undefined =>
+  (client as unknown as { processID?: number | null }).processID ?? undefined;
+
+const allSpareNames = (branch: string) => Array.from({ length: MAX_SPARES }, (_, i) => spareDatabaseName(branch, i));
+
+/**
+ * A name for a database being made: it carries the making session's server process id, so a
+ * copy whose maker is gone (a crash, a killed process) is known to be half-made at once.
+ */
+function temporaryDatabaseName(makerPid?: number): string {
+  return `${NEW_PREFIX}${Date.now().toString(36)}_${(makerPid ?? 0).toString(36)}_${randomBytes(4).toString("hex")}`;
 }
 
 function parseComment(datname: string, comment: string | null): CatalogEntry {
@@ -102,7 +126,7 @@ function parseComment(datname: string, comment: string | null): CatalogEntry {
     }
   }
   if (comment?.startsWith(BASE_COMMENT)) return { datname, baseOf: comment.slice(BASE_COMMENT.length) };
-  if (comment?.startsWith(SPARE_COMMENT)) return { datname };
+  if (comment?.startsWith(SPARE_COMMENT)) return { datname, spareOf: comment.slice(SPARE_COMMENT.length) };
   return { datname };
 }
 
@@ -111,19 +135,36 @@ const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
 export class PostgresBranchProvider implements BranchProvider {
   readonly kind: "postgres" | "local";
-  private readonly pool: pg.Pool;
+  private pool: pg.Pool;
+  private adminUrl: string;
   private readonly root: string;
-  private readonly server: string;
+  private server: string;
   private rootReady: Promise<void> | undefined;
+  private recovering: Promise<void> | undefined;
   private readonly pending = new Set<Promise<void>>();
+  /** Per parent: when forks started and how many run now (sizes the spare pool). */
+  private readonly demand = new Map<string, { running: number; peaks: Array<{ at: number; n: number }> }>();
+  /** Per parent: the spare being made in this process, for a fork to wait for rather than copy beside it. */
+  private readonly making = new Map<string, { done: Promise<void>; claimed: boolean }>();
+  /** Per parent: a replenish loop runs in this process (and whether a spare was taken while it ran). */
+  private readonly replenishing = new Set<string>();
+  private readonly replenishAgain = new Set<string>();
 
   constructor(private readonly options: PostgresProviderOptions) {
     this.kind = options.kind ?? "postgres";
     this.root = options.rootDatabase;
+    this.adminUrl = options.adminUrl;
     this.server = describeServer(options.adminUrl);
-    this.pool = new pg.Pool({ connectionString: options.adminUrl, max: 12, application_name: "consort-substrate" });
-    // An idle client that loses its server must not crash the process: the next query reports it.
-    this.pool.on("error", () => {});
+    this.pool = this.makePool();
+  }
+
+  private makePool(): pg.Pool {
+    const pool = new pg.Pool({ connectionString: this.adminUrl, max: 24, application_name: "consort-substrate" });
+    // A client that loses its server, idle or checked out, must not crash the process: the
+    // statement it runs fails (and with it that one call), and the next call connects again.
+    pool.on("error", () => {});
+    pool.on("connect", (client) => client.on("error", () => {}));
+    return pool;
   }
 
   async rootBranch(): Promise<string> {
@@ -160,12 +201,26 @@ export class PostgresBranchProvider implements BranchProvider {
     }
     if (parent === this.root) await this.ensureRoot();
     const progress = options.onProgress ?? (() => {});
+    if (ttl === undefined) return this.fork(name, parent, ttl, progress);
+    const done = this.forkStarted(parent);
+    try {
+      return await this.fork(name, parent, ttl, progress);
+    } finally {
+      done();
+    }
+  }
 
+  private async fork(
+    name: string,
+    parent: string,
+    ttl: number | undefined,
+    progress: (message: string) => void,
+  ): Promise<DatabaseBranch> {
     return this.withClient(`creating branch "${name}"`, async (client) => {
       await this.lock(client, LOCK_BRANCH, name);
       try {
         let catalog = await this.catalog(client);
-        if (await this.reapOrphans(client, catalog, name)) catalog = await this.catalog(client);
+        if ((await this.reap(client, catalog, name)).length > 0) catalog = await this.catalog(client);
         const existing = catalog.get(name);
         if (existing) {
           if (!existing.record || existing.record.root !== this.root) throw this.notOurs(name);
@@ -221,7 +276,7 @@ export class PostgresBranchProvider implements BranchProvider {
           };
           if (ttl === undefined) {
             progress(`taking the frozen base of "${name}"`);
-            const tmpBase = temporaryDatabaseName();
+            const tmpBase = temporaryDatabaseName(makerPid(client));
             made.push(tmpBase);
             await client.query(`CREATE DATABASE ${ident(tmpBase)} TEMPLATE ${ident(parentBase)} STRATEGY FILE_COPY`);
             await client.query(`ALTER DATABASE ${ident(tmpBase)} WITH ALLOW_CONNECTIONS false`);
@@ -230,9 +285,9 @@ export class PostgresBranchProvider implements BranchProvider {
             made[made.length - 1] = baseDatabaseName(name);
           }
           progress(`forking "${name}" from "${parent}"`);
-          const tmp = temporaryDatabaseName();
+          const tmp = temporaryDatabaseName(makerPid(client));
           made.push(tmp);
-          if (ttl !== undefined && (await this.takeSpare(client, parent, tmp))) {
+          if (ttl !== undefined && (await this.takeSpareOrWait(client, parent, tmp))) {
             await client.query(`ALTER DATABASE ${ident(tmp)} WITH ALLOW_CONNECTIONS true`);
           } else {
             await client.query(`CREATE DATABASE ${ident(tmp)} TEMPLATE ${ident(parentBase)} STRATEGY FILE_COPY`);
@@ -311,7 +366,7 @@ export class PostgresBranchProvider implements BranchProvider {
           }
           if (entry) progress(`dropping "${name}"`);
           await client.query(`DROP DATABASE IF EXISTS ${ident(name)} WITH (FORCE)`);
-          await client.query(`DROP DATABASE IF EXISTS ${ident(spareDatabaseName(name))} WITH (FORCE)`);
+          await this.dropSpares(client, name);
           await client.query(`DROP DATABASE IF EXISTS ${ident(baseDatabaseName(name))} WITH (FORCE)`);
         } finally {
           await this.unlock(client, LOCK_BASE, name);
@@ -349,14 +404,14 @@ export class PostgresBranchProvider implements BranchProvider {
           );
         }
         progress(`taking a new frozen base of "${name}"`);
-        const tmp = temporaryDatabaseName();
+        const tmp = temporaryDatabaseName(makerPid(client));
         try {
           await client.query(`CREATE DATABASE ${ident(tmp)} TEMPLATE ${ident(name)} STRATEGY FILE_COPY`);
           await client.query(`ALTER DATABASE ${ident(tmp)} WITH ALLOW_CONNECTIONS false`);
           await client.query(`COMMENT ON DATABASE ${ident(tmp)} IS ${literal(BASE_COMMENT + name)}`);
           await this.lock(client, LOCK_BASE, name);
           try {
-            await client.query(`DROP DATABASE IF EXISTS ${ident(spareDatabaseName(name))} WITH (FORCE)`);
+            await this.dropSpares(client, name);
             await client.query(`DROP DATABASE IF EXISTS ${ident(baseDatabaseName(name))} WITH (FORCE)`);
             await client.query(`ALTER DATABASE ${ident(tmp)} RENAME TO ${ident(baseDatabaseName(name))}`);
           } finally {
@@ -409,7 +464,7 @@ export class PostgresBranchProvider implements BranchProvider {
   async connectionUrl(name: string): Promise<string> {
     const branch = await this.getBranch(name);
     if (!branch) throw this.missing(name);
-    const url = new URL(this.options.adminUrl);
+    const url = new URL(this.adminUrl);
     url.pathname = `/${encodeURIComponent(name)}`;
     return url.toString();
   }
@@ -458,7 +513,7 @@ export class PostgresBranchProvider implements BranchProvider {
           );
         }
         if (!catalog.has(baseDatabaseName(this.root))) {
-          const tmp = temporaryDatabaseName();
+          const tmp = temporaryDatabaseName(makerPid(client));
           try {
             await client.query(`CREATE DATABASE ${ident(tmp)} TEMPLATE ${ident(this.root)} STRATEGY FILE_COPY`);
             await client.query(`ALTER DATABASE ${ident(tmp)} WITH ALLOW_CONNECTIONS false`);
@@ -479,86 +534,215 @@ export class PostgresBranchProvider implements BranchProvider {
     });
   }
 
-  /** Take the parent's warm spare under the name `target`; false when there is none free right now. */
-  private async takeSpare(client: pg.PoolClient, parent: string, target: string): Promise<boolean> {
-    if (this.options.warmSpares === false) return false;
-    const got = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1::int, hashtext($2)) AS ok", [
-      LOCK_SPARE,
-      parent,
-    ]);
-    if (!got.rows[0]?.ok) return false;
-    try {
-      const spare = spareDatabaseName(parent);
-      const row = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [spare]);
-      if (row.rowCount === 0) return false;
-      await client.query(`ALTER DATABASE ${ident(spare)} RENAME TO ${ident(target)}`);
-      return true;
-    } finally {
-      await this.unlock(client, LOCK_SPARE, parent);
-    }
+  /** Count a throwaway fork of `parent` as running (sizing its spare pool); call the result when it ends. */
+  private forkStarted(parent: string): () => void {
+    const now = Date.now();
+    const entry = this.demand.get(parent) ?? { running: 0, peaks: [] };
+    entry.running++;
+    entry.peaks = entry.peaks.filter((p) => now - p.at < SPARE_DEMAND_WINDOW_MS);
+    entry.peaks.push({ at: now, n: entry.running });
+    this.demand.set(parent, entry);
+    return () => {
+      entry.running--;
+    };
   }
 
-  /** Make the branch's warm spare in the background; a missing spare only makes the next fork slower. */
-  private replenish(branch: string): void {
-    if (this.options.warmSpares === false) return;
-    const job = this.withClient(`preparing a warm spare of "${branch}"`, async (client) => {
+  /** How many spares `branch` should have: the most forks of it that ran at once lately, 1 to MAX_SPARES. */
+  private wantedSpares(branch: string): number {
+    const now = Date.now();
+    const peaks = (this.demand.get(branch)?.peaks ?? []).filter((p) => now - p.at < SPARE_DEMAND_WINDOW_MS);
+    return Math.min(MAX_SPARES, Math.max(1, ...peaks.map((p) => p.n)));
+  }
+
+  /**
+   * Take a warm spare of `parent` under the name `target`. When none is free but this process is
+   * making one that no other fork has claimed, wait for it: it is further along than a copy
+   * started now, which would also compete with it for the disk. False when neither is there.
+   */
+  private async takeSpareOrWait(client: pg.PoolClient, parent: string, target: string): Promise<boolean> {
+    if (this.options.warmSpares === false) return false;
+    if (await this.takeSpare(client, parent, target)) return true;
+    const inProgress = this.making.get(parent);
+    if (!inProgress || inProgress.claimed) return false;
+    inProgress.claimed = true;
+    await inProgress.done;
+    return this.takeSpare(client, parent, target);
+  }
+
+  /** Take one of the parent's warm spares under the name `target`; false when none is free right now. */
+  private async takeSpare(client: pg.PoolClient, parent: string, target: string): Promise<boolean> {
+    const present = await client.query<{ datname: string }>(
+      "SELECT datname FROM pg_database WHERE datname = ANY($1) ORDER BY oid",
+      [allSpareNames(parent)],
+    );
+    for (const { datname } of present.rows) {
       const got = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1::int, hashtext($2)) AS ok", [
         LOCK_SPARE,
-        branch,
+        datname,
       ]);
-      if (!got.rows[0]?.ok) return;
+      if (!got.rows[0]?.ok) continue;
+      try {
+        const still = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [datname]);
+        if (still.rowCount === 0) continue;
+        await client.query(`ALTER DATABASE ${ident(datname)} RENAME TO ${ident(target)}`);
+        this.replenish(parent);
+        return true;
+      } finally {
+        await this.unlock(client, LOCK_SPARE, datname);
+      }
+    }
+    return false;
+  }
+
+  /** Drop every warm spare of `branch` (their base is about to change or go). */
+  private async dropSpares(client: pg.PoolClient, branch: string): Promise<void> {
+    for (const spare of allSpareNames(branch))
+      await client.query(`DROP DATABASE IF EXISTS ${ident(spare)} WITH (FORCE)`);
+  }
+
+  /**
+   * Bring the branch's warm spares up to the number wanted (and drop those beyond it), one copy
+   * at a time, in the background; a missing spare only makes the next fork slower.
+   */
+  private replenish(branch: string): void {
+    if (this.options.warmSpares === false) return;
+    if (this.replenishing.has(branch)) {
+      this.replenishAgain.add(branch);
+      return;
+    }
+    this.replenishing.add(branch);
+    const job = (async () => {
+      try {
+        for (;;) {
+          const made = await this.makeOneSpare(branch);
+          if (!made && !this.replenishAgain.delete(branch)) return;
+        }
+      } finally {
+        this.replenishing.delete(branch);
+      }
+    })().catch(() => {});
+    this.pending.add(job);
+    void job.finally(() => this.pending.delete(job));
+  }
+
+  /** Make (or drop) one spare of `branch`; false when the pool is at the size wanted or cannot grow. */
+  private async makeOneSpare(branch: string): Promise<boolean> {
+    return this.withClient(`preparing a warm spare of "${branch}"`, async (client) => {
+      const wanted = this.wantedSpares(branch);
+      const names = allSpareNames(branch);
+      const present = new Set(
+        (
+          await client.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname = ANY($1)", [
+            [...names, baseDatabaseName(branch)],
+          ])
+        ).rows.map((r) => r.datname),
+      );
+      if (!present.has(baseDatabaseName(branch))) return false;
+      const have = names.filter((n) => present.has(n));
+      if (have.length > wanted) {
+        // Demand fell: give back the disk of the spares beyond it.
+        for (const extra of have.slice(wanted)) {
+          const got = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1::int, hashtext($2)) AS ok", [
+            LOCK_SPARE,
+            extra,
+          ]);
+          if (!got.rows[0]?.ok) continue;
+          try {
+            await client.query(`DROP DATABASE IF EXISTS ${ident(extra)} WITH (FORCE)`);
+          } finally {
+            await this.unlock(client, LOCK_SPARE, extra);
+          }
+        }
+        return false;
+      }
+      if (have.length >= wanted) return false;
+      const target = names.find((n) => !present.has(n))!;
+      const got = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1::int, hashtext($2)) AS ok", [
+        LOCK_SPARE,
+        target,
+      ]);
+      if (!got.rows[0]?.ok) return false;
+      let finish: () => void = () => {};
+      const entry = { done: new Promise<void>((resolve) => (finish = resolve)), claimed: false };
+      this.making.set(branch, entry);
       try {
         // Shared base lock: a refresh or delete waits for us, then drops what we made with the old base.
         await this.lock(client, LOCK_BASE, branch, true);
         try {
-          const present = await client.query<{ datname: string }>(
-            "SELECT datname FROM pg_database WHERE datname = ANY($1)",
-            [[spareDatabaseName(branch), baseDatabaseName(branch)]],
-          );
-          const names = new Set(present.rows.map((r) => r.datname));
-          if (names.has(spareDatabaseName(branch)) || !names.has(baseDatabaseName(branch))) return;
-          const tmp = temporaryDatabaseName();
+          const base = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [baseDatabaseName(branch)]);
+          if (base.rowCount === 0) return false;
+          const tmp = temporaryDatabaseName(makerPid(client));
           try {
             await client.query(
               `CREATE DATABASE ${ident(tmp)} TEMPLATE ${ident(baseDatabaseName(branch))} STRATEGY FILE_COPY`,
             );
             await client.query(
-              `ALTER DATABASE ${ident(tmp)} WITH ALLOW_CONNECTIONS false; COMMENT ON DATABASE ${ident(tmp)} IS ${literal(SPARE_COMMENT + branch)}; ALTER DATABASE ${ident(tmp)} RENAME TO ${ident(spareDatabaseName(branch))}`,
+              `ALTER DATABASE ${ident(tmp)} WITH ALLOW_CONNECTIONS false; COMMENT ON DATABASE ${ident(tmp)} IS ${literal(SPARE_COMMENT + branch)}; ALTER DATABASE ${ident(tmp)} RENAME TO ${ident(target)}`,
             );
           } catch (error) {
             await client.query(`DROP DATABASE IF EXISTS ${ident(tmp)} WITH (FORCE)`).catch(() => {});
             throw error;
           }
+          return true;
         } finally {
           await this.unlock(client, LOCK_BASE, branch, true);
         }
       } finally {
-        await this.unlock(client, LOCK_SPARE, branch);
+        await this.unlock(client, LOCK_SPARE, target);
+        if (this.making.get(branch) === entry) this.making.delete(branch);
+        finish();
       }
-    }).catch(() => {});
-    this.pending.add(job);
-    void job.finally(() => this.pending.delete(job));
+    });
   }
 
-  /** Drop expired throwaway branches of this root and half-made copies a dead process left. */
-  private async reapOrphans(
-    client: pg.PoolClient,
-    catalog: Map<string, CatalogEntry>,
-    except: string,
-  ): Promise<boolean> {
+  /**
+   * Drop what nothing will finish or use: expired throwaway branches of this root, copies whose
+   * maker's session is gone (crashed or killed mid-way), frozen bases and warm spares whose branch
+   * no longer exists and is not being made. Returns the names dropped.
+   */
+  async reapOrphans(): Promise<string[]> {
+    return this.withClient("reaping orphaned copies", async (client) => this.reap(client, await this.catalog(client)));
+  }
+
+  private async reap(client: pg.PoolClient, catalog: Map<string, CatalogEntry>, except?: string): Promise<string[]> {
     const now = Date.now();
-    let reaped = false;
+    const live = new Set(
+      (await client.query<{ pid: number }>("SELECT pid FROM pg_stat_activity")).rows.map((r) => Number(r.pid)),
+    );
+    const reaped: string[] = [];
+    const drop = async (datname: string) => {
+      await client.query(`DROP DATABASE IF EXISTS ${ident(datname)} WITH (FORCE)`);
+      reaped.push(datname);
+    };
     for (const entry of catalog.values()) {
-      let drop = false;
-      if (entry.datname.startsWith(NEW_PREFIX)) {
-        const born = parseInt(entry.datname.slice(NEW_PREFIX.length).split("_")[0] ?? "", 36);
-        drop = Number.isFinite(born) && now - born > ORPHAN_AGE_MS;
-      } else if (entry.record?.root === this.root && entry.record.expiresAt && entry.datname !== except) {
-        drop = Date.parse(entry.record.expiresAt) < now;
-      }
-      if (drop) {
-        await client.query(`DROP DATABASE IF EXISTS ${ident(entry.datname)} WITH (FORCE)`).catch(() => {});
-        reaped = true;
+      try {
+        if (entry.datname.startsWith(NEW_PREFIX)) {
+          const [born, maker] = entry.datname.slice(NEW_PREFIX.length).split("_");
+          const pid = parseInt(maker ?? "", 36);
+          const age = now - parseInt(born ?? "", 36);
+          // A copy whose maker's session has ended is never finished; one from before makers were named, after an hour.
+          if ((pid > 0 && !live.has(pid)) || (!(pid > 0) && Number.isFinite(age) && age > ORPHAN_AGE_MS))
+            await drop(entry.datname);
+        } else if (entry.record?.root === this.root && entry.record.expiresAt && entry.datname !== except) {
+          if (Date.parse(entry.record.expiresAt) < now) await drop(entry.datname);
+        } else if (entry.baseOf !== undefined || entry.spareOf !== undefined) {
+          const owner = (entry.baseOf ?? entry.spareOf)!;
+          if (owner === except || catalog.get(owner)?.record) continue;
+          // The branch is gone: unless it is being made right now (its lock is held), so is the need for this copy.
+          const got = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1::int, hashtext($2)) AS ok", [
+            LOCK_BRANCH,
+            owner,
+          ]);
+          if (!got.rows[0]?.ok) continue;
+          try {
+            const exists = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [owner]);
+            if (exists.rowCount === 0) await drop(entry.datname);
+          } finally {
+            await this.unlock(client, LOCK_BRANCH, owner);
+          }
+        }
+      } catch {
+        // Another process may be dropping it too; the next reap tries again.
       }
     }
     return reaped;
@@ -646,13 +830,44 @@ export class PostgresBranchProvider implements BranchProvider {
       .catch(() => {});
   }
 
-  private async withClient<T>(action: string, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    let client: pg.PoolClient;
+  /**
+   * The server cannot be reached: ask `recover` for it (restarted if need be) and connect to the
+   * address it gives from now on. One recovery at a time, shared by every call that needs it.
+   */
+  private async recover(): Promise<void> {
+    const recover = this.options.recover;
+    if (!recover) return;
+    this.recovering ??= (async () => {
+      const url = await recover();
+      if (url !== this.adminUrl) {
+        const old = this.pool;
+        this.adminUrl = url;
+        this.server = describeServer(url);
+        this.pool = this.makePool();
+        void old.end().catch(() => {});
+      }
+    })().finally(() => {
+      this.recovering = undefined;
+    });
+    await this.recovering;
+  }
+
+  private async connect(action: string): Promise<pg.PoolClient> {
     try {
-      client = await this.pool.connect();
+      return await this.pool.connect();
     } catch (error) {
-      throw toSubstrateError(error, { server: this.server, action });
+      if (!this.options.recover || !serverGone(error)) throw toSubstrateError(error, { server: this.server, action });
     }
+    try {
+      await this.recover();
+      return await this.pool.connect();
+    } catch (error) {
+      throw toSubstrateError(error, { server: this.server, action: `${action} (after restarting the server)` });
+    }
+  }
+
+  private async withClient<T>(action: string, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.connect(action);
     let broken = false;
     try {
       return await fn(client);
@@ -664,4 +879,13 @@ export class PostgresBranchProvider implements BranchProvider {
       client.release(broken);
     }
   }
+}
+
+/** Errors that mean the server is not there (crashed, stopped, restarting), not that it refused. */
+function serverGone(error: unknown): boolean {
+  const e = error as { code?: string; message?: string };
+  return (
+    ["ECONNREFUSED", "ECONNRESET", "57P01", "57P02", "57P03"].includes(e?.code ?? "") ||
+    /Connection terminated|server closed the connection/i.test(e?.message ?? "")
+  );
 }
