@@ -296,6 +296,85 @@ describe("the postgres provider", () => {
     expect(other[0]!.quantity).toBe(3);
   });
 
+  it("reapOrphans drops frozen bases, spares and half-made copies nothing will finish, and spares a branch being made", async () => {
+    const ghost = id("ghost");
+    const busy = id("busy-making");
+    const deadMaker = `consort_new_${Date.now().toString(36)}_${(4_000_000).toString(36)}_${suffix}`;
+    const leftovers = [
+      [baseDatabaseName(ghost), `consort-base:${ghost}`],
+      [spareDatabaseName(ghost), `consort-spare:${ghost}`],
+      [deadMaker, null],
+      [baseDatabaseName(busy), `consort-base:${busy}`],
+    ] as const;
+    for (const [db, comment] of leftovers) {
+      await sql(postgresUrl(), `CREATE DATABASE "${db}"`);
+      if (comment) await sql(postgresUrl(), `COMMENT ON DATABASE "${db}" IS '${comment}'`);
+    }
+    // Another process is making `busy` right now: it holds the branch's lock (LOCK_BRANCH in the provider).
+    const maker = new pg.Client({ connectionString: postgresUrl() });
+    await maker.connect();
+    try {
+      await maker.query("SELECT pg_advisory_lock($1::int, hashtext($2))", [0x436f6e73, busy]);
+      const reaped = await provider.reapOrphans();
+      expect(reaped).toEqual(expect.arrayContaining([baseDatabaseName(ghost), spareDatabaseName(ghost), deadMaker]));
+      expect(reaped).not.toContain(baseDatabaseName(busy));
+      const left = await databaseNames();
+      for (const db of [baseDatabaseName(ghost), spareDatabaseName(ghost), deadMaker]) expect(left).not.toContain(db);
+      expect(left).toContain(baseDatabaseName(busy));
+    } finally {
+      await maker.end();
+      await sql(postgresUrl(), `DROP DATABASE IF EXISTS "${baseDatabaseName(busy)}"`);
+    }
+  });
+
+  it("a throwaway fork arriving while a spare is being made waits for that spare instead of copying", async () => {
+    const track = await provider.createBranch(id("track-spares"));
+    await provider.settled();
+    const oid = async (datname: string) =>
+      (
+        await sql<{ oid: number }>(postgresUrl(), "SELECT oid::int AS oid FROM pg_database WHERE datname = $1", [
+          datname,
+        ])
+      )[0]?.oid;
+    for (let round = 0; round < 3; round++) {
+      const first = await provider.createBranch(id(`spare-a${round}`), { from: track.name, ttlSeconds: 600 });
+      // The first fork took the spare; its replacement is being made now.
+      const second = await provider.createBranch(id(`spare-b${round}`), { from: track.name, ttlSeconds: 600 });
+      await provider.settled();
+      const [a, b, spare] = [await oid(first.name), await oid(second.name), await oid(spareDatabaseName(track.name))];
+      // The second fork is the spare made after the first fork, and a new one was made after it.
+      expect(a!).toBeLessThan(b!);
+      expect(b!).toBeLessThan(spare!);
+    }
+  });
+
+  it("after a burst of 16 concurrent forks keeps 16 spares, so the next burst is served from them", async () => {
+    const track = await provider.createBranch(id("track-burst"));
+    await provider.settled();
+    const burst = (tag: string) =>
+      Promise.all(
+        Array.from({ length: 16 }, (_, i) =>
+          provider.createBranch(id(`${tag}-${i}`), { from: track.name, ttlSeconds: 600 }),
+        ),
+      );
+    await burst("burst-a");
+    await provider.settled();
+    const spares = await sql<{ oid: number }>(
+      postgresUrl(),
+      "SELECT oid::int AS oid FROM pg_database WHERE shobj_description(oid, 'pg_database') = $1",
+      [`consort-spare:${track.name}`],
+    );
+    expect(spares).toHaveLength(16);
+    const second = await burst("burst-b");
+    const oids = await sql<{ oid: number }>(
+      postgresUrl(),
+      "SELECT oid::int AS oid FROM pg_database WHERE datname = ANY($1)",
+      [second.map((b) => b.name)],
+    );
+    expect(new Set(oids.map((r) => r.oid))).toEqual(new Set(spares.map((r) => r.oid)));
+    await provider.settled();
+  }, 120_000);
+
   it("two processes creating the same branch at once get the same branch", async () => {
     const second = new PostgresBranchProvider({ adminUrl: postgresUrl(), rootDatabase });
     try {
