@@ -298,6 +298,12 @@ async function runningPostmaster(cluster: string): Promise<{ pid: number; port: 
   } catch {
     return undefined;
   }
+  // A killed postmaster nobody has reaped yet (a container's init may never reap) is a zombie: dead.
+  const state = await readFile(`/proc/${pid}/stat`, "utf8").then(
+    (text) => /\)\s+(\S)/.exec(text)?.[1],
+    () => undefined,
+  );
+  if (state === "Z" || state === "X") return undefined;
   return { pid, port };
 }
 
@@ -526,6 +532,9 @@ async function startOrReuse(dataDir: string, options: LocalServerOptions): Promi
     const postgresIds = ids ?? (await postgresUserIds());
     await checkReachableAsRoot(cluster, postgresIds, !initialised);
     await waitForLingeringProcesses(cluster, 30_000, progress);
+    // A killed postmaster that is still a zombie looks alive to the new server's lock-file check:
+    // it is dead (runningPostmaster said so) and its processes are gone, so its lock file goes.
+    if (await exists(join(cluster, "postmaster.pid"))) await rm(join(cluster, "postmaster.pid"), { force: true });
     const port = options.port ?? (await freePort());
     progress(`starting the embedded Postgres server on port ${port}`);
     const settings = {
