@@ -4,7 +4,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { benchRuns, measure, printJson, printTable, summarise, wantsJson, type Summary } from "./lib.js";
+import { startLakebaseEmulator } from "./lakebase-emulator.js";
 import { logicalCopy } from "./logical-copy.js";
+import { LakebaseProviderSettings } from "../src/config/consort-config.js";
+import { createLakebaseProvider } from "../src/substrate/lakebase/provider.js";
 import { ensureLocalServer, stopLocalServer } from "../src/substrate/local-server.js";
 import { PostgresBranchProvider, baseDatabaseName } from "../src/substrate/postgres-provider.js";
 
@@ -21,6 +24,11 @@ import { PostgresBranchProvider, baseDatabaseName } from "../src/substrate/postg
  * - a fork with no spare at all (CREATE DATABASE … STRATEGY FILE_COPY from the frozen base), the
  *   bare statement, the same copy with STRATEGY WAL_LOG, fork-plus-drop, a track fork (branch + its base);
  * - the baseline: the fastest logical copy, as pg_dump | pg_restore -j (see logical-copy.ts).
+ * - a burst of 16 concurrent throwaway forks of the 200 MB root, cold (one spare) and once the spare
+ *   pool has grown to the burst (the second burst), p99 of the 16;
+ * - Lakebase: a fork against an emulation of the REST API whose operations take 300 ms and 3 s
+ *   (bench/lakebase-emulator.ts); the row is the time the provider adds on top of its two
+ *   operations (branch, then endpoint).
  * `--dir` puts the server's data on another filesystem (e.g. an XFS loop mount, where the clone is
  * a reflink and should not grow with size).
  */
@@ -42,7 +50,32 @@ const CASE = {
   walLog200: "WAL_LOG 200 MB",
   logical10: "logical copy 10 MB",
   logical200: "logical copy 200 MB",
+  burstCold: "burst of 16 forks 200 MB, cold (per fork)",
+  burstWarm: "burst of 16 forks 200 MB, pool grown (per fork)",
+  lakebase300: "Lakebase fork, added to 2 × 300 ms operations",
+  lakebase3000: "Lakebase fork, added to 2 × 3 s operations",
 } as const;
+
+/** The time the Lakebase provider adds to a fork whose two operations take `operationMs` each. */
+async function lakebaseAdded(operationMs: number, runs: number): Promise<number[]> {
+  const emulator = await startLakebaseEmulator(operationMs);
+  try {
+    const provider = createLakebaseProvider(
+      LakebaseProviderSettings.parse({ host: emulator.origin, project: "shop" }),
+      { env: { DATABRICKS_TOKEN: "bench" } },
+    );
+    await provider.rootBranch();
+    const added: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      const start = performance.now();
+      await provider.createBranch(`bench-${operationMs}-${i}`);
+      added.push(performance.now() - start - 2 * operationMs);
+    }
+    return added;
+  } finally {
+    await emulator.close();
+  }
+}
 
 const argDir = process.argv.indexOf("--dir");
 const parentDir = argDir > 0 ? process.argv[argDir + 1]! : tmpdir();
@@ -166,6 +199,33 @@ async function main(): Promise<void> {
       }),
     );
     rows.push(await measure(CASE.noSpare200, forkWith(cold, true), { runs: RUNS, before: cleanUp }));
+
+    // A burst of 16 concurrent forks: the first meets one spare; the pool then grows to the burst.
+    let burstErrors = 0;
+    const burst = async (): Promise<number[]> => {
+      const times = await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          const start = performance.now();
+          try {
+            await forkWith(large, true)();
+          } catch (error) {
+            burstErrors++;
+            log(`burst fork failed: ${(error as Error).message}`);
+          }
+          return performance.now() - start;
+        }),
+      );
+      await cleanUp();
+      return times;
+    };
+    log("burst of 16 forks (cold, then with the pool grown)");
+    await cleanUp();
+    rows.push(summarise(CASE.burstCold, await burst()));
+    rows.push(summarise(CASE.burstWarm, await burst()));
+    const p99 = (name: string) => {
+      const samples = [...rows.find((r) => r.name === name)!.samples].sort((a, b) => a - b);
+      return samples[Math.min(samples.length - 1, Math.ceil(samples.length * 0.99) - 1)]!;
+    };
     rows.push(await measure(CASE.track200, forkWith(large, false), { runs: RUNS, before: cleanUp }));
     rows.push(
       await measure(
@@ -229,6 +289,10 @@ async function main(): Promise<void> {
     rows.push(await logical(CASE.logical200, "root_200mb"));
     await dropWal();
 
+    log("Lakebase forks against the API emulation (300 ms and 3 s operations)");
+    rows.push(summarise(CASE.lakebase300, await lakebaseAdded(300, RUNS)));
+    rows.push(summarise(CASE.lakebase3000, await lakebaseAdded(3000, Math.min(RUNS, 3))));
+
     const median = (name: string) => {
       const row = rows.find((r) => r.name === name);
       if (!row) throw new Error(`no row named "${name}"`);
@@ -243,6 +307,8 @@ async function main(): Promise<void> {
     if (!json) {
       console.log(
         `\nThe rename alone (${rename200.toFixed(1)} ms, ${(logical200 / rename200).toFixed(0)}× a logical copy) leaves out the spare's rebuild, which every fork starts and a cycle waits for; the steady state counts it.` +
+          `\ngoal: a burst of 16 forks of 200 MB with p99 under 500 ms once the pool has grown (${p99(CASE.burstWarm).toFixed(0)} ms; cold ${p99(CASE.burstCold).toFixed(0)} ms, ${burstErrors} errors)` +
+          `\ngoal: Lakebase adds under 250 ms to a fork (${median(CASE.lakebase300).toFixed(0)} ms at 300 ms operations, ${median(CASE.lakebase3000).toFixed(0)} ms at 3 s)` +
           `\ngoal: fork of 200 MB under 150 ms median in the steady state (${steady200.toFixed(0)} ms) and ≥ 20× faster than a logical copy (${(logical200 / steady200).toFixed(1)}×)`,
       );
     }
@@ -268,6 +334,11 @@ async function main(): Promise<void> {
       bare_file_copy_ms_200mb: round(median(CASE.bare200)),
       ratio_logical_200mb: round(logical200 / steady200),
       ratio_logical_200mb_rename: round(logical200 / rename200),
+      burst16_fork_ms_p99: round(p99(CASE.burstWarm)),
+      burst16_fork_ms_p99_cold: round(p99(CASE.burstCold)),
+      burst16_errors: burstErrors,
+      lakebase_added_ms_300: round(median(CASE.lakebase300)),
+      lakebase_added_ms_3000: round(median(CASE.lakebase3000)),
     });
   } finally {
     await small.close();
