@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { ConfigError, readCheckoutConfig, readConfigFile } from "../config/load.js";
 import {
+  PostgresBranchProvider,
   createProvider,
   resolveLocalDataDir,
   sanitiseBranchName,
@@ -53,6 +54,14 @@ async function withProvider<T>(
 async function branchId(provider: BranchProvider, name: string): Promise<string> {
   const root = await provider.rootBranch();
   return name === root ? name : sanitiseBranchName(name);
+}
+
+function describeSpares(spares: { count: number; bytes: number }): string {
+  return (
+    `warm spares: ${spares.count} (${(spares.bytes / 1e6).toFixed(1)} MB). Each is a ready copy of a parent's base, so the ` +
+    `next throwaway fork is a rename; on a filesystem without reflink (ext4) each costs a full copy's disk, with ` +
+    `reflink (XFS, btrfs) almost none. A parent keeps one, or as many as its last burst of concurrent forks (at most 16) for 10 minutes.`
+  );
 }
 
 function describe(branch: DatabaseBranch): string {
@@ -142,8 +151,12 @@ export function registerDbCommands(program: Command): void {
     .action(async (options: DbOptions) => {
       await withProvider(options, async (provider) => {
         const branches = await provider.listBranches();
-        printResult(options, { provider: provider.kind, root: await provider.rootBranch(), branches }, () =>
-          table(branches),
+        // Warm spares cost disk on local and postgres: say how much (Lakebase keeps none).
+        const spares = provider instanceof PostgresBranchProvider ? await provider.spareUsage() : undefined;
+        printResult(
+          options,
+          { provider: provider.kind, root: await provider.rootBranch(), branches, ...(spares ? { spares } : {}) },
+          () => (spares ? `${table(branches)}\n\n${describeSpares(spares)}` : table(branches)),
         );
       });
     });

@@ -469,6 +469,21 @@ export class PostgresBranchProvider implements BranchProvider {
     return url.toString();
   }
 
+  /** The warm spares this root's branches keep, and the disk they take (full copies without reflink). */
+  async spareUsage(): Promise<{ count: number; bytes: number }> {
+    return this.withClient("measuring warm spares", async (client) => {
+      const catalog = await this.catalog(client);
+      const ours = new Set([...catalog.values()].filter((e) => e.record?.root === this.root).map((e) => e.datname));
+      const spares = [...catalog.values()].filter((e) => e.spareOf !== undefined && ours.has(e.spareOf));
+      if (spares.length === 0) return { count: 0, bytes: 0 };
+      const size = await client.query<{ bytes: string }>(
+        "SELECT coalesce(sum(pg_database_size(datname)), 0)::bigint AS bytes FROM pg_database WHERE datname = ANY($1)",
+        [spares.map((e) => e.datname)],
+      );
+      return { count: spares.length, bytes: Number(size.rows[0]?.bytes ?? 0) };
+    });
+  }
+
   /** Resolves when background work (warm spares being made) has finished. */
   async settled(): Promise<void> {
     while (this.pending.size > 0) await Promise.all([...this.pending]);

@@ -73,6 +73,10 @@ describe("consort db on a configured postgres server", () => {
     const listed = await consort("db", "list", "--json");
     expect(JSON.parse(listed.stdout)).toMatchObject({ provider: "postgres", root: rootDatabase });
     expect(JSON.parse(listed.stdout).branches.map((b: { name: string }) => b.name)).toEqual([rootDatabase, id]);
+    // The disk warm spares take is stated, with what it costs without reflink.
+    expect(JSON.parse(listed.stdout).spares).toMatchObject({ count: expect.any(Number), bytes: expect.any(Number) });
+    const text = await consort("db", "list");
+    expect(text.stdout).toMatch(/warm spares: \d+ \([\d.]+ MB\).*without reflink \(ext4\) each costs a full copy/s);
 
     const url = await consort("db", "url", git);
     expect(new URL(url.stdout.trim()).pathname).toBe(`/${id}`);
