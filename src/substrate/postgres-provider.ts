@@ -296,7 +296,8 @@ export class PostgresBranchProvider implements BranchProvider {
           await client.query(
             `COMMENT ON DATABASE ${ident(tmp)} IS ${literal(BRANCH_COMMENT + JSON.stringify(record))}; ALTER DATABASE ${ident(tmp)} RENAME TO ${ident(name)}`,
           );
-          this.replenish(ttl !== undefined ? parent : name);
+          // A throwaway fork's parent gets its spares back when its forks have ended (see forkStarted).
+          if (ttl === undefined) this.replenish(name);
           return this.toBranch({ datname: name, record });
         } catch (error) {
           // A failed fork leaves nothing behind.
@@ -558,7 +559,8 @@ export class PostgresBranchProvider implements BranchProvider {
     entry.peaks.push({ at: now, n: entry.running });
     this.demand.set(parent, entry);
     return () => {
-      entry.running--;
+      // Spares are remade once the forks of this parent have ended, so copies do not compete with a burst.
+      if (--entry.running === 0) this.replenish(parent);
     };
   }
 
@@ -590,7 +592,10 @@ export class PostgresBranchProvider implements BranchProvider {
       "SELECT datname FROM pg_database WHERE datname = ANY($1) ORDER BY oid",
       [allSpareNames(parent)],
     );
-    for (const { datname } of present.rows) {
+    // Concurrent forks start at different spares, so they rarely try the same lock.
+    const offset = present.rows.length > 0 ? randomBytes(1)[0]! % present.rows.length : 0;
+    const order = [...present.rows.slice(offset), ...present.rows.slice(0, offset)];
+    for (const { datname } of order) {
       const got = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1::int, hashtext($2)) AS ok", [
         LOCK_SPARE,
         datname,
@@ -600,7 +605,6 @@ export class PostgresBranchProvider implements BranchProvider {
         const still = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [datname]);
         if (still.rowCount === 0) continue;
         await client.query(`ALTER DATABASE ${ident(datname)} RENAME TO ${ident(target)}`);
-        this.replenish(parent);
         return true;
       } finally {
         await this.unlock(client, LOCK_SPARE, datname);
