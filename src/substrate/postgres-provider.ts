@@ -287,14 +287,12 @@ export class PostgresBranchProvider implements BranchProvider {
           progress(`forking "${name}" from "${parent}"`);
           const tmp = temporaryDatabaseName(makerPid(client));
           made.push(tmp);
-          if (ttl !== undefined && (await this.takeSpareOrWait(client, parent, tmp))) {
-            await client.query(`ALTER DATABASE ${ident(tmp)} WITH ALLOW_CONNECTIONS true`);
-          } else {
+          const spare = ttl !== undefined && (await this.takeSpareOrWait(client, parent, tmp));
+          if (!spare)
             await client.query(`CREATE DATABASE ${ident(tmp)} TEMPLATE ${ident(parentBase)} STRATEGY FILE_COPY`);
-          }
-          // One round trip: the comment and the rename commit together.
+          // One round trip: connections allowed (a spare has none), the comment and the rename commit together.
           await client.query(
-            `COMMENT ON DATABASE ${ident(tmp)} IS ${literal(BRANCH_COMMENT + JSON.stringify(record))}; ALTER DATABASE ${ident(tmp)} RENAME TO ${ident(name)}`,
+            `${spare ? `ALTER DATABASE ${ident(tmp)} WITH ALLOW_CONNECTIONS true; ` : ""}COMMENT ON DATABASE ${ident(tmp)} IS ${literal(BRANCH_COMMENT + JSON.stringify(record))}; ALTER DATABASE ${ident(tmp)} RENAME TO ${ident(name)}`,
           );
           // A throwaway fork's parent gets its spares back when its forks have ended (see forkStarted).
           if (ttl === undefined) this.replenish(name);
@@ -602,10 +600,15 @@ export class PostgresBranchProvider implements BranchProvider {
       ]);
       if (!got.rows[0]?.ok) continue;
       try {
-        const still = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [datname]);
-        if (still.rowCount === 0) continue;
-        await client.query(`ALTER DATABASE ${ident(datname)} RENAME TO ${ident(target)}`);
-        return true;
+        // Another process may have taken it since we listed: then the rename finds nothing.
+        const taken = await client.query(`ALTER DATABASE ${ident(datname)} RENAME TO ${ident(target)}`).then(
+          () => true,
+          (error: { code?: string }) => {
+            if (error.code === "3D000") return false;
+            throw error;
+          },
+        );
+        if (taken) return true;
       } finally {
         await this.unlock(client, LOCK_SPARE, datname);
       }
@@ -725,9 +728,12 @@ export class PostgresBranchProvider implements BranchProvider {
 
   private async reap(client: pg.PoolClient, catalog: Map<string, CatalogEntry>, except?: string): Promise<string[]> {
     const now = Date.now();
-    const live = new Set(
-      (await client.query<{ pid: number }>("SELECT pid FROM pg_stat_activity")).rows.map((r) => Number(r.pid)),
-    );
+    // Whose sessions live matters only when there are copies in progress to judge.
+    const live = [...catalog.keys()].some((n) => n.startsWith(NEW_PREFIX))
+      ? new Set(
+          (await client.query<{ pid: number }>("SELECT pid FROM pg_stat_activity")).rows.map((r) => Number(r.pid)),
+        )
+      : new Set<number>();
     const reaped: string[] = [];
     const drop = async (datname: string) => {
       await client.query(`DROP DATABASE IF EXISTS ${ident(datname)} WITH (FORCE)`);

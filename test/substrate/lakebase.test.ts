@@ -90,6 +90,9 @@ describe("the lakebase provider creating branches", () => {
     const scope = api();
     mockProject(scope);
     scope.get(`${API}/${P}/branches/feature-cart`).twice().reply(200, branch("feature-cart"));
+    // The parent is read alongside the branch.
+    scope.get(`${API}/${P}/branches/production`).reply(200, production);
+    scope.get(`${API}/${P}/branches/feature-other`).reply(404, notFound);
     mockEndpointReady(scope, "feature-cart");
     const lakebase = provider();
     await expect(lakebase.createBranch("feature-cart")).resolves.toMatchObject({

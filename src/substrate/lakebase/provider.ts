@@ -235,10 +235,10 @@ export class LakebaseProvider implements BranchProvider {
       );
     }
 
-    const existing = await this.readBranch(name);
+    // Both reads at once: the branch (reused when it exists) and the parent it would fork from.
+    const [existing, parentBranch] = await Promise.all([this.readBranch(name), this.readBranch(parent)]);
     if (existing) return this.reuse(existing, parent, root, progress);
 
-    const parentBranch = await this.readBranch(parent);
     if (!parentBranch)
       throw new SubstrateError(
         `parent branch "${parent}" does not exist in project ${this.project}`,
