@@ -1,7 +1,7 @@
 import nock from "nock";
 import { afterEach, describe, expect, it } from "vitest";
-import { LakebaseProviderSettings } from "../../src/config/consort-config.js";
-import { createLakebaseProvider, type LakebaseProvider } from "../../src/substrate/lakebase/provider.js";
+import { LakebaseProviderSettings } from "../../../src/config/consort-config.js";
+import { createLakebaseProvider, type LakebaseProvider } from "../../../src/substrate/lakebase/provider.js";
 
 /**
  * The Lakebase provider against HTTP mocks that follow shared/reference/lakebase-api.md exactly:
