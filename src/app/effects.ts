@@ -199,7 +199,7 @@ async function dispatchAndRecord(
 }
 
 /** The one JSON input of the release (a verified preview deploy), validated by the deploy runner's schema. */
-export function deployRequest(branch: string, effect: DispatchCycleEffect, snapshot: TrackSnapshot): DeployRequest {
+function deployRequest(branch: string, effect: DispatchCycleEffect, snapshot: TrackSnapshot): DeployRequest {
   const cycle = cycleRequest(branch, { ...effect, step: "refactor" }, snapshot);
   return DeployRequest.parse({
     version: 1,
@@ -213,7 +213,7 @@ export function deployRequest(branch: string, effect: DispatchCycleEffect, snaps
 }
 
 /** The one JSON input of a cycle, validated by the cycle runner's own schema before it leaves. */
-export function cycleRequest(branch: string, effect: DispatchCycleEffect, snapshot: TrackSnapshot): CycleRequest {
+function cycleRequest(branch: string, effect: DispatchCycleEffect, snapshot: TrackSnapshot): CycleRequest {
   const test = (t: { id: string; file: string; title: string }) => ({ id: t.id, file: t.file, title: t.title });
   // A RED step may only add to a frozen test file, so the runner needs the frozen text, not just its hash.
   const frozenText = new Map<string, string>();
@@ -273,7 +273,7 @@ interface FailedEffect {
 }
 
 /** Every problem note about a database branch starts so; a later success clears them. */
-export const databaseProblemPrefix = (branch: string) => `Database branch \`${branch}\` `;
+const databaseProblemPrefix = (branch: string) => `Database branch \`${branch}\` `;
 
 /** What a person reads about a failed effect: what failed, why, and what to do. */
 function failureNote({ effect, message }: FailedEffect): string[] {
@@ -370,7 +370,7 @@ async function trackCheckRuns(
  * track. A branch that does not exist, or a comparison that fails, is a failed check with the
  * reason (and `missing` says so for consort/discipline), never a pass and never a wait.
  */
-export async function inspectDatabase(
+async function inspectDatabase(
   snapshot: TrackSnapshot,
   database: () => Promise<BranchProvider>,
 ): Promise<{ schema: SchemaView; missing?: string }> {

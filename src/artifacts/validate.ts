@@ -19,7 +19,7 @@ import { Ux } from "./ux.js";
 export const CHECKPOINTS = ["stories", "spec", "architecture", "db-design", "ux", "design", "test-list"] as const;
 export type Checkpoint = (typeof CHECKPOINTS)[number];
 
-export interface ParsedArtifacts {
+interface ParsedArtifacts {
   spec?: Spec;
   architecture?: Architecture;
   dbDesign?: DbDesign;

@@ -66,7 +66,7 @@ export interface AgentTurnDeps {
   author?: { name: string; email: string };
 }
 
-export const DEFAULT_AGENT_AUTHOR = { name: "consort-agent", email: "consort-agent@users.noreply.github.com" };
+const DEFAULT_AGENT_AUTHOR = { name: "consort-agent", email: "consort-agent@users.noreply.github.com" };
 
 async function gitOut(cwd: string, args: string[]): Promise<string> {
   const { stdout } = await git("git", args, { cwd, maxBuffer: 32 * 1024 * 1024 });
@@ -74,7 +74,7 @@ async function gitOut(cwd: string, args: string[]): Promise<string> {
 }
 
 /** Paths changed in the working tree and index, untracked files included (both sides of a rename). */
-export async function changedPaths(cwd: string): Promise<string[]> {
+async function changedPaths(cwd: string): Promise<string[]> {
   const out = await gitOut(cwd, ["status", "--porcelain=v1", "-z", "--untracked-files=all"]);
   const entries = out.split("\0").filter(Boolean);
   const paths = new Set<string>();
@@ -88,7 +88,7 @@ export async function changedPaths(cwd: string): Promise<string[]> {
   return [...paths].sort();
 }
 
-export function commitMessage(request: AgentRequest): string {
+function commitMessage(request: AgentRequest): string {
   const kind =
     typeof request.nextAction.kind === "string"
       ? request.nextAction.kind

@@ -10,7 +10,7 @@ export const CYCLE_RESULT_FILE = "cycle-result.json";
 export const CYCLE_SUMMARY_FILE = "cycle-summary.md";
 
 /** How one test ended in this run; `missing` = absent from the report (never ran, or did not load). */
-export const TEST_OUTCOMES = ["passed", "failed-assertion", "failed-error", "skipped", "missing"] as const;
+const TEST_OUTCOMES = ["passed", "failed-assertion", "failed-error", "skipped", "missing"] as const;
 export const TestOutcome = z.enum(TEST_OUTCOMES);
 export type TestOutcome = z.infer<typeof TestOutcome>;
 

@@ -29,7 +29,7 @@ export interface DeployDeps {
 const git = promisify(execFile);
 
 /** The last `PREVIEW_URL=…` line a deploy command printed, if any. */
-export function previewUrlFrom(output: string): string | null {
+function previewUrlFrom(output: string): string | null {
   const matches = [...output.matchAll(/^\s*PREVIEW_URL=(\S+)\s*$/gm)];
   const last = matches.at(-1)?.[1];
   if (!last) return null;
@@ -41,11 +41,7 @@ export function previewUrlFrom(output: string): string | null {
 }
 
 /** Migration files this release brings: changed since the parent commit, or all of them without one. */
-export async function releaseMigrations(
-  cwd: string,
-  globs: string[],
-  parentCommit: string | undefined,
-): Promise<string[]> {
+async function releaseMigrations(cwd: string, globs: string[], parentCommit: string | undefined): Promise<string[]> {
   const isMigration = picomatch(globs);
   if (parentCommit) {
     const { stdout } = await git("git", ["diff", "--name-only", "--diff-filter=AM", `${parentCommit}`, "HEAD"], {

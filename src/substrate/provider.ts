@@ -4,7 +4,7 @@
  * This is a contract: the app, the cycle runner, the CLI and the agents' tools all use it.
  */
 
-export type ProviderKind = "lakebase" | "postgres" | "local";
+type ProviderKind = "lakebase" | "postgres" | "local";
 
 export interface DatabaseBranch {
   /** The provider's branch id: already sanitised (see `sanitiseBranchName`). */

@@ -18,7 +18,7 @@ import { defineTool, ToolError } from "./registry.js";
  * before it pushes. It proves nothing to the app: the app trusts only the cycles it dispatched.
  */
 
-export const RunCycleInput = z
+const RunCycleInput = z
   .object({
     step: z
       .enum(["red", "green", "refactor"])

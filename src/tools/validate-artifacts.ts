@@ -10,7 +10,7 @@ import { defineTool } from "./registry.js";
 
 /** `validate_artifacts`: the design artifacts and the configuration of the checkout, as `consort validate` checks them. */
 
-export const ValidateArtifactsInput = z
+const ValidateArtifactsInput = z
   .object({
     checkpoint: z
       .enum(CHECKPOINTS)

@@ -6,7 +6,7 @@ import type { CheckView, TrackReport } from "../../src/report/index.js";
  */
 export const HEAD = "c0ffee0000000000000000000000000000000001";
 export const DESIGN_HASH = "5d1e6a7c".padEnd(64, "0");
-export const TESTLIST_HASH = "7e57115e".padEnd(64, "1");
+const TESTLIST_HASH = "7e57115e".padEnd(64, "1");
 const run = (id: number) => `https://github.com/acme/shop/actions/runs/${id}`;
 
 /** A check as src/gates/checks.ts would have decided it. */

@@ -75,7 +75,7 @@ const Credential = z.object({ token: z.string().min(1), expire_time: z.string().
 const BranchList = z.object({ branches: z.array(Branch).optional(), next_page_token: z.string().optional() });
 
 /** `projects/p/branches/b` → `b`; a bare id is returned as it is. */
-export function branchIdOf(name: string | undefined): string | undefined {
+function branchIdOf(name: string | undefined): string | undefined {
   if (!name) return undefined;
   const match = /\/branches\/([^/]+)$/.exec(name);
   return match ? match[1] : name;

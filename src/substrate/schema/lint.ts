@@ -9,7 +9,7 @@ import type { SchemaSnapshot, TableInfo } from "./snapshot.js";
  * fails the lint like a positive count (fail closed).
  */
 
-export type LintRule =
+type LintRule =
   | "table-dropped"
   | "column-dropped"
   | "not-null-added"
@@ -20,7 +20,7 @@ export type LintRule =
   | "foreign-key-added"
   | "enum-value-removed";
 
-export interface LintFinding {
+interface LintFinding {
   rule: LintRule;
   /** The change's qualified name (see SchemaChange.name). */
   change: string;
