@@ -64,24 +64,15 @@ export async function runEffects(deps: EngineDeps, run: EffectRun): Promise<void
             if (await provider.getBranch(effect.branch)) await provider.deleteBranch(effect.branch);
             break;
           }
-          case "dispatchCycle":
-            if (effect.step === "release")
-              await dispatchAndRecord(
-                deps,
-                run.trackId,
-                effect.dispatchId,
-                "deploy",
-                deployRequest(run.state.branch, effect, run.snapshot),
-              );
-            else
-              await dispatchAndRecord(
-                deps,
-                run.trackId,
-                effect.dispatchId,
-                "cycle",
-                cycleRequest(run.state.branch, effect, run.snapshot),
-              );
+          case "dispatchCycle": {
+            // The release step is the deploy workflow; red, green and refactor are the cycle workflow.
+            const [workflow, request] =
+              effect.step === "release"
+                ? (["deploy", deployRequest(run.state.branch, effect, run.snapshot)] as const)
+                : (["cycle", cycleRequest(run.state.branch, effect, run.snapshot)] as const);
+            await dispatchAndRecord(deps, run.trackId, effect.dispatchId, workflow, request);
             break;
+          }
           case "promoteDatabase":
             await dispatchAndRecord(
               deps,

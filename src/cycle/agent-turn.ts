@@ -8,7 +8,7 @@ import { z } from "zod";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { RoleName } from "../roles/roles.js";
 import { runShellCommand, type CommandRunner } from "./commands.js";
-import { CommitSha } from "./request.js";
+import { CommitSha, dispatchedRequest } from "./request.js";
 import { CommandRecord } from "./result.js";
 
 /**
@@ -22,9 +22,7 @@ const git = promisify(execFile);
 
 export const AgentRequest = z
   .object({
-    version: z.literal(1).default(1),
-    dispatchId: z.string().min(1).max(200).optional(),
-    track: z.string().trim().min(1).max(255),
+    ...dispatchedRequest,
     role: RoleName,
     /** The track's head the turn starts from; the checkout must be exactly there. */
     commit: CommitSha.optional(),

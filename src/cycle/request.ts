@@ -47,13 +47,21 @@ export const FrozenTestFile = z
   });
 export type FrozenTestFile = z.infer<typeof FrozenTestFile>;
 
+/** A database branch id as the providers take it (see BRANCH_ID_PATTERN in src/substrate/names.ts). */
+export const BranchId = z.string().min(1).max(63);
+
+/** The fields every request the app dispatches starts with: cycle, deploy, promote and agent turn. */
+export const dispatchedRequest = {
+  version: z.literal(1).default(1),
+  /** The app's id for this dispatch (recorded in the track's state), echoed in the result. */
+  dispatchId: z.string().min(1).max(200).optional(),
+  /** The track: the git branch under Consort. */
+  track: z.string().trim().min(1).max(255),
+};
+
 export const CycleRequest = z
   .object({
-    version: z.literal(1).default(1),
-    /** The app's id for this dispatch (recorded in the track's state), echoed in the result. */
-    dispatchId: z.string().min(1).max(200).optional(),
-    /** The track: the git branch under Consort. */
-    track: z.string().trim().min(1).max(255),
+    ...dispatchedRequest,
     step: CycleStep,
     /** The commit to test; the checkout must be exactly this commit. */
     commit: CommitSha,
@@ -69,7 +77,7 @@ export const CycleRequest = z
     database: z
       .object({
         /** The track's database branch; the cycle forks a throwaway branch from it. */
-        branch: z.string().min(1).max(63),
+        branch: BranchId,
       })
       .strict(),
     /**

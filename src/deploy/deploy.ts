@@ -17,6 +17,7 @@ import { DeployEvidence, type DeployRequest } from "./schemas.js";
  * suite there. Either way the result is deploy evidence for the deploy gate; failures refuse.
  */
 
+/** What the release steps (deploy here, promote after the merge) run with. */
 export interface DeployDeps {
   provider: BranchProvider;
   config: ConsortConfig;
@@ -24,6 +25,16 @@ export interface DeployDeps {
   runCommand?: CommandRunner;
   now?: () => Date;
   onProgress?: (message: string) => void;
+}
+
+/** The deps with the real clock, the shell and silent progress where none is given. */
+export function withDefaults(deps: DeployDeps) {
+  return {
+    ...deps,
+    now: deps.now ?? (() => new Date()),
+    runCommand: deps.runCommand ?? runShellCommand,
+    progress: deps.onProgress ?? (() => {}),
+  };
 }
 
 const git = promisify(execFile);
@@ -60,10 +71,7 @@ const failed = (record: CommandRecord) =>
   record.exitCode === null ? `was killed (${record.signal ?? "signal"})` : `exited ${record.exitCode}`;
 
 export async function runDeploy(request: DeployRequest, deps: DeployDeps): Promise<DeployEvidence> {
-  const now = deps.now ?? (() => new Date());
-  const runCommand = deps.runCommand ?? runShellCommand;
-  const progress = deps.onProgress ?? (() => {});
-  const { config, provider, cwd } = deps;
+  const { now, runCommand, progress, config, provider, cwd } = withDefaults(deps);
   const startedAt = now().toISOString();
   const reasons: string[] = [];
   const warnings: string[] = [];

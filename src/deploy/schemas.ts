@@ -1,17 +1,13 @@
 import { z } from "zod";
 import { RepoPath } from "../artifacts/ids.js";
 import { CommandRecord } from "../cycle/result.js";
-import { CommitSha, CycleTest, FrozenTestFile } from "../cycle/request.js";
+import { BranchId, CommitSha, CycleTest, FrozenTestFile, dispatchedRequest } from "../cycle/request.js";
 
 /** What the deploy and promote jobs take and what they leave as evidence (design §3, deploy/promote). */
 
-const BranchId = z.string().min(1).max(63);
-
 export const DeployRequest = z
   .object({
-    version: z.literal(1).default(1),
-    dispatchId: z.string().min(1).max(200).optional(),
-    track: z.string().trim().min(1).max(255),
+    ...dispatchedRequest,
     commit: CommitSha,
     /** Where the track forked from (merge base): migrations changed since then are the release's. */
     parentCommit: CommitSha.optional(),
@@ -80,9 +76,7 @@ export const DEPLOY_EVIDENCE_FILE = "deploy-evidence.json";
 
 export const PromoteRequest = z
   .object({
-    version: z.literal(1).default(1),
-    dispatchId: z.string().min(1).max(200).optional(),
-    track: z.string().trim().min(1).max(255),
+    ...dispatchedRequest,
     /** The merged commit on the parent branch whose migrations are promoted. */
     commit: CommitSha,
     database: z.object({ parent: BranchId, track: BranchId.optional() }).strict(),

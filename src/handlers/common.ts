@@ -63,6 +63,28 @@ export async function configOrFail(
   return undefined;
 }
 
+/** The part of a pull request that says which track it is: its head. */
+interface PullHead {
+  head: { ref: string; sha: string; repo: { id: number } | null };
+}
+
+/**
+ * The track a pull request's head is, with the engine deps and the configuration; undefined, and
+ * the handler stops, for a PR from a fork (never a track of this repository), a branch Consort
+ * does not track, or a configuration it cannot read (then every check on the head fails).
+ */
+export async function trackOfPull<P extends { repository: Repository; pull_request: PullHead }>(
+  input: HandlerInput<P>,
+): Promise<{ deps: EngineDeps; trackId: string; config: ConsortConfig } | undefined> {
+  const { head } = input.payload.pull_request;
+  if (head.repo?.id !== input.payload.repository.id) return undefined;
+  const deps = engineDeps(input);
+  const trackId = trackOf(head.ref, deps.repo);
+  if (!trackId) return undefined;
+  const loaded = await configOrFail(deps, head.sha, trackId);
+  return loaded && { deps, trackId, config: loaded.config };
+}
+
 /**
  * Re-show a track as its state stands (no event of its own): the checks on `headSha` and the
  * sticky comment. Used when a PR opens or moves and after a re-seal.

@@ -2,7 +2,13 @@ import pg from "pg";
 import { z } from "zod";
 import type { LakebaseProviderSettings } from "../../config/consort-config.js";
 import { BRANCH_ID_PATTERN } from "../names.js";
-import { SubstrateError, type BranchProvider, type CreateBranchOptions, type DatabaseBranch } from "../provider.js";
+import {
+  SubstrateError,
+  checkFork,
+  type BranchProvider,
+  type CreateBranchOptions,
+  type DatabaseBranch,
+} from "../provider.js";
 import { LakebaseClient, LakebaseError, type LakebaseAuth } from "./client.js";
 
 /**
@@ -19,7 +25,6 @@ const ENDPOINT_SPEC = {
   suspend_timeout_duration: "300s",
 };
 const LOGIN_RETRY_MS = 60_000;
-const MAX_TTL_SECONDS = 30 * 24 * 3600;
 
 export const Branch = z
   .object({
@@ -219,20 +224,8 @@ export class LakebaseProvider implements BranchProvider {
         "INVALID_BRANCH_NAME",
       );
     }
-    if (parent === name)
-      throw new SubstrateError(
-        `branch "${name}" cannot be forked from itself`,
-        "pass another branch as --from",
-        "INVALID_PARENT",
-      );
     const ttl = options.ttlSeconds;
-    if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < 1 || ttl > MAX_TTL_SECONDS)) {
-      throw new SubstrateError(
-        `ttl ${ttl} is not a whole number of seconds between 1 and ${MAX_TTL_SECONDS}`,
-        "pass a time to live of at most 30 days",
-        "INVALID_TTL",
-      );
-    }
+    checkFork(name, parent, ttl);
 
     const existing = await this.readBranch(name);
     if (existing) return this.reuse(existing, parent, root, progress);
