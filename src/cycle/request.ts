@@ -11,6 +11,8 @@ import { hashFrozenText } from "../gates/freeze.js";
 export const CYCLE_STEPS = ["red", "green", "refactor", "release"] as const;
 export const CycleStep = z.enum(CYCLE_STEPS);
 export type CycleStep = z.infer<typeof CycleStep>;
+/** The steps of a test cycle (red, green, refactor): every step but the release. */
+export const TestCycleStep = CycleStep.exclude(["release"]);
 
 export const CommitSha = z.string().regex(/^[0-9a-f]{40}$/, "a full 40-character lowercase commit sha");
 const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, "a sha256 hex digest (64 lowercase hex characters)");

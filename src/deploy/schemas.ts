@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { RepoPath } from "../artifacts/ids.js";
-import { CommandRecord } from "../cycle/result.js";
+import { CommandRecord, CycleVerdict } from "../cycle/result.js";
 import { BranchId, CommitSha, CycleTest, FrozenTestFile, dispatchedRequest } from "../cycle/request.js";
 
 /** What the deploy and promote jobs take and what they leave as evidence (design §3, deploy/promote). */
@@ -53,7 +53,7 @@ export const DeployEvidence = z
         /** For a replay: the release cycle's verdict and counts. */
         cycle: z
           .object({
-            verdict: z.enum(["verified", "refused"]),
+            verdict: CycleVerdict,
             total: z.number().int().nonnegative(),
             passed: z.number().int().nonnegative(),
             reasons: z.array(z.string()),
@@ -65,7 +65,7 @@ export const DeployEvidence = z
     previewUrl: z.string().url().nullable(),
     startedAt: z.iso.datetime(),
     finishedAt: z.iso.datetime(),
-    verdict: z.enum(["verified", "refused"]),
+    verdict: CycleVerdict,
     reasons: z.array(z.string()),
     warnings: z.array(z.string()),
   })

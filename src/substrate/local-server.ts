@@ -4,9 +4,9 @@ import { chmod, chown, mkdir, readdir, readFile, realpath, rename, rm, rmdir, st
 import { createServer } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
-import pg from "pg";
 import lockfile from "proper-lockfile";
 import { z } from "zod";
+import { pgLogin } from "./login.js";
 import { SubstrateError } from "./provider.js";
 
 /**
@@ -293,17 +293,10 @@ function urlFor(state: ServerState, port: number, database = "postgres"): string
 }
 
 async function canLogIn(url: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
-  client.on("error", () => {});
-  try {
-    await client.connect();
-    await client.query("SELECT 1");
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await client.end().catch(() => {});
-  }
+  return pgLogin(url, 5000).then(
+    () => true,
+    () => false,
+  );
 }
 
 async function logTail(cluster: string, lines = 15): Promise<string> {

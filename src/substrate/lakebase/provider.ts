@@ -1,4 +1,4 @@
-import pg from "pg";
+import { pgLogin } from "../login.js";
 import { z } from "zod";
 import type { LakebaseProviderSettings } from "../../config/consort-config.js";
 import { BRANCH_ID_PATTERN } from "../names.js";
@@ -97,17 +97,6 @@ export interface LakebaseProviderOptions {
   tryLogin?: (url: string) => Promise<void>;
 }
 
-async function pgLogin(url: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 15_000 });
-  client.on("error", () => {});
-  try {
-    await client.connect();
-    await client.query("SELECT 1");
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
-
 export function createLakebaseProvider(
   settings: z.infer<typeof LakebaseProviderSettings>,
   options: LakebaseProviderOptions = {},
@@ -139,7 +128,7 @@ export function createLakebaseProvider(
   return new LakebaseProvider(client, settings.project, {
     user,
     userEnv: settings.userEnv,
-    tryLogin: options.tryLogin ?? pgLogin,
+    tryLogin: options.tryLogin ?? ((url) => pgLogin(url, 15_000)),
     onProgress: options.onProgress,
   });
 }
