@@ -8,7 +8,7 @@ import { z } from "zod";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { RoleName } from "../roles/roles.js";
 import { runShellCommand, type CommandRunner } from "./commands.js";
-import { CommitSha, dispatchedRequest } from "./request.js";
+import { answering, CommitSha, dispatchedRequest } from "./request.js";
 import { CommandRecord } from "./result.js";
 
 /**
@@ -38,8 +38,7 @@ export type AgentRequest = z.infer<typeof AgentRequest>;
 
 export const AgentTurnResult = z
   .object({
-    version: z.literal(1),
-    request: AgentRequest,
+    ...answering(AgentRequest),
     verdict: z.enum(["committed", "refused"]),
     commit: CommitSha.nullable(),
     /** Files the agent changed (added, modified, deleted, renamed). */

@@ -61,6 +61,11 @@ export const dispatchedRequest = {
   track: z.string().trim().min(1).max(255),
 };
 
+/** What every result of a dispatched request starts with: its version and the request it answers. */
+export function answering<R extends z.ZodType>(request: R) {
+  return { version: z.literal(1), request };
+}
+
 export const CycleRequest = z
   .object({
     ...dispatchedRequest,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { CommitSha, CycleRequest, CycleStep } from "./request.js";
+import { answering, CommitSha, CycleRequest, CycleStep } from "./request.js";
 
 /**
  * `cycle-result.json`, uploaded in the artifact `consort-cycle-result` (design §6). The app reads
@@ -61,8 +61,7 @@ export type CycleVerdict = z.infer<typeof CycleVerdict>;
 
 export const CycleResult = z
   .object({
-    version: z.literal(1),
-    request: CycleRequest,
+    ...answering(CycleRequest),
     step: CycleStep,
     /** The commit actually checked out and tested. */
     commit: CommitSha,

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { RepoPath } from "../artifacts/ids.js";
 import { CommandRecord, CycleVerdict } from "../cycle/result.js";
-import { BranchId, CommitSha, CycleTest, FrozenTestFile, dispatchedRequest } from "../cycle/request.js";
+import { answering, BranchId, CommitSha, CycleTest, FrozenTestFile, dispatchedRequest } from "../cycle/request.js";
 
 /** What the deploy and promote jobs take and what they leave as evidence (design §3, deploy/promote). */
 
@@ -29,8 +29,7 @@ export type DeployRequest = z.infer<typeof DeployRequest>;
 
 export const DeployEvidence = z
   .object({
-    version: z.literal(1),
-    request: DeployRequest,
+    ...answering(DeployRequest),
     commit: CommitSha,
     /** preview: the configured deploy and verify commands; replay: migrations replayed on a fork of the parent and the whole suite run. */
     mode: z.enum(["preview", "replay"]),
@@ -86,8 +85,7 @@ export type PromoteRequest = z.infer<typeof PromoteRequest>;
 
 export const PromoteResult = z
   .object({
-    version: z.literal(1),
-    request: PromoteRequest,
+    ...answering(PromoteRequest),
     commit: CommitSha,
     database: z
       .object({

@@ -366,15 +366,16 @@ export const TrackSnapshotSchema = z
   .strict();
 
 /** What `createTrack` needs, checked before a track exists: the branch pairing and where the track starts. */
-export const CreateTrackInputSchema = z
-  .object({
-    trackId: z.string().min(1),
-    branch: z.string().min(1),
-    baseBranch: z.string().min(1),
+export const CreateTrackInputSchema = TrackContextSchema.pick({
+  trackId: true,
+  branch: true,
+  baseBranch: true,
+  databaseBranch: true,
+  parentDatabaseBranch: true,
+})
+  .extend({
     /** The commit the branch starts at (the first accepted head). */
     head: sha,
-    databaseBranch: z.string().min(1),
-    parentDatabaseBranch: z.string().min(1),
     at,
   })
   .strict();
