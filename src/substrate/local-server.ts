@@ -313,7 +313,7 @@ async function runningPostmaster(cluster: string): Promise<{ pid: number; port: 
  * Postgres refuses to start while they hold the old shared memory. Found by their working folder
  * (every server process runs in its data folder); Linux only, elsewhere none are found.
  */
-export async function lingeringServerProcesses(cluster: string): Promise<number[]> {
+async function lingeringServerProcesses(cluster: string): Promise<number[]> {
   let entries: string[];
   try {
     entries = await readdir("/proc");

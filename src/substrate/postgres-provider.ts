@@ -43,7 +43,7 @@ const LOCK_SPARE = 0x53706172;
 /** Half-made databases older than this belong to a process that died: reap them. */
 const ORPHAN_AGE_MS = 60 * 60 * 1000;
 /** The most warm spares one parent keeps (a burst of this many concurrent forks is served from spares). */
-export const MAX_SPARES = 16;
+const MAX_SPARES = 16;
 /** How long a burst of concurrent forks keeps its parent's spare pool at the burst's size. */
 const SPARE_DEMAND_WINDOW_MS = 10 * 60 * 1000;
 /** How long a refresh waits for sessions on the branch to end before it refuses (see waitForSessionsToEnd). */

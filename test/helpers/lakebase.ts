@@ -11,7 +11,7 @@ import { createLakebaseProvider, type LakebaseProvider } from "../../src/substra
 export const HOST = "dbc-test.cloud.databricks.com";
 export const API = "/api/2.0/postgres";
 export const P = "projects/shop";
-export const settings = LakebaseProviderSettings.parse({ host: HOST, project: "shop" });
+const settings = LakebaseProviderSettings.parse({ host: HOST, project: "shop" });
 export const ENDPOINT_SPEC = {
   endpoint_type: "ENDPOINT_TYPE_READ_WRITE",
   autoscaling_limit_min_cu: 0.5,

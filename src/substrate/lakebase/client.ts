@@ -122,7 +122,7 @@ const IDEMPOTENT = new Set(["GET", "HEAD", "DELETE"]);
  * quota code), 500 and 503 are; quotas (`RESOURCE_EXHAUSTED`), auth, validation, conflicts and
  * missing resources are not.
  */
-export function retryable(status: number, errorCode: string | undefined): boolean {
+function retryable(status: number, errorCode: string | undefined): boolean {
   if (errorCode && NEVER_RETRIED.has(errorCode)) return false;
   return status === 429 || status === 500 || status === 503;
 }
@@ -335,7 +335,7 @@ function networkReason(error: unknown): string {
  * The origin requests go to: `database.lakebase.host` as a bare host (https), or a URL with its
  * scheme and port (for a proxy, a private endpoint or a test server).
  */
-export function lakebaseOrigin(host: string): string {
+function lakebaseOrigin(host: string): string {
   const raw = host.trim().replace(/\/+$/, "");
   let url: URL;
   try {
