@@ -40,5 +40,5 @@ export default {
   tempDirName: ".stryker-tmp",
   cleanTempDir: "always",
   // The sandbox needs the sources, the tests and the configs; not the examples, benches or actions bundle.
-  ignorePatterns: ["/examples", "/bench", "/actions/dist", "/reports", "/coverage", "/.consort-data"],
+  ignorePatterns: ["/examples", "/bench", "/actions/dist", "/reports", "/coverage", "/.consort-data", "/.stryker-tmp*"],
 };
