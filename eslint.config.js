@@ -10,7 +10,7 @@ export default tseslint.config(
       "actions/*/dist/**",
       "coverage/**",
       "reports/**",
-      ".stryker-tmp/**",
+      ".stryker-tmp*/**",
       "examples/*/node_modules/**",
       "**/*.d.ts",
     ],
