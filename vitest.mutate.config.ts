@@ -28,6 +28,7 @@ export default defineConfig({
       "test/app/state-*.test.ts",
       "test/handlers/review.test.ts",
       "test/handlers/services.test.ts",
+      "test/app/services.test.ts",
     ],
     exclude: [
       "**/node_modules/**",
