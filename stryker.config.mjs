@@ -8,7 +8,7 @@
  * lets a rerun reuse what did not change. Both are git-ignored: they are a local cache of one
  * machine's run, regenerated on each run, and a committed one would conflict on every merge.
  *
- * @type {import('@stryker-mutator/api/core').PartialStrykerOptions}
+ * Options: see the configuration page of the StrykerJS 9.6 documentation.
  */
 export default {
   testRunner: "vitest",

@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import MutateLoadGuard from "./test/setup/mutate-load-guard.js";
 import base from "./vitest.config.js";
 
 /**
@@ -39,6 +40,6 @@ export default defineConfig({
     ],
     globalSetup: [],
     // Stryker's runner counts a test file that fails to load as no tests at all (stryker-js#6150).
-    reporters: ["default", "./test/setup/mutate-load-guard.ts"],
+    reporters: ["default", new MutateLoadGuard()],
   },
 });

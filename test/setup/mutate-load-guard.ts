@@ -19,7 +19,7 @@ function holdsATest(task: Task): boolean {
 }
 
 /** Adds the failed test to every file that failed and holds no test; returns the files it changed. */
-export function failUnloadedFiles(files: readonly File[]): File[] {
+function failUnloadedFiles(files: readonly File[]): File[] {
   const changed: File[] = [];
   for (const file of files) {
     if (file.result?.state !== "fail" || file.tasks.some(holdsATest)) continue;
