@@ -64,24 +64,15 @@ export async function runEffects(deps: EngineDeps, run: EffectRun): Promise<void
             if (await provider.getBranch(effect.branch)) await provider.deleteBranch(effect.branch);
             break;
           }
-          case "dispatchCycle":
-            if (effect.step === "release")
-              await dispatchAndRecord(
-                deps,
-                run.trackId,
-                effect.dispatchId,
-                "deploy",
-                deployRequest(run.state.branch, effect, run.snapshot),
-              );
-            else
-              await dispatchAndRecord(
-                deps,
-                run.trackId,
-                effect.dispatchId,
-                "cycle",
-                cycleRequest(run.state.branch, effect, run.snapshot),
-              );
+          case "dispatchCycle": {
+            // The release step is the deploy workflow; red, green and refactor are the cycle workflow.
+            const [workflow, request] =
+              effect.step === "release"
+                ? (["deploy", deployRequest(run.state.branch, effect, run.snapshot)] as const)
+                : (["cycle", cycleRequest(run.state.branch, effect, run.snapshot)] as const);
+            await dispatchAndRecord(deps, run.trackId, effect.dispatchId, workflow, request);
             break;
+          }
           case "promoteDatabase":
             await dispatchAndRecord(
               deps,
@@ -199,7 +190,7 @@ async function dispatchAndRecord(
 }
 
 /** The one JSON input of the release (a verified preview deploy), validated by the deploy runner's schema. */
-export function deployRequest(branch: string, effect: DispatchCycleEffect, snapshot: TrackSnapshot): DeployRequest {
+function deployRequest(branch: string, effect: DispatchCycleEffect, snapshot: TrackSnapshot): DeployRequest {
   const cycle = cycleRequest(branch, { ...effect, step: "refactor" }, snapshot);
   return DeployRequest.parse({
     version: 1,
@@ -213,7 +204,7 @@ export function deployRequest(branch: string, effect: DispatchCycleEffect, snaps
 }
 
 /** The one JSON input of a cycle, validated by the cycle runner's own schema before it leaves. */
-export function cycleRequest(branch: string, effect: DispatchCycleEffect, snapshot: TrackSnapshot): CycleRequest {
+function cycleRequest(branch: string, effect: DispatchCycleEffect, snapshot: TrackSnapshot): CycleRequest {
   const test = (t: { id: string; file: string; title: string }) => ({ id: t.id, file: t.file, title: t.title });
   // A RED step may only add to a frozen test file, so the runner needs the frozen text, not just its hash.
   const frozenText = new Map<string, string>();
@@ -273,7 +264,7 @@ interface FailedEffect {
 }
 
 /** Every problem note about a database branch starts so; a later success clears them. */
-export const databaseProblemPrefix = (branch: string) => `Database branch \`${branch}\` `;
+const databaseProblemPrefix = (branch: string) => `Database branch \`${branch}\` `;
 
 /** What a person reads about a failed effect: what failed, why, and what to do. */
 function failureNote({ effect, message }: FailedEffect): string[] {
@@ -370,7 +361,7 @@ async function trackCheckRuns(
  * track. A branch that does not exist, or a comparison that fails, is a failed check with the
  * reason (and `missing` says so for consort/discipline), never a pass and never a wait.
  */
-export async function inspectDatabase(
+async function inspectDatabase(
   snapshot: TrackSnapshot,
   database: () => Promise<BranchProvider>,
 ): Promise<{ schema: SchemaView; missing?: string }> {
