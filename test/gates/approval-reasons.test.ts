@@ -138,6 +138,42 @@ describe("why a review does not count, word for word", () => {
   });
 });
 
+describe("which rule a failure is filed under", () => {
+  const failed = (r: GateReview, ctx = context()) =>
+    approvalCounts(r, ctx)
+      .rules.filter((rule) => !rule.ok)
+      .map((rule) => rule.rule);
+
+  it("each failure names its own rule", () => {
+    expect(failed(review({ submittedAt: null }))).toEqual(["approved-state"]);
+    expect(failed(review({ state: "DISMISSED" }))).toEqual(["approved-state"]);
+    expect(failed(review(), context({ reviewers: new Map() }))).toEqual(["write-access"]);
+    expect(failed(review(), context({ reviewers: new Map([["lee", { permission: "read", teams: [] }]]) }))).toEqual([
+      "write-access",
+    ]);
+    expect(failed(review(), context({ commits: [] }))).toEqual(["not-an-author"]);
+    expect(failed(review(), context({ commits: [{ sha: "1".repeat(40), authorLogin: "lee" }] }))).toEqual([
+      "not-an-author",
+    ]);
+    expect(failed(review(), context({ commits: [{ sha: "1".repeat(40), authorLogin: null }] }))).toEqual([
+      "not-an-author",
+    ]);
+    expect(failed(review(), context({ pendingHash: undefined }))).toEqual(["frozen-hash"]);
+    expect(failed(review({ commitId: "c".repeat(40) }))).toEqual(["frozen-hash"]);
+    expect(failed(review(), context({ hashAtCommit: new Map([[H, "e".repeat(64)]]) }))).toEqual(["frozen-hash"]);
+  });
+
+  it("an author of several commits under approval is told each of them", () => {
+    const commits = [
+      { sha: "1".repeat(40), authorLogin: "lee" },
+      { sha: "2".repeat(40), authorLogin: "Lee" },
+    ];
+    expect(reasons(review(), context({ commits }))).toEqual([
+      "lee authored 1111111, 2222222 under approval and cannot approve their own work",
+    ]);
+  });
+});
+
 describe("which review stands", () => {
   it("the latest by submission time, whatever order the reviews come in", () => {
     const approve = review({ id: 1, submittedAt: "2026-11-30T06:00:00Z" });
