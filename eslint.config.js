@@ -9,6 +9,8 @@ export default tseslint.config(
       "node_modules/**",
       "actions/*/dist/**",
       "coverage/**",
+      "reports/**",
+      ".stryker-tmp*/**",
       "examples/*/node_modules/**",
       "**/*.d.ts",
     ],

@@ -255,3 +255,255 @@ describe("REFACTOR", () => {
     expect(v.reasons).toEqual([expect.stringContaining("a frozen test file changed")]);
   });
 });
+
+/**
+ * Each reason word for word, and every rule that can let a verdict through: written against the
+ * mutants `npm run mutate -- --mutate src/cycle/verdict.ts` left alive.
+ */
+describe("every reason, exactly", () => {
+  const T1_LABEL = `T1 "files stock" (${FILE})`;
+  const T2_LABEL = `T2 "lists stock" (${FILE})`;
+  const green = (tests: TestCaseResult[], testExitCode: number | null = 0) =>
+    decideVerdict({ request: request("green"), report: report(...tests), testExitCode, frozenFiles: [] });
+
+  test("GREEN: a test in turn that fails is refused even when the run exited 0, with the failure's message", () => {
+    expect(
+      green([passed("files stock"), failed("lists stock", "failed-assertion", "AssertionError", "expected 1 to be 2")]),
+    ).toEqual({
+      verdict: "refused",
+      reasons: [`${T2_LABEL} (in turn) fails an assertion: expected 1 to be 2`],
+      tests: [
+        {
+          id: "T2",
+          file: FILE,
+          title: "lists stock",
+          role: "turn",
+          outcome: "failed-assertion",
+          message: "expected 1 to be 2",
+          type: "AssertionError",
+        },
+        { id: "T1", file: FILE, title: "files stock", role: "earlier", outcome: "passed" },
+      ],
+    });
+    expect(green([passed("files stock"), failed("lists stock", "failed-assertion")]).reasons).toEqual([
+      `${T2_LABEL} (in turn) fails an assertion: no message`,
+    ]);
+  });
+
+  test("GREEN: an error, a skip and a missing test in turn each say what they are", () => {
+    expect(
+      green([passed("files stock"), failed("lists stock", "failed-error", "TypeError", "x is not a function")]).reasons,
+    ).toEqual([`${T2_LABEL} (in turn) fails with TypeError: x is not a function`]);
+    expect(green([passed("files stock"), failed("lists stock", "failed-error")]).reasons).toEqual([
+      `${T2_LABEL} (in turn) fails with an error: no message`,
+    ]);
+    expect(green([passed("files stock"), failed("lists stock", "skipped")]).reasons).toEqual([
+      `${T2_LABEL} (in turn) is skipped: a skipped test proves nothing; remove the skip`,
+    ]);
+    expect(green([passed("files stock")]).reasons).toEqual([
+      `${T2_LABEL} (in turn) is not in the test report: it was removed or renamed, or its file did not load`,
+    ]);
+  });
+
+  test("a title two test cases share is missing, never a guess at one of them", () => {
+    const v = green([passed("files stock"), passed("lists stock"), failed("lists stock", "failed-assertion")]);
+    expect(v.verdict).toBe("refused");
+    expect(v.reasons[0]).toBe(
+      `${T2_LABEL} (in turn) is not in the test report (2 test cases in the report match this file and title; give the test a title of its own): it was removed or renamed, or its file did not load`,
+    );
+  });
+
+  test("a test whose file did not load fails with the load error, whatever the run's exit code", () => {
+    const v = decideVerdict({
+      request: request("green"),
+      report: {
+        flavour: "vitest",
+        tests: [passed("files stock")],
+        loadErrors: [{ file: FILE, message: "Cannot find module './stock.js'\n    at import" }],
+      },
+      testExitCode: 0,
+      frozenFiles: [],
+    });
+    const why = "its file did not load: Cannot find module './stock.js'";
+    expect(v.tests[0]).toEqual({
+      id: "T2",
+      file: FILE,
+      title: "lists stock",
+      role: "turn",
+      outcome: "failed-error",
+      message: why,
+      type: "load error",
+    });
+    expect(v.reasons).toEqual([
+      `a test file failed to load: ${FILE}: Cannot find module './stock.js'; fix the import or compile error (a file that does not load proves nothing)`,
+      `${T2_LABEL} (in turn) fails with load error: ${why}`,
+    ]);
+  });
+
+  test("a load error with no file is named by its class, and one with no message by that alone", () => {
+    const v = decideVerdict({
+      request: request("green"),
+      report: {
+        flavour: "vitest",
+        tests: [passed("files stock"), passed("lists stock")],
+        loadErrors: [{ classname: "shop.Stock", message: "" }],
+      },
+      testExitCode: 0,
+      frozenFiles: [],
+    });
+    expect(v.reasons).toEqual([
+      "a test file failed to load: shop.Stock; fix the import or compile error (a file that does not load proves nothing)",
+    ]);
+  });
+
+  test("a message is cut to its first non-blank line, trimmed, and to 200 characters", () => {
+    const message = (text: string) =>
+      green([passed("files stock"), failed("lists stock", "failed-assertion", undefined, text)]).tests[0]?.message;
+    expect(message("\n   \n  expected 1 to be 2  \n    at stock.test.ts:3")).toBe("expected 1 to be 2");
+    expect(message("x".repeat(200))).toBe("x".repeat(200));
+    expect(message("x".repeat(201))).toBe(`${"x".repeat(197)}...`);
+  });
+
+  test("a test's duration is kept when the report gives one, and absent when it does not", () => {
+    const v = green([{ ...passed("files stock"), durationMs: 0 }, passed("lists stock")]);
+    expect(v.tests).toEqual([
+      { id: "T2", file: FILE, title: "lists stock", role: "turn", outcome: "passed" },
+      { id: "T1", file: FILE, title: "files stock", role: "earlier", outcome: "passed", durationMs: 0 },
+    ]);
+  });
+
+  test("a test verified green earlier that fails now is refused even when the run exited 0", () => {
+    expect(
+      green([failed("files stock", "failed-assertion", "AssertionError", "boom"), passed("lists stock")]),
+    ).toMatchObject({
+      verdict: "refused",
+      reasons: [`${T1_LABEL} (verified green earlier) fails an assertion: boom`],
+    });
+  });
+
+  test("a killed test command is refused even when the report it left shows every test passing", () => {
+    expect(green([passed("files stock"), passed("lists stock")], null)).toMatchObject({
+      verdict: "refused",
+      reasons: ["the test command was killed before it finished (timeout or signal)"],
+    });
+  });
+
+  test("a non-zero exit names at most five failing tests, with their files when the report gives them", () => {
+    const failures = ["f1", "f2", "f3", "f4", "f5"].map((name) => failed(name, "failed-assertion"));
+    const five = `"f1" (${FILE}), "f2" (${FILE}), "f3" (${FILE}), "f4" (${FILE}), "f5" (${FILE})`;
+    expect(green([passed("files stock"), passed("lists stock"), ...failures], 1).reasons).toEqual([
+      `the test command exited 1; failing: ${five}`,
+    ]);
+    expect(
+      green([passed("files stock"), passed("lists stock"), ...failures, { name: "f6", outcome: "failed-error" }], 1)
+        .reasons,
+    ).toEqual([`the test command exited 1; failing: ${five}, ...`]);
+    expect(
+      green(
+        [passed("files stock"), passed("lists stock"), { name: "f0", outcome: "failed-error" }, failed("s", "skipped")],
+        2,
+      ).reasons,
+    ).toEqual([`the test command exited 2; failing: "f0"`]);
+    expect(green([passed("files stock"), passed("lists stock")], 1).reasons).toEqual([
+      "the test command exited 1 with no failing test in the report (a crash, or a file that failed to load)",
+    ]);
+  });
+
+  test("RED: a test in turn that already passes is refused even when another test makes the run exit 1", () => {
+    const v = decideVerdict({
+      request: request("red"),
+      report: report(passed("files stock"), passed("lists stock"), failed("other", "failed-assertion")),
+      testExitCode: 1,
+      frozenFiles: [],
+    });
+    expect(v).toMatchObject({
+      verdict: "refused",
+      reasons: [
+        `${T2_LABEL} already passes: a RED test must fail because the behaviour does not exist yet; test something the code does not do`,
+      ],
+    });
+  });
+
+  test("RED: an error, a skip and a missing test in turn each say exactly why they are not a RED", () => {
+    const red = (...tests: TestCaseResult[]) =>
+      decideVerdict({
+        request: request("red"),
+        report: report(passed("files stock"), ...tests),
+        testExitCode: 1,
+        frozenFiles: [],
+      }).reasons;
+    expect(red(failed("lists stock", "failed-error"))).toEqual([
+      `${T2_LABEL} fails with an error (no message), not by an assertion: a RED test must compile, load and reach an assertion that fails; a TypeError, a missing import or a crash proves nothing about the behaviour`,
+    ]);
+    expect(red(failed("lists stock", "skipped"))).toEqual([
+      `${T2_LABEL} is skipped: a RED test must run and fail by an assertion`,
+    ]);
+    expect(red()).toEqual([
+      `${T2_LABEL} is not in the test report: check the file and the exact title in the test list, and that the file loads`,
+    ]);
+    expect(red(failed("lists stock", "failed-assertion"), failed("lists stock", "failed-assertion"))).toEqual([
+      `${T2_LABEL} is not in the test report (2 test cases in the report match this file and title; give the test a title of its own): check the file and the exact title in the test list, and that the file loads`,
+    ]);
+  });
+
+  test("a release needs the whole suite green, even when the run exited 0", () => {
+    const v = decideVerdict({
+      request: request("release", [], [T1, T2]),
+      report: report(passed("files stock"), passed("lists stock"), failed("later", "failed-assertion")),
+      testExitCode: 0,
+      frozenFiles: [],
+    });
+    expect(v).toMatchObject({
+      verdict: "refused",
+      reasons: [
+        '1 test(s) in the report did not pass (a release needs the whole suite green): "later" failed-assertion',
+      ],
+    });
+    const many = decideVerdict({
+      request: request("refactor", [], [T1, T2]),
+      report: report(
+        passed("files stock"),
+        passed("lists stock"),
+        ...["a", "b", "c", "d", "e", "f"].map((n) => failed(n, "skipped")),
+      ),
+      testExitCode: 0,
+      frozenFiles: [],
+      unfrozenTestChanges: none,
+    });
+    expect(many.reasons).toEqual([
+      '6 test(s) in the report did not pass (a refactor needs the whole suite green): "a" skipped, "b" skipped, "c" skipped, "d" skipped, "e" skipped',
+    ]);
+  });
+
+  test("a frozen file left exactly as frozen needs no frozen text; deleted or changed without it, each says why", () => {
+    const asFrozen = { path: FILE, sha256: hashFrozenText("same"), current: "same" };
+    expect(green([passed("files stock"), passed("lists stock")]).verdict).toBe("verified");
+    expect(
+      decideVerdict({
+        request: request("green"),
+        report: report(passed("files stock"), passed("lists stock")),
+        testExitCode: 0,
+        frozenFiles: [asFrozen],
+      }),
+    ).toMatchObject({ verdict: "verified", reasons: [] });
+    const reasons = (step: CycleStep, current: string | undefined) =>
+      decideVerdict({
+        request: request(step),
+        report: report(
+          passed("files stock"),
+          step === "red" ? failed("lists stock", "failed-assertion") : passed("lists stock"),
+        ),
+        testExitCode: step === "red" ? 1 : 0,
+        frozenFiles: [{ ...asFrozen, current }],
+      }).reasons;
+    expect(reasons("green", undefined)).toEqual([
+      `${FILE}: a frozen test file was deleted; restore it (a verified RED test may never be removed)`,
+    ]);
+    expect(reasons("red", undefined)).toEqual([
+      `${FILE}: a frozen test file was deleted; restore it (a verified RED test may never be removed)`,
+    ]);
+    expect(reasons("green", "other")).toEqual([
+      `${FILE}: a frozen test file changed; outside a RED step it must stay exactly as verified (restore it)`,
+    ]);
+  });
+});

@@ -1,0 +1,45 @@
+import { defineConfig } from "vitest/config";
+import MutateLoadGuard from "./test/setup/mutate-load-guard.js";
+import base from "./vitest.config.js";
+
+/**
+ * The tests `npm run mutate` (stryker.config.mjs) runs against each mutant: only the fast unit tests of
+ * the decision core. No e2e, no test that spawns a CLI per mutant, and no Postgres: none of these tests
+ * needs one (a test that did would fail to load, and the load guard fails the run). Stryker's vitest
+ * runner narrows this list to the tests that import the mutated files (`vitest.related`), then, per
+ * mutant, to the tests that cover it (`coverageAnalysis: "perTest"`).
+ *
+ * Built by hand rather than with mergeConfig, which concatenates arrays: the base's `include` and its
+ * Postgres global setup would come back.
+ */
+export default defineConfig({
+  test: {
+    ...base.test,
+    include: [
+      "test/gates/**/*.test.ts",
+      "test/roles/**/*.test.ts",
+      "test/orchestrator/**/*.test.ts",
+      "test/report/**/*.test.ts",
+      "test/state/**/*.test.ts",
+      "test/cycle/verdict*.test.ts",
+      "test/cycle/junit/**/*.test.ts",
+      "test/app/approval*.test.ts",
+      "test/app/provenance*.test.ts",
+      "test/app/report-*.test.ts",
+      "test/app/state-*.test.ts",
+      "test/handlers/review.test.ts",
+      "test/handlers/services.test.ts",
+      "test/app/services.test.ts",
+    ],
+    exclude: [
+      "**/node_modules/**",
+      "test/**/fixtures/**",
+      // These drive the CLI: the CLI layer is not the decision core, and it costs seconds per mutant.
+      "test/**/cli.test.ts",
+      "test/**/*-cli.test.ts",
+    ],
+    globalSetup: [],
+    // Stryker's runner counts a test file that fails to load as no tests at all (stryker-js#6150).
+    reporters: ["default", new MutateLoadGuard()],
+  },
+});
