@@ -2,12 +2,12 @@ import { httpStatus, type GitHub, type RepoRef } from "./github.js";
 import { readZipFiles, ZipError } from "./zip.js";
 
 /** The artifact every Consort workflow uploads (design §1). */
-export const RESULT_ARTIFACT = "consort-cycle-result";
+const RESULT_ARTIFACT = "consort-cycle-result";
 
 /** Largest artifact the app downloads: a cycle result is a few JSON and Markdown files. */
 const MAX_ARTIFACT_BYTES = 20 * 1024 * 1024;
 /** Largest file the app unpacks from it: a result of hundreds of tests is well under this. */
-export const MAX_RESULT_FILE_BYTES = 1024 * 1024;
+const MAX_RESULT_FILE_BYTES = 1024 * 1024;
 
 export class ArtifactError extends Error {
   constructor(message: string) {

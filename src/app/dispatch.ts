@@ -13,10 +13,10 @@ export const WORKFLOWS = {
 export type WorkflowKind = keyof typeof WORKFLOWS;
 
 /** The ONE input every Consort workflow takes: the whole request as JSON (input count is capped). */
-export const WORKFLOW_INPUT = "request";
+const WORKFLOW_INPUT = "request";
 
 /** GitHub refuses `workflow_dispatch` inputs whose payload passes this many characters. */
-export const DISPATCH_INPUT_LIMIT = 65_535;
+const DISPATCH_INPUT_LIMIT = 65_535;
 
 /**
  * The hash that binds a result to the request it answers: sha256 of the request's JSON text, as

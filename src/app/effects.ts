@@ -198,7 +198,7 @@ interface FailedEffect {
 }
 
 /** Every problem note about a database branch starts so; a later success clears them. */
-export const databaseProblemPrefix = (branch: string) => `Database branch \`${branch}\` `;
+const databaseProblemPrefix = (branch: string) => `Database branch \`${branch}\` `;
 
 /** What a person reads about a failed effect: what failed, why, and what to do. */
 function failureNote({ effect, message }: FailedEffect): string[] {
@@ -295,7 +295,7 @@ async function trackCheckRuns(
  * track. A branch that does not exist, or a comparison that fails, is a failed check with the
  * reason (and `missing` says so for consort/discipline), never a pass and never a wait.
  */
-export async function inspectDatabase(
+async function inspectDatabase(
   snapshot: TrackSnapshot,
   database: () => Promise<BranchProvider>,
 ): Promise<{ schema: SchemaView; missing?: string }> {

@@ -18,7 +18,7 @@ import type { AppServices } from "./services.js";
 import { stateStoreFor, targetOf, type EngineDeps, type RepoContext } from "./track.js";
 
 /** What reconcile did for one track. */
-export interface TrackReconciliation {
+interface TrackReconciliation {
   trackId: string;
   outcome: "repaired" | "in-sync" | "ended" | "tampered" | "conflict" | "failed";
   /** The facts it found that the state had missed (pushes, runs, reviews, a deleted branch, a timeout). */

@@ -60,7 +60,7 @@ export function recordRequestDigests(state: TrackState, effects: Effect[], snaps
 }
 
 /** The one JSON input of the release (a verified preview deploy), validated by the deploy runner's schema. */
-export function deployRequest(branch: string, effect: DispatchCycleEffect, snapshot: TrackSnapshot): DeployRequest {
+function deployRequest(branch: string, effect: DispatchCycleEffect, snapshot: TrackSnapshot): DeployRequest {
   const cycle = cycleRequest(branch, { ...effect, step: "refactor" }, snapshot);
   return DeployRequest.parse({
     version: 1,
@@ -78,7 +78,7 @@ export function deployRequest(branch: string, effect: DispatchCycleEffect, snaps
  * carries ids, commits and hashes, never file text: a frozen test file names the commit whose
  * verified RED froze it, and the job reads the frozen text from git there.
  */
-export function cycleRequest(branch: string, effect: DispatchCycleEffect, snapshot: TrackSnapshot): CycleRequest {
+function cycleRequest(branch: string, effect: DispatchCycleEffect, snapshot: TrackSnapshot): CycleRequest {
   const test = (t: { id: string; file: string; title: string }) => ({ id: t.id, file: t.file, title: t.title });
   const frozenAt = effectiveFrozenTests(snapshot.context);
   return CycleRequest.parse({

@@ -21,7 +21,7 @@ export function isOverdue(run: PendingRun, now: Date, timeoutMinutes: number): b
   return now.getTime() - dispatched > timeoutMinutes * 60_000;
 }
 
-export function overdueMessage(run: PendingRun, timeoutMinutes: number): string {
+function overdueMessage(run: PendingRun, timeoutMinutes: number): string {
   return (
     `The cycle ${run.dispatchId}${run.runId ? ` (run ${run.runId})` : ""}, dispatched at ${run.dispatchedAt}, has not reported a result within ${timeoutMinutes} minutes ` +
     '(cycle.timeoutMinutes in .github/consort.yml). Its result will not be waited for: press "Re-run cycle" to dispatch it again.'

@@ -125,7 +125,7 @@ export async function advanceTrack(
 }
 
 /** Fold several events through the machine; effects are concatenated, rejections kept. */
-export function applyEvents(snapshot: TrackSnapshot, events: TrackEvent[], config: ConsortConfig): TransitionResult {
+function applyEvents(snapshot: TrackSnapshot, events: TrackEvent[], config: ConsortConfig): TransitionResult {
   let current: TransitionResult = { snapshot, effects: [] };
   const effects: Effect[] = [];
   const reasons: string[] = [];

@@ -9,7 +9,7 @@ import { InvariantId, NfrId, StoryId } from "./ids.js";
 const text = z.string().trim().min(1);
 const name = z.string().regex(/^[a-z][a-z0-9-]*$/, "a lower-case name such as routes or stock-service");
 
-export const Layer = z
+const Layer = z
   .object({
     name,
     /** Globs of the source files in this layer, e.g. `src/routes/**`. */
@@ -19,9 +19,9 @@ export const Layer = z
     role: text.optional(),
   })
   .strict();
-export type Layer = z.infer<typeof Layer>;
+type Layer = z.infer<typeof Layer>;
 
-export const Module = z
+const Module = z
   .object({
     name,
     layer: name,
@@ -30,19 +30,11 @@ export const Module = z
     stories: z.array(StoryId).default([]),
   })
   .strict();
-export type Module = z.infer<typeof Module>;
+type Module = z.infer<typeof Module>;
 
-export const INVARIANT_KINDS = [
-  "unique",
-  "not-null",
-  "check",
-  "foreign-key",
-  "transaction",
-  "migration",
-  "other",
-] as const;
+const INVARIANT_KINDS = ["unique", "not-null", "check", "foreign-key", "transaction", "migration", "other"] as const;
 
-export const PersistenceInvariant = z
+const PersistenceInvariant = z
   .object({
     id: InvariantId,
     kind: z.enum(INVARIANT_KINDS),
@@ -52,7 +44,7 @@ export const PersistenceInvariant = z
     stories: z.array(StoryId).min(1, "name the stories that rely on this invariant"),
   })
   .strict();
-export type PersistenceInvariant = z.infer<typeof PersistenceInvariant>;
+type PersistenceInvariant = z.infer<typeof PersistenceInvariant>;
 
 export const Architecture = z
   .object({

@@ -9,7 +9,7 @@ import { InvariantId, StoryId } from "./ids.js";
 const text = z.string().trim().min(1);
 const sqlName = z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, "a lower-case SQL identifier such as stock_records");
 
-export const Column = z
+const Column = z
   .object({
     name: sqlName,
     type: text,
@@ -18,7 +18,7 @@ export const Column = z
   })
   .strict();
 
-export const Table = z
+const Table = z
   .object({
     name: sqlName,
     columns: z.array(Column).min(1),
@@ -37,9 +37,9 @@ export const Table = z
       .default([]),
   })
   .strict();
-export type Table = z.infer<typeof Table>;
+type Table = z.infer<typeof Table>;
 
-export const MigrationStep = z
+const MigrationStep = z
   .object({
     /** The migration's name as the migrate tool knows it, e.g. `0001_create_stock_records`. */
     id: z.string().regex(/^[A-Za-z0-9_.-]+$/),
@@ -51,7 +51,7 @@ export const MigrationStep = z
     realizes: z.array(InvariantId).default([]),
   })
   .strict();
-export type MigrationStep = z.infer<typeof MigrationStep>;
+type MigrationStep = z.infer<typeof MigrationStep>;
 
 export const DbDesign = z
   .object({

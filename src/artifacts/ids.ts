@@ -2,12 +2,12 @@ import { z } from "zod";
 
 /** Identifier formats shared by every design artifact (ids are how artifacts refer to each other). */
 
-export const FEATURE_ID = /^F[1-9]\d*$/;
-export const STORY_ID = /^S[1-9]\d*$/;
-export const AC_ID = /^S[1-9]\d*-AC[1-9]\d*$/;
-export const TEST_ID = /^T[1-9]\d*$/;
-export const INVARIANT_ID = /^INV[1-9]\d*$/;
-export const NFR_ID = /^NFR[1-9]\d*$/;
+const FEATURE_ID = /^F[1-9]\d*$/;
+const STORY_ID = /^S[1-9]\d*$/;
+const AC_ID = /^S[1-9]\d*-AC[1-9]\d*$/;
+const TEST_ID = /^T[1-9]\d*$/;
+const INVARIANT_ID = /^INV[1-9]\d*$/;
+const NFR_ID = /^NFR[1-9]\d*$/;
 
 export const FeatureId = z.string().regex(FEATURE_ID, "a feature id such as F1");
 export const StoryId = z.string().regex(STORY_ID, "a story id such as S1");

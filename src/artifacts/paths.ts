@@ -15,9 +15,6 @@ export const DESIGN_GATE_FILES = [
   ARTIFACT_PATHS.ux,
 ] as const;
 
-/** The files the test-list gate freezes. */
-export const TEST_LIST_GATE_FILES = [ARTIFACT_PATHS.testList] as const;
-
 /** The folder of the Navigator's review verdicts, one file per build unit. */
 export const REVIEWS_DIR = ".consort/reviews";
 

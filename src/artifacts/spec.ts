@@ -8,7 +8,7 @@ import { AcId, FeatureId, NfrId, StoryId } from "./ids.js";
 
 const text = z.string().trim().min(1);
 
-export const AcceptanceCriterion = z
+const AcceptanceCriterion = z
   .object({
     id: AcId,
     given: text,
@@ -16,9 +16,9 @@ export const AcceptanceCriterion = z
     then: text,
   })
   .strict();
-export type AcceptanceCriterion = z.infer<typeof AcceptanceCriterion>;
+type AcceptanceCriterion = z.infer<typeof AcceptanceCriterion>;
 
-export const Story = z
+const Story = z
   .object({
     id: StoryId,
     title: text,
@@ -35,9 +35,9 @@ export const Story = z
     notes: z.array(text).optional(),
   })
   .strict();
-export type Story = z.infer<typeof Story>;
+type Story = z.infer<typeof Story>;
 
-export const NFR_CATEGORIES = [
+const NFR_CATEGORIES = [
   "validation",
   "security",
   "performance",
@@ -49,7 +49,7 @@ export const NFR_CATEGORIES = [
   "other",
 ] as const;
 
-export const NonFunctionalRequirement = z
+const NonFunctionalRequirement = z
   .object({
     id: NfrId,
     category: z.enum(NFR_CATEGORIES),
@@ -58,7 +58,7 @@ export const NonFunctionalRequirement = z
     stories: z.array(StoryId).default([]),
   })
   .strict();
-export type NonFunctionalRequirement = z.infer<typeof NonFunctionalRequirement>;
+type NonFunctionalRequirement = z.infer<typeof NonFunctionalRequirement>;
 
 export const Spec = z
   .object({

@@ -6,9 +6,9 @@ import { AcId, InvariantId, RepoPath, TestId } from "./ids.js";
  * lane drives one RED/GREEN at a time. Order is the build order; ids run T1, T2, … Tn in that order.
  */
 
-export const TEST_KINDS = ["behavior", "fitness", "client"] as const;
-export const TestKind = z.enum(TEST_KINDS);
-export type TestKind = z.infer<typeof TestKind>;
+const TEST_KINDS = ["behavior", "fitness", "client"] as const;
+const TestKind = z.enum(TEST_KINDS);
+type TestKind = z.infer<typeof TestKind>;
 
 export const TestListEntry = z
   .object({

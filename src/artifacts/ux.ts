@@ -5,7 +5,7 @@ import { StoryId } from "./ids.js";
 
 const text = z.string().trim().min(1);
 
-export const Screen = z
+const Screen = z
   .object({
     id: z.string().regex(/^[a-z][a-z0-9-]*$/, "a lower-case id such as stock-by-location"),
     purpose: text,

@@ -19,7 +19,7 @@ import { Ux } from "./ux.js";
 export const CHECKPOINTS = ["stories", "spec", "architecture", "db-design", "ux", "design", "test-list"] as const;
 export type Checkpoint = (typeof CHECKPOINTS)[number];
 
-export interface ParsedArtifacts {
+interface ParsedArtifacts {
   spec?: Spec;
   architecture?: Architecture;
   dbDesign?: DbDesign;
@@ -92,16 +92,25 @@ export function validateArtifacts(
   const add = (file: string, path: Array<string | number>, message: string, fix: string) =>
     issues.push({ file, path: jsonPath(path), message, fix });
 
-  const S = ARTIFACT_PATHS.spec;
-  const spec = parseArtifact(S, files[S], Spec);
-  issues.push(...spec.issues);
-  if (spec.value) artifacts.spec = spec.value;
-  const stories = new Set(spec.value?.stories.map((s) => s.id) ?? []);
-  const acs = new Set(spec.value?.stories.flatMap((s) => s.acceptanceCriteria.map((a) => a.id)) ?? []);
-  const nfrs = new Set(spec.value?.nfrs?.map((n) => n.id) ?? []);
+  /** Parse the artifact `key` into `artifacts`, keeping its issues; its value when it parsed. */
+  const take = <K extends keyof ParsedArtifacts>(
+    key: K,
+    schema: z.ZodType<NonNullable<ParsedArtifacts[K]>>,
+  ): ParsedArtifacts[K] => {
+    const file = ARTIFACT_PATHS[key];
+    const parsed = parseArtifact(file, files[file], schema);
+    issues.push(...parsed.issues);
+    return (artifacts[key] = parsed.value);
+  };
 
-  if (spec.value) {
-    const value = spec.value;
+  const S = ARTIFACT_PATHS.spec;
+  const spec = take("spec", Spec);
+  const stories = new Set(spec?.stories.map((s) => s.id) ?? []);
+  const acs = new Set(spec?.stories.flatMap((s) => s.acceptanceCriteria.map((a) => a.id)) ?? []);
+  const nfrs = new Set(spec?.nfrs?.map((n) => n.id) ?? []);
+
+  if (spec) {
+    const value = spec;
     for (const d of duplicates(value.stories, (s) => s.id))
       add(S, ["stories", d.index, "id"], `story id ${d.key} is used twice`, `give story ${d.index + 1} its own id`);
     value.stories.forEach((story, si) => {
@@ -147,11 +156,8 @@ export function validateArtifacts(
 
   if (at(checkpoint, "architecture")) {
     const A = ARTIFACT_PATHS.architecture;
-    const arch = parseArtifact(A, files[A], Architecture);
-    issues.push(...arch.issues);
-    if (arch.value) {
-      artifacts.architecture = arch.value;
-      const value = arch.value;
+    const value = take("architecture", Architecture);
+    if (value) {
       const layers = new Set(value.layers.map((l) => l.name));
       for (const d of duplicates(value.layers, (l) => l.name))
         add(A, ["layers", d.index, "name"], `layer ${d.key} is declared twice`, "merge the two layers or rename one");
@@ -216,7 +222,7 @@ export function validateArtifacts(
           add(A, ["nfrs", i, "nfr"], `${entry.nfr} is not an NFR in spec.json`, "refer to an NFR id from spec.json");
       });
       const addressed = new Set(value.nfrs.map((n) => n.nfr));
-      for (const nfr of spec.value?.nfrs ?? []) {
+      for (const nfr of spec?.nfrs ?? []) {
         if (!addressed.has(nfr.id))
           add(
             A,
@@ -230,11 +236,8 @@ export function validateArtifacts(
 
   if (at(checkpoint, "db-design")) {
     const D = ARTIFACT_PATHS.dbDesign;
-    const db = parseArtifact(D, files[D], DbDesign);
-    issues.push(...db.issues);
-    if (db.value) {
-      artifacts.dbDesign = db.value;
-      const value = db.value;
+    const value = take("dbDesign", DbDesign);
+    if (value) {
       const tables = new Map(value.tables.map((t) => [t.name, new Set(t.columns.map((c) => c.name))]));
       for (const d of duplicates(value.tables, (t) => t.name))
         add(D, ["tables", d.index, "name"], `table ${d.key} is described twice`, "describe each table once");
@@ -324,17 +327,15 @@ export function validateArtifacts(
     }
   }
 
-  const userFacing = spec.value?.stories.filter((s) => s.userFacing).map((s) => s.id) ?? [];
+  const userFacing = spec?.stories.filter((s) => s.userFacing).map((s) => s.id) ?? [];
   const U = ARTIFACT_PATHS.ux;
   if (at(checkpoint, "ux") && (userFacing.length > 0 || files[U] !== undefined)) {
-    const ux = parseArtifact(U, files[U], Ux);
-    issues.push(...ux.issues);
-    if (ux.value) {
-      artifacts.ux = ux.value;
-      for (const d of duplicates(ux.value.screens, (s) => s.id))
+    const ux = take("ux", Ux);
+    if (ux) {
+      for (const d of duplicates(ux.screens, (s) => s.id))
         add(U, ["screens", d.index, "id"], `screen ${d.key} is described twice`, "give each screen its own id");
       const covered = new Set<string>();
-      ux.value.screens.forEach((screen, si) =>
+      ux.screens.forEach((screen, si) =>
         screen.stories.forEach((story, i) => {
           covered.add(story);
           if (!stories.has(story))
@@ -360,15 +361,13 @@ export function validateArtifacts(
 
   if (at(checkpoint, "test-list")) {
     const T = ARTIFACT_PATHS.testList;
-    const list = parseArtifact(T, files[T], TestList);
-    issues.push(...list.issues);
-    if (list.value) {
-      artifacts.testList = list.value;
+    const list = take("testList", TestList);
+    if (list) {
       const tested = new Set<string>();
       const proven = new Set<string>();
       const invariants = new Set(artifacts.architecture?.persistenceInvariants.map((i) => i.id) ?? []);
       const isTestFile = options.testGlobs ? picomatch(options.testGlobs, { dot: true }) : undefined;
-      list.value.tests.forEach((test, ti) => {
+      list.tests.forEach((test, ti) => {
         tested.add(test.ac);
         if (!acs.has(test.ac))
           add(
@@ -408,7 +407,7 @@ export function validateArtifacts(
             `add a test with "invariant": "${inv.id}" that runs against the database branch`,
           );
       }
-      if ((artifacts.architecture?.layers.length ?? 0) > 1 && !list.value.tests.some((t) => t.kind === "fitness")) {
+      if ((artifacts.architecture?.layers.length ?? 0) > 1 && !list.tests.some((t) => t.kind === "fitness")) {
         add(
           T,
           ["tests"],

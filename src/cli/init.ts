@@ -12,11 +12,11 @@ import { CliError, printResult } from "./output.js";
  * alone, files that differ are kept unless --force, and --dry-run writes nothing.
  */
 
-export const TEMPLATES_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../templates");
-export const DEFAULT_ACTIONS = "consort-for-github/consort/actions";
-export const DEFAULT_VERSION = "v1";
+const TEMPLATES_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../templates");
+const DEFAULT_ACTIONS = "consort-for-github/consort/actions";
+const DEFAULT_VERSION = "v1";
 
-export type InitAction = "create" | "unchanged" | "overwrite" | "keep" | "suggest";
+type InitAction = "create" | "unchanged" | "overwrite" | "keep" | "suggest";
 
 export interface InitItem {
   path: string;
@@ -47,7 +47,7 @@ const TARGETS = [
 
 const OWNER = /^@[A-Za-z0-9](?:[A-Za-z0-9-]*)(?:\/[A-Za-z0-9._-]+)?$|^[^@\s]+@[^@\s]+$/;
 
-export async function renderTemplates(
+async function renderTemplates(
   options: InitOptions,
 ): Promise<Array<{ path: string; content: string; mayOverwrite: boolean }>> {
   const actions = options.actions ?? DEFAULT_ACTIONS;

@@ -106,7 +106,7 @@ export function validateCheckout(dir: string, options: { config?: string; upTo?:
 }
 
 /** A snapshot from a file: a bare snapshot, or a `consort/state` track file holding one under `snapshot`. */
-export function readSnapshotFile(path: string): TrackSnapshot {
+function readSnapshotFile(path: string): TrackSnapshot {
   if (!existsSync(path))
     throw new CliError(
       `state file ${path} does not exist`,

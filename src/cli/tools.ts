@@ -71,7 +71,7 @@ interface McpOptions {
   unverifiedState?: boolean;
 }
 
-export function registerMcpCommand(program: Command): void {
+function registerMcpCommand(program: Command): void {
   program
     .command("mcp")
     .description(

@@ -16,14 +16,14 @@ const githubLogin = z
 /** The role names are declared with the roles (src/roles); `roles:` binds each to GitHub logins. */
 export { ROLE_NAMES, RoleName } from "../roles/roles.js";
 
-export const LocalProviderSettings = z
+const LocalProviderSettings = z
   .object({
     /** Where the embedded server keeps its data; default `~/.consort/postgres`. */
     dataDir: z.string().min(1).optional(),
   })
   .strict();
 
-export const PostgresProviderSettings = z
+const PostgresProviderSettings = z
   .object({
     /** Name of the environment variable holding the server URL (never the URL itself: it has a password). */
     urlEnv: z
@@ -72,7 +72,7 @@ export const DatabaseConfig = z
     }
   });
 
-export const CommandsConfig = z
+const CommandsConfig = z
   .object({
     /** Applies migrations to the database in DATABASE_URL. */
     migrate: command.default("npm run migrate"),
@@ -100,7 +100,7 @@ export const CommandsConfig = z
   })
   .strict();
 
-export const PathsConfig = z
+const PathsConfig = z
   .object({
     /** Test files: the navigator's at RED, frozen once their RED is verified. */
     tests: globs.default(["test/**", "tests/**", "**/*.test.*", "**/*.spec.*", "**/*_test.*", "**/test_*.py"]),
@@ -121,7 +121,7 @@ export const ApproversConfig = z
   })
   .strict();
 
-export const AgentsConfig = z
+const AgentsConfig = z
   .object({
     enabled: z.boolean().default(false),
     /** The agent command run by consort-agent.yml; it receives the role prompt and NextAction. */

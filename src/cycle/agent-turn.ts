@@ -8,7 +8,7 @@ import { z } from "zod";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { RoleName } from "../roles/roles.js";
 import { runShellCommand, type CommandRunner } from "./commands.js";
-import { CommitSha } from "./request.js";
+import { answering, CommitSha, dispatchedRequest } from "./request.js";
 import { CommandRecord } from "./result.js";
 
 /**
@@ -22,9 +22,7 @@ const git = promisify(execFile);
 
 export const AgentRequest = z
   .object({
-    version: z.literal(1).default(1),
-    dispatchId: z.string().min(1).max(200).optional(),
-    track: z.string().trim().min(1).max(255),
+    ...dispatchedRequest,
     role: RoleName,
     /** The track's head the turn starts from; the checkout must be exactly there. */
     commit: CommitSha.optional(),
@@ -40,8 +38,7 @@ export type AgentRequest = z.infer<typeof AgentRequest>;
 
 export const AgentTurnResult = z
   .object({
-    version: z.literal(1),
-    request: AgentRequest,
+    ...answering(AgentRequest),
     verdict: z.enum(["committed", "refused"]),
     commit: CommitSha.nullable(),
     /** Files the agent changed (added, modified, deleted, renamed). */
@@ -66,7 +63,7 @@ export interface AgentTurnDeps {
   author?: { name: string; email: string };
 }
 
-export const DEFAULT_AGENT_AUTHOR = { name: "consort-agent", email: "consort-agent@users.noreply.github.com" };
+const DEFAULT_AGENT_AUTHOR = { name: "consort-agent", email: "consort-agent@users.noreply.github.com" };
 
 async function gitOut(cwd: string, args: string[]): Promise<string> {
   const { stdout } = await git("git", args, { cwd, maxBuffer: 32 * 1024 * 1024 });
@@ -74,7 +71,7 @@ async function gitOut(cwd: string, args: string[]): Promise<string> {
 }
 
 /** Paths changed in the working tree and index, untracked files included (both sides of a rename). */
-export async function changedPaths(cwd: string): Promise<string[]> {
+async function changedPaths(cwd: string): Promise<string[]> {
   const out = await gitOut(cwd, ["status", "--porcelain=v1", "-z", "--untracked-files=all"]);
   const entries = out.split("\0").filter(Boolean);
   const paths = new Set<string>();
@@ -88,7 +85,7 @@ export async function changedPaths(cwd: string): Promise<string[]> {
   return [...paths].sort();
 }
 
-export function commitMessage(request: AgentRequest): string {
+function commitMessage(request: AgentRequest): string {
   const kind =
     typeof request.nextAction.kind === "string"
       ? request.nextAction.kind

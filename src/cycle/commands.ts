@@ -36,7 +36,7 @@ export interface CommandOptions {
 export type CommandRunner = (command: string, options: CommandOptions) => Promise<CommandRecord>;
 
 /** Every `node_modules/.bin` from `cwd` up to the filesystem root, nearest first. */
-export function binPaths(cwd: string): string[] {
+function binPaths(cwd: string): string[] {
   const found: string[] = [];
   let dir = resolve(cwd);
   for (;;) {
@@ -61,10 +61,10 @@ export function secretsOfUrl(url: string): string[] {
 }
 
 /** What every project command inherits from the job, whatever the configuration says. */
-export const INHERITED_ENV = ["PATH", "HOME", "CI"] as const;
+const INHERITED_ENV = ["PATH", "HOME", "CI"] as const;
 
 /** The environment a project command runs with: the allow-list, then what Consort sets. */
-export function commandEnvironment(options: CommandOptions): Record<string, string> {
+function commandEnvironment(options: CommandOptions): Record<string, string> {
   const parent = options.parentEnv ?? process.env;
   const names = options.inheritEnv ? Object.keys(parent) : [...INHERITED_ENV, ...(options.passEnv ?? [])];
   const env: Record<string, string> = {};
@@ -103,7 +103,7 @@ export function projectCommandEnvironment(
   return { parentEnv, passEnv: config.commands.env.filter((name) => !secretNames.includes(name)), secrets };
 }
 
-export function redact(text: string, secrets: string[]): string {
+function redact(text: string, secrets: string[]): string {
   let out = text;
   for (const secret of [...secrets].sort((a, b) => b.length - a.length)) out = out.split(secret).join("***");
   return out;

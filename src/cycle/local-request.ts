@@ -34,7 +34,7 @@ async function gitOut(cwd: string, args: string[]): Promise<string> {
   return stdout;
 }
 
-export async function loadTestList(path: string): Promise<TestList> {
+async function loadTestList(path: string): Promise<TestList> {
   let raw: unknown;
   try {
     raw = JSON.parse(await readFile(path, "utf8"));

@@ -10,6 +10,8 @@ import { formatZodError } from "../config/zod-error.js";
 export const CYCLE_STEPS = ["red", "green", "refactor", "release"] as const;
 export const CycleStep = z.enum(CYCLE_STEPS);
 export type CycleStep = z.infer<typeof CycleStep>;
+/** The steps of a test cycle (red, green, refactor): every step but the release. */
+export const TestCycleStep = CycleStep.exclude(["release"]);
 
 export const CommitSha = z.string().regex(/^[0-9a-f]{40}$/, "a full 40-character lowercase commit sha");
 const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, "a sha256 hex digest (64 lowercase hex characters)");
@@ -39,13 +41,26 @@ export const FrozenTestFile = z
   .strict();
 export type FrozenTestFile = z.infer<typeof FrozenTestFile>;
 
+/** A database branch id as the providers take it (see BRANCH_ID_PATTERN in src/substrate/names.ts). */
+export const BranchId = z.string().min(1).max(63);
+
+/** The fields every request the app dispatches starts with: cycle, deploy, promote and agent turn. */
+export const dispatchedRequest = {
+  version: z.literal(1).default(1),
+  /** The app's id for this dispatch (recorded in the track's state), echoed in the result. */
+  dispatchId: z.string().min(1).max(200).optional(),
+  /** The track: the git branch under Consort. */
+  track: z.string().trim().min(1).max(255),
+};
+
+/** What every result of a dispatched request starts with: its version and the request it answers. */
+export function answering<R extends z.ZodType>(request: R) {
+  return { version: z.literal(1), request };
+}
+
 export const CycleRequest = z
   .object({
-    version: z.literal(1).default(1),
-    /** The app's id for this dispatch (recorded in the track's state), echoed in the result. */
-    dispatchId: z.string().min(1).max(200).optional(),
-    /** The track: the git branch under Consort. */
-    track: z.string().trim().min(1).max(255),
+    ...dispatchedRequest,
     step: CycleStep,
     /** The commit to test; the checkout must be exactly this commit. */
     commit: CommitSha,
@@ -61,7 +76,7 @@ export const CycleRequest = z
     database: z
       .object({
         /** The track's database branch; the cycle forks a throwaway branch from it. */
-        branch: z.string().min(1).max(63),
+        branch: BranchId,
       })
       .strict(),
     /**

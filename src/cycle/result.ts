@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { CommitSha, CycleRequest, CycleStep } from "./request.js";
+import { answering, CommitSha, CycleRequest, CycleStep } from "./request.js";
 
 /**
  * `cycle-result.json`, uploaded in the artifact `consort-cycle-result` (design §6). The app reads
@@ -10,7 +10,7 @@ export const CYCLE_RESULT_FILE = "cycle-result.json";
 export const CYCLE_SUMMARY_FILE = "cycle-summary.md";
 
 /** How one test ended in this run; `missing` = absent from the report (never ran, or did not load). */
-export const TEST_OUTCOMES = ["passed", "failed-assertion", "failed-error", "skipped", "missing"] as const;
+const TEST_OUTCOMES = ["passed", "failed-assertion", "failed-error", "skipped", "missing"] as const;
 export const TestOutcome = z.enum(TEST_OUTCOMES);
 export type TestOutcome = z.infer<typeof TestOutcome>;
 
@@ -61,8 +61,7 @@ export type CycleVerdict = z.infer<typeof CycleVerdict>;
 
 export const CycleResult = z
   .object({
-    version: z.literal(1),
-    request: CycleRequest,
+    ...answering(CycleRequest),
     step: CycleStep,
     /** The commit actually checked out and tested. */
     commit: CommitSha,

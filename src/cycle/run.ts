@@ -322,10 +322,7 @@ async function readReport(path: string, shown: string, testStartWall: number, co
 }
 
 /** Write `cycle-result.json` and the Markdown summary into `outDir`. */
-export async function writeCycleResult(
-  result: CycleResult,
-  outDir: string,
-): Promise<{ json: string; summary: string }> {
+async function writeCycleResult(result: CycleResult, outDir: string): Promise<{ json: string; summary: string }> {
   await mkdir(outDir, { recursive: true });
   const json = join(outDir, CYCLE_RESULT_FILE);
   const summary = join(outDir, CYCLE_SUMMARY_FILE);

@@ -70,7 +70,8 @@ export async function listTestFiles(root: string, globs: string[]): Promise<stri
   return (await listFiles(root)).filter((path) => isTest(path));
 }
 
-async function readIfExists(path: string): Promise<string | undefined> {
+/** The text of a file, or undefined when it does not exist. */
+export async function readIfExists(path: string): Promise<string | undefined> {
   try {
     return await readFile(path, "utf8");
   } catch (error) {

@@ -11,7 +11,7 @@ import {
   setOutput,
 } from "../cycle/action-io.js";
 import { createProvider } from "../substrate/index.js";
-import { runDeploy } from "./deploy.js";
+import { runDeploy, type DeployDeps } from "./deploy.js";
 import { runPromote } from "./promote.js";
 import {
   DEPLOY_EVIDENCE_FILE,
@@ -64,16 +64,43 @@ function renderPromote(result: PromoteResult): string {
   return `${lines.join("\n")}\n`;
 }
 
-async function withJob(
+type RequestSchema<T> = Parameters<typeof parseRequest<T>>[0];
+
+/**
+ * One release job: parse the `request` input, run the step against the configured database, leave
+ * its record in the result folder and the job summary, and exit 0 only when it reached `passed`.
+ */
+async function releaseJob<R, T extends { verdict: string; reasons: string[] }>(
   env: NodeJS.ProcessEnv,
-  job: (paths: { cwd: string; outDir: string }) => Promise<number>,
+  job: {
+    request: RequestSchema<R>;
+    run: (request: R, deps: DeployDeps) => Promise<T>;
+    file: string;
+    render: (result: T) => string;
+    passed: T["verdict"];
+    outputs?: (result: T) => Promise<void>;
+  },
 ): Promise<number> {
   const workspace = env.GITHUB_WORKSPACE ?? process.cwd();
   const cwd = resolve(workspace, getInput("working-directory", env) || ".");
   const outDir = resolve(workspace, getInput("result-dir", env) || join(env.RUNNER_TEMP ?? cwd, "consort-result"));
   try {
     await mkdir(outDir, { recursive: true });
-    return await job({ cwd, outDir });
+    const request = parseRequest(job.request, requireInput("request", env));
+    const { config } = readActionConfig(cwd, env);
+    const onProgress = (message: string) => console.log(message);
+    const provider = await createProvider(config.database, { env, onProgress });
+    try {
+      const result = await job.run(request, { provider, config, cwd, onProgress });
+      await writeFile(join(outDir, job.file), `${JSON.stringify(result, null, 2)}\n`);
+      await appendJobSummary(job.render(result), env);
+      await setOutput("verdict", result.verdict, env);
+      await job.outputs?.(result);
+      for (const reason of result.reasons) reportFailure(reason);
+      return result.verdict === job.passed ? 0 : 1;
+    } finally {
+      await provider.close();
+    }
   } catch (error) {
     reportFailure((error as Error).message);
     return 1;
@@ -81,38 +108,24 @@ async function withJob(
 }
 
 export function runDeployAction(env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  return withJob(env, async ({ cwd, outDir }) => {
-    const request = parseRequest(DeployRequest, requireInput("request", env));
-    const { config } = readActionConfig(cwd, env);
-    const provider = await createProvider(config.database, { env, onProgress: (m) => console.log(m) });
-    try {
-      const evidence = await runDeploy(request, { provider, config, cwd, onProgress: (m) => console.log(m) });
-      await writeFile(join(outDir, DEPLOY_EVIDENCE_FILE), `${JSON.stringify(evidence, null, 2)}\n`);
-      await appendJobSummary(renderDeploy(evidence), env);
-      await setOutput("verdict", evidence.verdict, env);
+  return releaseJob(env, {
+    request: DeployRequest,
+    run: runDeploy,
+    file: DEPLOY_EVIDENCE_FILE,
+    render: renderDeploy,
+    passed: "verified",
+    outputs: async (evidence) => {
       if (evidence.previewUrl) await setOutput("preview-url", evidence.previewUrl, env);
-      for (const reason of evidence.reasons) reportFailure(reason);
-      return evidence.verdict === "verified" ? 0 : 1;
-    } finally {
-      await provider.close();
-    }
+    },
   });
 }
 
 export function runPromoteAction(env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  return withJob(env, async ({ cwd, outDir }) => {
-    const request = parseRequest(PromoteRequest, requireInput("request", env));
-    const { config } = readActionConfig(cwd, env);
-    const provider = await createProvider(config.database, { env, onProgress: (m) => console.log(m) });
-    try {
-      const result = await runPromote(request, { provider, config, cwd, onProgress: (m) => console.log(m) });
-      await writeFile(join(outDir, PROMOTE_RESULT_FILE), `${JSON.stringify(result, null, 2)}\n`);
-      await appendJobSummary(renderPromote(result), env);
-      await setOutput("verdict", result.verdict, env);
-      for (const reason of result.reasons) reportFailure(reason);
-      return result.verdict === "promoted" ? 0 : 1;
-    } finally {
-      await provider.close();
-    }
+  return releaseJob(env, {
+    request: PromoteRequest,
+    run: runPromote,
+    file: PROMOTE_RESULT_FILE,
+    render: renderPromote,
+    passed: "promoted",
   });
 }

@@ -17,6 +17,7 @@ import { DeployEvidence, type DeployRequest } from "./schemas.js";
  * suite there. Either way the result is deploy evidence for the deploy gate; failures refuse.
  */
 
+/** What the release steps (deploy here, promote after the merge) run with. */
 export interface DeployDeps {
   provider: BranchProvider;
   config: ConsortConfig;
@@ -26,10 +27,20 @@ export interface DeployDeps {
   onProgress?: (message: string) => void;
 }
 
+/** The deps with the real clock, the shell and silent progress where none is given. */
+export function withDefaults(deps: DeployDeps) {
+  return {
+    ...deps,
+    now: deps.now ?? (() => new Date()),
+    runCommand: deps.runCommand ?? runShellCommand,
+    progress: deps.onProgress ?? (() => {}),
+  };
+}
+
 const git = promisify(execFile);
 
 /** The last `PREVIEW_URL=…` line a deploy command printed, if any. */
-export function previewUrlFrom(output: string): string | null {
+function previewUrlFrom(output: string): string | null {
   const matches = [...output.matchAll(/^\s*PREVIEW_URL=(\S+)\s*$/gm)];
   const last = matches.at(-1)?.[1];
   if (!last) return null;
@@ -41,11 +52,7 @@ export function previewUrlFrom(output: string): string | null {
 }
 
 /** Migration files this release brings: changed since the parent commit, or all of them without one. */
-export async function releaseMigrations(
-  cwd: string,
-  globs: string[],
-  parentCommit: string | undefined,
-): Promise<string[]> {
+async function releaseMigrations(cwd: string, globs: string[], parentCommit: string | undefined): Promise<string[]> {
   const isMigration = picomatch(globs);
   if (parentCommit) {
     const { stdout } = await git("git", ["diff", "--name-only", "--diff-filter=AM", `${parentCommit}`, "HEAD"], {
@@ -64,10 +71,7 @@ const failed = (record: CommandRecord) =>
   record.exitCode === null ? `was killed (${record.signal ?? "signal"})` : `exited ${record.exitCode}`;
 
 export async function runDeploy(request: DeployRequest, deps: DeployDeps): Promise<DeployEvidence> {
-  const now = deps.now ?? (() => new Date());
-  const runCommand = deps.runCommand ?? runShellCommand;
-  const progress = deps.onProgress ?? (() => {});
-  const { config, provider, cwd } = deps;
+  const { now, runCommand, progress, config, provider, cwd } = withDefaults(deps);
   const startedAt = now().toISOString();
   const reasons: string[] = [];
   const warnings: string[] = [];

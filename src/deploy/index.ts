@@ -6,5 +6,5 @@ export {
   DEPLOY_EVIDENCE_FILE,
   PROMOTE_RESULT_FILE,
 } from "./schemas.js";
-export { runDeploy, previewUrlFrom, releaseMigrations, type DeployDeps } from "./deploy.js";
-export { runPromote, snapshotBranchName, type PromoteDeps } from "./promote.js";
+export { runDeploy } from "./deploy.js";
+export { runPromote } from "./promote.js";

@@ -1,10 +1,9 @@
-import type { ConsortConfig } from "../config/consort-config.js";
-import { projectCommandEnvironment, runShellCommand, secretsOfUrl, type CommandRunner } from "../cycle/commands.js";
+import { projectCommandEnvironment, secretsOfUrl } from "../cycle/commands.js";
 import type { CommandRecord } from "../cycle/result.js";
 import { canRefreshBase } from "../cycle/run.js";
 import { headCommit } from "../cycle/workspace.js";
-import type { BranchProvider } from "../substrate/provider.js";
 import { sanitiseBranchName } from "../substrate/names.js";
+import { withDefaults, type DeployDeps } from "./deploy.js";
 import { PromoteResult, type PromoteRequest } from "./schemas.js";
 
 /**
@@ -12,15 +11,6 @@ import { PromoteResult, type PromoteRequest } from "./schemas.js";
  * of the parent is taken first; it is deleted when the migration succeeds and kept, for a restore,
  * when it fails.
  */
-
-export interface PromoteDeps {
-  provider: BranchProvider;
-  config: ConsortConfig;
-  cwd: string;
-  runCommand?: CommandRunner;
-  now?: () => Date;
-  onProgress?: (message: string) => void;
-}
 
 /** The snapshot's branch id: the parent's id, `-pre-`, the commit's first 8 characters, within 63. */
 export function snapshotBranchName(parent: string, commit: string): string {
@@ -31,11 +21,8 @@ export function snapshotBranchName(parent: string, commit: string): string {
   return `${base.slice(0, 63 - suffix.length).replace(/-+$/, "")}${suffix}`;
 }
 
-export async function runPromote(request: PromoteRequest, deps: PromoteDeps): Promise<PromoteResult> {
-  const now = deps.now ?? (() => new Date());
-  const runCommand = deps.runCommand ?? runShellCommand;
-  const progress = deps.onProgress ?? (() => {});
-  const { config, provider, cwd } = deps;
+export async function runPromote(request: PromoteRequest, deps: DeployDeps): Promise<PromoteResult> {
+  const { now, runCommand, progress, config, provider, cwd } = withDefaults(deps);
   const startedAt = now().toISOString();
   const parent = request.database.parent;
   const reasons: string[] = [];

@@ -1,17 +1,13 @@
 import { z } from "zod";
 import { RepoPath } from "../artifacts/ids.js";
-import { CommandRecord } from "../cycle/result.js";
-import { CommitSha, CycleTest, FrozenTestFile } from "../cycle/request.js";
+import { CommandRecord, CycleVerdict } from "../cycle/result.js";
+import { answering, BranchId, CommitSha, CycleTest, FrozenTestFile, dispatchedRequest } from "../cycle/request.js";
 
 /** What the deploy and promote jobs take and what they leave as evidence (design §3, deploy/promote). */
 
-const BranchId = z.string().min(1).max(63);
-
 export const DeployRequest = z
   .object({
-    version: z.literal(1).default(1),
-    dispatchId: z.string().min(1).max(200).optional(),
-    track: z.string().trim().min(1).max(255),
+    ...dispatchedRequest,
     commit: CommitSha,
     /** Where the track forked from (merge base): migrations changed since then are the release's. */
     parentCommit: CommitSha.optional(),
@@ -33,8 +29,7 @@ export type DeployRequest = z.infer<typeof DeployRequest>;
 
 export const DeployEvidence = z
   .object({
-    version: z.literal(1),
-    request: DeployRequest,
+    ...answering(DeployRequest),
     commit: CommitSha,
     /** preview: the configured deploy and verify commands; replay: migrations replayed on a fork of the parent and the whole suite run. */
     mode: z.enum(["preview", "replay"]),
@@ -57,7 +52,7 @@ export const DeployEvidence = z
         /** For a replay: the release cycle's verdict and counts. */
         cycle: z
           .object({
-            verdict: z.enum(["verified", "refused"]),
+            verdict: CycleVerdict,
             total: z.number().int().nonnegative(),
             passed: z.number().int().nonnegative(),
             reasons: z.array(z.string()),
@@ -69,7 +64,7 @@ export const DeployEvidence = z
     previewUrl: z.string().url().nullable(),
     startedAt: z.iso.datetime(),
     finishedAt: z.iso.datetime(),
-    verdict: z.enum(["verified", "refused"]),
+    verdict: CycleVerdict,
     reasons: z.array(z.string()),
     warnings: z.array(z.string()),
   })
@@ -80,9 +75,7 @@ export const DEPLOY_EVIDENCE_FILE = "deploy-evidence.json";
 
 export const PromoteRequest = z
   .object({
-    version: z.literal(1).default(1),
-    dispatchId: z.string().min(1).max(200).optional(),
-    track: z.string().trim().min(1).max(255),
+    ...dispatchedRequest,
     /** The merged commit on the parent branch whose migrations are promoted. */
     commit: CommitSha,
     database: z.object({ parent: BranchId, track: BranchId.optional() }).strict(),
@@ -92,8 +85,7 @@ export type PromoteRequest = z.infer<typeof PromoteRequest>;
 
 export const PromoteResult = z
   .object({
-    version: z.literal(1),
-    request: PromoteRequest,
+    ...answering(PromoteRequest),
     commit: CommitSha,
     database: z
       .object({

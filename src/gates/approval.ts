@@ -58,9 +58,9 @@ export interface ApprovalContext {
 }
 type CodeownerRules = CodeownersRule[];
 
-export type ApprovalRule = "approved-state" | "write-access" | "approver" | "not-an-author" | "frozen-hash";
+type ApprovalRule = "approved-state" | "write-access" | "approver" | "not-an-author" | "frozen-hash";
 
-export interface RuleResult {
+interface RuleResult {
   rule: ApprovalRule;
   ok: boolean;
   detail: string;

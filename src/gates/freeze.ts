@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
  */
 
 /** Line endings normalised so a checkout on Windows does not look like a change. */
-export function normaliseLineEndings(text: string): string {
+function normaliseLineEndings(text: string): string {
   return text.replace(/\r\n?/g, "\n");
 }
 

@@ -1,7 +1,7 @@
 import { githubMessage, httpStatus, type GitHubClient } from "./client.js";
 
 /** A collaborator's role on a repository, most to least. */
-export const PERMISSIONS = ["admin", "maintain", "write", "triage", "read", "none"] as const;
+const PERMISSIONS = ["admin", "maintain", "write", "triage", "read", "none"] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
 /** True for roles that can push: the only ones whose approval GitHub (and Consort) counts. */

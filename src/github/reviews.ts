@@ -51,7 +51,7 @@ export async function listGateReviews(
 }
 
 /** GitHub lists at most 250 commits of a pull request. */
-export const MAX_PULL_COMMITS = 250;
+const MAX_PULL_COMMITS = 250;
 
 /**
  * The commits of a pull request with their authors' logins. More than GitHub will list cannot

@@ -11,7 +11,7 @@ import { STATE_BRANCH, trackIdForBranch } from "../state/index.js";
 import type { Repository } from "./payloads.js";
 
 /** The repository an event is about, from its payload. */
-export function repoContext(repository: Repository): RepoContext {
+function repoContext(repository: Repository): RepoContext {
   return {
     owner: repository.owner.login,
     repo: repository.name,
@@ -61,6 +61,28 @@ export async function configOrFail(
   deps.log.warn({ repository: deps.repo.fullName }, result.message);
   if (headSha) await failAllChecks(targetOf(deps, headSha, trackId), `Invalid ${CONFIG_PATH}`, result.message);
   return undefined;
+}
+
+/** The part of a pull request that says which track it is: its head. */
+interface PullHead {
+  head: { ref: string; sha: string; repo: { id: number } | null };
+}
+
+/**
+ * The track a pull request's head is, with the engine deps and the configuration; undefined, and
+ * the handler stops, for a PR from a fork (never a track of this repository), a branch Consort
+ * does not track, or a configuration it cannot read (then every check on the head fails).
+ */
+export async function trackOfPull<P extends { repository: Repository; pull_request: PullHead }>(
+  input: HandlerInput<P>,
+): Promise<{ deps: EngineDeps; trackId: string; config: ConsortConfig } | undefined> {
+  const { head } = input.payload.pull_request;
+  if (head.repo?.id !== input.payload.repository.id) return undefined;
+  const deps = engineDeps(input);
+  const trackId = trackOf(head.ref, deps.repo);
+  if (!trackId) return undefined;
+  const loaded = await configOrFail(deps, head.sha, trackId);
+  return loaded && { deps, trackId, config: loaded.config };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { branchDeletedEvent } from "../app/commits.js";
 import { advanceAndAct } from "../app/engine.js";
 import type { HandlerInput } from "../app/services.js";
-import { configOrFail, engineDeps, trackOf } from "./common.js";
+import { configOrFail, engineDeps, trackOf, trackOfPull } from "./common.js";
 import type { DeletePayload, PullRequestPayload } from "./payloads.js";
 
 /** `delete` of a track's branch: the track is abandoned and its database branch deleted. */
@@ -36,20 +36,16 @@ export async function handleDelete(input: HandlerInput<DeletePayload>): Promise<
  */
 export async function handlePullRequestClosed(input: HandlerInput<PullRequestPayload>): Promise<void> {
   const { payload, services } = input;
-  const deps = engineDeps(input);
+  const tracked = await trackOfPull(input);
+  if (!tracked) return;
+  const { deps, trackId, config } = tracked;
   const pull = payload.pull_request;
-  // A PR from a fork is never a track of this repository.
-  if (pull.head.repo?.id !== payload.repository.id) return;
-  const trackId = trackOf(pull.head.ref, deps.repo);
-  if (!trackId) return;
-  const loaded = await configOrFail(deps, pull.head.sha, trackId);
-  if (!loaded) return;
   const at = services.clock().toISOString();
   await advanceAndAct(deps, {
     trackId,
     branch: pull.head.ref,
     headSha: pull.head.sha,
-    config: loaded.config,
+    config,
     decide: (snapshot) => {
       if (snapshot.stage === "done" || snapshot.stage === "abandoned") return undefined;
       if (pull.merged && pull.merge_commit_sha)

@@ -43,7 +43,7 @@ const GitUser = z.object({
   username: z.string().optional(),
 });
 
-export const PushCommit = z.object({
+const PushCommit = z.object({
   id: Sha,
   message: z.string(),
   timestamp: z.string(),
@@ -52,7 +52,7 @@ export const PushCommit = z.object({
   removed: z.array(z.string()).default([]),
   modified: z.array(z.string()).default([]),
 });
-export type PushCommit = z.infer<typeof PushCommit>;
+type PushCommit = z.infer<typeof PushCommit>;
 
 export const PushPayload = z.object({
   ...base,
@@ -66,7 +66,7 @@ export const PushPayload = z.object({
 });
 export type PushPayload = z.infer<typeof PushPayload>;
 
-export const PullRequest = z.object({
+const PullRequest = z.object({
   number: z.number().int(),
   html_url: z.string(),
   state: z.string(),
@@ -76,7 +76,7 @@ export const PullRequest = z.object({
   head: z.object({ ref: z.string().min(1), sha: Sha, repo: z.object({ id: z.number().int() }).nullable() }),
   base: z.object({ ref: z.string().min(1), sha: Sha }),
 });
-export type PullRequest = z.infer<typeof PullRequest>;
+type PullRequest = z.infer<typeof PullRequest>;
 
 export const PullRequestPayload = z.object({
   ...base,

@@ -1,5 +1,5 @@
 import type { HandlerInput } from "../app/services.js";
-import { configOrFail, engineDeps, refreshTrack, trackOf } from "./common.js";
+import { refreshTrack, trackOfPull } from "./common.js";
 import type { PullRequestPayload } from "./payloads.js";
 
 /**
@@ -9,13 +9,8 @@ import type { PullRequestPayload } from "./payloads.js";
  * a synchronize never classifies the same commits twice.
  */
 export async function handlePullRequestUpdated(input: HandlerInput<PullRequestPayload>): Promise<void> {
-  const { payload } = input;
-  const pull = payload.pull_request;
-  if (pull.head.repo?.id !== payload.repository.id) return;
-  const deps = engineDeps(input);
-  const trackId = trackOf(pull.head.ref, deps.repo);
-  if (!trackId) return;
-  const loaded = await configOrFail(deps, pull.head.sha, trackId);
-  if (!loaded) return;
-  await refreshTrack(deps, trackId, pull.head.ref, pull.head.sha, loaded.config);
+  const tracked = await trackOfPull(input);
+  if (!tracked) return;
+  const { head } = input.payload.pull_request;
+  await refreshTrack(tracked.deps, tracked.trackId, head.ref, head.sha, tracked.config);
 }

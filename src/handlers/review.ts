@@ -9,7 +9,7 @@ import { withdrawalEvents } from "../gates/withdrawal.js";
 import { toGateReview } from "../github/reviews.js";
 import { restoreSnapshot } from "../orchestrator/index.js";
 import { TamperedStateError } from "../state/index.js";
-import { configOrFail, engineDeps, trackOf } from "./common.js";
+import { trackOfPull } from "./common.js";
 import type { ReviewPayload } from "./payloads.js";
 
 /**
@@ -22,14 +22,10 @@ import type { ReviewPayload } from "./payloads.js";
 export async function handleReview(input: HandlerInput<ReviewPayload>): Promise<void> {
   const { payload, services } = input;
   if (payload.action === "edited") return;
+  const tracked = await trackOfPull(input);
+  if (!tracked) return;
+  const { deps, trackId, config } = tracked;
   const pull = payload.pull_request;
-  if (pull.head.repo?.id !== payload.repository.id) return;
-  const deps = engineDeps(input);
-  const trackId = trackOf(pull.head.ref, deps.repo);
-  if (!trackId) return;
-  const loaded = await configOrFail(deps, pull.head.sha, trackId);
-  if (!loaded) return;
-  const { config } = loaded;
 
   let state;
   try {

@@ -18,7 +18,7 @@ import type {
 
 /** Pure helpers over the track context: units, frozen files, gates and their cascade. */
 
-export function closedGate(): GateRecord {
+function closedGate(): GateRecord {
   return {
     status: "closed",
     pendingHash: null,
@@ -62,7 +62,7 @@ export function initialContext(input: CreateTrackInput, config: ConsortConfig): 
 }
 
 /** The approved (or pending) test list in the context, or null when absent or invalid. */
-export function testListOf(context: TrackContext): TestListEntry[] | null {
+function testListOf(context: TrackContext): TestListEntry[] | null {
   const text = context.artifacts[ARTIFACT_PATHS.testList];
   if (text === undefined) return null;
   try {
@@ -74,7 +74,7 @@ export function testListOf(context: TrackContext): TestListEntry[] | null {
 }
 
 /** Build units in list order: one per test, or one per acceptance criterion (its tests in list order). */
-export function buildUnits(tests: TestListEntry[], granularity: "test" | "ac"): BuildUnit[] {
+function buildUnits(tests: TestListEntry[], granularity: "test" | "ac"): BuildUnit[] {
   if (granularity === "test") return tests.map((test) => ({ id: test.id, tests: [test] }));
   const units: BuildUnit[] = [];
   const byAc = new Map<string, BuildUnit>();
@@ -125,7 +125,7 @@ export function frozenState(context: TrackContext): FrozenState {
 }
 
 /** path → sha256 of every frozen file, for the cycle to re-check on the runner. */
-export function frozenHashes(context: TrackContext): Record<string, string> {
+function frozenHashes(context: TrackContext): Record<string, string> {
   const out: Record<string, string> = {};
   for (const gate of FILE_GATES) {
     if (context.gates[gate].status !== "closed") Object.assign(out, context.gates[gate].files);
@@ -135,7 +135,7 @@ export function frozenHashes(context: TrackContext): Record<string, string> {
 }
 
 /** The files a gate freezes, hashed, from the accepted artifacts. */
-export function gateFiles(context: TrackContext, gate: FileGate): Record<string, string> {
+function gateFiles(context: TrackContext, gate: FileGate): Record<string, string> {
   const paths = gate === "design" ? DESIGN_GATE_FILES : [ARTIFACT_PATHS.testList];
   const files: Record<string, string> = {};
   for (const path of paths) {
@@ -292,7 +292,7 @@ export function cycleEffect(context: TrackContext): DispatchCycleEffect {
 }
 
 /** The unit's evidence record, created empty on first use. */
-export function unitEvidence(context: TrackContext): UnitEvidence {
+function unitEvidence(context: TrackContext): UnitEvidence {
   const unit = currentUnit(context);
   if (!unit) throw new Error("no build unit in turn");
   return (

@@ -5,7 +5,6 @@
  */
 export * from "./types.js";
 export { createTrack, transition, restoreSnapshot, pathsToRead, SnapshotError } from "./transition.js";
-export { nextAction, renderNextAction, describeLane, renderLane, type LaneView } from "./next-action.js";
-export { GateRecordSchema, NextActionSchema, TrackEventSchema, TrackSnapshotSchema } from "./schema.js";
-export { trackMachine, type MachineEvent } from "./machine.js";
-export { frozenHashes, currentUnit, buildUnits, gateManifestAt } from "./context.js";
+export { nextAction, renderNextAction, describeLane, renderLane } from "./next-action.js";
+export { GateRecordSchema, NextActionSchema } from "./schema.js";
+export { gateManifestAt } from "./context.js";

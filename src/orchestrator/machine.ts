@@ -414,13 +414,27 @@ type ReportTransition = Exclude<
   string | undefined
 >;
 
+const DESIGN_PUSH = ["acceptPush", "recordDesignAuthors"] as const;
+
+/** A design step's push: always accepted, and onward to `next` once the step's artifacts are complete. */
+function designPushed<T extends Stage>(next: T) {
+  return [{ guard: "complete" as const, target: next, actions: DESIGN_PUSH }, { actions: DESIGN_PUSH }];
+}
+
+const BUILD_PUSH = ["acceptPush", "recordBuildAuthors"] as const;
+
+/** A build step (red, green, repair, refactor): the role's push is accepted and sent to `verify`. */
+function buildStep<T extends Stage>(stage: Stage, verify: T) {
+  return { on: { RENEGOTIATE: renegotiation(stage), STEP_PUSHED: { target: verify, actions: BUILD_PUSH } } };
+}
+
 /**
  * A `*-verify` state: entering it dispatches the step's cycle; the report of that cycle moves the
  * lane on (`valid`), sends it back to `retry` while attempts remain, blocks it once they are used
  * up, and leaves it waiting when the cycle could not decide. A person may retry (a new dispatch).
  */
 function verifyState(verify: {
-  step: "red" | "green" | "refactor";
+  step: Exclude<CycleStep, "release">;
   valid: ReportTransition[];
   retry: "red" | "repair" | "refactor";
   invalid: (context: TrackContext) => string;
@@ -536,47 +550,31 @@ export const trackMachine = machineSetup.createMachine({
   states: {
     stories: {
       on: {
-        STEP_PUSHED: [
-          { guard: "complete", target: "spec", actions: ["acceptPush", "recordDesignAuthors"] },
-          { actions: ["acceptPush", "recordDesignAuthors"] },
-        ],
+        STEP_PUSHED: designPushed("spec"),
       },
     },
     spec: {
       on: {
         RENEGOTIATE: renegotiation("spec"),
-        STEP_PUSHED: [
-          { guard: "complete", target: "architecture", actions: ["acceptPush", "recordDesignAuthors"] },
-          { actions: ["acceptPush", "recordDesignAuthors"] },
-        ],
+        STEP_PUSHED: designPushed("architecture"),
       },
     },
     architecture: {
       on: {
         RENEGOTIATE: renegotiation("architecture"),
-        STEP_PUSHED: [
-          { guard: "complete", target: "db-design", actions: ["acceptPush", "recordDesignAuthors"] },
-          { actions: ["acceptPush", "recordDesignAuthors"] },
-        ],
+        STEP_PUSHED: designPushed("db-design"),
       },
     },
     "db-design": {
       on: {
         RENEGOTIATE: renegotiation("db-design"),
-        STEP_PUSHED: [
-          { guard: "completeNeedsUx", target: "ux", actions: ["acceptPush", "recordDesignAuthors"] },
-          { guard: "complete", target: "design-gate", actions: ["acceptPush", "recordDesignAuthors"] },
-          { actions: ["acceptPush", "recordDesignAuthors"] },
-        ],
+        STEP_PUSHED: [{ guard: "completeNeedsUx", target: "ux", actions: DESIGN_PUSH }, ...designPushed("design-gate")],
       },
     },
     ux: {
       on: {
         RENEGOTIATE: renegotiation("ux"),
-        STEP_PUSHED: [
-          { guard: "complete", target: "design-gate", actions: ["acceptPush", "recordDesignAuthors"] },
-          { actions: ["acceptPush", "recordDesignAuthors"] },
-        ],
+        STEP_PUSHED: designPushed("design-gate"),
       },
     },
     "design-gate": {
@@ -613,12 +611,7 @@ export const trackMachine = machineSetup.createMachine({
         })),
       },
     },
-    red: {
-      on: {
-        RENEGOTIATE: renegotiation("red"),
-        STEP_PUSHED: { target: "red-verify", actions: ["acceptPush", "recordBuildAuthors"] },
-      },
-    },
+    red: buildStep("red", "red-verify"),
     "red-verify": verifyState({
       step: "red",
       valid: [
@@ -633,18 +626,8 @@ export const trackMachine = machineSetup.createMachine({
       blocked: "RED failed its last allowed attempt: blocked",
       undecided: "The RED cycle could not decide (retry when fixed)",
     }),
-    green: {
-      on: {
-        RENEGOTIATE: renegotiation("green"),
-        STEP_PUSHED: { target: "green-verify", actions: ["acceptPush", "recordBuildAuthors"] },
-      },
-    },
-    repair: {
-      on: {
-        RENEGOTIATE: renegotiation("repair"),
-        STEP_PUSHED: { target: "green-verify", actions: ["acceptPush", "recordBuildAuthors"] },
-      },
-    },
+    green: buildStep("green", "green-verify"),
+    repair: buildStep("repair", "green-verify"),
     "green-verify": verifyState({
       step: "green",
       valid: [
@@ -683,12 +666,7 @@ export const trackMachine = machineSetup.createMachine({
         ],
       },
     },
-    refactor: {
-      on: {
-        RENEGOTIATE: renegotiation("refactor"),
-        STEP_PUSHED: { target: "refactor-verify", actions: ["acceptPush", "recordBuildAuthors"] },
-      },
-    },
+    refactor: buildStep("refactor", "refactor-verify"),
     "refactor-verify": verifyState({
       step: "refactor",
       valid: [

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { TestListEntry } from "../artifacts/test-list.js";
-import { CYCLE_STEPS } from "../cycle/request.js";
+import { CYCLE_STEPS, TestCycleStep } from "../cycle/request.js";
 import { RoleName } from "../roles/roles.js";
 import { DESIGN_STEPS, GATE_NAMES, SNAPSHOT_SCHEMA_VERSION, STAGES } from "./types.js";
 
@@ -118,32 +118,32 @@ const GateWithdrawnEventSchema = z.object({
   reviewId: z.number().int().optional(),
 });
 
+/** What every report of a dispatched workflow run carries. */
+const reportedRun = {
+  at,
+  dispatchId: z.string().min(1),
+  runId: z.number().int(),
+  commit: sha,
+  outcome: CycleOutcomeSchema,
+  /** Why the outcome is what it is (every reason, for the check run and the agent). */
+  reasons: z.array(z.string()),
+};
+
 /**
  * A dispatched red/green/refactor cycle reported (after the app verified provenance: a run it
  * dispatched, of the expected workflow on the default branch). Must name the pending dispatch.
  */
 const CycleReportedEventSchema = z.object({
   type: z.literal("cycle.reported"),
-  at,
-  dispatchId: z.string().min(1),
-  runId: z.number().int(),
-  step: z.enum(["red", "green", "refactor"]),
-  commit: sha,
-  outcome: CycleOutcomeSchema,
-  /** Why the outcome is what it is (every reason, for the check run and the agent). */
-  reasons: z.array(z.string()),
+  ...reportedRun,
+  step: TestCycleStep,
   evidence: CycleEvidenceSchema,
 });
 
 /** The release cycle (preview deploy + verification) reported. Must name the pending dispatch. */
 const DeployReportedEventSchema = z.object({
   type: z.literal("deploy.reported"),
-  at,
-  dispatchId: z.string().min(1),
-  runId: z.number().int(),
-  commit: sha,
-  outcome: CycleOutcomeSchema,
-  reasons: z.array(z.string()),
+  ...reportedRun,
   evidence: DeployEvidenceSchema,
 });
 
@@ -366,15 +366,16 @@ export const TrackSnapshotSchema = z
   .strict();
 
 /** What `createTrack` needs, checked before a track exists: the branch pairing and where the track starts. */
-export const CreateTrackInputSchema = z
-  .object({
-    trackId: z.string().min(1),
-    branch: z.string().min(1),
-    baseBranch: z.string().min(1),
+export const CreateTrackInputSchema = TrackContextSchema.pick({
+  trackId: true,
+  branch: true,
+  baseBranch: true,
+  databaseBranch: true,
+  parentDatabaseBranch: true,
+})
+  .extend({
     /** The commit the branch starts at (the first accepted head). */
     head: sha,
-    databaseBranch: z.string().min(1),
-    parentDatabaseBranch: z.string().min(1),
     at,
   })
   .strict();

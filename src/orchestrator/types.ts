@@ -125,20 +125,20 @@ export interface DispatchAgentEffect {
 }
 
 /** Create the track's database branch from its parent's (at track creation). */
-export interface ForkDatabaseEffect {
+interface ForkDatabaseEffect {
   type: "forkDatabase";
   branch: string;
   parent: string;
 }
 
 /** Delete the track's database branch (done or abandoned). */
-export interface DeleteDatabaseEffect {
+interface DeleteDatabaseEffect {
   type: "deleteDatabase";
   branch: string;
 }
 
 /** Migrate the parent's database branch to the merged commit (snapshot kept until it succeeds); report with `promotion.reported`. */
-export interface PromoteDatabaseEffect {
+interface PromoteDatabaseEffect {
   type: "promoteDatabase";
   dispatchId: string;
   branch: string;
@@ -147,14 +147,14 @@ export interface PromoteDatabaseEffect {
 }
 
 /** Show the checks (as src/gates/checks.ts decides them from the snapshot) and the sticky comment on `commit`. */
-export interface UpdateChecksEffect {
+interface UpdateChecksEffect {
   type: "updateChecks";
   /** The commit the checks belong to (the branch head, or the rejected commit the branch holds). */
   commit: string;
 }
 
 /** A PR timeline comment (Markdown), e.g. why a commit was rejected. */
-export interface CommentEffect {
+interface CommentEffect {
   type: "comment";
   body: string;
 }

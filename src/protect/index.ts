@@ -1,2 +1,2 @@
 export * from "./rulesets.js";
-export { protectRepository, ProtectError, type ProtectResult } from "./apply.js";
+export { protectRepository, ProtectError } from "./apply.js";

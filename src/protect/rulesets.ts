@@ -19,7 +19,7 @@ export interface ProtectSettings {
   approvals: number;
 }
 
-export interface Rule {
+interface Rule {
   type: string;
   parameters?: Record<string, unknown>;
 }
@@ -104,7 +104,7 @@ const MERGED_LISTS: Record<string, string> = { required_status_checks: "required
  * The body to send for `desired` given the existing ruleset: Consort's rules and parameters win,
  * everything else the repository set in the ruleset stays.
  */
-export function mergeRuleset(desired: RulesetBody, existing: ExistingRuleset | undefined): RulesetBody {
+function mergeRuleset(desired: RulesetBody, existing: ExistingRuleset | undefined): RulesetBody {
   if (!existing) return desired;
   const rules: Rule[] = desired.rules.map((rule) => {
     const before = existing.rules?.find((r) => r.type === rule.type);
@@ -126,7 +126,7 @@ export function mergeRuleset(desired: RulesetBody, existing: ExistingRuleset | u
   return { ...desired, rules: [...rules, ...others] };
 }
 
-export interface Change {
+interface Change {
   op: "add" | "remove" | "change";
   path: string;
   from?: unknown;
@@ -187,7 +187,7 @@ function comparable(ruleset: RulesetBody | ExistingRuleset): Record<string, unkn
 }
 
 /** Every difference between what is and what will be, as safe-settings shows it. */
-export function diffRuleset(existing: ExistingRuleset | undefined, next: RulesetBody): Change[] {
+function diffRuleset(existing: ExistingRuleset | undefined, next: RulesetBody): Change[] {
   const before = new Map<string, unknown>();
   const after = new Map<string, unknown>();
   if (existing) flatten(comparable(existing), "", before);

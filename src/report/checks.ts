@@ -40,7 +40,7 @@ export const CHECK_ACTIONS = {
 } as const;
 
 /** The conclusions Consort ever reports: never `neutral` or `skipped`, which satisfy branch protection. */
-export type Conclusion = "success" | "failure";
+type Conclusion = "success" | "failure";
 
 /** One check run as it should be on GitHub. */
 export type RenderedCheckRun = {

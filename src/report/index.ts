@@ -6,15 +6,5 @@ export {
   renderFailingCheckRuns,
   renderTamperedCheckRuns,
   renderTamperedComment,
-  stickyMarker,
 } from "./render.js";
-export {
-  writeCheckRun,
-  writeCheckRuns,
-  upsertStickyComment,
-  type CheckRunTarget,
-  type StickyCommentTarget,
-  type WriteAction,
-  type WrittenCheckRun,
-} from "./write.js";
-export { truncate } from "./markdown.js";
+export { writeCheckRun, writeCheckRuns, upsertStickyComment } from "./write.js";

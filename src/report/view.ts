@@ -15,13 +15,13 @@ export interface LaneStep {
   detail?: string;
 }
 
-export interface Lane {
+interface Lane {
   done: LaneStep[];
   now: LaneStep | null;
   next: LaneStep[];
 }
 
-export interface NextActionView {
+interface NextActionView {
   /** The role expected to act, e.g. `navigator`, or `person` for a gate. */
   role: string;
   summary: string;
@@ -69,7 +69,7 @@ export interface CheckView extends Omit<CheckState, "name"> {
   actions: CheckAction[];
 }
 
-export interface DisciplineView {
+interface DisciplineView {
   /** Each refused commit's reasons, for the table on consort/discipline. */
   violations: Array<{ commit: string; rule: string; path?: string; message: string }>;
 }
@@ -83,7 +83,7 @@ export interface SchemaView {
   reason?: string;
 }
 
-export interface DeployEvidenceView {
+interface DeployEvidenceView {
   summary: string;
   previewUrl?: string;
   databaseBranch: string;

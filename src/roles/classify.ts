@@ -39,7 +39,7 @@ export interface Classification {
 const isProtected = globMatcher(PROTECTED_PATHS);
 
 /** Every path a commit touches, a rename counting as both its old and its new path. */
-export function touchedPaths(commit: PushedCommit): Array<{ path: string; removed: boolean }> {
+function touchedPaths(commit: PushedCommit): Array<{ path: string; removed: boolean }> {
   const out: Array<{ path: string; removed: boolean }> = [];
   for (const change of commit.changes) {
     out.push({ path: change.path, removed: change.status === "removed" });

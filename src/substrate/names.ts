@@ -8,7 +8,7 @@ import { SubstrateError } from "./provider.js";
 
 /** Lakebase branch ids (and our database names): 1–63 chars, lowercase letters, digits, hyphens, leading letter. */
 export const BRANCH_ID_PATTERN = /^[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
-export const MAX_BRANCH_ID_LENGTH = 63;
+const MAX_BRANCH_ID_LENGTH = 63;
 const HASH_LENGTH = 8;
 
 /** A short, stable hash of the git name: the same git name always gets the same suffix. */
@@ -17,7 +17,7 @@ function shortHash(gitName: string): string {
 }
 
 /** Why `gitName` is not a branch name git would accept, or undefined when it is fine. */
-export function invalidGitBranchName(gitName: string): string | undefined {
+function invalidGitBranchName(gitName: string): string | undefined {
   if (gitName.trim() === "") return "it is empty";
   if (gitName.length > 255) return "it is longer than 255 characters";
   const controlOrSpace = [...gitName].some((c) => c.charCodeAt(0) <= 0x20 || c.charCodeAt(0) === 0x7f);

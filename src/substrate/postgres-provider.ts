@@ -3,7 +3,13 @@ import pg from "pg";
 import { z } from "zod";
 import { BRANCH_ID_PATTERN } from "./names.js";
 import { describeServer, toSubstrateError } from "./pg-errors.js";
-import { SubstrateError, type BranchProvider, type CreateBranchOptions, type DatabaseBranch } from "./provider.js";
+import {
+  SubstrateError,
+  checkFork,
+  type BranchProvider,
+  type CreateBranchOptions,
+  type DatabaseBranch,
+} from "./provider.js";
 
 /**
  * Database branches as databases on one Postgres server (design §7), used by the `postgres`
@@ -36,7 +42,6 @@ const LOCK_BASE = 0x42617365;
 const LOCK_SPARE = 0x53706172;
 /** Half-made databases older than this belong to a process that died: reap them. */
 const ORPHAN_AGE_MS = 60 * 60 * 1000;
-const MAX_TTL_SECONDS = 30 * 24 * 3600;
 
 /** A branch's metadata, kept as its database's comment and parsed where it is read back. */
 const BranchRecord = z.object({
@@ -140,20 +145,8 @@ export class PostgresBranchProvider implements BranchProvider {
       return (await this.getBranch(name))!;
     }
     this.checkName(name);
-    if (parent === name)
-      throw new SubstrateError(
-        `branch "${name}" cannot be forked from itself`,
-        "pass another branch as --from",
-        "INVALID_PARENT",
-      );
     const ttl = options.ttlSeconds;
-    if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < 1 || ttl > MAX_TTL_SECONDS)) {
-      throw new SubstrateError(
-        `ttl ${ttl} is not a whole number of seconds between 1 and ${MAX_TTL_SECONDS}`,
-        "pass a time to live of at most 30 days",
-        "INVALID_TTL",
-      );
-    }
+    checkFork(name, parent, ttl);
     if (parent === this.root) await this.ensureRoot();
     const progress = options.onProgress ?? (() => {});
 

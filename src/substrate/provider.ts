@@ -4,7 +4,7 @@
  * This is a contract: the app, the cycle runner, the CLI and the agents' tools all use it.
  */
 
-export type ProviderKind = "lakebase" | "postgres" | "local";
+type ProviderKind = "lakebase" | "postgres" | "local";
 
 export interface DatabaseBranch {
   /** The provider's branch id: already sanitised (see `sanitiseBranchName`). */
@@ -74,4 +74,26 @@ export class SubstrateError extends Error {
     super(`${message}\n  → ${hint}`, options);
     this.name = "SubstrateError";
   }
+}
+
+/** The longest time to live a throwaway branch may ask for: 30 days. */
+const MAX_TTL_SECONDS = 30 * 24 * 3600;
+
+/**
+ * What every provider refuses before forking `name` from `parent`: a branch that would be its own
+ * parent, and a time to live that is not a whole number of seconds between 1 and 30 days.
+ */
+export function checkFork(name: string, parent: string, ttlSeconds: number | undefined): void {
+  if (parent === name)
+    throw new SubstrateError(
+      `branch "${name}" cannot be forked from itself`,
+      "pass another branch as --from",
+      "INVALID_PARENT",
+    );
+  if (ttlSeconds !== undefined && (!Number.isInteger(ttlSeconds) || ttlSeconds < 1 || ttlSeconds > MAX_TTL_SECONDS))
+    throw new SubstrateError(
+      `ttl ${ttlSeconds} is not a whole number of seconds between 1 and ${MAX_TTL_SECONDS}`,
+      "pass a time to live of at most 30 days",
+      "INVALID_TTL",
+    );
 }

@@ -14,7 +14,7 @@ export const BranchInfo = z.object({
   expiresAt: z.string().optional().describe("When a throwaway branch may be reaped; absent for tracks."),
 });
 
-export function branchInfo(branch: DatabaseBranch): z.infer<typeof BranchInfo> {
+function branchInfo(branch: DatabaseBranch): z.infer<typeof BranchInfo> {
   return {
     name: branch.name,
     parent: branch.parent ?? null,
@@ -26,7 +26,7 @@ export function branchInfo(branch: DatabaseBranch): z.infer<typeof BranchInfo> {
 
 const branchName = z.string().trim().min(1).max(200);
 
-export const DbBranchInput = z
+const DbBranchInput = z
   .object({
     action: z
       .enum(["create", "delete", "list", "url", "diff"])

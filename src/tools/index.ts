@@ -5,9 +5,8 @@ import { explainRejectionTool, nextActionTool, trackStatusTool } from "./track-t
 import { validateArtifactsTool } from "./validate-artifacts.js";
 import type { ToolDefinition } from "./registry.js";
 
-export { ToolContext, type StateSource, type ToolContextOptions } from "./context.js";
-export type { LoadedState } from "./track-state.js";
-export { callTool, ToolError, type ToolDefinition, type ToolOutcome } from "./registry.js";
+export { ToolContext, type StateSource } from "./context.js";
+export { callTool, type ToolDefinition } from "./registry.js";
 export { inputJsonSchema, outputJsonSchema, openAITools, openAIResponsesTools } from "./json-schema.js";
 
 /** Every tool an agent gets, in the order a model should consider them. */

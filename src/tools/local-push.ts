@@ -21,7 +21,7 @@ const STATUS: Record<string, ChangedPath["status"]> = {
 };
 
 /** GitHub's noreply address (`123+login@users.noreply.github.com`) tells the login; other addresses do not. */
-export function loginFromEmail(email: string): string | null {
+function loginFromEmail(email: string): string | null {
   const match = /^(?:\d+\+)?([A-Za-z0-9](?:[A-Za-z0-9-]|\[bot\])*)@users\.noreply\.github\.com$/i.exec(email.trim());
   return match ? match[1]! : null;
 }

@@ -121,7 +121,7 @@ function failureFrom(error: unknown): ToolOutcome {
  * OpenAI strict mode sends every optional argument, as null when unset; treat a null as absent so
  * the same zod schema serves both surfaces. A null for a required field still fails as missing.
  */
-export function withoutNulls(value: unknown): unknown {
+function withoutNulls(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutNulls);
   if (value && typeof value === "object") {
     return Object.fromEntries(

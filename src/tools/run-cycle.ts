@@ -7,8 +7,8 @@ import { effectiveFrozenTests, greenTests } from "../orchestrator/context.js";
 import { nextAction } from "../orchestrator/index.js";
 import type { ToolContext } from "./context.js";
 import { loadTrack, type LoadedTrack } from "./track-tools.js";
-import { CycleTestOutcome, StepTimings } from "../cycle/result.js";
-import { CycleInputError } from "../cycle/request.js";
+import { CycleTestOutcome, CycleVerdict, StepTimings } from "../cycle/result.js";
+import { CycleInputError, TestCycleStep } from "../cycle/request.js";
 import { runCycle } from "../cycle/run.js";
 import { defineTool, ToolError } from "./registry.js";
 
@@ -18,13 +18,11 @@ import { defineTool, ToolError } from "./registry.js";
  * before it pushes. It proves nothing to the app: the app trusts only the cycles it dispatched.
  */
 
-export const RunCycleInput = z
+const RunCycleInput = z
   .object({
-    step: z
-      .enum(["red", "green", "refactor"])
-      .describe(
-        "red: the tests in turn must fail by an assertion; green: they (and every earlier test) must pass; refactor: everything passes and no test file changed.",
-      ),
+    step: TestCycleStep.describe(
+      "red: the tests in turn must fail by an assertion; green: they (and every earlier test) must pass; refactor: everything passes and no test file changed.",
+    ),
     tests: z
       .array(TestId)
       .min(1)
@@ -68,10 +66,10 @@ const CommandSummary = z.object({
 });
 
 export const RunCycleOutput = z.object({
-  verdict: z
-    .enum(["verified", "refused"])
-    .describe("verified: the step did what it claims; refused: it did not, or the cycle could not tell."),
-  step: z.enum(["red", "green", "refactor"]),
+  verdict: CycleVerdict.describe(
+    "verified: the step did what it claims; refused: it did not, or the cycle could not tell.",
+  ),
+  step: TestCycleStep,
   commit: z.string().describe("The commit checked out when the cycle ran."),
   reasons: z.array(z.string()).describe("For a refusal: what is wrong and what to do, one line each."),
   warnings: z.array(z.string()),

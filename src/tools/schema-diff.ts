@@ -42,7 +42,7 @@ export const SchemaComparisonOutput = z.object({
 });
 export type SchemaComparisonOutput = z.infer<typeof SchemaComparisonOutput>;
 
-export function comparisonOutput(comparison: SchemaComparison): SchemaComparisonOutput {
+function comparisonOutput(comparison: SchemaComparison): SchemaComparisonOutput {
   return {
     branch: comparison.branch,
     parent: comparison.parent,
@@ -76,7 +76,7 @@ export async function compareForTool(
   return comparisonOutput(await compareBranches(provider, name, against));
 }
 
-export const SchemaDiffInput = z
+const SchemaDiffInput = z
   .object({
     branch: z
       .string()

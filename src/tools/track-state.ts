@@ -109,6 +109,15 @@ export async function loadState(source: StateSource, reading: StateReading, trac
   }
 }
 
+/** The JSON of a state file, or an INVALID_STATE tool error naming `what` with `hint`. */
+function parseStateJson(text: string, what: string, hint: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new ToolError(`${what} is not valid JSON: ${(error as Error).message}`, hint, "INVALID_STATE");
+  }
+}
+
 async function loadFromFile(path: string, reading: StateReading, trackId: string): Promise<LoadedState> {
   const location = resolve(path);
   let text: string;
@@ -121,16 +130,11 @@ async function loadFromFile(path: string, reading: StateReading, trackId: string
       "NO_STATE",
     );
   }
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (error) {
-    throw new ToolError(
-      `The state file ${location} is not valid JSON: ${(error as Error).message}`,
-      "Point --state at a track state file or an orchestrator snapshot.",
-      "INVALID_STATE",
-    );
-  }
+  const raw = parseStateJson(
+    text,
+    `The state file ${location}`,
+    "Point --state at a track state file or an orchestrator snapshot.",
+  );
   if (raw && typeof raw === "object" && "signature" in raw) {
     const fileTrack = (raw as { trackId?: unknown }).trackId;
     if (typeof fileTrack === "string" && fileTrack !== trackId) {
@@ -237,16 +241,7 @@ function verifySigned(text: string, reading: StateReading, trackId: string, loca
       "UNVERIFIED_STATE",
     );
   }
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (error) {
-    throw new ToolError(
-      `The state ${location} is not valid JSON: ${(error as Error).message}`,
-      "Ask a maintainer to check the consort/state branch.",
-      "INVALID_STATE",
-    );
-  }
+  const raw = parseStateJson(text, `The state ${location}`, "Ask a maintainer to check the consort/state branch.");
   const parsed = TrackStateFile.safeParse(raw);
   if (!parsed.success) {
     throw new ToolError(

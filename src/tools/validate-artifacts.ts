@@ -1,4 +1,5 @@
 import { readdir, readFile } from "node:fs/promises";
+import { readIfExists } from "../cycle/workspace.js";
 import { join } from "node:path";
 import { z } from "zod";
 import { ArtifactIssue } from "../artifacts/issues.js";
@@ -10,7 +11,7 @@ import { defineTool } from "./registry.js";
 
 /** `validate_artifacts`: the design artifacts and the configuration of the checkout, as `consort validate` checks them. */
 
-export const ValidateArtifactsInput = z
+const ValidateArtifactsInput = z
   .object({
     checkpoint: z
       .enum(CHECKPOINTS)
@@ -41,7 +42,7 @@ export const validateArtifactsTool = defineTool({
   async run(input, context) {
     await context.assertCheckout();
     const files: Record<string, string | undefined> = {};
-    for (const path of Object.values(ARTIFACT_PATHS)) files[path] = await readOptional(join(context.repoPath, path));
+    for (const path of Object.values(ARTIFACT_PATHS)) files[path] = await readIfExists(join(context.repoPath, path));
     const issues: ArtifactIssue[] = [];
 
     let testGlobs: string[] | undefined;
@@ -71,15 +72,6 @@ export const validateArtifactsTool = defineTool({
     };
   },
 });
-
-async function readOptional(path: string): Promise<string | undefined> {
-  try {
-    return await readFile(path, "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw error;
-  }
-}
 
 /** `.consort/reviews/<unit>.json`, each a Navigator's verdict. */
 async function readReviews(repoPath: string): Promise<Record<string, string>> {

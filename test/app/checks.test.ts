@@ -2,8 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { failTampered } from "../../src/app/checks.js";
 import { createStateStore, TamperedStateError } from "../../src/state/index.js";
 import { GitHubMock, TEST_APP_ID } from "../helpers/github.js";
-import { HEAD } from "./report-fixtures.js";
-import { contentsReply, contentsUrl, fileText, KEY, octokit, trackState } from "./state-helpers.js";
+import { HEAD } from "../report/fixtures.js";
+import { contentsReply, contentsUrl, fileText, KEY, octokit, trackState } from "../state/helpers.js";
 
 let github: GitHubMock;
 beforeEach(() => {

@@ -45,12 +45,12 @@ export interface Checkout {
 export type Mutation = (dir: string) => Promise<void>;
 
 /** Take the S2 implementation out (the driver has not written it yet). */
-export const withoutS2Code: Mutation = (dir) =>
+const withoutS2Code: Mutation = (dir) =>
   run("git", ["apply", "-R", join(STAGES, "s2-code.patch")], { cwd: dir }).then(() => undefined);
 /** Take T8 out of the S2 test file (its RED has not happened yet). */
-export const withoutT8: Mutation = (dir) =>
+const withoutT8: Mutation = (dir) =>
   run("git", ["apply", "-R", join(STAGES, "t8-test.patch")], { cwd: dir }).then(() => undefined);
-export const withS2Code: Mutation = (dir) =>
+const withS2Code: Mutation = (dir) =>
   run("git", ["apply", join(STAGES, "s2-code.patch")], { cwd: dir }).then(() => undefined);
 
 /** Replace `from` with `to` in a file, failing loudly when `from` is not there (the example changed). */

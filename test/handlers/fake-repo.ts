@@ -3,8 +3,8 @@ import type { GitHubMock, RecordedRequest } from "../helpers/github.js";
 import { openStateFile, sealState, serialiseStateFile, unsealed, type TrackState } from "../../src/state/index.js";
 import { TEST_STATE_KEY } from "./harness.js";
 
-export const OWNER = "acme";
-export const REPO = "shop";
+const OWNER = "acme";
+const REPO = "shop";
 export const FULL_NAME = `${OWNER}/${REPO}`;
 export const DEFAULT_BRANCH = "main";
 export const INSTALLATION_ID = 42;

@@ -92,7 +92,7 @@ function describeErrors(fn: ValidateFunction): string {
 }
 
 /** Find the documented operation for a concrete method and path, or undefined. */
-export function findOperation(method: string, path: string): MatchedOperation | undefined {
+function findOperation(method: string, path: string): MatchedOperation | undefined {
   const { doc, routes } = load();
   const lower = method.toLowerCase();
   for (const route of routes) {

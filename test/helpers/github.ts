@@ -3,7 +3,7 @@ import nock from "nock";
 import { Probot, ProbotOctokit } from "probot";
 import { checkRequest, documentedStatuses, type MatchedOperation } from "./github-api.js";
 
-export const GITHUB_API = "https://api.github.com";
+const GITHUB_API = "https://api.github.com";
 
 export interface RecordedRequest {
   method: string;

@@ -1,9 +1,17 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { renderCheckRuns, renderComment, upsertStickyComment, writeCheckRuns } from "../../src/report/index.js";
+import {
+  CHECK_ACTIONS,
+  renderCheckRuns,
+  renderComment,
+  upsertStickyComment,
+  writeCheckRun,
+  writeCheckRuns,
+  type RenderedCheckRun,
+} from "../../src/report/index.js";
 import { truncate, utf8Bytes } from "../../src/report/markdown.js";
 import { CHECK_OUTPUT_BYTES, COMMENT_BYTES, GitHubMock, refusedByGitHub, TEST_APP_ID } from "../helpers/github.js";
-import { octokit } from "../app/state-helpers.js";
-import { HEAD, midBuildReport } from "../app/report-fixtures.js";
+import { octokit } from "../state/helpers.js";
+import { check, HEAD, midBuildReport } from "./fixtures.js";
 
 let github: GitHubMock;
 beforeEach(() => {
@@ -11,6 +19,270 @@ beforeEach(() => {
 });
 afterEach(() => {
   github.dispose();
+});
+
+const target = { owner: "acme", repo: "shop", appId: TEST_APP_ID, headSha: HEAD };
+const LIST = `/repos/acme/shop/commits/${HEAD}/check-runs`;
+const CREATE = "/repos/acme/shop/check-runs";
+
+/** How GitHub lists a run the writer made from `body` (the listing omits buttons). */
+function listed(
+  id: number,
+  body: { name?: string; status: string; conclusion?: string; output: { title: string; summary: string } },
+  name = body.name,
+) {
+  return {
+    id,
+    name,
+    head_sha: HEAD,
+    status: body.status,
+    conclusion: body.conclusion ?? null,
+    output: {
+      title: body.output.title,
+      summary: body.output.summary,
+      text: null,
+      annotations_count: 0,
+      annotations_url: "",
+    },
+    app: { id: TEST_APP_ID },
+  };
+}
+
+describe("writing check runs only when their content changes", () => {
+  it("creates all seven on a commit that has none, with whole bodies", async () => {
+    github
+      .on("GET", LIST, [200, { total_count: 0, check_runs: [] }])
+      .on(
+        "POST",
+        CREATE,
+        (req) => [201, { id: 700 + github.calls("POST", CREATE).length, name: (req.body as { name: string }).name }],
+        7,
+      );
+    const runs = renderCheckRuns(midBuildReport());
+    const written = await writeCheckRuns(octokit(), target, runs);
+    github.verify();
+    expect(written.map((w) => w.action)).toEqual(Array(7).fill("created"));
+    expect(github.calls("GET", LIST)[0]!.query).toEqual({
+      app_id: String(TEST_APP_ID),
+      filter: "latest",
+      per_page: "100",
+    });
+    const design = runs[0]!;
+    expect(github.calls("POST", CREATE)[0]!.body).toEqual({
+      name: "consort/design",
+      head_sha: HEAD,
+      status: "completed",
+      conclusion: "success",
+      output: {
+        title: "Approved by @lee at 5d1e6a7",
+        summary: expect.stringMatching(
+          /^Track `feature-orders-1a2b3c4d`[\s\S]*\n\n<!-- consort:content [0-9a-f]{64} -->$/,
+        ),
+      },
+      actions: [],
+    });
+    expect(
+      (github.calls("POST", CREATE)[0]!.body as { output: { summary: string } }).output.summary.startsWith(
+        design.output.summary,
+      ),
+    ).toBe(true);
+    expect(github.calls("POST", CREATE)[2]!.body).toMatchObject({
+      name: "consort/build",
+      status: "in_progress",
+      actions: [],
+    });
+    expect(github.calls("POST", CREATE)[2]!.body).not.toHaveProperty("conclusion");
+  });
+
+  it("writes nothing when every run already shows the same content", async () => {
+    // First pass: record what the writer sends.
+    github.on("GET", LIST, [200, { total_count: 0, check_runs: [] }]).on("POST", CREATE, [201, { id: 1 }], 7);
+    const runs = renderCheckRuns(midBuildReport());
+    await writeCheckRuns(octokit(), target, runs);
+    const sent = github.calls("POST", CREATE).map((c, i) => listed(800 + i, c.body as never));
+    github.verify();
+    github.dispose();
+
+    github = new GitHubMock().on("GET", LIST, [200, { total_count: 7, check_runs: sent }]);
+    const again = await writeCheckRuns(octokit(), target, renderCheckRuns(midBuildReport()));
+    github.verify();
+    expect(again.map((w) => w.action)).toEqual(Array(7).fill("unchanged"));
+    expect(github.requests).toHaveLength(1);
+  });
+
+  it("updates only the run whose content changed", async () => {
+    github.on("GET", LIST, [200, { total_count: 0, check_runs: [] }]).on("POST", CREATE, [201, { id: 1 }], 7);
+    await writeCheckRuns(octokit(), target, renderCheckRuns(midBuildReport()));
+    const sent = github.calls("POST", CREATE).map((c, i) => listed(800 + i, c.body as never));
+    github.dispose();
+
+    const report = midBuildReport();
+    report.checks["consort/discipline"] = check(
+      "failure",
+      "Commit c0ffee0 refused: reset the branch to 1111111",
+      "the navigator touched app code",
+    );
+    report.discipline = {
+      violations: [
+        { commit: HEAD, rule: "role-paths", path: "src/orders.ts", message: "the navigator touched app code" },
+      ],
+    };
+    github = new GitHubMock()
+      .on("GET", LIST, [200, { total_count: 7, check_runs: sent }])
+      .on("PATCH", "/repos/acme/shop/check-runs/805", [200, { id: 805 }]);
+    const written = await writeCheckRuns(octokit(), target, renderCheckRuns(report));
+    github.verify();
+    expect(written.filter((w) => w.action !== "unchanged")).toEqual([
+      { name: "consort/discipline", action: "updated", id: 805 },
+    ]);
+    expect(github.calls("PATCH", "/repos/acme/shop/check-runs/805")[0]!.body).toEqual({
+      status: "completed",
+      conclusion: "failure",
+      output: {
+        title: "Commit c0ffee0 refused: reset the branch to 1111111",
+        summary: expect.stringContaining("| `role-paths` | `src/orders.ts` | the navigator touched app code |"),
+      },
+      actions: [],
+    });
+  });
+
+  it("a change of buttons alone is a change, although GitHub's listing does not show buttons", async () => {
+    const report = midBuildReport();
+    report.checks["consort/build"] = check("failure", "T2 (2 of 3): green", "Run 904 never reported.");
+    const [before] = renderCheckRuns(report).filter((r) => r.name === "consort/build");
+    github.on("GET", LIST, [200, { total_count: 0, check_runs: [] }]).on("POST", CREATE, [201, { id: 1 }]);
+    await writeCheckRun(octokit(), target, before!);
+    const sent = listed(900, github.calls("POST", CREATE)[0]!.body as never);
+    github.dispose();
+
+    report.checks["consort/build"] = {
+      ...check("failure", "T2 (2 of 3): green", "Run 904 never reported."),
+      actions: [CHECK_ACTIONS.rerunCycle],
+    };
+    const [after] = renderCheckRuns(report).filter((r) => r.name === "consort/build");
+    github = new GitHubMock()
+      .on("GET", LIST, [200, { total_count: 1, check_runs: [sent] }])
+      .on("PATCH", "/repos/acme/shop/check-runs/900", [200, { id: 900 }]);
+    await expect(writeCheckRun(octokit(), target, after!)).resolves.toEqual({
+      name: "consort/build",
+      action: "updated",
+      id: 900,
+    });
+    github.verify();
+    expect(github.calls("GET", LIST)[0]!.query).toEqual({
+      app_id: String(TEST_APP_ID),
+      filter: "latest",
+      per_page: "100",
+      check_name: "consort/build",
+    });
+    expect((github.calls("PATCH", "/repos/acme/shop/check-runs/900")[0]!.body as { actions: unknown }).actions).toEqual(
+      [{ label: "Re-run cycle", description: "Dispatch the last cycle again", identifier: "rerun-cycle" }],
+    );
+  });
+
+  it("starts a new run when a completed one must go back to in progress (GitHub cannot reopen a completed run)", async () => {
+    const completed: RenderedCheckRun = {
+      name: "consort/build",
+      status: "completed",
+      conclusion: "failure",
+      output: { title: "Build failed", summary: "old" },
+      actions: [],
+    };
+    const running: RenderedCheckRun = {
+      name: "consort/build",
+      status: "in_progress",
+      output: { title: "Building", summary: "T2 GREEN re-run dispatched." },
+      actions: [],
+    };
+    github
+      .on("GET", LIST, [200, { total_count: 1, check_runs: [listed(901, completed)] }])
+      .on("POST", CREATE, [201, { id: 902 }]);
+    await expect(writeCheckRun(octokit(), target, running)).resolves.toEqual({
+      name: "consort/build",
+      action: "created",
+      id: 902,
+    });
+    github.verify();
+    expect(github.calls("POST", CREATE)[0]!.body).toEqual({
+      name: "consort/build",
+      head_sha: HEAD,
+      status: "in_progress",
+      output: {
+        title: "Building",
+        summary: expect.stringMatching(/^T2 GREEN re-run dispatched\.\n\n<!-- consort:content [0-9a-f]{64} -->$/),
+      },
+      actions: [],
+    });
+  });
+});
+
+describe("the one sticky comment", () => {
+  const COMMENTS = "/repos/acme/shop/issues/7/comments";
+  const body = renderComment(midBuildReport());
+  const sticky = {
+    owner: "acme",
+    repo: "shop",
+    issueNumber: 7,
+    trackId: "feature-orders-1a2b3c4d",
+    appId: TEST_APP_ID,
+  };
+  const comment = (id: number, text: string, app: number | null, login = "consort-app[bot]") => ({
+    id,
+    body: text,
+    user: { login, type: app ? "Bot" : "User" },
+    performed_via_github_app: app ? { id: app } : null,
+  });
+
+  it("is created when the PR has none, ignoring a person's comment that copies the marker", async () => {
+    github
+      .on("GET", COMMENTS, [
+        200,
+        [comment(1, "LGTM", null, "lee"), comment(2, `${body}\n(pasted by a person)`, null, "mallory")],
+      ])
+      .on("POST", COMMENTS, [201, { id: 3 }]);
+    await expect(upsertStickyComment(octokit(), sticky, body)).resolves.toEqual({
+      action: "created",
+      id: 3,
+      deleted: [],
+    });
+    github.verify();
+    expect(github.calls("POST", COMMENTS)[0]!.body).toEqual({ body });
+    expect(github.calls("GET", COMMENTS)[0]!.query).toEqual({ per_page: "100" });
+  });
+
+  it("is updated in place when its content changed, and left alone when it did not", async () => {
+    github
+      .on("GET", COMMENTS, [200, [comment(5, body.replace("T2 green", "T2 red"), TEST_APP_ID)]])
+      .on("PATCH", "/repos/acme/shop/issues/comments/5", [200, { id: 5 }]);
+    await expect(upsertStickyComment(octokit(), sticky, body)).resolves.toEqual({
+      action: "updated",
+      id: 5,
+      deleted: [],
+    });
+    expect(github.calls("PATCH", "/repos/acme/shop/issues/comments/5")[0]!.body).toEqual({ body });
+    github.verify();
+    github.dispose();
+
+    github = new GitHubMock().on("GET", COMMENTS, [200, [comment(5, body, TEST_APP_ID)]]);
+    await expect(upsertStickyComment(octokit(), sticky, body)).resolves.toEqual({
+      action: "unchanged",
+      id: 5,
+      deleted: [],
+    });
+    github.verify();
+  });
+
+  it("deletes a duplicate two replicas created at once, keeping the oldest", async () => {
+    github
+      .on("GET", COMMENTS, [200, [comment(5, body, TEST_APP_ID), comment(6, body, TEST_APP_ID)]])
+      .on("DELETE", "/repos/acme/shop/issues/comments/6", [204]);
+    await expect(upsertStickyComment(octokit(), sticky, body)).resolves.toEqual({
+      action: "unchanged",
+      id: 5,
+      deleted: [6],
+    });
+    github.verify();
+  });
 });
 
 /** A track 500 tests long, every one verified RED and GREEN, with long titles: tables full of ✅. */

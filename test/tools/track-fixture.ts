@@ -2,7 +2,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { simpleGit } from "simple-git";
 import { expect } from "vitest";
-import { defaultConfig, type ConsortConfig, type RoleName } from "../../src/config/consort-config.js";
+import { type ConsortConfig, type RoleName } from "../../src/config/consort-config.js";
 import { readCheckoutConfig } from "../../src/config/load.js";
 import { createTrack, transition, type TrackSnapshot } from "../../src/orchestrator/index.js";
 import { sanitiseBranchName } from "../../src/substrate/index.js";
@@ -139,5 +139,3 @@ export async function stockflowTrack(): Promise<StockflowTrack> {
       ),
   };
 }
-
-export { defaultConfig };

@@ -17,7 +17,7 @@ const JAVA_LOAD_FAILURE =
 
 const SCRIPT_FILE = /\.(c|m)?[jt]sx?$/;
 
-export function firstLine(text: string | undefined): string | undefined {
+function firstLine(text: string | undefined): string | undefined {
   const line = text
     ?.split("\n")
     .map((l) => l.trim())

@@ -3,22 +3,14 @@
  * failure from an error and a file that did not load, and find a test-list entry in them.
  */
 export { detectFlavour } from "./flavour.js";
-export { combineReports, parseJUnit, type ParseJUnitOptions } from "./parse.js";
-export { readJUnitReports, type ReadJUnitOptions, type ReadJUnitResult } from "./read.js";
-export { findTestCase, locateTestCase, TestQuerySchema, type TestLocation, type TestQuery } from "./match.js";
+export { combineReports, parseJUnit } from "./parse.js";
+export { readJUnitReports } from "./read.js";
+export { findTestCase, locateTestCase } from "./match.js";
 export {
-  FLAVOURS,
-  FlavourSchema,
   JUnitError,
   JUnitReportSchema,
-  LoadErrorSchema,
-  TEST_OUTCOMES,
-  TestCaseResultSchema,
-  TestOutcomeSchema,
   type Flavour,
-  type JUnitErrorCode,
   type JUnitReport,
   type LoadError,
   type TestCaseResult,
-  type TestOutcome,
 } from "./types.js";

@@ -17,7 +17,7 @@ import type { Flavour, JUnitReport, LoadError, TestCaseResult } from "./types.js
  * their own root, or absolute). A title that matches more than one test is ambiguous, never a guess.
  */
 
-export const TestQuerySchema = z.object({
+const TestQuerySchema = z.object({
   file: z.string().trim().min(1, "the test file is empty"),
   title: z.string().trim().min(1, "the test title is empty"),
 });

@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /** The test runners whose JUnit reports the cycle understands (design §6). */
-export const FLAVOURS = ["vitest", "jest", "mocha", "node", "pytest", "go", "surefire", "unknown"] as const;
+const FLAVOURS = ["vitest", "jest", "mocha", "node", "pytest", "go", "surefire", "unknown"] as const;
 export const FlavourSchema = z.enum(FLAVOURS);
 export type Flavour = z.infer<typeof FlavourSchema>;
 
@@ -10,11 +10,11 @@ export type Flavour = z.infer<typeof FlavourSchema>;
  * TypeError, a panic, a missing import or a file that did not load, which proves nothing about
  * the behaviour under test.
  */
-export const TEST_OUTCOMES = ["passed", "failed-assertion", "failed-error", "skipped"] as const;
-export const TestOutcomeSchema = z.enum(TEST_OUTCOMES);
+const TEST_OUTCOMES = ["passed", "failed-assertion", "failed-error", "skipped"] as const;
+const TestOutcomeSchema = z.enum(TEST_OUTCOMES);
 export type TestOutcome = z.infer<typeof TestOutcomeSchema>;
 
-export const TestCaseResultSchema = z.object({
+const TestCaseResultSchema = z.object({
   /** The test file as the runner wrote it (relative or absolute), when the report says. */
   file: z.string().optional(),
   classname: z.string().optional(),
@@ -31,7 +31,7 @@ export const TestCaseResultSchema = z.object({
 });
 export type TestCaseResult = z.infer<typeof TestCaseResultSchema>;
 
-export const LoadErrorSchema = z.object({
+const LoadErrorSchema = z.object({
   /** The file that failed to load, compile or import, when the report names it. */
   file: z.string().optional(),
   /** The class or package that failed, for runners that name those instead of files. */

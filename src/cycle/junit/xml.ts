@@ -10,7 +10,7 @@ export interface RawProblem {
   text: string;
 }
 
-export interface RawSuite {
+interface RawSuite {
   attrs: Record<string, string>;
   /** `<failure>`/`<error>` directly under the suite: runners use it for a suite that broke. */
   problems: RawProblem[];

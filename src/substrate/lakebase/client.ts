@@ -25,13 +25,13 @@ export interface LakebaseClientOptions {
   fetch?: typeof fetch;
 }
 
-export const LakebaseErrorBody = z.object({
+const LakebaseErrorBody = z.object({
   error_code: z.string().optional(),
   message: z.string().optional(),
   details: z.array(z.unknown()).optional(),
 });
 
-export const Operation = z.object({
+const Operation = z.object({
   name: z.string().min(1),
   done: z.boolean().optional(),
   metadata: z.unknown().optional(),
@@ -45,7 +45,7 @@ export const Operation = z.object({
     .optional(),
   response: z.unknown().optional(),
 });
-export type Operation = z.infer<typeof Operation>;
+type Operation = z.infer<typeof Operation>;
 
 /** What to do about each error_code the service answers (reference: Errors). */
 const HINTS: Record<string, string> = {
@@ -89,7 +89,7 @@ export class LakebaseError extends SubstrateError {
   }
 }
 
-export function lakebaseError(status: number | undefined, body: unknown, action: string): LakebaseError {
+function lakebaseError(status: number | undefined, body: unknown, action: string): LakebaseError {
   const parsed = LakebaseErrorBody.safeParse(body);
   const errorCode = (parsed.success && parsed.data.error_code) || (status ? `HTTP_${status}` : "LAKEBASE_ERROR");
   const message =
@@ -105,7 +105,7 @@ export function lakebaseError(status: number | undefined, body: unknown, action:
 const RETRIED = new Set([429, 500, 503]);
 
 /** Seconds or an HTTP date, as Retry-After allows; undefined when absent or unreadable. */
-export function retryAfterMs(header: string | null, now: number): number | undefined {
+function retryAfterMs(header: string | null, now: number): number | undefined {
   if (!header) return undefined;
   const seconds = Number(header);
   if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;

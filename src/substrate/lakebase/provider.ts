@@ -1,8 +1,14 @@
-import pg from "pg";
+import { pgLogin } from "../login.js";
 import { z } from "zod";
 import type { LakebaseProviderSettings } from "../../config/consort-config.js";
 import { BRANCH_ID_PATTERN } from "../names.js";
-import { SubstrateError, type BranchProvider, type CreateBranchOptions, type DatabaseBranch } from "../provider.js";
+import {
+  SubstrateError,
+  checkFork,
+  type BranchProvider,
+  type CreateBranchOptions,
+  type DatabaseBranch,
+} from "../provider.js";
 import { LakebaseClient, LakebaseError, type LakebaseAuth } from "./client.js";
 
 /**
@@ -19,7 +25,6 @@ const ENDPOINT_SPEC = {
   suspend_timeout_duration: "300s",
 };
 const LOGIN_RETRY_MS = 60_000;
-const MAX_TTL_SECONDS = 30 * 24 * 3600;
 
 export const Branch = z
   .object({
@@ -75,7 +80,7 @@ const Credential = z.object({ token: z.string().min(1), expire_time: z.string().
 const BranchList = z.object({ branches: z.array(Branch).optional(), next_page_token: z.string().optional() });
 
 /** `projects/p/branches/b` → `b`; a bare id is returned as it is. */
-export function branchIdOf(name: string | undefined): string | undefined {
+function branchIdOf(name: string | undefined): string | undefined {
   if (!name) return undefined;
   const match = /\/branches\/([^/]+)$/.exec(name);
   return match ? match[1] : name;
@@ -90,17 +95,6 @@ export interface LakebaseProviderOptions {
   fetch?: typeof fetch;
   /** Try one login with a URL; rejects with the server's message. Default: connect with pg and SELECT 1. */
   tryLogin?: (url: string) => Promise<void>;
-}
-
-async function pgLogin(url: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 15_000 });
-  client.on("error", () => {});
-  try {
-    await client.connect();
-    await client.query("SELECT 1");
-  } finally {
-    await client.end().catch(() => {});
-  }
 }
 
 export function createLakebaseProvider(
@@ -134,7 +128,7 @@ export function createLakebaseProvider(
   return new LakebaseProvider(client, settings.project, {
     user,
     userEnv: settings.userEnv,
-    tryLogin: options.tryLogin ?? pgLogin,
+    tryLogin: options.tryLogin ?? ((url) => pgLogin(url, 15_000)),
     onProgress: options.onProgress,
   });
 }
@@ -219,20 +213,8 @@ export class LakebaseProvider implements BranchProvider {
         "INVALID_BRANCH_NAME",
       );
     }
-    if (parent === name)
-      throw new SubstrateError(
-        `branch "${name}" cannot be forked from itself`,
-        "pass another branch as --from",
-        "INVALID_PARENT",
-      );
     const ttl = options.ttlSeconds;
-    if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < 1 || ttl > MAX_TTL_SECONDS)) {
-      throw new SubstrateError(
-        `ttl ${ttl} is not a whole number of seconds between 1 and ${MAX_TTL_SECONDS}`,
-        "pass a time to live of at most 30 days",
-        "INVALID_TTL",
-      );
-    }
+    checkFork(name, parent, ttl);
 
     const existing = await this.readBranch(name);
     if (existing) return this.reuse(existing, parent, root, progress);

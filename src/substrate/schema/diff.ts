@@ -10,8 +10,7 @@ import type {
 
 /** The structural difference between a parent's schema and a child's (design §7). */
 
-export type SchemaObjectKind = "table" | "column" | "constraint" | "index" | "enum" | "view" | "sequence";
-export type ChangeAction = "added" | "dropped" | "changed";
+type ChangeAction = "added" | "dropped" | "changed";
 
 interface ChangeBase {
   action: ChangeAction;

@@ -9,7 +9,7 @@ import type { SchemaSnapshot, TableInfo } from "./snapshot.js";
  * fails the lint like a positive count (fail closed).
  */
 
-export type LintRule =
+type LintRule =
   | "table-dropped"
   | "column-dropped"
   | "not-null-added"
@@ -20,7 +20,7 @@ export type LintRule =
   | "foreign-key-added"
   | "enum-value-removed";
 
-export interface LintFinding {
+interface LintFinding {
   rule: LintRule;
   /** The change's qualified name (see SchemaChange.name). */
   change: string;
@@ -137,15 +137,7 @@ function probesFor(change: SchemaChange, parent: SchemaSnapshot, version: number
       }
       if (after.type === "check") {
         const expression = checkExpression(after.definition);
-        if (missing.length)
-          return [
-            {
-              rule: "check-added",
-              change: nameOf,
-              sql: { unknown: `it uses column(s) new in this branch (${missing.join(", ")})` },
-              describe: () => "",
-            },
-          ];
+        if (missing.length) return [onNewColumns("check-added", nameOf, missing)];
         return [
           {
             rule: "check-added",
@@ -158,15 +150,7 @@ function probesFor(change: SchemaChange, parent: SchemaSnapshot, version: number
         ];
       }
       if (after.type === "foreign key" && after.references) {
-        if (missing.length)
-          return [
-            {
-              rule: "foreign-key-added",
-              change: nameOf,
-              sql: { unknown: `it uses column(s) new in this branch (${missing.join(", ")})` },
-              describe: () => "",
-            },
-          ];
+        if (missing.length) return [onNewColumns("foreign-key-added", nameOf, missing)];
         const target = parent.tables[after.references.table];
         const notNull = after.columns.map((c) => `t.${q(c)} IS NOT NULL`).join(" AND ");
         const sql = target
@@ -238,6 +222,16 @@ function probesFor(change: SchemaChange, parent: SchemaSnapshot, version: number
     default:
       return [];
   }
+}
+
+/** A constraint over columns the parent does not have: its rows cannot be counted there. */
+function onNewColumns(rule: LintRule, change: string, missing: string[]): Probe {
+  return {
+    rule,
+    change,
+    sql: { unknown: `it uses column(s) new in this branch (${missing.join(", ")})` },
+    describe: () => "",
+  };
 }
 
 function uniqueProbe(change: string, table: TableInfo, columns: string[], missing: string[], primary: boolean): Probe {

@@ -21,7 +21,7 @@ export interface ColumnInfo {
   generated: string | null;
 }
 
-export type ConstraintType = "primary key" | "unique" | "foreign key" | "check" | "exclusion" | "trigger";
+type ConstraintType = "primary key" | "unique" | "foreign key" | "check" | "exclusion" | "trigger";
 
 export interface ConstraintInfo {
   name: string;

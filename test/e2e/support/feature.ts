@@ -63,8 +63,8 @@ export const ARCHITECTURE = json({
 });
 
 export const MIGRATION_ID = "0002_stock_records_by_location";
-export const MIGRATION_UP = "CREATE INDEX stock_records_by_location ON stock_records (location, sku);\n";
-export const MIGRATION_DOWN = "DROP INDEX stock_records_by_location;\n";
+const MIGRATION_UP = "CREATE INDEX stock_records_by_location ON stock_records (location, sku);\n";
+const MIGRATION_DOWN = "DROP INDEX stock_records_by_location;\n";
 
 /** The DBA's commit: the existing table, and this story's migration. */
 export const DB_DESIGN = json({

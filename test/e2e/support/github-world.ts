@@ -101,8 +101,8 @@ export interface WorldOptions {
 
 const SLUG = "consort";
 /** Where GitHub's artifact download redirects to: a short-lived blob URL on another host. */
-export const ARTIFACT_BLOB_ORIGIN = "https://productionresultssa0.blob.core.windows.net";
-export const APP_BOT_LOGIN = `${SLUG}[bot]`;
+const ARTIFACT_BLOB_ORIGIN = "https://productionresultssa0.blob.core.windows.net";
+const APP_BOT_LOGIN = `${SLUG}[bot]`;
 
 export class GitHubWorld {
   mock: GitHubMock;
@@ -958,7 +958,7 @@ export function idOf(login: string): number {
 }
 
 /** Scenario commits use `<login>@users.noreply.github.com`, which GitHub maps back to the login. */
-export function loginOfEmail(email: string): string | null {
+function loginOfEmail(email: string): string | null {
   const match = /^(?:\d+\+)?([^@]+)@users\.noreply\.github\.com$/.exec(email);
   return match ? match[1]! : null;
 }

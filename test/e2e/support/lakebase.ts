@@ -10,17 +10,17 @@ import { Scenario } from "./scenario.js";
  * shared/reference/lakebase-api.md describes it.
  */
 
-export const HOST = "dbc-e2e.cloud.databricks.com";
+const HOST = "dbc-e2e.cloud.databricks.com";
 export const API = "/api/2.0/postgres";
 export const P = "projects/stockflow";
-export const production = {
+const production = {
   name: `${P}/branches/production`,
   uid: "br-prod",
   parent: P,
   spec: { no_expiry: true, is_protected: true },
   status: { current_state: "READY", default: true },
 };
-export const notFound = { error_code: "NOT_FOUND", message: "branch id not found", details: [] };
+const notFound = { error_code: "NOT_FOUND", message: "branch id not found", details: [] };
 
 export function lakebaseScenario(): { s: Scenario; api: nock.Scope; trackBranch: string; sleeps: number[] } {
   const sleeps: number[] = [];

@@ -44,8 +44,8 @@ import { GitHubWorld, idOf, type Pull, type WorkflowRun, type WorldSnapshot } fr
 
 const here = dirname(fileURLToPath(import.meta.url));
 const REPO_ROOT = resolve(here, "../../..");
-export const STATE_KEY = "e2e-state-key-0123456789abcdef0123456789abcdef";
-export const NOW = new Date("2026-03-01T12:00:00.000Z");
+const STATE_KEY = "e2e-state-key-0123456789abcdef0123456789abcdef";
+const NOW = new Date("2026-03-01T12:00:00.000Z");
 
 /** Who plays each part. Agents are bots; people have logins with their permission. */
 export const AGENTS: Record<RoleName, GitIdentity> = Object.fromEntries(

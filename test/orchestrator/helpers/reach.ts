@@ -6,7 +6,7 @@ import { smallDesign, TrackSim } from "./track.js";
 
 /** A spec whose one story is user-facing, so the lane visits `ux`. */
 export const userFacingSpec = edited(smallDesign.spec, (j) => (j.stories[0].userFacing = true));
-export const uxForS1 = edited(stockflowText.ux, (j) => (j.screens[0].stories = ["S1"]));
+const uxForS1 = edited(stockflowText.ux, (j) => (j.screens[0].stories = ["S1"]));
 
 const redCommit = (sim: TrackSim) => {
   const unit = sim.context.units[sim.context.unitIndex]!;

@@ -40,7 +40,7 @@ export const smallDesign = {
   dbDesign: edited(stockflowText.dbDesign, (j) => (j.migrations[0].realizes = [])),
 };
 
-export const AUTHORS: Record<RoleName, string> = {
+const AUTHORS: Record<RoleName, string> = {
   "product-owner": "po-bot[bot]",
   "spec-author": "spec-bot[bot]",
   architect: "arch-bot[bot]",

@@ -1,0 +1,151 @@
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it, vi } from "vitest";
+import { runCli } from "../../src/cli/main.js";
+import { validateCheckout } from "../../src/cli/orchestrate.js";
+import type { NextAction } from "../../src/orchestrator/types.js";
+import { edited, stockflowText } from "../orchestrator/fixtures/stockflow.js";
+import { reach } from "../orchestrator/helpers/reach.js";
+
+const bin = new URL("../../bin/consort.js", import.meta.url).pathname;
+const work = mkdtempSync(join(tmpdir(), "consort-orchestrate-"));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+function checkout(name: string, files: Record<string, string>): string {
+  const dir = join(work, name);
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(join(dir, path, ".."), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  }
+  return dir;
+}
+const stockflow = () => ({
+  ".consort/spec.json": stockflowText.spec,
+  ".consort/architecture.json": stockflowText.architecture,
+  ".consort/db-design.json": stockflowText.dbDesign,
+  ".consort/ux.json": stockflowText.ux,
+  ".consort/test-list.json": stockflowText.testList,
+  ".consort/reviews/T1.json": stockflowText.reviewT1,
+});
+/** The real binary, in a child process (slow: used once, for the exit code a shell sees). */
+const consortBinary = (...args: string[]) => spawnSync(process.execPath, [bin, ...args], { encoding: "utf8" });
+
+/** The same program in-process: stdout, stderr and the exit code. */
+async function consort(...args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
+  let stdout = "";
+  let stderr = "";
+  const out = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => ((stdout += String(chunk)), true));
+  const err = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => ((stderr += String(chunk)), true));
+  const before = process.exitCode;
+  try {
+    const status = await runCli(["node", "consort", ...args]);
+    return { status, stdout, stderr };
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+    process.exitCode = before;
+  }
+}
+
+describe("consort validate", () => {
+  it("passes StockFlow's artifacts and exits 0", async () => {
+    const run = await consort("validate", "--dir", checkout("valid", stockflow()));
+    expect(run.stderr).toBe("");
+    expect(run.stdout).toMatch(/^✓ 6 artifact file\(s\) valid as of test-list/);
+    expect(run.status).toBe(0);
+  });
+
+  it("lists every problem, in artifacts and configuration, and the binary exits 1", () => {
+    const dir = checkout("broken", {
+      ...stockflow(),
+      ".consort/test-list.json": edited(stockflowText.testList, (j) => (j.tests[6].ac = "S2-AC9")),
+      ".consort/reviews/T1.json": JSON.stringify({ unit: "T2", verdict: "accept" }),
+      ".github/consort.yml": "granularity: story\nrepairBound: 0\n",
+    });
+    const run = consortBinary("validate", "--dir", dir, "--json");
+    expect(run.status).toBe(1);
+    const report = JSON.parse(run.stdout) as { ok: boolean; issues: Array<{ file: string; path: string }> };
+    expect(report.ok).toBe(false);
+    expect(report.issues.map((i) => `${i.file} ${i.path}`)).toEqual([
+      ".github/consort.yml $.granularity",
+      ".github/consort.yml $.repairBound",
+      ".consort/test-list.json $.tests[6].ac",
+      ".consort/test-list.json $.tests",
+      ".consort/reviews/T1.json $.unit",
+    ]);
+  });
+
+  it("validates only as far as the design has come", () => {
+    const dir = checkout("early", { ".consort/spec.json": edited(stockflowText.spec, (j) => delete j.nfrs) });
+    expect(validateCheckout(dir)).toMatchObject({ ok: true, checkpoint: "stories" });
+    expect(validateCheckout(dir, { upTo: "spec" }).issues).toEqual([
+      expect.objectContaining({ fix: expect.stringContaining("add `nfrs`") }),
+    ]);
+  });
+
+  it("checks only the configuration when there is no design yet", () => {
+    const dir = checkout("fresh", { ".github/consort.yml": "granularity: ac\n" });
+    expect(validateCheckout(dir)).toMatchObject({ ok: true, files: [], config: ".github/consort.yml" });
+    expect(validateCheckout(dir, { upTo: "stories" }).issues).toEqual([
+      expect.objectContaining({ file: ".consort/spec.json", message: "the file is missing" }),
+    ]);
+  });
+
+  it("reports YAML that does not parse", () => {
+    const dir = checkout("yaml", { ".github/consort.yml": "granularity: [test\n" });
+    expect(validateCheckout(dir).issues[0]).toMatchObject({
+      file: ".github/consort.yml",
+      path: "$",
+      fix: "Fix the YAML syntax, then run `consort validate` to check the file.",
+    });
+  });
+});
+
+describe("consort next and status", () => {
+  const sim = reach("green");
+  const stateFile = join(work, "track.json");
+  writeFileSync(stateFile, JSON.stringify({ schemaVersion: 1, trackId: sim.context.trackId, snapshot: sim.snapshot }));
+  const dir = checkout("config", { ".github/consort.yml": "repairBound: 2\n" });
+
+  it("gives an agent its NextAction as JSON, from a consort/state track file", async () => {
+    const run = await consort("next", "--state", stateFile, "--dir", dir, "--json");
+    expect(run.status).toBe(0);
+    const action = JSON.parse(run.stdout) as NextAction;
+    expect(action).toMatchObject({
+      stage: "green",
+      actor: "agent",
+      role: "driver",
+      unit: "T1",
+      trailer: "Consort-Role: driver",
+      frozenPaths: [{ path: "test/stock.test.ts", rule: "unchanged" }],
+    });
+    expect(action.allowedPaths).toContain("src/**");
+  });
+
+  it("tells a person the same in words", async () => {
+    const run = await consort("next", "--state", stateFile, "--dir", dir);
+    expect(run.stdout).toContain("next: agent (driver)");
+    expect(run.stdout).toContain("every commit ends with the trailer: Consort-Role: driver");
+  });
+
+  it("shows the whole lane and the checks", async () => {
+    const run = await consort("status", "--state", stateFile);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain("▶ T1: green");
+    expect(run.stdout).toContain(
+      `✓ consort/design: Approved by @lead-human at ${sim.context.gates.design.approvedHash!.slice(0, 7)}`,
+    );
+    expect(run.stdout).toContain("… consort/build: T1 (1 of 2): green");
+  });
+
+  it("refuses a state file of an unknown version with a clear error", async () => {
+    const bad = join(work, "future.json");
+    writeFileSync(bad, JSON.stringify({ ...sim.snapshot, schemaVersion: 7 }));
+    const run = await consort("status", "--state", bad);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain("track snapshot schema version 7 is not supported");
+    expect(run.stderr).toContain("upgrade Consort");
+  });
+});

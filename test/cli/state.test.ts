@@ -1,0 +1,109 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { runCli } from "../../src/cli/main.js";
+import { openStateFile } from "../../src/state/index.js";
+import { GitHubMock } from "../helpers/github.js";
+import {
+  contentsReply,
+  contentsUrl,
+  FILE_PATH,
+  fileText,
+  KEY,
+  mockHead,
+  mockWrite,
+  refReply,
+  sha,
+  TRACK,
+  trackState,
+  TREES_URL,
+  UPDATE_REF_URL,
+} from "../state/helpers.js";
+
+let github: GitHubMock;
+let out: string[];
+let err: string[];
+beforeEach(() => {
+  github = new GitHubMock();
+  out = [];
+  err = [];
+  vi.stubEnv("GITHUB_TOKEN", "ghp_test");
+  vi.stubEnv("CONSORT_STATE_KEY", KEY);
+  vi.spyOn(process.stdout, "write").mockImplementation((chunk) => (out.push(String(chunk)), true));
+  vi.spyOn(process.stderr, "write").mockImplementation((chunk) => (err.push(String(chunk)), true));
+});
+afterEach(() => {
+  process.exitCode = undefined;
+  github.dispose();
+  vi.unstubAllEnvs();
+  vi.restoreAllMocks();
+});
+
+const cli = (...args: string[]) => runCli(["node", "consort", "state", ...args, "--repo", "acme/shop"]);
+const me = (login: string) => [200, { login, id: 1, type: "User" }] as [number, unknown];
+
+describe("consort state", () => {
+  it("show prints a verified state as JSON", async () => {
+    github.on("GET", contentsUrl(), contentsReply(fileText(trackState())));
+    expect(await cli("show", TRACK, "--json")).toBe(0);
+    github.verify();
+    expect(JSON.parse(out.join(""))).toEqual(trackState());
+  });
+
+  it("show refuses a tampered file, naming what failed and how to re-seal", async () => {
+    github.on("GET", contentsUrl(), contentsReply(fileText(trackState()).replace('"octo-lead"', '"sneaky-agent"')));
+    expect(await cli("show", TRACK)).toBe(1);
+    github.verify();
+    expect(err.join("")).toMatch(
+      /tracks\/feature-orders\.json on consort\/state is tampered: signature does not match[\s\S]*→ a repository admin can run `consort state reseal feature-orders`/,
+    );
+  });
+
+  it("show --raw prints a tampered file as stored with what fails, so a maintainer can decide on a re-seal", async () => {
+    const text = fileText(trackState()).replace('"octo-lead"', '"octo-deputy"');
+    github.on("GET", contentsUrl(), contentsReply(text));
+    expect(await cli("show", TRACK, "--raw")).toBe(1);
+    github.verify();
+    expect(out.join("")).toBe(
+      `${text.trimEnd()}\n\nFails verification:\n  - signature does not match the content (edited outside the app, or sealed with another key)\n`,
+    );
+  });
+
+  it("reseal by an admin re-signs the file with their login", async () => {
+    github
+      .on("GET", "/user", me("octo-admin"))
+      .on("GET", "/repos/acme/shop/collaborators/octo-admin/permission", [
+        200,
+        { permission: "admin", role_name: "admin", user: { login: "octo-admin" } },
+      ]);
+    mockHead(github, sha("1"), sha("2"), fileText(trackState()).replace('"octo-lead"', '"octo-deputy"'));
+    mockWrite(github, sha("3"), sha("4"));
+    github.on("PATCH", UPDATE_REF_URL, refReply(sha("4")));
+    expect(await cli("reseal", TRACK, "--reason", "deputy approved in the meeting")).toBe(0);
+    github.verify();
+    expect(out.join("")).toBe(`Re-sealed ${FILE_PATH} at 4444444.\n`);
+    const content = (github.calls("POST", TREES_URL)[0]!.body as { tree: Array<{ content: string }> }).tree[0]!.content;
+    expect(openStateFile(content, KEY, { trackId: TRACK, path: FILE_PATH }).reseals).toEqual([
+      { actor: "octo-admin", at: expect.any(String), reason: "deputy approved in the meeting" },
+    ]);
+  });
+
+  it("reseal by a non-admin is refused before anything is read or written", async () => {
+    github
+      .on("GET", "/user", me("octo-dev"))
+      .on("GET", "/repos/acme/shop/collaborators/octo-dev/permission", [
+        200,
+        { permission: "write", role_name: "write", user: { login: "octo-dev" } },
+      ]);
+    expect(await cli("reseal", TRACK)).toBe(1);
+    github.verify();
+    expect(err.join("")).toContain(
+      "consort: octo-dev may not re-seal Consort state: that needs admin permission on the repository (they have write)\n  → ask a repository admin to re-seal",
+    );
+  });
+
+  it("needs the state key, and says so", async () => {
+    vi.stubEnv("CONSORT_STATE_KEY", "");
+    expect(await cli("list")).toBe(1);
+    expect(err.join("")).toContain("consort: CONSORT_STATE_KEY is not set");
+    github.verify();
+  });
+});

@@ -1,0 +1,258 @@
+import { describe, expect, it } from "vitest";
+import { TRACK_CHECKS } from "../../src/gates/checks.js";
+import { CHECK_NAMES } from "../../src/gates/names.js";
+import {
+  CHECK_ACTIONS,
+  CheckAction,
+  COMMENT_LIMIT,
+  OUTPUT_LIMIT,
+  renderCheckRuns,
+  renderComment,
+  renderTamperedCheckRuns,
+  renderTamperedComment,
+  type CheckView,
+  type RenderedCheckRun,
+} from "../../src/report/index.js";
+import { check, DESIGN_HASH, HEAD, midBuildReport } from "./fixtures.js";
+
+const byName = (runs: RenderedCheckRun[], name: string) => runs.find((r) => r.name === name)!;
+const outcomeOf = (r: RenderedCheckRun) => (r.status === "completed" ? r.conclusion : r.status);
+
+describe("check runs of a track mid-build", () => {
+  const runs = renderCheckRuns(midBuildReport());
+
+  it("renders the seven contract checks in order", () => {
+    expect(runs.map((r) => r.name)).toEqual([...CHECK_NAMES]);
+    expect(runs.map(outcomeOf)).toEqual([
+      "success",
+      "success",
+      "in_progress",
+      "in_progress",
+      "in_progress",
+      "success",
+      "success",
+    ]);
+  });
+
+  it("shows the design gate's approval, frozen files and who approved when on which commit", () => {
+    const design = byName(runs, "consort/design");
+    expect(design.output.title).toBe("Approved by @lee at 5d1e6a7");
+    expect(design.output.summary).toBe(
+      [
+        "Track `feature-orders-1a2b3c4d` on `feature/orders` at [`c0ffee0`](https://github.com/acme/shop/commit/c0ffee0000000000000000000000000000000001): now **T2 green**; next T2 review.",
+        "### Design gate\n\nApproved at the current frozen hash.",
+        `### Frozen files\n\nManifest \`${DESIGN_HASH}\` frozen at [\`aaaaaaa\`](https://github.com/acme/shop/commit/${"a".repeat(40)}).\n\n` +
+          "| File | sha256 |\n| --- | --- |\n" +
+          `| \`.consort/spec.json\` | \`${"1".repeat(64)}\` |\n| \`.consort/architecture.json\` | \`${"2".repeat(64)}\` |\n| \`.consort/db-design.json\` | \`${"3".repeat(64)}\` |`,
+        "### Approvals\n\n| Who | When | Commit | Frozen hash |\n| --- | --- | --- | --- |\n" +
+          `| [@lee](https://github.com/acme/shop/pull/7#pullrequestreview-11) | 2026-11-30T05:20:00Z | [\`aaaaaaa\`](https://github.com/acme/shop/commit/${"a".repeat(40)}) | \`5d1e6a7\` |`,
+      ].join("\n\n"),
+    );
+    expect(design.actions).toEqual([]);
+  });
+
+  it("shows every test's RED and GREEN evidence with run links on the build check, escaping table cells", () => {
+    const build = byName(runs, "consort/build");
+    expect(build.output.title).toBe("T2 (2 of 3): green");
+    expect(build.output.summary).toContain(
+      "| `T1` | `S1-AC1` | placing an order reserves stock | `test/orders.test.ts` | reviewed | ✅ valid on [`1111111`](https://github.com/acme/shop/actions/runs/901): fails by assertion: expected 1 reservation, got 0 | ✅ valid on [`2222222`](https://github.com/acme/shop/actions/runs/902): T1 passes |",
+    );
+    expect(build.output.summary).toContain(
+      "| `T2` | `S1-AC2` | an order over stock is refused \\| with 409 | `test/orders.test.ts` | red | ✅ valid on [`3333333`](https://github.com/acme/shop/actions/runs/903): fails by assertion | ⏳ running on [`c0ffee0`](https://github.com/acme/shop/actions/runs/904) |",
+    );
+    expect(build.output.summary).toContain(
+      "| `T3` | `S2-AC1` | cancelling releases stock | `test/cancel.test.ts` | pending | — | — |",
+    );
+    expect(build.output.summary).toContain("> The database was rebuilt from the seed on a hosted runner");
+  });
+
+  it("neutralises Markdown and HTML an agent put in a test title", () => {
+    const report = midBuildReport();
+    report.tests[2]!.title = "cancels <!-- consort:sticky track=x --> and\n| breaks | the table";
+    const summary = byName(renderCheckRuns(report), "consort/build").output.summary;
+    expect(summary).toContain(
+      "| `T3` | `S2-AC1` | cancels &lt;!-- consort:sticky track=x --> and \\| breaks \\| the table | `test/cancel.test.ts` | pending | — | — |",
+    );
+  });
+
+  it("lists the test list on its gate check without evidence columns", () => {
+    const summary = byName(runs, "consort/test-list").output.summary;
+    expect(summary).toContain(
+      "| Test | AC | Title | File |\n| --- | --- | --- | --- |\n| `T1` | `S1-AC1` | placing an order reserves stock | `test/orders.test.ts` |",
+    );
+    expect(summary).toContain("[`bbbbbbb`](https://github.com/acme/shop/commit/" + "b".repeat(40) + ") | `7e57115` |");
+  });
+
+  it("puts the caller's schema diff on consort/schema", () => {
+    const schema = byName(runs, "consort/schema");
+    expect(schema.output.title).toBe("Schema diff ready, nothing breaks");
+    expect(schema.output.summary).toContain(
+      "### Schema diff against the parent\n\n| Table | Change |\n| --- | --- |\n| `orders` | added column `reserved_qty integer not null default 0` |",
+    );
+  });
+});
+
+describe("conclusions show the decided state and fail closed", () => {
+  it("an approval at a hash that is no longer current fails the gate with the reason", () => {
+    const report = midBuildReport();
+    report.checks["consort/design"] = check(
+      "failure",
+      "Approval is for other files",
+      "The approval at 5d1e6a7 does not match the current frozen hash fffffff: approve again at the current commit.",
+    );
+    const run = byName(renderCheckRuns(report), "consort/design");
+    expect(outcomeOf(run)).toBe("failure");
+    expect(run.output.title).toBe("Approval is for other files");
+    expect(run.output.summary).toContain(
+      "The approval at 5d1e6a7 does not match the current frozen hash fffffff: approve again at the current commit.",
+    );
+  });
+
+  it("a check waiting for something is in progress, never a passing conclusion, and failure and success are conclusions", () => {
+    const statuses: Array<[CheckView["status"], string]> = [
+      ["pending", "in_progress"],
+      ["failure", "failure"],
+      ["success", "success"],
+    ];
+    for (const name of TRACK_CHECKS) {
+      for (const [status, outcome] of statuses) {
+        const report = midBuildReport();
+        report.checks[name] = check(status, "t", "r");
+        const run = byName(renderCheckRuns(report), name);
+        expect([name, outcomeOf(run)]).toEqual([name, outcome]);
+        expect(run.output.title).toBe("t");
+      }
+    }
+  });
+
+  it("a blocked build fails and offers the re-run and renegotiate buttons", () => {
+    const report = midBuildReport();
+    report.checks["consort/build"] = {
+      ...check("failure", "Blocked at T2: a person must decide", "T2 failed GREEN 3 times (repair bound 3)."),
+      actions: [CHECK_ACTIONS.rerunCycle, CHECK_ACTIONS.renegotiate],
+    };
+    const build = byName(renderCheckRuns(report), "consort/build");
+    expect(outcomeOf(build)).toBe("failure");
+    expect(build.actions).toEqual([CHECK_ACTIONS.rerunCycle, CHECK_ACTIONS.renegotiate]);
+  });
+
+  it("a discipline violation fails consort/discipline with the commit, rule and path", () => {
+    const report = midBuildReport();
+    report.checks["consort/discipline"] = check(
+      "failure",
+      "Commit c0ffee0 refused: reset the branch to 1111111",
+      "T1's frozen test gained `.skip`",
+    );
+    report.discipline = {
+      violations: [
+        { commit: HEAD, rule: "frozen-test", path: "test/orders.test.ts", message: "T1's frozen test gained `.skip`" },
+      ],
+    };
+    const run = byName(renderCheckRuns(report), "consort/discipline");
+    expect(outcomeOf(run)).toBe("failure");
+    expect(run.output.title).toBe("Commit c0ffee0 refused: reset the branch to 1111111");
+    expect(run.output.summary).toContain(
+      "| [`c0ffee0`](https://github.com/acme/shop/commit/c0ffee0000000000000000000000000000000001) | `frozen-test` | `test/orders.test.ts` | T1's frozen test gained `.skip` |",
+    );
+  });
+
+  it("a schema change that breaks existing rows fails consort/schema", () => {
+    const report = midBuildReport();
+    report.schema = {
+      state: "ready",
+      diffMarkdown: "…",
+      breaking: ["`orders.note` becomes NOT NULL but 1,204 rows hold NULL"],
+    };
+    const run = byName(renderCheckRuns(report), "consort/schema");
+    expect([outcomeOf(run), run.output.title]).toEqual(["failure", "1 change(s) would break existing rows"]);
+    expect(run.output.summary).toContain(
+      "### Changes that break existing rows\n\n- `orders.note` becomes NOT NULL but 1,204 rows hold NULL",
+    );
+  });
+});
+
+describe("a tampered state file", () => {
+  const view = {
+    repository: "acme/shop",
+    trackId: "feature-orders-1a2b3c4d",
+    branch: "feature/orders",
+    headSha: HEAD,
+    path: "tracks/feature-orders-1a2b3c4d.json",
+    problems: ["signature does not match the content (edited outside the app, or sealed with another key)"],
+    stateCommit: "9".repeat(40),
+  };
+
+  it("fails every check, saying so, with the re-seal button", () => {
+    const runs = renderTamperedCheckRuns(view);
+    expect(runs.map((r) => [r.name, outcomeOf(r), r.output.title])).toEqual(
+      CHECK_NAMES.map((n) => [n, "failure", "State file is tampered"]),
+    );
+    for (const run of runs) {
+      expect(run.actions).toEqual([
+        { label: "Re-seal state", description: "Admins: vouch for the state file", identifier: "reseal" },
+      ]);
+      expect(run.output.summary).toContain(
+        "- signature does not match the content (edited outside the app, or sealed with another key)",
+      );
+      expect(run.output.summary).toContain("`consort state reseal feature-orders-1a2b3c4d`");
+    }
+  });
+
+  it("says so in the sticky comment too", () => {
+    const body = renderTamperedComment(view);
+    expect(body.split("\n")[0]).toBe("<!-- consort:sticky track=feature-orders-1a2b3c4d -->");
+    expect(body).toContain("## Consort: track `feature-orders-1a2b3c4d` is stopped");
+    expect(body).toContain("(state commit `9999999`) failed verification");
+  });
+
+  it("every button fits GitHub's limits (label 20, description 40, identifier 20)", () => {
+    for (const action of Object.values(CHECK_ACTIONS)) expect(CheckAction.safeParse(action).success).toBe(true);
+    expect(
+      CheckAction.safeParse({ label: "Re-seal the state file now", description: "x", identifier: "reseal" }).success,
+    ).toBe(false);
+  });
+});
+
+describe("GitHub's size limits", () => {
+  it("cuts an oversized summary at a line with a note, leaving room for the writer's marker", () => {
+    const report = midBuildReport();
+    report.schema.diffMarkdown = Array.from(
+      { length: 3000 },
+      (_, i) => `| \`table_${i}\` | added column \`c_${i}\` ${"x".repeat(20)} |`,
+    ).join("\n");
+    const schema = byName(renderCheckRuns(report), "consort/schema");
+    expect(schema.output.summary.length).toBeLessThanOrEqual(OUTPUT_LIMIT - 100);
+    expect(schema.output.summary).toMatch(
+      /\| added column `c_\d+` x{20} \|\n\n> \*\*Truncated:\*\* \d+ bytes did not fit GitHub's limit of 65435\. The full record is in `tracks\/feature-orders-1a2b3c4d\.json` on the `consort\/state` branch\.$/,
+    );
+    const comment = renderComment(report);
+    expect(comment.length).toBeLessThanOrEqual(COMMENT_LIMIT);
+    expect(comment).toMatch(/> \*\*Truncated:\*\*/);
+  });
+});
+
+describe("the sticky PR comment", () => {
+  const body = renderComment(midBuildReport());
+
+  it("starts with the hidden marker and shows the lane: done, now, next", () => {
+    expect(body.split("\n")[0]).toBe("<!-- consort:sticky track=feature-orders-1a2b3c4d -->");
+    expect(body).toContain(
+      "### Lane\n\n✅ Stories → ✅ Spec → ✅ Architecture → ✅ DB design → ✅ Design gate → ✅ Test list → ✅ Test-list gate → ✅ T1 → ▶️ **T2 green** (driver makes T2 pass) → T2 review → Deploy preview → Deploy gate → Promote gate",
+    );
+  });
+
+  it("shows the next action, the gates, the tests with evidence, frozen hashes, approvals and the schema diff", () => {
+    expect(body).toContain(
+      "### Next action\n\n**driver**: Make T2 pass: change only app code and migrations.\n\n- Commit with the trailer `Consort-Role: driver`\n- T2 lives in test/orders.test.ts",
+    );
+    expect(body).toContain(
+      "| Design gate | ✅ Approved by @lee at 5d1e6a7 |\n| Test-list gate | ✅ Approved by @kim at 7e57115 |\n| Deploy gate | ⏳ Not reached yet |",
+    );
+    expect(body).toContain("| `T2` | `S1-AC2` | an order over stock is refused \\| with 409 |");
+    expect(body).toContain("<details><summary>Design gate: manifest <code>5d1e6a7</code></summary>");
+    expect(body).toContain(
+      `| Test-list gate | @kim | 2026-11-30T05:40:00Z | [\`bbbbbbb\`](https://github.com/acme/shop/commit/${"b".repeat(40)}) | \`7e57115\` |`,
+    );
+    expect(body).toContain("<details><summary>Schema diff</summary>\n\n| Table | Change |");
+  });
+});

@@ -1,0 +1,44 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { defaultConfig, ROLE_NAMES } from "../../src/config/consort-config.js";
+import { ROLES, ownershipAt } from "../../src/roles/roles.js";
+import type { Stage } from "../../src/orchestrator/types.js";
+
+const prompt = (role: string) => readFileSync(new URL(`../../roles/${role}.md`, import.meta.url), "utf8");
+const STEPS: Record<string, Stage[]> = {
+  "product-owner": ["stories"],
+  "spec-author": ["spec"],
+  architect: ["architecture"],
+  dba: ["db-design"],
+  "ux-designer": ["ux"],
+  "test-strategist": ["test-list"],
+  navigator: ["red", "review"],
+  driver: ["green", "repair", "refactor"],
+};
+
+describe("role prompts (roles/<role>.md)", () => {
+  it.each(ROLE_NAMES.map((r) => [r]))(
+    "%s: names the role, its trailer, and what it owns, reads, produces and must never do",
+    (role) => {
+      const text = prompt(role);
+      expect(text).toMatch(new RegExp(`^# Role: ${ROLES[role].title}`));
+      expect(text).toContain(`Consort-Role: ${role}`);
+      for (const section of ["## You own", "## You read", "## Hard rules"]) expect(text).toContain(section);
+      expect(text).toMatch(/## (You produce|At red you produce)/);
+      expect(text).toContain("NextAction");
+    },
+  );
+
+  it.each(Object.entries(STEPS))(
+    "%s: the files it is told it owns are the ones the machine gives it",
+    (role, stages) => {
+      const text = prompt(role);
+      for (const stage of stages) {
+        const owner = ownershipAt(stage, defaultConfig(), "T1");
+        expect(owner.role).toBe(role);
+        for (const path of owner.paths.filter((p) => p.startsWith(".consort/") && !p.includes("reviews")))
+          expect(text).toContain(path);
+      }
+    },
+  );
+});

@@ -1,0 +1,446 @@
+import { createHmac } from "node:crypto";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { GitHubMock } from "../helpers/github.js";
+import {
+  createStateStore,
+  openStateFile,
+  StateConflictError,
+  StateStoreError,
+  TamperedStateError,
+  trackIdForBranch,
+  type TrackState,
+} from "../../src/state/index.js";
+import {
+  COMMITS_URL,
+  CREATE_REF_URL,
+  contentsReply,
+  contentsUrl,
+  FILE_PATH,
+  fileText,
+  KEY,
+  mockHead,
+  mockWrite,
+  NOW,
+  octokit,
+  OWNER,
+  REF_URL,
+  refReply,
+  REPO,
+  sha,
+  TRACK,
+  trackState,
+  TREES_URL,
+  UPDATE_REF_URL,
+} from "./helpers.js";
+
+let github: GitHubMock;
+beforeEach(() => {
+  github = new GitHubMock();
+});
+afterEach(() => {
+  github.dispose();
+});
+
+const store = (maxAttempts?: number) =>
+  createStateStore({ octokit: octokit(), owner: OWNER, repo: REPO, key: KEY, clock: () => NOW, maxAttempts });
+
+/** The file text the store sent in its tree request. */
+function writtenText(index = 0): string {
+  const body = github.calls("POST", TREES_URL)[index]!.body as { tree: Array<{ content: string }> };
+  return body.tree[0]!.content;
+}
+
+/** Recompute the HMAC independently of the code under test: sorted keys, no whitespace. */
+function independentSignature(file: Record<string, unknown>): string {
+  const sort = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(sort)
+      : v && typeof v === "object"
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, sort((v as Record<string, unknown>)[k])]),
+          )
+        : v;
+  const { signature: _s, ...body } = file;
+  return `hmac-sha256:${createHmac("sha256", KEY)
+    .update(JSON.stringify(sort(body)))
+    .digest("hex")}`;
+}
+
+const addCycle = (state: TrackState | undefined): TrackState => ({
+  ...state!,
+  cycles: [
+    ...state!.cycles,
+    {
+      dispatchId: "T1-red-1",
+      runId: null,
+      step: "red-verify",
+      commit: sha("c"),
+      verdict: null,
+      dispatchedAt: "2026-11-30T05:59:00.000Z",
+      completedAt: null,
+    },
+  ],
+});
+
+describe("reading a track's state", () => {
+  it("returns the verified state of a sealed file read from consort/state", async () => {
+    const state = trackState();
+    github.on("GET", contentsUrl(), contentsReply(fileText(state)));
+    await expect(store().read(TRACK)).resolves.toEqual(state);
+    github.verify();
+    expect(github.requests.map((r) => [r.method, r.path, r.query])).toEqual([
+      ["GET", contentsUrl(), { ref: "consort/state" }],
+    ]);
+  });
+
+  it("opens a file written with the old copy of the approvals beside the snapshot, and drops the copy", async () => {
+    const state = trackState();
+    const old = JSON.parse(fileText(state)) as Record<string, unknown>;
+    old.approvals = [
+      { gate: "design", user: "octo-lead", reviewId: 80, commit: sha("a"), hash: "d".repeat(64), at: state.updatedAt },
+    ];
+    old.signature = independentSignature(old);
+    github.on("GET", contentsUrl(), contentsReply(JSON.stringify(old)));
+    await expect(store().read(TRACK)).resolves.toEqual(state);
+    github.verify();
+  });
+
+  it("returns nothing for a track without a file", async () => {
+    github.on("GET", contentsUrl(), [404, { message: "Not Found" }]);
+    await expect(store().read(TRACK)).resolves.toBeUndefined();
+    github.verify();
+  });
+
+  it("treats a file whose content was edited after sealing as tampered, naming the signature", async () => {
+    const text = fileText(trackState()).replace('"approver": "octo-lead"', '"approver": "sneaky-agent"');
+    github.on("GET", contentsUrl(), contentsReply(text));
+    const error = await store()
+      .read(TRACK)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TamperedStateError);
+    expect((error as TamperedStateError).problems).toEqual([
+      "signature does not match the content (edited outside the app, or sealed with another key)",
+    ]);
+    expect((error as Error).message).toMatch(
+      /tracks\/feature-orders\.json.*tampered.*consort state reseal feature-orders/,
+    );
+    github.verify();
+  });
+
+  it("treats a correctly signed file that breaks the schema as tampered, naming the field", async () => {
+    // Signed with the real key, so only the schema can catch it: a frozen manifest with no commit.
+    const broken = JSON.parse(fileText(trackState())) as Record<string, unknown> & {
+      frozen: { gates: { design: Record<string, unknown> } };
+    };
+    delete broken.frozen.gates.design.commit;
+    broken.signature = independentSignature(broken);
+    github.on("GET", contentsUrl(), contentsReply(JSON.stringify(broken)));
+    const error = (await store()
+      .read(TRACK)
+      .catch((e: unknown) => e)) as TamperedStateError;
+    expect(error).toBeInstanceOf(TamperedStateError);
+    expect(error.problems).toEqual([
+      "schema: frozen.gates.design.commit: Invalid input: expected string, received undefined",
+    ]);
+    github.verify();
+  });
+
+  it("treats a file sealed with another key as tampered", async () => {
+    github.on("GET", contentsUrl(), contentsReply(fileText(trackState(), "another-key-".repeat(4))));
+    await expect(store().read(TRACK)).rejects.toThrow(/signature does not match/);
+    github.verify();
+  });
+
+  it("treats a file copied from another track as tampered", async () => {
+    const other = trackState({ trackId: "feature-payments" });
+    github.on("GET", contentsUrl(), contentsReply(fileText(other)));
+    await expect(store().read(TRACK)).rejects.toThrow(
+      /trackId is "feature-payments" but the file is for "feature-orders"/,
+    );
+    github.verify();
+  });
+
+  it("treats text that is not JSON as tampered", async () => {
+    github.on("GET", contentsUrl(), contentsReply("{ not json"));
+    await expect(store().read(TRACK)).rejects.toThrow(/tampered: not valid JSON/);
+    github.verify();
+  });
+});
+
+describe("updating a track's state with compare-and-swap", () => {
+  it("writes tree, commit and a non-forced ref update, recording the delivery id", async () => {
+    mockHead(github, sha("1"), sha("2"), fileText(trackState()));
+    mockWrite(github, sha("3"), sha("4"));
+    github.on("PATCH", UPDATE_REF_URL, refReply(sha("4")));
+
+    const result = await store().update(TRACK, "delivery-2", addCycle);
+
+    expect(result).toMatchObject({ outcome: "written", commit: sha("4"), attempts: 1 });
+    github.verify();
+    expect(github.requests.map((r) => ({ method: r.method, path: r.path, body: r.body }))).toEqual([
+      { method: "GET", path: REF_URL, body: undefined },
+      { method: "GET", path: `/repos/${OWNER}/${REPO}/git/commits/${sha("1")}`, body: undefined },
+      { method: "GET", path: contentsUrl(), body: undefined },
+      {
+        method: "POST",
+        path: TREES_URL,
+        body: {
+          base_tree: sha("2"),
+          tree: [{ path: FILE_PATH, mode: "100644", type: "blob", content: expect.any(String) }],
+        },
+      },
+      {
+        method: "POST",
+        path: COMMITS_URL,
+        body: { message: `consort: update ${FILE_PATH} (delivery delivery-2)`, tree: sha("3"), parents: [sha("1")] },
+      },
+      { method: "PATCH", path: UPDATE_REF_URL, body: { sha: sha("4"), force: false } },
+    ]);
+    expect(github.calls("GET", contentsUrl())[0]!.query).toEqual({ ref: sha("1") });
+
+    const written = JSON.parse(writtenText()) as Record<string, unknown>;
+    expect(written.signature).toBe(independentSignature(written));
+    expect(written).toEqual({
+      ...trackState(),
+      cycles: [
+        {
+          dispatchId: "T1-red-1",
+          runId: null,
+          step: "red-verify",
+          commit: sha("c"),
+          verdict: null,
+          dispatchedAt: "2026-11-30T05:59:00.000Z",
+          completedAt: null,
+        },
+      ],
+      processedDeliveries: ["delivery-1", "delivery-2"],
+      updatedAt: NOW.toISOString(),
+      signature: written.signature,
+    });
+  });
+
+  it("re-reads and re-applies the change when another replica moved the branch first", async () => {
+    // Replica B recorded its own cycle between our read and our ref update.
+    const theirs = addCycle(trackState());
+    theirs.cycles[0]!.dispatchId = "T1-red-by-b";
+    theirs.processedDeliveries = ["delivery-1", "delivery-b"];
+    mockHead(github, sha("1"), sha("2"), fileText(trackState()));
+    mockWrite(github, sha("3"), sha("4"));
+    github.on("PATCH", UPDATE_REF_URL, [
+      422,
+      {
+        message: "Update is not a fast forward",
+        documentation_url: "https://docs.github.com/rest/git/refs#update-a-reference",
+      },
+    ]);
+    mockHead(github, sha("5"), sha("6"), fileText(theirs));
+    mockWrite(github, sha("7"), sha("8"));
+    github.on("PATCH", UPDATE_REF_URL, refReply(sha("8")));
+
+    const seen: Array<string[]> = [];
+    const result = await store().update(TRACK, "delivery-2", (current) => {
+      seen.push(current!.cycles.map((c) => c.dispatchId));
+      return addCycle(current);
+    });
+
+    expect(result).toMatchObject({ outcome: "written", commit: sha("8"), attempts: 2 });
+    expect(seen).toEqual([[], ["T1-red-by-b"]]);
+    github.verify();
+    expect(github.calls("PATCH", UPDATE_REF_URL).map((r) => r.body)).toEqual([
+      { sha: sha("4"), force: false },
+      { sha: sha("8"), force: false },
+    ]);
+    expect(github.calls("POST", COMMITS_URL)[1]!.body).toEqual({
+      message: `consort: update ${FILE_PATH} (delivery delivery-2)`,
+      tree: sha("7"),
+      parents: [sha("5")],
+    });
+    const second = openStateFile(writtenText(1), KEY, { trackId: TRACK, path: FILE_PATH });
+    expect(second.cycles.map((c) => c.dispatchId)).toEqual(["T1-red-by-b", "T1-red-1"]);
+    expect(second.processedDeliveries).toEqual(["delivery-1", "delivery-b", "delivery-2"]);
+  });
+
+  it("gives up with a clear error after losing the compare-and-swap every time", async () => {
+    for (const [head, tree, newTree, newCommit] of [
+      ["1", "2", "3", "4"],
+      ["5", "6", "7", "8"],
+    ] as const) {
+      mockHead(github, sha(head), sha(tree), fileText(trackState()));
+      mockWrite(github, sha(newTree), sha(newCommit));
+      github.on("PATCH", UPDATE_REF_URL, [422, { message: "Update is not a fast forward" }]);
+    }
+    const error = await store(2)
+      .update(TRACK, "delivery-2", addCycle)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StateConflictError);
+    expect((error as Error).message).toBe(
+      "Could not write tracks/feature-orders.json: consort/state moved under every one of 2 attempts (compare-and-swap lost). The event was not applied; redeliver the webhook or run `consort reconcile`.",
+    );
+    github.verify();
+    expect(github.calls("PATCH", UPDATE_REF_URL)).toHaveLength(2);
+  });
+
+  it("writes nothing for a redelivered webhook whose delivery id was already applied", async () => {
+    mockHead(github, sha("1"), sha("2"), fileText(trackState()));
+    let called = false;
+    const result = await store().update(TRACK, "delivery-1", (current) => {
+      called = true;
+      return addCycle(current);
+    });
+    expect(result).toEqual({ outcome: "duplicate-delivery", state: trackState(), attempts: 1 });
+    expect(called).toBe(false);
+    github.verify();
+    expect(github.requests.every((r) => r.method === "GET")).toBe(true);
+  });
+
+  it("writes nothing when the change leaves the state as it was", async () => {
+    mockHead(github, sha("1"), sha("2"), fileText(trackState()));
+    const result = await store().update(TRACK, "delivery-2", (current) => current);
+    expect(result.outcome).toBe("unchanged");
+    github.verify();
+    expect(github.requests).toHaveLength(3);
+  });
+
+  it("refuses to advance a tampered track and writes nothing", async () => {
+    const text = fileText(trackState()).replace('"value": "designGate"', '"value": "done"');
+    mockHead(github, sha("1"), sha("2"), text);
+    const error = (await store()
+      .update(TRACK, "delivery-2", addCycle)
+      .catch((e: unknown) => e)) as TamperedStateError;
+    expect(error).toBeInstanceOf(TamperedStateError);
+    expect(error.commit).toBe(sha("1"));
+    github.verify();
+  });
+
+  it("creates consort/state as a root commit when the branch is missing", async () => {
+    github.on("GET", REF_URL, [404, { message: "Not Found" }]);
+    mockWrite(github, sha("3"), sha("4"));
+    github.on("POST", CREATE_REF_URL, [
+      201,
+      { ref: "refs/heads/consort/state", node_id: "x", url: "", object: { sha: sha("4"), type: "commit", url: "" } },
+    ]);
+
+    const initial = trackState({ processedDeliveries: [] });
+    const result = await store().update(TRACK, "delivery-create", (current) =>
+      current === undefined ? initial : current,
+    );
+
+    expect(result).toMatchObject({ outcome: "written", commit: sha("4") });
+    github.verify();
+    expect(github.requests.map((r) => ({ method: r.method, path: r.path, body: r.body }))).toEqual([
+      { method: "GET", path: REF_URL, body: undefined },
+      {
+        method: "POST",
+        path: TREES_URL,
+        body: { tree: [{ path: FILE_PATH, mode: "100644", type: "blob", content: expect.any(String) }] },
+      },
+      {
+        method: "POST",
+        path: COMMITS_URL,
+        body: { message: `consort: start ${FILE_PATH} (delivery delivery-create)`, tree: sha("3"), parents: [] },
+      },
+      { method: "POST", path: CREATE_REF_URL, body: { ref: "refs/heads/consort/state", sha: sha("4") } },
+    ]);
+    expect(openStateFile(writtenText(), KEY, { trackId: TRACK, path: FILE_PATH }).processedDeliveries).toEqual([
+      "delivery-create",
+    ]);
+  });
+
+  it("retries when another replica created the branch at the same moment", async () => {
+    github.on("GET", REF_URL, [404, { message: "Not Found" }]);
+    mockWrite(github, sha("3"), sha("4"));
+    github.on("POST", CREATE_REF_URL, [422, { message: "Reference already exists" }]);
+    mockHead(github, sha("5"), sha("6"), undefined);
+    mockWrite(github, sha("7"), sha("8"));
+    github.on("PATCH", UPDATE_REF_URL, refReply(sha("8")));
+
+    const result = await store().update(
+      TRACK,
+      "delivery-create",
+      (current) => current ?? trackState({ processedDeliveries: [] }),
+    );
+    expect(result).toMatchObject({ outcome: "written", commit: sha("8"), attempts: 2 });
+    github.verify();
+    expect(github.calls("POST", TREES_URL)[1]!.body).toEqual({
+      base_tree: sha("6"),
+      tree: [{ path: FILE_PATH, mode: "100644", type: "blob", content: expect.any(String) }],
+    });
+  });
+
+  it("does not retry a ref update GitHub rejects for another reason", async () => {
+    mockHead(github, sha("1"), sha("2"), fileText(trackState()));
+    mockWrite(github, sha("3"), sha("4"));
+    github.on("PATCH", UPDATE_REF_URL, [422, { message: "Object does not exist" }]);
+    await expect(store().update(TRACK, "delivery-2", addCycle)).rejects.toThrow(StateStoreError);
+    github.verify();
+  });
+
+  it("refuses to write a state the schema rejects, before any write", async () => {
+    mockHead(github, sha("1"), sha("2"), fileText(trackState()));
+    await expect(store().update(TRACK, "delivery-2", (current) => ({ ...current!, branch: "" }))).rejects.toThrow(
+      /Refusing to write an invalid state for track feature-orders: branch: Too small/,
+    );
+    github.verify();
+    expect(github.requests).toHaveLength(3);
+  });
+});
+
+describe("listing tracks", () => {
+  it("lists the track files under tracks/ on consort/state", async () => {
+    github.on("GET", REF_URL, refReply(sha("1")));
+    github.on("GET", `/repos/${OWNER}/${REPO}/git/commits/${sha("1")}`, [
+      200,
+      { sha: sha("1"), tree: { sha: sha("2") } },
+    ]);
+    github.on("GET", `/repos/${OWNER}/${REPO}/git/trees/${sha("2")}`, [
+      200,
+      { sha: sha("2"), truncated: false, tree: [{ path: "tracks", type: "tree", sha: sha("9"), mode: "040000" }] },
+    ]);
+    github.on("GET", `/repos/${OWNER}/${REPO}/git/trees/${sha("9")}`, [
+      200,
+      {
+        sha: sha("9"),
+        truncated: false,
+        tree: [
+          { path: "feature-payments.json", type: "blob", sha: sha("a"), mode: "100644" },
+          { path: "feature-orders.json", type: "blob", sha: sha("b"), mode: "100644" },
+          { path: "README.md", type: "blob", sha: sha("c"), mode: "100644" },
+        ],
+      },
+    ]);
+    await expect(store().list()).resolves.toEqual(["feature-orders", "feature-payments"]);
+    github.verify();
+  });
+
+  it("lists nothing when the state branch does not exist yet", async () => {
+    github.on("GET", REF_URL, [404, { message: "Not Found" }]);
+    await expect(store().list()).resolves.toEqual([]);
+    github.verify();
+  });
+});
+
+describe("track ids", () => {
+  it("keeps a simple branch name and makes others filename-safe without collisions", () => {
+    expect(trackIdForBranch("orders")).toBe("orders");
+    expect(trackIdForBranch("feature/Orders")).toMatch(/^feature-orders-[0-9a-f]{8}$/);
+    expect(trackIdForBranch("feature/orders")).not.toBe(trackIdForBranch("feature-orders"));
+    expect(trackIdForBranch("../../etc")).toMatch(/^etc-[0-9a-f]{8}$/);
+  });
+});
+
+describe("the clients the store accepts", () => {
+  it("reads through a Probot installation client as well as @octokit/rest", async () => {
+    const { ProbotOctokit } = await import("probot");
+    const client = new ProbotOctokit({
+      auth: { token: "ghs_test" },
+      retry: { enabled: false },
+      throttle: { enabled: false },
+    });
+    github.on("GET", contentsUrl(), contentsReply(fileText(trackState())));
+    const probotStore = createStateStore({ octokit: client, owner: OWNER, repo: REPO, key: KEY });
+    await expect(probotStore.read(TRACK)).resolves.toEqual(trackState());
+    github.verify();
+  });
+});
