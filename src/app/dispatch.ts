@@ -1,5 +1,4 @@
 import { createHash } from "node:crypto";
-import { z } from "zod";
 import type { GitHub, RepoRef } from "./github.js";
 
 /** The workflows the app dispatches, by file name and by the path a run reports (design §6). */
@@ -28,16 +27,8 @@ export function requestDigest(request: unknown): string {
   return createHash("sha256").update(JSON.stringify(request)).digest("hex");
 }
 
-const DispatchResponse = z.object({
-  workflow_run_id: z.number().int().positive(),
-  run_url: z.string(),
-  html_url: z.string(),
-});
-
 export interface DispatchedRun {
   workflow: WorkflowKind;
-  runId: number;
-  htmlUrl: string;
   /** ISO time of the dispatch: the start of the cycle's timeout. */
   dispatchedAt: string;
   /** requestDigest of the input sent: a result counts only if its request hashes to this. */
@@ -45,9 +36,23 @@ export interface DispatchedRun {
 }
 
 /**
+ * The `run-name` every Consort workflow gives its runs (templates/consort-*.yml): the kind and the
+ * request's dispatch id. The app finds a run by it, without `return_run_details` (which GitHub
+ * Enterprise Server answers with 204 or 400) and without recording a run id, so a run that
+ * reports before anything else was written is still matched.
+ */
+const RUN_NAME = /^consort (cycle|deploy|promote|agent) (\S+)$/;
+
+/** The dispatch id a run's `run-name` (its `display_title`) names, or undefined for any other title. */
+export function dispatchIdOfRunName(displayTitle: string | null | undefined): string | undefined {
+  return RUN_NAME.exec(displayTitle ?? "")?.[2];
+}
+
+/**
  * Dispatch a Consort workflow AT THE DEFAULT BRANCH, so the job that runs is the trusted one and
- * not whatever a track wrote, with the target commit inside the one JSON input. GitHub answers
- * with the run id (`return_run_details`), which is recorded so only this run's result is trusted.
+ * not whatever a track wrote, with the target commit inside the one JSON input. The input is
+ * checked against GitHub's limit before it is sent: a request that would be refused fails here,
+ * with its size, and the effect's failure fails the check that waits for it.
  */
 export async function dispatchWorkflow({
   octokit,
@@ -65,32 +70,22 @@ export async function dispatchWorkflow({
   now: Date;
 }): Promise<DispatchedRun> {
   const input = JSON.stringify(request);
-  const size = JSON.stringify({ [WORKFLOW_INPUT]: input }).length;
+  const size = dispatchInputSize({ [WORKFLOW_INPUT]: input });
   if (size > DISPATCH_INPUT_LIMIT)
     throw new Error(
       `the ${WORKFLOWS[workflow].path} request is ${size} characters, more than the ${DISPATCH_INPUT_LIMIT} GitHub accepts as workflow_dispatch inputs, so it was not sent`,
     );
-  const response = await octokit.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", {
+  await octokit.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", {
     owner,
     repo,
     workflow_id: WORKFLOWS[workflow].file,
     ref: defaultBranch,
     inputs: { [WORKFLOW_INPUT]: input },
-    return_run_details: true,
   });
-  const details = DispatchResponse.safeParse(response.data);
-  if (!details.success) {
-    // Without a run id the result could never be trusted: fail now rather than wait for a timeout.
-    throw new Error(
-      `dispatching ${WORKFLOWS[workflow].path} on ${owner}/${repo}@${defaultBranch} returned no run id (status ${response.status}); ` +
-        "GitHub must support return_run_details for Consort to trust the run's result",
-    );
-  }
-  return {
-    workflow,
-    runId: details.data.workflow_run_id,
-    htmlUrl: details.data.html_url,
-    dispatchedAt: now.toISOString(),
-    requestSha256: requestDigest(request),
-  };
+  return { workflow, dispatchedAt: now.toISOString(), requestSha256: requestDigest(request) };
+}
+
+/** The size GitHub counts for a dispatch's inputs: the characters of the inputs object as JSON. */
+function dispatchInputSize(inputs: Record<string, string>): number {
+  return JSON.stringify(inputs).length;
 }

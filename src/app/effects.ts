@@ -1,10 +1,7 @@
 import type { ConsortConfig } from "../config/consort-config.js";
 import { AgentRequest } from "../cycle/agent-turn.js";
-import { CycleRequest } from "../cycle/request.js";
-import { DeployRequest, PromoteRequest } from "../deploy/schemas.js";
-import { hashFrozenText } from "../gates/freeze.js";
 import type { CheckName } from "../gates/names.js";
-import type { DispatchCycleEffect, Effect, TrackSnapshot } from "../orchestrator/types.js";
+import type { Effect, TrackSnapshot } from "../orchestrator/types.js";
 import { restoreSnapshot } from "../orchestrator/index.js";
 import type { TrackState } from "../state/index.js";
 import type { BranchProvider } from "../substrate/provider.js";
@@ -19,7 +16,7 @@ import {
 } from "../report/index.js";
 import { compareBranches } from "../substrate/schema/index.js";
 import { dispatchWorkflow } from "./dispatch.js";
-import { recordRunId } from "./projection.js";
+import { workflowRequestOf } from "./requests.js";
 import { BUTTONS } from "./checks.js";
 import { openPullRequestFor } from "./pull-request.js";
 import { trackReport } from "./report-view.js";
@@ -36,8 +33,8 @@ export interface EffectRun {
 }
 
 /**
- * Execute a transition's effects, in order: database branches, dispatches (recording each run id
- * on `consort/state`), check runs (written only on change), then the ONE sticky comment. Every
+ * Execute a transition's effects, in order: database branches, dispatches (each request's hash
+ * already recorded on `consort/state` with the step), check runs (written only on change), then the ONE sticky comment. Every
  * effect is attempted; any that failed are rethrown together so the delivery shows as failed and
  * `consort reconcile` repairs what is missing.
  */
@@ -64,29 +61,9 @@ export async function runEffects(deps: EngineDeps, run: EffectRun): Promise<void
             if (await provider.getBranch(effect.branch)) await provider.deleteBranch(effect.branch);
             break;
           }
-          case "dispatchCycle": {
-            // The release step is the deploy workflow; red, green and refactor are the cycle workflow.
-            const [workflow, request] =
-              effect.step === "release"
-                ? (["deploy", deployRequest(run.state.branch, effect, run.snapshot)] as const)
-                : (["cycle", cycleRequest(run.state.branch, effect, run.snapshot)] as const);
-            await dispatchAndRecord(deps, run.trackId, effect.dispatchId, workflow, request);
-            break;
-          }
+          case "dispatchCycle":
           case "promoteDatabase":
-            await dispatchAndRecord(
-              deps,
-              run.trackId,
-              effect.dispatchId,
-              "promote",
-              PromoteRequest.parse({
-                version: 1,
-                dispatchId: effect.dispatchId,
-                track: run.state.branch,
-                commit: effect.commit,
-                database: { parent: effect.parent, track: effect.branch },
-              }),
-            );
+            await dispatchRecorded(deps, run, effect);
             break;
           case "dispatchAgent":
             if (run.config.agents.enabled) {
@@ -166,65 +143,22 @@ export async function runEffects(deps: EngineDeps, run: EffectRun): Promise<void
     throw new Error(`Consort could not finish every effect for track ${run.trackId}:\n${failures.join("\n")}`);
 }
 
-/** Dispatch a workflow, then record the run id GitHub returned on the track's state. */
-async function dispatchAndRecord(
-  deps: EngineDeps,
-  trackId: string,
-  dispatchId: string,
-  workflow: "cycle" | "deploy" | "promote",
-  request: unknown,
-): Promise<void> {
+/**
+ * Dispatch a Consort workflow with the request the state already recorded the hash of (in the
+ * same write as the step that asked for it), so the dispatch costs no second state write.
+ */
+async function dispatchRecorded(deps: EngineDeps, run: EffectRun, effect: Effect): Promise<void> {
+  const dispatched = workflowRequestOf(effect, run.state.branch, run.snapshot);
+  if (!dispatched) return;
   const { octokit, repo, services } = deps;
-  const dispatched = await dispatchWorkflow({
+  await dispatchWorkflow({
     octokit,
     owner: repo.owner,
     repo: repo.repo,
     defaultBranch: repo.defaultBranch,
-    workflow,
-    request,
+    workflow: dispatched.workflow,
+    request: dispatched.request,
     now: services.clock(),
-  });
-  await stateStoreFor(deps).update(trackId, `${deps.deliveryId}:run:${dispatchId}`, (state) =>
-    state ? recordRunId(state, dispatchId, dispatched.runId, dispatched.requestSha256) : undefined,
-  );
-}
-
-/** The one JSON input of the release (a verified preview deploy), validated by the deploy runner's schema. */
-function deployRequest(branch: string, effect: DispatchCycleEffect, snapshot: TrackSnapshot): DeployRequest {
-  const cycle = cycleRequest(branch, { ...effect, step: "refactor" }, snapshot);
-  return DeployRequest.parse({
-    version: 1,
-    dispatchId: effect.dispatchId,
-    track: branch,
-    commit: effect.commit,
-    database: { branch: effect.databaseBranch, parent: snapshot.context.parentDatabaseBranch },
-    tests: [...cycle.tests.earlierGreen, ...cycle.tests.inTurn],
-    frozenTestFiles: cycle.frozenTestFiles,
-  });
-}
-
-/** The one JSON input of a cycle, validated by the cycle runner's own schema before it leaves. */
-function cycleRequest(branch: string, effect: DispatchCycleEffect, snapshot: TrackSnapshot): CycleRequest {
-  const test = (t: { id: string; file: string; title: string }) => ({ id: t.id, file: t.file, title: t.title });
-  // A RED step may only add to a frozen test file, so the runner needs the frozen text, not just its hash.
-  const frozenText = new Map<string, string>();
-  for (const frozen of Object.values(snapshot.context.frozenTests)) frozenText.set(frozen.file, frozen.text);
-  return CycleRequest.parse({
-    version: 1,
-    dispatchId: effect.dispatchId,
-    track: branch,
-    step: effect.step,
-    commit: effect.commit,
-    tests: { inTurn: effect.tests.map(test), earlierGreen: effect.greenTests.map(test) },
-    frozenTestFiles: Object.entries(effect.frozen)
-      .filter(([path]) => !path.startsWith(".consort/"))
-      .map(([path, sha256]) => {
-        const text = frozenText.get(path);
-        return text !== undefined && hashFrozenText(text) === sha256 ? { path, sha256, text } : { path, sha256 };
-      }),
-    database: { branch: effect.databaseBranch },
-    // The trunk the track forked from: a refactor counts only the track's own test changes since the merge base.
-    base: { branch: snapshot.context.baseBranch },
   });
 }
 

@@ -3,7 +3,7 @@ import { formatZodError } from "../config/zod-error.js";
 import { ArtifactError, artifactJson, downloadRunArtifact } from "./artifacts.js";
 import { judgeResultCommit, judgeRunProvenance, type RecordedRun, type ReportedRun } from "./provenance.js";
 import { stateStoreFor, type EngineDeps } from "./track.js";
-import { requestDigest, type WorkflowKind } from "./dispatch.js";
+import { dispatchIdOfRunName, requestDigest, type WorkflowKind } from "./dispatch.js";
 import { CYCLE_RESULT_FILE, CycleResult } from "../cycle/result.js";
 import {
   DEPLOY_EVIDENCE_FILE,
@@ -12,7 +12,7 @@ import {
   PromoteResult,
 } from "../deploy/schemas.js";
 import type { CycleEvidence, DeployEvidence, TrackEvent, TrackSnapshot } from "../orchestrator/types.js";
-import { TamperedStateError, type CycleRecord, type TrackState } from "../state/index.js";
+import { TamperedStateError, TrackId, type CycleRecord, type TrackState } from "../state/index.js";
 
 /**
  * Reading what a finished Consort run reported (its result artifact, parsed by the runner's own
@@ -30,6 +30,8 @@ export interface WorkflowRunFacts {
   head_repository?: { id: number | bigint } | null | undefined;
   conclusion: string | null;
   html_url: string;
+  /** The run's `run-name`, which names the dispatch id (see dispatchIdOfRunName). */
+  display_title?: string | null | undefined;
 }
 
 export function reportedRun(run: WorkflowRunFacts, repositoryId: number | bigint): ReportedRun {
@@ -42,6 +44,7 @@ export function reportedRun(run: WorkflowRunFacts, repositoryId: number | bigint
     repositoryId: Number(repositoryId),
     conclusion: run.conclusion,
     htmlUrl: run.html_url,
+    dispatchId: dispatchIdOfRunName(run.display_title),
   };
 }
 
@@ -71,25 +74,29 @@ export interface Report {
   deploy?: DeployEvidenceResult;
 }
 
-/** The track and dispatch a run id was recorded for, scanning the tracks on `consort/state`. */
-export async function findRecordedRun(
+/**
+ * The track and dispatch a run answers, from the dispatch id its `run-name` carries: the track is
+ * the part before the `#` (dispatch ids are `<track>#<n>`), and only that track's state is read.
+ */
+export async function findDispatchedRun(
   deps: EngineDeps,
-  runId: number,
+  run: ReportedRun,
 ): Promise<{ trackId: string; recorded: RecordedRun; state: TrackState } | undefined> {
-  const store = stateStoreFor(deps);
-  for (const trackId of await store.list()) {
-    let state;
-    try {
-      state = await store.read(trackId);
-    } catch (error) {
-      // A tampered track cannot vouch for a run; its own events report the tampering.
-      if (error instanceof TamperedStateError) continue;
-      throw error;
-    }
-    const cycle = state?.cycles.find((c) => c.runId === runId);
-    if (state && cycle) return { trackId, state, recorded: recordedRunOf(cycle, runId) };
+  const dispatchId = run.dispatchId;
+  const trackId = dispatchId?.slice(0, dispatchId.lastIndexOf("#"));
+  if (!dispatchId || !trackId || !TrackId.safeParse(trackId).success) return undefined;
+  let state;
+  try {
+    state = await stateStoreFor(deps).read(trackId);
+  } catch (error) {
+    // A tampered track cannot vouch for a run; its own events report the tampering.
+    if (error instanceof TamperedStateError) return undefined;
+    throw error;
   }
-  return undefined;
+  const cycle = state?.cycles.find((c) => c.dispatchId === dispatchId);
+  // A run id recorded for this dispatch (by the report of an earlier run) must be this run's.
+  if (!state || !cycle || (cycle.runId !== null && cycle.runId !== run.id)) return undefined;
+  return { trackId, state, recorded: recordedRunOf(cycle, run.id) };
 }
 
 /** What the state recorded about the run dispatched for `cycle`. */

@@ -5,8 +5,8 @@ import { GATE_NAMES } from "../gates/names.js";
 /**
  * The state file repeats, in its own plain fields, what a person auditing `consort/state` looks
  * for (design §5): the frozen hashes and every cycle with its run id. They are derived from the
- * machine's snapshot after every transition; only the run ids are the app's own record (GitHub
- * tells the app a run id when it dispatches, the machine never sees it). The approvals that
+ * machine's snapshot after every transition; only the hashes of the requests dispatched are the app's own
+ * record (the machine never sees a request). The approvals that
  * counted are recorded once, in the snapshot's gates.
  */
 export function projectState(current: TrackState, snapshot: TrackSnapshot): TrackState {
@@ -42,9 +42,11 @@ function cyclesOf(snapshot: TrackSnapshot, ledger: CycleRecord[]): CycleRecord[]
   const recorded = new Map(ledger.map((c) => [c.dispatchId, c]));
   return snapshot.context.cycles.map((c) => {
     const requestSha256 = recorded.get(c.dispatchId)?.requestSha256;
+    // A cycle ended without a run (overdue) reports run 0: no run id.
+    const runId = recorded.get(c.dispatchId)?.runId ?? c.runId ?? null;
     return {
       dispatchId: c.dispatchId,
-      runId: recorded.get(c.dispatchId)?.runId ?? c.runId ?? null,
+      runId: runId !== null && runId > 0 ? runId : null,
       ...(requestSha256 ? { requestSha256 } : {}),
       step: c.step,
       commit: c.commit,
@@ -54,19 +56,4 @@ function cyclesOf(snapshot: TrackSnapshot, ledger: CycleRecord[]): CycleRecord[]
       completedAt: c.reportedAt,
     };
   });
-}
-
-/** Record the run id GitHub gave for a dispatch, and the hash of the request it was sent. */
-export function recordRunId(
-  state: TrackState,
-  dispatchId: string,
-  runId: number,
-  requestSha256: string,
-): TrackState | undefined {
-  const cycle = state.cycles.find((c) => c.dispatchId === dispatchId);
-  if (!cycle || (cycle.runId === runId && cycle.requestSha256 === requestSha256)) return undefined;
-  return {
-    ...state,
-    cycles: state.cycles.map((c) => (c.dispatchId === dispatchId ? { ...c, runId, requestSha256 } : c)),
-  };
 }

@@ -12,6 +12,8 @@ export interface ReportedRun {
   repositoryId: number;
   conclusion: string | null;
   htmlUrl: string;
+  /** The dispatch id the run's `run-name` names, if it names one. */
+  dispatchId: string | undefined;
 }
 
 /** A run the app recorded when it dispatched it (kept in the track's state). */
@@ -31,7 +33,7 @@ export type Provenance =
 
 /**
  * Decide whether a finished run may move a track (design §6): only a run the app dispatched
- * (its id recorded), of the expected workflow file, run from the default branch of this very
+ * (its run-name names a dispatch id a track recorded), of the expected workflow file, run from the default branch of this very
  * repository, for the commit the app asked about. Everything else is ignored and reported.
  */
 export function judgeRunProvenance({
@@ -48,7 +50,12 @@ export function judgeRunProvenance({
   if (!recorded)
     return {
       trusted: false,
-      reason: `run ${run.id} of ${run.path} was not dispatched by Consort for any open track (no recorded run id)`,
+      reason: `run ${run.id} of ${run.path} was not dispatched by Consort for any open track (its run-name names ${run.dispatchId ? `dispatch ${run.dispatchId}, which no track recorded` : "no dispatch id"})`,
+    };
+  if (run.dispatchId !== recorded.dispatchId)
+    return {
+      trusted: false,
+      reason: `run ${run.id} names dispatch ${run.dispatchId ?? "none"} in its run-name, but Consort dispatched ${recorded.dispatchId}`,
     };
   if (recorded.workflow !== kind)
     return {

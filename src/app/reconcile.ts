@@ -10,6 +10,7 @@ import { failTampered } from "./checks.js";
 import { branchDeletedEvent, commitsSince, pushEvent } from "./commits.js";
 import { readGitHubConfig } from "../config/load.js";
 import { advanceAndShow } from "./engine.js";
+import { dispatchIdOfRunName, WORKFLOWS } from "./dispatch.js";
 import { httpStatus, type GitHub, type Log, type RepoRef } from "./github.js";
 import { recordedRunOf, reportedEvent, reportedRun, trustedReport } from "./ingest.js";
 import { openPullRequestFor } from "./pull-request.js";
@@ -190,16 +191,27 @@ async function missedRun(
   const pending = snapshot.context.pendingDispatch;
   if (!pending) return undefined;
   const cycle = state.cycles.find((c) => c.dispatchId === pending.dispatchId);
-  if (!cycle?.runId) return undefined;
+  if (!cycle) return undefined;
   const { octokit, repo } = deps;
-  const { data: run } = await octokit.request("GET /repos/{owner}/{repo}/actions/runs/{run_id}", {
+  const recordedKind = recordedRunOf(cycle, 0).workflow;
+  // The run is found by the dispatch id its run-name carries: the app records no run id when it dispatches.
+  const { data: listing } = await octokit.request("GET /repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs", {
     owner: repo.owner,
     repo: repo.repo,
-    run_id: cycle.runId,
+    workflow_id: WORKFLOWS[recordedKind].file,
+    event: "workflow_dispatch",
+    branch: repo.defaultBranch,
+    ...(cycle.dispatchedAt ? { created: `>=${cycle.dispatchedAt.slice(0, 19)}Z` } : {}),
+    per_page: 100,
   });
+  const run = listing.workflow_runs.find(
+    (r) =>
+      dispatchIdOfRunName(r.display_title) === pending.dispatchId && (cycle.runId === null || r.id === cycle.runId),
+  );
+  if (!run) return undefined;
   if (run.status !== "completed") return undefined;
   const reported = reportedRun(run, run.repository.id);
-  const recorded = recordedRunOf(cycle, cycle.runId);
+  const recorded = recordedRunOf(cycle, Number(run.id));
   const ingested = await trustedReport(deps, reported, recorded);
   if (!ingested.trusted) {
     deps.log.warn({ runId: run.id }, `reconcile ignored run: ${ingested.reason}`);

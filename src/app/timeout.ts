@@ -3,7 +3,9 @@ import type { TrackState } from "../state/index.js";
 
 /** A dispatched run that has not reported yet. */
 export interface PendingRun {
-  runId: number;
+  dispatchId: string;
+  /** Known only once a run reported (runs are found by the dispatch id in their run-name). */
+  runId: number | null;
   dispatchedAt: string;
 }
 
@@ -21,7 +23,7 @@ export function isOverdue(run: PendingRun, now: Date, timeoutMinutes: number): b
 
 function overdueMessage(run: PendingRun, timeoutMinutes: number): string {
   return (
-    `The cycle run ${run.runId}, dispatched at ${run.dispatchedAt}, has not reported a result within ${timeoutMinutes} minutes ` +
+    `The cycle ${run.dispatchId}${run.runId ? ` (run ${run.runId})` : ""}, dispatched at ${run.dispatchedAt}, has not reported a result within ${timeoutMinutes} minutes ` +
     '(cycle.timeoutMinutes in .github/consort.yml). Its result will not be waited for: press "Re-run cycle" to dispatch it again.'
   );
 }
@@ -40,7 +42,11 @@ export function overdueEvent(
   if (!pending) return undefined;
   const cycle = snapshot.context.cycles.find((c) => c.dispatchId === pending.dispatchId);
   const recorded = state.cycles.find((c) => c.dispatchId === pending.dispatchId);
-  const run = { runId: recorded?.runId ?? 0, dispatchedAt: cycle?.dispatchedAt ?? recorded?.dispatchedAt ?? "" };
+  const run = {
+    dispatchId: pending.dispatchId,
+    runId: recorded?.runId ?? null,
+    dispatchedAt: cycle?.dispatchedAt ?? recorded?.dispatchedAt ?? "",
+  };
   if (!isOverdue(run, now, timeoutMinutes)) return undefined;
   const reasons = [overdueMessage(run, timeoutMinutes)];
   const at = now.toISOString();
@@ -49,7 +55,7 @@ export function overdueEvent(
       type: "deploy.reported",
       at,
       dispatchId: pending.dispatchId,
-      runId: run.runId,
+      runId: run.runId ?? 0,
       commit: pending.commit,
       outcome: "error",
       reasons,
@@ -62,7 +68,7 @@ export function overdueEvent(
     type: "cycle.reported",
     at,
     dispatchId: pending.dispatchId,
-    runId: run.runId,
+    runId: run.runId ?? 0,
     step: pending.step,
     commit: pending.commit,
     outcome: "error",

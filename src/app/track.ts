@@ -11,6 +11,7 @@ import {
 import { failAllChecks, failTampered } from "./checks.js";
 import type { Log, RepoRef, GitHub } from "./github.js";
 import { projectState } from "./projection.js";
+import { recordRequestDigests } from "./requests.js";
 import { overdueEvent } from "./timeout.js";
 import type { AppServices } from "./services.js";
 
@@ -95,7 +96,8 @@ export async function advanceTrack(
       const base = amend ? amend(current) : current;
       if (events.length === 0) return base === current ? undefined : base;
       result = applyEvents(snapshot, events, config);
-      return projectState(base, result.snapshot);
+      // The dispatches this step asks for are recorded in the same write (their requests' hashes).
+      return recordRequestDigests(projectState(base, result.snapshot), result.effects, result.snapshot);
     });
   } catch (error) {
     if (error instanceof TamperedStateError) {

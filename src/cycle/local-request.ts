@@ -78,17 +78,24 @@ export async function buildLocalRequest(options: LocalCycleOptions): Promise<Cyc
   } catch {
     throw new CycleInputError(`${cwd} is not a git checkout with a commit: a cycle tests a commit`);
   }
-  const frozenTestFiles: Array<{ path: string; sha256: string; text: string }> = [];
+  const frozenTestFiles: Array<{ path: string; sha256: string; commit: string }> = [];
   if (options.frozenAt) {
+    let frozenCommit: string;
+    try {
+      frozenCommit = (await gitOut(cwd, ["rev-parse", "--verify", `${options.frozenAt}^{commit}`])).trim();
+    } catch {
+      throw new CycleInputError(`--frozen-at ${options.frozenAt} is not a commit of this checkout`);
+    }
     const files = new Set([...earlier, ...(step === "red" ? [] : inTurn)].map((t) => t.file));
     for (const path of files) {
       let text: string;
       try {
-        text = await gitOut(cwd, ["show", `${options.frozenAt}:${path}`]);
+        text = await gitOut(cwd, ["show", `${frozenCommit}:${path}`]);
       } catch {
         continue; // not there at that ref: nothing was frozen yet
       }
-      frozenTestFiles.push({ path, sha256: hashFrozenText(text), text });
+      // The runner reads the frozen text from git at this commit, as it does for the app's requests.
+      frozenTestFiles.push({ path, sha256: hashFrozenText(text), commit: frozenCommit });
     }
   }
   const parsed = CycleRequest.safeParse({

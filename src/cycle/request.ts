@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { RepoPath, TestId } from "../artifacts/ids.js";
 import { formatZodError } from "../config/zod-error.js";
-import { hashFrozenText } from "../gates/freeze.js";
 
 /**
  * The one JSON input the app dispatches to `.github/workflows/consort-cycle.yml` (design §6), and
@@ -28,25 +27,18 @@ export const CycleTest = z
 export type CycleTest = z.infer<typeof CycleTest>;
 
 /**
- * A test file frozen by a verified RED. `text` is what was frozen: a RED step needs it to check
- * that the file was only added to; every other step only needs the hash (identical or not).
+ * A test file frozen by a verified RED: its hash, and the commit whose verified RED froze it. The
+ * request never carries the text (GitHub caps a dispatch's inputs at 65,535 characters): a RED step
+ * reads the frozen text from git at `commit` (the checkout has full history) to check that the
+ * file was only added to, and trusts it only if it hashes to `sha256`.
  */
 export const FrozenTestFile = z
   .object({
     path: RepoPath,
     sha256: Sha256,
-    text: z.string().optional(),
+    commit: CommitSha.optional(),
   })
-  .strict()
-  .superRefine((file, ctx) => {
-    if (file.text !== undefined && hashFrozenText(file.text) !== file.sha256) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["sha256"],
-        message: `the frozen text of ${file.path} does not hash to the sha256 given with it`,
-      });
-    }
-  });
+  .strict();
 export type FrozenTestFile = z.infer<typeof FrozenTestFile>;
 
 /** A database branch id as the providers take it (see BRANCH_ID_PATTERN in src/substrate/names.ts). */

@@ -12,6 +12,7 @@ import { decideVerdict, describeLoadError } from "./verdict.js";
 import {
   driftFromCommit,
   frozenFilesAt,
+  frozenTextsFromGit,
   headCommit,
   readAtCommit,
   resolveTestBase,
@@ -112,6 +113,7 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
     const evidence = Promise.all([
       readAtCommit(cwd, head, guarded),
       request.step === "refactor" ? trackTestChanges(cwd, request, config.paths.tests) : undefined,
+      frozenTextsFromGit(cwd, request.frozenTestFiles),
     ]);
     evidence.catch(() => {});
 
@@ -139,8 +141,8 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
     });
     const url = await provider.connectionUrl(name);
     timings.fork = elapsed(mark);
-    const [committed, testChanges] = await evidence;
-    const frozenFiles = frozenFilesAt(committed, request.frozenTestFiles);
+    const [committed, testChanges, frozenTexts] = await evidence;
+    const frozenFiles = frozenFilesAt(committed, request.frozenTestFiles, frozenTexts);
     const before = await driftFromCommit(cwd, committed);
     if (before.length > 0)
       throw new Error(

@@ -3,6 +3,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import { promisify } from "node:util";
 import picomatch from "picomatch";
+import { hashFrozenText } from "../gates/freeze.js";
 import type { FrozenTestFile } from "./request.js";
 import type { FrozenFileState } from "./verdict.js";
 
@@ -121,14 +122,46 @@ export async function readAtCommit(
   return texts;
 }
 
+/**
+ * The frozen texts the request points at, read from git at the commit whose verified RED froze
+ * each file (the request carries hashes, never text). A text is kept only if it hashes to the
+ * frozen sha256; one missing or different is left out, so a RED that changed the file refuses.
+ */
+export async function frozenTextsFromGit(cwd: string, frozen: FrozenTestFile[]): Promise<Map<string, string>> {
+  const byCommit = new Map<string, string[]>();
+  for (const file of frozen)
+    if (file.commit) byCommit.set(file.commit, [...(byCommit.get(file.commit) ?? []), file.path]);
+  const texts = new Map<string, string>();
+  for (const [commit, paths] of byCommit) {
+    let read: Map<string, string | undefined>;
+    try {
+      read = await readAtCommit(cwd, commit, paths);
+    } catch {
+      continue; // a commit the checkout does not hold: no frozen text, and the verdict says so
+    }
+    for (const file of frozen.filter((f) => f.commit === commit)) {
+      const text = read.get(file.path);
+      if (text !== undefined && hashFrozenText(text) === file.sha256) texts.set(file.path, text);
+    }
+  }
+  return texts;
+}
+
 /** The frozen files as the commit under test holds them (never the working tree). */
-export function frozenFilesAt(committed: Map<string, string | undefined>, frozen: FrozenTestFile[]): FrozenFileState[] {
-  return frozen.map((file) => ({
-    path: file.path,
-    sha256: file.sha256,
-    ...(file.text !== undefined ? { frozen: file.text } : {}),
-    current: committed.get(file.path),
-  }));
+export function frozenFilesAt(
+  committed: Map<string, string | undefined>,
+  frozen: FrozenTestFile[],
+  frozenTexts: Map<string, string>,
+): FrozenFileState[] {
+  return frozen.map((file) => {
+    const text = frozenTexts.get(file.path);
+    return {
+      path: file.path,
+      sha256: file.sha256,
+      ...(text !== undefined ? { frozen: text } : {}),
+      current: committed.get(file.path),
+    };
+  });
 }
 
 /** The paths whose working-tree file is not what the commit holds (changed, added or deleted). */

@@ -128,6 +128,7 @@ export const WorkflowRunPayload = z.object({
     head_branch: z.string().nullable(),
     head_sha: Sha,
     html_url: z.string(),
+    display_title: z.string().nullable().optional(),
     head_repository: z.object({ id: z.number().int() }).nullable().optional(),
   }),
 });

@@ -1,12 +1,12 @@
 import { advanceAndAct } from "../app/engine.js";
-import { findRecordedRun, reportedEvent, reportedRun, trustedReport } from "../app/ingest.js";
+import { findDispatchedRun, reportedEvent, reportedRun, trustedReport } from "../app/ingest.js";
 import type { HandlerInput } from "../app/services.js";
 import { configOrFail, engineDeps } from "./common.js";
 import type { WorkflowRunPayload } from "./payloads.js";
 
 /**
  * `workflow_run.completed`: ingest a cycle's (or release's, or promotion's) result. Only a run the
- * app dispatched is trusted: its id recorded on a track, of the expected workflow file, run from
+ * app dispatched is trusted: its run-name names a dispatch a track recorded, of the expected workflow file, run from
  * the default branch, reporting on the commit the app asked about. Anything else is ignored and
  * logged. A trusted run that left no readable result is an `error`: nothing advances, the check
  * fails with a re-run button.
@@ -20,7 +20,7 @@ export async function handleWorkflowRun(input: HandlerInput<WorkflowRunPayload>)
   );
   if (!/consort-(cycle|deploy|promote)\.yml/.test(run.path)) return; // most runs in a repository are not ours: cost nothing
   const deps = engineDeps(input);
-  const found = await findRecordedRun(deps, run.id);
+  const found = await findDispatchedRun(deps, run);
   const ingested = await trustedReport(deps, run, found?.recorded);
   if (!ingested.trusted || !found) {
     log.warn(

@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import type { GitHubClient } from "../github/client.js";
 import { canonicalJson } from "../state/seal.js";
-import { OUTPUT_LIMIT, type RenderedCheckRun } from "./checks.js";
+import { COMMENT_LIMIT, MAX_ACTIONS, OUTPUT_LIMIT, TITLE_LIMIT, type RenderedCheckRun } from "./checks.js";
+import { utf8Bytes } from "./markdown.js";
 import { stickyMarker } from "./render.js";
 
 /**
@@ -46,6 +47,21 @@ function unchanged(existing: ExistingRun, run: RenderedCheckRun, hash: string): 
   return marker === hash && existing.status === run.status && (existing.conclusion ?? null) === conclusion;
 }
 
+/** What GitHub would refuse in a check run's output and buttons, as it counts them. */
+function outputProblems(run: RenderedCheckRun): string[] {
+  const problems: string[] = [];
+  for (const field of ["summary", "text"] as const) {
+    const value = run.output[field];
+    if (value !== undefined && utf8Bytes(value) > OUTPUT_LIMIT)
+      problems.push(`output.${field} is ${utf8Bytes(value)} bytes, more than GitHub's ${OUTPUT_LIMIT}`);
+  }
+  if (run.output.title.length > TITLE_LIMIT)
+    problems.push(`output.title is ${run.output.title.length} characters, more than ${TITLE_LIMIT}`);
+  if (run.actions.length > MAX_ACTIONS)
+    problems.push(`${run.actions.length} buttons, more than GitHub's ${MAX_ACTIONS}`);
+  return problems;
+}
+
 async function apply(
   octokit: GitHubClient,
   target: CheckRunTarget,
@@ -55,10 +71,9 @@ async function apply(
   const hash = contentHash(run);
   if (existing && unchanged(existing, run, hash)) return { name: run.name, action: "unchanged", id: existing.id };
   const summary = `${run.output.summary}\n\n<!-- consort:content ${hash} -->`;
-  if (summary.length > OUTPUT_LIMIT)
-    throw new Error(
-      `${run.name}: summary of ${summary.length} characters exceeds GitHub's ${OUTPUT_LIMIT} (render with truncate())`,
-    );
+  // GitHub refuses (422) what passes its limits: refuse here, before sending, with the reason.
+  const refused = outputProblems({ ...run, output: { ...run.output, summary } });
+  if (refused.length > 0) throw new Error(`${run.name}: ${refused.join("; ")} (render with truncate())`);
   const output = { ...run.output, summary };
   const state =
     run.status === "completed"
@@ -161,6 +176,10 @@ export async function upsertStickyComment(
   const { owner, repo, issueNumber } = target;
   const marker = stickyMarker(target.trackId);
   if (!body.startsWith(marker)) throw new Error(`The sticky comment body must start with its marker ${marker}`);
+  if (utf8Bytes(body) > COMMENT_LIMIT)
+    throw new Error(
+      `the sticky comment is ${utf8Bytes(body)} bytes, more than GitHub's ${COMMENT_LIMIT} (render with truncate())`,
+    );
   const comments = (await octokit.paginate(octokit.rest.issues.listComments, {
     owner,
     repo,

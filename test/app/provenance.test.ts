@@ -14,6 +14,7 @@ const run: ReportedRun = {
   repositoryId: 1,
   conclusion: "success",
   htmlUrl: "https://github.com/acme/shop/actions/runs/987",
+  dispatchId: "feature-x#1",
 };
 const recorded = {
   runId: 987,
@@ -46,7 +47,7 @@ describe("the provenance of a finished run", () => {
     expect(judgeRunProvenance({ run, defaultBranch: "main", recorded: undefined })).toEqual({
       trusted: false,
       reason:
-        "run 987 of .github/workflows/consort-cycle.yml was not dispatched by Consort for any open track (no recorded run id)",
+        "run 987 of .github/workflows/consort-cycle.yml was not dispatched by Consort for any open track (its run-name names dispatch feature-x#1, which no track recorded)",
     });
     expect(judge({ path: ".github/workflows/consort-deploy.yml" })).toEqual({
       trusted: false,

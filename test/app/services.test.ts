@@ -3,7 +3,7 @@ import { Octokit } from "@octokit/rest";
 import { zipSync, strToU8 } from "fflate";
 import nock from "nock";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { dispatchWorkflow } from "../../src/app/dispatch.js";
+import { dispatchIdOfRunName, dispatchWorkflow } from "../../src/app/dispatch.js";
 import { ArtifactError, artifactJson, downloadRunArtifact } from "../../src/app/artifacts.js";
 import { judgeResultCommit, judgeRunProvenance, type ReportedRun } from "../../src/app/provenance.js";
 import { isOverdue } from "../../src/app/timeout.js";
@@ -23,15 +23,8 @@ afterEach(() => {
 });
 
 describe("dispatch", () => {
-  it("dispatches consort-cycle.yml at the default branch with one JSON input and records the run id", async () => {
-    github.on("POST", "/repos/acme/shop/actions/workflows/consort-cycle.yml/dispatches", [
-      200,
-      {
-        workflow_run_id: 987,
-        run_url: "https://api.github.com/repos/acme/shop/actions/runs/987",
-        html_url: "https://github.com/acme/shop/actions/runs/987",
-      },
-    ]);
+  it("dispatches consort-cycle.yml at the default branch with one JSON input, without asking GitHub for run details", async () => {
+    github.on("POST", "/repos/acme/shop/actions/workflows/consort-cycle.yml/dispatches", [204]);
     const request = { track: "feature-x", step: "red", commit: "a".repeat(40) };
     const run = await dispatchWorkflow({
       octokit,
@@ -44,15 +37,12 @@ describe("dispatch", () => {
     });
     expect(run).toEqual({
       workflow: "cycle",
-      runId: 987,
-      htmlUrl: "https://github.com/acme/shop/actions/runs/987",
       dispatchedAt: "2026-01-01T00:00:00.000Z",
       requestSha256: createHash("sha256").update(JSON.stringify(request)).digest("hex"),
     });
     expect(github.requests[0]!.body).toEqual({
       ref: "main",
       inputs: { request: JSON.stringify(request) },
-      return_run_details: true,
     });
     github.verify();
   });
@@ -77,20 +67,12 @@ describe("dispatch", () => {
     github.verify();
   });
 
-  it("a dispatch that returns no run id fails instead of waiting for an untrustable run", async () => {
-    github.on("POST", "/repos/acme/shop/actions/workflows/consort-cycle.yml/dispatches", [204]);
-    await expect(
-      dispatchWorkflow({
-        octokit,
-        owner,
-        repo,
-        defaultBranch: "main",
-        workflow: "cycle",
-        request: {},
-        now: new Date(),
-      }),
-    ).rejects.toThrow(/returned no run id/);
-    github.verify();
+  it("a run's run-name names its dispatch id; any other title names none", () => {
+    expect(dispatchIdOfRunName("consort cycle feature-x#12")).toBe("feature-x#12");
+    expect(dispatchIdOfRunName("consort promote feature-x#3")).toBe("feature-x#3");
+    expect(dispatchIdOfRunName("consort cycle")).toBeUndefined();
+    expect(dispatchIdOfRunName("CI on feature-x#12")).toBeUndefined();
+    expect(dispatchIdOfRunName(null)).toBeUndefined();
   });
 });
 
@@ -146,6 +128,7 @@ describe("provenance of a finished run", () => {
     repositoryId: 1,
     conclusion: "success",
     htmlUrl: "https://github.com/acme/shop/actions/runs/987",
+    dispatchId: "feature-x#1",
   };
   const recorded = {
     runId: 987,
@@ -167,6 +150,14 @@ describe("provenance of a finished run", () => {
       trusted: false,
       reason: expect.stringContaining("not dispatched by Consort"),
     });
+  });
+  it("ignores a run whose run-name names another dispatch than the one recorded", () => {
+    expect(judgeRunProvenance({ run: { ...run, dispatchId: "feature-x#2" }, defaultBranch: "main", recorded })).toEqual(
+      {
+        trusted: false,
+        reason: "run 987 names dispatch feature-x#2 in its run-name, but Consort dispatched feature-x#1",
+      },
+    );
   });
   it("ignores a run of another workflow file", () => {
     expect(
@@ -198,12 +189,14 @@ describe("provenance of a finished run", () => {
 });
 
 describe("the timeout rule", () => {
-  const run = { runId: 1, dispatchedAt: "2026-01-01T00:00:00Z" };
+  const run = { dispatchId: "feature-x#1", runId: null, dispatchedAt: "2026-01-01T00:00:00Z" };
   it("a run is overdue only after the configured minutes", () => {
     expect(isOverdue(run, new Date("2026-01-01T00:29:59Z"), 30)).toBe(false);
     expect(isOverdue(run, new Date("2026-01-01T00:30:01Z"), 30)).toBe(true);
   });
   it("a record whose dispatch time cannot be read counts as overdue", () => {
-    expect(isOverdue({ runId: 1, dispatchedAt: "yesterday-ish" }, new Date(), 30)).toBe(true);
+    expect(isOverdue({ dispatchId: "feature-x#1", runId: null, dispatchedAt: "yesterday-ish" }, new Date(), 30)).toBe(
+      true,
+    );
   });
 });

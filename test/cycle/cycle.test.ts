@@ -56,11 +56,14 @@ async function stage(commits: Parameters<typeof checkout>[0]): Promise<Checkout>
   return c;
 }
 
-/** The frozen test files of the S1 tests, as the RED stage holds them. */
+/**
+ * The frozen test files of the S1 tests, as the RED stage holds them: hashes, and the commit the
+ * runner reads the frozen text from (the request never carries text).
+ */
 async function frozenS1(c: Checkout, extra: Array<{ path: string; text: string }> = []) {
   const paths = [...new Set(S1_TESTS.map((t) => t.file))];
   const files = await Promise.all(paths.map(async (path) => ({ path, text: await c.read(path) })));
-  return [...files, ...extra].map(({ path, text }) => ({ path, sha256: hashFrozenText(text), text }));
+  return [...files, ...extra].map(({ path, text }) => ({ path, sha256: hashFrozenText(text), commit: c.commit }));
 }
 
 function request(

@@ -32,10 +32,10 @@ describe("the cycle request is checked where it enters", () => {
     expect(parse({ commit: "abc123" })).toThrow(/commit: a full 40-character/);
   });
 
-  test("frozen text that does not hash to the given sha256 is refused", () => {
-    const frozen = { path: T7.file, sha256: hashFrozenText("one text"), text: "another text" };
+  test("a request that carries a frozen file's text is refused: the runner reads frozen text from git", () => {
+    const frozen = { path: T7.file, sha256: hashFrozenText("one text"), text: "one text" };
     expect(parse({ frozenTestFiles: [frozen] })).toThrow(CycleInputError);
-    expect(parse({ frozenTestFiles: [frozen] })).toThrow(/does not hash to the sha256/);
+    expect(parse({ frozenTestFiles: [frozen] })).toThrow(/frozenTestFiles\[0\]: Unrecognized key: "text"/);
   });
 
   test("a test listed both in turn and as earlier green is refused", () => {

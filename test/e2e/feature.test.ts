@@ -1,3 +1,4 @@
+import { requestDigest } from "../../src/app/dispatch.js";
 import pg from "pg";
 import { afterEach, describe, expect, test } from "vitest";
 import { postgresUrl } from "../helpers/postgres.js";
@@ -189,13 +190,13 @@ describe("a feature of StockFlow, end to end", () => {
       "release:valid",
       "promote:valid",
     ]);
-    // Every run the app dispatched is recorded on consort/state: only those runs were trusted.
+    // Every request the app dispatched is recorded (its hash) on consort/state: only results answering those were trusted.
     expect(
       s
         .state()
-        .cycles.map((c) => c.runId)
+        .cycles.map((c) => c.requestSha256)
         .sort(),
-    ).toEqual(s.world.dispatches.map((d) => d.runId).sort());
+    ).toEqual(s.world.dispatches.map((d) => requestDigest(d.request)).sort());
     expect(s.world.mock.violations).toEqual([]);
   }, 600_000);
 });

@@ -66,7 +66,7 @@ test("a refactor is verified on a repository whose default branch already has te
       inTurn: [{ id: "T8", file: own, title: "a location with no stock returns an empty list with success" }],
       earlierGreen: [],
     },
-    frozenTestFiles: [{ path: own, sha256: hashFrozenText(text), text }],
+    frozenTestFiles: [{ path: own, sha256: hashFrozenText(text), commit }],
     database: { branch: "track-refactor" },
   });
   const result = await runCycle(request, { provider, config: s.cycleConfig(), cwd: dir });

@@ -1,3 +1,4 @@
+import { requestDigest } from "../../src/app/dispatch.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { webhookPayload } from "../helpers/webhooks.js";
 import { TEST_APP_ID } from "../helpers/github.js";
@@ -75,18 +76,11 @@ const permission = (user: string, level: string, times = 1) =>
   );
 
 describe("check_run buttons", () => {
-  it("Re-run cycle by a writer dispatches the cycle again at the default branch and records the new run id", async () => {
+  it("Re-run cycle by a writer dispatches the cycle again at the default branch, recording the request's hash in the same state write", async () => {
     mockInstallationToken(h.github, INSTALLATION_ID);
     permission("lead-human", "write");
     expectDefaultConfig(h.github);
-    h.github.on("POST", "/repos/acme/shop/actions/workflows/consort-cycle.yml/dispatches", [
-      200,
-      {
-        workflow_run_id: 4242,
-        run_url: "https://api.github.com/repos/acme/shop/actions/runs/4242",
-        html_url: "https://github.com/acme/shop/actions/runs/4242",
-      },
-    ]);
+    h.github.on("POST", "/repos/acme/shop/actions/workflows/consort-cycle.yml/dispatches", [204]);
     expectChecks(h.github, sim.context.head);
     expectStickyComment(h.github, branch, sim.context.head);
 
@@ -98,9 +92,9 @@ describe("check_run buttons", () => {
       .pendingDispatch;
     const unit = sim.context.units[0]!;
     const dispatch = h.github.calls("POST", "/repos/acme/shop/actions/workflows/consort-cycle.yml/dispatches")[0]!
-      .body as { ref: string; inputs: { request: string }; return_run_details: boolean };
+      .body as { ref: string; inputs: { request: string } & Record<string, unknown> };
     expect(dispatch.ref).toBe("main");
-    expect(dispatch.return_run_details).toBe(true);
+    expect(dispatch).not.toHaveProperty("return_run_details");
     expect(Object.keys(dispatch.inputs)).toEqual(["request"]);
     expect(JSON.parse(dispatch.inputs.request)).toEqual({
       version: 1,
@@ -114,7 +108,12 @@ describe("check_run buttons", () => {
       base: { branch: "main" },
       ttlSeconds: 3600,
     });
-    expect(after.cycles.find((c) => c.dispatchId === pending.dispatchId)).toMatchObject({ runId: 4242, verdict: null });
+    expect(after.cycles.find((c) => c.dispatchId === pending.dispatchId)).toMatchObject({
+      runId: null,
+      verdict: null,
+      requestSha256: requestDigest(JSON.parse(dispatch.inputs.request)),
+    });
+    expect(state.updates.filter((u) => u.accepted)).toHaveLength(1);
   });
 
   it("a dispatch GitHub refuses fails consort/build saying what failed, with the Re-run cycle button, and the state records it", async () => {

@@ -1,3 +1,4 @@
+import { requestDigest } from "../../src/app/dispatch.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { webhookPayload } from "../helpers/webhooks.js";
 import { reach } from "../orchestrator/helpers/reach.js";
@@ -100,14 +101,7 @@ describe("merging", () => {
     const merge = commitSha("merge");
     mockInstallationToken(h.github, INSTALLATION_ID);
     expectConfig(h.github, db.configYaml);
-    h.github.on("POST", "/repos/acme/shop/actions/workflows/consort-promote.yml/dispatches", [
-      200,
-      {
-        workflow_run_id: 5151,
-        run_url: "https://api.github.com/repos/acme/shop/actions/runs/5151",
-        html_url: "https://github.com/acme/shop/actions/runs/5151",
-      },
-    ]);
+    h.github.on("POST", "/repos/acme/shop/actions/workflows/consort-promote.yml/dispatches", [204]);
     h.github.on(
       "GET",
       /\/repos\/acme\/shop\/commits\/[0-9a-f]{40}\/check-runs/,
@@ -130,9 +124,9 @@ describe("merging", () => {
     const pending = (after.snapshot as TrackSnapshot).context.pendingDispatch!;
     expect(after.snapshot).toMatchObject({ stage: "promoting" });
     const body = h.github.calls("POST", "/repos/acme/shop/actions/workflows/consort-promote.yml/dispatches")[0]!
-      .body as { ref: string; inputs: { request: string }; return_run_details: boolean };
+      .body as { ref: string; inputs: { request: string } & Record<string, unknown> };
     expect(body.ref).toBe("main");
-    expect(body.return_run_details).toBe(true);
+    expect(body).not.toHaveProperty("return_run_details");
     expect(JSON.parse(body.inputs.request)).toEqual({
       version: 1,
       dispatchId: pending.dispatchId,
@@ -140,9 +134,12 @@ describe("merging", () => {
       commit: merge,
       database: { parent: db.root, track: branch },
     });
+    // Recorded in the same write as the merge: no run id, and the hash of the very request sent.
     expect(after.cycles.find((c) => c.dispatchId === pending.dispatchId)).toMatchObject({
-      runId: 5151,
+      runId: null,
       step: "promote",
+      requestSha256: requestDigest(JSON.parse(body.inputs.request)),
     });
+    expect(state.updates.filter((u) => u.accepted)).toHaveLength(1);
   });
 });

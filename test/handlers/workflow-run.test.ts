@@ -54,7 +54,8 @@ function dispatchedRequest(): CycleRequest {
   });
 }
 
-function seed(runId: number | null = RUN_ID) {
+/** The track as the dispatch left it: the request's hash recorded with the step, no run id (the run-name carries the dispatch id). */
+function seed(runId: number | null = null) {
   const seeded = stateOf(branch, sim.snapshot);
   const requestSha256 = requestDigest(dispatchedRequest());
   seeded.cycles = seeded.cycles.map((c) =>
@@ -87,6 +88,7 @@ function runPayload(overrides: Record<string, unknown> = {}) {
       head_branch: "main",
       head_repository: { ...example.workflow_run.head_repository, id: REPOSITORY_ID },
       html_url: `https://github.com/acme/shop/actions/runs/${RUN_ID}`,
+      display_title: `consort cycle ${sim.context.pendingDispatch!.dispatchId}`,
       ...overrides,
     },
   });
@@ -157,13 +159,31 @@ describe("workflow_run.completed", () => {
     expect(createdChecks(h.github)["consort/build"]!.output.summary).toContain(`actions/runs/${RUN_ID}`);
   });
 
-  it("a run Consort never dispatched (no recorded run id) is ignored", async () => {
+  it("a run whose run-name names no dispatch (run by hand) is ignored without reading any state", async () => {
+    const before = state.head;
+    await h.receive("workflow_run", runPayload({ display_title: "consort cycle" }));
+    h.github.verify();
+    expect(state.head).toBe(before);
+    expect(h.github.requests).toHaveLength(0);
+  });
+
+  it("a run naming a dispatch the track never made is ignored", async () => {
     mockInstallationToken(h.github, INSTALLATION_ID);
-    seed(null);
+    const before = state.head;
+    await h.receive("workflow_run", runPayload({ display_title: `consort cycle ${branch}#999` }));
+    h.github.verify();
+    expect(state.head).toBe(before);
+    expect(h.github.calls("GET", /artifacts/)).toHaveLength(0);
+  });
+
+  it("a second run naming a dispatch whose run already reported is ignored", async () => {
+    mockInstallationToken(h.github, INSTALLATION_ID);
+    seed(RUN_ID + 1);
     const before = state.head;
     await h.receive("workflow_run", runPayload());
     h.github.verify();
     expect(state.head).toBe(before);
+    expect(h.github.calls("GET", /artifacts/)).toHaveLength(0);
   });
 
   it("a run of the workflow as a track rewrote it (not from the default branch) is ignored", async () => {

@@ -87,6 +87,12 @@ export class GitHubMock {
       operationId: operation?.operationId,
     };
     this.requests.push(recorded);
+    // GitHub's documented limits, answered as GitHub answers them: what it would refuse is refused here.
+    const refused = refusedByGitHub(recorded.method, url.pathname, body);
+    if (refused) {
+      this.violations.push(`${recorded.method} ${url.pathname}: GitHub would refuse this request: ${refused}`);
+      return [422, { message: `Validation Failed: ${refused}`, documentation_url: "https://docs.github.com/rest" }];
+    }
     const expectation = this.expectations.find(
       (e) =>
         e.method === recorded.method &&
@@ -125,6 +131,42 @@ export class GitHubMock {
     nock.emitter.removeListener("no match", this.onNoMatch);
     nock.cleanAll();
   }
+}
+
+/** GitHub counts check-run output and comment bodies in UTF-8 bytes. */
+export const CHECK_OUTPUT_BYTES = 65_535;
+export const COMMENT_BYTES = 65_536;
+const ANNOTATIONS_PER_REQUEST = 50;
+const CHECK_ACTIONS_MAX = 3;
+const DISPATCH_INPUT_CHARACTERS = 65_535;
+
+/**
+ * What GitHub refuses with 422 whatever the mock would answer: check-run summaries and texts over
+ * 65,535 UTF-8 bytes, more than 50 annotations or 3 actions in one request, comments over 65,536
+ * bytes, workflow_dispatch inputs over 65,535 characters (or 25 inputs). Undefined when accepted.
+ */
+export function refusedByGitHub(method: string, path: string, body: unknown): string | undefined {
+  const b = (body ?? {}) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  const bytes = (v: unknown) => (typeof v === "string" ? Buffer.byteLength(v, "utf8") : 0);
+  if (/\/check-runs(\/\d+)?$/.test(path) && (method === "POST" || method === "PATCH")) {
+    for (const field of ["summary", "text"])
+      if (bytes(b.output?.[field]) > CHECK_OUTPUT_BYTES)
+        return `output.${field} is ${bytes(b.output?.[field])} bytes; the maximum is ${CHECK_OUTPUT_BYTES}`;
+    if (Array.isArray(b.output?.annotations) && b.output.annotations.length > ANNOTATIONS_PER_REQUEST)
+      return `${b.output.annotations.length} annotations; at most ${ANNOTATIONS_PER_REQUEST} per request`;
+    if (Array.isArray(b.actions) && b.actions.length > CHECK_ACTIONS_MAX)
+      return `${b.actions.length} actions; at most ${CHECK_ACTIONS_MAX}`;
+  }
+  if (/\/issues\/(\d+\/comments|comments\/\d+)$/.test(path) && (method === "POST" || method === "PATCH")) {
+    if (bytes(b.body) > COMMENT_BYTES) return `body is ${bytes(b.body)} bytes; the maximum is ${COMMENT_BYTES}`;
+  }
+  if (/\/actions\/workflows\/[^/]+\/dispatches$/.test(path) && method === "POST" && b.inputs) {
+    if (Object.keys(b.inputs).length > 25) return `${Object.keys(b.inputs).length} inputs; at most 25`;
+    const size = JSON.stringify(b.inputs).length;
+    if (size > DISPATCH_INPUT_CHARACTERS)
+      return `inputs are ${size} characters; the maximum is ${DISPATCH_INPUT_CHARACTERS}`;
+  }
+  return undefined;
 }
 
 function parseBody(raw: unknown): unknown {

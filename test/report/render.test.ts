@@ -223,7 +223,7 @@ describe("GitHub's size limits", () => {
     const schema = byName(renderCheckRuns(report), "consort/schema");
     expect(schema.output.summary.length).toBeLessThanOrEqual(OUTPUT_LIMIT - 100);
     expect(schema.output.summary).toMatch(
-      /\| added column `c_\d+` x{20} \|\n\n> \*\*Truncated:\*\* \d+ characters did not fit GitHub's limit of 65435\. The full record is in `tracks\/feature-orders-1a2b3c4d\.json` on the `consort\/state` branch\.$/,
+      /\| added column `c_\d+` x{20} \|\n\n> \*\*Truncated:\*\* \d+ bytes did not fit GitHub's limit of 65435\. The full record is in `tracks\/feature-orders-1a2b3c4d\.json` on the `consort\/state` branch\.$/,
     );
     const comment = renderComment(report);
     expect(comment.length).toBeLessThanOrEqual(COMMENT_LIMIT);

@@ -60,7 +60,7 @@ async function frozenOf(c: Checkout, paths: string[]) {
   return Promise.all(
     paths.map(async (path) => {
       const text = await c.read(path);
-      return { path, sha256: hashFrozenText(text), text };
+      return { path, sha256: hashFrozenText(text), commit: c.commit };
     }),
   );
 }

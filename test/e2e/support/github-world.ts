@@ -18,6 +18,8 @@ export interface CheckRun {
   id: number;
   name: string;
   head_sha: string;
+  /** The run's `run-name` as GitHub rendered it from the workflow file at the dispatched ref. */
+  display_title?: string;
   status: "queued" | "in_progress" | "completed";
   conclusion: string | null;
   output: { title?: string; summary?: string; text?: string };
@@ -68,6 +70,8 @@ export interface WorkflowRun {
   event: string;
   head_branch: string;
   head_sha: string;
+  /** The run's `run-name` as GitHub rendered it from the workflow file at the dispatched ref. */
+  display_title?: string;
   status: "queued" | "in_progress" | "completed";
   conclusion: string | null;
   artifacts: Array<{ id: number; name: string; zip: Uint8Array; expired: boolean }>;
@@ -392,6 +396,7 @@ export class GitHubWorld {
       conclusion: run.conclusion,
       head_branch: run.head_branch,
       head_sha: run.head_sha,
+      display_title: run.display_title ?? run.path.split("/").pop(),
       html_url: `https://github.com/${this.fullName}/actions/runs/${run.id}`,
       head_repository: { id: this.repositoryId },
       repository: { id: this.repositoryId },
@@ -874,14 +879,28 @@ export class GitHubWorld {
     const at = this.git.resolve(`refs/heads/${ref}`);
     if (!at) return [422, { message: `No ref found for: ${ref}` }];
     if (!this.git.fileAt(at, path)) return notFound(`workflow ${path} not found at ${ref}`);
-    const raw = body.inputs?.request;
+    // As GitHub: at most 25 inputs and 65,535 characters of input payload, else 422.
+    const inputs = (body.inputs ?? {}) as Record<string, unknown>;
+    if (Object.keys(inputs).length > DISPATCH_MAX_INPUTS)
+      return [
+        422,
+        { message: `you may only define up to ${DISPATCH_MAX_INPUTS} inputs for a workflow_dispatch event` },
+      ];
+    if (JSON.stringify(inputs).length > DISPATCH_INPUT_CHARACTERS)
+      return [
+        422,
+        { message: `inputs are too large (over ${DISPATCH_INPUT_CHARACTERS} characters)`, documentation_url: DOCS },
+      ];
+    const raw = inputs.request;
     const runId = this.id() * 10;
+    const request = typeof raw === "string" ? (JSON.parse(raw) as Record<string, unknown>) : raw;
     this.runs.set(runId, {
       id: runId,
       path,
       event: "workflow_dispatch",
       head_branch: ref,
       head_sha: at,
+      display_title: renderRunName(this.git.fileAt(at, path)?.toString("utf8") ?? "", request, path),
       status: "queued",
       conclusion: null,
       artifacts: [],
@@ -900,6 +919,22 @@ export class GitHubWorld {
 }
 
 const DOCS = "https://docs.github.com/rest";
+const DISPATCH_MAX_INPUTS = 25;
+const DISPATCH_INPUT_CHARACTERS = 65_535;
+
+/**
+ * A run's display title as GitHub renders the workflow's `run-name`: the expressions Consort's
+ * templates use (`fromJSON(inputs.request).<field>`) are evaluated; without a run-name the title
+ * is the workflow's name (here, its file name).
+ */
+function renderRunName(workflow: string, request: unknown, path: string): string {
+  const line = /^run-name:\s*(.+)$/m.exec(workflow)?.[1]?.trim();
+  if (!line) return path.split("/").pop()!;
+  return line.replace(/\$\{\{\s*fromJSON\(inputs\.request\)\.(\w+)\s*\}\}/g, (_, field: string) => {
+    const value = (request as Record<string, unknown> | undefined)?.[field];
+    return value === undefined || value === null ? "" : String(value);
+  });
+}
 
 function notFound(message = "Not Found"): Reply {
   return [404, { message, documentation_url: DOCS }];
