@@ -4,6 +4,7 @@ import { Architecture } from "./architecture.js";
 import { DbDesign } from "./db-design.js";
 import { storyOfAc } from "./ids.js";
 import { jsonPath, zodIssues, type ArtifactIssue } from "./issues.js";
+import { DESIGN_STEPS } from "../orchestrator/types.js";
 import { ARTIFACT_PATHS } from "./paths.js";
 import { Spec } from "./spec.js";
 import { TestList } from "./test-list.js";
@@ -16,7 +17,7 @@ import { Ux } from "./ux.js";
  */
 
 /** How far the design lane has come: later checkpoints require and cross-check more files. */
-export const CHECKPOINTS = ["stories", "spec", "architecture", "db-design", "ux", "design", "test-list"] as const;
+export const CHECKPOINTS = [...DESIGN_STEPS, "design", "test-list"] as const;
 export type Checkpoint = (typeof CHECKPOINTS)[number];
 
 interface ParsedArtifacts {

@@ -52,9 +52,15 @@ export const LakebaseProviderSettings = z
   })
   .strict();
 
+/** One build cycle per test, or per acceptance criterion. */
+export const Granularity = z.enum(["test", "ac"]);
+
+/** Where database branches live. */
+export const ProviderKind = z.enum(["local", "postgres", "lakebase"]);
+
 export const DatabaseConfig = z
   .object({
-    provider: z.enum(["local", "postgres", "lakebase"]).default("local"),
+    provider: ProviderKind.default("local"),
     local: LocalProviderSettings.default({}),
     postgres: PostgresProviderSettings.default({ urlEnv: "CONSORT_POSTGRES_URL", rootDatabase: "consort_root" }),
     lakebase: LakebaseProviderSettings.optional(),
@@ -146,7 +152,7 @@ export const ConsortConfig = z
     roles: z.partialRecord(RoleName, z.array(githubLogin).min(1)).default({}),
     approvers: ApproversConfig.default(() => ApproversConfig.parse({})),
     /** One build cycle per test, or per acceptance criterion. */
-    granularity: z.enum(["test", "ac"]).default("test"),
+    granularity: Granularity.default("test"),
     /** Failed GREEN verifications allowed before the track is blocked for a person to decide. */
     repairBound: z.number().int().min(1).max(10).default(3),
     agents: AgentsConfig.default(() => AgentsConfig.parse({})),

@@ -1,5 +1,7 @@
 import { z } from "zod";
+import { REVIEW_VERDICTS } from "../artifacts/review.js";
 import { TestListEntry } from "../artifacts/test-list.js";
+import { Granularity } from "../config/consort-config.js";
 import { CYCLE_STEPS, TestCycleStep } from "../cycle/request.js";
 import { RoleName } from "../roles/roles.js";
 import { DESIGN_STEPS, GATE_NAMES, SNAPSHOT_SCHEMA_VERSION, STAGES } from "./types.js";
@@ -257,10 +259,7 @@ export const UnitEvidenceSchema = z
     tests: z.array(TestListEntry),
     red: stamp,
     green: stamp,
-    review: z
-      .object({ verdict: z.enum(["accept", "refactor"]), commit: z.string(), at: z.string() })
-      .strict()
-      .nullable(),
+    review: z.object({ verdict: REVIEW_VERDICTS, commit: z.string(), at: z.string() }).strict().nullable(),
     refactor: stamp,
     /** True once review accepted (or refactor verified): the unit is done. */
     complete: z.boolean(),
@@ -321,7 +320,7 @@ export const TrackContextSchema = z
     /** Latest accepted text of each test file the track changed (what a verified RED freezes). */
     testFiles: z.record(z.string(), z.string()),
     /** Settings in force, refreshed from the configuration on every transition. */
-    settings: z.object({ repairBound: z.number().int().min(1), granularity: z.enum(["test", "ac"]) }).strict(),
+    settings: z.object({ repairBound: z.number().int().min(1), granularity: Granularity }).strict(),
     /** Every gate's record (a record keyed by an enum requires each gate and no other key). */
     gates: z.record(gate, GateRecordSchema),
     /** The build units from the test list as last approved (empty before the test-list gate). */

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ProviderKind } from "../config/consort-config.js";
 import type { DatabaseBranch } from "../substrate/provider.js";
 import { defineTool, ToolError } from "./registry.js";
 import { compareForTool, SchemaComparisonOutput } from "./schema-diff.js";
@@ -63,7 +64,7 @@ const DbBranchInput = z
 
 export const DbBranchOutput = z.object({
   action: z.enum(["create", "delete", "list", "url", "diff"]),
-  provider: z.enum(["local", "postgres", "lakebase"]),
+  provider: ProviderKind,
   branch: BranchInfo.optional().describe("create: the branch made (or found with the same parent)."),
   branches: z.array(BranchInfo).optional().describe("list: every branch the provider has."),
   deleted: z.string().optional().describe("delete: the branch that no longer exists."),

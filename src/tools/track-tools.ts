@@ -1,5 +1,7 @@
 import { z } from "zod";
+import { REVIEW_VERDICTS } from "../artifacts/review.js";
 import type { ConsortConfig } from "../config/consort-config.js";
+import { CycleOutcomeSchema } from "../orchestrator/schema.js";
 import { CHECK_STATUSES, checkStates } from "../gates/checks.js";
 import {
   describeLane,
@@ -135,7 +137,7 @@ export const TrackStatusOutput = z.object({
       tests: z.array(z.string()),
       red: z.boolean().describe("A RED cycle was verified."),
       green: z.boolean().describe("A GREEN cycle was verified."),
-      review: z.enum(["accept", "refactor"]).nullable(),
+      review: REVIEW_VERDICTS.nullable(),
       complete: z.boolean(),
     }),
   ),
@@ -150,7 +152,7 @@ export const TrackStatusOutput = z.object({
       step: z.string(),
       unit: z.string(),
       commit: z.string(),
-      outcome: z.enum(["valid", "invalid", "error"]).nullable(),
+      outcome: CycleOutcomeSchema.nullable(),
       reasons: z.array(z.string()),
     }),
   ),
