@@ -24,7 +24,7 @@ interface CycleOptions {
   testList?: string;
   config?: string;
   cwd: string;
-  out?: string;
+  outDir?: string;
   json?: boolean;
   quiet?: boolean;
 }
@@ -60,7 +60,7 @@ export function registerCycleCommands(program: Command): void {
     .option("--test-list <file>", "the test list (default: .consort/test-list.json)")
     .option("--config <file>", "the configuration (default: .github/consort.yml in the checkout)")
     .option("-C, --cwd <dir>", "the checkout to test", ".")
-    .option("--out <dir>", `where to write ${CYCLE_RESULT_FILE} and the Markdown summary (default: the checkout)`)
+    .option("--out-dir <dir>", `where to write ${CYCLE_RESULT_FILE} and the Markdown summary (default: the checkout)`)
     .option("--json", "print the cycle result as JSON")
     .option("--quiet", "no progress on stderr")
     .addHelpText(
@@ -119,7 +119,7 @@ export function registerCycleCommands(program: Command): void {
           provider,
           config,
           cwd,
-          outDir: options.out ? resolve(options.out) : cwd,
+          outDir: options.outDir ? resolve(options.outDir) : cwd,
           onProgress: say,
           rebuildMissingTrack: true,
         });

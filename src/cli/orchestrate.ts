@@ -26,7 +26,7 @@ import { CliError, printResult } from "./output.js";
  */
 
 interface DirOptions {
-  dir?: string;
+  cwd?: string;
   config?: string;
   json?: boolean;
 }
@@ -132,7 +132,7 @@ export function readSnapshotFile(path: string): TrackSnapshot {
 
 function configFor(options: DirOptions): ConsortConfig {
   try {
-    return readCheckoutConfig(resolve(options.dir ?? "."), options.config).config;
+    return readCheckoutConfig(resolve(options.cwd ?? "."), options.config).config;
   } catch (error) {
     if (error instanceof ConfigError) throw new CliError(error.summary, error.fix);
     throw error;
@@ -145,8 +145,8 @@ export function registerOrchestrateCommands(program: Command): void {
     .description(
       "Validate .github/consort.yml and the design artifacts in .consort/ (shape and cross-file rules); exits 1 listing every problem",
     )
-    .option("--dir <path>", "the checkout to validate", ".")
-    .option("--config <path>", "the configuration file, relative to --dir (default .github/consort.yml)")
+    .option("-C, --cwd <dir>", "the checkout to validate", ".")
+    .option("--config <file>", "the configuration file, relative to --cwd (default .github/consort.yml)")
     .option(
       "--up-to <checkpoint>",
       `validate as of a design step: ${CHECKPOINTS.join(", ")} (default: as far as the files go)`,
@@ -157,8 +157,8 @@ export function registerOrchestrateCommands(program: Command): void {
       if (!upTo.success) {
         throw new CliError(`unknown checkpoint "${options.upTo}"`, `use one of ${CHECKPOINTS.join(", ")}`);
       }
-      const dir = resolve(options.dir ?? ".");
-      if (!existsSync(dir)) throw new CliError(`${dir} does not exist`, "pass --dir <checkout>");
+      const dir = resolve(options.cwd ?? ".");
+      if (!existsSync(dir)) throw new CliError(`${dir} does not exist`, "pass -C <checkout>");
       const report = validateCheckout(dir, { config: options.config, upTo: upTo.data });
       printResult(options, report, () =>
         report.ok
@@ -180,8 +180,8 @@ export function registerOrchestrateCommands(program: Command): void {
       "--state <file>",
       "a track snapshot, or a tracks/<id>.json file from the consort/state branch (its signature is not checked here)",
     )
-    .option("--dir <path>", "the checkout whose .github/consort.yml applies", ".")
-    .option("--config <path>", "the configuration file, relative to --dir")
+    .option("-C, --cwd <dir>", "the checkout whose .github/consort.yml applies", ".")
+    .option("--config <file>", "the configuration file, relative to --cwd")
     .option("--json", "print the NextAction as JSON (what an agent receives)")
     .action((options: DirOptions & { state: string }) => {
       const snapshot = readSnapshotFile(resolve(options.state));

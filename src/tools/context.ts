@@ -115,7 +115,7 @@ export class ToolContext {
     if (!info?.isDirectory()) {
       throw new ToolError(
         `The repository path ${this.repoPath} does not exist or is not a folder.`,
-        "Start the server with --repo pointing at a local checkout.",
+        "Start the server with -C pointing at a local checkout.",
         "NO_CHECKOUT",
       );
     }

@@ -61,7 +61,7 @@ export async function resolveTrackId(repoPath: string, requested: string | undef
   } catch (error) {
     throw new ToolError(
       `Could not read the current git branch of ${repoPath}: ${(error as Error).message.split("\n")[0]}`,
-      "Start the server in a git checkout (--repo), or pass the track id explicitly.",
+      "Start the server in a git checkout (-C), or pass the track id explicitly.",
       "NO_BRANCH",
     );
   }
