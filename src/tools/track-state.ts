@@ -40,7 +40,7 @@ export interface LoadedState {
   trackId: string;
   /** The orchestrator snapshot, not yet restored (the caller restores it, failing closed). */
   snapshot: unknown;
-  source: { kind: "file" | "github"; location: string; verified: boolean };
+  source: { kind: "file" | "github" | "commits"; location: string; verified: boolean };
 }
 
 /** The track a call is about: the one it names, else the one paired with the checkout's branch. */
