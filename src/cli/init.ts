@@ -21,7 +21,7 @@ import { CliError, printResult } from "./output.js";
  */
 
 const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-export const TEMPLATES_DIR = join(PACKAGE_ROOT, "templates");
+const TEMPLATES_DIR = join(PACKAGE_ROOT, "templates");
 /** The action's source in this package, and where a repository keeps its copy. */
 const ACTION_SOURCE = join(PACKAGE_ROOT, "actions/consort");
 export const INSTALLED_ACTION = ".github/actions/consort";
@@ -111,7 +111,7 @@ function repositoryDatabase(root: string): ConsortConfig["database"] {
   }
 }
 
-export async function renderTemplates(
+async function renderTemplates(
   options: InitOptions,
 ): Promise<Array<{ path: string; content: string; policy: Policy }>> {
   const owners = options.owners?.length ? options.owners : ["@OWNER"];

@@ -18,7 +18,7 @@ export const PACKAGE_NAME = pkg.name;
 export const PACKAGE_VERSION = pkg.version;
 
 /** The command that runs the CLI in a repository where Consort is installed as a dev dependency. */
-export const CONSORT = "npx --no-install consort";
+const CONSORT = "npx --no-install consort";
 
 /** `consort <args>` as a person types it. */
 export function consortCommand(args: string): string {

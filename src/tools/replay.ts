@@ -27,7 +27,7 @@ export interface ReplayedTrack {
 }
 
 /** The default branch as this checkout knows it: origin's HEAD, else a local or remote main/master. */
-export async function defaultBranchOf(repoPath: string): Promise<{ name: string; ref: string }> {
+async function defaultBranchOf(repoPath: string): Promise<{ name: string; ref: string }> {
   const git = simpleGit(repoPath);
   const originHead = await git
     .raw(["symbolic-ref", "--quiet", "refs/remotes/origin/HEAD"])
