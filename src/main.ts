@@ -2,7 +2,9 @@ import { run } from "probot";
 import consortApp from "./index.js";
 import { defaultConfig } from "./config/consort-config.js";
 import { EnvError, loadEnv } from "./config/env.js";
+import { consortCommand } from "./cli/invocation.js";
 import { createProvider } from "./substrate/create-provider.js";
+import { ensureLocalServer, resolveLocalDataDir, stopLocalServer, type LocalServer } from "./substrate/local-server.js";
 
 /**
  * Repositories without a `database` section in their consort.yml use the embedded Postgres, so
@@ -13,6 +15,10 @@ import { createProvider } from "./substrate/create-provider.js";
 async function warmEmbeddedDatabase(): Promise<void> {
   if (process.env.CONSORT_EMBEDDED_POSTGRES === "off") return;
   try {
+    const dataDir = resolveLocalDataDir(defaultConfig().database.local.dataDir);
+    embedded = { dataDir };
+    const server = await ensureLocalServer({ dataDir });
+    embedded = { dataDir, server };
     const provider = await createProvider(defaultConfig().database, {
       onProgress: (message) => console.info(`[consort] embedded Postgres: ${message}`),
     });
@@ -31,6 +37,36 @@ async function warmEmbeddedDatabase(): Promise<void> {
   }
 }
 
+/** The embedded server `npm start` brought up (or found running), for what Ctrl-C says about it. */
+let embedded: { dataDir: string; server?: LocalServer } | undefined;
+
+/**
+ * Ctrl-C (or SIGTERM) stops what start started: the embedded Postgres this process started is
+ * stopped; one it found running keeps running, and the message names it and how to stop it.
+ */
+async function shutDown(signal: string): Promise<void> {
+  const stopHint = `stop it with \`${consortCommand("db stop")}\` (or CONSORT_DATA_DIR=${embedded?.dataDir ?? ""} ${consortCommand("db stop")})`;
+  if (embedded?.server?.started) {
+    console.info(
+      `[consort] ${signal}: stopping the embedded Postgres this process started (data in ${embedded.dataDir})`,
+    );
+    const stopped = await stopLocalServer(embedded.dataDir).catch((error: Error) => {
+      console.error(`[consort] could not stop the embedded Postgres: ${error.message}; ${stopHint}`);
+      return false;
+    });
+    if (stopped) console.info("[consort] embedded Postgres stopped");
+  } else if (embedded?.server) {
+    console.info(
+      `[consort] ${signal}: the embedded Postgres on port ${embedded.server.port} (data in ${embedded.dataDir}) was already running before this process and keeps running; ${stopHint}`,
+    );
+  } else if (embedded) {
+    console.info(
+      `[consort] ${signal}: the embedded Postgres was still starting (data in ${embedded.dataDir}); if it is running now, ${stopHint}`,
+    );
+  }
+  process.exit(0);
+}
+
 /** `npm start`: validate the environment, then let Probot serve the app (or its setup page). */
 async function main(): Promise<void> {
   try {
@@ -44,6 +80,7 @@ async function main(): Promise<void> {
   }
   // Without a proxy URL Probot would try to create a smee.io channel; keep setup offline-safe.
   process.env.NO_SMEE_SETUP ??= "true";
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void shutDown(signal));
   await run(consortApp);
   void warmEmbeddedDatabase();
 }

@@ -5,9 +5,9 @@ import type { GitHub, RepoRef } from "./github.js";
 export const WORKFLOWS = {
   cycle: { file: "consort-cycle.yml", path: ".github/workflows/consort-cycle.yml" },
   agent: { file: "consort-agent.yml", path: ".github/workflows/consort-agent.yml" },
-  /** The release: a verified preview deploy on the track's database branch (actions/deploy). */
+  /** The release: a verified preview deploy on the track's database branch (the action's deploy step). */
   deploy: { file: "consort-deploy.yml", path: ".github/workflows/consort-deploy.yml" },
-  /** After a merge: migrate the parent's database branch (snapshot kept until it succeeds; actions/promote). */
+  /** After a merge: migrate the parent's database branch (snapshot kept until it succeeds; the action's promote step). */
   promote: { file: "consort-promote.yml", path: ".github/workflows/consort-promote.yml" },
 } as const;
 export type WorkflowKind = keyof typeof WORKFLOWS;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { SCHEMAS_DIR } from "./paths.js";
 
 /** One problem with an artifact: which file, where in it (a JSON path), what is wrong, what to do. */
 export const ArtifactIssue = z.object({
@@ -23,7 +24,7 @@ function fixFor(issue: z.core.$ZodIssue): string {
     case "invalid_type":
       return issue.input === undefined ? `add ${field} (${issue.expected})` : `make ${field} a ${issue.expected}`;
     case "unrecognized_keys":
-      return `remove ${issue.keys.map((k) => `\`${k}\``).join(", ")} (not part of the format; see schemas/ for what is)`;
+      return `remove ${issue.keys.map((k) => `\`${k}\``).join(", ")} (not part of the format; see ${SCHEMAS_DIR}/ for what is)`;
     case "invalid_value":
       return `use one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
     case "too_small":

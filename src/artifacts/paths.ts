@@ -7,6 +7,18 @@ export const ARTIFACT_PATHS = {
   ux: ".consort/ux.json",
 } as const;
 
+/**
+ * Where a repository with Consort installed as a dev dependency (see the README) finds the JSON
+ * Schemas of the artifacts and of `.github/consort.yml`: messages point there, not at `schemas/`,
+ * which only this repository has.
+ */
+export const SCHEMAS_DIR = "node_modules/consort-for-github/schemas";
+
+/** The JSON Schema file of an artifact or of the configuration, as a user's repository reaches it. */
+export function schemaFile(name: string): string {
+  return `${SCHEMAS_DIR}/${name}.schema.json`;
+}
+
 /** The files the design gate freezes (ux only when present). */
 export const DESIGN_GATE_FILES = [
   ARTIFACT_PATHS.spec,

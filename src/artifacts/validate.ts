@@ -5,7 +5,8 @@ import { DbDesign } from "./db-design.js";
 import { storyOfAc } from "./ids.js";
 import { jsonPath, zodIssues, type ArtifactIssue } from "./issues.js";
 import { DESIGN_STEPS } from "../orchestrator/types.js";
-import { ARTIFACT_PATHS } from "./paths.js";
+
+import { ARTIFACT_PATHS, SCHEMAS_DIR } from "./paths.js";
 import { Spec } from "./spec.js";
 import { TestList } from "./test-list.js";
 import { Ux } from "./ux.js";
@@ -50,7 +51,7 @@ export function parseArtifact<S extends z.ZodType>(
   if (text === undefined)
     return {
       issues: [
-        { file, path: "$", message: "the file is missing", fix: `create ${file} (see schemas/ for its format)` },
+        { file, path: "$", message: "the file is missing", fix: `create ${file} (see ${SCHEMAS_DIR}/ for its format)` },
       ],
     };
   let json: unknown;

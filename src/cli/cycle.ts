@@ -1,12 +1,13 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { Command } from "commander";
+import { simpleGit } from "simple-git";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { ConfigError, readCheckoutConfig, readConfigFile } from "../config/load.js";
 import { buildLocalRequest } from "../cycle/local-request.js";
 import { CYCLE_STEPS, CycleInputError, parseCycleRequest, type CycleRequest, CycleStep } from "../cycle/request.js";
 import { exitCodeFor, CYCLE_RESULT_FILE } from "../cycle/result.js";
-import { runCycle } from "../cycle/run.js";
+import { runCycle, throwawayBranchName } from "../cycle/run.js";
 import { renderCycleSummary } from "../cycle/summary.js";
 import { createProvider } from "../substrate/index.js";
 import { CliError, printResult, progress } from "./output.js";
@@ -24,7 +25,7 @@ interface CycleOptions {
   testList?: string;
   config?: string;
   cwd: string;
-  out?: string;
+  outDir?: string;
   json?: boolean;
   quiet?: boolean;
 }
@@ -34,6 +35,17 @@ const ids = (text: string | undefined) =>
     .split(",")
     .map((s) => s.trim())
     .filter(Boolean);
+
+/** What `git status` lists as changed or untracked in the checkout (empty when it cannot tell). */
+async function uncommittedPaths(cwd: string): Promise<string[]> {
+  const status = await simpleGit(cwd)
+    .raw(["status", "--porcelain", "--untracked-files=normal"])
+    .catch(() => "");
+  return status
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => line.slice(3));
+}
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -60,7 +72,7 @@ export function registerCycleCommands(program: Command): void {
     .option("--test-list <file>", "the test list (default: .consort/test-list.json)")
     .option("--config <file>", "the configuration (default: .github/consort.yml in the checkout)")
     .option("-C, --cwd <dir>", "the checkout to test", ".")
-    .option("--out <dir>", `where to write ${CYCLE_RESULT_FILE} and the Markdown summary (default: the checkout)`)
+    .option("--out-dir <dir>", `where to write ${CYCLE_RESULT_FILE} and the Markdown summary (default: the checkout)`)
     .option("--json", "print the cycle result as JSON")
     .option("--quiet", "no progress on stderr")
     .addHelpText(
@@ -113,19 +125,40 @@ export function registerCycleCommands(program: Command): void {
         if (error instanceof ConfigError) throw new CliError(error.summary, error.fix, 2);
         throw error;
       }
+      const dirty = await uncommittedPaths(cwd);
+      if (dirty.length > 0)
+        process.stderr.write(
+          `warning: the working tree has ${dirty.length} uncommitted change(s) (${dirty.slice(0, 5).join(", ")}${dirty.length > 5 ? ", …" : ""}); the cycle tests commit ${request.commit.slice(0, 12)} (HEAD), not them: commit them first to test them\n`,
+        );
       const provider = await createProvider(config.database, { onProgress: say });
+      // Named here so an interrupted cycle (Ctrl-C) can drop its throwaway branch instead of leaving it to its TTL.
+      const cycleBranchName = throwawayBranchName(request.database.branch);
+      const interrupted = async () => {
+        process.stderr.write(`\ninterrupted: dropping the throwaway branch ${cycleBranchName}\n`);
+        await provider.deleteBranch(cycleBranchName).catch((error: Error) => {
+          process.stderr.write(`could not drop ${cycleBranchName} (${error.message}); its TTL will reap it\n`);
+        });
+        await provider.close().catch(() => {});
+        process.exit(130);
+      };
+      const onSignal = () => void interrupted();
+      process.once("SIGINT", onSignal);
+      process.once("SIGTERM", onSignal);
       try {
         const result = await runCycle(request, {
           provider,
           config,
           cwd,
-          outDir: options.out ? resolve(options.out) : cwd,
+          outDir: options.outDir ? resolve(options.outDir) : cwd,
           onProgress: say,
           rebuildMissingTrack: true,
+          cycleBranchName,
         });
         printResult(options, result, () => renderCycleSummary(result).trimEnd());
         process.exitCode = exitCodeFor(result.verdict);
       } finally {
+        process.off("SIGINT", onSignal);
+        process.off("SIGTERM", onSignal);
         await provider.close();
       }
     });

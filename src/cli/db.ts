@@ -101,6 +101,21 @@ const parseTtl = (value: string): number => {
   return seconds;
 };
 
+/** Every branch under `id` (children, their children…), in the order they were listed. */
+function descendants(branches: Array<{ name: string; parent: string | undefined }>, id: string): string[] {
+  const under = new Set([id]);
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const branch of branches)
+      if (branch.parent && under.has(branch.parent) && !under.has(branch.name)) {
+        under.add(branch.name);
+        grew = true;
+      }
+  }
+  return branches.map((branch) => branch.name).filter((name) => name !== id && under.has(name));
+}
+
 export function registerDbCommands(program: Command): void {
   const db = program
     .command("db")
@@ -139,9 +154,14 @@ export function registerDbCommands(program: Command): void {
       await withProvider(options, async (provider, say) => {
         const id = await branchId(provider, name);
         const existed = (await provider.getBranch(id)) !== undefined;
+        const children = existed ? descendants(await provider.listBranches(), id) : [];
         await provider.deleteBranch(id, { onProgress: say });
-        printResult(options, { deleted: id, existed }, () =>
-          existed ? `deleted ${id}` : `${id} did not exist; nothing to delete`,
+        printResult(options, { deleted: id, existed, children }, () =>
+          !existed
+            ? `${id} did not exist; nothing to delete`
+            : children.length
+              ? `deleted ${id} and its ${children.length} child branch(es): ${children.join(", ")}`
+              : `deleted ${id}`,
         );
       });
     });

@@ -1,22 +1,34 @@
-import { existsSync } from "node:fs";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, readdirSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import type { Command } from "commander";
-import { CONFIG_PATH } from "../config/load.js";
+import { ConsortConfig, providerEnv } from "../config/consort-config.js";
+import { CONFIG_PATH, ConfigError, readCheckoutConfig } from "../config/load.js";
+import { consortCommand, PACKAGE_VERSION } from "./invocation.js";
 import { CliError, printResult } from "./output.js";
 
 /**
- * `consort init`: put Consort into a repository: `.github/consort.yml`, the two workflows the app
- * dispatches, and a CODEOWNERS suggestion. Idempotent: files already as they should be are left
- * alone, files that differ are kept unless --force, and --dry-run writes nothing.
+ * `consort init`: put Consort into a repository: `.github/consort.yml`, the workflows the app
+ * dispatches, the one action they run (copied into `.github/actions/consort`, so no workflow
+ * depends on a repository that may not exist), and a CODEOWNERS suggestion. Idempotent: files
+ * already as they should be are left alone; the action is upgraded in place (saying from which
+ * version to which); other files that differ are kept unless --force; --dry-run writes nothing.
  */
 
-const TEMPLATES_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../templates");
-const DEFAULT_ACTIONS = "consort-for-github/consort/actions";
-const DEFAULT_VERSION = "v1";
+const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+const TEMPLATES_DIR = join(PACKAGE_ROOT, "templates");
+/** The action's source in this package, and where a repository keeps its copy. */
+const ACTION_SOURCE = join(PACKAGE_ROOT, "actions/consort");
+export const INSTALLED_ACTION = ".github/actions/consort";
+/** What `uses:` says in every workflow: the copy in the default branch's checkout. */
+export const ACTION_USES = `./${INSTALLED_ACTION}`;
 
-type InitAction = "create" | "unchanged" | "overwrite" | "keep" | "suggest";
+type InitAction = "create" | "unchanged" | "overwrite" | "upgrade" | "keep" | "suggest";
 
 export interface InitItem {
   path: string;
@@ -24,45 +36,96 @@ export interface InitItem {
   /** For `suggest`: the lines to add by hand. For `keep`: why it was kept. */
   note?: string;
   content: string;
+  /** What the file holds now, when it exists. */
+  current?: string;
 }
 
 export interface InitOptions {
   root: string;
-  actions?: string;
-  version?: string;
   /** CODEOWNERS owners, e.g. "@my-org/maintainers". */
   owners?: string[];
   force?: boolean;
 }
 
-const TARGETS = [
-  { template: "consort.yml", path: CONFIG_PATH, mayOverwrite: true },
-  { template: "consort-cycle.yml", path: ".github/workflows/consort-cycle.yml", mayOverwrite: true },
-  { template: "consort-agent.yml", path: ".github/workflows/consort-agent.yml", mayOverwrite: true },
-  { template: "consort-deploy.yml", path: ".github/workflows/consort-deploy.yml", mayOverwrite: true },
-  { template: "consort-promote.yml", path: ".github/workflows/consort-promote.yml", mayOverwrite: true },
-  // A repository's CODEOWNERS is its own: create it when missing, otherwise only suggest lines.
-  { template: "CODEOWNERS", path: ".github/CODEOWNERS", mayOverwrite: false },
-] as const;
+/** How each file is treated when it already exists and differs. */
+type Policy = "keep-unless-forced" | "suggest-lines" | "upgrade";
 
-const OWNER = /^@[A-Za-z0-9](?:[A-Za-z0-9-]*)(?:\/[A-Za-z0-9._-]+)?$|^[^@\s]+@[^@\s]+$/;
+const TEMPLATES: Array<{ template: string; path: string; policy: Policy }> = [
+  { template: "consort.yml", path: CONFIG_PATH, policy: "keep-unless-forced" },
+  { template: "consort-cycle.yml", path: ".github/workflows/consort-cycle.yml", policy: "keep-unless-forced" },
+  { template: "consort-agent.yml", path: ".github/workflows/consort-agent.yml", policy: "keep-unless-forced" },
+  { template: "consort-deploy.yml", path: ".github/workflows/consort-deploy.yml", policy: "keep-unless-forced" },
+  { template: "consort-promote.yml", path: ".github/workflows/consort-promote.yml", policy: "keep-unless-forced" },
+  // A repository's CODEOWNERS is its own: create it when missing, otherwise only suggest lines.
+  { template: "CODEOWNERS", path: ".github/CODEOWNERS", policy: "suggest-lines" },
+];
+
+/** The action's files a repository needs: its manifest, its bundle and the agents' role prompts. */
+function actionFiles(): string[] {
+  const roles = readdirSync(join(ACTION_SOURCE, "roles"))
+    .filter((name) => name.endsWith(".md"))
+    .sort()
+    .map((name) => `roles/${name}`);
+  return ["action.yml", "dist/index.mjs", "dist/main.mjs", ...roles];
+}
+
+const VERSION_LINE = /^# consort-action-version: (\S+)/m;
+
+/** The installed action's version: the package's, and a hash of the files, so two builds of one version differ. */
+function actionVersion(files: Record<string, string>): string {
+  const hash = createHash("sha256");
+  for (const path of Object.keys(files).sort()) hash.update(`${path}\0${files[path]}\0`);
+  return `${PACKAGE_VERSION}+${hash.digest("hex").slice(0, 12)}`;
+}
+
+/** The action as a repository gets it: its files, action.yml headed by the version. */
+async function renderAction(): Promise<Array<{ path: string; content: string; policy: Policy }>> {
+  const files: Record<string, string> = {};
+  for (const file of actionFiles()) files[file] = await readFile(join(ACTION_SOURCE, file), "utf8");
+  const version = actionVersion(files);
+  files["action.yml"] =
+    `# consort-action-version: ${version}\n# Installed by \`consort init\`; upgrade it with \`${consortCommand("init")}\`, do not edit.\n` +
+    files["action.yml"];
+  return Object.entries(files).map(([file, content]) => ({
+    path: `${INSTALLED_ACTION}/${file}`,
+    content,
+    policy: "upgrade",
+  }));
+}
+
+/** The `env:` lines of the Consort step: every variable a database provider reads, from the repository's secrets. */
+function providerEnvLines(database: ConsortConfig["database"]): string {
+  return providerEnv(database)
+    .map(({ name }) => `          ${name}: \${{ secrets.${name} }}`)
+    .join("\n");
+}
+
+/** The repository's own configuration when it has a valid one (its variable names), else the defaults. */
+function repositoryDatabase(root: string): ConsortConfig["database"] {
+  try {
+    return readCheckoutConfig(root).config.database;
+  } catch (error) {
+    // An invalid file is `consort validate`'s to report; the workflows then name the defaults.
+    if (error instanceof ConfigError) return ConsortConfig.parse({}).database;
+    throw error;
+  }
+}
 
 async function renderTemplates(
   options: InitOptions,
-): Promise<Array<{ path: string; content: string; mayOverwrite: boolean }>> {
-  const actions = options.actions ?? DEFAULT_ACTIONS;
-  const version = options.version ?? DEFAULT_VERSION;
+): Promise<Array<{ path: string; content: string; policy: Policy }>> {
   const owners = options.owners?.length ? options.owners : ["@OWNER"];
-  return Promise.all(
-    TARGETS.map(async (target) => ({
+  const env = providerEnvLines(repositoryDatabase(options.root));
+  const templates = await Promise.all(
+    TEMPLATES.map(async (target) => ({
       path: target.path,
-      mayOverwrite: target.mayOverwrite,
+      policy: target.policy,
       content: (await readFile(join(TEMPLATES_DIR, target.template), "utf8"))
-        .replaceAll("__CONSORT_ACTIONS__", actions)
-        .replaceAll("__CONSORT_VERSION__", version)
+        .replaceAll("__PROVIDER_ENV__", env)
         .replaceAll("__OWNERS__", owners.join(" ")),
     })),
   );
+  return [...templates, ...(await renderAction())];
 }
 
 /** What init would do, file by file, without writing anything. */
@@ -78,41 +141,79 @@ export async function planInit(options: InitOptions): Promise<InitItem[]> {
   for (const file of await renderTemplates(options)) {
     const target = join(options.root, file.path);
     const current = existsSync(target) ? await readFile(target, "utf8") : undefined;
-    if (current === undefined) items.push({ path: file.path, action: "create", content: file.content });
-    else if (current === file.content) items.push({ path: file.path, action: "unchanged", content: file.content });
-    else if (!file.mayOverwrite) {
+    const item = { path: file.path, content: file.content, ...(current === undefined ? {} : { current }) };
+    if (current === undefined) items.push({ ...item, action: "create" });
+    else if (current === file.content) items.push({ ...item, action: "unchanged" });
+    else if (file.policy === "upgrade") items.push({ ...item, action: "upgrade" });
+    else if (file.policy === "suggest-lines") {
       const missing = file.content
         .split("\n")
         .filter((line) => line.trim() && !line.startsWith("#") && !current.split("\n").includes(line));
       items.push(
-        missing.length
-          ? { path: file.path, action: "suggest", note: missing.join("\n"), content: file.content }
-          : { path: file.path, action: "unchanged", content: file.content },
+        missing.length ? { ...item, action: "suggest", note: missing.join("\n") } : { ...item, action: "unchanged" },
       );
-    } else if (options.force) items.push({ path: file.path, action: "overwrite", content: file.content });
-    else
-      items.push({
-        path: file.path,
-        action: "keep",
-        note: "differs from the template; kept (pass --force to replace it)",
-        content: file.content,
-      });
+    } else if (options.force) items.push({ ...item, action: "overwrite" });
+    else items.push({ ...item, action: "keep", note: "differs from the template; kept (pass --force to replace it)" });
   }
   return items;
 }
 
+const OWNER = /^@[A-Za-z0-9](?:[A-Za-z0-9-]*)(?:\/[A-Za-z0-9._-]+)?$|^[^@\s]+@[^@\s]+$/;
+
+/** From which version to which the installed action moves, when it does. */
+export function actionUpgrade(items: InitItem[]): { from: string; to: string } | undefined {
+  const manifest = items.find((item) => item.path === `${INSTALLED_ACTION}/action.yml`);
+  const changed = items.some((item) => item.path.startsWith(`${INSTALLED_ACTION}/`) && item.action === "upgrade");
+  if (!manifest || !changed) return undefined;
+  const to = VERSION_LINE.exec(manifest.content)?.[1] ?? "unknown";
+  const from =
+    (manifest.current === undefined ? undefined : VERSION_LINE.exec(manifest.current)?.[1]) ?? "an unversioned copy";
+  return { from, to };
+}
+
 export async function applyInit(root: string, items: InitItem[]): Promise<void> {
   for (const item of items) {
-    if (item.action !== "create" && item.action !== "overwrite") continue;
+    if (item.action !== "create" && item.action !== "overwrite" && item.action !== "upgrade") continue;
     const target = join(root, item.path);
     await mkdir(dirname(target), { recursive: true });
     await writeFile(target, item.content);
   }
 }
 
+const run = promisify(execFile);
+
+/** A unified diff of a file's current text and what init would write (git's, the one diff everybody reads). */
+async function diffOf(item: InitItem): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "consort-init-diff-"));
+  try {
+    await writeFile(join(dir, "current"), item.current ?? "");
+    await writeFile(join(dir, "proposed"), item.content);
+    const { stdout } = await run("git", ["diff", "--no-index", "--no-color", "current", "proposed"], {
+      cwd: dir,
+      maxBuffer: 64 * 1024 * 1024,
+    }).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? "" }));
+    return stdout
+      .replace(/^diff --git .*\n(?:index .*\n)?/m, "")
+      .replace(/^--- a\/current$/m, `--- a/${item.path}`)
+      .replace(/^\+\+\+ b\/proposed$/m, `+++ b/${item.path}`)
+      .trimEnd();
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** What --dry-run shows of one file: its whole text when new, a diff when it would change; bundles by size only. */
+async function preview(item: InitItem): Promise<string | undefined> {
+  if (item.action === "unchanged" || item.action === "suggest") return undefined;
+  if (item.path.endsWith(".mjs")) return `    (bundled code, ${(item.content.length / 1024).toFixed(0)} KiB)`;
+  if (item.action === "create") return item.content.trimEnd().replace(/^/gm, "    ");
+  return (await diffOf(item)).replace(/^/gm, "    ");
+}
+
 const VERB: Record<InitAction, string> = {
   create: "create   ",
   overwrite: "overwrite",
+  upgrade: "upgrade  ",
   unchanged: "unchanged",
   keep: "keep     ",
   suggest: "suggest  ",
@@ -122,54 +223,54 @@ export function registerInitCommands(program: Command): void {
   program
     .command("init")
     .description(
-      "Add Consort to a repository: .github/consort.yml, the workflows the app dispatches (cycle, agent, deploy, promote), a CODEOWNERS suggestion",
+      `Add Consort to a repository: .github/consort.yml, the workflows the app dispatches (cycle, agent, deploy, promote), the action they run (${INSTALLED_ACTION}), a CODEOWNERS suggestion. Run again to upgrade the action`,
     )
-    .option("-C, --dir <dir>", "the repository's root", ".")
+    .option("-C, --cwd <dir>", "the repository's root", ".")
     .option(
       "--owners <owners>",
       "CODEOWNERS of .consort/ and Consort's files, comma-separated (e.g. @my-org/maintainers)",
     )
-    .option("--actions <path>", "where the Consort actions live (owner/repo/actions)", DEFAULT_ACTIONS)
-    .option("--ref <ref>", "the tag or commit of the actions to pin", DEFAULT_VERSION)
     .option("--force", "replace Consort files that differ from the templates (never CODEOWNERS)")
-    .option("--dry-run", "show what would change; write nothing")
+    .option("--dry-run", "show what would change, with each file's text or diff; write nothing")
     .option("--json", "print the plan as JSON")
-    .action(
-      async (options: {
-        dir: string;
-        owners?: string;
-        actions: string;
-        ref: string;
-        force?: boolean;
-        dryRun?: boolean;
-        json?: boolean;
-      }) => {
-        const root = resolve(options.dir);
-        if (!existsSync(root)) throw new CliError(`${root} does not exist`, "pass the repository's root with --dir");
-        const items = await planInit({
-          root,
-          actions: options.actions,
-          version: options.ref,
-          owners: (options.owners ?? "")
-            .split(",")
-            .map((s) => s.trim())
-            .filter(Boolean),
-          force: options.force,
-        });
-        if (!options.dryRun) await applyInit(root, items);
-        const summary = items.map(({ path, action, note }) => ({ path, action, ...(note ? { note } : {}) }));
-        printResult(options, { dryRun: Boolean(options.dryRun), root, files: summary }, () =>
+    .action(async (options: { cwd: string; owners?: string; force?: boolean; dryRun?: boolean; json?: boolean }) => {
+      const root = resolve(options.cwd);
+      if (!existsSync(root)) throw new CliError(`${root} does not exist`, "pass the repository's root with -C <dir>");
+      const items = await planInit({
+        root,
+        owners: (options.owners ?? "")
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean),
+        force: options.force,
+      });
+      if (!options.dryRun) await applyInit(root, items);
+      const upgrade = actionUpgrade(items);
+      const summary = items.map(({ path, action, note }) => ({ path, action, ...(note ? { note } : {}) }));
+      const previews = options.dryRun && !options.json ? await Promise.all(items.map(preview)) : [];
+      printResult(
+        options,
+        { dryRun: Boolean(options.dryRun), root, files: summary, ...(upgrade ? { upgrade } : {}) },
+        () =>
           [
             ...(options.dryRun ? ["(dry run: nothing written)"] : []),
-            ...items.map((i) => `${VERB[i.action]} ${i.path}${i.action === "keep" ? `  (${i.note})` : ""}`),
-            ...items.filter((i) => i.action === "suggest").map((i) => `\nAdd these lines to ${i.path}:\n${i.note}`),
-            ...(items.some((i) => i.action === "create" || i.action === "overwrite") && !options.dryRun
+            ...items.flatMap((item, index) => [
+              `${VERB[item.action]} ${item.path}${item.action === "keep" ? `  (${item.note})` : ""}`,
+              ...(previews[index] ? [previews[index]] : []),
+            ]),
+            ...(upgrade
               ? [
-                  "\nNext: commit these files on the default branch, install the Consort app, then run `consort protect`.",
+                  `\n${options.dryRun ? "Would upgrade" : "Upgraded"} ${INSTALLED_ACTION} from ${upgrade.from} to ${upgrade.to}.`,
+                ]
+              : []),
+            ...items.filter((i) => i.action === "suggest").map((i) => `\nAdd these lines to ${i.path}:\n${i.note}`),
+            ...(items.some((i) => i.action !== "unchanged" && i.action !== "keep" && i.action !== "suggest") &&
+            !options.dryRun
+              ? [
+                  `\nNext: commit these files on the default branch, install the Consort app, then run \`${consortCommand("protect")}\`.`,
                 ]
               : []),
           ].join("\n"),
-        );
-      },
-    );
+      );
+    });
 }

@@ -1,6 +1,7 @@
 import { Command, CommanderError } from "commander";
 import { reportError } from "./output.js";
 import { commandModules } from "./commands.js";
+import { PACKAGE_VERSION } from "./invocation.js";
 
 /**
  * `consort`: the same engine as the app, on a local checkout. Each capability registers its own
@@ -9,7 +10,7 @@ import { commandModules } from "./commands.js";
 export function buildProgram(): Command {
   const program = new Command("consort")
     .description("Spec-first, test-driven discipline for coding agents, on GitHub and in your terminal.")
-    .version("0.1.0")
+    .version(PACKAGE_VERSION)
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride();
   for (const register of commandModules) register(program);

@@ -3,7 +3,7 @@ import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { z } from "zod";
 import { formatIssue, type ArtifactIssue } from "../artifacts/issues.js";
-import { ARTIFACT_PATHS, REVIEWS_DIR } from "../artifacts/paths.js";
+import { ARTIFACT_PATHS, REVIEWS_DIR, SCHEMAS_DIR } from "../artifacts/paths.js";
 import { ReviewVerdict } from "../artifacts/review.js";
 import { CHECKPOINTS, parseArtifact, validateArtifacts, type Checkpoint } from "../artifacts/validate.js";
 import type { ConsortConfig } from "../config/consort-config.js";
@@ -18,6 +18,9 @@ import {
 } from "../orchestrator/index.js";
 import { checkStates } from "../gates/checks.js";
 import type { TrackSnapshot } from "../orchestrator/types.js";
+import { ToolError } from "../tools/registry.js";
+import { replayTrack } from "../tools/replay.js";
+import { consortCommand } from "./invocation.js";
 import { CliError, printResult } from "./output.js";
 
 /**
@@ -26,7 +29,7 @@ import { CliError, printResult } from "./output.js";
  */
 
 interface DirOptions {
-  dir?: string;
+  cwd?: string;
   config?: string;
   json?: boolean;
 }
@@ -130,9 +133,31 @@ function readSnapshotFile(path: string): TrackSnapshot {
   }
 }
 
+const STATE_OPTION =
+  "a track snapshot, or a tracks/<id>.json file from the consort/state branch (its signature is not checked here); default: the branch's commits since its merge base with the default branch, replayed through the machine (gates wait for approval)";
+
+/** The track from --state, else derived from the checkout's commits (no token, no network). */
+async function trackSnapshot(
+  options: DirOptions & { state?: string },
+  config: ConsortConfig,
+): Promise<{ snapshot: TrackSnapshot; source: string }> {
+  if (options.state) return { snapshot: readSnapshotFile(resolve(options.state)), source: resolve(options.state) };
+  const cwd = resolve(options.cwd ?? ".");
+  try {
+    const replayed = await replayTrack(cwd, config, new Date().toISOString());
+    return {
+      snapshot: replayed.snapshot,
+      source: `${replayed.commits} commit(s) since the merge base with ${replayed.defaultBranch}, replayed locally; gates show as waiting for approval`,
+    };
+  } catch (error) {
+    if (error instanceof ToolError) throw new CliError(error.message, error.hint);
+    throw error;
+  }
+}
+
 function configFor(options: DirOptions): ConsortConfig {
   try {
-    return readCheckoutConfig(resolve(options.dir ?? "."), options.config).config;
+    return readCheckoutConfig(resolve(options.cwd ?? "."), options.config).config;
   } catch (error) {
     if (error instanceof ConfigError) throw new CliError(error.summary, error.fix);
     throw error;
@@ -145,8 +170,8 @@ export function registerOrchestrateCommands(program: Command): void {
     .description(
       "Validate .github/consort.yml and the design artifacts in .consort/ (shape and cross-file rules); exits 1 listing every problem",
     )
-    .option("--dir <path>", "the checkout to validate", ".")
-    .option("--config <path>", "the configuration file, relative to --dir (default .github/consort.yml)")
+    .option("-C, --cwd <dir>", "the checkout to validate", ".")
+    .option("--config <file>", "the configuration file, relative to --cwd (default .github/consort.yml)")
     .option(
       "--up-to <checkpoint>",
       `validate as of a design step: ${CHECKPOINTS.join(", ")} (default: as far as the files go)`,
@@ -157,12 +182,17 @@ export function registerOrchestrateCommands(program: Command): void {
       if (!upTo.success) {
         throw new CliError(`unknown checkpoint "${options.upTo}"`, `use one of ${CHECKPOINTS.join(", ")}`);
       }
-      const dir = resolve(options.dir ?? ".");
-      if (!existsSync(dir)) throw new CliError(`${dir} does not exist`, "pass --dir <checkout>");
+      const dir = resolve(options.cwd ?? ".");
+      if (!existsSync(dir)) throw new CliError(`${dir} does not exist`, "pass -C <checkout>");
       const report = validateCheckout(dir, { config: options.config, upTo: upTo.data });
       printResult(options, report, () =>
         report.ok
-          ? `✓ ${report.files.length} artifact file(s) valid as of ${report.checkpoint}; configuration: ${report.config}`
+          ? report.files.length === 0
+            ? [
+                `✓ configuration valid: ${report.config}. No design yet: nothing in .consort/ to validate.`,
+                `Write the stories first: ${ARTIFACT_PATHS.spec}, the Product Owner's step, on a feature branch (\`${consortCommand("next")}\` there shows the task; formats in ${SCHEMAS_DIR}/).`,
+              ].join("\n")
+            : `✓ ${report.files.length} artifact file(s) valid as of ${report.checkpoint}; configuration: ${report.config}`
           : [
               `✗ ${report.issues.length} problem(s) (checked as of ${report.checkpoint}; configuration: ${report.config}):`,
               ...report.issues.map((i) => `  ${formatIssue(i)}`),
@@ -176,29 +206,26 @@ export function registerOrchestrateCommands(program: Command): void {
     .description(
       "What happens next on a track: who acts, the task, the paths they may change, the tests in turn and what will be checked",
     )
-    .requiredOption(
-      "--state <file>",
-      "a track snapshot, or a tracks/<id>.json file from the consort/state branch (its signature is not checked here)",
-    )
-    .option("--dir <path>", "the checkout whose .github/consort.yml applies", ".")
-    .option("--config <path>", "the configuration file, relative to --dir")
+    .option("--state <file>", STATE_OPTION)
+    .option("-C, --cwd <dir>", "the checkout whose .github/consort.yml applies", ".")
+    .option("--config <file>", "the configuration file, relative to --cwd")
     .option("--json", "print the NextAction as JSON (what an agent receives)")
-    .action((options: DirOptions & { state: string }) => {
-      const snapshot = readSnapshotFile(resolve(options.state));
-      const action = nextAction(snapshot, configFor(options));
-      printResult(options, action, () => renderNextAction(action));
+    .action(async (options: DirOptions & { state?: string }) => {
+      const config = configFor(options);
+      const { snapshot, source } = await trackSnapshot(options, config);
+      const action = nextAction(snapshot, config);
+      printResult(options, action, () => `${renderNextAction(action)}\n\n(state: ${source})`);
     });
 
   program
     .command("status")
     .description("The whole lane of a track (done, now, next) and the state of each Consort check")
-    .requiredOption(
-      "--state <file>",
-      "a track snapshot, or a tracks/<id>.json file from the consort/state branch (its signature is not checked here)",
-    )
+    .option("--state <file>", STATE_OPTION)
+    .option("-C, --cwd <dir>", "the checkout whose commits and .github/consort.yml apply", ".")
+    .option("--config <file>", "the configuration file, relative to --cwd")
     .option("--json", "print the lane and checks as JSON")
-    .action((options: { state: string; json?: boolean }) => {
-      const snapshot = readSnapshotFile(resolve(options.state));
+    .action(async (options: DirOptions & { state?: string }) => {
+      const { snapshot, source } = await trackSnapshot(options, configFor(options));
       const lane = describeLane(snapshot);
       const checks = checkStates(snapshot);
       const data = {
@@ -212,6 +239,7 @@ export function registerOrchestrateCommands(program: Command): void {
       printResult(options, data, () =>
         [
           `track ${snapshot.context.trackId} (${snapshot.context.branch} → ${snapshot.context.baseBranch}) at ${snapshot.stage}, head ${snapshot.context.head.slice(0, 7)}`,
+          `state: ${source}`,
           "",
           renderLane(snapshot),
           "",

@@ -15,6 +15,7 @@ import {
   ToolContext,
   type StateSource,
 } from "../tools/index.js";
+import { MCP_SETUP } from "./invocation.js";
 import { CliError, printResult } from "./output.js";
 
 /** `consort tools`: the agents' tool registry, listed or rendered as an OpenAI tool specification. */
@@ -64,9 +65,9 @@ export function registerToolsCommands(program: Command): void {
 }
 
 interface McpOptions {
-  repo: string;
+  cwd: string;
   state?: string;
-  githubRepo?: string;
+  repo?: string;
   tokenEnv: string;
   unverifiedState?: boolean;
 }
@@ -77,10 +78,13 @@ function registerMcpCommand(program: Command): void {
     .description(
       "Serve Consort's tools to a coding agent over MCP (stdio): next action, status, validation, explanations, local cycles, database branches",
     )
-    .option("--repo <path>", "the local checkout the tools work in", process.cwd())
-    .option("--state <file>", "read track state from this file (a signed state file or an orchestrator snapshot)")
+    .option("-C, --cwd <dir>", "the local checkout the tools work in", ".")
     .option(
-      "--github-repo <owner/name>",
+      "--state <file>",
+      "read track state from this file (a signed state file or an orchestrator snapshot); default: replay the branch's commits",
+    )
+    .option(
+      "--repo <owner/name>",
       "with a token: the repository whose consort/state branch holds the state (default: the checkout's origin)",
     )
     .option(
@@ -92,13 +96,14 @@ function registerMcpCommand(program: Command): void {
     .addHelpText(
       "after",
       `
-Register it with an agent, e.g. Claude Code:
-  claude mcp add consort -- npx consort mcp --repo .
-The server speaks MCP on stdin/stdout; progress and logs go to stderr. State files are verified
+Register it with an agent from the repository's root, e.g. Claude Code:
+  ${MCP_SETUP}
+With no --state and no token, each track's state is derived from its branch's commits (gates show
+as waiting for approval): no network needed. The server speaks MCP on stdin/stdout; progress and logs go to stderr. State files are verified
 with CONSORT_STATE_KEY when it is set. Tools never change a track's state or approve a gate.`,
     )
     .action(async (options: McpOptions) => {
-      const repoPath = resolve(options.repo);
+      const repoPath = resolve(options.cwd);
       const state = await stateSource(repoPath, options);
       const log = (message: string) => process.stderr.write(`consort mcp: ${message}\n`);
       const context = new ToolContext({
@@ -110,7 +115,7 @@ with CONSORT_STATE_KEY when it is set. Tools never change a track's state or app
         onProgress: log,
       });
       await context.assertCheckout().catch((error: Error) => {
-        throw new CliError(error.message, "pass --repo <path> of a local checkout");
+        throw new CliError(error.message, "pass -C <dir> of a local checkout");
       });
       log(`serving ${consortTools.length} tools for ${repoPath} (state: ${describeSource(state)})`);
       await serveStdio(createMcpServer(consortTools, context), () => context.close());
@@ -121,13 +126,13 @@ async function stateSource(repoPath: string, options: McpOptions): Promise<State
   if (options.state) return { kind: "file", path: resolve(options.state) };
   const token = process.env[options.tokenEnv]?.trim();
   if (!token) return { kind: "none" };
-  const fullName = options.githubRepo ?? (await originRepository(repoPath));
+  const fullName = options.repo ?? (await originRepository(repoPath));
   let owner: string;
   let repo: string;
   try {
     ({ owner, repo } = parseRepository(fullName));
   } catch (error) {
-    throw new CliError((error as Error).message, "pass --github-repo owner/name");
+    throw new CliError((error as Error).message, "pass --repo owner/name");
   }
   const octokit = new Octokit({
     auth: token,
@@ -158,7 +163,7 @@ async function originRepository(repoPath: string): Promise<string> {
   if (!fullName)
     throw new CliError(
       `Could not tell which GitHub repository ${repoPath} is (no usable origin remote).`,
-      "pass --github-repo owner/name",
+      "pass --repo owner/name",
     );
   return fullName;
 }

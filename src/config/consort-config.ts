@@ -78,6 +78,25 @@ export const DatabaseConfig = z
     }
   });
 
+/**
+ * Every environment variable the database providers read, whichever provider is chosen: the one
+ * list the workflows `consort init` writes pass to the Consort step, and (the secret ones) the
+ * cycle keeps from the project's commands and redacts from their output. Names not configured
+ * are the schema's defaults.
+ */
+export function providerEnv(database: z.output<typeof DatabaseConfig>): Array<{ name: string; secret: boolean }> {
+  const lakebase = LakebaseProviderSettings.shape;
+  const named = (configured: string | undefined, field: z.ZodDefault<z.ZodString>) =>
+    configured ?? field.parse(undefined);
+  return [
+    { name: database.postgres.urlEnv, secret: true },
+    { name: named(database.lakebase?.tokenEnv, lakebase.tokenEnv), secret: true },
+    { name: named(database.lakebase?.clientIdEnv, lakebase.clientIdEnv), secret: false },
+    { name: named(database.lakebase?.clientSecretEnv, lakebase.clientSecretEnv), secret: true },
+    { name: named(database.lakebase?.userEnv, lakebase.userEnv), secret: false },
+  ];
+}
+
 const CommandsConfig = z
   .object({
     /** Applies migrations to the database in DATABASE_URL. */

@@ -50,9 +50,13 @@ export function loadEnv(source: NodeJS.ProcessEnv = process.env): AppEnv {
     throw new EnvError(zodProblems(parsed.error));
   }
   const env = parsed.data;
-  if (env.NODE_ENV !== "production") return env;
+  // Shapes first, in every mode: Probot would otherwise end in a stack trace on any of them.
+  const problems = credentialShapeProblems(env);
+  if (env.NODE_ENV !== "production") {
+    if (problems.length > 0) throw new EnvError(problems);
+    return env;
+  }
 
-  const problems: string[] = [];
   for (const [name, what] of REQUIRED_IN_PRODUCTION) {
     const present = name === "PRIVATE_KEY" ? (env.PRIVATE_KEY ?? env.PRIVATE_KEY_PATH) : env[name];
     if (!present) problems.push(`${name} is missing: ${what}.`);
@@ -62,6 +66,37 @@ export function loadEnv(source: NodeJS.ProcessEnv = process.env): AppEnv {
   }
   if (problems.length > 0) throw new EnvError(problems);
   return env;
+}
+
+const PEM = /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]+-----END [A-Z ]*PRIVATE KEY-----/;
+
+/** What is wrong with the shape of each credential that is set (a missing one is production's concern). */
+function credentialShapeProblems(env: AppEnv): string[] {
+  const problems: string[] = [];
+  if (env.APP_ID && !/^\d+$/.test(env.APP_ID))
+    problems.push(
+      `APP_ID "${env.APP_ID}" is not a number: use the App ID from the app's settings page on GitHub (General → About), e.g. APP_ID=123456.`,
+    );
+  // Never echo a key: say what it should look like.
+  if (env.PRIVATE_KEY && !PEM.test(env.PRIVATE_KEY.replace(/\\n/g, "\n")))
+    problems.push(
+      "PRIVATE_KEY is not a PEM private key (-----BEGIN RSA PRIVATE KEY----- … -----END RSA PRIVATE KEY-----): paste the whole .pem file the app's settings page generated (newlines as \\n), or set PRIVATE_KEY_PATH to the file instead.",
+    );
+  else if (!env.PRIVATE_KEY && env.PRIVATE_KEY_PATH) {
+    let text: string | undefined;
+    try {
+      text = readFileSync(env.PRIVATE_KEY_PATH, "utf8");
+    } catch (error) {
+      problems.push(
+        `PRIVATE_KEY_PATH ${env.PRIVATE_KEY_PATH} cannot be read (${(error as NodeJS.ErrnoException).code ?? "error"}): point it at the .pem file the app's settings page generated.`,
+      );
+    }
+    if (text !== undefined && !PEM.test(text))
+      problems.push(
+        `PRIVATE_KEY_PATH ${env.PRIVATE_KEY_PATH} holds no PEM private key: point it at the .pem file the app's settings page generated.`,
+      );
+  }
+  return problems;
 }
 
 /** The PEM text of the private key, read from PRIVATE_KEY or the file at PRIVATE_KEY_PATH. */

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parse as parseYaml, YAMLParseError } from "yaml";
 import { jsonPath, type ArtifactIssue } from "../artifacts/issues.js";
+import { schemaFile } from "../artifacts/paths.js";
 import { httpStatus, type GitHubClient, type RepoRef } from "../github/client.js";
 import { ConsortConfig, defaultConfig } from "./consort-config.js";
 import { CONFIG_PATH } from "./path.js";
@@ -42,8 +43,7 @@ export class ConfigError extends Error {
   }
 }
 
-const FIX_SCHEMA =
-  "Correct those fields (schemas/consort-config.schema.json lists every field and its allowed values), then run `consort validate` to check the file.";
+const FIX_SCHEMA = `Correct those fields (${schemaFile("consort-config")} lists every field and its allowed values), then run \`consort validate\` to check the file.`;
 const FIX_YAML = "Fix the YAML syntax, then run `consort validate` to check the file.";
 
 /** The configuration in `text`; `file` names it in errors. Throws ConfigError. */

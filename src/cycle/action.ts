@@ -7,7 +7,7 @@ import { runCycle } from "./run.js";
 import { renderCycleSummary } from "./summary.js";
 
 /**
- * `actions/cycle`: the job the app dispatches. Inputs: `request` (the JSON), `working-directory`
+ * The action's `cycle` step (actions/consort): the job the app dispatches. Inputs: `request` (the JSON), `working-directory`
  * (the checkout of the commit), `config` (the default branch's consort.yml), `result-dir`.
  * The workflow uploads `result-dir` as the artifact `consort-cycle-result`. Returns the exit code.
  */

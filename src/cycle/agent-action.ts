@@ -5,7 +5,7 @@ import { appendJobSummary, getInput, readActionConfig, reportFailure, requireInp
 import { AGENT_RESULT_FILE, AgentRequest, runAgentTurn } from "./agent-turn.js";
 
 /**
- * `actions/agent`: inputs `request` (the AgentRequest JSON), `working-directory` (the track's
+ * The action's `agent` step (actions/consort): inputs `request` (the AgentRequest JSON), `working-directory` (the track's
  * checkout), `config`, `roles-dir` (default: the roles/ folder shipped with the actions) and
  * `result-dir` (where agent-turn-result.json goes; the workflow uploads it as consort-agent-result).
  * Output `committed` is "true" only when a commit was made (the workflow then pushes it).

@@ -12,7 +12,7 @@ import { answering, CommitSha, dispatchedRequest } from "./request.js";
 import { CommandRecord } from "./result.js";
 
 /**
- * One agent turn (`actions/agent`, `consort-agent.yml`): run the configured agent command for a
+ * One agent turn (the action's `agent` step, `consort-agent.yml`): run the configured agent command for a
  * role with its prompt (`roles/<role>.md`), the NextAction JSON and the allowed paths; then commit
  * what it changed with the `Consort-Role` trailer, or refuse, committing nothing, when it touched
  * a file outside the allowed paths (or committed by itself, or changed nothing).

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { delimiter, dirname, join, resolve } from "node:path";
-import type { ConsortConfig } from "../config/consort-config.js";
+import { providerEnv, type ConsortConfig } from "../config/consort-config.js";
 import type { CommandRecord } from "./result.js";
 
 /**
@@ -79,11 +79,9 @@ function commandEnvironment(options: CommandOptions): Record<string, string> {
 
 /** The names of the job's variables that hold the database provider's secrets. */
 function providerSecretNames(database: ConsortConfig["database"]): string[] {
-  return [
-    database.postgres.urlEnv,
-    database.lakebase?.tokenEnv ?? "DATABRICKS_TOKEN",
-    database.lakebase?.clientSecretEnv ?? "DATABRICKS_CLIENT_SECRET",
-  ];
+  return providerEnv(database)
+    .filter((variable) => variable.secret)
+    .map((variable) => variable.name);
 }
 
 /**

@@ -22,7 +22,7 @@ import {
   type PromoteResult,
 } from "./schemas.js";
 
-/** `actions/deploy` and `actions/promote`: the same inputs as `actions/cycle`, a different job. */
+/** The action's `deploy` and `promote` steps: the same inputs as its `cycle` step, a different job. */
 
 function parseRequest<T>(
   schema: { safeParse(data: unknown): { success: true; data: T } | { success: false; error: ZodError } },

@@ -1,4 +1,4 @@
-import { ARTIFACT_PATHS, reviewPath } from "../artifacts/paths.js";
+import { ARTIFACT_PATHS, reviewPath, schemaFile } from "../artifacts/paths.js";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { ROLE_TRAILER } from "../roles/trailer.js";
 import { authorOf, ownershipAt, type ArtifactStep } from "../roles/roles.js";
@@ -22,27 +22,27 @@ import {
 const DESIGN_TASKS: Partial<Record<Stage, { task: string; schema: string }>> = {
   stories: {
     task: `Write the feature as stories (as a / I want / so that) with acceptance criteria as given/when/then, ids S1, S1-AC1…, in ${ARTIFACT_PATHS.spec}.`,
-    schema: "schemas/spec.schema.json",
+    schema: schemaFile("spec"),
   },
   spec: {
     task: `Make ${ARTIFACT_PATHS.spec} precise (notes, edge cases) and add its non-functional requirements (nfrs; an empty list says none).`,
-    schema: "schemas/spec.schema.json",
+    schema: schemaFile("spec"),
   },
   architecture: {
     task: `Write ${ARTIFACT_PATHS.architecture}: layers and what each may import, modules, the persistence invariants the database must hold, and how each NFR is met.`,
-    schema: "schemas/architecture.schema.json",
+    schema: schemaFile("architecture"),
   },
   "db-design": {
     task: `Write ${ARTIFACT_PATHS.dbDesign}: the tables, and a migration plan per story naming the invariants each migration realises.`,
-    schema: "schemas/db-design.schema.json",
+    schema: schemaFile("db-design"),
   },
   ux: {
     task: `Write ${ARTIFACT_PATHS.ux}: a screen with its states (loading, empty, error, filled…) for every user-facing story.`,
-    schema: "schemas/ux.schema.json",
+    schema: schemaFile("ux"),
   },
   "test-list": {
     task: `Write ${ARTIFACT_PATHS.testList}: the ordered tests T1…Tn, each with its AC, file, the exact title the runner reports, and kind; cover every AC and every persistence invariant, and add a fitness test for the layering.`,
-    schema: "schemas/test-list.schema.json",
+    schema: schemaFile("test-list"),
   },
 };
 
@@ -159,7 +159,7 @@ function describe(snapshot: TrackSnapshot, config: ConsortConfig, base: NextActi
         actor: "agent",
         task: `Review the GREEN of ${unit?.id}: write ${reviewPath(unit?.id ?? "T1")} with "verdict": "accept" or "refactor" and notes (required for refactor).${problems}`,
         checks: [
-          "the file validates against schemas/review.schema.json and names the unit in turn",
+          `the file validates against ${schemaFile("review")} and names the unit in turn`,
           "only that file changes",
         ],
       };

@@ -75,6 +75,11 @@ export function restoreSnapshot(json: unknown): TrackSnapshot {
   const value = typeof json === "string" ? parseJson(json) : json;
   if (!value || typeof value !== "object") throw new SnapshotError("the track snapshot is not a JSON object");
   const version = (value as { schemaVersion?: unknown }).schemaVersion;
+  if (version === undefined)
+    throw new SnapshotError(
+      "this is not a track snapshot: it has no schemaVersion",
+      "pass a snapshot or a tracks/<id>.json file from the consort/state branch, or leave the state out to derive it from the branch's commits",
+    );
   if (version !== SNAPSHOT_SCHEMA_VERSION) {
     throw new SnapshotError(
       `track snapshot schema version ${JSON.stringify(version)} is not supported: this Consort reads version ${SNAPSHOT_SCHEMA_VERSION}`,

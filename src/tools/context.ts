@@ -4,6 +4,7 @@ import type { ConsortConfig } from "../config/consort-config.js";
 import { ConfigError, readCheckoutConfig } from "../config/load.js";
 import type { BranchProvider } from "../substrate/provider.js";
 import { ToolError } from "./registry.js";
+import { replayTrack } from "./replay.js";
 import { loadState, resolveTrackId, type LoadedState, type StateSource } from "./track-state.js";
 
 export type { StateSource } from "./track-state.js";
@@ -74,11 +75,34 @@ export class ToolContext {
     }
   }
 
-  /** The state of the track a call names, or of the checkout's branch; read-only. */
+  /**
+   * The state of the track a call names, or of the checkout's branch; read-only. With no state
+   * source, the checkout's own track derived from its commits (no file, no token, no network).
+   */
   async trackState(track: string | undefined): Promise<LoadedState> {
     await this.assertCheckout();
     const trackId = await resolveTrackId(this.repoPath, track);
+    if (this.state.kind === "none") return this.replayedState(trackId);
     return loadState(this.state, { key: this.stateKey, allowUnverified: this.allowUnverifiedState }, trackId);
+  }
+
+  private async replayedState(trackId: string): Promise<LoadedState> {
+    const replayed = await replayTrack(this.repoPath, await this.config(), new Date().toISOString());
+    if (replayed.trackId !== trackId)
+      throw new ToolError(
+        `Track "${trackId}" is not the checkout's branch (${replayed.branch}), and its state can only be derived from the checkout's own commits.`,
+        `Check out its branch, call again without a track, or start the server with --state or a GitHub token.`,
+        "NO_STATE",
+      );
+    return {
+      trackId,
+      snapshot: replayed.snapshot,
+      source: {
+        kind: "commits",
+        location: `${replayed.commits} commit(s) of ${replayed.branch} since ${replayed.base.slice(0, 12)} (merge base with ${replayed.defaultBranch})`,
+        verified: false,
+      },
+    };
   }
 
   /** The branch provider for the configured database, created once and shared by every call. */
@@ -115,7 +139,7 @@ export class ToolContext {
     if (!info?.isDirectory()) {
       throw new ToolError(
         `The repository path ${this.repoPath} does not exist or is not a folder.`,
-        "Start the server with --repo pointing at a local checkout.",
+        "Start the server with -C pointing at a local checkout.",
         "NO_CHECKOUT",
       );
     }

@@ -40,7 +40,7 @@ export interface LoadedState {
   trackId: string;
   /** The orchestrator snapshot, not yet restored (the caller restores it, failing closed). */
   snapshot: unknown;
-  source: { kind: "file" | "github"; location: string; verified: boolean };
+  source: { kind: "file" | "github" | "commits"; location: string; verified: boolean };
 }
 
 /** The track a call is about: the one it names, else the one paired with the checkout's branch. */
@@ -61,7 +61,7 @@ export async function resolveTrackId(repoPath: string, requested: string | undef
   } catch (error) {
     throw new ToolError(
       `Could not read the current git branch of ${repoPath}: ${(error as Error).message.split("\n")[0]}`,
-      "Start the server in a git checkout (--repo), or pass the track id explicitly.",
+      "Start the server in a git checkout (-C), or pass the track id explicitly.",
       "NO_BRANCH",
     );
   }

@@ -39,7 +39,11 @@ const TrackInput = z
 
 const StateInfo = z.object({
   trackId: z.string(),
-  source: z.enum(["file", "github"]),
+  source: z
+    .enum(["file", "github", "commits"])
+    .describe(
+      "commits: derived from the branch's commits since its merge base with the default branch (no state file, no token); gates then wait for approval.",
+    ),
   location: z.string(),
   verified: z
     .boolean()

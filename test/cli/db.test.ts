@@ -82,9 +82,21 @@ describe("consort db on a configured postgres server", () => {
     expect(new URL(url.stdout.trim()).pathname).toBe(`/${id}`);
 
     const deleted = await consort("db", "delete", id, "--json");
-    expect(JSON.parse(deleted.stdout)).toEqual({ deleted: id, existed: true });
+    expect(JSON.parse(deleted.stdout)).toEqual({ deleted: id, existed: true, children: [] });
     const again = await consort("db", "delete", id);
     expect(again.stdout).toContain("did not exist");
+  });
+
+  it("deleting a parent says on stdout which children it dropped with it", async () => {
+    const parent = `parent-${suffix}`;
+    await consort("db", "create", parent, "--quiet");
+    await consort("db", "create", `child-${suffix}`, "--from", parent, "--quiet");
+    await consort("db", "create", `grandchild-${suffix}`, "--from", `child-${suffix}`, "--quiet");
+    const deleted = await consort("db", "delete", parent, "--quiet");
+    expect(deleted.stdout).toBe(
+      `deleted ${parent} and its 2 child branch(es): child-${suffix}, grandchild-${suffix}\n`,
+    );
+    expect((await consort("db", "list", "--json")).stdout).not.toContain(`child-${suffix}`);
   });
 
   it("shows the schema diff and fails when a change would break the parent's rows", async () => {

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { parse as parseYaml } from "yaml";
-import { applyInit, planInit } from "../../src/cli/init.js";
+import { ACTION_USES, INSTALLED_ACTION, actionUpgrade, applyInit, planInit } from "../../src/cli/init.js";
 import { ConsortConfig } from "../../src/config/consort-config.js";
 import { REPO_ROOT } from "../cycle/stockflow.js";
 
@@ -22,8 +22,20 @@ afterEach(async () => {
 const init = async (options: Partial<Parameters<typeof planInit>[0]> = {}) => {
   const items = await planInit({ root: repo, ...options });
   await applyInit(repo, items);
-  return Object.fromEntries(items.map((i) => [i.path, i.action]));
+  // The action's own files are checked on their own below.
+  return Object.fromEntries(items.filter((i) => !i.path.startsWith(INSTALLED_ACTION)).map((i) => [i.path, i.action]));
 };
+
+type Workflow = {
+  on: { workflow_dispatch: { inputs: Record<string, unknown> } };
+  jobs: Record<
+    string,
+    { steps: Array<{ uses?: string; with?: Record<string, string>; env?: Record<string, string> }> }
+  >;
+};
+const workflow = async (name: string) =>
+  parseYaml(await readFile(join(repo, `.github/workflows/consort-${name}.yml`), "utf8")) as Workflow;
+const consortStep = (flow: Workflow) => Object.values(flow.jobs)[0]!.steps.find((s) => s.uses === ACTION_USES);
 
 describe("consort init", { timeout: 60_000 }, () => {
   test("writes the configuration, both workflows and CODEOWNERS into a bare repository", async () => {
@@ -40,48 +52,100 @@ describe("consort init", { timeout: 60_000 }, () => {
     expect(await readFile(join(repo, ".github/CODEOWNERS"), "utf8")).toContain("/.consort/ @acme/maintainers");
   });
 
-  test("the cycle workflow takes one JSON input, runs the cycle action and uploads consort-cycle-result", async () => {
+  test("the cycle workflow takes one JSON input, runs the installed action's cycle step and uploads consort-cycle-result", async () => {
     await init();
-    const workflow = parseYaml(await readFile(join(repo, ".github/workflows/consort-cycle.yml"), "utf8")) as {
-      on: { workflow_dispatch: { inputs: Record<string, unknown> } };
-      jobs: { cycle: { steps: Array<{ uses?: string; with?: Record<string, string> }> } };
-    };
-    expect(Object.keys(workflow.on.workflow_dispatch.inputs)).toEqual(["request"]);
-    const steps = workflow.jobs.cycle.steps;
-    expect(steps.find((s) => s.uses === "consort-for-github/consort/actions/cycle@v1")?.with).toMatchObject({
-      request: "${{ inputs.request }}",
-    });
+    const cycle = await workflow("cycle");
+    expect(Object.keys(cycle.on.workflow_dispatch.inputs)).toEqual(["request"]);
+    expect(consortStep(cycle)?.with).toMatchObject({ step: "cycle", request: "${{ inputs.request }}" });
+    const steps = cycle.jobs.cycle!.steps;
     expect(steps.find((s) => s.uses?.startsWith("actions/upload-artifact@"))?.with).toMatchObject({
       name: "consort-cycle-result",
     });
     // A refactor needs the merge base with the default branch: the commit is checked out with history.
     expect(steps.find((s) => s.with?.path === "work")?.with).toMatchObject({ "fetch-depth": 0 });
-    const agent = parseYaml(await readFile(join(repo, ".github/workflows/consort-agent.yml"), "utf8")) as {
-      jobs: { agent: { steps: Array<{ uses?: string }> } };
-    };
-    expect(agent.jobs.agent.steps.some((s) => s.uses === "consort-for-github/consort/actions/agent@v1")).toBe(true);
+    // The action comes from the default branch's checkout at the workspace root, before the commit under test.
+    const root = steps.find((s) => s.uses?.startsWith("actions/checkout@") && !s.with?.path);
+    expect(root?.with?.["sparse-checkout"]).toContain(INSTALLED_ACTION);
+    expect(steps.indexOf(root!)).toBeLessThan(steps.indexOf(consortStep(cycle)!));
+    expect(consortStep(await workflow("agent"))?.with).toMatchObject({ step: "agent" });
   });
 
   test.each(["deploy", "promote"])(
-    "the %s workflow runs its action and uploads its result as consort-cycle-result",
+    "the %s workflow runs its step of the installed action and uploads its result as consort-cycle-result",
     async (kind) => {
       await init();
-      const workflow = parseYaml(await readFile(join(repo, `.github/workflows/consort-${kind}.yml`), "utf8")) as {
-        on: { workflow_dispatch: { inputs: Record<string, unknown> } };
-        jobs: Record<string, { steps: Array<{ uses?: string; with?: Record<string, string> }> }>;
-      };
-      expect(Object.keys(workflow.on.workflow_dispatch.inputs)).toEqual(["request"]);
-      const steps = workflow.jobs[kind]!.steps;
-      expect(steps.some((s) => s.uses === `consort-for-github/consort/actions/${kind}@v1`)).toBe(true);
-      expect(steps.find((s) => s.uses?.startsWith("actions/upload-artifact@"))?.with).toMatchObject({
+      const flow = await workflow(kind);
+      expect(Object.keys(flow.on.workflow_dispatch.inputs)).toEqual(["request"]);
+      expect(consortStep(flow)?.with).toMatchObject({ step: kind });
+      expect(flow.jobs[kind]!.steps.find((s) => s.uses?.startsWith("actions/upload-artifact@"))?.with).toMatchObject({
         name: "consort-cycle-result",
       });
     },
   );
 
+  test.each(["cycle", "deploy", "promote"])(
+    "the %s step gets every variable a database provider reads, and no other step does",
+    async (kind) => {
+      await init();
+      const flow = await workflow(kind);
+      const expected = [
+        "CONSORT_POSTGRES_URL",
+        "DATABRICKS_TOKEN",
+        "DATABRICKS_CLIENT_ID",
+        "DATABRICKS_CLIENT_SECRET",
+        "DATABRICKS_POSTGRES_USER",
+      ];
+      expect(Object.keys(consortStep(flow)?.env ?? {}).sort()).toEqual([...expected].sort());
+      for (const name of expected) expect(consortStep(flow)?.env?.[name]).toBe(`\${{ secrets.${name} }}`);
+      for (const step of flow.jobs[kind]!.steps.filter((s) => s !== consortStep(flow)))
+        expect(step.env ?? {}).toEqual({});
+    },
+  );
+
+  test("the variables are the ones the repository's configuration names", async () => {
+    await mkdir(join(repo, ".github"), { recursive: true });
+    await writeFile(
+      join(repo, ".github/consort.yml"),
+      "database:\n  provider: lakebase\n  lakebase: { host: h.example.com, project: shop, tokenEnv: SHOP_TOKEN, userEnv: SHOP_PG_USER }\n",
+    );
+    await init();
+    const env = consortStep(await workflow("cycle"))?.env ?? {};
+    expect(env.SHOP_TOKEN).toBe("${{ secrets.SHOP_TOKEN }}");
+    expect(env.SHOP_PG_USER).toBe("${{ secrets.SHOP_PG_USER }}");
+    expect(env.DATABRICKS_TOKEN).toBeUndefined();
+  });
+
+  test("installs the one action, bundle and role prompts, into the repository", async () => {
+    await init();
+    const manifest = await readFile(join(repo, INSTALLED_ACTION, "action.yml"), "utf8");
+    expect(manifest).toMatch(/^# consort-action-version: \d+\.\d+\.\d+\+[0-9a-f]{12}\n/);
+    expect((parseYaml(manifest) as { runs: { main: string } }).runs.main).toBe("dist/index.mjs");
+    for (const file of ["dist/index.mjs", "dist/main.mjs", "roles/driver.md", "roles/navigator.md"])
+      expect(existsSync(join(repo, INSTALLED_ACTION, file)), file).toBe(true);
+  });
+
+  test("on an installed repository it upgrades the action in place and says from which version to which", async () => {
+    await init();
+    const manifestPath = join(repo, INSTALLED_ACTION, "action.yml");
+    const installed = await readFile(manifestPath, "utf8");
+    const current = /^# consort-action-version: (\S+)/.exec(installed)![1]!;
+    await writeFile(manifestPath, installed.replace(current, "0.0.9+000000000000"));
+    await writeFile(join(repo, INSTALLED_ACTION, "dist/main.mjs"), "old bundle");
+    const items = await planInit({ root: repo });
+    expect(actionUpgrade(items)).toEqual({ from: "0.0.9+000000000000", to: current });
+    expect(items.filter((i) => i.action === "upgrade").map((i) => i.path)).toEqual([
+      `${INSTALLED_ACTION}/action.yml`,
+      `${INSTALLED_ACTION}/dist/main.mjs`,
+    ]);
+    await applyInit(repo, items);
+    expect(await readFile(manifestPath, "utf8")).toBe(installed);
+    expect(actionUpgrade(await planInit({ root: repo }))).toBeUndefined();
+  });
+
   test("running it again changes nothing", async () => {
     await init();
-    expect(Object.values(await init())).toEqual(Array(6).fill("unchanged"));
+    const items = await planInit({ root: repo });
+    expect(items.filter((i) => i.action !== "unchanged")).toEqual([]);
   });
 
   test("a configuration the team edited is kept unless --force", async () => {
@@ -108,17 +172,34 @@ describe("consort init", { timeout: 60_000 }, () => {
     const { stdout } = await run(process.execPath, [
       join(REPO_ROOT, "bin/consort.js"),
       "init",
-      "--dir",
+      "-C",
       repo,
       "--dry-run",
-      "--ref",
-      "v2",
       "--json",
     ]);
     const plan = JSON.parse(stdout) as { dryRun: boolean; files: Array<{ path: string; action: string }> };
     expect(plan.dryRun).toBe(true);
-    expect(plan.files.map((f) => f.action)).toEqual(Array(6).fill("create"));
+    expect(new Set(plan.files.map((f) => f.action))).toEqual(new Set(["create"]));
     expect(existsSync(join(repo, ".github"))).toBe(false);
+  });
+
+  test("--dry-run shows each new file's text, and a diff of a file it would replace", async () => {
+    const cli = (...args: string[]) =>
+      run(process.execPath, [join(REPO_ROOT, "bin/consort.js"), "init", "-C", repo, "--dry-run", ...args]);
+    const fresh = (await cli()).stdout;
+    expect(fresh).toContain(
+      "create    .github/workflows/consort-cycle.yml\n    # Consort: one RED/GREEN/REFACTOR cycle",
+    );
+    expect(fresh).toContain("          step: cycle");
+    expect(fresh).toMatch(/create {4}\.github\/actions\/consort\/dist\/main\.mjs\n {4}\(bundled code, \d+ KiB\)/);
+    await init();
+    await writeFile(join(repo, ".github/consort.yml"), "version: 1\nrepairBound: 5\n");
+    const changed = (await cli("--force")).stdout;
+    expect(changed).toContain(
+      "overwrite .github/consort.yml\n    --- a/.github/consort.yml\n    +++ b/.github/consort.yml",
+    );
+    expect(changed).toContain("    -repairBound: 5");
+    expect(await readFile(join(repo, ".github/consort.yml"), "utf8")).toBe("version: 1\nrepairBound: 5\n");
   });
 
   test("an owner that is not a GitHub user, team or e-mail is refused", async () => {

@@ -51,7 +51,7 @@ async function consort(...args: string[]): Promise<{ status: number; stdout: str
 
 describe("consort validate", () => {
   it("passes StockFlow's artifacts and exits 0", async () => {
-    const run = await consort("validate", "--dir", checkout("valid", stockflow()));
+    const run = await consort("validate", "-C", checkout("valid", stockflow()));
     expect(run.stderr).toBe("");
     expect(run.stdout).toMatch(/^✓ 6 artifact file\(s\) valid as of test-list/);
     expect(run.status).toBe(0);
@@ -64,7 +64,7 @@ describe("consort validate", () => {
       ".consort/reviews/T1.json": JSON.stringify({ unit: "T2", verdict: "accept" }),
       ".github/consort.yml": "granularity: story\nrepairBound: 0\n",
     });
-    const run = consortBinary("validate", "--dir", dir, "--json");
+    const run = consortBinary("validate", "-C", dir, "--json");
     expect(run.status).toBe(1);
     const report = JSON.parse(run.stdout) as { ok: boolean; issues: Array<{ file: string; path: string }> };
     expect(report.ok).toBe(false);
@@ -110,7 +110,7 @@ describe("consort next and status", () => {
   const dir = checkout("config", { ".github/consort.yml": "repairBound: 2\n" });
 
   it("gives an agent its NextAction as JSON, from a consort/state track file", async () => {
-    const run = await consort("next", "--state", stateFile, "--dir", dir, "--json");
+    const run = await consort("next", "--state", stateFile, "-C", dir, "--json");
     expect(run.status).toBe(0);
     const action = JSON.parse(run.stdout) as NextAction;
     expect(action).toMatchObject({
@@ -125,7 +125,7 @@ describe("consort next and status", () => {
   });
 
   it("tells a person the same in words", async () => {
-    const run = await consort("next", "--state", stateFile, "--dir", dir);
+    const run = await consort("next", "--state", stateFile, "-C", dir);
     expect(run.stdout).toContain("next: agent (driver)");
     expect(run.stdout).toContain("every commit ends with the trailer: Consort-Role: driver");
   });

@@ -43,10 +43,10 @@ describe("consort tools", () => {
 
 describe("consort mcp", () => {
   it("refuses to start on a folder that does not exist, saying what to pass", async () => {
-    const { code, stderr } = await consort("mcp", "--repo", "/nonexistent/checkout");
+    const { code, stderr } = await consort("mcp", "-C", "/nonexistent/checkout");
     expect(code).toBe(1);
     expect(stderr).toContain("/nonexistent/checkout does not exist or is not a folder");
-    expect(stderr).toContain("--repo");
+    expect(stderr).toContain("-C <dir>");
   });
 });
 

@@ -16,7 +16,7 @@ import {
 import { GitHubMock } from "../helpers/github.js";
 
 const FIX_SCHEMA =
-  "Correct those fields (schemas/consort-config.schema.json lists every field and its allowed values), then run `consort validate` to check the file.";
+  "Correct those fields (node_modules/consort-for-github/schemas/consort-config.schema.json lists every field and its allowed values), then run `consort validate` to check the file.";
 const FIX_YAML = "Fix the YAML syntax, then run `consort validate` to check the file.";
 const BROKEN_SCHEMA = "repairBound: 50\ndatabase:\n  provider: oracle\n";
 const BROKEN_YAML = "repairBound: [1,\n";

@@ -93,7 +93,7 @@ describe("the agent action", () => {
   test("every role has its prompt shipped with the action", async () => {
     for (const role of ROLE_NAMES) {
       expect(
-        (await readFile(join(REPO_ROOT, "actions/agent/roles", `${role}.md`), "utf8")).length,
+        (await readFile(join(REPO_ROOT, "actions/consort/roles", `${role}.md`), "utf8")).length,
         role,
       ).toBeGreaterThan(100);
     }
@@ -116,7 +116,7 @@ describe("the agent action", () => {
         GITHUB_STEP_SUMMARY: join(work, "summary.md"),
       };
       await writeFile(env.GITHUB_OUTPUT, "");
-      expect(await runAgentAction(env, join(REPO_ROOT, "actions/agent/roles"))).toBe(0);
+      expect(await runAgentAction(env, join(REPO_ROOT, "actions/consort/roles"))).toBe(0);
       const result = AgentTurnResult.parse(JSON.parse(await readFile(join(work, "out", AGENT_RESULT_FILE), "utf8")));
       expect(result).toMatchObject({ verdict: "committed", files: ["src/a.ts"] });
       expect(await readFile(env.GITHUB_OUTPUT, "utf8")).toMatch(/^committed<<(\S+)\ntrue\n\1$/m);

@@ -1,10 +1,10 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { stopLocalServer } from "../../src/substrate/local-server.js";
+import { ensureLocalServer, stopLocalServer } from "../../src/substrate/local-server.js";
 import { describe, expect, it } from "vitest";
 import { EnvError, loadEnv } from "../../src/config/env.js";
 
@@ -39,11 +39,9 @@ describe("booting the app", () => {
     }
   });
 
-  it("without credentials outside production serves Probot's setup page and brings up the embedded Postgres", async () => {
+  /** `npm start` on a fresh port with the embedded Postgres in `dataDir`; resolves once it is ready. */
+  async function startWithEmbedded(dataDir: string) {
     const port = String(3900 + Math.floor(Math.random() * 90));
-    const parent = mkdtempSync(join(tmpdir(), "consort-boot-pg-"));
-    chmodSync(parent, 0o755); // as root, the server runs as the postgres user, who must reach it
-    const dataDir = join(parent, "postgres");
     const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
       cwd: root,
       env: {
@@ -55,25 +53,68 @@ describe("booting the app", () => {
       },
       stdio: ["ignore", "pipe", "pipe"],
     });
-    let output = "";
-    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    const seen = { output: "" };
+    child.stdout.on("data", (chunk: Buffer) => (seen.output += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (seen.output += chunk.toString()));
+    let page = "";
+    for (let attempt = 0; attempt < 150 && !page; attempt++) {
+      await new Promise((r) => setTimeout(r, 200));
+      page = await fetch(`http://127.0.0.1:${port}/probot`).then(
+        (r) => (r.ok ? r.text() : ""),
+        () => "",
+      );
+    }
+    for (let attempt = 0; attempt < 300 && !/embedded Postgres (ready|could not start)/.test(seen.output); attempt++) {
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    /** Ctrl-C, and what the process said until it exited. */
+    const interrupt = async () => {
+      const exited = once(child, "exit");
+      child.kill("SIGINT");
+      const [code] = (await exited) as [number | null];
+      return { code, output: seen.output };
+    };
+    return { child, page, seen, interrupt };
+  }
+
+  function embeddedDataDir(): { parent: string; dataDir: string } {
+    const parent = mkdtempSync(join(tmpdir(), "consort-boot-pg-"));
+    chmodSync(parent, 0o755); // as root, the server runs as the postgres user, who must reach it
+    return { parent, dataDir: join(parent, "postgres") };
+  }
+
+  it("without credentials outside production serves Probot's setup page, brings up the embedded Postgres, and Ctrl-C stops it", async () => {
+    const { parent, dataDir } = embeddedDataDir();
+    const app = await startWithEmbedded(dataDir);
     try {
-      let page = "";
-      for (let attempt = 0; attempt < 150 && !page; attempt++) {
-        await new Promise((r) => setTimeout(r, 200));
-        page = await fetch(`http://127.0.0.1:${port}/probot`).then(
-          (r) => (r.ok ? r.text() : ""),
-          () => "",
-        );
-      }
-      expect(page).toContain("Register GitHub App");
-      for (let attempt = 0; attempt < 300 && !/embedded Postgres (ready|could not start)/.test(output); attempt++) {
-        await new Promise((r) => setTimeout(r, 200));
-      }
-      expect(output).toContain("embedded Postgres ready");
+      expect(app.page).toContain("Register GitHub App");
+      expect(app.seen.output).toContain("embedded Postgres ready");
+      const { code, output } = await app.interrupt();
+      expect(code).toBe(0);
+      expect(output).toContain(`SIGINT: stopping the embedded Postgres this process started (data in ${dataDir})`);
+      expect(output).toContain("[consort] embedded Postgres stopped");
+      expect(await stopLocalServer(dataDir)).toBe(false);
     } finally {
-      child.kill("SIGTERM");
+      app.child.kill("SIGKILL");
+      await stopLocalServer(dataDir).catch(() => false);
+      rmSync(parent, { recursive: true, force: true });
+    }
+  }, 90_000);
+
+  it("Ctrl-C leaves an embedded Postgres it found running, and says so and how to stop it", async () => {
+    const { parent, dataDir } = embeddedDataDir();
+    const running = await ensureLocalServer({ dataDir });
+    const app = await startWithEmbedded(dataDir);
+    try {
+      expect(app.seen.output).toContain("embedded Postgres ready");
+      const { code, output } = await app.interrupt();
+      expect(code).toBe(0);
+      expect(output).toContain(
+        `SIGINT: the embedded Postgres on port ${running.port} (data in ${dataDir}) was already running before this process and keeps running; stop it with \`npx --no-install consort db stop\``,
+      );
+      expect(await stopLocalServer(dataDir)).toBe(true);
+    } finally {
+      app.child.kill("SIGKILL");
       await stopLocalServer(dataDir).catch(() => false);
       rmSync(parent, { recursive: true, force: true });
     }
@@ -82,15 +123,19 @@ describe("booting the app", () => {
 
 describe("the environment schema", () => {
   it("accepts a complete production environment and reads the key from PRIVATE_KEY_PATH", () => {
+    const secrets = mkdtempSync(join(tmpdir(), "consort-boot-key-"));
+    const keyFile = join(secrets, "key.pem");
+    writeFileSync(keyFile, "-----BEGIN RSA PRIVATE KEY-----\nMII\n-----END RSA PRIVATE KEY-----\n");
     const env = loadEnv({
       NODE_ENV: "production",
       APP_ID: "42",
-      PRIVATE_KEY_PATH: "/run/secrets/key.pem",
+      PRIVATE_KEY_PATH: keyFile,
       WEBHOOK_SECRET: "s3cret",
       CONSORT_STATE_KEY: "k".repeat(32),
     });
     expect(env.APP_ID).toBe("42");
     expect(env.PORT).toBe(3000);
+    rmSync(secrets, { recursive: true, force: true });
   });
 
   it("treats empty values as missing and refuses a short state key", () => {

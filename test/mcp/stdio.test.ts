@@ -40,7 +40,7 @@ describe("consort mcp over real stdio", () => {
     await writeFile(statePath, JSON.stringify(snapshot));
     transport = new StdioClientTransport({
       command: process.execPath,
-      args: [resolve("bin/consort.js"), "mcp", "--repo", checkout.path, "--state", statePath],
+      args: [resolve("bin/consort.js"), "mcp", "-C", checkout.path, "--state", statePath],
       env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", [URL_ENV]: postgresUrl() },
       stderr: "pipe",
     });

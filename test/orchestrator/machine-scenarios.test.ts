@@ -252,7 +252,7 @@ describe("snapshots", () => {
       /schema version 2 is not supported: this Consort reads version 1/,
     );
     expect(() => restoreSnapshot({ ...sim.snapshot, schemaVersion: undefined })).toThrow(
-      /schema version undefined is not supported/,
+      /this is not a track snapshot: it has no schemaVersion/,
     );
   });
 

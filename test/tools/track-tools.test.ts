@@ -209,17 +209,6 @@ describe("state from the repository's consort/state branch", () => {
   });
 });
 
-it("without any state source, the track tools say how to give them one", async () => {
-  const { client, close } = await serve({});
-  try {
-    const result = await call(client, "next_action", {});
-    expect(result.isError).toBe(true);
-    expect(errorText(result)).toMatch(/NO_STATE: No track state[\s\S]*--state <file>[\s\S]*GITHUB_TOKEN/);
-  } finally {
-    await close();
-  }
-});
-
 describe("explain_rejection", () => {
   it("with nothing refused and nothing new locally, says so and what is expected", async () => {
     const { client, close } = await serve({ state: { kind: "file", path: await track.writeSnapshotFile() } });

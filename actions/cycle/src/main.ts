@@ -1,3 +1,0 @@
-import { runCycleAction } from "../../../src/cycle/action.js";
-
-process.exitCode = await runCycleAction();

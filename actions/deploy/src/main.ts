@@ -1,3 +1,0 @@
-import { runDeployAction } from "../../../src/deploy/action.js";
-
-process.exitCode = await runDeployAction();

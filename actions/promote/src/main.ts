@@ -1,3 +1,0 @@
-import { runPromoteAction } from "../../../src/deploy/action.js";
-
-process.exitCode = await runPromoteAction();

@@ -1,0 +1,99 @@
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { simpleGit } from "simple-git";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RoleName } from "../../src/config/consort-config.js";
+import { consortTools } from "../../src/tools/index.js";
+import { ExplainRejectionOutput, NextActionOutput, TrackStatusOutput } from "../../src/tools/track-tools.js";
+import { call, connectClient, errorText } from "./mcp-client.js";
+import { STOCKFLOW, stockflowCheckout, type StockflowCheckout } from "./fixture.js";
+
+/**
+ * With no state file and no token, the track tools derive the track from the checkout's own
+ * commits: the app's machine, replayed from the merge base with the default branch.
+ */
+
+let checkout: StockflowCheckout;
+beforeAll(async () => {
+  checkout = await stockflowCheckout({ designOnTrack: true });
+}, 90_000);
+afterAll(async () => checkout.cleanup());
+
+const design = (name: string) => readFile(join(STOCKFLOW, ".consort", name), "utf8");
+async function commitAs(role: RoleName, subject: string, files: Record<string, string>): Promise<void> {
+  for (const [path, text] of Object.entries(files)) {
+    await mkdir(dirname(join(checkout.path, path)), { recursive: true });
+    await writeFile(join(checkout.path, path), text);
+  }
+  await simpleGit(checkout.path).add(Object.keys(files)).commit(`${subject}\n\nConsort-Role: ${role}`);
+}
+
+async function ask<T>(tool: string, parse: { parse: (value: unknown) => T }, args: Record<string, unknown> = {}) {
+  const { client, close } = await connectClient(consortTools, checkout.context());
+  try {
+    const result = await call(client, tool, args);
+    if (result.isError) throw new Error(errorText(result));
+    return parse.parse(result.structuredContent);
+  } finally {
+    await close();
+  }
+}
+
+describe("the track tools on a plain checkout (no state file, no token, no network)", () => {
+  it("a fresh branch is a track at its stories: the Product Owner acts first", async () => {
+    const output = await ask("next_action", NextActionOutput);
+    expect(output.state).toMatchObject({ source: "commits", verified: false });
+    expect(output.state.location).toMatch(
+      /^0 commit\(s\) of f1-record-stock-\w+ since [0-9a-f]{12} \(merge base with main\)$/,
+    );
+    expect(output.action).toMatchObject({
+      stage: "stories",
+      role: "product-owner",
+      trailer: "Consort-Role: product-owner",
+    });
+  });
+
+  it("after the design commits, the track waits at the design gate for a person's approval", async () => {
+    const spec = JSON.parse(await design("spec.json")) as Record<string, unknown>;
+    const { nfrs: _nfrs, ...stories } = spec;
+    await commitAs("product-owner", "Stories", { ".consort/spec.json": `${JSON.stringify(stories, null, 2)}\n` });
+    await commitAs("spec-author", "Spec and NFRs", { ".consort/spec.json": await design("spec.json") });
+    await commitAs("architect", "Architecture", { ".consort/architecture.json": await design("architecture.json") });
+    await commitAs("dba", "DB design", { ".consort/db-design.json": await design("db-design.json") });
+
+    const next = await ask("next_action", NextActionOutput);
+    expect(next.state.location).toMatch(/^4 commit\(s\) of /);
+    expect(next.action).toMatchObject({ stage: "design-gate", actor: "person", gate: { name: "design" } });
+    const status = await ask("track_status", TrackStatusOutput);
+    const gates = Object.fromEntries(status.gates.map((gate) => [gate.gate, gate]));
+    expect(gates.design).toMatchObject({ status: "pending", approvals: [] });
+    expect(gates.design?.pendingHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(status.checks.find((check) => check.name === "consort/design")?.status).not.toBe("success");
+    expect(status.rejectedHead).toBeNull();
+  });
+
+  it("a commit past the waiting gate is refused, and explain_rejection says why", async () => {
+    await commitAs("driver", "Code before the gate", { "src/early.ts": "export const early = 1;\n" });
+    const output = await ask("explain_rejection", ExplainRejectionOutput);
+    expect(output.recorded?.reasons).toEqual([
+      expect.stringMatching(
+        /^[0-9a-f]{7}: no role's turn: the track is at design-gate, waiting for a person's approving review$/,
+      ),
+    ]);
+    expect(output.expected.stage).toBe("design-gate");
+  });
+
+  it("names only the checkout's own track, and the default branch is no track", async () => {
+    await expect(ask("next_action", NextActionOutput, { track: "another-track" })).rejects.toThrow(
+      /NO_STATE: Track "another-track" is not the checkout's branch/,
+    );
+    const git = simpleGit(checkout.path);
+    const branch = (await git.revparse(["--abbrev-ref", "HEAD"])).trim();
+    await git.checkout("main");
+    try {
+      await expect(ask("next_action", NextActionOutput)).rejects.toThrow(/NO_TRACK: .* is on the default branch main/);
+    } finally {
+      await git.checkout(branch);
+    }
+  });
+});
