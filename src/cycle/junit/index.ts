@@ -4,7 +4,7 @@
  */
 export { detectFlavour } from "./flavour.js";
 export { combineReports, parseJUnit, type ParseJUnitOptions } from "./parse.js";
-export { readJUnitReports, type ReadJUnitOptions, type ReadJUnitResult } from "./read.js";
+export { clearReports, readJUnitReports, type ReadJUnitOptions, type ReadJUnitResult } from "./read.js";
 export { findTestCase, locateTestCase, TestQuerySchema, type TestLocation, type TestQuery } from "./match.js";
 export {
   FLAVOURS,
