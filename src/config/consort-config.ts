@@ -1,5 +1,9 @@
 import { z } from "zod";
+import { FLAVOURS } from "../cycle/junit/types.js";
 import { RoleName } from "../roles/roles.js";
+
+/** The runners a repository may name in `runner`: every flavour the cycle reads, "unknown" aside. */
+const RunnerName = z.enum(FLAVOURS.filter((f): f is Exclude<(typeof FLAVOURS)[number], "unknown"> => f !== "unknown"));
 
 /**
  * `.github/consort.yml`, always read from the default branch so a track cannot loosen its own
@@ -164,8 +168,13 @@ export const ConsortConfig = z
     version: z.literal(1).default(1),
     database: DatabaseConfig.default(() => DatabaseConfig.parse({})),
     commands: CommandsConfig.default(() => CommandsConfig.parse({})),
-    /** Where the test command writes its JUnit XML report, relative to the repository root. */
+    /**
+     * Where the test command writes its JUnit XML: a file, a folder of reports (ending in "/", or
+     * an existing folder) or a glob, relative to the repository root.
+     */
     junit: z.string().min(1).default("junit.xml"),
+    /** The runner that writes the report, when its report alone cannot tell (see the README's runner table). */
+    runner: RunnerName.optional(),
     paths: PathsConfig.default(() => PathsConfig.parse({})),
     /** Bind roles to GitHub identities: a commit claiming a bound role must be authored by one of them. */
     roles: z.partialRecord(RoleName, z.array(githubLogin).min(1)).default({}),

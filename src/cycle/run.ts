@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { isAbsolute, join, resolve } from "node:path";
+import { mkdir, writeFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
 import type { ConsortConfig } from "../config/consort-config.js";
 import type { BranchProvider } from "../substrate/provider.js";
 import { projectCommandEnvironment, runShellCommand, secretsOfUrl, type CommandRunner } from "./commands.js";
-import { JUnitError, parseJUnit } from "./junit/index.js";
+import { clearReports, JUnitError, readJUnitReports } from "./junit/index.js";
 import type { CycleRequest } from "./request.js";
 import { CYCLE_RESULT_FILE, CYCLE_SUMMARY_FILE, CycleResult, type CommandRecord, type StepTimings } from "./result.js";
 import { renderCycleSummary } from "./summary.js";
@@ -78,7 +78,6 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
   let report: CycleResult["report"];
   let tests: CycleResult["tests"] = [];
   const timeoutMs = config.cycle.timeoutMinutes * 60_000;
-  const junitPath = isAbsolute(config.junit) ? config.junit : join(cwd, config.junit);
   let dropping: Promise<void> | undefined;
   const dropBranch = async (): Promise<void> => {
     if (!cycleBranch) return;
@@ -168,7 +167,7 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
     } else {
       mark = performance.now();
       // An old report left behind must never pass for this run's: delete it, then check its age.
-      await rm(junitPath, { force: true });
+      await clearReports(config.junit, cwd);
       const testStartWall = Date.now();
       progress(`testing: ${config.commands.test}`);
       commands.test = await runCommand(config.commands.test, { cwd, env, ...inherit, timeoutMs, secrets });
@@ -182,8 +181,19 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
         );
 
       mark = performance.now();
-      const xml = await readReport(junitPath, config.junit, testStartWall, config.commands.test);
-      const parsed = parseJUnit(xml);
+      const { report: parsed } = await readJUnitReports(config.junit, {
+        cwd,
+        notBefore: testStartWall,
+        ...(config.runner ? { flavour: config.runner } : {}),
+      }).catch((error: unknown) => {
+        // No report, or only an old one: the command's configuration, not the report, is at fault.
+        if (error instanceof JUnitError && error.code === "no-report")
+          throw new Error(
+            `the test command \`${config.commands.test}\` wrote no JUnit report at ${config.junit}: configure its JUnit reporter to write there (consort.yml: junit). ${error.message}`,
+          );
+        if (error instanceof JUnitError && error.code === "stale-report") throw new Error(error.message);
+        throw error;
+      });
       const counts = { passed: 0, failed: 0, skipped: 0 };
       for (const t of parsed.tests) {
         if (t.outcome === "passed") counts.passed++;
@@ -301,24 +311,6 @@ async function rebuildTrackIfMissing(options: {
     (config.database.seed ? " filled by the seed command" : " (no seed command configured: an empty database)") +
     " plus the track's migrations: weaker evidence than a persistent branch on Lakebase or a team server"
   );
-}
-
-async function readReport(path: string, shown: string, testStartWall: number, command: string): Promise<string> {
-  let modified: number;
-  try {
-    modified = (await stat(path)).mtimeMs;
-  } catch {
-    throw new Error(
-      `the test command \`${command}\` wrote no JUnit report at ${shown}: configure its JUnit reporter to write there (consort.yml: junit)`,
-    );
-  }
-  // Whole seconds: some filesystems keep coarse times; the old report was deleted before the run anyway.
-  if (Math.floor(modified / 1000) < Math.floor(testStartWall / 1000)) {
-    throw new Error(
-      `the JUnit report ${shown} is older than this test run: it was left by an earlier run, so it proves nothing`,
-    );
-  }
-  return readFile(path, "utf8");
 }
 
 /** Write `cycle-result.json` and the Markdown summary into `outDir`. */

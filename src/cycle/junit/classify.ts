@@ -18,11 +18,16 @@ const JAVA_LOAD_FAILURE =
 const SCRIPT_FILE = /\.(c|m)?[jt]sx?$/;
 
 function firstLine(text: string | undefined): string | undefined {
-  const line = text
-    ?.split("\n")
-    .map((l) => l.trim())
-    .find((l) => l !== "");
-  return line === undefined ? undefined : line;
+  if (text === undefined) return undefined;
+  // Line by line from the start: a failure body of megabytes is never split whole.
+  for (let start = 0; start < text.length;) {
+    const end = text.indexOf("\n", start);
+    const line = text.slice(start, end === -1 ? text.length : end).trim();
+    if (line !== "") return line;
+    if (end === -1) break;
+    start = end + 1;
+  }
+  return undefined;
 }
 
 /** "TypeError: Cannot read…" → "TypeError"; "AssertionError [ERR_ASSERTION]: …" → "AssertionError". */
@@ -239,24 +244,23 @@ export function classifyReport(flavour: Flavour, raw: RawReport): Classified {
     if (load) loadErrors.push(load.error);
     if (load?.drop) continue;
 
-    const base: TestCaseResult = {
-      ...(file ? { file } : {}),
-      ...(c.attrs.classname !== undefined ? { classname: c.attrs.classname } : {}),
-      name: c.attrs.name ?? "",
-      outcome: "passed",
-      ...(seconds(c.attrs.time) !== undefined ? { durationMs: seconds(c.attrs.time) } : {}),
-      ...(flavour === "node" && c.suites.length ? { suites: c.suites.map((s) => s.attrs.name ?? "") } : {}),
-    };
+    const base: TestCaseResult = { name: c.attrs.name ?? "", outcome: "passed" };
+    if (file !== undefined) base.file = file;
+    if (c.attrs.classname !== undefined) base.classname = c.attrs.classname;
+    const durationMs = seconds(c.attrs.time);
+    if (durationMs !== undefined) base.durationMs = durationMs;
+    if (flavour === "node" && c.suites.length) base.suites = c.suites.map((s) => s.attrs.name ?? "");
     const error = c.errors[0];
     const failure = c.failures[0];
     if (error) {
       const type = error.type?.trim() || leadingErrorName(error.message) || leadingErrorName(error.text);
-      tests.push({ ...base, outcome: "failed-error", ...messageOf(flavour, error), ...(type ? { type } : {}) });
+      tests.push(
+        Object.assign(base, { outcome: "failed-error" as const }, messageOf(flavour, error), type ? { type } : {}),
+      );
     } else if (failure) {
-      const verdict = classifyFailure(flavour, failure);
-      tests.push({ ...base, ...verdict, ...messageOf(flavour, failure) });
+      tests.push(Object.assign(base, classifyFailure(flavour, failure), messageOf(flavour, failure)));
     } else if (c.skipped) {
-      tests.push({ ...base, outcome: "skipped", ...messageOf(flavour, c.skipped) });
+      tests.push(Object.assign(base, { outcome: "skipped" as const }, messageOf(flavour, c.skipped)));
     } else {
       tests.push(base);
     }
@@ -316,17 +320,29 @@ function declaredFailures(raw: RawReport): number {
  * block's own case is not a test.
  */
 function foldVitestSuiteFailures(tests: TestCaseResult[]): TestCaseResult[] {
-  const blocks = tests.filter(
-    (block) =>
-      block.outcome.startsWith("failed") &&
-      tests.some((t) => t !== block && t.file === block.file && t.name.startsWith(`${block.name} > `)),
-  );
-  if (blocks.length === 0) return tests;
+  // One pass to learn every block name each file's tests sit in, one to find the failed cases
+  // that are such blocks, one to fold: linear in the report, however many failures it has.
+  const blockNames = new Map<string | undefined, Set<string>>();
+  for (const t of tests) {
+    const enclosing = blockNames.get(t.file) ?? new Set<string>();
+    blockNames.set(t.file, enclosing);
+    for (let at = t.name.indexOf(" > "); at !== -1; at = t.name.indexOf(" > ", at + 3))
+      enclosing.add(t.name.slice(0, at));
+  }
+  const blocks = new Map<string, TestCaseResult>();
+  for (const t of tests) {
+    if (!t.outcome.startsWith("failed") || !blockNames.get(t.file)?.has(t.name)) continue;
+    const key = `${t.file ?? ""}\u0000${t.name}`;
+    if (!blocks.has(key)) blocks.set(key, t);
+  }
+  if (blocks.size === 0) return tests;
+  const isBlock = new Set(blocks.values());
   return tests
-    .filter((t) => !blocks.includes(t))
+    .filter((t) => !isBlock.has(t))
     .map((t) => {
-      const block = blocks.find((b) => b.file === t.file && t.name.startsWith(`${b.name} > `));
-      if (!block || t.outcome === "failed-assertion") return t;
+      if (t.outcome === "failed-assertion") return t;
+      const block = outermostFailedBlock(blocks, t);
+      if (!block) return t;
       return {
         ...t,
         outcome: "failed-error" as const,
@@ -334,4 +350,13 @@ function foldVitestSuiteFailures(tests: TestCaseResult[]): TestCaseResult[] {
         ...(block.type ? { type: block.type } : {}),
       };
     });
+}
+
+/** The outermost failed block that encloses a test, if any. */
+function outermostFailedBlock(blocks: Map<string, TestCaseResult>, t: TestCaseResult): TestCaseResult | undefined {
+  for (let at = t.name.indexOf(" > "); at !== -1; at = t.name.indexOf(" > ", at + 3)) {
+    const block = blocks.get(`${t.file ?? ""}\u0000${t.name.slice(0, at)}`);
+    if (block) return block;
+  }
+  return undefined;
 }

@@ -22,10 +22,13 @@ const MARKS: Array<[Flavour, RegExp]> = [
   ["node", /<!--\s*duration_ms\s|type="(testCodeFailure|hookFailure|cancelledByParent|testTimeoutFailure)"/],
 ];
 
+/** Only the head of a huge report is needed for most marks; node's counters sit at the end. */
+export const MARKS_HEAD = 200_000;
+export const MARKS_TAIL = 2_000;
+
 /** Which runner wrote this JUnit XML, by the marks it leaves; "unknown" when none match. */
 export function detectFlavour(xml: string): Flavour {
-  // Only the head of a huge report is needed for most marks; node's counters sit at the end.
-  const head = xml.length > 200_000 ? xml.slice(0, 200_000) + xml.slice(-2_000) : xml;
+  const head = xml.length > MARKS_HEAD ? xml.slice(0, MARKS_HEAD) + xml.slice(-MARKS_TAIL) : xml;
   for (const [flavour, mark] of MARKS) if (mark.test(head)) return flavour;
   return "unknown";
 }

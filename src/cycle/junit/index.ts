@@ -4,7 +4,7 @@
  */
 export { detectFlavour } from "./flavour.js";
 export { combineReports, parseJUnit } from "./parse.js";
-export { readJUnitReports } from "./read.js";
+export { clearReports, readJUnitReports } from "./read.js";
 export { findTestCase, locateTestCase } from "./match.js";
 export {
   JUnitError,

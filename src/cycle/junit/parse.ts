@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { formatZodError } from "../../config/zod-error.js";
 import { classifyReport } from "./classify.js";
-import { detectFlavour } from "./flavour.js";
+import { detectFlavour, MARKS_HEAD, MARKS_TAIL } from "./flavour.js";
 import { FlavourSchema, JUnitError, type Flavour, type JUnitReport } from "./types.js";
-import { readJUnitXml, type RawReport } from "./xml.js";
+import { readJUnitStream, readJUnitXml, type RawReport } from "./xml.js";
 
 const ParseOptionsSchema = z.object({ flavour: FlavourSchema.optional() }).strict();
 export type ParseJUnitOptions = z.infer<typeof ParseOptionsSchema>;
@@ -19,8 +19,30 @@ export function parseJUnit(xml: string, options: ParseJUnitOptions = {}): JUnitR
   if (!parsedOptions.success) {
     throw new JUnitError("bad-option", formatZodError(parsedOptions.error, "parseJUnit options", { inline: true }));
   }
-  const raw = readJUnitXml(xml);
-  const flavour: Flavour = parsedOptions.data.flavour ?? detectFlavour(xml);
+  return judge(readJUnitXml(xml), parsedOptions.data.flavour ?? detectFlavour(xml));
+}
+
+/** The same from a stream of text (a report file read in chunks): a big report is never held whole. */
+export async function parseJUnitStream(
+  chunks: AsyncIterable<string>,
+  options: ParseJUnitOptions = {},
+): Promise<JUnitReport> {
+  const { flavour } = ParseOptionsSchema.parse(options);
+  // The runner's marks sit in the report's head, and node's counters at its very end.
+  let head = "";
+  let tail = "";
+  async function* sampled(): AsyncIterable<string> {
+    for await (const chunk of chunks) {
+      if (head.length < MARKS_HEAD) head += chunk.slice(0, MARKS_HEAD - head.length);
+      tail = (tail + chunk).slice(-MARKS_TAIL);
+      yield chunk;
+    }
+  }
+  const raw = await readJUnitStream(sampled());
+  return judge(raw, flavour ?? detectFlavour(head + tail));
+}
+
+function judge(raw: RawReport, flavour: Flavour): JUnitReport {
   const { tests, loadErrors } = classifyReport(flavour, raw);
   const timestamp = latestTimestamp(raw);
   return { flavour, tests, loadErrors, ...(timestamp ? { timestamp } : {}) };

@@ -2,7 +2,13 @@ import { cp, mkdtemp, rm, utimes } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { findTestCase, readJUnitReports } from "../../../src/cycle/junit/index.js";
+import {
+  clearReports,
+  findTestCase,
+  locateTestCase,
+  parseJUnit,
+  readJUnitReports,
+} from "../../../src/cycle/junit/index.js";
 import { FIXTURES } from "./fixtures.js";
 
 /** Reading reports from disk as a cycle does, with copies of Surefire's real report folder. */
@@ -73,5 +79,65 @@ describe("reading one report file", () => {
       code: "not-junit",
       message: expect.stringContaining(pom),
     });
+  });
+});
+
+describe("reports named by a glob, and clearing what an earlier run left", () => {
+  const vitestReport = (file: string, title: string) =>
+    `<testsuites name="vitest tests"><testsuite name="${file}"><testcase classname="${file}" name="${title}"/></testsuite></testsuites>`;
+
+  it("reads every report the glob matches as one run, never one under node_modules", async () => {
+    const { mkdir, writeFile } = await import("node:fs/promises");
+    for (const pkg of ["cart", "stock", "node_modules/dep"]) {
+      await mkdir(join(dir, "packages", pkg), { recursive: true });
+      await writeFile(join(dir, "packages", pkg, "junit.xml"), vitestReport(`test/${pkg}.test.ts`, `${pkg} works`));
+    }
+    const { report, files } = await readJUnitReports("packages/*/junit.xml", { cwd: dir });
+    expect(files.map((f) => f.slice(dir.length))).toEqual(["/packages/cart/junit.xml", "/packages/stock/junit.xml"]);
+    expect(report.tests.map((t) => t.name)).toEqual(["cart works", "stock works"]);
+  });
+
+  it("clears only the .xml reports of a folder or glob, never another file or a folder", async () => {
+    const { mkdir, readdir, writeFile } = await import("node:fs/promises");
+    const reports = join(dir, "surefire-reports");
+    await writeFile(join(reports, "notes.txt"), "keep me");
+    await mkdir(join(reports, "old.xml"));
+    const removed = await clearReports("surefire-reports/", dir);
+    expect(removed).toHaveLength(3);
+    expect((await readdir(reports)).sort()).toEqual(["notes.txt", "old.xml"].sort());
+    await expect(readJUnitReports("surefire-reports/", { cwd: dir })).rejects.toMatchObject({ code: "no-report" });
+  });
+
+  it("names the runner when the repository says which, whatever its report looks like", async () => {
+    const { writeFile } = await import("node:fs/promises");
+    await writeFile(
+      join(dir, "junit.xml"),
+      `<testsuites><testsuite name="a"><testcase classname="a" name="x"><failure>Error: expect(received).toBe(expected)</failure></testcase></testsuite></testsuites>`,
+    );
+    expect((await readJUnitReports("junit.xml", { cwd: dir })).report.flavour).toBe("unknown");
+    const named = await readJUnitReports("junit.xml", { cwd: dir, flavour: "jest" });
+    expect(named.report.flavour).toBe("jest");
+    expect(named.report.tests[0]?.outcome).toBe("failed-assertion");
+  });
+});
+
+describe("a big report", () => {
+  it("folds vitest's failed hook blocks and finds tests by title, in a report of thousands of cases", async () => {
+    const { bigVitestReport } = await import("../../../bench/big-report.js");
+    const big = bigVitestReport({ files: 60, perFile: 40 });
+    const report = parseJUnit(big.xml);
+    // File 7 of every fifty has a failed "setup block" whose ten tests vitest wrote as skipped.
+    expect(report.tests.some((t) => t.name === "setup block")).toBe(false);
+    const hooked = report.tests.filter((t) => t.message?.startsWith('a beforeAll/afterAll hook of "setup block"'));
+    expect(hooked).toHaveLength(20);
+    expect(hooked.every((t) => t.outcome === "failed-error")).toBe(true);
+    for (const query of big.sample(30)) expect(locateTestCase(report, query).status).toBe("found");
+  });
+
+  it("keeps a failure body of megabytes to its head and tail", async () => {
+    const { bigVitestReport } = await import("../../../bench/big-report.js");
+    const report = parseJUnit(bigVitestReport({ files: 1, perFile: 1, hugeFailureMb: 8 }).xml);
+    const huge = report.tests.find((t) => t.name === "huge > fails loudly");
+    expect(huge).toMatchObject({ outcome: "failed-error", type: "TypeError", message: "boom" });
   });
 });
