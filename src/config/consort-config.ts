@@ -173,7 +173,7 @@ export const ConsortConfig = z
      * an existing folder) or a glob, relative to the repository root.
      */
     junit: z.string().min(1).default("junit.xml"),
-    /** The runner that writes the report, when its report alone cannot tell (see the README's runner table). */
+    /** The runner that writes the report, when its report alone cannot tell (a jest-junit or mocha report whose title was renamed). */
     runner: RunnerName.optional(),
     paths: PathsConfig.default(() => PathsConfig.parse({})),
     /** Bind roles to GitHub identities: a commit claiming a bound role must be authored by one of them. */
