@@ -2,8 +2,8 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it, vi } from "vitest";
-import { runCli } from "../../src/cli/main.js";
+import { afterAll, describe, expect, it } from "vitest";
+import { runConsort } from "../helpers/cli.js";
 import { validateCheckout } from "../../src/cli/orchestrate.js";
 import type { NextAction } from "../../src/orchestrator/types.js";
 import { edited, stockflowText } from "../orchestrator/fixtures/stockflow.js";
@@ -33,21 +33,7 @@ const stockflow = () => ({
 const consortBinary = (...args: string[]) => spawnSync(process.execPath, [bin, ...args], { encoding: "utf8" });
 
 /** The same program in-process: stdout, stderr and the exit code. */
-async function consort(...args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const out = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => ((stdout += String(chunk)), true));
-  const err = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => ((stderr += String(chunk)), true));
-  const before = process.exitCode;
-  try {
-    const status = await runCli(["node", "consort", ...args]);
-    return { status, stdout, stderr };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-    process.exitCode = before;
-  }
-}
+const consort = runConsort;
 
 describe("consort validate", () => {
   it("passes StockFlow's artifacts and exits 0", async () => {
