@@ -332,7 +332,7 @@ function foldVitestSuiteFailures(tests: TestCaseResult[]): TestCaseResult[] {
   const blocks = new Map<string, TestCaseResult>();
   for (const t of tests) {
     if (!t.outcome.startsWith("failed") || !blockNames.get(t.file)?.has(t.name)) continue;
-    const key = `${t.file ?? ""}\u0000${t.name}`;
+    const key = blockKey(t.file, t.name);
     if (!blocks.has(key)) blocks.set(key, t);
   }
   if (blocks.size === 0) return tests;
@@ -354,9 +354,16 @@ function foldVitestSuiteFailures(tests: TestCaseResult[]): TestCaseResult[] {
 
 /** The outermost failed block that encloses a test, if any. */
 function outermostFailedBlock(blocks: Map<string, TestCaseResult>, t: TestCaseResult): TestCaseResult | undefined {
-  for (let at = t.name.indexOf(" > "); at !== -1; at = t.name.indexOf(" > ", at + 3)) {
-    const block = blocks.get(`${t.file ?? ""}\u0000${t.name.slice(0, at)}`);
+  for (const name of enclosingBlocks(t.name)) {
+    const block = blocks.get(blockKey(t.file, name));
     if (block) return block;
   }
   return undefined;
+}
+
+const blockKey = (file: string | undefined, name: string) => `${file ?? ""}\u0000${name}`;
+
+/** The describe blocks a vitest title sits in, outermost first: "a > b > t" → "a", "a > b". */
+function* enclosingBlocks(title: string): Generator<string> {
+  for (let at = title.indexOf(" > "); at !== -1; at = title.indexOf(" > ", at + 3)) yield title.slice(0, at);
 }

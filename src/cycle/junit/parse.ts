@@ -15,11 +15,17 @@ export type ParseJUnitOptions = z.infer<typeof ParseOptionsSchema>;
  * is malformed or not JUnit at all.
  */
 export function parseJUnit(xml: string, options: ParseJUnitOptions = {}): JUnitReport {
-  const parsedOptions = ParseOptionsSchema.safeParse(options);
-  if (!parsedOptions.success) {
-    throw new JUnitError("bad-option", formatZodError(parsedOptions.error, "parseJUnit options", { inline: true }));
+  const { flavour } = readOptions(options);
+  return judge(readJUnitXml(xml), flavour ?? detectFlavour(xml));
+}
+
+/** The options, or a JUnitError that says what is wrong with them. */
+function readOptions(options: ParseJUnitOptions): ParseJUnitOptions {
+  const parsed = ParseOptionsSchema.safeParse(options);
+  if (!parsed.success) {
+    throw new JUnitError("bad-option", formatZodError(parsed.error, "parseJUnit options", { inline: true }));
   }
-  return judge(readJUnitXml(xml), parsedOptions.data.flavour ?? detectFlavour(xml));
+  return parsed.data;
 }
 
 /** The same from a stream of text (a report file read in chunks): a big report is never held whole. */
@@ -27,7 +33,7 @@ export async function parseJUnitStream(
   chunks: AsyncIterable<string>,
   options: ParseJUnitOptions = {},
 ): Promise<JUnitReport> {
-  const { flavour } = ParseOptionsSchema.parse(options);
+  const { flavour } = readOptions(options);
   // The runner's marks sit in the report's head, and node's counters at its very end.
   let head = "";
   let tail = "";
