@@ -428,6 +428,15 @@ function buildStep<T extends Stage>(stage: Stage, verify: T) {
   return { on: { RENEGOTIATE: renegotiation(stage), STEP_PUSHED: { target: verify, actions: BUILD_PUSH } } };
 }
 
+/** The report of a valid `step` cycle moves the lane to `target`, recording it with `actions`. */
+function validReport<T extends Stage, const A extends readonly string[]>(
+  step: "red" | "green" | "refactor",
+  target: T,
+  ...actions: A
+) {
+  return { guard: { type: "reports" as const, params: { step, outcome: "valid" as const } }, target, actions };
+}
+
 /**
  * A `*-verify` state: entering it dispatches the step's cycle; the report of that cycle moves the
  * lane on (`valid`), sends it back to `retry` while attempts remain, blocks it once they are used
@@ -438,11 +447,12 @@ function verifyState(verify: {
   valid: ReportTransition[];
   retry: "red" | "repair" | "refactor";
   invalid: (context: TrackContext) => string;
-  blocked: string;
-  undecided: string;
 }) {
   const { step, retry } = verify;
   const stage = `${step}-verify` as const;
+  const name = step === "refactor" ? "refactor" : step.toUpperCase();
+  const blocked = `${step === "refactor" ? "The refactor" : name} failed its last allowed attempt: blocked`;
+  const undecided = `The ${name} cycle could not decide (retry when fixed)`;
   return machineSetup.createStateConfig({
     entry: [
       { type: "startCycle", params: { step } },
@@ -474,7 +484,7 @@ function verifyState(verify: {
               type: "emit",
               params: ({ context, event }) =>
                 comment(
-                  `${outcomeComment(context, event, verify.blocked)}\n\nA person decides: retry, renegotiate the test list, or abandon.`,
+                  `${outcomeComment(context, event, blocked)}\n\nA person decides: retry, renegotiate the test list, or abandon.`,
                 ),
             },
           ],
@@ -483,7 +493,7 @@ function verifyState(verify: {
           guard: { type: "reports", params: { step, outcome: "error" } },
           actions: [
             "recordReport",
-            { type: "emit", params: ({ context, event }) => comment(outcomeComment(context, event, verify.undecided)) },
+            { type: "emit", params: ({ context, event }) => comment(outcomeComment(context, event, undecided)) },
           ],
         },
       ],
@@ -614,34 +624,18 @@ export const trackMachine = machineSetup.createMachine({
     red: buildStep("red", "red-verify"),
     "red-verify": verifyState({
       step: "red",
-      valid: [
-        {
-          guard: { type: "reports", params: { step: "red", outcome: "valid" } },
-          target: "green",
-          actions: ["recordReport", "recordRed"],
-        },
-      ],
+      valid: [validReport("red", "green", "recordReport", "recordRed")],
       retry: "red",
       invalid: () => "RED is not valid",
-      blocked: "RED failed its last allowed attempt: blocked",
-      undecided: "The RED cycle could not decide (retry when fixed)",
     }),
     green: buildStep("green", "green-verify"),
     repair: buildStep("repair", "green-verify"),
     "green-verify": verifyState({
       step: "green",
-      valid: [
-        {
-          guard: { type: "reports", params: { step: "green", outcome: "valid" } },
-          target: "review",
-          actions: ["recordReport", "recordGreen"],
-        },
-      ],
+      valid: [validReport("green", "review", "recordReport", "recordGreen")],
       retry: "repair",
       invalid: (context) =>
         `GREEN is not valid: repair round ${context.attempts} of ${context.settings.repairBound - 1}`,
-      blocked: "GREEN failed its last allowed attempt: blocked",
-      undecided: "The GREEN cycle could not decide (retry when fixed)",
     }),
     review: {
       on: {
@@ -675,16 +669,10 @@ export const trackMachine = machineSetup.createMachine({
           target: "deploying",
           actions: ["recordReport", "recordRefactor", "completeUnit"],
         },
-        {
-          guard: { type: "reports", params: { step: "refactor", outcome: "valid" } },
-          target: "red",
-          actions: ["recordReport", "recordRefactor", "completeUnit"],
-        },
+        validReport("refactor", "red", "recordReport", "recordRefactor", "completeUnit"),
       ],
       retry: "refactor",
       invalid: () => "The refactor broke the tests",
-      blocked: "The refactor failed its last allowed attempt: blocked",
-      undecided: "The refactor cycle could not decide (retry when fixed)",
     }),
     blocked: {
       on: {
