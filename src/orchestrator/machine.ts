@@ -1,6 +1,6 @@
 import { assertEvent, assign, setup } from "xstate";
 import { hashFrozenText, manifestHashFromHashes } from "../gates/freeze.js";
-import type { FileGate } from "../gates/names.js";
+import { FILE_GATES, GATE_NAMES, type FileGate } from "../gates/names.js";
 import {
   addAuthors,
   currentUnit,
@@ -517,42 +517,21 @@ export const trackMachine = machineSetup.createMachine({
     },
   ],
   on: {
+    // A refused push withdraws the approved file gate whose frozen files it changed.
     PUSH_REJECTED: [
-      {
-        guard: { type: "withdrawsApproved", params: { gate: "design" } },
-        target: ".design-gate",
-        actions: ["recordRejection", "withdrawForPush"],
-      },
-      {
-        guard: { type: "withdrawsApproved", params: { gate: "test-list" } },
-        target: ".test-list-gate",
-        actions: ["recordRejection", "withdrawForPush"],
-      },
+      ...FILE_GATES.map((gate) => ({
+        guard: { type: "withdrawsApproved" as const, params: { gate } },
+        target: `.${gate}-gate` as const,
+        actions: ["recordRejection", "withdrawForPush"] as const,
+      })),
       { actions: "recordRejection" },
     ],
     BRANCH_RESET: { actions: "clearRejection" },
-    GATE_WITHDRAWN: [
-      {
-        guard: { type: "withdrawsApproved", params: { gate: "design" } },
-        target: ".design-gate",
-        actions: "withdrawGate",
-      },
-      {
-        guard: { type: "withdrawsApproved", params: { gate: "test-list" } },
-        target: ".test-list-gate",
-        actions: "withdrawGate",
-      },
-      {
-        guard: { type: "withdrawsApproved", params: { gate: "deploy" } },
-        target: ".deploy-gate",
-        actions: "withdrawGate",
-      },
-      {
-        guard: { type: "withdrawsApproved", params: { gate: "promote" } },
-        target: ".promote-gate",
-        actions: "withdrawGate",
-      },
-    ],
+    GATE_WITHDRAWN: GATE_NAMES.map((gate) => ({
+      guard: { type: "withdrawsApproved" as const, params: { gate } },
+      target: `.${gate}-gate` as const,
+      actions: "withdrawGate" as const,
+    })),
     ABANDON: { target: ".abandoned", actions: "end" },
     CLOSED: { target: ".abandoned", actions: "end" },
     MERGED: { target: ".abandoned", actions: "end" },
