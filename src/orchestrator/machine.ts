@@ -86,20 +86,20 @@ function renegotiation(stage: Stage) {
   const out: Array<{
     guard: { type: "renegotiates"; params: { scope: "design" | "test-list"; from?: DesignStep } };
     target: string;
-    actions: "reopenTestList" | "reopenDesign";
+    actions: "reopen";
   }> = [];
   if (TEST_LIST_RENEGOTIABLE.includes(stage))
     out.push({
       guard: { type: "renegotiates", params: { scope: "test-list" } },
       target: "test-list",
-      actions: "reopenTestList",
+      actions: "reopen",
     });
   for (const step of DESIGN_STEPS) {
     if (at > LANE.indexOf(step))
       out.push({
         guard: { type: "renegotiates", params: { scope: "design", from: step } },
         target: step,
-        actions: "reopenDesign",
+        actions: "reopen",
       });
   }
   return out;
@@ -339,19 +339,11 @@ const machineSetup = setup({
       assertEvent(event, "MERGED");
       return { mergedCommit: event.commit, updatedAt: event.at };
     }),
-    reopenTestList: assign(({ context, event }) => {
+    /** Renegotiation reopens the gate of its scope (withdrawal cascades down the lane from there). */
+    reopen: assign(({ context, event }) => {
       assertEvent(event, "RENEGOTIATE");
       return {
-        ...withdrawFrom(context, "test-list", `renegotiated by ${event.by}: ${event.reason}`, "reopen"),
-        blocked: null,
-        attempts: 0,
-        updatedAt: event.at,
-      };
-    }),
-    reopenDesign: assign(({ context, event }) => {
-      assertEvent(event, "RENEGOTIATE");
-      return {
-        ...withdrawFrom(context, "design", `renegotiated by ${event.by}: ${event.reason}`, "reopen"),
+        ...withdrawFrom(context, event.scope, `renegotiated by ${event.by}: ${event.reason}`, "reopen"),
         blocked: null,
         attempts: 0,
         updatedAt: event.at,
