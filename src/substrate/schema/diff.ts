@@ -69,44 +69,18 @@ function describeColumn(column: ColumnInfo): string {
 function diffTable(key: string, before: TableInfo, after: TableInfo, changes: SchemaChange[]): void {
   const beforeColumns = new Map(before.columns.map((c) => [c.name, c]));
   const afterColumns = new Map(after.columns.map((c) => [c.name, c]));
-  for (const [name, column] of beforeColumns) {
-    if (!afterColumns.has(name))
-      changes.push({
-        object: "column",
-        action: "dropped",
-        name: `${key}.${name}`,
-        table: key,
-        column: name,
-        before: column,
-        details: [describeColumn(column)],
-      });
-  }
-  for (const [name, column] of afterColumns) {
+  const column = (
+    name: string,
+    change: { action: ChangeAction; before?: ColumnInfo; after?: ColumnInfo; details: string[] },
+  ) => changes.push({ object: "column", name: `${key}.${name}`, table: key, column: name, ...change });
+  // Columns keep the table's order: the dropped ones as they stood, then the rest as they stand.
+  for (const [name, old] of beforeColumns)
+    if (!afterColumns.has(name)) column(name, { action: "dropped", before: old, details: [describeColumn(old)] });
+  for (const [name, now] of afterColumns) {
     const old = beforeColumns.get(name);
-    if (!old) {
-      changes.push({
-        object: "column",
-        action: "added",
-        name: `${key}.${name}`,
-        table: key,
-        column: name,
-        after: column,
-        details: [describeColumn(column)],
-      });
-    } else {
-      const details = columnDetails(old, column);
-      if (details.length > 0)
-        changes.push({
-          object: "column",
-          action: "changed",
-          name: `${key}.${name}`,
-          table: key,
-          column: name,
-          before: old,
-          after: column,
-          details,
-        });
-    }
+    const details = old ? columnDetails(old, now) : [describeColumn(now)];
+    if (!old) column(name, { action: "added", after: now, details });
+    else if (details.length > 0) column(name, { action: "changed", before: old, after: now, details });
   }
   compareEach(
     before.constraints,
