@@ -326,3 +326,38 @@ describe("a gate's check, at the edges of its record", () => {
     });
   });
 });
+
+describe("consort/discipline", () => {
+  it("passes, saying what held, while every commit was the step in turn", () => {
+    expect(checkStates(reach("red").snapshot).find((c) => c.name === "consort/discipline")).toEqual({
+      name: "consort/discipline",
+      status: "success",
+      title: "Every commit was the step in turn, by its role, on its own paths",
+      details: [],
+    });
+  });
+
+  it("fails on a refused commit, naming it and the commit to reset the branch to, with every reason", () => {
+    const sim = reach("red");
+    const head = sim.context.head;
+    sim.push({ role: "driver", files: { "src/services/stock.ts": "export const early = true;\n" } });
+    const refused = sim.context.rejectedHead!;
+    expect(checkStates(sim.snapshot).find((c) => c.name === "consort/discipline")).toEqual({
+      name: "consort/discipline",
+      status: "failure",
+      title: `Commit ${refused.sha.slice(0, 7)} refused: reset the branch to ${head.slice(0, 7)}`,
+      details: refused.reasons,
+    });
+    expect(refused.reasons.length).toBeGreaterThan(0);
+  });
+});
+
+it("a test list withdrawn before any unit was made still fails consort/build: nothing stands behind it", () => {
+  const early = structuredClone(reach("test-list-gate").snapshot);
+  early.context.gates["test-list"] = { ...early.context.gates["test-list"], status: "withdrawn", withdrawnReason: "r" };
+  expect(checkStates(early).find((c) => c.name === "consort/build")).toMatchObject({
+    status: "failure",
+    title: "Build evidence withdrawn until the test list is approved again",
+    details: ["r"],
+  });
+});
