@@ -2,7 +2,7 @@ import { z } from "zod";
 import { checkStates } from "../gates/checks.js";
 import { GATE_NAMES, GateName } from "../gates/names.js";
 import { STAGES } from "../orchestrator/types.js";
-import type { BoardTrack } from "./view.js";
+import { PROVENANCES, type BoardTrack } from "./view.js";
 
 /**
  * The evidence of a track, for an auditor: who approved which frozen files at which hash, every
@@ -68,8 +68,8 @@ export const TrackEvidence = z
     stage: z.enum(STAGES),
     /** True once merged and promoted: until then this is the evidence so far. */
     finished: z.boolean(),
-    /** Whether the state's signature was checked where it was read. */
-    verified: z.boolean(),
+    /** Where the state came from: `signed` when its signature was checked where it was read. */
+    provenance: z.enum(PROVENANCES),
     head: z.string(),
     mergedCommit: z.string().nullable(),
     createdAt: z.string(),
@@ -142,7 +142,7 @@ export function trackEvidence(track: BoardTrack): TrackEvidence {
     baseBranch: context.baseBranch,
     stage,
     finished: stage === "done",
-    verified: track.verified,
+    provenance: track.provenance,
     head: context.head,
     mergedCommit: context.mergedCommit,
     createdAt: context.createdAt,

@@ -94,7 +94,7 @@ pre{white-space:pre-wrap;word-break:break-word;background:#f6f8fa;padding:.6rem;
  * The live script: on each server-sent "change" it fetches this page again and swaps <main> in
  * place (the same structure, so nothing moves that did not change); focus stays where it was.
  */
-const LIVE_SCRIPT = `
+export const LIVE_SCRIPT = `
 (function(){
   var src=document.body.dataset.events; if(!src||!window.EventSource) return;
   var live=document.getElementById("live"), busy=false, again=false;

@@ -2,7 +2,16 @@ import { gateTitle } from "../gates/names.js";
 import type { TrackEvidence } from "./evidence.js";
 import { runUrlOf, trackEvidence } from "./evidence.js";
 import { markup, page, SafeHtml, waitedFor, type PageFrame } from "./html.js";
-import { inFlight, roleOfStep, trackView, type BoardTrack, type LaneNode, type TrackView } from "./view.js";
+import {
+  inFlight,
+  PROVENANCE_NOTE,
+  roleOfStep,
+  trackView,
+  type BoardTrack,
+  type LaneNode,
+  type Provenance,
+  type TrackView,
+} from "./view.js";
 
 /**
  * The board's pages, rendered from board tracks: the board across repositories, a track's page,
@@ -29,6 +38,8 @@ const STATUS_WORD: Record<LaneNode["status"], string> = {
   ahead: "not reached",
 };
 const none = markup`<span class="empty">—</span>`;
+const provenanceTag = (provenance: Provenance) =>
+  provenance === "signed" ? "" : markup` <span class="tag failure">${PROVENANCE_NOTE[provenance]}</span>`;
 
 /** The lane as a picture: one station per step, gate (a diamond) and unit, coloured by where it stands. */
 export function laneSvg(lane: LaneNode[], compact = false): SafeHtml {
@@ -78,7 +89,7 @@ export function boardPage(tracks: BoardTrack[], context: RenderContext, options:
   const finished = tracks.filter((track) => !inFlight(track));
   const rows = shown.map(
     (view) => markup`<tr class="${view.waiting.mine ? "mine" : ""}" data-track="${view.trackId}">
-<td data-label="Track"><a href="${trackUrl(context.base, view.repository, view.trackId)}">${view.branch}</a><br><span class="empty">${view.repository}</span>${view.verified ? "" : markup` <span class="tag failure" title="the state's signature was not checked">unverified</span>`}</td>
+<td data-label="Track"><a href="${trackUrl(context.base, view.repository, view.trackId)}">${view.branch}</a><br><span class="empty">${view.repository}</span>${provenanceTag(view.provenance)}</td>
 <td data-label="Lane">${laneSvg(view.lane, true)}</td>
 <td data-label="Stands at">${view.stage}</td>
 <td data-label="Waits for">${waitingCell(view, context.viewer)}</td>
@@ -152,7 +163,7 @@ export function trackPage(track: BoardTrack, context: RenderContext): string {
       : markup`<p class="empty">The schema diff is in the consort/schema check of the pull request.</p>`;
   const body = markup`<p><a href="${context.base}/">← all tracks</a></p>
 <h2 class="title">${view.branch} <span class="empty">${track.repository}</span></h2>
-<p>Stands at <strong>${view.stage}</strong>; waits for ${waitingCell(view, context.viewer)} since <time datetime="${view.since}">${waitedFor(view.since, context.now)}</time>.${view.verified ? "" : markup` <span class="tag failure">state not verified</span>`}</p>
+<p>Stands at <strong>${view.stage}</strong>; waits for ${waitingCell(view, context.viewer)} since <time datetime="${view.since}">${waitedFor(view.since, context.now)}</time>.${provenanceTag(view.provenance)}</p>
 <figure>${laneSvg(view.lane)}<figcaption class="empty">${view.lane.map((n) => `${n.label} ${STATUS_WORD[n.status]}`).join(" · ")}</figcaption></figure>
 ${view.refusals.length > 0 ? markup`<section aria-labelledby="refusals"><h2 id="refusals">Refusals</h2>${refusalList(view.refusals)}</section>` : ""}
 <section aria-labelledby="gates"><h2 id="gates">Gates</h2>
@@ -222,7 +233,7 @@ export function evidencePage(evidence: TrackEvidence, context: RenderContext): s
   );
   const body = markup`<p><a href="${url}">← the track</a> · <a id="download" href="${url}/evidence.json" download>Download evidence.json</a></p>
 <h2 class="title">Evidence of ${evidence.branch} <span class="empty">${evidence.repository}</span></h2>
-<p>${evidence.finished ? markup`Merged at <code>${evidence.mergedCommit ?? ""}</code> and promoted.` : markup`<strong>Not finished</strong> (stands at ${evidence.stage}): the evidence so far.`}${evidence.verified ? "" : " The state's signature was not checked."}</p>
+<p>${evidence.finished ? markup`Merged at <code>${evidence.mergedCommit ?? ""}</code> and promoted.` : markup`<strong>Not finished</strong> (stands at ${evidence.stage}): the evidence so far.`}${provenanceTag(evidence.provenance)}</p>
 <section aria-labelledby="ev-gates"><h2 id="ev-gates">Approvals</h2><table><thead><tr><th>Gate</th><th>Frozen files</th><th>Manifest</th><th>Approved by</th></tr></thead><tbody>${gates}</tbody></table></section>
 <section aria-labelledby="ev-cycles"><h2 id="ev-cycles">Cycles</h2><table class="cycles"><thead><tr><th>Step</th><th>Unit</th><th>Verdict</th><th>Commit</th><th>Run</th><th>Reported</th></tr></thead><tbody>${cycles}</tbody></table></section>
 <section aria-labelledby="ev-db"><h2 id="ev-db">Database</h2><dl class="facts"><dt>Branch</dt><dd><code>${evidence.database.branch}</code></dd><dt>Forked from</dt><dd><code>${evidence.database.parent}</code> at ${evidence.database.forkedAt}</dd>

@@ -11,6 +11,16 @@ import { ownershipAt } from "../roles/roles.js";
  * the orchestrator's `nextAction`: nothing here re-decides them, it only arranges them for a page.
  */
 
+export const PROVENANCES = ["signed", "unsigned", "commits"] as const;
+export type Provenance = (typeof PROVENANCES)[number];
+
+/** What a person reads about where a track's state came from (nothing for a checked signature). */
+export const PROVENANCE_NOTE: Record<Provenance, string> = {
+  signed: "",
+  unsigned: "state signature not checked",
+  commits: "replayed from commits: approvals and cycles unknown",
+};
+
 /** One track as a board source hands it over: where it lives, its snapshot and the rules in force. */
 export interface BoardTrack {
   /** `owner/name`. */
@@ -18,8 +28,11 @@ export interface BoardTrack {
   snapshot: TrackSnapshot;
   /** The repository's configuration (approvers, roles' paths), as read from its default branch. */
   config: ConsortConfig;
-  /** Whether the signature of the state was checked; `consort board` may read state it cannot verify. */
-  verified: boolean;
+  /**
+   * Where the snapshot comes from: a state file whose signature was checked, one read without the
+   * key (`consort board` on a fetched consort/state), or the branch's commits replayed locally.
+   */
+  provenance: Provenance;
   /** The parent-aware schema diff of the track's database branch, as text, when the source has it. */
   schemaDiff?: string;
 }
@@ -57,7 +70,7 @@ export interface TrackView {
   /** Every reason the track is refused or failing now (a rejected commit, a failed check, a block). */
   refusals: string[];
   checks: CheckState[];
-  verified: boolean;
+  provenance: Provenance;
 }
 
 const lower = (login: string) => login.toLowerCase();
@@ -192,7 +205,7 @@ export function trackView(track: BoardTrack, viewer: string | null): TrackView {
     since: snapshot.context.updatedAt,
     refusals: refusalsOf(snapshot, checks),
     checks,
-    verified: track.verified,
+    provenance: track.provenance,
   };
 }
 

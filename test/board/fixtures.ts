@@ -6,7 +6,7 @@ import { reach } from "../orchestrator/helpers/reach.js";
 /** A board track driven through the real machine to `stage` (StockFlow, two tests), as a source hands it over. */
 export function boardTrack(
   stage: Stage,
-  options: { repository?: string; config?: ConsortConfigInput; verified?: boolean } = {},
+  options: { repository?: string; config?: ConsortConfigInput; provenance?: BoardTrack["provenance"] } = {},
 ): BoardTrack {
   const config = ConsortConfig.parse({ repairBound: 2, ...options.config });
   const sim = reach(stage, { repairBound: 2, ...options.config });
@@ -14,7 +14,7 @@ export function boardTrack(
     repository: options.repository ?? "acme/stockflow",
     snapshot: sim.snapshot,
     config,
-    verified: options.verified ?? true,
+    provenance: options.provenance ?? "signed",
   };
 }
 
