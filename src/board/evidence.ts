@@ -157,7 +157,10 @@ export function trackEvidence(track: BoardTrack): TrackEvidence {
         status: record.status,
         manifestHash: record.pendingHash,
         approvedHash: record.approvedHash,
-        files: Object.entries(record.files).map(([path, sha256]) => ({ path, sha256 })),
+        // In path order: the same evidence whatever order the state file kept its keys in.
+        files: Object.entries(record.files)
+          .map(([path, sha256]) => ({ path, sha256 }))
+          .sort((a, b) => a.path.localeCompare(b.path)),
         authors: record.authors,
         approvals: record.approvals,
         withdrawnReason: record.withdrawnReason,

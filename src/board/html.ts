@@ -55,6 +55,7 @@ header{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center;padding:.6r
 header h1{font-size:1.1rem;margin:0}
 header nav{display:flex;gap:1rem;flex-wrap:wrap}
 header .who{margin-left:auto;color:var(--muted)}
+form.out{display:inline;margin-left:.5rem}
 #live{display:inline-block;min-width:11rem;color:var(--muted);font-size:.85rem}
 main{padding:1rem;max-width:72rem;margin:0 auto}
 a{color:var(--now)}
@@ -86,7 +87,7 @@ pre{white-space:pre-wrap;word-break:break-word;background:#f6f8fa;padding:.6rem;
   table.board tr{display:block;border-bottom:1px solid var(--line);padding:.4rem 0}
   table.board td{display:block;border:0;padding:.15rem .25rem}
   table.board td[data-label]::before{content:attr(data-label) ": ";color:var(--muted);font-size:.8rem}
-  table.cycles td:nth-child(n+5),table.cycles th:nth-child(n+5){display:none}
+  table:not(.board){display:block;overflow-x:auto;max-width:100%}
 }
 `;
 
@@ -133,7 +134,7 @@ export interface PageFrame {
 
 export function page(frame: PageFrame, body: SafeHtml): string {
   const who = frame.viewer
-    ? markup`<span class="who">Signed in as <strong>@${frame.viewer}</strong>${frame.signOut ? markup` · <a href="${frame.base}/logout">Sign out</a>` : ""}</span>`
+    ? markup`<span class="who">Signed in as <strong>@${frame.viewer}</strong>${frame.signOut ? markup` <form class="out" method="post" action="${frame.base}/logout"><button id="sign-out" type="submit">Sign out</button></form>` : ""}</span>`
     : "";
   return markup`<!doctype html>
 <html lang="en">

@@ -20,7 +20,7 @@ export interface BoardSource {
   subscribe(listener: () => void): () => void;
 }
 
-interface BoardViewer {
+export interface BoardViewer {
   /** The GitHub login, or null where nobody signs in (`consort board`). */
   login: string | null;
   /** The viewer's own OAuth token (the app), for the source to ask GitHub what it may read. Never logged. */

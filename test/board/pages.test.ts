@@ -140,7 +140,7 @@ describe("the evidence of a finished track", () => {
       ["deploy", "success", ["lead-human"]],
       ["promote", "success", ["lead-human"]],
     ]);
-    expect(evidence.gates[0]!.files.map((f) => f.path)).toEqual(Object.keys(ctx.gates.design.files));
+    expect(evidence.gates[0]!.files.map((f) => f.path)).toEqual(Object.keys(ctx.gates.design.files).sort());
     expect(evidence.cycles.map((c) => `${c.step}:${c.unit}:${c.outcome}`)).toEqual(
       ctx.cycles.map((c) => `${c.step}:${c.unit}:${c.outcome}`),
     );
