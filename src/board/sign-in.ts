@@ -60,6 +60,11 @@ function equal(a: string, b: string): boolean {
   return left.length === right.length && timingSafeEqual(left, right);
 }
 
+/** Where sign-in returns to: only a path on this board, never another site (no open redirect). */
+export function returnPath(base: string, next: string | null): string {
+  return next && next.startsWith(`${base}/`) && !/[\\\r\n]/.test(next) ? next : `${base}/`;
+}
+
 export interface SignIn {
   /** The signed-in viewer, or undefined after answering (sent to sign in, or 401 for the event stream). */
   viewer(req: IncomingMessage, res: ServerResponse): Promise<BoardViewer | undefined>;
@@ -109,11 +114,7 @@ export function gitHubSignIn(options: SignInOptions): SignIn {
     res.end(`${message}\n`);
   }
 
-  /** Only a path on this board may be returned to after sign-in (no open redirect). */
-  const safeNext = (next: string | null) =>
-    next && next.startsWith(`${options.base}/`) && !next.startsWith("//") && !/[\\\r\n]/.test(next)
-      ? next
-      : `${options.base}/`;
+  const safeNext = (next: string | null) => returnPath(options.base, next);
 
   async function exchange(code: string): Promise<string> {
     const response = await fetch(`${options.githubUrl}/login/oauth/access_token`, {
