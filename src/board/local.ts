@@ -27,7 +27,8 @@ export interface LocalSourceOptions {
   warn?: (message: string) => void;
 }
 
-const STATE_REFS = [`refs/heads/${STATE_BRANCH}`, `refs/remotes/origin/${STATE_BRANCH}`];
+/** Where a fetched state branch may sit, most authoritative first (as src/tools/replay.ts reads it). */
+const STATE_REFS = [`refs/remotes/origin/${STATE_BRANCH}`, `refs/heads/${STATE_BRANCH}`];
 
 /** `owner/name` of the checkout's origin on GitHub, else `local/<folder>`. */
 async function repositoryName(repoPath: string): Promise<string> {
@@ -109,16 +110,29 @@ export function localBoardSource(options: LocalSourceOptions): BoardSource & { c
 
   async function load(): Promise<BoardTrack[]> {
     const [fromState, repository] = await Promise.all([stateTracks(), repositoryName(options.repoPath)]);
-    let replayed: BoardTrack | undefined;
     try {
-      const track = await replayTrack(options.repoPath, options.config, clock().toISOString());
-      if (!fromState.some((t) => t.snapshot.context.trackId === track.trackId))
-        replayed = { repository, snapshot: track.snapshot, config: options.config, provenance: "commits" };
+      const stateKey = options.stateKey;
+      const track = await replayTrack(
+        options.repoPath,
+        options.config,
+        clock().toISOString(),
+        stateKey ? { stateKey } : {},
+      );
+      const held = fromState.findIndex((t) => t.snapshot.context.trackId === track.trackId);
+      // The app's verified state with the commits since replayed on top is the newest view of this track.
+      const replayed: BoardTrack = {
+        repository: held >= 0 ? fromState[held]!.repository : repository,
+        snapshot: track.snapshot,
+        config: options.config,
+        provenance: track.fromState && track.commits === 0 ? "signed" : "commits",
+      };
+      if (held < 0) return [...fromState, replayed];
+      if (track.fromState) return fromState.map((t, index) => (index === held ? replayed : t));
     } catch (error) {
       // On the default branch or a detached HEAD there is no track to replay: the state branch still shows.
       if (!(error instanceof ToolError)) throw error;
     }
-    return replayed ? [...fromState, replayed] : fromState;
+    return fromState;
   }
 
   async function poll(): Promise<void> {
