@@ -68,7 +68,7 @@ th{font-size:.8rem;text-transform:uppercase;letter-spacing:.03em;color:var(--mut
 .tag{display:inline-block;padding:0 .4rem;border-radius:.6rem;font-size:.8rem;border:1px solid var(--line)}
 .tag.failure,.refusal{color:var(--bad)}.tag.success{color:var(--ok)}.tag.pending{color:var(--now)}
 .refusals{margin:.25rem 0 0;padding-left:1.1rem;color:var(--bad);font-size:.9rem}
-svg.lane{display:block;width:100%;max-width:100%;height:auto}
+svg.lane{display:block;width:auto;max-width:100%;height:auto}
 svg.lane .done{fill:var(--ok)}svg.lane .current{fill:var(--now)}svg.lane .failed{fill:var(--bad)}svg.lane .ahead{fill:#fff;stroke:var(--ahead);stroke-width:2}
 svg.lane text{font:12px system-ui,sans-serif;fill:var(--fg)}
 svg.lane line{stroke:var(--line);stroke-width:3}
@@ -88,6 +88,7 @@ pre{white-space:pre-wrap;word-break:break-word;background:#f6f8fa;padding:.6rem;
   table.board td{display:block;border:0;padding:.15rem .25rem}
   table.board td[data-label]::before{content:attr(data-label) ": ";color:var(--muted);font-size:.8rem}
   table:not(.board){display:block;overflow-x:auto;max-width:100%}
+  figure{overflow-x:auto}figure svg.lane{max-width:none}
 }
 `;
 

@@ -43,13 +43,15 @@ const provenanceTag = (provenance: Provenance) =>
 
 /** The lane as a picture: one station per step, gate (a diamond) and unit, coloured by where it stands. */
 export function laneSvg(lane: LaneNode[], compact = false): SafeHtml {
-  const gap = compact ? 26 : 64;
-  const height = compact ? 24 : 62;
+  const gap = compact ? 26 : 84;
+  // Room at each end for half a label, so the first and last are not cut.
+  const pad = compact ? 12 : 42;
+  const height = compact ? 24 : 52;
   const y = 12;
-  const width = gap * (lane.length - 1) + 24;
+  const width = gap * (lane.length - 1) + 2 * pad;
   const summary = lane.map((node) => `${node.label}: ${STATUS_WORD[node.status]}`).join(", ");
   const shapes = lane.map((node, index) => {
-    const x = 12 + index * gap;
+    const x = pad + index * gap;
     const title = markup`<title>${node.label}: ${STATUS_WORD[node.status]}</title>`;
     const shape =
       node.kind === "gate"
@@ -57,10 +59,10 @@ export function laneSvg(lane: LaneNode[], compact = false): SafeHtml {
         : markup`<circle class="${node.status}" cx="${x}" cy="${y}" r="${node.kind === "unit" ? 7 : 9}">${title}</circle>`;
     const label = compact
       ? ""
-      : markup`<text x="${x}" y="${y + 30}" text-anchor="middle">${node.label.length > 10 ? `${node.label.slice(0, 9)}…` : node.label}</text>`;
+      : markup`<text x="${x}" y="${y + 30}" text-anchor="middle">${node.label.length > 12 ? `${node.label.slice(0, 11)}…` : node.label}</text>`;
     return markup`${shape}${label}`;
   });
-  return markup`<svg class="lane" role="img" aria-label="${`Lane: ${summary}`}" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" preserveAspectRatio="xMinYMid meet"><line x1="12" y1="${y}" x2="${width - 12}" y2="${y}"/>${shapes}</svg>`;
+  return markup`<svg class="lane" role="img" aria-label="${`Lane: ${summary}`}" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" preserveAspectRatio="xMinYMid meet"><line x1="${pad}" y1="${y}" x2="${width - pad}" y2="${y}"/>${shapes}</svg>`;
 }
 
 function waitingCell(view: TrackView, viewer: string | null): SafeHtml {

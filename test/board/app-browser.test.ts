@@ -23,7 +23,7 @@ import { BoardGitHub } from "./github-double.js";
 
 const KEY = "board-browser-state-key-0123456789abcdef";
 const designGate = renamed(boardTrack("design-gate"), "feature/orders");
-const payroll = renamed(boardTrack("red"), "feature/payroll");
+const payroll = renamed(boardTrack("repair"), "feature/payroll");
 const SHOP = "acme/shop";
 const SECRET = "acme/secret";
 
