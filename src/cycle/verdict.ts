@@ -78,6 +78,13 @@ function outcomeOf(report: ReportForVerdict, test: CycleTest, role: "turn" | "ea
   };
 }
 
+/** The first five tests of a list, as the report names them. */
+const quoteTests = (tests: ReportForVerdict["tests"]) =>
+  `${tests
+    .slice(0, 5)
+    .map((t) => `"${t.name}"${t.file ? ` (${t.file})` : ""}`)
+    .join(", ")}${tests.length > 5 ? ", ..." : ""}`;
+
 const label = (t: CycleTestOutcome) => `${t.id} "${t.title}" (${t.file})`;
 
 function whyNotPassing(t: CycleTestOutcome, now: string): string {
@@ -165,9 +172,13 @@ export function decideVerdict(input: VerdictInput): Verdict {
       const why = whyNotRed(t);
       if (why) reasons.push(why);
     }
-    if (testExitCode === 0) {
+    // Exit 0 with a failure in the report: the two disagree. Exit 0 with nothing failing agrees
+    // with the report, and the test's own reason ("already passes") says everything.
+    const failing = report.tests.filter((t) => t.outcome === "failed-assertion" || t.outcome === "failed-error");
+    if (testExitCode === 0 && failing.length > 0) {
       reasons.push(
-        "the test command exited 0 although a RED test must fail: the runner's exit code and its report disagree",
+        `the test command exited 0 although the report shows ${failing.length} failing test(s) (${quoteTests(failing)}): ` +
+          "the runner's exit code and its report disagree; make the test command exit non-zero when a test fails",
       );
     }
   } else {
@@ -177,10 +188,7 @@ export function decideVerdict(input: VerdictInput): Verdict {
       reasons.push(
         `the test command exited ${testExitCode}` +
           (failing.length
-            ? `; failing: ${failing
-                .slice(0, 5)
-                .map((t) => `"${t.name}"${t.file ? ` (${t.file})` : ""}`)
-                .join(", ")}${failing.length > 5 ? ", ..." : ""}`
+            ? `; failing: ${quoteTests(failing)}`
             : " with no failing test in the report (a crash, or a file that failed to load)"),
       );
     }

@@ -61,7 +61,9 @@ describe("RED", () => {
       frozenFiles: [],
     });
     expect(v.verdict).toBe("refused");
-    expect(v.reasons).toEqual([expect.stringContaining("exited 0 although a RED test must fail")]);
+    expect(v.reasons).toEqual([
+      `the test command exited 0 although the report shows 1 failing test(s) ("lists stock" (${FILE})): the runner's exit code and its report disagree; make the test command exit non-zero when a test fails`,
+    ]);
   });
 
   test("a TypeError is not a RED", () => {
@@ -407,6 +409,21 @@ describe("every reason, exactly", () => {
     expect(green([passed("files stock"), passed("lists stock")], 1).reasons).toEqual([
       "the test command exited 1 with no failing test in the report (a crash, or a file that failed to load)",
     ]);
+  });
+
+  test("RED: a test in turn that already passes in a run that exited 0 says only that: the exit code agrees with the report", () => {
+    const v = decideVerdict({
+      request: request("red"),
+      report: report(passed("files stock"), passed("lists stock")),
+      testExitCode: 0,
+      frozenFiles: [],
+    });
+    expect(v).toMatchObject({
+      verdict: "refused",
+      reasons: [
+        `${T2_LABEL} already passes: a RED test must fail because the behaviour does not exist yet; test something the code does not do`,
+      ],
+    });
   });
 
   test("RED: a test in turn that already passes is refused even when another test makes the run exit 1", () => {
