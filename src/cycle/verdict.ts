@@ -1,5 +1,5 @@
 import { checkFrozenTestFile, hashFrozenText } from "../gates/freeze.js";
-import { locateTestCase, type JUnitReport, type LoadError } from "./junit/index.js";
+import { locateTestCases, type JUnitReport, type LoadError, type TestLocation } from "./junit/index.js";
 import type { CycleRequest, CycleTest } from "./request.js";
 import type { CycleTestOutcome, CycleVerdict, TestOutcome } from "./result.js";
 import type { TestFileChange } from "./workspace.js";
@@ -54,9 +54,8 @@ export function describeLoadError(error: LoadError): string {
   return [error.file ?? error.classname, firstLine(error.message)].filter(Boolean).join(": ");
 }
 
-function outcomeOf(report: ReportForVerdict, test: CycleTest, role: "turn" | "earlier"): CycleTestOutcome {
+function outcomeOf(location: TestLocation, test: CycleTest, role: "turn" | "earlier"): CycleTestOutcome {
   const base = { id: test.id, file: test.file, title: test.title, role };
-  const location = locateTestCase(report, { file: test.file, title: test.title });
   if (location.status === "missing") return { ...base, outcome: "missing" };
   if (location.status === "ambiguous") {
     return {
@@ -154,8 +153,11 @@ function describeTestChange(file: TestFileChange, base: string): string {
 
 export function decideVerdict(input: VerdictInput): Verdict {
   const { request, report, testExitCode } = input;
-  const turn = request.tests.inTurn.map((t) => outcomeOf(report, t, "turn"));
-  const earlier = request.tests.earlierGreen.map((t) => outcomeOf(report, t, "earlier"));
+  // Every test looked up in one pass over the report.
+  const { inTurn, earlierGreen } = request.tests;
+  const locations = locateTestCases(report, [...inTurn, ...earlierGreen]);
+  const turn = inTurn.map((t, i) => outcomeOf(locations[i]!, t, "turn"));
+  const earlier = earlierGreen.map((t, i) => outcomeOf(locations[inTurn.length + i]!, t, "earlier"));
   const reasons: string[] = [];
 
   if (report.tests.length === 0)

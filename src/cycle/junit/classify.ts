@@ -320,27 +320,35 @@ function declaredFailures(raw: RawReport): number {
  * block's own case is not a test.
  */
 function foldVitestSuiteFailures(tests: TestCaseResult[]): TestCaseResult[] {
-  // One pass to learn every block name each file's tests sit in, one to find the failed cases
-  // that are such blocks, one to fold: linear in the report, however many failures it has.
-  const blockNames = new Map<string | undefined, Set<string>>();
+  // The failed cases of each file, by name: only those can be a block. Then one pass over the
+  // tests of files that have one, to see which failed case encloses another test, and one to fold:
+  // linear in the report, however many failures it has.
+  const failedByFile = new Map<string | undefined, Map<string, TestCaseResult>>();
   for (const t of tests) {
-    const enclosing = blockNames.get(t.file) ?? new Set<string>();
-    blockNames.set(t.file, enclosing);
-    for (let at = t.name.indexOf(" > "); at !== -1; at = t.name.indexOf(" > ", at + 3))
-      enclosing.add(t.name.slice(0, at));
+    if (t.outcome !== "failed-assertion" && t.outcome !== "failed-error") continue;
+    const failed = failedByFile.get(t.file) ?? new Map<string, TestCaseResult>();
+    failedByFile.set(t.file, failed);
+    if (!failed.has(t.name)) failed.set(t.name, t);
   }
-  const blocks = new Map<string, TestCaseResult>();
+  const blocksByFile = new Map<string | undefined, Map<string, TestCaseResult>>();
   for (const t of tests) {
-    if (!t.outcome.startsWith("failed") || !blockNames.get(t.file)?.has(t.name)) continue;
-    const key = blockKey(t.file, t.name);
-    if (!blocks.has(key)) blocks.set(key, t);
+    const failed = failedByFile.get(t.file);
+    if (!failed) continue;
+    for (const name of enclosingBlocks(t.name)) {
+      const block = failed.get(name);
+      if (!block) continue;
+      const blocks = blocksByFile.get(t.file) ?? new Map<string, TestCaseResult>();
+      blocksByFile.set(t.file, blocks);
+      blocks.set(name, block);
+    }
   }
-  if (blocks.size === 0) return tests;
-  const isBlock = new Set(blocks.values());
+  if (blocksByFile.size === 0) return tests;
+  const isBlock = new Set([...blocksByFile.values()].flatMap((blocks) => [...blocks.values()]));
   return tests
     .filter((t) => !isBlock.has(t))
     .map((t) => {
-      if (t.outcome === "failed-assertion") return t;
+      const blocks = blocksByFile.get(t.file);
+      if (t.outcome === "failed-assertion" || !blocks) return t;
       const block = outermostFailedBlock(blocks, t);
       if (!block) return t;
       return {
@@ -352,16 +360,14 @@ function foldVitestSuiteFailures(tests: TestCaseResult[]): TestCaseResult[] {
     });
 }
 
-/** The outermost failed block that encloses a test, if any. */
+/** The outermost failed block of its file that encloses a test, if any. */
 function outermostFailedBlock(blocks: Map<string, TestCaseResult>, t: TestCaseResult): TestCaseResult | undefined {
   for (const name of enclosingBlocks(t.name)) {
-    const block = blocks.get(blockKey(t.file, name));
+    const block = blocks.get(name);
     if (block) return block;
   }
   return undefined;
 }
-
-const blockKey = (file: string | undefined, name: string) => `${file ?? ""}\u0000${name}`;
 
 /** The describe blocks a vitest title sits in, outermost first: "a > b > t" → "a", "a > b". */
 function* enclosingBlocks(title: string): Generator<string> {

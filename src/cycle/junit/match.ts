@@ -33,7 +33,8 @@ export type TestLocation =
 type ReportLike = Pick<JUnitReport, "tests" | "loadErrors"> & { flavour?: Flavour };
 
 /** Whitespace runs as one space, ends trimmed (most titles have none to squash: skip the regex then). */
-const squash = (s: string) => (/\s\s|[^ \S]|^\s|\s$/.test(s) ? s.trim().replace(/\s+/g, " ") : s);
+const squash = (s: string) =>
+  /[^\S ]| {2}/.test(s) || s.startsWith(" ") || s.endsWith(" ") ? s.trim().replace(/\s+/g, " ") : s;
 
 function normalisePath(path: string): string {
   return path
@@ -142,27 +143,34 @@ function loadErrorFor(flavour: Flavour, report: ReportLike, file: string): LoadE
   });
 }
 
-const indexes = new WeakMap<readonly TestCaseResult[], { flavour: Flavour; byTitle: Map<string, number[]> }>();
+/** A title's tests: one position (nearly every title), or several. */
+type Positions = number | number[];
+
+const indexes = new WeakMap<readonly TestCaseResult[], { flavour: Flavour; byTitle: Map<string, Positions> }>();
 
 /**
  * Every form of every test's title, to the tests' positions: built once per report, so finding a
  * hundred tests in a report of two hundred thousand costs one pass, not a hundred.
  */
-function titleIndex(report: ReportLike, flavour: Flavour): Map<string, number[]> {
+function titleIndex(report: ReportLike, flavour: Flavour): Map<string, Positions> {
   const cached = indexes.get(report.tests);
   if (cached?.flavour === flavour) return cached.byTitle;
-  const byTitle = new Map<string, number[]>();
+  const byTitle = new Map<string, Positions>();
   report.tests.forEach((test, at) => {
     for (const title of testTitles(flavour, test)) {
       const positions = byTitle.get(title);
-      if (positions) {
-        if (positions[positions.length - 1] !== at) positions.push(at);
-      } else byTitle.set(title, [at]);
+      if (positions === undefined) byTitle.set(title, at);
+      else if (typeof positions === "number") {
+        if (positions !== at) byTitle.set(title, [positions, at]);
+      } else if (positions[positions.length - 1] !== at) positions.push(at);
     }
   });
   indexes.set(report.tests, { flavour, byTitle });
   return byTitle;
 }
+
+const positionsOf = (positions: Positions | undefined): readonly number[] =>
+  positions === undefined ? [] : typeof positions === "number" ? [positions] : positions;
 
 /** Where a test-list entry is in the report, or why it is not there. */
 export function locateTestCase(report: ReportLike, query: TestQuery): TestLocation {
@@ -170,7 +178,49 @@ export function locateTestCase(report: ReportLike, query: TestQuery): TestLocati
   const flavour = report.flavour ?? "unknown";
   const index = titleIndex(report, flavour);
   const matching = new Set<number>();
-  for (const wanted of wantedTitles(flavour, title, file)) for (const at of index.get(wanted) ?? []) matching.add(at);
+  for (const wanted of wantedTitles(flavour, title, file))
+    for (const at of positionsOf(index.get(wanted))) matching.add(at);
+  return resolve(report, flavour, { file, title }, matching);
+}
+
+/**
+ * The same for many entries at once (a cycle's tests): one pass over the report that looks every
+ * test's titles up among the entries' forms, so a hundred entries in a report of two hundred
+ * thousand tests cost one pass and no index of the whole report.
+ */
+export function locateTestCases(report: ReportLike, queries: readonly TestQuery[]): TestLocation[] {
+  const parsed = queries.map((query) => TestQuerySchema.parse(query));
+  const flavour = report.flavour ?? "unknown";
+  const matching = parsed.map(() => new Set<number>());
+  const cached = indexes.get(report.tests);
+  if (cached?.flavour === flavour) {
+    parsed.forEach(({ file, title }, q) => {
+      for (const wanted of wantedTitles(flavour, title, file))
+        for (const at of positionsOf(cached.byTitle.get(wanted))) matching[q]!.add(at);
+    });
+  } else {
+    const byForm = new Map<string, number[]>();
+    parsed.forEach(({ file, title }, q) => {
+      for (const wanted of wantedTitles(flavour, title, file)) {
+        const entries = byForm.get(wanted);
+        if (entries) entries.push(q);
+        else byForm.set(wanted, [q]);
+      }
+    });
+    report.tests.forEach((test, at) => {
+      for (const title of testTitles(flavour, test)) for (const q of byForm.get(title) ?? []) matching[q]!.add(at);
+    });
+  }
+  return parsed.map((query, q) => resolve(report, flavour, query, matching[q]!));
+}
+
+/** What the tests whose titles match an entry make of it: found, ambiguous, not loaded or missing. */
+function resolve(
+  report: ReportLike,
+  flavour: Flavour,
+  { file, title }: TestQuery,
+  matching: Set<number>,
+): TestLocation {
   const confirmed: TestCaseResult[] = [];
   const unknown: TestCaseResult[] = [];
   for (const at of [...matching].sort((a, b) => a - b)) {
