@@ -56,7 +56,12 @@ export function describeLoadError(error: LoadError): string {
 
 function outcomeOf(location: TestLocation, test: CycleTest, role: "turn" | "earlier"): CycleTestOutcome {
   const base = { id: test.id, file: test.file, title: test.title, role };
-  if (location.status === "missing") return { ...base, outcome: "missing" };
+  if (location.status === "missing") {
+    const nearest = location.nearest.length
+      ? `the report has no test of that title; nearest: ${location.nearest.map((n) => `"${n}"`).join(", ")}`
+      : "the report has no test of that title, nor one near it";
+    return { ...base, outcome: "missing", message: nearest, ...(location.hint ? { hint: location.hint } : {}) };
+  }
   if (location.status === "ambiguous") {
     return {
       ...base,
@@ -74,8 +79,12 @@ function outcomeOf(location: TestLocation, test: CycleTest, role: "turn" | "earl
     ...(message ? { message } : {}),
     ...(found.type ? { type: found.type } : {}),
     ...(found.durationMs !== undefined ? { durationMs: found.durationMs } : {}),
+    ...(found.hint ? { hint: found.hint } : {}),
   };
 }
+
+/** A reason with the setting to change appended, when the report points at one. */
+const withHint = (t: CycleTestOutcome, reason: string) => (t.hint ? `${reason} (likely a setting: ${t.hint})` : reason);
 
 /** The first five tests of a list, as the report names them. */
 const quoteTests = (tests: ReportForVerdict["tests"]) =>
@@ -172,7 +181,7 @@ export function decideVerdict(input: VerdictInput): Verdict {
   if (request.step === "red") {
     for (const t of turn) {
       const why = whyNotRed(t);
-      if (why) reasons.push(why);
+      if (why) reasons.push(withHint(t, why));
     }
     // Exit 0 with a failure in the report: the two disagree. Exit 0 with nothing failing agrees
     // with the report, and the test's own reason ("already passes") says everything.
@@ -184,7 +193,7 @@ export function decideVerdict(input: VerdictInput): Verdict {
       );
     }
   } else {
-    for (const t of turn) if (t.outcome !== "passed") reasons.push(whyNotPassing(t, "(in turn)"));
+    for (const t of turn) if (t.outcome !== "passed") reasons.push(withHint(t, whyNotPassing(t, "(in turn)")));
     if (testExitCode !== null && testExitCode !== 0) {
       const failing = report.tests.filter((t) => t.outcome === "failed-assertion" || t.outcome === "failed-error");
       reasons.push(
@@ -195,7 +204,8 @@ export function decideVerdict(input: VerdictInput): Verdict {
       );
     }
   }
-  for (const t of earlier) if (t.outcome !== "passed") reasons.push(whyNotPassing(t, "(verified green earlier)"));
+  for (const t of earlier)
+    if (t.outcome !== "passed") reasons.push(withHint(t, whyNotPassing(t, "(verified green earlier)")));
 
   if (request.step === "refactor" || request.step === "release") {
     const notPassing = report.tests.filter((t) => t.outcome !== "passed");

@@ -303,7 +303,16 @@ describe("every reason, exactly", () => {
       `${T2_LABEL} (in turn) is skipped: a skipped test proves nothing; remove the skip`,
     ]);
     expect(green([passed("files stock")]).reasons).toEqual([
-      `${T2_LABEL} (in turn) is not in the test report: it was removed or renamed, or its file did not load`,
+      `${T2_LABEL} (in turn) is not in the test report (the report has no test of that title; nearest: "files stock"): it was removed or renamed, or its file did not load`,
+    ]);
+    const nothingNear = decideVerdict({
+      request: request("green", [T2], []),
+      report: report(passed("an unrelated check of the warehouse")),
+      testExitCode: 0,
+      frozenFiles: [],
+    });
+    expect(nothingNear.reasons).toEqual([
+      `${T2_LABEL} (in turn) is not in the test report (the report has no test of that title, nor one near it): it was removed or renamed, or its file did not load`,
     ]);
   });
 
@@ -456,7 +465,7 @@ describe("every reason, exactly", () => {
       `${T2_LABEL} is skipped: a RED test must run and fail by an assertion`,
     ]);
     expect(red()).toEqual([
-      `${T2_LABEL} is not in the test report: check the file and the exact title in the test list, and that the file loads`,
+      `${T2_LABEL} is not in the test report (the report has no test of that title; nearest: "files stock"): check the file and the exact title in the test list, and that the file loads`,
     ]);
     expect(red(failed("lists stock", "failed-assertion"), failed("lists stock", "failed-assertion"))).toEqual([
       `${T2_LABEL} is not in the test report (2 test cases in the report match this file and title; give the test a title of its own): check the file and the exact title in the test list, and that the file loads`,

@@ -36,6 +36,25 @@ function leadingErrorName(text: string | undefined): string | undefined {
   return match?.[1];
 }
 
+/**
+ * The error named by the first stack header in a text: mocha's xunit reporter writes the message
+ * first and the stack ("TypeError: …" then "    at …") after it. Only names that look like an
+ * error class count, so a message line such as "Note: …" names nothing.
+ */
+function stackHeaderName(text: string): string | undefined {
+  const match = /^\s*([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*(?:Error|Exception|Failure))(?:\s*\[[^\]]*\])?:\s/m.exec(
+    text,
+  );
+  return match?.[1];
+}
+
+/** True when a failure's text carries no stack frame: the runner was told to leave the trace out. */
+const hasNoStack = (text: string) => !/^\s+at\s/m.test(text);
+
+const JEST_NO_STACK_HINT =
+  "jest-junit wrote this failure without its stack trace, so the kind of error cannot be told (an error counts as failed-error): " +
+  "turn jest-junit's noStackTrace off (JEST_JUNIT_NO_STACK_TRACE=false, or noStackTrace: false in its reporter options)";
+
 function seconds(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const n = Number.parseFloat(value);
@@ -45,6 +64,7 @@ function seconds(value: string | undefined): number | undefined {
 interface Verdict {
   outcome: Extract<TestOutcome, "failed-assertion" | "failed-error">;
   type?: string;
+  hint?: string;
 }
 
 const assertion = (type?: string): Verdict => ({ outcome: "failed-assertion", ...(type ? { type } : {}) });
@@ -57,16 +77,22 @@ function classifyFailure(flavour: Flavour, p: RawProblem): Verdict {
   const type = p.type?.trim() || undefined;
   switch (flavour) {
     case "vitest":
-    case "mocha":
     case "surefire":
       // These write the error's class as the type: AssertionError, TypeError, java.lang.AssertionError…
       return byType(type ?? leadingErrorName(p.message) ?? leadingErrorName(p.text));
+    case "mocha":
+      // mocha-junit-reporter writes the type; mocha's own xunit reporter writes none, and its text is
+      // the message followed by the stack, whose header names the error.
+      return byType(type ?? leadingErrorName(p.message) ?? leadingErrorName(p.text) ?? stackHeaderName(p.text));
     case "jest": {
       // jest-junit writes neither type nor message: the text starts with the error. A failed
-      // expect() is an Error whose message starts "expect(" (or "expect.assertions(").
+      // expect() is an Error whose message starts "expect(" (or "expect.assertions("); with
+      // noStackTrace the text is the bare message, with no "Error: " before it.
       const text = p.text.trimStart();
-      if (/^Error: expect[.(]/.test(text)) return assertion("expect");
-      return byType(type ?? leadingErrorName(text));
+      if (/^(Error: )?expect[.(]/.test(text)) return assertion("expect");
+      const name = type ?? leadingErrorName(text);
+      if (!name && hasNoStack(text)) return { ...error(), hint: JEST_NO_STACK_HINT };
+      return byType(name);
     }
     case "node": {
       // Every failure is type testCodeFailure (or a hook/timeout/cancel type); the real error is
@@ -274,7 +300,44 @@ export function classifyReport(flavour: Flavour, raw: RawReport): Classified {
         "a file or package probably failed to load or build (see the test command's output)",
     });
   }
-  return { tests: flavour === "vitest" ? foldVitestSuiteFailures(tests) : tests, loadErrors: dedupe(loadErrors) };
+  const folded =
+    flavour === "vitest" ? foldVitestSuiteFailures(tests) : flavour === "pytest" ? foldPytestTeardowns(tests) : tests;
+  return { tests: folded, loadErrors: dedupe(loadErrors) };
+}
+
+/** pytest's message for an error in a fixture's setup or teardown, rather than in the test. */
+const PYTEST_FIXTURE_ERROR = /^failed on (setup|teardown) with /;
+
+/**
+ * pytest writes a test whose call failed and whose fixture's teardown then raised as two cases of
+ * the same name: the failure, and the teardown error. They are one test, and it ended in an error
+ * (its teardown broke), so the pair becomes one failed-error case that says both.
+ */
+function foldPytestTeardowns(tests: TestCaseResult[]): TestCaseResult[] {
+  const key = (t: TestCaseResult) => `${t.classname ?? ""}\u0000${t.name}`;
+  const first = new Map<string, number>();
+  const out: TestCaseResult[] = [];
+  for (const t of tests) {
+    const at = first.get(key(t));
+    const earlier = at === undefined ? undefined : out[at];
+    const phase = PYTEST_FIXTURE_ERROR.exec(t.message ?? "")?.[1];
+    if (at !== undefined && earlier && t.outcome === "failed-error" && phase) {
+      const itself =
+        earlier.outcome === "passed"
+          ? "passed"
+          : `ended ${earlier.outcome}${earlier.message ? ` (${earlier.message})` : ""}`;
+      out[at] = {
+        ...earlier,
+        outcome: "failed-error",
+        type: `${phase} error`,
+        message: `${t.message}; the test itself ${itself}`,
+      };
+      continue;
+    }
+    if (at === undefined) first.set(key(t), out.length);
+    out.push(t);
+  }
+  return out;
 }
 
 /** Go's runner lines ("=== RUN", "--- FAIL") and its bare "Failed" say nothing: skip them. */
