@@ -63,21 +63,31 @@ export async function configOrFail(
   return undefined;
 }
 
-/** The part of a pull request that says which track it is: its head. */
+/** The parts of a pull request that say which track it is: its head, and the branch it goes into. */
 interface PullHead {
   head: { ref: string; sha: string; repo: { id: number } | null };
+  base: { ref: string };
 }
 
 /**
  * The track a pull request's head is, with the engine deps and the configuration; undefined, and
- * the handler stops, for a PR from a fork (never a track of this repository), a branch Consort
- * does not track, or a configuration it cannot read (then every check on the head fails).
+ * the handler stops, for a PR from a fork (never a track of this repository), a PR into any branch
+ * but the default one (its reviews approve nothing and its close ends nothing: a PR into a scratch
+ * branch at an older commit lists fewer commits under approval), a branch Consort does not track,
+ * or a configuration it cannot read (then every check on the head fails).
  */
 export async function trackOfPull<P extends { repository: Repository; pull_request: PullHead }>(
   input: HandlerInput<P>,
 ): Promise<{ deps: EngineDeps; trackId: string; config: ConsortConfig } | undefined> {
-  const { head } = input.payload.pull_request;
+  const { head, base } = input.payload.pull_request;
   if (head.repo?.id !== input.payload.repository.id) return undefined;
+  if (base.ref !== input.payload.repository.default_branch) {
+    input.log.info(
+      { pull: head.ref, base: base.ref, delivery: input.deliveryId },
+      `a pull request from ${head.ref} into ${base.ref}, not the default branch ${input.payload.repository.default_branch}: Consort acts only on the track's pull request into the default branch`,
+    );
+    return undefined;
+  }
   const deps = engineDeps(input);
   const trackId = trackOf(head.ref, deps.repo);
   if (!trackId) return undefined;
