@@ -6,7 +6,14 @@ import type { ConsortConfig } from "../config/consort-config.js";
 import { restoreSnapshot } from "../orchestrator/index.js";
 import type { Effect } from "../orchestrator/types.js";
 import { advanceAndShow } from "../app/engine.js";
-import { stateStoreFor, targetOf, type AdvanceOutcome, type EngineDeps, type RepoContext } from "../app/track.js";
+import {
+  isTracksBranch,
+  stateStoreFor,
+  targetOf,
+  type AdvanceOutcome,
+  type EngineDeps,
+  type RepoContext,
+} from "../app/track.js";
 import { STATE_BRANCH, trackIdForBranch } from "../state/index.js";
 import type { Repository } from "./payloads.js";
 
@@ -117,11 +124,13 @@ export async function refreshTrack(
 export async function retryDatabaseBranch(
   deps: EngineDeps,
   trackId: string,
+  branch: string,
   headSha: string,
   config: ConsortConfig,
 ): Promise<void> {
   const state = await stateStoreFor(deps).read(trackId);
-  if (!state) return;
+  // A branch whose name maps to another branch's track id is not that track.
+  if (!state || !isTracksBranch(state, branch)) return;
   const snapshot = restoreSnapshot(state.snapshot);
   const ctx = snapshot.context;
   const ended = snapshot.stage === "done" || snapshot.stage === "abandoned";

@@ -3,7 +3,7 @@ import { failTampered } from "../app/checks.js";
 import { updateStickyComment } from "../app/effects.js";
 import { advanceAndAct } from "../app/engine.js";
 import type { HandlerInput } from "../app/services.js";
-import { stateStoreFor, targetOf } from "../app/track.js";
+import { isTracksBranch, stateStoreFor, targetOf } from "../app/track.js";
 import { approvalEvents, standingReviews, type GateDecision, type GateReview } from "../gates/approval.js";
 import { withdrawalEvents } from "../gates/withdrawal.js";
 import { dismissalOf, listGateReviews } from "../github/reviews.js";
@@ -40,6 +40,13 @@ export async function handleReview(input: HandlerInput<ReviewPayload>): Promise<
     return;
   }
   if (!state) return;
+  if (!isTracksBranch(state, pull.head.ref)) {
+    log.warn(
+      { trackId, delivery: deps.deliveryId },
+      `track ${trackId} is the track of branch ${state.branch}, not of ${pull.head.ref}: this review is not about it`,
+    );
+    return;
+  }
   const before = restoreSnapshot(state.snapshot);
   const { owner, repo } = deps.repo;
   const listed = await listGateReviews(octokit, owner, repo, pull.number);
