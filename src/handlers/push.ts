@@ -34,7 +34,13 @@ export async function handlePush(input: HandlerInput<PushPayload>): Promise<void
     decide: (snapshot) => {
       const event = pushEvent(
         snapshot,
-        { before: payload.before, after: payload.after, forced: payload.forced, commits },
+        {
+          before: payload.before,
+          after: payload.after,
+          forced: payload.forced,
+          commits,
+          pusher: payload.sender.login,
+        },
         at,
       );
       return event ? [event] : undefined;

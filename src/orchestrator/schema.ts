@@ -94,6 +94,11 @@ export const PushEventSchema = z.object({
   after: sha,
   forced: z.boolean(),
   commits: z.array(PushedCommitSchema),
+  /**
+   * The GitHub login that pushed (the webhook's `sender`: GitHub's word, which no commit can forge,
+   * unlike its author); absent when the push was found later (`consort reconcile`).
+   */
+  pusher: z.string().min(1).optional(),
 });
 
 /**

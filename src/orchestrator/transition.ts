@@ -360,13 +360,22 @@ function translatePush(snapshot: TrackSnapshot, push: PushEvent, config: Consort
   const isTest = globMatcher(config.paths.tests);
   const authors: string[] = [];
   for (const commit of push.commits) {
-    const verdict = classifyCommit({ commit, stage: snapshot.stage, unit: unit?.id ?? null, config, frozen });
+    const verdict = classifyCommit({
+      commit,
+      stage: snapshot.stage,
+      unit: unit?.id ?? null,
+      config,
+      frozen,
+      pusher: push.pusher,
+    });
     reasons.push(...verdict.reasons);
     for (const touched of verdict.frozenTouched) {
       if (touched.gate === "design") withdraw = "design";
       else if (withdraw === null && touched.gate === "test-list") withdraw = "test-list";
     }
     if (commit.authorLogin && !authors.includes(commit.authorLogin)) authors.push(commit.authorLogin);
+    // The pusher took part in the step as much as its author: neither may approve the gate over it.
+    if (push.pusher && !authors.includes(push.pusher)) authors.push(push.pusher);
     for (const change of commit.changes) {
       const paths =
         change.previousPath && change.previousPath !== change.path ? [change.previousPath, change.path] : [change.path];

@@ -301,7 +301,7 @@ describe("approvals that do not count", () => {
     expectNotApproved(
       before,
       AGENTS.architect.login,
-      `${AGENTS.architect.login} authored ${designCommits[2]!.slice(0, 7)} under approval and cannot approve their own work`,
+      `${AGENTS.architect.login} authored ${designCommits[2]!.slice(0, 7)}; committed ${designCommits[2]!.slice(0, 7)}; authored or pushed steps Consort recorded for the design gate under approval and cannot approve their own work`,
     );
   });
 

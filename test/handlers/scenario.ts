@@ -137,3 +137,67 @@ export function pullRequestPayload(
     },
   };
 }
+
+/** A review as GitHub lists it (`GET /repos/{o}/{r}/pulls/{n}/reviews`). */
+export interface ListedReview {
+  id: number;
+  login: string;
+  state: "APPROVED" | "CHANGES_REQUESTED" | "COMMENTED" | "DISMISSED";
+  commit: string;
+  submittedAt?: string;
+}
+
+/** GitHub's listing of PR #7's reviews, which the review handler reads again before deciding anything. */
+export function expectReviews(github: GitHubMock, reviews: ListedReview[], times = 1): void {
+  github.on(
+    "GET",
+    "/repos/acme/shop/pulls/7/reviews",
+    [
+      200,
+      reviews.map((r) => ({
+        id: r.id,
+        node_id: `PRR${r.id}`,
+        user: { login: r.login, id: r.login.length, type: "User" },
+        body: "",
+        state: r.state,
+        html_url: "",
+        pull_request_url: "",
+        commit_id: r.commit,
+        submitted_at: r.submittedAt ?? "2026-03-01T11:00:00Z",
+        author_association: "MEMBER",
+        _links: { html: { href: "" }, pull_request: { href: "" } },
+      })),
+    ],
+    times,
+  );
+}
+
+/** PR #7's `review_dismissed` issue event: a person's (with a message) or GitHub's own on push (with the commit). */
+export function expectDismissal(
+  github: GitHubMock,
+  reviewId: number,
+  how: { by: string; message: string | null; commit?: string },
+): void {
+  github.on("GET", "/repos/acme/shop/issues/7/events", [
+    200,
+    [
+      {
+        id: 1,
+        node_id: "RDE",
+        url: "",
+        actor: { login: how.by, id: how.by.length, type: "User" },
+        event: "review_dismissed",
+        commit_id: null,
+        commit_url: null,
+        created_at: "2026-03-01T11:30:00Z",
+        performed_via_github_app: null,
+        dismissed_review: {
+          state: "approved",
+          review_id: reviewId,
+          dismissal_message: how.message,
+          ...(how.commit ? { dismissal_commit_id: how.commit } : {}),
+        },
+      },
+    ],
+  ]);
+}
