@@ -1,12 +1,13 @@
-import { pushedCommits, pushEvent } from "../app/commits.js";
+import { pushEvent, verifiedPush } from "../app/commits.js";
 import { advanceAndAct } from "../app/engine.js";
 import type { HandlerInput } from "../app/services.js";
 import { branchOfRef, configOrFail, engineDeps, trackOf } from "./common.js";
 import type { PushPayload } from "./payloads.js";
 
 /**
- * `push` to a track's branch: classify the new commits, oldest first, and advance. The machine
- * refuses a commit that is not the expected role's step; the checks and the sticky comment say why.
+ * `push` to a track's branch: verify the push against git (the payload is GitHub's capped summary),
+ * classify the new commits, oldest first, and advance. The machine refuses a commit that is not the
+ * expected role's step, and a head whose frozen files changed; the checks and the comment say why.
  */
 export async function handlePush(input: HandlerInput<PushPayload>): Promise<void> {
   const { payload, octokit, services } = input;
@@ -18,11 +19,14 @@ export async function handlePush(input: HandlerInput<PushPayload>): Promise<void
   const loaded = await configOrFail(deps, payload.after, trackId);
   if (!loaded) return;
   const { config } = loaded;
-  const commits = await pushedCommits({
+  const verified = await verifiedPush({
     octokit,
     owner: deps.repo.owner,
     repo: deps.repo.repo,
-    commits: payload.commits,
+    before: payload.before,
+    after: payload.after,
+    payload: payload.commits,
+    defaultBranch: deps.repo.defaultBranch,
     config,
   });
   const at = services.clock().toISOString();
@@ -34,7 +38,7 @@ export async function handlePush(input: HandlerInput<PushPayload>): Promise<void
     decide: (snapshot) => {
       const event = pushEvent(
         snapshot,
-        { before: payload.before, after: payload.after, forced: payload.forced, commits },
+        { before: payload.before, after: payload.after, ...verified, forced: payload.forced || verified.forced },
         at,
       );
       return event ? [event] : undefined;

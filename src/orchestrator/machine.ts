@@ -56,8 +56,19 @@ export type MachineEvent =
       needsUx: boolean;
       verdict: "accept" | "refactor" | null;
     }
-  | { type: "PUSH_REJECTED"; at: string; sha: string; reasons: string[]; withdraw: FileGate | null }
-  | { type: "BRANCH_RESET"; at: string }
+  | {
+      type: "PUSH_REJECTED";
+      at: string;
+      sha: string;
+      reasons: string[];
+      withdraw: FileGate | null;
+      /** The tree of the last accepted commit, to recognise a revert of the rejected commits. */
+      acceptedTree?: string;
+    }
+  /** The branch is back at the last accepted commit, or (`head`) at a commit that reverts the rejected ones. */
+  | { type: "BRANCH_RESET"; at: string; head?: string }
+  /** The default branch was merged into the track ("Update branch"): the head moves, no step was taken. */
+  | { type: "BRANCH_UPDATED"; at: string; head: string }
   | { type: "GATE_APPROVED"; at: string; gate: GateName; approval: ApprovalRecord }
   | { type: "GATE_WITHDRAWN"; at: string; gate: GateName; reason: string }
   | {
@@ -200,9 +211,17 @@ const machineSetup = setup({
     }),
     recordRejection: assign(({ event }) => {
       assertEvent(event, "PUSH_REJECTED");
-      return { rejectedHead: { sha: event.sha, reasons: event.reasons, at: event.at }, updatedAt: event.at };
+      const { sha, reasons, at, acceptedTree } = event;
+      return { rejectedHead: { sha, reasons, at, ...(acceptedTree ? { acceptedTree } : {}) }, updatedAt: event.at };
     }),
-    clearRejection: assign(({ event }) => ({ rejectedHead: null, updatedAt: event.at })),
+    clearRejection: assign(({ context, event }) => {
+      assertEvent(event, "BRANCH_RESET");
+      return { rejectedHead: null, head: event.head ?? context.head, updatedAt: event.at };
+    }),
+    moveHead: assign(({ event }) => {
+      assertEvent(event, "BRANCH_UPDATED");
+      return { head: event.head, updatedAt: event.at };
+    }),
     withdrawForPush: assign(({ context, event }) => {
       assertEvent(event, "PUSH_REJECTED");
       return withdrawFrom(context, event.withdraw!, `a frozen file changed in ${event.sha.slice(0, 7)}`, "withdraw");
@@ -521,6 +540,7 @@ export const trackMachine = machineSetup.createMachine({
       { actions: "recordRejection" },
     ],
     BRANCH_RESET: { actions: "clearRejection" },
+    BRANCH_UPDATED: { actions: "moveHead" },
     GATE_WITHDRAWN: [
       {
         guard: { type: "withdrawsApproved", params: { gate: "design" } },

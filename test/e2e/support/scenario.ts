@@ -32,7 +32,15 @@ import { postgresUrl } from "../../helpers/postgres.js";
 import { webhookPayload } from "../../helpers/webhooks.js";
 import { BEFORE, EXAMPLE } from "./feature.js";
 import { GitRepo, type GitIdentity } from "./git-repo.js";
-import { GitHubWorld, idOf, type Pull, type WorkflowRun, type WorldSnapshot } from "./github-world.js";
+import {
+  GITHUB_COMMIT_FILES_CAP,
+  GITHUB_PUSH_COMMITS_CAP,
+  GitHubWorld,
+  idOf,
+  type Pull,
+  type WorkflowRun,
+  type WorldSnapshot,
+} from "./github-world.js";
 
 /**
  * One repository on the GitHub double with the Consort app installed, driven through
@@ -247,40 +255,75 @@ export class Scenario {
 
   /** Push the commits made since `before` (one push event, oldest commit first). */
   async push(before: string, options: { deliveryId?: string; forced?: boolean } = {}): Promise<string> {
+    return this.deliver("push", this.pushPayload(before, options), options.deliveryId);
+  }
+
+  /**
+   * The `push` payload GitHub sends for the branch moving from `before` to its head, with GitHub's
+   * habits: at most 2048 commits listed (the newest), at most 3000 paths a commit (added, then
+   * removed, then modified), a merge commit's lists empty, and `distinct` false for a commit some
+   * other branch already holds (the default branch's, brought in by "Update branch").
+   */
+  pushPayload(before: string, options: { forced?: boolean } = {}): Record<string, unknown> & { commits: unknown[] } {
     const after = this.repo.branchHead(this.branch)!;
-    const shas = this.repo.revList(after, before);
+    const shas = this.repo.revList(after, before).slice(-GITHUB_PUSH_COMMITS_CAP);
+    const elsewhere = this.repo
+      .saveRefs()
+      .filter(([branch]) => branch !== this.branch)
+      .map(([, head]) => head);
     const commits = shas.map((sha) => {
       const info = this.repo.commitInfo(sha)!;
       const login = info.author.email.split("@")[0]!;
+      const changes = this.repo.changesOf(sha);
+      let room = GITHUB_COMMIT_FILES_CAP;
+      const capped = (paths: string[]) => {
+        const kept = info.parents.length > 1 ? [] : paths.slice(0, Math.max(room, 0));
+        room -= kept.length;
+        return kept;
+      };
       return {
         id: sha,
         tree_id: info.tree,
-        distinct: true,
+        distinct: !elsewhere.some((head) => this.repo.isAncestor(sha, head)),
         message: info.message,
         timestamp: info.author.date,
         url: "",
         author: { name: info.author.name, email: info.author.email, username: login },
         committer: { name: info.author.name, email: info.author.email, username: login },
-        ...this.repo.changesOf(sha),
+        added: capped(changes.added),
+        removed: capped(changes.removed),
+        modified: capped(changes.modified),
       };
     });
-    return this.deliver(
-      "push",
-      {
-        ...webhookPayload("push"),
-        ...this.payloadBase,
-        ref: `refs/heads/${this.branch}`,
-        before,
-        after,
-        created: false,
-        deleted: false,
-        forced: options.forced ?? false,
-        commits,
-        head_commit: commits.at(-1) ?? null,
-        pusher: { name: LEAD },
-      },
-      options.deliveryId,
+    return {
+      ...webhookPayload("push"),
+      ...this.payloadBase,
+      ref: `refs/heads/${this.branch}`,
+      before,
+      after,
+      created: false,
+      deleted: false,
+      forced: options.forced ?? false,
+      commits,
+      head_commit: commits.at(-1) ?? null,
+      pusher: { name: LEAD },
+    };
+  }
+
+  /**
+   * A person clicks "Update branch" on the PR: GitHub merges the default branch's head into the
+   * track's branch (a merge commit made by the person) and sends the push. Returns the merge's sha.
+   */
+  async updateBranch(login = LEAD): Promise<string> {
+    const before = this.head();
+    const sha = this.repo.mergeOn(
+      this.branch,
+      this.repo.branchHead(this.world.defaultBranch)!,
+      `Merge branch '${this.world.defaultBranch}' into ${this.branch}\n`,
+      { name: login, email: `${login}@users.noreply.github.com`, login },
     );
+    await this.push(before);
+    return sha;
   }
 
   /** One agent step: commit, then push it. */
