@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { checkTable, violationsOn } from "./support/checks.js";
+import { checkTable, summaryOf, violationsOn } from "./support/checks.js";
 import * as F from "./support/feature.js";
 import { AGENTS, LEAD, Scenario, type Checkpoint } from "./support/scenario.js";
 
@@ -7,10 +7,12 @@ import { AGENTS, LEAD, Scenario, type Checkpoint } from "./support/scenario.js";
  * Pushes as GitHub really sends them, checked against git rather than the payload: a payload that
  * leaves out a commit, a merge whose file lists are empty, "Update branch", pushes on top of a
  * refused commit, and a revert back to the last accepted tree. Each scenario forks from the RED
- * step (design and test list approved), which takes no cycle to reach.
+ * step (design and test list approved) or a gate before it, which take no cycle to reach.
  */
 
 const s = new Scenario();
+let atDesignGate: Checkpoint;
+let atTestListGate: Checkpoint;
 let atRed: Checkpoint;
 
 beforeAll(async () => {
@@ -20,8 +22,11 @@ beforeAll(async () => {
   await s.step("spec-author", { ".consort/spec.json": F.SPEC });
   await s.step("architect", { ".consort/architecture.json": F.ARCHITECTURE });
   await s.step("dba", { ".consort/db-design.json": F.DB_DESIGN });
+  atDesignGate = s.checkpoint();
   await s.review(LEAD, "APPROVED");
   await s.step("test-strategist", { ".consort/test-list.json": F.TEST_LIST });
+  expect(s.snapshot().stage).toBe("test-list-gate");
+  atTestListGate = s.checkpoint();
   await s.review(LEAD, "APPROVED");
   expect(s.snapshot().stage).toBe("red");
   atRed = s.checkpoint();
@@ -137,5 +142,33 @@ describe("every check describes the head it is posted on", () => {
     expect(s.world.check(revert, "consort/discipline").conclusion).toBe("success");
     await s.step("navigator", { [F.INDEX_TEST_FILE]: F.RED_T1 });
     expect(s.snapshot().stage).toBe("red-verify");
+  });
+});
+
+describe("what a reviewer reads while a gate waits", () => {
+  test("the test-list check and the PR comment show the list waiting for approval", async () => {
+    s.restore(atTestListGate);
+    const head = s.head();
+    const list = (JSON.parse(F.TEST_LIST) as { tests: Array<{ id: string; title: string }> }).tests;
+    const check = summaryOf(s.world.check(head, "consort/test-list"));
+    const comment = s.world.appComments(s.pull!.number).at(-1)!.body;
+    for (const text of [check, comment]) {
+      expect(text).not.toContain("The test list is not written yet");
+      for (const test of list) expect(text).toContain(test.title);
+    }
+  });
+
+  test("a branch reset to the last accepted commit after a refusal takes the gate's approval again", async () => {
+    s.restore(atDesignGate);
+    const accepted = s.head();
+    const refused = await s.step("driver", F.GREEN_T1);
+    expect(s.snapshot().context.rejectedHead?.sha).toBe(refused);
+    await s.resetTo(accepted);
+    expect(s.snapshot().context.rejectedHead).toBeNull();
+    await s.review(LEAD, "APPROVED");
+
+    const snapshot = s.snapshot();
+    expect([snapshot.stage, snapshot.context.gates.design.status]).toEqual(["test-list", "approved"]);
+    expect(s.world.check(accepted, "consort/design").conclusion).toBe("success");
   });
 });

@@ -341,7 +341,7 @@ export class Scenario {
   /** Move the branch back to `sha` (as `git push --force-with-lease` does) and tell the app. */
   async resetTo(sha: string): Promise<void> {
     const before = this.head();
-    this.repo.git("update-ref", `refs/heads/${this.branch}`, sha, before);
+    this.repo.setBranch(this.branch, sha, before);
     await this.deliver("push", {
       ...webhookPayload("push"),
       ...this.payloadBase,
