@@ -161,6 +161,23 @@ export async function verifiedPush({
   return { forced, commits, problems, headBlobs: head.blobs, trees };
 }
 
+/** Where `head` leaves the default branch (their merge base): where a new branch's track starts. */
+export async function forkPoint({
+  octokit,
+  owner,
+  repo,
+  defaultBranch,
+  head,
+}: Ref & { defaultBranch: string; head: string }): Promise<string> {
+  const { data } = await octokit.request("GET /repos/{owner}/{repo}/compare/{basehead}", {
+    owner,
+    repo,
+    basehead: `${defaultBranch}...${head}`,
+    per_page: 1,
+  });
+  return data.merge_base_commit.sha;
+}
+
 const pick = ({ sha, authorLogin, message }: ListedCommit) => ({ sha, authorLogin, message });
 
 const listedPaths = (commit: PayloadCommit) => commit.added.length + commit.removed.length + commit.modified.length;

@@ -11,11 +11,13 @@ import { AGENTS, LEAD, Scenario, type Checkpoint } from "./support/scenario.js";
  */
 
 const s = new Scenario();
+let atStart: Checkpoint;
 let atDesignGate: Checkpoint;
 let atTestListGate: Checkpoint;
 let atRed: Checkpoint;
 
 beforeAll(async () => {
+  atStart = s.checkpoint();
   await s.createBranch();
   await s.openPull();
   await s.step("product-owner", { ".consort/spec.json": F.STORIES });
@@ -170,5 +172,42 @@ describe("what a reviewer reads while a gate waits", () => {
     const snapshot = s.snapshot();
     expect([snapshot.stage, snapshot.context.gates.design.status]).toEqual(["test-list", "approved"]);
     expect(s.world.check(accepted, "consort/design").conclusion).toBe("success");
+  });
+});
+
+describe("a branch's first push", () => {
+  const NO_COMMIT = "0".repeat(40);
+
+  /** A person pushes a new branch holding commits: GitHub sends a push with `created` and a zero `before`. */
+  function branchWith(role: Parameters<Scenario["commit"]>[0], files: Record<string, string>) {
+    const fork = s.repo.branchHead("main")!;
+    s.repo.setBranch(s.branch, fork);
+    const sha = s.commit(role, files);
+    return { fork, sha, payload: { ...s.pushPayload(fork), before: NO_COMMIT, created: true } };
+  }
+
+  test("a push that arrives before its create starts the track and its commit is classified; the create and a redelivery change nothing", async () => {
+    s.restore(atStart);
+    const { sha, payload } = branchWith("product-owner", { ".consort/spec.json": F.STORIES });
+    const delivery = await s.deliver("push", payload);
+    expect([s.snapshot().stage, s.snapshot().context.head]).toEqual(["spec", sha]);
+    const written = s.world.stateHead();
+
+    await s.deliver("push", payload, delivery);
+    await s.createBranchEvent();
+    expect(s.world.stateHead()).toBe(written);
+    expect(s.world.check(sha, "consort/discipline").conclusion).toBe("success");
+    expect(s.world.mock.violations).toEqual([]);
+  });
+
+  test("a commit the branch was created with is classified, not taken as the track's start", async () => {
+    s.restore(atStart);
+    const { fork, sha, payload } = branchWith("driver", F.GREEN_T1);
+    await s.createBranchEvent();
+    await s.deliver("push", payload);
+
+    const snapshot = s.snapshot();
+    expect([snapshot.stage, snapshot.context.head, snapshot.context.rejectedHead?.sha]).toEqual(["stories", fork, sha]);
+    expect(s.world.check(sha, "consort/discipline").conclusion).toBe("failure");
   });
 });

@@ -184,3 +184,13 @@ export function expectVerifiedPush(
     tree: Object.entries(tree).map(([path, sha]) => ({ path, mode: "100644", type: "blob", sha })),
   });
 }
+
+/** The compare a new branch's fork point is read from: `head` leaves main at `fork` (GitHub's compare shape, trimmed). */
+export function expectForkPoint(github: GitHubMock, head: string, fork = head, times = 1): void {
+  github.on(
+    "GET",
+    `/repos/acme/shop/compare/main...${head}`,
+    [200, { status: fork === head ? "identical" : "ahead", merge_base_commit: { sha: fork }, commits: [] }],
+    times,
+  );
+}

@@ -221,6 +221,11 @@ export class Scenario {
   /** A person creates the track's branch from main. */
   async createBranch(): Promise<string> {
     this.repo.setBranch(this.branch, this.repo.branchHead("main")!);
+    return this.createBranchEvent();
+  }
+
+  /** GitHub's `create` for the track's branch, wherever the branch now stands. */
+  async createBranchEvent(): Promise<string> {
     return this.deliver("create", {
       ...webhookPayload("create"),
       ...this.payloadBase,
