@@ -125,7 +125,7 @@ export async function verifiedPush({
     }
     chain.unshift(commit);
     if (commit.parents.length === 0) {
-      problems.push(`${short(commit.sha)} has no parent: the push does not build on ${short(before)}`);
+      problems.push(`${short(commit.sha)}: has no parent: the push does not build on ${short(before)}`);
       break;
     }
     at = commit.parents[0]!;
@@ -148,7 +148,7 @@ export async function verifiedPush({
       changes = await commitChanges(ref, commit.sha);
       if (changes.length >= COMMIT_FILES_CAP)
         problems.push(
-          `${short(commit.sha)} changes ${COMMIT_FILES_CAP} files or more, more than GitHub lists, so Consort cannot verify it: split it into smaller commits`,
+          `${short(commit.sha)}: changes ${COMMIT_FILES_CAP} files or more, more than GitHub lists, so Consort cannot verify it: split it into smaller commits`,
         );
     }
     commits.push({
@@ -261,14 +261,14 @@ async function mergeProblems(ref: Ref, merge: ListedCommit, defaultBranch: strin
     const onDefault = await compareAll(ref, other, defaultBranch);
     if (onDefault.status !== "identical" && onDefault.status !== "ahead") {
       problems.push(
-        `${short(merge.sha)} merges ${short(other)}, which is not on ${defaultBranch}: a track takes merges of ${defaultBranch} only ("Update branch"); rebuild the branch without it`,
+        `${short(merge.sha)}: merges ${short(other)}, which is not on ${defaultBranch}: a track takes merges of ${defaultBranch} only ("Update branch"); rebuild the branch without it`,
       );
       continue;
     }
     const incoming = await compareAll(ref, first, other);
     if (incoming.files.length >= COMPARE_FILES_CAP)
       problems.push(
-        `${short(merge.sha)} brings in ${COMPARE_FILES_CAP} files or more from ${defaultBranch}, more than GitHub's compare lists, so Consort cannot tell them from the merge's own changes`,
+        `${short(merge.sha)}: brings in ${COMPARE_FILES_CAP} files or more from ${defaultBranch}, more than GitHub's compare lists, so Consort cannot tell them from the merge's own changes`,
       );
     for (const path of incoming.files) brought.add(path);
   }
@@ -276,7 +276,7 @@ async function mergeProblems(ref: Ref, merge: ListedCommit, defaultBranch: strin
   const own = (await commitChanges(ref, merge.sha)).map((c) => c.path).filter((path) => !brought.has(path));
   if (own.length > 0)
     problems.push(
-      `${short(merge.sha)} merges ${defaultBranch} but also changes ${own.join(", ")}, which ${defaultBranch} did not: make such a change a step of its own`,
+      `${short(merge.sha)}: merges ${defaultBranch} but also changes ${own.join(", ")}, which ${defaultBranch} did not: make such a change a step of its own`,
     );
   return problems;
 }

@@ -82,7 +82,26 @@ describe("pushes are verified against git, not the payload", () => {
 
     expect(s.snapshot().context.head).toBe(before);
     expect(violationsOn(s.world.check(merge, "consort/discipline"))).toEqual([
-      `${short(merge)} merges main but also changes src/routes/backdoor.ts, which main did not: make such a change a step of its own`,
+      `${short(merge)}: merges main but also changes src/routes/backdoor.ts, which main did not: make such a change a step of its own`,
+    ]);
+  });
+
+  test("a merge of a branch that is not main is refused: only the default branch may be merged into a track", async () => {
+    s.restore(atRed);
+    const before = s.head();
+    s.repo.setBranch("scratch", s.repo.branchHead("main")!);
+    const other = s.repo.commitOn("scratch", AGENTS.driver, "Code from elsewhere\n", F.GREEN_T1).sha;
+    const merge = s.repo.mergeOn(
+      s.branch,
+      other,
+      "Merge branch 'scratch'\n\nConsort-Role: navigator\n",
+      AGENTS.navigator,
+    );
+    await s.push(before);
+
+    expect(s.snapshot().context.head).toBe(before);
+    expect(violationsOn(s.world.check(merge, "consort/discipline"))).toEqual([
+      `${short(merge)}: merges ${short(other)}, which is not on main: a track takes merges of main only ("Update branch"); rebuild the branch without it`,
     ]);
   });
 
