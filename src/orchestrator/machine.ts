@@ -222,6 +222,11 @@ const machineSetup = setup({
       assertEvent(event, "BRANCH_UPDATED");
       return { head: event.head, updatedAt: event.at };
     }),
+    invalidateRelease: assign(({ context, event }) => {
+      assertEvent(event, "BRANCH_UPDATED");
+      const reason = `the branch was brought up to date with ${context.baseBranch} at ${event.head.slice(0, 7)}, so the release is verified again against ${context.parentDatabaseBranch} as it stands now`;
+      return { ...withdrawFrom(context, "deploy", reason, "withdraw"), deployEvidence: null, updatedAt: event.at };
+    }),
     withdrawForPush: assign(({ context, event }) => {
       assertEvent(event, "PUSH_REJECTED");
       return withdrawFrom(context, event.withdraw!, `a frozen file changed in ${event.sha.slice(0, 7)}`, "withdraw");
@@ -433,6 +438,36 @@ function designPushed<T extends Stage>(next: T) {
 }
 
 const BUILD_PUSH = ["acceptPush", "recordBuildAuthors"] as const;
+
+/**
+ * The default branch merged into a track whose release was verified (or is being verified): the
+ * verification no longer describes the head, so the deploy and promote gates close, the track's
+ * database branch is forked afresh from its parent as the parent stands now (other features may
+ * have been promoted into it), and the release runs again on the new head.
+ */
+const REVERIFY_RELEASE = {
+  target: "deploying" as const,
+  reenter: true,
+  actions: [
+    "moveHead",
+    "invalidateRelease",
+    {
+      type: "emit",
+      params: ({ context }: { context: TrackContext }): Effect => ({
+        type: "deleteDatabase",
+        branch: context.databaseBranch,
+      }),
+    },
+    {
+      type: "emit",
+      params: ({ context }: { context: TrackContext }): Effect => ({
+        type: "forkDatabase",
+        branch: context.databaseBranch,
+        parent: context.parentDatabaseBranch,
+      }),
+    },
+  ],
+} as const;
 
 /** A build step (red, green, repair, refactor): the role's push is accepted and sent to `verify`. */
 function buildStep<T extends Stage>(stage: Stage, verify: T) {
@@ -716,12 +751,14 @@ export const trackMachine = machineSetup.createMachine({
           },
         ],
         RETRY: { target: "deploying", reenter: true },
+        BRANCH_UPDATED: REVERIFY_RELEASE,
       },
     },
     "deploy-gate": {
       entry: "openDeployGate",
       on: {
         RENEGOTIATE: renegotiation("deploy-gate"),
+        BRANCH_UPDATED: REVERIFY_RELEASE,
         GATE_APPROVED: {
           guard: { type: "approvesPending", params: { gate: "deploy" } },
           target: "promote-gate",
@@ -733,6 +770,7 @@ export const trackMachine = machineSetup.createMachine({
       entry: "openPromoteGate",
       on: {
         RENEGOTIATE: renegotiation("promote-gate"),
+        BRANCH_UPDATED: REVERIFY_RELEASE,
         GATE_APPROVED: {
           guard: { type: "approvesPending", params: { gate: "promote" } },
           target: "merging",
@@ -741,7 +779,7 @@ export const trackMachine = machineSetup.createMachine({
       },
     },
     merging: {
-      on: { MERGED: { target: "promoting", actions: "recordMerge" } },
+      on: { MERGED: { target: "promoting", actions: "recordMerge" }, BRANCH_UPDATED: REVERIFY_RELEASE },
     },
     promoting: {
       entry: [
