@@ -47,13 +47,25 @@ export type AdvanceOutcome =
 export type Decide = (snapshot: TrackSnapshot, state: TrackState) => TrackEvent[] | undefined;
 
 export function stateStoreFor(deps: Pick<EngineDeps, "octokit" | "services" | "repo">): StateStore {
-  return createStateStore({
+  const store = createStateStore({
     octokit: deps.octokit,
     owner: deps.repo.owner,
     repo: deps.repo.repo,
     key: deps.services.stateKey,
     clock: deps.services.clock,
   });
+  const written = deps.services.onStateWritten;
+  if (!written) return store;
+  const repository = `${deps.repo.owner}/${deps.repo.repo}`;
+  const told = <T extends { outcome: string }>(outcome: T): T => {
+    if (outcome.outcome === "written") written(repository);
+    return outcome;
+  };
+  return {
+    ...store,
+    update: async (...args) => told(await store.update(...args)),
+    reseal: async (...args) => told(await store.reseal(...args)),
+  };
 }
 
 /**

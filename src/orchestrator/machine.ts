@@ -300,6 +300,14 @@ const machineSetup = setup({
             commit: pending.commit,
           };
       }
+      // Everything else under the test globs decides results too (helpers, fixtures, setup files,
+      // snapshots, conftest.py): frozen by the same rule, keyed by the unit's first test and the path.
+      const own = new Set(unit.tests.map((t) => t.file));
+      const by = unit.tests[0]!.id;
+      for (const [file, text] of Object.entries(context.testFiles)) {
+        if (own.has(file)) continue;
+        frozenTests[`${by} ${file}`] = { file, text, hash: hashFrozenText(text), test: by, commit: pending.commit };
+      }
       const next = withUnitEvidence(context, (ev) => ({
         ...ev,
         red: { dispatchId: pending.dispatchId, commit: pending.commit, at: event.at },
