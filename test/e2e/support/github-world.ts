@@ -512,7 +512,8 @@ export class GitHubWorld {
     // Git data
     if ((m = /^GET \/git\/ref\/(.+)$/.exec(route))) return this.getRef(decodeURIComponent(m[1]!));
     if ((m = /^GET \/git\/commits\/([0-9a-f]{40})$/.exec(route))) return this.getCommit(m[1]!);
-    if ((m = /^GET \/git\/trees\/([0-9a-f]{40})$/.exec(route))) return this.getTree(m[1]!);
+    if ((m = /^GET \/git\/trees\/([0-9a-f]{40})$/.exec(route)))
+      return this.getTree(m[1]!, request.query.recursive !== undefined);
     if ((m = /^GET \/git\/blobs\/([0-9a-f]{40})$/.exec(route))) {
       if (this.git.objectType(m[1]!) !== "blob") return notFound();
       const content = this.git.gitWith({}, undefined, "cat-file", "blob", m[1]!);
@@ -558,6 +559,9 @@ export class GitHubWorld {
     if ((m = /^PATCH \/check-runs\/(\d+)$/.exec(route))) return this.updateCheckRun(Number(m[1]), body);
     if ((m = /^GET \/commits\/([^/]+)\/check-runs$/.exec(route)))
       return this.listCheckRuns(decodeURIComponent(m[1]!), request.query);
+    if ((m = /^GET \/commits\/([^/]+)$/.exec(route)))
+      return this.getCommitWithFiles(decodeURIComponent(m[1]!), request.query);
+    if ((m = /^GET \/compare\/([^/]+)$/.exec(route))) return this.compare(decodeURIComponent(m[1]!), request.query);
 
     // Pull requests
     if (route === "GET /pulls") {
@@ -733,7 +737,8 @@ export class GitHubWorld {
     return this.git.objectType(sha) === "commit" ? [200, this.commitJson(sha)] : notFound();
   }
 
-  private getTree(sha: string): Reply {
+  /** A tree (of a tree or a commit sha); with `recursive` every entry below it, paths from the root. */
+  private getTree(sha: string, recursive = false): Reply {
     const type = this.git.objectType(sha);
     const tree = type === "commit" ? this.git.commitInfo(sha)!.tree : type === "tree" ? sha : undefined;
     if (!tree) return notFound();
@@ -743,7 +748,7 @@ export class GitHubWorld {
         sha: tree,
         url: "",
         truncated: false,
-        tree: this.git.listTree(tree).map((e) => ({
+        tree: (recursive ? this.git.listTreeRecursive(tree) : this.git.listTree(tree)).map((e) => ({
           path: e.path,
           mode: e.mode,
           type: e.type,
@@ -912,31 +917,121 @@ export class GitHubWorld {
     const head = this.git.branchHead(pull.head) ?? pull.merge_commit_sha;
     const base = this.git.branchHead(pull.base)!;
     const shas = head ? this.git.revList(head, base) : [];
-    const commits = shas.map((sha) => {
-      const info = this.git.commitInfo(sha)!;
-      const login = loginOfEmail(info.author.email);
-      // As GitHub: the committer's login where its e-mail maps to an account (GitHub's own web-flow does not here).
-      const committer = info.committer ? loginOfEmail(info.committer.email) : null;
-      return {
-        sha,
-        node_id: "C",
+    return [
+      200,
+      page(
+        shas.map((sha) => this.listedCommitJson(sha)),
+        query,
+      ),
+    ];
+  }
+
+  /** A commit as GitHub lists it (pull commits, compare, the commit API): the git commit and the login of its author. */
+  private listedCommitJson(sha: string): Record<string, unknown> {
+    const info = this.git.commitInfo(sha)!;
+    const login = loginOfEmail(info.author.email);
+    // As GitHub: the committer's login where its e-mail maps to an account (GitHub's own web-flow does not here).
+    const committer = info.committer ? loginOfEmail(info.committer.email) : null;
+    return {
+      sha,
+      node_id: "C",
+      url: "",
+      html_url: "",
+      comments_url: "",
+      commit: {
+        message: info.message,
+        author: info.author,
+        committer: { ...info.author, ...(info.committer ?? {}) },
+        tree: { sha: info.tree, url: "" },
+        url: "",
+        comment_count: 0,
+      },
+      author: login ? { login, id: idOf(login) } : null,
+      committer: committer ? { login: committer, id: idOf(committer) } : null,
+      parents: info.parents.map((p) => ({ sha: p, url: "" })),
+    };
+  }
+
+  /**
+   * GET commits/{ref}: the commit with the files it changed against its first parent, as GitHub
+   * lists them: 300 a page by default, and never more than 3000 in all, whatever the commit holds.
+   */
+  private getCommitWithFiles(ref: string, query: Record<string, string>): Reply {
+    const sha = this.git.resolve(ref);
+    if (!sha) return [422, { message: `No commit found for SHA: ${ref}` }];
+    const files = this.git
+      .fileChanges(sha)
+      .slice(0, GITHUB_COMMIT_FILES_CAP)
+      .map((f) => ({
+        sha: f.status === "removed" ? null : f.blob,
+        filename: f.path,
+        status: f.status,
+        additions: 0,
+        deletions: 0,
+        changes: 0,
+        blob_url: "",
+        raw_url: "",
+        contents_url: "",
+      }));
+    return [
+      200,
+      {
+        ...this.listedCommitJson(sha),
+        stats: { total: files.length, additions: 0, deletions: 0 },
+        files: page(files, { per_page: "300", ...query }),
+      },
+    ];
+  }
+
+  /**
+   * GET compare/{base}...{head}: how head stands to base, and the commits reachable from head but
+   * not from base, oldest first, paginated (250 a page by default, as GitHub).
+   */
+  private compare(basehead: string, query: Record<string, string>): Reply {
+    const [baseRef, headRef] = basehead.split("...") as [string, string | undefined];
+    const base = this.git.resolve(baseRef);
+    const head = headRef === undefined ? undefined : this.git.resolve(headRef);
+    if (!base || !head) return notFound();
+    const shas = this.git.revList(head, base);
+    const behind = this.git.revList(base, head);
+    const status =
+      base === head ? "identical" : behind.length === 0 ? "ahead" : shas.length === 0 ? "behind" : "diverged";
+    const mergeBase = this.git.git("merge-base", base, head);
+    return [
+      200,
+      {
         url: "",
         html_url: "",
-        comments_url: "",
-        commit: {
-          message: info.message,
-          author: info.author,
-          committer: { ...info.author, ...(info.committer ?? {}) },
-          tree: { sha: info.tree, url: "" },
-          url: "",
-          comment_count: 0,
-        },
-        author: login ? { login, id: idOf(login) } : null,
-        committer: committer ? { login: committer, id: idOf(committer) } : null,
-        parents: info.parents.map((p) => ({ sha: p, url: "" })),
-      };
-    });
-    return [200, page(commits, query)];
+        permalink_url: "",
+        diff_url: "",
+        patch_url: "",
+        base_commit: this.listedCommitJson(base),
+        merge_base_commit: this.listedCommitJson(mergeBase),
+        status,
+        ahead_by: shas.length,
+        behind_by: behind.length,
+        total_commits: shas.length,
+        commits: page(
+          shas.map((sha) => this.listedCommitJson(sha)),
+          { per_page: "250", ...query },
+        ),
+        // What head changed since the merge base, as GitHub lists it: 300 files at most.
+        files: this.git
+          .diffFiles(mergeBase, head)
+          .slice(0, GITHUB_COMPARE_FILES_CAP)
+          .map((f) => ({
+            sha: f.status === "removed" ? null : f.blob,
+            filename: f.path,
+            status: f.status,
+            additions: 0,
+            deletions: 0,
+            changes: 0,
+            blob_url: "",
+            raw_url: "",
+            contents_url: "",
+          })),
+      },
+    ];
   }
 
   private reviewJson(review: Review): Record<string, unknown> {
@@ -1058,6 +1153,13 @@ function renderRunName(workflow: string, request: unknown, path: string): string
 function notFound(message = "Not Found"): Reply {
   return [404, { message, documentation_url: DOCS }];
 }
+
+/** GitHub lists at most this many files of one commit, in the commit API as in a push payload. */
+export const GITHUB_COMMIT_FILES_CAP = 3000;
+/** A compare lists at most this many files. */
+const GITHUB_COMPARE_FILES_CAP = 300;
+/** A push payload lists at most this many commits. */
+export const GITHUB_PUSH_COMMITS_CAP = 2048;
 
 function page<T>(items: T[], query: Record<string, string>): T[] {
   const perPage = Number(query.per_page ?? 30);
