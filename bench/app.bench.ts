@@ -14,9 +14,10 @@ import { benchRuns, measure, printJson, printTable, tailEntry, wantsJson, type S
 
 /**
  * `npm run bench:app`: one `push` webhook to finished effects, in process, with GitHub answered by
- * an in-memory fake behind Octokit's fetch: read the config from the default branch, read and CAS-write the signed
- * state on consort/state (recording the dispatch in the same write), dispatch the GREEN cycle, write the seven checks,
- * keep the sticky comment. StockFlow F1 at GREEN for T2; the driver pushes 1, 10 or 100 commits
+ * an in-memory fake behind Octokit's fetch: read the config from the default branch, read the signed state on
+ * consort/state and write it back with one Contents API PUT whose blob sha is the compare-and-swap (recording the
+ * dispatch in the same write), dispatch the GREEN cycle, create the checks that have a conclusion (a waiting one is
+ * left absent), keep the sticky comment. StockFlow F1 at GREEN for T2; the driver pushes 1, 10 or 100 commits
  * (each touching code and a migration), all accepted as one GREEN step.
  *
  * What the measured time leaves out: GitHub itself. The fake answers at once, and Probot's

@@ -215,9 +215,9 @@ describe("push", () => {
       pushPayload([{ id: STORIES, role: "product-owner", author: "po-bot[bot]", added: [ARTIFACT_PATHS.spec] }]),
     );
     h.github.verify();
+    // The other replica rewrote the track's file first: ours lost its compare-and-swap, then was re-applied on top.
     expect(state.updates.map((u) => u.accepted)).toEqual([false, true]);
     expect(state.state(branch)!.snapshot).toMatchObject({ stage: "spec" });
-    expect(state.text("README.md")).toMatch(/another replica/);
   });
 
   it("a push to a branch that is not a track changes nothing", async () => {
