@@ -4,6 +4,7 @@ import type { AppServices } from "./app/services.js";
 import { route } from "./app/wire.js";
 import { createProvider } from "./substrate/create-provider.js";
 import { handleCheckRun } from "./handlers/check-run.js";
+import { handleCheckSuite } from "./handlers/check-suite.js";
 import { branchOfRef, reportingFailuresOf } from "./handlers/common.js";
 import { handleCreate } from "./handlers/create.js";
 import { handleDelete, handlePullRequestClosed } from "./handlers/delete.js";
@@ -14,6 +15,7 @@ import { handleReview } from "./handlers/review.js";
 import { handleWorkflowRun } from "./handlers/workflow-run.js";
 import {
   CheckRunPayload,
+  CheckSuitePayload,
   CreatePayload,
   DeletePayload,
   InstallationPayload,
@@ -64,6 +66,17 @@ export function createConsortApp(services: AppServices): (app: Probot) => void {
       reportingFailuresOf(handleCheckRun, (p) =>
         p.check_run.app?.id === services.appId
           ? { branch: p.check_run.check_suite?.head_branch ?? undefined, headSha: p.check_run.head_sha }
+          : undefined,
+      ),
+    );
+    route(
+      app,
+      services,
+      "check_suite.rerequested",
+      CheckSuitePayload,
+      reportingFailuresOf(handleCheckSuite, (p) =>
+        p.check_suite.app?.id === services.appId
+          ? { branch: p.check_suite.head_branch ?? undefined, headSha: p.check_suite.head_sha }
           : undefined,
       ),
     );

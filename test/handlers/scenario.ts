@@ -141,3 +141,19 @@ export function pullRequestPayload(
     },
   };
 }
+
+/** T1's RED cycle ended without a decision (its run left no result): a person may re-run it. */
+export function afterErroredRed(branch: string): TrackSim {
+  const track = simulatedTrack(branch).throughDesign();
+  const unit = track.context.units[track.context.unitIndex]!;
+  track.expectAccepted(
+    track.push({
+      role: "navigator",
+      files: Object.fromEntries(
+        unit.tests.map((t) => [t.file, `it(${JSON.stringify(t.title)}, () => expect(1).toBe(2));\n`]),
+      ),
+    }),
+  );
+  track.report("error", ["run 987 uploaded no result"]);
+  return track;
+}
