@@ -12,7 +12,6 @@ import {
   expectDefaultConfig,
   expectStickyComment,
   newBranch,
-  simulatedTrack,
   stateOf,
 } from "./scenario.js";
 
