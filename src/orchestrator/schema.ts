@@ -72,6 +72,8 @@ export const CycleEvidenceSchema = z.object({
   databaseBranch: z.string().optional(),
   /** Caveats a person should see, e.g. "database rebuilt from the seed on a hosted runner". */
   notes: z.array(z.string()).optional(),
+  /** false when the repository's commands ran as the job's own user (see src/cycle/confine.ts). */
+  confined: z.boolean().optional(),
 });
 
 /** Evidence of the release cycle: the preview deploy on the track's database branch and its verification. */
