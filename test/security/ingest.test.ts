@@ -163,3 +163,27 @@ describe("an expired artifact is an artifact error, not a lost delivery", () => 
     expectBuildFailedWith(`run ${runId}'s "consort-cycle-result" artifact has expired (GitHub answered 410 Gone)`);
   });
 });
+
+describe("an unconfined run is weaker evidence, and the build check says so", () => {
+  test("a verified RED whose commands ran as the job's own user counts, marked on the build check as unconfined", async () => {
+    s.restore(redVerify);
+    const real = await s.runDispatchedCycle();
+    expect(real.confinement).toMatchObject({ confined: false });
+    expect(s.snapshot().stage).toBe("green");
+    expect(s.world.check(s.head(), "consort/build").output.summary).toContain(
+      "verified (⚠️ ran unconfined: weaker evidence)",
+    );
+  });
+
+  test("a verified RED whose commands ran confined carries no such mark", async () => {
+    s.restore(redVerify);
+    await s.runDispatchedCycle({
+      tamper: (result): CycleResult => ({
+        ...result,
+        confinement: { confined: true, user: "consort-untrusted", uid: 998 },
+      }),
+    });
+    expect(s.snapshot().stage).toBe("green");
+    expect(s.world.check(s.head(), "consort/build").output.summary).not.toContain("ran unconfined");
+  });
+});
