@@ -49,30 +49,13 @@ export function overdueEvent(
   };
   if (!isOverdue(run, now, timeoutMinutes)) return undefined;
   const reasons = [overdueMessage(run, timeoutMinutes)];
-  const at = now.toISOString();
+  const report = { at: now.toISOString(), dispatchId: pending.dispatchId, outcome: "error" as const, reasons };
+  if (pending.step === "promote") return { type: "promotion.reported", ...report };
+  const ran = { ...report, runId: run.runId ?? 0, commit: pending.commit };
+  const summary = reasons[0]!;
   if (pending.step === "release") {
-    return {
-      type: "deploy.reported",
-      at,
-      dispatchId: pending.dispatchId,
-      runId: run.runId ?? 0,
-      commit: pending.commit,
-      outcome: "error",
-      reasons,
-      evidence: { summary: reasons[0]!, databaseBranch: snapshot.context.databaseBranch, checks: [] },
-    };
+    const evidence = { summary, databaseBranch: snapshot.context.databaseBranch, checks: [] };
+    return { type: "deploy.reported", ...ran, evidence };
   }
-  if (pending.step === "promote")
-    return { type: "promotion.reported", at, dispatchId: pending.dispatchId, outcome: "error", reasons };
-  return {
-    type: "cycle.reported",
-    at,
-    dispatchId: pending.dispatchId,
-    runId: run.runId ?? 0,
-    step: pending.step,
-    commit: pending.commit,
-    outcome: "error",
-    reasons,
-    evidence: { summary: reasons[0]! },
-  };
+  return { type: "cycle.reported", ...ran, step: pending.step, evidence: { summary } };
 }

@@ -19,7 +19,7 @@ import {
 import { checkStates } from "../gates/checks.js";
 import type { TrackSnapshot } from "../orchestrator/types.js";
 import { ToolError } from "../tools/registry.js";
-import { replayTrack } from "../tools/replay.js";
+import { replayTrack, type ReplayedTrack } from "../tools/replay.js";
 import { consortCommand } from "./invocation.js";
 import { CliError, printResult } from "./output.js";
 
@@ -134,7 +134,15 @@ function readSnapshotFile(path: string): TrackSnapshot {
 }
 
 const STATE_OPTION =
-  "a track snapshot, or a tracks/<id>.json file from the consort/state branch (its signature is not checked here); default: the branch's commits since its merge base with the default branch, replayed through the machine (gates wait for approval)";
+  "a track snapshot, or a tracks/<id>.json file from the consort/state branch (its signature is not checked here); default: the branch's commits since its merge base with the default branch, replayed through the machine (gates wait for approval), or since the app's state where consort/state was fetched and verifies with CONSORT_STATE_KEY";
+
+/** Where a replayed track's state comes from, in words (and why a fetched consort/state was not used). */
+function replaySource(replayed: ReplayedTrack): string {
+  const since = replayed.fromState
+    ? `the app's verified state (${replayed.fromState.ref.replace(/^refs\/(remotes\/|heads\/)/, "")} at ${replayed.fromState.head.slice(0, 12)}) and ${replayed.commits} commit(s) since, replayed locally`
+    : `${replayed.commits} commit(s) since the merge base with ${replayed.defaultBranch}, replayed locally; gates show as waiting for approval`;
+  return replayed.stateNote ? `${since} (${replayed.stateNote})` : since;
+}
 
 /** The track from --state, else derived from the checkout's commits (no token, no network). */
 async function trackSnapshot(
@@ -144,11 +152,9 @@ async function trackSnapshot(
   if (options.state) return { snapshot: readSnapshotFile(resolve(options.state)), source: resolve(options.state) };
   const cwd = resolve(options.cwd ?? ".");
   try {
-    const replayed = await replayTrack(cwd, config, new Date().toISOString());
-    return {
-      snapshot: replayed.snapshot,
-      source: `${replayed.commits} commit(s) since the merge base with ${replayed.defaultBranch}, replayed locally; gates show as waiting for approval`,
-    };
+    const stateKey = process.env.CONSORT_STATE_KEY || undefined;
+    const replayed = await replayTrack(cwd, config, new Date().toISOString(), stateKey ? { stateKey } : {});
+    return { snapshot: replayed.snapshot, source: replaySource(replayed) };
   } catch (error) {
     if (error instanceof ToolError) throw new CliError(error.message, error.hint);
     throw error;

@@ -1,6 +1,6 @@
 import { assertEvent, assign, setup } from "xstate";
 import { hashFrozenText, manifestHashFromHashes } from "../gates/freeze.js";
-import type { FileGate } from "../gates/names.js";
+import { FILE_GATES, GATE_NAMES, type FileGate } from "../gates/names.js";
 import {
   addAuthors,
   currentUnit,
@@ -86,20 +86,20 @@ function renegotiation(stage: Stage) {
   const out: Array<{
     guard: { type: "renegotiates"; params: { scope: "design" | "test-list"; from?: DesignStep } };
     target: string;
-    actions: "reopenTestList" | "reopenDesign";
+    actions: "reopen";
   }> = [];
   if (TEST_LIST_RENEGOTIABLE.includes(stage))
     out.push({
       guard: { type: "renegotiates", params: { scope: "test-list" } },
       target: "test-list",
-      actions: "reopenTestList",
+      actions: "reopen",
     });
   for (const step of DESIGN_STEPS) {
     if (at > LANE.indexOf(step))
       out.push({
         guard: { type: "renegotiates", params: { scope: "design", from: step } },
         target: step,
-        actions: "reopenDesign",
+        actions: "reopen",
       });
   }
   return out;
@@ -339,19 +339,11 @@ const machineSetup = setup({
       assertEvent(event, "MERGED");
       return { mergedCommit: event.commit, updatedAt: event.at };
     }),
-    reopenTestList: assign(({ context, event }) => {
+    /** Renegotiation reopens the gate of its scope (withdrawal cascades down the lane from there). */
+    reopen: assign(({ context, event }) => {
       assertEvent(event, "RENEGOTIATE");
       return {
-        ...withdrawFrom(context, "test-list", `renegotiated by ${event.by}: ${event.reason}`, "reopen"),
-        blocked: null,
-        attempts: 0,
-        updatedAt: event.at,
-      };
-    }),
-    reopenDesign: assign(({ context, event }) => {
-      assertEvent(event, "RENEGOTIATE");
-      return {
-        ...withdrawFrom(context, "design", `renegotiated by ${event.by}: ${event.reason}`, "reopen"),
+        ...withdrawFrom(context, event.scope, `renegotiated by ${event.by}: ${event.reason}`, "reopen"),
         blocked: null,
         attempts: 0,
         updatedAt: event.at,
@@ -428,6 +420,15 @@ function buildStep<T extends Stage>(stage: Stage, verify: T) {
   return { on: { RENEGOTIATE: renegotiation(stage), STEP_PUSHED: { target: verify, actions: BUILD_PUSH } } };
 }
 
+/** The report of a valid `step` cycle moves the lane to `target`, recording it with `actions`. */
+function validReport<T extends Stage, const A extends readonly string[]>(
+  step: "red" | "green" | "refactor",
+  target: T,
+  ...actions: A
+) {
+  return { guard: { type: "reports" as const, params: { step, outcome: "valid" as const } }, target, actions };
+}
+
 /**
  * A `*-verify` state: entering it dispatches the step's cycle; the report of that cycle moves the
  * lane on (`valid`), sends it back to `retry` while attempts remain, blocks it once they are used
@@ -438,11 +439,12 @@ function verifyState(verify: {
   valid: ReportTransition[];
   retry: "red" | "repair" | "refactor";
   invalid: (context: TrackContext) => string;
-  blocked: string;
-  undecided: string;
 }) {
   const { step, retry } = verify;
   const stage = `${step}-verify` as const;
+  const name = step === "refactor" ? "refactor" : step.toUpperCase();
+  const blocked = `${step === "refactor" ? "The refactor" : name} failed its last allowed attempt: blocked`;
+  const undecided = `The ${name} cycle could not decide (retry when fixed)`;
   return machineSetup.createStateConfig({
     entry: [
       { type: "startCycle", params: { step } },
@@ -474,7 +476,7 @@ function verifyState(verify: {
               type: "emit",
               params: ({ context, event }) =>
                 comment(
-                  `${outcomeComment(context, event, verify.blocked)}\n\nA person decides: retry, renegotiate the test list, or abandon.`,
+                  `${outcomeComment(context, event, blocked)}\n\nA person decides: retry, renegotiate the test list, or abandon.`,
                 ),
             },
           ],
@@ -483,7 +485,7 @@ function verifyState(verify: {
           guard: { type: "reports", params: { step, outcome: "error" } },
           actions: [
             "recordReport",
-            { type: "emit", params: ({ context, event }) => comment(outcomeComment(context, event, verify.undecided)) },
+            { type: "emit", params: ({ context, event }) => comment(outcomeComment(context, event, undecided)) },
           ],
         },
       ],
@@ -507,42 +509,21 @@ export const trackMachine = machineSetup.createMachine({
     },
   ],
   on: {
+    // A refused push withdraws the approved file gate whose frozen files it changed.
     PUSH_REJECTED: [
-      {
-        guard: { type: "withdrawsApproved", params: { gate: "design" } },
-        target: ".design-gate",
-        actions: ["recordRejection", "withdrawForPush"],
-      },
-      {
-        guard: { type: "withdrawsApproved", params: { gate: "test-list" } },
-        target: ".test-list-gate",
-        actions: ["recordRejection", "withdrawForPush"],
-      },
+      ...FILE_GATES.map((gate) => ({
+        guard: { type: "withdrawsApproved" as const, params: { gate } },
+        target: `.${gate}-gate` as const,
+        actions: ["recordRejection", "withdrawForPush"] as const,
+      })),
       { actions: "recordRejection" },
     ],
     BRANCH_RESET: { actions: "clearRejection" },
-    GATE_WITHDRAWN: [
-      {
-        guard: { type: "withdrawsApproved", params: { gate: "design" } },
-        target: ".design-gate",
-        actions: "withdrawGate",
-      },
-      {
-        guard: { type: "withdrawsApproved", params: { gate: "test-list" } },
-        target: ".test-list-gate",
-        actions: "withdrawGate",
-      },
-      {
-        guard: { type: "withdrawsApproved", params: { gate: "deploy" } },
-        target: ".deploy-gate",
-        actions: "withdrawGate",
-      },
-      {
-        guard: { type: "withdrawsApproved", params: { gate: "promote" } },
-        target: ".promote-gate",
-        actions: "withdrawGate",
-      },
-    ],
+    GATE_WITHDRAWN: GATE_NAMES.map((gate) => ({
+      guard: { type: "withdrawsApproved" as const, params: { gate } },
+      target: `.${gate}-gate` as const,
+      actions: "withdrawGate" as const,
+    })),
     ABANDON: { target: ".abandoned", actions: "end" },
     CLOSED: { target: ".abandoned", actions: "end" },
     MERGED: { target: ".abandoned", actions: "end" },
@@ -614,34 +595,18 @@ export const trackMachine = machineSetup.createMachine({
     red: buildStep("red", "red-verify"),
     "red-verify": verifyState({
       step: "red",
-      valid: [
-        {
-          guard: { type: "reports", params: { step: "red", outcome: "valid" } },
-          target: "green",
-          actions: ["recordReport", "recordRed"],
-        },
-      ],
+      valid: [validReport("red", "green", "recordReport", "recordRed")],
       retry: "red",
       invalid: () => "RED is not valid",
-      blocked: "RED failed its last allowed attempt: blocked",
-      undecided: "The RED cycle could not decide (retry when fixed)",
     }),
     green: buildStep("green", "green-verify"),
     repair: buildStep("repair", "green-verify"),
     "green-verify": verifyState({
       step: "green",
-      valid: [
-        {
-          guard: { type: "reports", params: { step: "green", outcome: "valid" } },
-          target: "review",
-          actions: ["recordReport", "recordGreen"],
-        },
-      ],
+      valid: [validReport("green", "review", "recordReport", "recordGreen")],
       retry: "repair",
       invalid: (context) =>
         `GREEN is not valid: repair round ${context.attempts} of ${context.settings.repairBound - 1}`,
-      blocked: "GREEN failed its last allowed attempt: blocked",
-      undecided: "The GREEN cycle could not decide (retry when fixed)",
     }),
     review: {
       on: {
@@ -675,16 +640,10 @@ export const trackMachine = machineSetup.createMachine({
           target: "deploying",
           actions: ["recordReport", "recordRefactor", "completeUnit"],
         },
-        {
-          guard: { type: "reports", params: { step: "refactor", outcome: "valid" } },
-          target: "red",
-          actions: ["recordReport", "recordRefactor", "completeUnit"],
-        },
+        validReport("refactor", "red", "recordReport", "recordRefactor", "completeUnit"),
       ],
       retry: "refactor",
       invalid: () => "The refactor broke the tests",
-      blocked: "The refactor failed its last allowed attempt: blocked",
-      undecided: "The refactor cycle could not decide (retry when fixed)",
     }),
     blocked: {
       on: {

@@ -87,7 +87,12 @@ export class ToolContext {
   }
 
   private async replayedState(trackId: string): Promise<LoadedState> {
-    const replayed = await replayTrack(this.repoPath, await this.config(), new Date().toISOString());
+    const replayed = await replayTrack(
+      this.repoPath,
+      await this.config(),
+      new Date().toISOString(),
+      this.stateKey ? { stateKey: this.stateKey } : {},
+    );
     if (replayed.trackId !== trackId)
       throw new ToolError(
         `Track "${trackId}" is not the checkout's branch (${replayed.branch}), and its state can only be derived from the checkout's own commits.`,
@@ -99,8 +104,10 @@ export class ToolContext {
       snapshot: replayed.snapshot,
       source: {
         kind: "commits",
-        location: `${replayed.commits} commit(s) of ${replayed.branch} since ${replayed.base.slice(0, 12)} (merge base with ${replayed.defaultBranch})`,
-        verified: false,
+        location: replayed.fromState
+          ? `the app's verified state at ${replayed.fromState.head.slice(0, 12)} and ${replayed.commits} commit(s) of ${replayed.branch} since`
+          : `${replayed.commits} commit(s) of ${replayed.branch} since ${replayed.base.slice(0, 12)} (merge base with ${replayed.defaultBranch})${replayed.stateNote ? `; ${replayed.stateNote}` : ""}`,
+        verified: replayed.fromState !== undefined,
       },
     };
   }

@@ -1,7 +1,7 @@
 import { simpleGit } from "simple-git";
 import type { ConsortConfig } from "../config/consort-config.js";
-import { createTrack, transition, type TrackSnapshot } from "../orchestrator/index.js";
-import { trackIdForBranch } from "../state/index.js";
+import { createTrack, restoreSnapshot, transition, type TrackSnapshot } from "../orchestrator/index.js";
+import { openStateFile, STATE_BRANCH, trackIdForBranch, trackPath } from "../state/index.js";
 import { sanitiseBranchName } from "../substrate/index.js";
 import { localPush } from "./local-push.js";
 import { ToolError } from "./registry.js";
@@ -14,6 +14,11 @@ import { currentBranch } from "./track-state.js";
  * of the push event `localPush` builds from git, as the push webhook would carry it). Only what
  * commits decide is known here: every gate stays waiting for its approval, and a step after a
  * gate or a cycle stands refused until the app has seen them.
+ *
+ * Where `consort/state` was fetched (`git fetch origin consort/state`) and its file for the track
+ * verifies with the state key, the app's own snapshot is the starting point instead (approvals and
+ * cycles included), and only the commits after its head are replayed. A file that does not verify
+ * is never trusted: the replay then starts at the merge base and says why.
  */
 
 export interface ReplayedTrack {
@@ -24,6 +29,49 @@ export interface ReplayedTrack {
   base: string;
   commits: number;
   snapshot: TrackSnapshot;
+  /** Where the replay started from the app's verified state, the ref and the commit it had reached. */
+  fromState?: { ref: string; head: string };
+  /** Why a fetched consort/state was not used (no key, not verified, a head this branch left). */
+  stateNote?: string;
+}
+
+/** The refs a fetched state branch may sit under, most authoritative first. */
+const STATE_REFS = [`refs/remotes/origin/${STATE_BRANCH}`, `refs/heads/${STATE_BRANCH}`];
+
+/**
+ * The app's verified snapshot of the track from a fetched consort/state, when it is there, verifies
+ * with `stateKey`, and its head is on this branch; otherwise why it is not used (undefined: none fetched).
+ */
+async function fetchedState(
+  repoPath: string,
+  trackId: string,
+  stateKey: string | undefined,
+): Promise<{ ref: string; snapshot: TrackSnapshot } | { note: string } | undefined> {
+  const git = simpleGit(repoPath);
+  const path = trackPath(trackId);
+  for (const ref of STATE_REFS) {
+    const text = await git.raw(["show", `${ref}:${path}`]).catch(() => "");
+    if (!text) continue;
+    const where = `${ref.replace(/^refs\/(remotes\/|heads\/)/, "")}:${path}`;
+    if (!stateKey)
+      return { note: `${where} was fetched, but without CONSORT_STATE_KEY it cannot be verified, so it is not used` };
+    let snapshot: TrackSnapshot;
+    try {
+      snapshot = restoreSnapshot(openStateFile(text, stateKey, { trackId, path }).snapshot);
+    } catch (error) {
+      return { note: `${where} does not verify, so it is not used: ${(error as Error).message}` };
+    }
+    const onBranch = await git
+      .raw(["merge-base", "--is-ancestor", snapshot.context.head, "HEAD"])
+      .then(() => true)
+      .catch(() => false);
+    if (!onBranch)
+      return {
+        note: `${where} stands at ${snapshot.context.head.slice(0, 12)}, which this branch does not contain, so it is not used`,
+      };
+    return { ref, snapshot };
+  }
+  return undefined;
 }
 
 /** The default branch as this checkout knows it: origin's HEAD, else a local or remote main/master. */
@@ -51,7 +99,12 @@ async function defaultBranchOf(repoPath: string): Promise<{ name: string; ref: s
   );
 }
 
-export async function replayTrack(repoPath: string, config: ConsortConfig, at: string): Promise<ReplayedTrack> {
+export async function replayTrack(
+  repoPath: string,
+  config: ConsortConfig,
+  at: string,
+  options: { stateKey?: string } = {},
+): Promise<ReplayedTrack> {
   const branch = await currentBranch(repoPath);
   if (!branch || branch === "HEAD")
     throw new ToolError(
@@ -78,22 +131,27 @@ export async function replayTrack(repoPath: string, config: ConsortConfig, at: s
     );
   }
   const trackId = trackIdForBranch(branch);
-  const started = createTrack(
-    {
-      trackId,
-      branch,
-      baseBranch: defaultBranch.name,
-      head: base,
-      databaseBranch: sanitiseBranchName(branch),
-      parentDatabaseBranch: sanitiseBranchName(defaultBranch.name),
-      at,
-    },
-    config,
-  );
+  const fetched = await fetchedState(repoPath, trackId, options.stateKey);
+  const start =
+    fetched && "snapshot" in fetched
+      ? fetched.snapshot
+      : createTrack(
+          {
+            trackId,
+            branch,
+            baseBranch: defaultBranch.name,
+            head: base,
+            databaseBranch: sanitiseBranchName(branch),
+            parentDatabaseBranch: sanitiseBranchName(defaultBranch.name),
+            at,
+          },
+          config,
+        ).snapshot;
+  const from = start.context.head;
   // One push per commit, as an agent pushes each step: the machine decides each on the stage it reaches.
-  const push = await localPush(repoPath, base, config, at);
-  let snapshot = started.snapshot;
-  let before = base;
+  const push = await localPush(repoPath, from, config, at);
+  let snapshot = start;
+  let before = from;
   for (const commit of push.commits) {
     snapshot = transition(
       snapshot,
@@ -102,5 +160,14 @@ export async function replayTrack(repoPath: string, config: ConsortConfig, at: s
     ).snapshot;
     before = commit.sha;
   }
-  return { trackId, branch, defaultBranch: defaultBranch.name, base, commits: push.commits.length, snapshot };
+  return {
+    trackId,
+    branch,
+    defaultBranch: defaultBranch.name,
+    base,
+    commits: push.commits.length,
+    snapshot,
+    ...(fetched && "snapshot" in fetched ? { fromState: { ref: fetched.ref, head: from } } : {}),
+    ...(fetched && "note" in fetched ? { stateNote: fetched.note } : {}),
+  };
 }

@@ -4,11 +4,16 @@ import { describe, expect, test } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { ACTION_DIR, REPO_ROOT, bundleAction } from "../../actions/build/src/bundle.js";
 import { ACTION_STEPS } from "../../actions/consort/src/step.js";
+import { ROLE_NAMES } from "../../src/roles/roles.js";
 
 describe("the committed action bundle", () => {
   test(`${ACTION_DIR}/dist is what the sources bundle to (run npm run build:actions when this fails)`, async () => {
     const files = await bundleAction();
-    expect(Object.keys(files).sort()).toEqual([`${ACTION_DIR}/dist/index.mjs`, `${ACTION_DIR}/dist/main.mjs`]);
+    expect(Object.keys(files).sort()).toEqual([
+      `${ACTION_DIR}/dist/index.mjs`,
+      `${ACTION_DIR}/dist/main.mjs`,
+      ...ROLE_NAMES.map((role) => `${ACTION_DIR}/roles/${role}.md`).sort(),
+    ]);
     for (const [path, text] of Object.entries(files)) {
       const committed = join(REPO_ROOT, path);
       expect(existsSync(committed), `${path} is missing: run npm run build:actions`).toBe(true);

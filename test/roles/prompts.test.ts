@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { defaultConfig, ROLE_NAMES } from "../../src/config/consort-config.js";
+import { agentTurnPrompt } from "../../src/roles/prompts.js";
 import { ROLES, ownershipAt } from "../../src/roles/roles.js";
 import type { Stage } from "../../src/orchestrator/types.js";
 
@@ -41,4 +42,29 @@ describe("role prompts (roles/<role>.md)", () => {
       }
     },
   );
+});
+
+describe("the agent action's role prompts (written from roles/<role>.md by npm run build:actions)", () => {
+  it.each(ROLE_NAMES.map((r) => [r]))(
+    "%s: the same prompt, where Consort commits with the trailer, not the agent",
+    (role) => {
+      const source = prompt(role);
+      const turn = agentTurnPrompt(source);
+      expect(turn).not.toContain("Every commit ends with the trailer");
+      expect(turn).toContain(
+        `- Consort commits your work with the trailer \`Consort-Role: ${role}\` after checking it`,
+      );
+      expect(turn).toContain("## How a turn works (the agent action)");
+      for (const section of ["## You own", "## You read", "## Hard rules"]) expect(turn).toContain(section);
+      // Everything but the commit rule is the source's, line for line.
+      const rest = (text: string) => text.split("\n").filter((line) => !line.includes("Consort-Role:"));
+      expect(rest(turn).slice(0, rest(source).length - 1)).toEqual(rest(source).slice(0, -1));
+    },
+  );
+
+  it("refuses a prompt that does not state its commit rule, so no role ships without one", () => {
+    expect(() => agentTurnPrompt("# Role: Someone\n\n## Hard rules\n- Be nice.\n")).toThrow(
+      /must state its commit rule/,
+    );
+  });
 });

@@ -1,9 +1,14 @@
+import { execFileSync } from "node:child_process";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { simpleGit } from "simple-git";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RoleName } from "../../src/config/consort-config.js";
+import { defaultConfig } from "../../src/config/consort-config.js";
+import { transition } from "../../src/orchestrator/index.js";
+import { emptyTrackState, sealState, serialiseStateFile, trackPath } from "../../src/state/index.js";
 import { consortTools } from "../../src/tools/index.js";
+import { replayTrack } from "../../src/tools/replay.js";
 import { ExplainRejectionOutput, NextActionOutput, TrackStatusOutput } from "../../src/tools/track-tools.js";
 import { call, connectClient, errorText } from "./mcp-client.js";
 import { STOCKFLOW, stockflowCheckout, type StockflowCheckout } from "./fixture.js";
@@ -95,5 +100,90 @@ describe("the track tools on a plain checkout (no state file, no token, no netwo
     } finally {
       await git.checkout(branch);
     }
+  });
+});
+
+describe("a fetched consort/state that verifies is where the replay starts", () => {
+  const KEY = "k".repeat(40);
+  const git = (args: string[], input?: string) =>
+    execFileSync("git", args, {
+      cwd: checkout.path,
+      encoding: "utf8",
+      ...(input === undefined ? {} : { input }),
+    }).trim();
+
+  /** What the app wrote for this track with the design gate approved, on a local consort/state as a fetch brings it. */
+  beforeAll(async () => {
+    const config = defaultConfig();
+    // The app saw the design commits, not the refused one on top (a branch holding it cannot be approved).
+    const refused = git(["rev-parse", "HEAD"]);
+    git(["reset", "--hard", "HEAD~1"]);
+    const atGate = (await replayTrack(checkout.path, config, "2026-12-01T10:00:00.000Z")).snapshot;
+    git(["reset", "--hard", refused]);
+    expect(atGate.stage).toBe("design-gate");
+    const approved = transition(
+      atGate,
+      {
+        type: "gate.approved",
+        at: "2026-12-01T11:00:00.000Z",
+        gate: "design",
+        manifestHash: atGate.context.gates.design.pendingHash!,
+        approver: "lead",
+        reviewId: 7,
+        commit: atGate.context.head,
+      },
+      config,
+    ).snapshot;
+    expect(approved.stage).toBe("test-list");
+    const trackId = atGate.context.trackId;
+    const file = sealState(
+      emptyTrackState({
+        trackId,
+        repository: "stockflow/app",
+        branch: atGate.context.branch,
+        snapshot: approved,
+        now: new Date(),
+      }),
+      KEY,
+    );
+    const blob = git(["hash-object", "-w", "--stdin"], serialiseStateFile(file));
+    const tracks = git(["mktree"], `100644 blob ${blob}\t${trackPath(trackId).split("/")[1]}\n`);
+    const root = git(["mktree"], `040000 tree ${tracks}\ttracks\n`);
+    const commit = git(["commit-tree", root, "-m", "state"]);
+    git(["update-ref", "refs/remotes/origin/consort/state", commit]);
+  });
+  afterAll(() => git(["update-ref", "-d", "refs/remotes/origin/consort/state"]));
+
+  async function next(stateKey?: string) {
+    const { client, close } = await connectClient(consortTools, checkout.context(stateKey ? { stateKey } : {}));
+    try {
+      const result = await call(client, "next_action", {});
+      if (result.isError) throw new Error(errorText(result));
+      return NextActionOutput.parse(result.structuredContent);
+    } finally {
+      await close();
+    }
+  }
+
+  it("with the state key, the gate the app recorded is approved and the track goes on from the app's head", async () => {
+    const output = await next(KEY);
+    expect(output.state).toMatchObject({ source: "commits", verified: true });
+    expect(output.state.location).toMatch(/^the app's verified state at [0-9a-f]{12} and 1 commit\(s\) of \S+ since$/);
+    expect(output.action).toMatchObject({ stage: "test-list", role: "test-strategist" });
+  });
+
+  it("with another key, the file does not verify and is not used: the gate still waits", async () => {
+    const output = await next("w".repeat(40));
+    expect(output.state.verified).toBe(false);
+    expect(output.state.location).toContain("origin/consort/state:tracks/");
+    expect(output.state.location).toContain("does not verify, so it is not used");
+    expect(output.action).toMatchObject({ stage: "design-gate", actor: "person" });
+  });
+
+  it("without a key, it says the fetched state cannot be verified, and the gate still waits", async () => {
+    const output = await next();
+    expect(output.state.verified).toBe(false);
+    expect(output.state.location).toMatch(/without CONSORT_STATE_KEY it cannot be verified, so it is not used$/);
+    expect(output.action).toMatchObject({ stage: "design-gate", actor: "person" });
   });
 });

@@ -1,12 +1,14 @@
-import { readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, type BuildOptions } from "esbuild";
+import { agentTurnPrompt } from "../../../src/roles/prompts.js";
 
 /**
  * Bundles the one Consort action (its `step` input picks cycle, deploy, promote or agent) into its
  * committed `dist/`: `main.mjs` (the action's code and every dependency except the embedded
- * Postgres binaries) and `index.mjs` (the bootstrap that installs those when the step needs them).
+ * Postgres binaries) and `index.mjs` (the bootstrap that installs those when the step needs them),
+ * and its `roles/`: the repository's role prompts (`roles/*.md`) as the agent step runs them.
  * `npm run build:actions` writes them; a test fails when they are stale. `consort init` copies
  * the action (ACTION_FILES) into a repository as .github/actions/consort.
  */
@@ -61,6 +63,8 @@ export async function bundleAction(): Promise<Record<string, string>> {
   const files: Record<string, string> = {};
   for (const file of [...(main.outputFiles ?? []), ...(index.outputFiles ?? [])])
     files[file.path.slice(REPO_ROOT.length + 1)] = file.text;
+  for (const name of (await readdir(join(REPO_ROOT, "roles"))).filter((n) => n.endsWith(".md")).sort())
+    files[`${ACTION_DIR}/roles/${name}`] = agentTurnPrompt(await readFile(join(REPO_ROOT, "roles", name), "utf8"));
   return files;
 }
 

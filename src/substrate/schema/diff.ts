@@ -69,60 +69,64 @@ function describeColumn(column: ColumnInfo): string {
 function diffTable(key: string, before: TableInfo, after: TableInfo, changes: SchemaChange[]): void {
   const beforeColumns = new Map(before.columns.map((c) => [c.name, c]));
   const afterColumns = new Map(after.columns.map((c) => [c.name, c]));
-  for (const [name, column] of beforeColumns) {
-    if (!afterColumns.has(name))
-      changes.push({
-        object: "column",
-        action: "dropped",
-        name: `${key}.${name}`,
-        table: key,
-        column: name,
-        before: column,
-        details: [describeColumn(column)],
-      });
-  }
-  for (const [name, column] of afterColumns) {
+  const column = (
+    name: string,
+    change: { action: ChangeAction; before?: ColumnInfo; after?: ColumnInfo; details: string[] },
+  ) => changes.push({ object: "column", name: `${key}.${name}`, table: key, column: name, ...change });
+  // Columns keep the table's order: the dropped ones as they stood, then the rest as they stand.
+  for (const [name, old] of beforeColumns)
+    if (!afterColumns.has(name)) column(name, { action: "dropped", before: old, details: [describeColumn(old)] });
+  for (const [name, now] of afterColumns) {
     const old = beforeColumns.get(name);
-    if (!old) {
-      changes.push({
-        object: "column",
-        action: "added",
-        name: `${key}.${name}`,
-        table: key,
-        column: name,
-        after: column,
-        details: [describeColumn(column)],
-      });
-    } else {
-      const details = columnDetails(old, column);
-      if (details.length > 0)
-        changes.push({
-          object: "column",
-          action: "changed",
-          name: `${key}.${name}`,
-          table: key,
-          column: name,
-          before: old,
-          after: column,
-          details,
-        });
-    }
+    const details = old ? columnDetails(old, now) : [describeColumn(now)];
+    if (!old) column(name, { action: "added", after: now, details });
+    else if (details.length > 0) column(name, { action: "changed", before: old, after: now, details });
   }
-  for (const name of keysOf(before.constraints, after.constraints)) {
-    const old = before.constraints[name];
-    const now = after.constraints[name];
-    const base = { object: "constraint" as const, name: `${key}.${name}`, table: key, constraint: name };
-    if (old && !now) changes.push({ ...base, action: "dropped", before: old, details: [old.definition] });
-    else if (!old && now) changes.push({ ...base, action: "added", after: now, details: [now.definition] });
-    else if (
-      old &&
-      now &&
-      (old.definition !== now.definition || old.enforced !== now.enforced || old.validated !== now.validated)
-    ) {
-      const details = [`${old.definition} → ${now.definition}`];
-      if (old.validated !== now.validated) details.push(now.validated ? "now validated" : "now NOT VALID");
-      if (old.enforced !== now.enforced) details.push(now.enforced ? "now enforced" : "now NOT ENFORCED");
-      changes.push({ ...base, action: "changed", before: old, after: now, details });
+  compareEach(
+    before.constraints,
+    after.constraints,
+    {
+      dropped: (old) => [old.definition],
+      added: (now) => [now.definition],
+      changed: (old, now) => {
+        if (old.definition === now.definition && old.enforced === now.enforced && old.validated === now.validated)
+          return [];
+        const details = [`${old.definition} → ${now.definition}`];
+        if (old.validated !== now.validated) details.push(now.validated ? "now validated" : "now NOT VALID");
+        if (old.enforced !== now.enforced) details.push(now.enforced ? "now enforced" : "now NOT ENFORCED");
+        return details;
+      },
+    },
+    (name, change) =>
+      changes.push({ object: "constraint", name: `${key}.${name}`, table: key, constraint: name, ...change }),
+  );
+}
+
+/** What one kind of object says when it is dropped, added or changed; no details: nothing to report. */
+interface CompareRules<T> {
+  dropped: (before: T) => string[] | undefined;
+  added: (after: T) => string[];
+  changed: (before: T, after: T, key: string) => string[];
+}
+
+/** Compare two maps of one kind of object key by key, in key order, reporting each difference through `push`. */
+function compareEach<T>(
+  parent: Record<string, T>,
+  child: Record<string, T>,
+  rules: CompareRules<T>,
+  push: (key: string, change: { action: ChangeAction; before?: T; after?: T; details: string[] }) => void,
+): void {
+  for (const key of keysOf(parent, child)) {
+    const before = parent[key];
+    const after = child[key];
+    if (before !== undefined && after === undefined) {
+      const details = rules.dropped(before);
+      if (details) push(key, { action: "dropped", before, details });
+    } else if (before === undefined && after !== undefined) {
+      push(key, { action: "added", after, details: rules.added(after) });
+    } else if (before !== undefined && after !== undefined) {
+      const details = rules.changed(before, after, key);
+      if (details.length > 0) push(key, { action: "changed", before, after, details });
     }
   }
 }
@@ -131,120 +135,80 @@ function diffTable(key: string, before: TableInfo, after: TableInfo, changes: Sc
 export function diffSchemas(parent: SchemaSnapshot, child: SchemaSnapshot): SchemaDiff {
   const changes: SchemaChange[] = [];
 
-  for (const key of keysOf(parent.enums, child.enums)) {
-    const before = parent.enums[key];
-    const after = child.enums[key];
-    if (before && !after)
-      changes.push({ object: "enum", action: "dropped", name: key, before, details: [before.join(", ")] });
-    else if (!before && after)
-      changes.push({ object: "enum", action: "added", name: key, after, details: [after.join(", ")] });
-    else if (before && after && before.join("\u0000") !== after.join("\u0000")) {
-      const added = after.filter((v) => !before.includes(v));
-      const removed = before.filter((v) => !after.includes(v));
-      const details = [
-        ...(added.length ? [`values added: ${added.join(", ")}`] : []),
-        ...(removed.length ? [`values removed: ${removed.join(", ")}`] : []),
-        ...(!added.length && !removed.length ? ["values reordered"] : []),
-      ];
-      changes.push({ object: "enum", action: "changed", name: key, before, after, details });
-    }
-  }
+  compareEach(
+    parent.enums,
+    child.enums,
+    {
+      dropped: (before) => [before.join(", ")],
+      added: (after) => [after.join(", ")],
+      changed: (before, after) => {
+        if (before.join("\u0000") === after.join("\u0000")) return [];
+        const added = after.filter((v) => !before.includes(v));
+        const removed = before.filter((v) => !after.includes(v));
+        return [
+          ...(added.length ? [`values added: ${added.join(", ")}`] : []),
+          ...(removed.length ? [`values removed: ${removed.join(", ")}`] : []),
+          ...(!added.length && !removed.length ? ["values reordered"] : []),
+        ];
+      },
+    },
+    (key, change) => changes.push({ object: "enum", name: key, ...change }),
+  );
 
-  for (const key of keysOf(parent.tables, child.tables)) {
-    const before = parent.tables[key];
-    const after = child.tables[key];
-    if (before && !after)
-      changes.push({
-        object: "table",
-        action: "dropped",
-        name: key,
-        table: key,
-        before,
-        details: [`${before.columns.length} columns`],
-      });
-    else if (!before && after) {
-      changes.push({
-        object: "table",
-        action: "added",
-        name: key,
-        table: key,
-        after,
-        details: after.columns.map((c) => `${c.name} ${describeColumn(c)}`),
-      });
-    } else if (before && after) diffTable(key, before, after, changes);
-  }
+  compareEach(
+    parent.tables,
+    child.tables,
+    {
+      dropped: (before) => [`${before.columns.length} columns`],
+      added: (after) => after.columns.map((c) => `${c.name} ${describeColumn(c)}`),
+      // A changed table is reported as the changes of its columns and constraints.
+      changed: (before, after, key) => {
+        diffTable(key, before, after, changes);
+        return [];
+      },
+    },
+    (key, change) => changes.push({ object: "table", name: key, table: key, ...change }),
+  );
 
-  for (const key of keysOf(parent.indexes, child.indexes)) {
-    const before = parent.indexes[key];
-    const after = child.indexes[key];
-    // An index that goes with its table is part of that table's change.
-    if (before && !after && child.tables[before.table])
-      changes.push({
-        object: "index",
-        action: "dropped",
-        name: key,
-        table: before.table,
-        before,
-        details: [before.definition],
-      });
-    else if (!before && after)
-      changes.push({
-        object: "index",
-        action: "added",
-        name: key,
-        table: after.table,
-        after,
-        details: [after.definition],
-      });
-    else if (before && after && before.definition !== after.definition) {
-      changes.push({
-        object: "index",
-        action: "changed",
-        name: key,
-        table: after.table,
-        before,
-        after,
-        details: [`${before.definition} → ${after.definition}`],
-      });
-    }
-  }
+  compareEach(
+    parent.indexes,
+    child.indexes,
+    {
+      // An index that goes with its table is part of that table's change.
+      dropped: (before) => (child.tables[before.table] ? [before.definition] : undefined),
+      added: (after) => [after.definition],
+      changed: (before, after) =>
+        before.definition === after.definition ? [] : [`${before.definition} → ${after.definition}`],
+    },
+    (key, change) =>
+      changes.push({ object: "index", name: key, table: (change.after ?? change.before)!.table, ...change }),
+  );
 
-  for (const key of keysOf(parent.views, child.views)) {
-    const before = parent.views[key];
-    const after = child.views[key];
-    if (before && !after)
-      changes.push({
-        object: "view",
-        action: "dropped",
-        name: key,
-        before,
-        details: [before.materialized ? "materialized view" : "view"],
-      });
-    else if (!before && after)
-      changes.push({ object: "view", action: "added", name: key, after, details: [after.definition] });
-    else if (
-      before &&
-      after &&
-      (before.definition !== after.definition || before.materialized !== after.materialized)
-    ) {
-      changes.push({ object: "view", action: "changed", name: key, before, after, details: [after.definition] });
-    }
-  }
+  compareEach(
+    parent.views,
+    child.views,
+    {
+      dropped: (before) => [before.materialized ? "materialized view" : "view"],
+      added: (after) => [after.definition],
+      changed: (before, after) =>
+        before.definition !== after.definition || before.materialized !== after.materialized ? [after.definition] : [],
+    },
+    (key, change) => changes.push({ object: "view", name: key, ...change }),
+  );
 
-  for (const key of keysOf(parent.sequences, child.sequences)) {
-    const before = parent.sequences[key];
-    const after = child.sequences[key];
-    if (before && !after)
-      changes.push({ object: "sequence", action: "dropped", name: key, before, details: [before.dataType] });
-    else if (!before && after)
-      changes.push({ object: "sequence", action: "added", name: key, after, details: [after.dataType] });
-    else if (before && after) {
-      const details = (["dataType", "start", "increment", "min", "max", "cycle"] as const)
-        .filter((f) => before[f] !== after[f])
-        .map((f) => `${f} ${String(before[f])} → ${String(after[f])}`);
-      if (details.length) changes.push({ object: "sequence", action: "changed", name: key, before, after, details });
-    }
-  }
+  compareEach(
+    parent.sequences,
+    child.sequences,
+    {
+      dropped: (before) => [before.dataType],
+      added: (after) => [after.dataType],
+      changed: (before, after) =>
+        (["dataType", "start", "increment", "min", "max", "cycle"] as const)
+          .filter((f) => before[f] !== after[f])
+          .map((f) => `${f} ${String(before[f])} → ${String(after[f])}`),
+    },
+    (key, change) => changes.push({ object: "sequence", name: key, ...change }),
+  );
 
   const summary: Record<ChangeAction, number> = { added: 0, dropped: 0, changed: 0 };
   for (const change of changes) summary[change.action]++;

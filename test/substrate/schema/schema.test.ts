@@ -126,6 +126,39 @@ describe("the schema diff between a branch and its parent", () => {
     expect(diff.changes.some((c) => c.name.includes("legacy_audit") && c.object !== "table")).toBe(false);
   });
 
+  it("lists every change once, in a stable order, with what each says", () => {
+    expect(diff.changes.map((c) => `${c.object} ${c.action} ${c.name}: ${c.details.join(" | ")}`))
+      .toMatchInlineSnapshot(`
+      [
+        "enum changed public.mood: values added: okay, glad | values removed: meh",
+        "table dropped public.legacy_audit: 2 columns",
+        "table added public.shipment: id integer NOT NULL | sku text NOT NULL",
+        "column dropped public.stock.note: text",
+        "column changed public.stock.quantity: default 0 → 1",
+        "column changed public.stock.code: NOT NULL added",
+        "column changed public.stock.price: type numeric(10,2) → numeric(5,2)",
+        "column added public.stock.received_at: timestamp with time zone NOT NULL",
+        "constraint added public.stock.stock_code_key: UNIQUE (code)",
+        "constraint added public.stock.stock_quantity_check: CHECK ((quantity >= 0))",
+        "constraint added public.stock.stock_supplier_fk: FOREIGN KEY (supplier_id) REFERENCES supplier(id)",
+        "index dropped public.stock_note_idx: CREATE INDEX stock_note_idx ON public.stock USING btree (note)",
+        "index added public.supplier_name_key: CREATE UNIQUE INDEX supplier_name_key ON public.supplier USING btree (lower(name))",
+        "view changed public.low_stock: SELECT sku,
+          quantity
+         FROM stock
+        WHERE quantity < 5;",
+        "sequence changed public.invoice_no: increment 1 → 10",
+      ]
+    `);
+    expect(diff.summary).toMatchInlineSnapshot(`
+      {
+        "added": 6,
+        "changed": 6,
+        "dropped": 3,
+      }
+    `);
+  });
+
   it("reports no change between identical schemas", async () => {
     const snapshot = await snapshotSchema(parentDb.url);
     const same = diffSchemas(snapshot, snapshot);
