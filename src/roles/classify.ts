@@ -3,6 +3,7 @@ import { checkFrozenTestFile, hashFrozenText } from "../gates/freeze.js";
 import type { GateName, PushedCommit, Stage } from "../orchestrator/types.js";
 import { globMatcher } from "./globs.js";
 import { PROTECTED_PATHS, ROLES, ownershipAt, waitingFor, type RoleName } from "./roles.js";
+import { testCodeIn } from "./test-code.js";
 import { readRoleTrailer } from "./trailer.js";
 
 /**
@@ -85,6 +86,9 @@ export function classifyCommit({ commit, stage, unit, config, frozen }: Classify
   const owned = globMatcher(owner.paths);
   const excluded = globMatcher(owner.except);
   const frozenStep = stage === "red" && role === "navigator" ? "red" : "other";
+  // The driver's steps: production code may not carry test code (see test-code.ts).
+  const checksTestCode = stage === "green" || stage === "repair" || stage === "refactor";
+  const isCode = globMatcher(config.paths.code);
   for (const { path, removed } of touchedPaths(commit)) {
     if (isProtected(path)) {
       reasons.push(
@@ -122,6 +126,11 @@ export function classifyCommit({ commit, stage, unit, config, frozen }: Classify
         reasons.push(...check.reasons);
         continue;
       }
+    }
+    if (checksTestCode && !removed && isCode(path)) {
+      const text = commit.files[path];
+      const found = typeof text === "string" ? testCodeIn(path, text) : undefined;
+      if (found) reasons.push(found);
     }
     if (owner.role !== null && (!owned(path) || excluded(path))) {
       const who = role ?? owner.role;
