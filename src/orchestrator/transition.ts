@@ -45,13 +45,16 @@ const DESIGN_CHECKPOINT: Partial<Record<Stage, Checkpoint>> = {
   "test-list": "test-list",
 };
 
-/** The paths whose text a handler must put in `PushedCommit.files`: `.consort/**` and test files. */
+/**
+ * The paths whose text a handler must put in `PushedCommit.files`: `.consort/**`, test files, and
+ * code files (the classifier refuses test code in production code).
+ */
 export function pathsToRead(changes: ChangedPath[], config: ConsortConfig): string[] {
-  const isTest = globMatcher(config.paths.tests);
+  const reads = globMatcher([...config.paths.tests, ...config.paths.code]);
   const out = new Set<string>();
   for (const change of changes) {
     if (change.status === "removed") continue;
-    if (change.path.startsWith(".consort/") || isTest(change.path)) out.add(change.path);
+    if (change.path.startsWith(".consort/") || reads(change.path)) out.add(change.path);
   }
   return [...out];
 }

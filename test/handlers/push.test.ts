@@ -95,6 +95,8 @@ describe("push", () => {
     expectVerifiedPush(h.github, state, START, [{ sha: wrong, message: message("driver") }]);
     expectChecks(h.github, wrong);
     expectStickyComment(h.github, branch, wrong);
+    // Code files are read too: the classifier refuses test code in production code.
+    h.github.on("GET", "/repos/acme/shop/contents/src%2Fapp.ts", contentFile("src/app.ts", "export {};\n"));
 
     await h.receive(
       "push",
