@@ -1,5 +1,6 @@
 import { join, resolve } from "node:path";
-import { createProvider } from "../substrate/index.js";
+import { openJobProvider } from "../substrate/index.js";
+import { placementOf } from "../substrate/placement.js";
 import { appendJobSummary, getInput, readActionConfig, reportFailure, requireInput, setOutput } from "./action-io.js";
 import { parseCycleRequest } from "./request.js";
 import { CYCLE_RESULT_FILE, exitCodeFor } from "./result.js";
@@ -18,7 +19,7 @@ export async function runCycleAction(env: NodeJS.ProcessEnv = process.env): Prom
   try {
     const request = parseCycleRequest(requireInput("request", env), "the action input `request`");
     const { config } = readActionConfig(cwd, env);
-    const provider = await createProvider(config.database, { env, onProgress: (m) => console.log(m) });
+    const provider = await openJobProvider(config, { env, onProgress: (m) => console.log(m) });
     try {
       const result = await runCycle(request, {
         provider,
@@ -28,8 +29,8 @@ export async function runCycleAction(env: NodeJS.ProcessEnv = process.env): Prom
         onProgress: (m) => console.log(m),
         // The commands see only the allow-listed part of the job's environment.
         env,
-        // A hosted runner keeps nothing between jobs: rebuild the track's database there, and say so.
-        rebuildMissingTrack: provider.kind === "local",
+        // Jobs apart from the app's branches (local on a hosted runner) rebuild the track's database, and say so.
+        rebuildMissingTrack: !placementOf(config).shared,
       });
       await appendJobSummary(renderCycleSummary(result), env);
       await setOutput("verdict", result.verdict, env);

@@ -10,7 +10,7 @@ import {
   requireInput,
   setOutput,
 } from "../cycle/action-io.js";
-import { createProvider } from "../substrate/index.js";
+import { openJobProvider } from "../substrate/index.js";
 import { runDeploy, type DeployDeps } from "./deploy.js";
 import { runPromote } from "./promote.js";
 import {
@@ -89,7 +89,7 @@ async function releaseJob<R, T extends { verdict: string; reasons: string[] }>(
     const request = parseRequest(job.request, requireInput("request", env));
     const { config } = readActionConfig(cwd, env);
     const onProgress = (message: string) => console.log(message);
-    const provider = await createProvider(config.database, { env, onProgress });
+    const provider = await openJobProvider(config, { env, onProgress });
     try {
       const result = await job.run(request, { provider, config, cwd, onProgress });
       await writeFile(join(outDir, job.file), `${JSON.stringify(result, null, 2)}\n`);
