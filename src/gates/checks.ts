@@ -31,6 +31,19 @@ export interface CheckState {
 
 type Decided = Omit<CheckState, "name">;
 
+const NOT_REACHED = "Not reached yet";
+const NOT_STARTED = "Not started";
+
+/**
+ * A check that only holds a place: the track has not reached what it is about (a gate not open
+ * yet, a build not started). It says nothing a person acts on, so the writer need not create it
+ * (a missing required check blocks the merge as an in-progress one does). Every other waiting
+ * check says something: what a gate waits to have approved, which test the build is on.
+ */
+export function isPlaceholder(check: Pick<CheckState, "status" | "title">): boolean {
+  return check.status === "pending" && (check.title === NOT_REACHED || check.title === NOT_STARTED);
+}
+
 const short = (hash: string) => hash.slice(0, 7);
 
 /** The state of every check decided from the snapshot, in contract order. */
@@ -67,7 +80,7 @@ export function gateCheck(gate: GateName, record: GateRecord): Decided {
     case "closed":
       return {
         status: "pending",
-        title: "Not reached yet",
+        title: NOT_REACHED,
         details: [
           `The track has not reached the ${gate} gate yet.`,
           ...(record.withdrawnReason ? [record.withdrawnReason] : []),
@@ -161,7 +174,7 @@ function buildCheck(snapshot: TrackSnapshot): Decided {
       title: "Build evidence withdrawn until the test list is approved again",
       details: [testList.withdrawnReason ?? "The test list changed."],
     };
-  return { status: "pending", title: "Not started", details: ["The build starts once the test list is approved."] };
+  return { status: "pending", title: NOT_STARTED, details: ["The build starts once the test list is approved."] };
 }
 
 /** While the release cycle runs (or failed), consort/deploy shows it; after that, the deploy gate. */

@@ -44,6 +44,12 @@ export async function startTrack(
 ): Promise<string> {
   const { services } = deps;
   const start = await forkPoint({ ...deps.repo, octokit: deps.octokit, head });
+  const store = stateStoreFor(deps);
+  // A track that exists keeps its pairing: pairing again would find its own database branch taken.
+  if (await store.read(trackId)) {
+    deps.log.info({ trackId }, "track already exists; nothing to start");
+    return start;
+  }
   const provider = await services.openProvider(config.database);
   let pairing;
   try {
@@ -70,7 +76,6 @@ export async function startTrack(
     },
     config,
   );
-  const store = stateStoreFor(deps);
   const outcome = await store.update(trackId, deps.deliveryId, (current) =>
     current
       ? undefined

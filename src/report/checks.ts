@@ -47,4 +47,11 @@ export type RenderedCheckRun = {
   name: CheckName;
   output: { title: string; summary: string; text?: string };
   actions: CheckAction[];
-} & ({ status: "in_progress" } | { status: "completed"; conclusion: Conclusion });
+} & (
+  | {
+      status: "in_progress";
+      /** Only holds a place (src/gates/checks.ts `isPlaceholder`): not created on a head that has no run of it. */
+      placeholder?: true;
+    }
+  | { status: "completed"; conclusion: Conclusion }
+);

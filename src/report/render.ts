@@ -1,4 +1,4 @@
-import type { CheckState } from "../gates/checks.js";
+import { isPlaceholder, type CheckState } from "../gates/checks.js";
 import { CHECK_NAMES, GATE_NAMES, gateCheckName, gateTitle, type CheckName, type GateName } from "../gates/names.js";
 import {
   CHECK_ACTIONS,
@@ -37,6 +37,7 @@ function run(
   summary: string,
   trackId: string,
   actions: CheckAction[] = [],
+  placeholder = false,
 ): RenderedCheckRun {
   const output = {
     title: title.length > TITLE_LIMIT ? `${title.slice(0, TITLE_LIMIT - 1)}…` : title,
@@ -44,7 +45,7 @@ function run(
   };
   const buttons = actions.slice(0, MAX_ACTIONS);
   return outcome === "in_progress"
-    ? { name, status: "in_progress", output, actions: buttons }
+    ? { name, status: "in_progress", output, actions: buttons, ...(placeholder ? { placeholder: true as const } : {}) }
     : { name, status: "completed", conclusion: outcome, output, actions: buttons };
 }
 
@@ -118,7 +119,15 @@ function gateRun(report: TrackReport, gate: GateName): RenderedCheckRun {
       report.approvals.filter((a) => a.gate === gate),
     )}`,
   );
-  return run(name, OUTCOME[check.status], check.title, parts.join("\n\n"), report.trackId, check.actions);
+  return run(
+    name,
+    OUTCOME[check.status],
+    check.title,
+    parts.join("\n\n"),
+    report.trackId,
+    check.actions,
+    isPlaceholder(check),
+  );
 }
 
 function deploySection(report: TrackReport): string {
@@ -147,7 +156,15 @@ function buildRun(report: TrackReport): RenderedCheckRun {
     `### Build\n\n${check.details.join("\n\n")}${notes}`,
     `### Tests\n\n${testsTable(report.tests, true)}`,
   ].join("\n\n");
-  return run("consort/build", OUTCOME[check.status], check.title, summary, report.trackId, check.actions);
+  return run(
+    "consort/build",
+    OUTCOME[check.status],
+    check.title,
+    summary,
+    report.trackId,
+    check.actions,
+    isPlaceholder(check),
+  );
 }
 
 function disciplineRun(report: TrackReport): RenderedCheckRun {
@@ -180,7 +197,7 @@ function schemaRun(report: TrackReport): RenderedCheckRun {
     : "";
   const parts = [header(report), s.reason ?? "", breaking, diff].filter(Boolean).join("\n\n");
   if (s.state === "pending")
-    return run("consort/schema", "in_progress", "Schema diff not computed yet", parts, report.trackId);
+    return run("consort/schema", "in_progress", "Schema diff not computed yet", parts, report.trackId, [], true);
   if (s.state === "failed") return run("consort/schema", "failure", "Schema check failed", parts, report.trackId);
   if (s.breaking?.length)
     return run(

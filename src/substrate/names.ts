@@ -101,7 +101,8 @@ export function sanitiseBranchName(gitName: string, taken?: ReadonlyMap<string, 
   // An id-shaped git name whose id another git name took first (before ids were made unique).
   const withHash = cutWithHash(id, gitName);
   const second = holderOf(withHash);
-  if (second === null || second === gitName) return withHash;
+  // As above, a hashed id in a plain list is this git name's own (left from an earlier pairing of it).
+  if (second === null || second === undefined || second === gitName) return withHash;
   throw new SubstrateError(
     `git branch "${gitName}" maps to database branch "${withHash}", which another git branch already holds`,
     "rename the git branch, or delete the stale database branch with `consort db delete`",

@@ -18,9 +18,9 @@ import {
 
 /**
  * The deploy and promote checks while their gates wait: never `success` before a person approved
- * (design §4). Shown as the app shows a track when its PR opens: on a head with none of its runs,
- * a waiting check is left absent (a missing required check blocks the merge), and what it would
- * say is what the view renders for it.
+ * (design §4). Shown as the app shows a track when its PR opens: a gate waiting for approval is
+ * written in progress (it says what to approve); a gate not reached yet only holds a place and is
+ * left absent on a head with none of its runs (a missing required check blocks the merge).
  */
 
 let h: Harness;
@@ -59,9 +59,13 @@ async function checksAt(gate: "deploy" | "promote") {
 const reasonUnder = (summary: string, heading: string) => summary.split(`### ${heading}\n\n`)[1]!.split("\n")[0];
 
 describe("a track waiting at the deploy gate", () => {
-  it("leaves consort/deploy absent on the head, never success, and renders it waiting for an approval at the release's hash", async () => {
+  it("writes consort/deploy in progress on the head, never success, waiting for an approval at the release's hash", async () => {
     const { written, rendered, pending } = await checksAt("deploy");
-    expect(written["consort/deploy"]).toBeUndefined();
+    expect([written["consort/deploy"]?.status, written["consort/deploy"]?.conclusion]).toEqual([
+      "in_progress",
+      undefined,
+    ]);
+    expect(written["consort/deploy"]?.output.title).toBe(`Waiting for approval at ${pending.slice(0, 7)}`);
     const deploy = rendered["consort/deploy"]!;
     expect([deploy.status, "conclusion" in deploy, deploy.output.title]).toEqual([
       "in_progress",
@@ -87,9 +91,13 @@ describe("a track waiting at the deploy gate", () => {
 });
 
 describe("a track waiting at the promote gate", () => {
-  it("leaves consort/promote absent on the head, never success, and renders it waiting for an approval at the release's hash", async () => {
+  it("writes consort/promote in progress on the head, never success, waiting for an approval at the release's hash", async () => {
     const { written, rendered, pending } = await checksAt("promote");
-    expect(written["consort/promote"]).toBeUndefined();
+    expect([written["consort/promote"]?.status, written["consort/promote"]?.conclusion]).toEqual([
+      "in_progress",
+      undefined,
+    ]);
+    expect(written["consort/promote"]?.output.title).toBe(`Waiting for approval at ${pending.slice(0, 7)}`);
     const promote = rendered["consort/promote"]!;
     expect([promote.status, "conclusion" in promote, promote.output.title]).toEqual([
       "in_progress",

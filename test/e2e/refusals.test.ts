@@ -311,13 +311,13 @@ describe("a commit bigger than the push payload lists", () => {
 
 describe("approvals that do not count", () => {
   /**
-   * The design gate stays pending: its check is still not written on the head (a missing required
-   * check blocks the merge), and the comment says why the review did not count.
+   * The design gate stays pending: its check is in progress on the head, waiting for an approval
+   * (never success), and the comment says why the review did not count.
    */
   function expectNotApproved(before: TrackSnapshot, reviewer: string, why: string): void {
     expect(standing(s.snapshot())).toEqual(standing(before));
     expect(s.snapshot().context.gates.design.status).toBe("pending");
-    expect(checkTable(s.world, s.head())["consort/design"]).toBe("missing");
+    expect(checkTable(s.world, s.head())["consort/design"]).toBe("in_progress");
     expect(comment()).toContain(`> @${reviewer}'s approval does not count for the design gate: ${why}\n`);
     expect(s.world.mock.violations).toEqual([]);
   }
@@ -393,8 +393,8 @@ describe("cycle results that are not trusted", () => {
     );
     await s.deliverRun(run);
     expect(standing(s.snapshot())).toEqual(standing(before));
-    // The build still only waits: nothing is written on the head, so nothing passes.
-    expect(checkTable(s.world, s.head())["consort/build"]).toBe("missing");
+    // The build still waits for the cycle it dispatched: in progress, so nothing passes.
+    expect(checkTable(s.world, s.head())["consort/build"]).toBe("in_progress");
     expect(s.logs).toContain(
       "ignored workflow run: run 4242 of .github/workflows/consort-cycle.yml was not dispatched by Consort for any open track (its run-name names no dispatch id)",
     );
@@ -408,8 +408,8 @@ describe("cycle results that are not trusted", () => {
     const wrong = { ...redResult, step: "green", commit: other, verdict: "verified", reasons: [] };
     await s.reportRun(dispatch.runId, { "cycle-result.json": wrong });
     expect(standing(s.snapshot())).toEqual(standing(before));
-    // The build still only waits: nothing is written on the head, so nothing passes.
-    expect(checkTable(s.world, s.head())["consort/build"]).toBe("missing");
+    // The build still waits for the cycle it dispatched: in progress, so nothing passes.
+    expect(checkTable(s.world, s.head())["consort/build"]).toBe("in_progress");
     expect(s.logs).toContain(
       `ignored workflow run: run ${dispatch.runId} reports on commit ${other.slice(0, 12)}, but Consort asked it to test ${before.context.head.slice(0, 12)}`,
     );

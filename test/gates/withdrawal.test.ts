@@ -126,6 +126,13 @@ describe("the frozen files at a pushed head", () => {
     });
   });
 
+  it("leave a frozen test this push removes to commit classification, which refuses the removal itself", () => {
+    const { "test/a.test.ts": _removed, ...headBlobs } = blobs;
+    expect(frozenChangesAtHead({ frozen, accepted: { ...accepted, "test/a.test.ts": null }, headBlobs, head })).toEqual(
+      { reasons: [], withdraw: null },
+    );
+  });
+
   it("take this push's own text of a path, which commit classification has judged", () => {
     const next = '{"stories": [1]}\n';
     const headBlobs = { ...blobs, ".consort/spec.json": gitBlobId(next) };

@@ -156,8 +156,11 @@ describe("workflow_run.completed", () => {
     const after = state.state(branch)!;
     expect(after.snapshot).toMatchObject({ stage: "green" });
     expect(after.cycles.at(-1)).toMatchObject({ runId: RUN_ID, verdict: "valid", commit });
-    // The build is only waiting now, so its check is not written on this head; the comment links the evidence.
-    expect(createdChecks(h.github)["consort/build"]).toBeUndefined();
+    // The build waits on the next test now: in progress on this head, never success; the comment links the evidence.
+    expect([
+      createdChecks(h.github)["consort/build"]?.status,
+      createdChecks(h.github)["consort/build"]?.conclusion,
+    ]).toEqual(["in_progress", undefined]);
     const comment = h.github.calls("POST", "/repos/acme/shop/issues/7/comments")[0]!.body as { body: string };
     expect(comment.body).toContain(`actions/runs/${RUN_ID}`);
   });

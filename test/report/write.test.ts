@@ -49,14 +49,14 @@ function listed(
 }
 
 describe("writing check runs only when their content changes", () => {
-  it("creates each check that has a conclusion on a commit that has none, already completed, with whole bodies", async () => {
+  it("creates each check that says something on a commit that has none (a conclusion, or the test the build is on), with whole bodies", async () => {
     github
       .on("GET", LIST, [200, { total_count: 0, check_runs: [] }])
       .on(
         "POST",
         CREATE,
         (req) => [201, { id: 700 + github.calls("POST", CREATE).length, name: (req.body as { name: string }).name }],
-        4,
+        5,
       );
     const runs = renderCheckRuns(midBuildReport());
     const written = await writeCheckRuns(octokit(), target, runs);
@@ -64,7 +64,7 @@ describe("writing check runs only when their content changes", () => {
     expect(written.map((w) => [w.name, w.action])).toEqual([
       ["consort/design", "created"],
       ["consort/test-list", "created"],
-      ["consort/build", "absent"],
+      ["consort/build", "created"],
       ["consort/deploy", "absent"],
       ["consort/promote", "absent"],
       ["consort/discipline", "created"],
@@ -94,12 +94,16 @@ describe("writing check runs only when their content changes", () => {
         design.output.summary,
       ),
     ).toBe(true);
-    expect(github.calls("POST", CREATE).map((c) => (c.body as { status: string }).status)).toEqual(
-      Array(4).fill("completed"),
-    );
+    expect(github.calls("POST", CREATE).map((c) => (c.body as { status: string }).status)).toEqual([
+      "completed",
+      "completed",
+      "in_progress",
+      "completed",
+      "completed",
+    ]);
   });
 
-  it("leaves a waiting check unwritten on a head with none of ours: a missing required check blocks the merge as an in-progress one does", async () => {
+  it("leaves a placeholder check unwritten on a head with none of ours: a missing required check blocks the merge as an in-progress one does", async () => {
     const waiting = renderCheckRuns(midBuildReport()).find((r) => r.name === "consort/deploy")!;
     expect(waiting.status).toBe("in_progress");
     github.on("GET", LIST, [200, { total_count: 0, check_runs: [] }]);
@@ -135,20 +139,20 @@ describe("writing check runs only when their content changes", () => {
 
   it("writes nothing when every run already shows the same content", async () => {
     // First pass: record what the writer sends.
-    github.on("GET", LIST, [200, { total_count: 0, check_runs: [] }]).on("POST", CREATE, [201, { id: 1 }], 4);
+    github.on("GET", LIST, [200, { total_count: 0, check_runs: [] }]).on("POST", CREATE, [201, { id: 1 }], 5);
     const runs = renderCheckRuns(midBuildReport());
     await writeCheckRuns(octokit(), target, runs);
     const sent = github.calls("POST", CREATE).map((c, i) => listed(800 + i, c.body as never));
     github.verify();
     github.dispose();
 
-    github = new GitHubMock().on("GET", LIST, [200, { total_count: 4, check_runs: sent }]);
+    github = new GitHubMock().on("GET", LIST, [200, { total_count: 5, check_runs: sent }]);
     const again = await writeCheckRuns(octokit(), target, renderCheckRuns(midBuildReport()));
     github.verify();
     expect(again.map((w) => w.action)).toEqual([
       "unchanged",
       "unchanged",
-      "absent",
+      "unchanged",
       "absent",
       "absent",
       "unchanged",
@@ -158,9 +162,9 @@ describe("writing check runs only when their content changes", () => {
   });
 
   it("updates only the run whose content changed", async () => {
-    github.on("GET", LIST, [200, { total_count: 0, check_runs: [] }]).on("POST", CREATE, [201, { id: 1 }], 4);
+    github.on("GET", LIST, [200, { total_count: 0, check_runs: [] }]).on("POST", CREATE, [201, { id: 1 }], 5);
     await writeCheckRuns(octokit(), target, renderCheckRuns(midBuildReport()));
-    // design 800, test-list 801, discipline 802, schema 803: the waiting three were not created.
+    // design 800, test-list 801, build 802, discipline 803, schema 804: the two placeholders were not created.
     const sent = github.calls("POST", CREATE).map((c, i) => listed(800 + i, c.body as never));
     github.dispose();
 
@@ -176,15 +180,15 @@ describe("writing check runs only when their content changes", () => {
       ],
     };
     github = new GitHubMock()
-      .on("GET", LIST, [200, { total_count: 4, check_runs: sent }])
-      .on("PATCH", "/repos/acme/shop/check-runs/802", [200, { id: 802 }]);
+      .on("GET", LIST, [200, { total_count: 5, check_runs: sent }])
+      .on("PATCH", "/repos/acme/shop/check-runs/803", [200, { id: 803 }]);
     const written = await writeCheckRuns(octokit(), target, renderCheckRuns(report));
     github.verify();
     expect(written.filter((w) => w.action !== "unchanged")).toEqual([
-      ...["consort/build", "consort/deploy", "consort/promote"].map((name) => ({ name, action: "absent" })),
-      { name: "consort/discipline", action: "updated", id: 802 },
+      ...["consort/deploy", "consort/promote"].map((name) => ({ name, action: "absent" })),
+      { name: "consort/discipline", action: "updated", id: 803 },
     ]);
-    expect(github.calls("PATCH", "/repos/acme/shop/check-runs/802")[0]!.body).toEqual({
+    expect(github.calls("PATCH", "/repos/acme/shop/check-runs/803")[0]!.body).toEqual({
       status: "completed",
       conclusion: "failure",
       output: {

@@ -81,7 +81,7 @@ describe("the local provider when its server is killed mid-fork", () => {
     process.kill(postmasterPid(), "SIGKILL");
     const error = await fork;
     await watcher.end().catch(() => {});
-    expect(error).toMatchObject({ code: expect.stringMatching(/^SERVER_/) });
+    expect(error, `the fork failed with: ${String(error)}`).toMatchObject({ code: expect.stringMatching(/^SERVER_/) });
 
     // The same provider object recovers: the server is restarted (on a new port) once the old one's processes are gone.
     const started = Date.now();
