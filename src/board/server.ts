@@ -23,7 +23,7 @@ export interface BoardSource {
   subscribe(listener: () => void): () => void;
 }
 
-export interface BoardTracks {
+interface BoardTracks {
   tracks: BoardTrack[];
   problems: string[];
 }
