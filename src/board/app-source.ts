@@ -143,7 +143,7 @@ export function appBoardSource(options: AppSourceOptions): BoardSource {
     }
   }
 
-  async function repositoryTracks(target: Readable): Promise<BoardTrack[]> {
+  async function repositoryTracks(target: Readable, problems: string[]): Promise<BoardTrack[]> {
     const octokit = await options.installationClient(target.installationId);
     const cached = repoCache.get(target.fullName);
     const ref = await readRef(octokit, target, cached?.etag);
@@ -172,8 +172,10 @@ export function appBoardSource(options: AppSourceOptions): BoardSource {
           provenance: "signed",
         });
       } catch (error) {
-        // Tampered state shows nowhere as if it were sound: the checks on the PR say what failed.
-        options.log?.warn(`board: ${target.fullName} track ${trackId} left off: ${(error as Error).message}`);
+        // Tampered state shows nowhere as if it were sound: the board names it, the PR's checks say more.
+        const reason = (error as Error).message.split("\n")[0];
+        problems.push(`${target.fullName}: track ${trackId} is left off: ${reason}`);
+        options.log?.warn(`board: ${target.fullName} track ${trackId} left off: ${reason}`);
       }
     }
     if (ref.kind === "changed" && ref.etag) repoCache.set(target.fullName, { etag: ref.etag, tracks });
@@ -213,11 +215,19 @@ export function appBoardSource(options: AppSourceOptions): BoardSource {
     async tracks(viewer) {
       const repos = await readable(viewer);
       const all: BoardTrack[] = [];
+      const problems: string[] = [];
       for (const target of repos) {
         watched.set(target.fullName, target);
-        all.push(...(await repositoryTracks(target)));
+        try {
+          all.push(...(await repositoryTracks(target, problems)));
+        } catch (error) {
+          // One repository that cannot be read does not hide the others; it is named with why.
+          problems.push(
+            `${target.fullName}: its consort/state could not be read: ${(error as Error).message.split("\n")[0]}`,
+          );
+        }
       }
-      return all;
+      return { tracks: all, problems };
     },
     subscribe(listener) {
       listeners.add(listener);

@@ -76,7 +76,7 @@ code,.hash{font:12.5px ui-monospace,SFMono-Regular,Menlo,monospace;word-break:br
 section{margin:1.25rem 0}
 section h2{font-size:1rem;margin:0 0 .5rem}
 h2.title{font-size:1.25rem;margin:.25rem 0}h3{font-size:.95rem}figure{margin:0}
-.filter{display:flex;gap:.5rem;align-items:center;margin:0 0 .75rem}
+.filter{display:flex;flex-wrap:wrap;gap:.25rem .5rem;align-items:center;margin:0 0 .75rem}.filter a{white-space:nowrap}
 .empty{color:var(--muted)}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margin:0}
 dl.facts dt{color:var(--muted)}dl.facts dd{margin:0}

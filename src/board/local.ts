@@ -48,7 +48,7 @@ export function localBoardSource(options: LocalSourceOptions): BoardSource & { c
   const warn = options.warn ?? (() => {});
   const pollMs = options.pollMs ?? 250;
   const listeners = new Set<() => void>();
-  let cached: { signature: string; tracks: Promise<BoardTrack[]> } | undefined;
+  let cached: { signature: string; tracks: Promise<BoardTrack[]>; problems: string[] } | undefined;
   let lastSignature: string | undefined;
   let timer: NodeJS.Timeout | undefined;
 
@@ -61,7 +61,7 @@ export function localBoardSource(options: LocalSourceOptions): BoardSource & { c
     return `${head.trim()}\n${refs.trim()}`;
   }
 
-  async function stateTracks(): Promise<BoardTrack[]> {
+  async function stateTracks(problems: string[]): Promise<BoardTrack[]> {
     for (const ref of STATE_REFS) {
       const exists = await git
         .raw(["rev-parse", "--verify", "--quiet", ref])
@@ -75,7 +75,7 @@ export function localBoardSource(options: LocalSourceOptions): BoardSource & { c
       for (const name of names) {
         const path = `tracks/${name}`;
         const text = await git.raw(["show", `${ref}:${path}`]);
-        const track = readStateFile(text, `${ref}:${path}`, name.slice(0, -".json".length));
+        const track = readStateFile(text, `${ref}:${path}`, name.slice(0, -".json".length), problems);
         if (track) tracks.push(track);
       }
       return tracks;
@@ -83,13 +83,18 @@ export function localBoardSource(options: LocalSourceOptions): BoardSource & { c
     return [];
   }
 
-  function readStateFile(text: string, where: string, trackId: string): BoardTrack | undefined {
+  function readStateFile(text: string, where: string, trackId: string, problems: string[]): BoardTrack | undefined {
+    const leftOff = (reason: string) => {
+      const message = `${where} is left off the board: ${reason}`;
+      problems.push(message);
+      warn(message);
+    };
     try {
       let file: TrackStateFile;
       if (options.stateKey) {
         const checked = checkStateFile(text, options.stateKey, { trackId });
         if (checked.problems.length > 0 || !checked.file) {
-          warn(`${where} is left off the board: ${checked.problems.join("; ")}`);
+          leftOff(checked.problems.join("; "));
           return undefined;
         }
         file = checked.file;
@@ -103,13 +108,13 @@ export function localBoardSource(options: LocalSourceOptions): BoardSource & { c
         provenance: options.stateKey ? "signed" : "unsigned",
       };
     } catch (error) {
-      warn(`${where} is left off the board: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`);
+      leftOff(error instanceof Error ? error.message.split("\n")[0]! : String(error));
       return undefined;
     }
   }
 
-  async function load(): Promise<BoardTrack[]> {
-    const [fromState, repository] = await Promise.all([stateTracks(), repositoryName(options.repoPath)]);
+  async function load(problems: string[]): Promise<BoardTrack[]> {
+    const [fromState, repository] = await Promise.all([stateTracks(problems), repositoryName(options.repoPath)]);
     try {
       const stateKey = options.stateKey;
       const track = await replayTrack(
@@ -154,9 +159,12 @@ export function localBoardSource(options: LocalSourceOptions): BoardSource & { c
   return {
     async tracks() {
       const now = await signature();
-      if (cached?.signature !== now) cached = { signature: now, tracks: load() };
+      if (cached?.signature !== now) {
+        const problems: string[] = [];
+        cached = { signature: now, tracks: load(problems), problems };
+      }
       try {
-        return await cached.tracks;
+        return { tracks: await cached.tracks, problems: cached.problems };
       } catch (error) {
         cached = undefined;
         throw error;

@@ -79,6 +79,8 @@ function refusalList(reasons: string[]): SafeHtml | string {
 export interface BoardOptions {
   /** Show only what waits for the viewer. */
   mine: boolean;
+  /** What the source could not read (a repository, a state file), with why: shown, never hidden. */
+  problems?: string[];
 }
 
 /** The board: every track in flight across the viewer's repositories, the longest-waiting first. */
@@ -109,7 +111,11 @@ export function boardPage(tracks: BoardTrack[], context: RenderContext, options:
     finished.length === 0
       ? ""
       : markup`<section aria-labelledby="finished"><h2 id="finished">Finished</h2><ul>${finished.map((t) => markup`<li><a href="${trackUrl(context.base, t.repository, t.snapshot.context.trackId)}">${t.snapshot.context.branch}</a> (${t.repository}, ${t.snapshot.stage})</li>`)}</ul></section>`;
-  const body = markup`<nav class="filter" aria-label="Filter">
+  const problems =
+    options.problems && options.problems.length > 0
+      ? markup`<section class="problems" aria-labelledby="problems"><h2 id="problems">Not shown</h2><ul class="refusals">${options.problems.map((p) => markup`<li>${p}</li>`)}</ul></section>`
+      : "";
+  const body = markup`${problems}<nav class="filter" aria-label="Filter">
 <a id="filter-all" href="${context.base}/" ${options.mine ? "" : current}>All in flight</a> ·
 <a id="filter-mine" href="${context.base}/?mine=1" ${options.mine ? current : ""}>${filterLabel}</a>
 <span class="empty">${shown.length} of ${views.length} shown${finished.length ? `, ${finished.length} finished` : ""}</span>

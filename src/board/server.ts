@@ -14,10 +14,18 @@ import type { BoardTrack } from "./view.js";
 
 /** Where the tracks come from: the app's installations, or a local checkout. */
 export interface BoardSource {
-  /** Every track the viewer may see (the app: only repositories the viewer's own token can read). */
-  tracks(viewer: BoardViewer): Promise<BoardTrack[]>;
+  /**
+   * Every track the viewer may see (the app: only repositories the viewer's own token can read),
+   * and what could not be read among them, with the reason (shown on the board, never hidden).
+   */
+  tracks(viewer: BoardViewer): Promise<BoardTracks>;
   /** Call `listener` whenever a track may have changed; returns the unsubscribe. */
   subscribe(listener: () => void): () => void;
+}
+
+interface BoardTracks {
+  tracks: BoardTrack[];
+  problems: string[];
 }
 
 export interface BoardViewer {
@@ -117,8 +125,9 @@ export function boardHandler(
       events: `${options.base}/events`,
     };
     let tracks: BoardTrack[];
+    let problems: string[];
     try {
-      tracks = await options.source.tracks(viewer);
+      ({ tracks, problems } = await options.source.tracks(viewer));
     } catch (error) {
       // Fail closed and say why: a board that cannot read its tracks shows none.
       const reason = error instanceof Error ? error.message : String(error);
@@ -130,7 +139,7 @@ export function boardHandler(
         res,
         200,
         "text/html; charset=utf-8",
-        boardPage(tracks, context, { mine: url.searchParams.get("mine") === "1" }),
+        boardPage(tracks, context, { mine: url.searchParams.get("mine") === "1", problems }),
       );
       return true;
     }

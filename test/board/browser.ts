@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { chromium, type Browser } from "playwright-core";
 
@@ -11,6 +11,10 @@ import { chromium, type Browser } from "playwright-core";
 const CHROMIUM = "/usr/bin/chromium";
 
 export function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM))
+    throw new Error(
+      `The board's browser tests need Chromium at ${CHROMIUM}: apt-get install -y chromium (bash .ci/run installs it when missing).`,
+    );
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,

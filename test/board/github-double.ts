@@ -84,6 +84,16 @@ export class BoardGitHub {
     repo.stateVersion += 1;
   }
 
+  /** Someone edits a track's file on consort/state by hand (its signature no longer matches). */
+  tamper(fullName: string, trackId: string): void {
+    const repo = this.repos.get(fullName)!;
+    repo.tracks.set(
+      trackId,
+      repo.tracks.get(trackId)!.replace('"approver": "lead-human"', '"approver": "sneaky-agent"'),
+    );
+    repo.stateVersion += 1;
+  }
+
   /** A client acting as the app's installation (what Probot's `app.auth(id)` gives). */
   installationClient = async (installationId: number) =>
     new Octokit({

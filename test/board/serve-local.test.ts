@@ -113,6 +113,9 @@ describe("consort board with the state key", () => {
       await repo.writeState([{ snapshot: signed.snapshot, repository: "acme/stockflow" }], null);
       const page = await (await fetch(board.url)).text();
       expect(page).not.toContain('data-track="feature-signed"');
+      expect(page).toMatch(
+        /<h2 id="problems">Not shown<\/h2><ul class="refusals"><li>refs\/remotes\/origin\/consort\/state:tracks\/feature-signed\.json is left off the board: .*signature/,
+      );
       expect(warnings).toEqual([
         expect.stringMatching(
           /^refs\/remotes\/origin\/consort\/state:tracks\/feature-signed\.json is left off the board: .*signature/,

@@ -36,7 +36,7 @@ describe("the board escapes what a repository wrote", () => {
   const track = hostileTrack();
   const context = { base: "/consort", viewer: "lead-human", signOut: true, now: NOW, events: "/consort/events" };
   const pages = {
-    board: boardPage([track], context, { mine: false }),
+    board: boardPage([track], context, { mine: false, problems: [`acme/shop: track x is left off: ${ATTACK}`] }),
     track: trackPage(track, context),
     evidence: evidencePage(trackEvidence(track), context),
   };
