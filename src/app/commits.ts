@@ -1,4 +1,4 @@
-import { pathsToRead } from "../orchestrator/index.js";
+import { pathsToRead, runnerPathsToRead } from "../orchestrator/index.js";
 import type { ChangedPath, PushedCommit, PushEvent, TrackEvent, TrackSnapshot } from "../orchestrator/types.js";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { httpStatus, type GitHub, type RepoRef } from "./github.js";
@@ -105,12 +105,19 @@ export async function commitsSince({
       status: f.status as ChangedPath["status"],
       ...(f.previous_filename ? { previousPath: f.previous_filename } : {}),
     }));
+    // The runner's configuration is compared before and after the commit (runnerConfigChanges):
+    // its files' texts at the first parent, none for a root commit.
+    const parent = detail.parents[0]?.sha;
+    const before: Record<string, string | null> = {};
+    for (const path of runnerPathsToRead(changes))
+      before[path] = parent ? await fileAt({ octokit, owner, repo, path, ref: parent }) : null;
     commits.push({
       sha: commit.sha,
       authorLogin: commit.author?.login ?? null,
       message: commit.commit.message,
       changes,
       files: await filesToRead({ octokit, owner, repo, sha: commit.sha, changes, config }),
+      before,
     });
   }
   return { forced, commits };

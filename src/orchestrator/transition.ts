@@ -6,6 +6,7 @@ import { formatIssue } from "../artifacts/issues.js";
 import { parseArtifact, validateArtifacts, type Checkpoint } from "../artifacts/validate.js";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { formatZodError, zodProblems } from "../config/zod-error.js";
+import { isRunnerConfigPath } from "../gates/freeze.js";
 import type { FileGate } from "../gates/names.js";
 import { classifyCommit } from "../roles/classify.js";
 import { globMatcher } from "../roles/globs.js";
@@ -44,13 +45,27 @@ const DESIGN_CHECKPOINT: Partial<Record<Stage, Checkpoint>> = {
   "test-list": "test-list",
 };
 
-/** The paths whose text a handler must put in `PushedCommit.files`: `.consort/**` and test files. */
+/**
+ * The paths whose text a handler must put in `PushedCommit.files`: `.consort/**`, test files and
+ * the runner's configuration files.
+ */
 export function pathsToRead(changes: ChangedPath[], config: ConsortConfig): string[] {
   const isTest = globMatcher(config.paths.tests);
   const out = new Set<string>();
   for (const change of changes) {
     if (change.status === "removed") continue;
-    if (change.path.startsWith(".consort/") || isTest(change.path)) out.add(change.path);
+    if (change.path.startsWith(".consort/") || isTest(change.path) || isRunnerConfigPath(change.path))
+      out.add(change.path);
+  }
+  return [...out];
+}
+
+/** The paths whose text before the commit a handler must put in `PushedCommit.before`: the runner configuration files it changed. */
+export function runnerPathsToRead(changes: ChangedPath[]): string[] {
+  const out = new Set<string>();
+  for (const change of changes) {
+    for (const path of [change.path, change.previousPath])
+      if (path !== undefined && isRunnerConfigPath(path)) out.add(path);
   }
   return [...out];
 }
