@@ -1,4 +1,7 @@
-import type { Probot } from "probot";
+import type { ApplicationFunctionOptions, Probot } from "probot";
+import { BoardChanges } from "./board/app-source.js";
+import { boardRoutes } from "./board/mount.js";
+import type { GitHubClient } from "./github/client.js";
 import { loadEnv } from "./config/env.js";
 import type { AppServices } from "./app/services.js";
 import { route } from "./app/wire.js";
@@ -61,8 +64,18 @@ export function createConsortApp(services: AppServices): (app: Probot) => void {
   };
 }
 
-export default function consortApp(app: Probot): void {
-  createConsortApp(servicesFromEnv())(app);
+export default function consortApp(app: Probot, options?: ApplicationFunctionOptions): void {
+  const changes = new BoardChanges();
+  createConsortApp({ ...servicesFromEnv(), onStateWritten: (repository) => changes.notify(repository) })(app);
+  // The board under /consort, in the same server (src/board).
+  options?.addHandler(
+    boardRoutes({
+      env: loadEnv(),
+      changes,
+      installationClient: async (id) => (await app.auth(id)) as unknown as GitHubClient,
+      log: app.log,
+    }),
+  );
 }
 
 /** The app's services from its validated environment. */

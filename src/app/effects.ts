@@ -174,7 +174,13 @@ export async function updateStickyComment(
   }: { trackId: string; branch: string; snapshot: TrackSnapshot; config: ConsortConfig; notes?: string[] },
 ): Promise<void> {
   const { octokit, repo, services } = deps;
-  const pull = await openPullRequestFor({ octokit, owner: repo.owner, repo: repo.repo, branch });
+  const pull = await openPullRequestFor({
+    octokit,
+    owner: repo.owner,
+    repo: repo.repo,
+    branch,
+    base: repo.defaultBranch,
+  });
   if (!pull) return;
   const report = trackReport({
     repository: repo.fullName,

@@ -62,7 +62,7 @@ export function initialContext(input: CreateTrackInput, config: ConsortConfig): 
 }
 
 /** The approved (or pending) test list in the context, or null when absent or invalid. */
-function testListOf(context: TrackContext): TestListEntry[] | null {
+export function testListOf(context: TrackContext): TestListEntry[] | null {
   const text = context.artifacts[ARTIFACT_PATHS.testList];
   if (text === undefined) return null;
   try {

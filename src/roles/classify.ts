@@ -37,6 +37,8 @@ export interface ClassifyInput {
   unit: string | null;
   config: ConsortConfig;
   frozen: FrozenState;
+  /** Who pushed the commit (the push's `sender`); undefined when not known. */
+  pusher?: string | undefined;
 }
 
 export interface Classification {
@@ -74,7 +76,7 @@ function baseTestChanged(path: string, removed: boolean, by: string): string {
   );
 }
 
-export function classifyCommit({ commit, stage, unit, config, frozen }: ClassifyInput): Classification {
+export function classifyCommit({ commit, stage, unit, config, frozen, pusher }: ClassifyInput): Classification {
   const reasons: string[] = [];
   const frozenTouched: Array<{ path: string; gate: GateName }> = [];
   const short = commit.sha.slice(0, 7);
@@ -103,6 +105,15 @@ export function classifyCommit({ commit, stage, unit, config, frozen }: Classify
       else if (!bound.some((login) => login.toLowerCase() === author))
         reasons.push(
           `author ${commit.authorLogin} is not bound to role ${role} (roles.${role} in .github/consort.yml: ${bound.join(", ")})`,
+        );
+      // `git commit --author` writes any author; who pushed is GitHub's own record, so it must be bound too.
+      if (pusher === undefined)
+        reasons.push(
+          `role ${role} is bound to ${bound.join(", ")}, and who pushed ${short} is not known (found after the push, not in its webhook): push it again as a bound identity`,
+        );
+      else if (!bound.some((login) => login.toLowerCase() === pusher.toLowerCase()))
+        reasons.push(
+          `${short} was pushed by ${pusher}, who is not bound to role ${role} (roles.${role} in .github/consort.yml: ${bound.join(", ")}); a bound identity must push its own commits`,
         );
     }
   }

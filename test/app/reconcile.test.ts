@@ -14,6 +14,7 @@ import {
   expectChecks,
   expectDefaultConfig,
   expectStickyComment,
+  expectVerifiedPush,
   newBranch,
   simulatedTrack,
   stateOf,
@@ -52,6 +53,9 @@ const run = () => reconcileRepository({ octokit, owner: "acme", repo: "shop", se
 describe("consort reconcile", () => {
   it("classifies a push whose webhook was lost, and a second run changes nothing", async () => {
     expectDefaultConfig(github, 2);
+    expectVerifiedPush(github, state, START, [
+      { sha: STORIES, author: "po-bot[bot]", message: "Stories\n\nConsort-Role: product-owner\n" },
+    ]);
     github
       .on(
         "GET",
@@ -59,21 +63,6 @@ describe("consort reconcile", () => {
         [200, { ref: `refs/heads/${branch}`, object: { sha: STORIES, type: "commit" } }],
         2,
       )
-      .on("GET", `/repos/acme/shop/compare/${START}...${STORIES}`, [
-        200,
-        {
-          status: "ahead",
-          ahead_by: 1,
-          behind_by: 0,
-          commits: [
-            {
-              sha: STORIES,
-              author: { login: "po-bot[bot]" },
-              commit: { message: "Stories\n\nConsort-Role: product-owner\n" },
-            },
-          ],
-        },
-      ])
       .on("GET", `/repos/acme/shop/commits/${STORIES}`, [
         200,
         { sha: STORIES, parents: [{ sha: START }], files: [{ filename: ARTIFACT_PATHS.spec, status: "added" }] },

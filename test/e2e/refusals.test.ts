@@ -278,6 +278,37 @@ describe("refused pushes on the track", () => {
   });
 });
 
+describe("a commit bigger than the push payload lists", () => {
+  test("3000 listed files do not hide a change to a frozen design file: the commit is read from git and refused", async () => {
+    s.restore(at.green);
+    const before = s.snapshot();
+    // GitHub lists 3000 paths of a commit, added ones first: the driver's code and filler fill them.
+    const filler = Object.fromEntries(
+      Array.from({ length: 3000 }, (_, i) => [`src/fill/f${String(i).padStart(4, "0")}.ts`, `export {};\n`]),
+    );
+    const sha = await s.step("driver", {
+      ...F.GREEN_T1,
+      ...filler,
+      ".consort/spec.json": F.SPEC.replace("location", "place"),
+    });
+
+    const after = s.snapshot();
+    expect([after.stage, after.context.head, after.context.gates.design.status]).toEqual([
+      "design-gate",
+      before.context.head,
+      "withdrawn",
+    ]);
+    expect(violationsOn(s.world.check(sha, "consort/discipline"))).toEqual(
+      about(sha, [
+        "changes 3000 files or more, more than GitHub lists, so Consort cannot verify it: split it into smaller commits",
+        "touches frozen file .consort/spec.json, approved at the design gate: reset the branch, or ask a person to renegotiate",
+      ]),
+    );
+    expect(s.world.dispatches).toHaveLength(at.green.world.dispatches.length);
+    expect(s.world.mock.violations).toEqual([]);
+  }, 120_000);
+});
+
 describe("approvals that do not count", () => {
   /** The design gate stays pending: its check still waits, and the comment says why the review did not count. */
   function expectNotApproved(before: TrackSnapshot, reviewer: string, why: string): void {
@@ -301,7 +332,7 @@ describe("approvals that do not count", () => {
     expectNotApproved(
       before,
       AGENTS.architect.login,
-      `${AGENTS.architect.login} authored ${designCommits[2]!.slice(0, 7)} under approval and cannot approve their own work`,
+      `${AGENTS.architect.login} authored ${designCommits[2]!.slice(0, 7)}; committed ${designCommits[2]!.slice(0, 7)}; authored or pushed steps Consort recorded for the design gate under approval and cannot approve their own work`,
     );
   });
 

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { execFileSync } from "node:child_process";
 import {
   checkFrozenTestFile,
+  gitBlobId,
   hashFrozenText,
   manifestHash,
   runnerConfigChanges,
@@ -126,6 +128,15 @@ describe("skipOrFocusMarkers", () => {
     "submit('form')",
   ])("does not flag an ordinary line: %s", (line) => {
     expect(skipOrFocusMarkers(line)).toEqual([]);
+  });
+});
+
+describe("gitBlobId", () => {
+  it("is the id git itself gives the text's blob, so a tree read checks a file without its content", () => {
+    for (const text of ["", "{}\n", '{"stories": []}\r\n', "ünïcødé\n"]) {
+      const fromGit = execFileSync("git", ["hash-object", "--stdin"], { input: text, encoding: "utf8" }).trim();
+      expect(gitBlobId(text)).toBe(fromGit);
+    }
   });
 });
 

@@ -7,6 +7,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { TEST_APP_ID } from "../helpers/github.js";
 import { postgresUrl } from "../helpers/postgres.js";
+import { expectForkPoint } from "./scenario.js";
 
 let h: Harness;
 let state: FakeStateBranch;
@@ -32,6 +33,7 @@ function createPayload(ref: string, refType: "branch" | "tag" = "branch") {
 describe("create", () => {
   it("starts a track: forks its database branch from trunk's, writes the signed initial state, creates the seven checks", async () => {
     mockInstallationToken(h.github, INSTALLATION_ID);
+    expectForkPoint(h.github, HEAD);
     h.github
       .on("GET", `/repos/acme/shop/git/ref/heads%2F${branch}`, [
         200,
@@ -102,6 +104,7 @@ describe("create", () => {
 
   it("a redelivered create changes nothing", async () => {
     mockInstallationToken(h.github, INSTALLATION_ID);
+    expectForkPoint(h.github, HEAD, HEAD, 2);
     h.github
       .on(
         "GET",
@@ -166,6 +169,7 @@ describe("create", () => {
     // The database provider refuses the fork: a database by the track's name exists that Consort did not make.
     await adminSql(`CREATE DATABASE "${branch}"`);
     mockInstallationToken(h.github, INSTALLATION_ID);
+    expectForkPoint(h.github, HEAD);
     h.github
       .on("GET", `/repos/acme/shop/git/ref/heads%2F${branch}`, [
         200,

@@ -30,6 +30,8 @@ export class FakeStateBranch {
   racesBeforeUpdate = 0;
   /** Every ref update attempt, with its outcome. */
   readonly updates: Array<{ sha: string; accepted: boolean }> = [];
+  /** Trees of the track's pushed commits (commit sha → GET git/trees answer): the same route answers both. */
+  readonly pushedTrees = new Map<string, unknown>();
 
   constructor(private readonly github: GitHubMock) {
     const refPath = re("/git/ref(?:s)?/heads(?:%2F|/)consort(?:%2F|/)state");
@@ -114,6 +116,8 @@ export class FakeStateBranch {
 
   private getTree(r: RecordedRequest): Reply {
     const id = r.path.split("/").pop()!;
+    const pushed = this.pushedTrees.get(id);
+    if (pushed) return [200, pushed];
     const files = this.trees.get(id);
     if (!files) {
       const dir = this.blobs.get(id);

@@ -251,6 +251,7 @@ describe("a cycle that never reports", () => {
           sha: sim.context.head,
           repo: { ...example.pull_request.head.repo, id: REPOSITORY_ID },
         },
+        base: { ...example.pull_request.base, ref: "main" },
       },
     });
 

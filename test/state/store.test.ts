@@ -427,6 +427,11 @@ describe("track ids", () => {
     expect(trackIdForBranch("feature/Orders")).toMatch(/^feature-orders-[0-9a-f]{8}$/);
     expect(trackIdForBranch("feature/orders")).not.toBe(trackIdForBranch("feature-orders"));
     expect(trackIdForBranch("../../etc")).toMatch(/^etc-[0-9a-f]{8}$/);
+    // A branch literally named like another branch's hashed id is another track.
+    const hashed = trackIdForBranch("Feature/Stock-Reserve");
+    expect(hashed).toMatch(/^feature-stock-reserve-[0-9a-f]{8}$/);
+    expect(trackIdForBranch(hashed)).toMatch(new RegExp(`^${hashed}-[0-9a-f]{8}$`));
+    expect(trackIdForBranch("Feat-Stock")).not.toBe(trackIdForBranch("feat/stock"));
   });
 });
 
