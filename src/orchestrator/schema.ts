@@ -38,7 +38,7 @@ export const ChangedPathSchema = z.object({
  * One commit of a push, oldest first.
  *
  * `files` must hold the text AFTER this commit of every changed path the machine reads: every path
- * under `.consort/` and every path matching the configured test globs (`pathsToRead(changes, config)`
+ * under `.consort/` and every path matching the configured test or code globs (`pathsToRead(changes, config)`
  * from src/orchestrator lists them); `null` when the commit removed it. A frozen file whose text is
  * missing here fails closed (the commit is rejected with that reason).
  */
@@ -80,6 +80,8 @@ export const CycleEvidenceSchema = z.object({
   databaseBranch: z.string().optional(),
   /** Caveats a person should see, e.g. "database rebuilt from the seed on a hosted runner". */
   notes: z.array(z.string()).optional(),
+  /** false when the repository's commands ran as the job's own user (see src/cycle/confine.ts). */
+  confined: z.boolean().optional(),
 });
 
 /** Evidence of the release cycle: the preview deploy on the track's database branch and its verification. */

@@ -47,15 +47,15 @@ const DESIGN_CHECKPOINT: Partial<Record<Stage, Checkpoint>> = {
 };
 
 /**
- * The paths whose text a handler must put in `PushedCommit.files`: `.consort/**`, test files and
- * the runner's configuration files.
+ * The paths whose text a handler must put in `PushedCommit.files`: `.consort/**`, test files, code
+ * files (the classifier refuses test code in production code) and the runner's configuration files.
  */
 export function pathsToRead(changes: ChangedPath[], config: ConsortConfig): string[] {
-  const isTest = globMatcher(config.paths.tests);
+  const reads = globMatcher([...config.paths.tests, ...config.paths.code]);
   const out = new Set<string>();
   for (const change of changes) {
     if (change.status === "removed") continue;
-    if (change.path.startsWith(".consort/") || isTest(change.path) || isRunnerConfigPath(change.path))
+    if (change.path.startsWith(".consort/") || reads(change.path) || isRunnerConfigPath(change.path))
       out.add(change.path);
   }
   return [...out];

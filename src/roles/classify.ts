@@ -3,6 +3,7 @@ import { checkFrozenTestFile, hashFrozenText, isRunnerConfigPath, runnerConfigCh
 import type { GateName, PushedCommit, Stage } from "../orchestrator/types.js";
 import { globMatcher } from "./globs.js";
 import { PROTECTED_PATHS, ROLES, ownershipAt, waitingFor, type RoleName } from "./roles.js";
+import { testCodeIn } from "./test-code.js";
 import { readRoleTrailer } from "./trailer.js";
 
 /**
@@ -123,6 +124,9 @@ export function classifyCommit({ commit, stage, unit, config, frozen, pusher }: 
   const isTest = globMatcher(config.paths.tests);
   const known = new Set(frozen.baseTests?.known ?? []);
   const frozenStep = stage === "red" && role === "navigator" ? "red" : "other";
+  // The driver's steps: production code may not carry test code (see test-code.ts).
+  const checksTestCode = stage === "green" || stage === "repair" || stage === "refactor";
+  const isCode = globMatcher(config.paths.code);
   for (const { path, removed, added } of touchedPaths(commit)) {
     if (isProtected(path)) {
       reasons.push(
@@ -183,6 +187,11 @@ export function classifyCommit({ commit, stage, unit, config, frozen, pusher }: 
     } else if (frozen.baseTests && !added && !known.has(path) && isTest(path)) {
       reasons.push(baseTestChanged(path, removed, frozen.baseTests.by));
       continue;
+    }
+    if (checksTestCode && !removed && isCode(path)) {
+      const text = commit.files[path];
+      const found = typeof text === "string" ? testCodeIn(path, text) : undefined;
+      if (found) reasons.push(found);
     }
     if (owner.role !== null && (!owned(path) || excluded(path))) {
       const who = role ?? owner.role;

@@ -53,7 +53,7 @@ export async function localPush(
       .raw(["merge-base", "--is-ancestor", fromHead, head])
       .then(() => true)
       .catch(() => false));
-  const globs = picomatch([".consort/**", ...config.paths.tests], { dot: true });
+  const globs = picomatch([".consort/**", ...config.paths.tests, ...config.paths.code], { dot: true });
   const reads = (path: string) => globs(path) || isRunnerConfigPath(path);
   /** A path's text at a commit; null where it has none (or the commit is the root's parent). */
   const textAt = (ref: string, path: string) => git.raw(["show", `${ref}:${path}`]).catch(() => null);

@@ -58,8 +58,12 @@ export function stateOf(branch: string, snapshot: TrackSnapshot): TrackState {
   );
 }
 
-/** GitHub answers for the check runs of `sha`: an empty listing, then the seven creations. */
-export function expectChecks(github: GitHubMock, sha: string, times = 7): void {
+/**
+ * GitHub answers for the check runs of `sha`: an empty listing, then the creations. On a head with
+ * none of ours only the checks that have a conclusion are created (a waiting one stays absent), so
+ * by default any number is answered; a test that knows how many passes `times`.
+ */
+export function expectChecks(github: GitHubMock, sha: string, times = Infinity): void {
   github
     .on("GET", `/repos/acme/shop/commits/${sha}/check-runs`, [200, { total_count: 0, check_runs: [] }])
     .on(
@@ -257,4 +261,20 @@ export function expectForkPoint(github: GitHubMock, head: string, fork = head, t
     [200, { status: fork === head ? "identical" : "ahead", merge_base_commit: { sha: fork }, commits: [] }],
     times,
   );
+}
+
+/** T1's RED cycle ended without a decision (its run left no result): a person may re-run it. */
+export function afterErroredRed(branch: string): TrackSim {
+  const track = simulatedTrack(branch).throughDesign();
+  const unit = track.context.units[track.context.unitIndex]!;
+  track.expectAccepted(
+    track.push({
+      role: "navigator",
+      files: Object.fromEntries(
+        unit.tests.map((t) => [t.file, `it(${JSON.stringify(t.title)}, () => expect(1).toBe(2));\n`]),
+      ),
+    }),
+  );
+  track.report("error", ["run 987 uploaded no result"]);
+  return track;
 }

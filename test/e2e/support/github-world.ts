@@ -553,6 +553,7 @@ export class GitHubWorld {
     // Contents of files at refs
     if ((m = /^GET \/contents\/(.+)$/.exec(route)))
       return this.getContent(decodeURIComponent(m[1]!), request.query.ref ?? this.defaultBranch);
+    if ((m = /^PUT \/contents\/(.+)$/.exec(route))) return this.putContent(decodeURIComponent(m[1]!), body);
 
     // Check runs
     if (route === "POST /check-runs") return this.createCheckRun(body);
@@ -800,6 +801,35 @@ export class GitHubWorld {
     if (!force && !this.git.isAncestor(current, sha)) return [422, { message: "Update is not a fast forward" }];
     this.git.setBranch(branch, sha, current);
     return [200, this.refJson(`refs/heads/${branch}`, sha)];
+  }
+
+  /**
+   * The Contents API write, as GitHub answers it: the blob sha it names is a compare-and-swap on
+   * the file (409 when the file changed since it was read), a new file must name none (422 when
+   * it exists), and the commit goes on top of the branch as it is now.
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  private putContent(path: string, body: Record<string, any>): Reply {
+    const branch = String(body.branch ?? this.defaultBranch);
+    const head = this.git.branchHead(branch);
+    if (!head) return notFound(`Branch ${branch} not found`);
+    const current = this.git.blobSha(head, path);
+    if (current === undefined && body.sha !== undefined) return notFound();
+    if (current !== undefined && body.sha === undefined)
+      return [422, { message: 'Invalid request.\n\n"sha" wasn\'t supplied.', documentation_url: DOCS }];
+    if (current !== undefined && body.sha !== current)
+      return [409, { message: `${path} does not match ${String(body.sha)}`, documentation_url: DOCS }];
+    const blob = this.git.writeBlob(Buffer.from(String(body.content), "base64"));
+    const tree = this.git.writeTree(this.git.commitInfo(head)!.tree, [{ path, mode: "100644", sha: blob }]);
+    const commit = this.git.writeCommit(tree, [head], String(body.message));
+    this.git.setBranch(branch, commit, head);
+    return [
+      current === undefined ? 201 : 200,
+      {
+        content: { name: path.split("/").pop(), path, sha: blob, type: "file", url: "", html_url: "", git_url: "" },
+        commit: this.commitJson(commit),
+      },
+    ];
   }
 
   private getContent(path: string, ref: string): Reply {
