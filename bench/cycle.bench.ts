@@ -122,7 +122,7 @@ try {
     tests: { inTurn: tests.slice(-1), earlierGreen: tests.slice(0, -1) },
     frozenTestFiles: files.map((path) => {
       const text = readFileSync(join(checkout, path), "utf8");
-      return { path, sha256: hashFrozenText(text), text };
+      return { path, sha256: hashFrozenText(text), commit };
     }),
     database: { branch: "f1-track" },
   });

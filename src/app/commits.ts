@@ -1,4 +1,4 @@
-import { pathsToRead } from "../orchestrator/index.js";
+import { pathsToRead, runnerPathsToRead } from "../orchestrator/index.js";
 import type { ChangedPath, PushedCommit, PushEvent, TrackEvent, TrackSnapshot } from "../orchestrator/types.js";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { globMatcher } from "../roles/globs.js";
@@ -151,11 +151,18 @@ export async function verifiedPush({
           `${short(commit.sha)}: changes ${COMMIT_FILES_CAP} files or more, more than GitHub lists, so Consort cannot verify it: split it into smaller commits`,
         );
     }
+    // The runner's configuration is compared before and after the commit (runnerConfigChanges):
+    // its files' texts at the first parent (the chain above ends where a commit has none).
+    const parent = commit.parents[0];
+    const before: Record<string, string | null> = {};
+    for (const path of runnerPathsToRead(changes))
+      before[path] = parent ? await fileAt({ octokit, owner, repo, path, ref: parent }) : null;
     commits.push({
       ...pick(commit),
       ...(fromPayload ? { authorLogin: fromPayload.author.username ?? null } : {}),
       changes,
       files: await filesToRead({ octokit, owner, repo, sha: commit.sha, changes, config }),
+      before,
     });
   }
   return { forced, commits, problems, headBlobs: head.blobs, trees };

@@ -57,7 +57,7 @@ export const RUNNERS: readonly RunnerInfo[] = [
       `vitest.workspace.${SCRIPT_EXTENSIONS}`,
     ),
     packageKeys: [],
-    packages: ["vitest", "@vitest/*", "vite"],
+    packages: ["vitest", "@vitest/*"],
   },
   {
     runner: "jest",

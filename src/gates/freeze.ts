@@ -1,4 +1,6 @@
 import { createHash } from "node:crypto";
+import picomatch from "picomatch";
+import { RUNNERS } from "../cycle/runners.js";
 
 /**
  * Freezing (design §4): what a gate approves is pinned by sha256 hashes of file texts, and a test
@@ -139,4 +141,148 @@ export function checkFrozenTestFile(input: FrozenTestFileCheck): { ok: boolean; 
     }
   }
   return { ok: reasons.length === 0, reasons };
+}
+
+/**
+ * The test runner's configuration, frozen once the test-list gate opens (design §4): which test
+ * passes is decided by it as much as by the tests. The runners and their files, keys and packages
+ * are listed once, in src/cycle/runners.ts; this is the rule that reads them.
+ */
+
+const DEPENDENCY_SECTIONS = [
+  "dependencies",
+  "devDependencies",
+  "optionalDependencies",
+  "peerDependencies",
+  "overrides",
+  "resolutions",
+] as const;
+
+const RUNNER_FILES = RUNNERS.flatMap((r) => r.configFiles);
+const isRunnerFile = picomatch(
+  RUNNER_FILES.map((f) => f.path),
+  { dot: true },
+);
+const PACKAGE_KEYS = new Set(RUNNERS.flatMap((r) => r.packageKeys));
+const isRunnerPackage = (name: string) =>
+  RUNNERS.some((r) => r.packages.some((p) => (p.endsWith("*") ? name.startsWith(p.slice(0, -1)) : name === p)));
+
+/** True for a file whose text (or part of it) configures a supported runner: package.json and the runners' own files. */
+export function isRunnerConfigPath(path: string): boolean {
+  return path === "package.json" || isRunnerFile(path);
+}
+
+/** npm, pnpm, yarn and bun subcommands that are not scripts. */
+const NOT_SCRIPTS = new Set(["install", "i", "ci", "add", "exec", "x", "dlx", "create", "init", "publish", "audit"]);
+
+/** The package.json scripts a command line calls: `npm test`, `npm run x`, `yarn x`, `pnpm run x`… */
+function scriptsCalled(command: string): string[] {
+  const out: string[] = [];
+  const call = /\b(npm|pnpm|yarn|bun)\s+(?:--?[\w-]+(?:=\S+)?\s+)*(?:(run|run-script)\s+)?([\w:.@/-]+)/g;
+  for (const match of command.matchAll(call)) {
+    const [, tool, run, name] = match;
+    if (!name || (!run && NOT_SCRIPTS.has(name))) continue;
+    out.push(tool === "npm" && !run && name === "t" ? "test" : name);
+  }
+  return out;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+const scriptOf = (pkg: Record<string, unknown>, name: string) =>
+  isObject(pkg.scripts) && typeof pkg.scripts[name] === "string" ? pkg.scripts[name] : undefined;
+
+function packageJsonChanges(before: string | null, after: string | null, commands: readonly string[]): string[] {
+  const parse = (text: string | null): Record<string, unknown> | undefined => {
+    if (text === null) return {};
+    try {
+      const value: unknown = JSON.parse(text);
+      return isObject(value) ? value : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const b = parse(before);
+  const a = parse(after);
+  if (!b || !a) return ["its text is not a JSON object, so which keys changed cannot be told"];
+  const changed: string[] = [];
+  // The scripts the configured commands call, what those call in turn, and their pre/post scripts,
+  // as either side of the change has them.
+  const called = new Set<string>();
+  const queue = commands.flatMap(scriptsCalled);
+  while (queue.length > 0 && called.size < 200) {
+    const name = queue.shift()!;
+    if (called.has(name)) continue;
+    called.add(name);
+    queue.push(`pre${name}`, `post${name}`);
+    for (const pkg of [b, a]) {
+      const body = scriptOf(pkg, name);
+      if (body) queue.push(...scriptsCalled(body));
+    }
+  }
+  for (const name of [...called].sort())
+    if (!same(scriptOf(b, name), scriptOf(a, name))) changed.push(`scripts.${name}`);
+  for (const key of [...PACKAGE_KEYS].sort()) if (!same(b[key], a[key])) changed.push(key);
+  for (const section of DEPENDENCY_SECTIONS) {
+    const before = isObject(b[section]) ? b[section] : {};
+    const after = isObject(a[section]) ? a[section] : {};
+    const names = new Set([...Object.keys(before), ...Object.keys(after)].filter(isRunnerPackage));
+    for (const name of [...names].sort()) if (!same(before[name], after[name])) changed.push(`${section}.${name}`);
+  }
+  return changed;
+}
+
+/** The `[section]` blocks (INI) or tables (TOML) whose name is, or starts a dotted name with, one of `sections`. */
+function sectionsText(text: string | null, sections: readonly string[]): string {
+  if (text === null) return "";
+  const kept: string[] = [];
+  let keep = false;
+  for (const line of normaliseLineEndings(text).split("\n")) {
+    const header = /^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*$/.exec(line)?.[1];
+    if (header !== undefined)
+      keep = sections.some((s) => header === s || header.startsWith(`${s}.`) || header.startsWith(`${s}:`));
+    if (keep) kept.push(line);
+  }
+  return kept.join("\n").trim();
+}
+
+/** The `<plugin>` blocks of a pom.xml whose artifactId is `artifactId`. */
+function mavenPluginText(text: string | null, artifactId: string): string {
+  if (text === null) return "";
+  const blocks = normaliseLineEndings(text).match(/<plugin>[\s\S]*?<\/plugin>/g) ?? [];
+  return blocks.filter((block) => block.includes(`<artifactId>${artifactId}</artifactId>`)).join("\n");
+}
+
+/**
+ * What of a runner configuration file a change alters: the keys (package.json), the sections
+ * (pyproject.toml, tox.ini, setup.cfg), the plugin (pom.xml) or the whole file. Empty when the
+ * change leaves the runner's configuration as it was (a new, unrelated dependency). `before` and
+ * `after` are the file's text (null where it does not exist); `commands` the configured commands,
+ * whose scripts are part of the configuration.
+ */
+export function runnerConfigChanges(input: {
+  path: string;
+  before: string | null;
+  after: string | null;
+  commands: readonly string[];
+}): string[] {
+  const { path, before, after, commands } = input;
+  if (path === "package.json") return packageJsonChanges(before, after, commands);
+  const norm = (text: string | null) => (text === null ? null : normaliseLineEndings(text));
+  const changed: string[] = [];
+  for (const file of RUNNER_FILES) {
+    if (!picomatch.isMatch(path, file.path, { dot: true })) continue;
+    const part = file.part;
+    if (part.kind === "whole") {
+      if (norm(before) !== norm(after))
+        changed.push(before === null ? "the file, added" : after === null ? "the file, removed" : "the whole file");
+    } else if (part.kind === "section") {
+      if (sectionsText(before, part.sections) !== sectionsText(after, part.sections))
+        changed.push(`[${part.sections.join("], [")}]`);
+    } else if (mavenPluginText(before, part.artifactId) !== mavenPluginText(after, part.artifactId)) {
+      changed.push(`the ${part.artifactId} plugin`);
+    }
+  }
+  return [...new Set(changed)];
 }

@@ -121,9 +121,10 @@ export function frozenState(context: TrackContext): FrozenState {
   }
   const tests: Record<string, string> = {};
   for (const [path, entry] of Object.entries(effectiveFrozenTests(context))) tests[path] = entry.text;
+  const runnerConfig = context.gates["test-list"].status !== "closed";
   const first = Object.values(context.frozenTests).sort((a, b) => testNumber(a.test) - testNumber(b.test))[0];
-  if (!first) return { gated, tests };
-  return { gated, tests, baseTests: { by: first.test, known: Object.keys(context.testFiles) } };
+  if (!first) return { gated, tests, runnerConfig };
+  return { gated, tests, runnerConfig, baseTests: { by: first.test, known: Object.keys(context.testFiles) } };
 }
 
 /** path → sha256 of every frozen file, for the cycle to re-check on the runner. */

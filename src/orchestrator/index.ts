@@ -4,7 +4,14 @@
  * all go through these functions.
  */
 export * from "./types.js";
-export { createTrack, transition, restoreSnapshot, pathsToRead, SnapshotError } from "./transition.js";
+export {
+  createTrack,
+  transition,
+  restoreSnapshot,
+  pathsToRead,
+  runnerPathsToRead,
+  SnapshotError,
+} from "./transition.js";
 export { nextAction, renderNextAction, describeLane, renderLane } from "./next-action.js";
 export { GateRecordSchema, NextActionSchema } from "./schema.js";
 export { gateManifestAt } from "./context.js";

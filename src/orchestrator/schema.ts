@@ -50,6 +50,12 @@ export const PushedCommitSchema = z.object({
   message: z.string(),
   changes: z.array(ChangedPathSchema),
   files: z.record(z.string(), z.string().nullable()),
+  /**
+   * The text before the commit (at its first parent) of each runner configuration file it changed
+   * (`runnerPathsToRead`), null where there was none: the freezing rule compares the runner's keys
+   * before and after. `files` holds the text after the commit.
+   */
+  before: z.record(z.string(), z.string().nullable()).optional(),
   /** A merge of the default branch into the track ("Update branch"), already verified by the app: no role's step. */
   merge: z.literal(true).optional(),
 });

@@ -6,6 +6,7 @@ import { formatIssue } from "../artifacts/issues.js";
 import { parseArtifact, validateArtifacts, type Checkpoint } from "../artifacts/validate.js";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { formatZodError, zodProblems } from "../config/zod-error.js";
+import { isRunnerConfigPath } from "../gates/freeze.js";
 import type { FileGate } from "../gates/names.js";
 import { frozenChangesAtHead } from "../gates/withdrawal.js";
 import { classifyCommit } from "../roles/classify.js";
@@ -46,15 +47,26 @@ const DESIGN_CHECKPOINT: Partial<Record<Stage, Checkpoint>> = {
 };
 
 /**
- * The paths whose text a handler must put in `PushedCommit.files`: `.consort/**`, test files, and
- * code files (the classifier refuses test code in production code).
+ * The paths whose text a handler must put in `PushedCommit.files`: `.consort/**`, test files, code
+ * files (the classifier refuses test code in production code) and the runner's configuration files.
  */
 export function pathsToRead(changes: ChangedPath[], config: ConsortConfig): string[] {
   const reads = globMatcher([...config.paths.tests, ...config.paths.code]);
   const out = new Set<string>();
   for (const change of changes) {
     if (change.status === "removed") continue;
-    if (change.path.startsWith(".consort/") || reads(change.path)) out.add(change.path);
+    if (change.path.startsWith(".consort/") || reads(change.path) || isRunnerConfigPath(change.path))
+      out.add(change.path);
+  }
+  return [...out];
+}
+
+/** The paths whose text before the commit a handler must put in `PushedCommit.before`: the runner configuration files it changed. */
+export function runnerPathsToRead(changes: ChangedPath[]): string[] {
+  const out = new Set<string>();
+  for (const change of changes) {
+    for (const path of [change.path, change.previousPath])
+      if (path !== undefined && isRunnerConfigPath(path)) out.add(path);
   }
   return [...out];
 }

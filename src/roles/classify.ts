@@ -1,5 +1,5 @@
 import type { ConsortConfig } from "../config/consort-config.js";
-import { checkFrozenTestFile, hashFrozenText } from "../gates/freeze.js";
+import { checkFrozenTestFile, hashFrozenText, isRunnerConfigPath, runnerConfigChanges } from "../gates/freeze.js";
 import type { GateName, PushedCommit, Stage } from "../orchestrator/types.js";
 import { globMatcher } from "./globs.js";
 import { PROTECTED_PATHS, ROLES, ownershipAt, waitingFor, type RoleName } from "./roles.js";
@@ -27,6 +27,8 @@ export interface FrozenState {
    * `known` lists the test-glob files the track did push, whose rule is `tests`.
    */
   baseTests?: { by: string; known: readonly string[] };
+  /** Set once the test-list gate has opened: the runner's configuration is frozen (see runnerConfigChanges). */
+  runnerConfig?: boolean;
 }
 
 export interface ClassifyInput {
@@ -139,6 +141,26 @@ export function classifyCommit({ commit, stage, unit, config, frozen, pusher }: 
         frozenTouched.push({ path, gate: gated.gate });
         reasons.push(
           `touches frozen file ${path}, approved at the ${gated.gate} gate: reset the branch, or ask a person to renegotiate`,
+        );
+        continue;
+      }
+    }
+    if (frozen.runnerConfig && isRunnerConfigPath(path)) {
+      const before = commit.before?.[path];
+      const after = removed ? null : commit.files[path];
+      if (before === undefined || after === undefined) {
+        reasons.push(
+          `the text of runner configuration file ${path} before and after ${short} was not provided, so the frozen runner configuration cannot be checked (fail closed)`,
+        );
+        continue;
+      }
+      const commands = Object.values(config.commands).filter((c): c is string => typeof c === "string");
+      const changed = runnerConfigChanges({ path, before, after, commands });
+      if (changed.length > 0) {
+        frozenTouched.push({ path, gate: "test-list" });
+        reasons.push(
+          `${path}: changes the test runner's configuration (${changed.join(", ")}), frozen at the test-list gate because it decides which tests pass: ` +
+            "restore it (other dependencies may change), or ask a person to renegotiate the test list",
         );
         continue;
       }

@@ -1,6 +1,8 @@
 import picomatch from "picomatch";
 import { simpleGit } from "simple-git";
 import type { ConsortConfig } from "../config/consort-config.js";
+import { isRunnerConfigPath } from "../gates/freeze.js";
+import { runnerPathsToRead } from "../orchestrator/index.js";
 import type { ChangedPath, PushedCommit, PushEvent } from "../orchestrator/types.js";
 import { ToolError } from "./registry.js";
 
@@ -51,7 +53,10 @@ export async function localPush(
       .raw(["merge-base", "--is-ancestor", fromHead, head])
       .then(() => true)
       .catch(() => false));
-  const reads = picomatch([".consort/**", ...config.paths.tests, ...config.paths.code], { dot: true });
+  const globs = picomatch([".consort/**", ...config.paths.tests, ...config.paths.code], { dot: true });
+  const reads = (path: string) => globs(path) || isRunnerConfigPath(path);
+  /** A path's text at a commit; null where it has none (or the commit is the root's parent). */
+  const textAt = (ref: string, path: string) => git.raw(["show", `${ref}:${path}`]).catch(() => null);
   const commits: PushedCommit[] = [];
   for (const sha of shas) {
     const [email = "", ...body] = (await git.raw(["log", "-1", "--format=%ae%n%B", sha])).split("\n");
@@ -70,7 +75,17 @@ export async function localPush(
         files[path] = removed ? null : await git.raw(["show", `${sha}:${path}`]);
       }
     }
-    commits.push({ sha, authorLogin: loginFromEmail(email), message: message.replace(/\n+$/, ""), changes, files });
+    // The runner's configuration is compared before and after the commit (see runnerConfigChanges).
+    const before: Record<string, string | null> = {};
+    for (const path of runnerPathsToRead(changes)) before[path] = await textAt(`${sha}^`, path);
+    commits.push({
+      sha,
+      authorLogin: loginFromEmail(email),
+      message: message.replace(/\n+$/, ""),
+      changes,
+      files,
+      before,
+    });
   }
   return { type: "push", at, before: fromHead, after: head, forced: !isAncestor, commits };
 }

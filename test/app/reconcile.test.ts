@@ -65,7 +65,7 @@ describe("consort reconcile", () => {
       )
       .on("GET", `/repos/acme/shop/commits/${STORIES}`, [
         200,
-        { sha: STORIES, files: [{ filename: ARTIFACT_PATHS.spec, status: "added" }] },
+        { sha: STORIES, parents: [{ sha: START }], files: [{ filename: ARTIFACT_PATHS.spec, status: "added" }] },
       ])
       .on(
         "GET",

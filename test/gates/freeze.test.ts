@@ -5,6 +5,7 @@ import {
   gitBlobId,
   hashFrozenText,
   manifestHash,
+  runnerConfigChanges,
   skipOrFocusMarkers,
 } from "../../src/gates/freeze.js";
 
@@ -136,5 +137,74 @@ describe("gitBlobId", () => {
       const fromGit = execFileSync("git", ["hash-object", "--stdin"], { input: text, encoding: "utf8" }).trim();
       expect(gitBlobId(text)).toBe(fromGit);
     }
+  });
+});
+
+describe("runnerConfigChanges: what of a runner's configuration a change alters", () => {
+  const pkg = (scripts: Record<string, string>, extra: Record<string, unknown> = {}) =>
+    JSON.stringify({ scripts, ...extra });
+
+  it("follows the scripts a command calls through yarn, pnpm and npm run, with their pre and post scripts", () => {
+    const before = pkg({ test: "yarn unit", unit: "pnpm run db && jest", db: "node db.js", lint: "eslint ." });
+    const changes = (scripts: Record<string, string>) =>
+      runnerConfigChanges({ path: "package.json", before, after: pkg(scripts), commands: ["npm t"] });
+    const base = { test: "yarn unit", unit: "pnpm run db && jest", db: "node db.js", lint: "eslint ." };
+    expect(changes({ ...base, db: "exit 0" })).toEqual(["scripts.db"]);
+    expect(changes({ ...base, postunit: "node rewrite-report.js" })).toEqual(["scripts.postunit"]);
+    expect(changes({ ...base, lint: "eslint --fix ." })).toEqual([]);
+  });
+
+  it("reads the runners' keys and packages from the runners' table: jest-junit's block and a jest plugin are frozen", () => {
+    const before = pkg(
+      {},
+      { "jest-junit": { outputName: "junit.xml" }, devDependencies: { "jest-environment-jsdom": "30" } },
+    );
+    const after = pkg(
+      {},
+      { "jest-junit": { outputName: "old.xml" }, devDependencies: { "jest-environment-jsdom": "file:x" } },
+    );
+    expect(runnerConfigChanges({ path: "package.json", before, after, commands: [] })).toEqual([
+      "jest-junit",
+      "devDependencies.jest-environment-jsdom",
+    ]);
+  });
+
+  it("freezes pytest's sections of tox.ini and setup.cfg, and Surefire's plugin in pom.xml, not the rest", () => {
+    const tox = "[tox]\nenvlist = py3\n\n[pytest]\naddopts = -q\n";
+    expect(
+      runnerConfigChanges({ path: "tox.ini", before: tox, after: tox.replace("py3", "py311"), commands: [] }),
+    ).toEqual([]);
+    expect(
+      runnerConfigChanges({ path: "tox.ini", before: tox, after: `${tox}-p no:junitxml\n`, commands: [] }),
+    ).toEqual(["[pytest]"]);
+    const cfg = "[metadata]\nname = shop\n[tool:pytest]\ntestpaths = tests\n";
+    expect(
+      runnerConfigChanges({ path: "setup.cfg", before: cfg, after: cfg.replace("tests", "none"), commands: [] }),
+    ).toEqual(["[tool:pytest]"]);
+    const pom = (skip: string) =>
+      `<project><build><plugins><plugin><artifactId>maven-compiler-plugin</artifactId></plugin><plugin><artifactId>maven-surefire-plugin</artifactId><configuration><skipTests>${skip}</skipTests></configuration></plugin></plugins></build></project>`;
+    expect(runnerConfigChanges({ path: "pom.xml", before: pom("false"), after: pom("true"), commands: [] })).toEqual([
+      "the maven-surefire-plugin plugin",
+    ]);
+    expect(
+      runnerConfigChanges({
+        path: "pom.xml",
+        before: pom("false"),
+        after: pom("false").replace(
+          "maven-compiler-plugin</artifactId>",
+          "maven-compiler-plugin</artifactId><version>3</version>",
+        ),
+        commands: [],
+      }),
+    ).toEqual([]);
+  });
+
+  it("a runner's config file added or removed is a change of the file", () => {
+    expect(runnerConfigChanges({ path: ".mocharc.yml", before: null, after: "spec: none\n", commands: [] })).toEqual([
+      "the file, added",
+    ]);
+    expect(runnerConfigChanges({ path: "conftest.py", before: "import pytest\n", after: null, commands: [] })).toEqual([
+      "the file, removed",
+    ]);
   });
 });
