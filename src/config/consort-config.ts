@@ -117,6 +117,12 @@ export function providerEnv(database: z.output<typeof DatabaseConfig>): Array<{ 
 
 const CommandsConfig = z
   .object({
+    /**
+     * Installs the project's dependencies in the checkout, confined like every other command (its
+     * install scripts are the track's code). Unset: `npm ci --no-audit --no-fund` where there is a
+     * package-lock.json, else nothing.
+     */
+    install: command.optional(),
     /** Applies migrations to the database in DATABASE_URL. */
     migrate: command.default("npm run migrate"),
     /** Runs the tests against DATABASE_URL and writes a JUnit report to `junit`. */

@@ -2,6 +2,8 @@ import { join, resolve } from "node:path";
 import { openJobProvider } from "../substrate/index.js";
 import { placementOf } from "../substrate/placement.js";
 import { appendJobSummary, getInput, readActionConfig, reportFailure, requireInput, setOutput } from "./action-io.js";
+import { withInstallCommand } from "./commands.js";
+import { confinedUserOf, prepareConfinement } from "./confine.js";
 import { parseCycleRequest } from "./request.js";
 import { CYCLE_RESULT_FILE, exitCodeFor } from "./result.js";
 import { runCycle } from "./run.js";
@@ -18,7 +20,9 @@ export async function runCycleAction(env: NodeJS.ProcessEnv = process.env): Prom
   const outDir = resolve(workspace, getInput("result-dir", env) || join(env.RUNNER_TEMP ?? cwd, "consort-cycle"));
   try {
     const request = parseCycleRequest(requireInput("request", env), "the action input `request`");
-    const { config } = readActionConfig(cwd, env);
+    const config = withInstallCommand(readActionConfig(cwd, env).config, cwd);
+    // A separate OS user for the repository's commands (root or passwordless sudo), else said so.
+    const confinement = await prepareConfinement(confinedUserOf(env));
     const provider = await openJobProvider(config, { env, onProgress: (m) => console.log(m) });
     try {
       const result = await runCycle(request, {
@@ -31,6 +35,7 @@ export async function runCycleAction(env: NodeJS.ProcessEnv = process.env): Prom
         env,
         // Jobs apart from the app's branches (local on a hosted runner) rebuild the track's database, and say so.
         rebuildMissingTrack: !placementOf(config).shared,
+        confinement,
       });
       await appendJobSummary(renderCycleSummary(result), env);
       await setOutput("verdict", result.verdict, env);
