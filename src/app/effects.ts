@@ -5,6 +5,7 @@ import type { Effect, TrackSnapshot } from "../orchestrator/types.js";
 import { restoreSnapshot } from "../orchestrator/index.js";
 import type { TrackState } from "../state/index.js";
 import type { BranchProvider } from "../substrate/provider.js";
+import { placementOf, type Placement } from "../substrate/placement.js";
 import {
   renderCheckRuns,
   renderComment,
@@ -14,7 +15,7 @@ import {
   type RenderedCheckRun,
   type SchemaView,
 } from "../report/index.js";
-import { compareBranches } from "../substrate/schema/index.js";
+import { breakingFindings, compareBranches } from "../substrate/schema/index.js";
 import { dispatchWorkflow } from "./dispatch.js";
 import { workflowRequestOf } from "./requests.js";
 import { BUTTONS } from "./checks.js";
@@ -268,7 +269,7 @@ async function trackCheckRuns(
   run: EffectRun & { headSha: string; failed: FailedEffect[]; database: () => Promise<BranchProvider> },
 ): Promise<RenderedCheckRun[]> {
   const ctx = run.snapshot.context;
-  const inspected = await inspectDatabase(run.snapshot, run.database);
+  const inspected = await inspectDatabase(run.snapshot, run.database, placementOf(run.config));
   const report = trackReport({
     repository: deps.repo.fullName,
     snapshot: run.snapshot,
@@ -306,24 +307,52 @@ async function trackCheckRuns(
  * `consort/schema`: the track's database branch against its parent's, from the catalogs, with the
  * lint that counts the parent's rows a change would break, on every check update of a live
  * track. A branch that does not exist, or a comparison that fails, is a failed check with the
- * reason (and `missing` says so for consort/discipline), never a pass and never a wait.
+ * reason (and `missing` says so for consort/discipline), never a pass and never a wait. Where the
+ * jobs cannot see the app's branches (src/substrate/placement.ts), the app's branch proves
+ * nothing: the check shows the diff the release job computed on the databases it built, and waits
+ * for it until then.
  */
 async function inspectDatabase(
   snapshot: TrackSnapshot,
   database: () => Promise<BranchProvider>,
+  placement: Placement,
 ): Promise<{ schema: SchemaView; missing?: string }> {
   const ctx = snapshot.context;
+  const released = ctx.deployEvidence?.evidence.schema;
   if (snapshot.stage === "done")
     return {
-      schema: {
-        state: "ready",
-        reason: `The track is merged: \`${ctx.parentDatabaseBranch}\` is migrated and the track's database branch is deleted.`,
-      },
+      schema: placement.shared
+        ? {
+            state: "ready",
+            reason: `The track is merged: \`${ctx.parentDatabaseBranch}\` is migrated and the track's database branch is deleted.`,
+          }
+        : {
+            state: "ready",
+            reason: `The track is merged; ${placement.promote}. The diff below is the one the release job computed on the databases it rebuilt.`,
+            ...(released ? { diffMarkdown: released.diffMarkdown, breaking: released.breaking } : {}),
+          },
     };
   if (snapshot.stage === "abandoned")
     return {
       schema: { state: "failed", reason: `The track was abandoned: ${ctx.ended?.reason ?? "no reason given"}.` },
     };
+  if (!placement.shared) {
+    if (released?.computedOn === "rebuilt")
+      return {
+        schema: {
+          state: "ready",
+          diffMarkdown: released.diffMarkdown,
+          breaking: released.breaking,
+          reason: `${released.note} The release ran on ${ctx.deployEvidence!.commit.slice(0, 7)}${ctx.deployEvidence!.evidence.runUrl ? ` (${ctx.deployEvidence!.evidence.runUrl})` : ""}.`,
+        },
+      };
+    return {
+      schema: {
+        state: "pending",
+        reason: `Not computed yet. The jobs run apart from the app's branches (the \`${placement.provider}\` provider on ${placement.runner} runners), so nobody migrates \`${ctx.databaseBranch}\` on the app's server and a diff of it would prove nothing. The release job rebuilds the parent and the track and computes this diff; it shows here once the release has run.`,
+      },
+    };
+  }
   const couldNot = `The schema diff of \`${ctx.databaseBranch}\` against \`${ctx.parentDatabaseBranch}\` could not be computed`;
   try {
     const provider = await database();
@@ -335,9 +364,7 @@ async function inspectDatabase(
       };
     }
     const comparison = await compareBranches(provider, ctx.databaseBranch, ctx.parentDatabaseBranch);
-    const breaking = comparison.lint.findings
-      .filter((f) => f.rows === null || f.rows > 0)
-      .map((f) => (f.rows === null ? `${f.message} (could not count: ${f.reason ?? "unknown"})` : f.message));
+    const breaking = breakingFindings(comparison);
     const before = ctx.deployEvidence
       ? undefined
       : `Compared as the branch stands: the track's migrations are applied to \`${ctx.databaseBranch}\` by the release cycle, and this check is computed again on every update.`;

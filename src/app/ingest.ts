@@ -163,7 +163,10 @@ async function readReport(deps: EngineDeps, run: ReportedRun, recorded: Recorded
   }
   if (workflow === "promote") {
     const parsed = PromoteResult.safeParse(raw);
-    return parsed.success ? decided(parsed.data) : malformed(parsed.error);
+    if (!parsed.success) return malformed(parsed.error);
+    const report = decided(parsed.data);
+    // A promotion that passed tells what it did (e.g. that no persistent parent was migrated).
+    return report.outcome === "valid" ? { ...report, reasons: parsed.data.notes } : report;
   }
   const parsed = CycleResult.safeParse(raw);
   if (!parsed.success) return malformed(parsed.error);
@@ -283,5 +286,6 @@ function deployEvidence(report: Report, summary: string, snapshot: TrackSnapshot
     checks,
     runUrl: run.htmlUrl,
     ...(d.previewUrl ? { previewUrl: d.previewUrl } : {}),
+    ...(d.schema ? { schema: d.schema } : {}),
   };
 }

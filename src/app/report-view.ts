@@ -2,6 +2,7 @@ import type { ConsortConfig } from "../config/consort-config.js";
 import { checkStates, type TrackCheckName } from "../gates/checks.js";
 import { GATE_NAMES } from "../gates/names.js";
 import { describeLane, nextAction } from "../orchestrator/index.js";
+import { factSources, placementOf } from "../substrate/placement.js";
 import { testListOf } from "../orchestrator/context.js";
 import type { CheckState } from "../gates/checks.js";
 import type { TrackSnapshot, UnitEvidence } from "../orchestrator/types.js";
@@ -85,6 +86,7 @@ export function trackReport({
     },
     ...(ctx.deployEvidence ? { deploy: ctx.deployEvidence.evidence } : {}),
     ...(notes && notes.length > 0 ? { notes } : {}),
+    sources: factSources(placementOf(config)),
   };
 }
 

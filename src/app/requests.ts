@@ -68,6 +68,8 @@ function deployRequest(branch: string, effect: DispatchCycleEffect, snapshot: Tr
     track: branch,
     commit: effect.commit,
     database: { branch: effect.databaseBranch, parent: snapshot.context.parentDatabaseBranch },
+    // The trunk the track forked from: the release's migrations are those since the merge base.
+    base: { branch: snapshot.context.baseBranch },
     tests: [...cycle.tests.earlierGreen, ...cycle.tests.inTurn],
     frozenTestFiles: cycle.frozenTestFiles,
   });

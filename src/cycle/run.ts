@@ -321,6 +321,36 @@ export function canRefreshBase(
   return typeof (provider as { refreshBase?: unknown }).refreshBase === "function";
 }
 
+/** Fill a fresh root branch with the configured seed command (nothing without one). */
+export async function seedRoot(options: {
+  provider: BranchProvider;
+  config: ConsortConfig;
+  cwd: string;
+  runCommand: CommandRunner;
+  timeoutMs: number;
+  progress: (message: string) => void;
+  parentEnv: Record<string, string | undefined> | undefined;
+}): Promise<void> {
+  const { provider, config } = options;
+  if (!config.database.seed) return;
+  const root = await provider.rootBranch();
+  options.progress(`seeding the root branch: ${config.database.seed}`);
+  const url = await provider.connectionUrl(root);
+  const { secrets, ...inherit } = projectCommandEnvironment(config, options.parentEnv);
+  const seeded = await options.runCommand(config.database.seed, {
+    cwd: options.cwd,
+    env: { DATABASE_URL: url },
+    ...inherit,
+    timeoutMs: options.timeoutMs,
+    secrets: [...secretsOfUrl(url), ...secrets],
+  });
+  if (seeded.exitCode !== 0)
+    throw new Error(
+      `the seed command \`${config.database.seed}\` failed (exit ${seeded.exitCode ?? seeded.signal}): ${seeded.outputTail.split("\n").slice(-3).join(" / ")}`,
+    );
+  if (canRefreshBase(provider)) await provider.refreshBase(root);
+}
+
 async function rebuildTrackIfMissing(options: {
   provider: BranchProvider;
   config: ConsortConfig;
@@ -334,23 +364,7 @@ async function rebuildTrackIfMissing(options: {
   const { provider, config, trackBranch } = options;
   if (await provider.getBranch(trackBranch)) return undefined;
   const root = await provider.rootBranch();
-  if (config.database.seed && root !== trackBranch) {
-    options.progress(`seeding the root branch: ${config.database.seed}`);
-    const url = await provider.connectionUrl(root);
-    const { secrets, ...inherit } = projectCommandEnvironment(config, options.parentEnv);
-    const seeded = await options.runCommand(config.database.seed, {
-      cwd: options.cwd,
-      env: { DATABASE_URL: url },
-      ...inherit,
-      timeoutMs: options.timeoutMs,
-      secrets: [...secretsOfUrl(url), ...secrets],
-    });
-    if (seeded.exitCode !== 0)
-      throw new Error(
-        `the seed command \`${config.database.seed}\` failed (exit ${seeded.exitCode ?? seeded.signal}): ${seeded.outputTail.split("\n").slice(-3).join(" / ")}`,
-      );
-    if (canRefreshBase(provider)) await provider.refreshBase(root);
-  }
+  if (root !== trackBranch) await seedRoot(options);
   if (root !== trackBranch) {
     options.progress(`rebuilding the track's branch ${trackBranch} from ${root}`);
     await provider.createBranch(trackBranch, { from: root, onProgress: options.progress });

@@ -56,12 +56,16 @@ function renderDeploy(evidence: DeployEvidence): string {
 }
 
 function renderPromote(result: PromoteResult): string {
+  const title =
+    result.verdict !== "promoted" ? "❌ Promotion failed" : result.database.migrated ? "✅ Promoted" : "✅ Merged";
   const lines = [
-    `## ${result.verdict === "promoted" ? "✅ Promoted" : "❌ Promotion failed"}: ${result.database.parent}`,
+    `## ${title}: ${result.database.parent}`,
     "",
-    `Commit \`${result.commit.slice(0, 12)}\`; snapshot \`${result.database.snapshot ?? "none"}\` ${result.database.snapshotKept ? "kept" : "deleted"}.`,
+    result.database.migrated
+      ? `Commit \`${result.commit.slice(0, 12)}\`; snapshot \`${result.database.snapshot ?? "none"}\` ${result.database.snapshotKept ? "kept" : "deleted"}.`
+      : `Commit \`${result.commit.slice(0, 12)}\`; no database was migrated.`,
     "",
-    ...result.reasons.map((r) => `- ${r}`),
+    ...[...result.reasons, ...result.notes].map((r) => `- ${r}`),
   ];
   return `${lines.join("\n")}\n`;
 }

@@ -14,8 +14,10 @@ import { endConfinedProcesses, grantCheckout, type Confinement } from "../cycle/
 import { CycleRequest } from "../cycle/request.js";
 import type { CommandRecord } from "../cycle/result.js";
 import { canRefreshBase, runCycle } from "../cycle/run.js";
-import { headCommit, listFiles } from "../cycle/workspace.js";
+import { headCommit, listFiles, resolveTestBase } from "../cycle/workspace.js";
+import { placementOf } from "../substrate/placement.js";
 import type { BranchProvider } from "../substrate/provider.js";
+import { migrateBranch, rebuildReleaseDatabases, releaseSchema } from "./rebuild.js";
 import { DeployEvidence, type DeployRequest } from "./schemas.js";
 
 /**
@@ -95,6 +97,23 @@ async function releaseMigrations(cwd: string, globs: string[], parentCommit: str
   return (await listFiles(cwd)).filter((p) => isMigration(p));
 }
 
+/** Where the track forked from the trunk `branch`: their merge base, when the checkout has the history. */
+async function mergeBase(cwd: string, branch: string | undefined): Promise<string | undefined> {
+  if (!branch) return undefined;
+  const base = await resolveTestBase(cwd, { branch });
+  return base.ok ? base.commit : undefined;
+}
+
+/** The diff of the app's own track branch against its parent, as this job sees it after migrating it. */
+function sharedSchema(provider: BranchProvider, request: DeployRequest) {
+  return releaseSchema(
+    provider,
+    { branch: request.database.branch, parent: request.database.parent },
+    "shared",
+    `Computed by the release job on the app's own branches after migrating \`${request.database.branch}\` to ${request.commit.slice(0, 7)}.`,
+  );
+}
+
 const failed = (record: CommandRecord) =>
   record.exitCode === null ? `was killed (${record.signal ?? "signal"})` : `exited ${record.exitCode}`;
 
@@ -110,6 +129,8 @@ export async function runDeploy(request: DeployRequest, deps: DeployDeps): Promi
   let deploy: CommandRecord | undefined;
   let verify: DeployEvidence["verify"] = { outcome: "not-run", command: config.commands.verify ?? null };
   let previewUrl: string | null = null;
+  let schema: DeployEvidence["schema"];
+  const placement = placementOf(config);
 
   try {
     const head = await headCommit(cwd);
@@ -117,7 +138,23 @@ export async function runDeploy(request: DeployRequest, deps: DeployDeps): Promi
       throw new Error(
         `the checkout is at ${head?.slice(0, 12) ?? "no commit"}, but the request asks to release ${request.commit.slice(0, 12)}`,
       );
-    migrationsApplied = await releaseMigrations(cwd, config.paths.migrations, request.parentCommit);
+    const parentCommit = request.parentCommit ?? (await mergeBase(cwd, request.base?.branch));
+    migrationsApplied = await releaseMigrations(cwd, config.paths.migrations, parentCommit);
+    // Jobs that cannot see the app's branches build the parent and the track here, and carry their diff.
+    let replayFrom = request.database.parent;
+    if (!placement.shared) {
+      const rebuilt = await rebuildReleaseDatabases(
+        { ...request, ...(parentCommit ? { parentCommit } : {}) },
+        { provider, config, cwd, runCommand, progress },
+      );
+      schema = await releaseSchema(
+        provider,
+        { branch: rebuilt.track, parent: rebuilt.parent },
+        "rebuilt",
+        rebuilt.note,
+      );
+      replayFrom = rebuilt.parent;
+    }
 
     if (mode === "preview") {
       if (!config.commands.verify)
@@ -155,17 +192,16 @@ export async function runDeploy(request: DeployRequest, deps: DeployDeps): Promi
       verify = { outcome: record.exitCode === 0 ? "passed" : "failed", command: config.commands.verify, record };
       if (record.exitCode !== 0)
         reasons.push(`the verify command \`${record.command}\` ${failed(record)} against the preview`);
+      if (placement.shared) schema = await sharedSchema(provider, request);
     } else {
-      progress(
-        `no deploy command: replaying the migrations on a fork of ${request.database.parent} and running the whole suite`,
-      );
+      progress(`no deploy command: replaying the migrations on a fork of ${replayFrom} and running the whole suite`);
       const cycleRequest = CycleRequest.parse({
         track: request.track,
         step: "release",
         commit: request.commit,
         tests: { inTurn: [], earlierGreen: request.tests },
         frozenTestFiles: request.frozenTestFiles,
-        database: { branch: request.database.parent },
+        database: { branch: replayFrom },
         ttlSeconds: request.ttlSeconds,
       });
       const cycle = await runCycle(cycleRequest, {
@@ -190,6 +226,17 @@ export async function runDeploy(request: DeployRequest, deps: DeployDeps): Promi
         },
       };
       reasons.push(...cycle.reasons);
+      // The replay ran on a fork: the track's own branch gets the verified migrations, so the
+      // app's consort/schema compares what the track will promote.
+      if (placement.shared && cycle.verdict === "verified") {
+        await migrateBranch(
+          { provider, config, cwd, runCommand, progress },
+          request.database.branch,
+          cwd,
+          request.commit,
+        );
+        schema = await sharedSchema(provider, request);
+      }
     }
   } catch (error) {
     reasons.push((error as Error).message);
@@ -206,6 +253,7 @@ export async function runDeploy(request: DeployRequest, deps: DeployDeps): Promi
     ...(deploy ? { deploy } : {}),
     verify,
     previewUrl,
+    ...(schema ? { schema } : {}),
     startedAt,
     finishedAt: now().toISOString(),
     verdict: reasons.length === 0 && verify.outcome === "passed" ? "verified" : "refused",

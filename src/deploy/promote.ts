@@ -3,6 +3,7 @@ import type { CommandRecord } from "../cycle/result.js";
 import { canRefreshBase } from "../cycle/run.js";
 import { headCommit } from "../cycle/workspace.js";
 import { plainBranchId } from "../substrate/names.js";
+import { placementOf } from "../substrate/placement.js";
 import { withDefaults, type DeployDeps } from "./deploy.js";
 import { PromoteResult, type PromoteRequest } from "./schemas.js";
 
@@ -21,6 +22,11 @@ export function snapshotBranchName(parent: string, commit: string): string {
   return `${base.slice(0, 63 - suffix.length).replace(/-+$/, "")}${suffix}`;
 }
 
+/** What the promotion says when the jobs have no persistent parent (src/substrate/placement.ts). */
+export function noPersistentParent(parent: string): string {
+  return `There is no persistent parent to migrate: the jobs run apart from the app's branches (the local provider on a hosted runner), so \`${parent}\` was not migrated and the merge is the promotion. The release verified the migrations on a parent it rebuilt from the seed.`;
+}
+
 export async function runPromote(request: PromoteRequest, deps: DeployDeps): Promise<PromoteResult> {
   const { now, runCommand, progress, config, provider, cwd, prepare, finish } = withDefaults(deps);
   const startedAt = now().toISOString();
@@ -30,6 +36,23 @@ export async function runPromote(request: PromoteRequest, deps: DeployDeps): Pro
   let snapshot: string | null = null;
   let snapshotKept = false;
   let migrate: CommandRecord | undefined;
+  const placement = placementOf(config);
+  if (!placement.shared) {
+    // This job's server is not the app's: migrating a parent here would migrate a copy that
+    // vanishes with the runner, and saying "promoted" about it would be untrue.
+    return PromoteResult.parse({
+      version: 1,
+      request,
+      commit: request.commit,
+      database: { provider: provider.kind, parent, snapshot: null, snapshotKept: false, migrated: false },
+      startedAt,
+      finishedAt: now().toISOString(),
+      verdict: "promoted",
+      reasons: [],
+      warnings,
+      notes: [noPersistentParent(parent)],
+    });
+  }
 
   try {
     const head = await headCommit(cwd);

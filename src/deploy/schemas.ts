@@ -11,6 +11,11 @@ export const DeployRequest = z
     commit: CommitSha,
     /** Where the track forked from (merge base): migrations changed since then are the release's. */
     parentCommit: CommitSha.optional(),
+    /** Without parentCommit: the trunk whose merge base with the commit is where the track forked. */
+    base: z
+      .object({ branch: z.string().trim().min(1).max(255) })
+      .strict()
+      .optional(),
     database: z
       .object({
         /** The track's database branch: the preview runs on it. */
@@ -62,6 +67,22 @@ export const DeployEvidence = z
       })
       .strict(),
     previewUrl: z.string().url().nullable(),
+    /**
+     * The track's schema against its parent's, computed by this job where the databases are:
+     * `shared` on the app's own branches, `rebuilt` on databases the job rebuilt because it cannot
+     * see the app's (src/substrate/placement.ts). Absent when the release did not get that far.
+     */
+    schema: z
+      .object({
+        computedOn: z.enum(["shared", "rebuilt"]),
+        branch: z.string(),
+        parent: z.string(),
+        diffMarkdown: z.string(),
+        breaking: z.array(z.string()),
+        note: z.string(),
+      })
+      .strict()
+      .optional(),
     startedAt: z.iso.datetime(),
     finishedAt: z.iso.datetime(),
     verdict: CycleVerdict,
@@ -94,6 +115,8 @@ export const PromoteResult = z
         /** The pre-migration snapshot: deleted on success, kept (for a restore) on failure. */
         snapshot: z.string().nullable(),
         snapshotKept: z.boolean(),
+        /** False when the job has no persistent parent to migrate (jobs apart from the app's branches): the merge is the promotion. */
+        migrated: z.boolean().default(true),
       })
       .strict(),
     migrate: CommandRecord.optional(),
@@ -102,6 +125,8 @@ export const PromoteResult = z
     verdict: z.enum(["promoted", "failed"]),
     reasons: z.array(z.string()),
     warnings: z.array(z.string()),
+    /** What a person should know of a promotion that passed, e.g. that no persistent parent was migrated. */
+    notes: z.array(z.string()).default([]),
   })
   .strict();
 export type PromoteResult = z.infer<typeof PromoteResult>;

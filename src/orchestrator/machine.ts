@@ -842,7 +842,7 @@ export const trackMachine = machineSetup.createMachine({
           type: "emit",
           params: ({ context }) =>
             comment(
-              `**Done.** ${context.parentDatabaseBranch} is migrated to ${(context.mergedCommit ?? context.head).slice(0, 7)}; the track's database branch is deleted.`,
+              `**Done.** ${promotionNote(context) ?? `${context.parentDatabaseBranch} is migrated to ${(context.mergedCommit ?? context.head).slice(0, 7)}.`} The track's database branch is deleted.`,
             ),
         },
       ],
@@ -863,4 +863,10 @@ export const trackMachine = machineSetup.createMachine({
 
 function comment(body: string): Effect {
   return { type: "comment", body };
+}
+
+/** What the promotion that passed said it did, when it said more than "migrated" (e.g. no persistent parent). */
+function promotionNote(context: TrackContext): string | undefined {
+  const promoted = context.cycles.findLast((c) => c.step === "promote" && c.outcome === "valid");
+  return promoted?.reasons.length ? promoted.reasons.join(" ") : undefined;
 }

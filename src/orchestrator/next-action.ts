@@ -3,6 +3,7 @@ import type { ConsortConfig } from "../config/consort-config.js";
 import { ROLE_TRAILER } from "../roles/trailer.js";
 import { authorOf, ownershipAt, type ArtifactStep } from "../roles/roles.js";
 import { globMatcher } from "../roles/globs.js";
+import { placementOf } from "../substrate/placement.js";
 import { currentUnit, effectiveFrozenTests } from "./context.js";
 import {
   GATE_NAMES,
@@ -199,7 +200,9 @@ function describe(snapshot: TrackSnapshot, config: ConsortConfig, base: NextActi
       return {
         ...base,
         actor: "person",
-        task: "Every gate is approved: merge the pull request. Consort then migrates the parent's database branch.",
+        task: placementOf(config).shared
+          ? "Every gate is approved: merge the pull request. Consort then migrates the parent's database branch."
+          : "Every gate is approved: merge the pull request. There is no persistent parent to migrate (the jobs run apart from the app's branches), so the merge is the promotion.",
       };
     case "done":
       return { ...base, actor: "nobody", task: "Done: merged and promoted." };

@@ -92,6 +92,17 @@ export const DeployEvidenceSchema = z.object({
   /** Each verification the release cycle ran. */
   checks: z.array(z.object({ name: z.string(), ok: z.boolean(), detail: z.string().optional() })),
   runUrl: z.string().optional(),
+  /** The schema diff the release job computed where its databases were (src/deploy/schemas.ts). */
+  schema: z
+    .object({
+      computedOn: z.enum(["shared", "rebuilt"]),
+      branch: z.string(),
+      parent: z.string(),
+      diffMarkdown: z.string(),
+      breaking: z.array(z.string()),
+      note: z.string(),
+    })
+    .optional(),
 });
 
 /** Commits were pushed to the track's branch (GitHub `push`). Classified commit by commit, oldest first. */

@@ -195,7 +195,7 @@ function schemaRun(report: TrackReport): RenderedCheckRun {
   const breaking = s.breaking?.length
     ? `### Changes that break existing rows\n\n${s.breaking.map((b) => `- ${b}`).join("\n")}`
     : "";
-  const parts = [header(report), s.reason ?? "", breaking, diff].filter(Boolean).join("\n\n");
+  const parts = [header(report), s.reason ?? "", report.sources ?? "", breaking, diff].filter(Boolean).join("\n\n");
   if (s.state === "pending")
     return run("consort/schema", "in_progress", "Schema diff not computed yet", parts, report.trackId, [], true);
   if (s.state === "failed") return run("consort/schema", "failure", "Schema check failed", parts, report.trackId);
@@ -312,6 +312,7 @@ export function renderComment(report: TrackReport): string {
       "No approvals yet.",
     )}`,
     `### Schema\n\n${schema}`,
+    ...(report.sources ? [`### Where the facts come from\n\n${report.sources}`] : []),
   ].join("\n\n");
   return truncate(body, COMMENT_LIMIT, stateFile(report.trackId));
 }

@@ -111,6 +111,8 @@ export interface TrackReport {
   deploy?: DeployEvidenceView;
   /** Caveats a person should see, e.g. "database rebuilt from the seed on a hosted runner". */
   notes?: string[];
+  /** Where the database facts of the checks come from (src/substrate/placement.ts). */
+  sources?: string;
 }
 
 /** Why every check fails when a track's state file cannot be trusted. */

@@ -78,7 +78,7 @@ describe("check_suite.rerequested", () => {
     mockInstallationToken(h.github, INSTALLATION_ID);
     permission("lead-human", "write");
     expectDefaultConfig(h.github);
-    expectChecks(h.github, sim.context.head, 2);
+    expectChecks(h.github, sim.context.head, 1);
     expectStickyComment(h.github, branch, sim.context.head);
 
     await h.receive("check_suite", rerunAll("lead-human"));
@@ -86,7 +86,8 @@ describe("check_suite.rerequested", () => {
 
     expect(state.head).toBe(before);
     expect(h.github.calls("POST", DISPATCHES)).toHaveLength(0);
-    expect(Object.keys(createdChecks(h.github)).sort()).toEqual(["consort/discipline", "consort/schema"]);
+    // The schema waits: on the default `local` with hosted runners only the release job can compute it.
+    expect(Object.keys(createdChecks(h.github)).sort()).toEqual(["consort/discipline"]);
     // Nothing the machine refused is shown as a refusal: the comment carries no "Refused" note.
     const comment = h.github.calls("POST", "/repos/acme/shop/issues/7/comments")[0]!.body as { body: string };
     expect(comment.body).not.toContain("Refused");

@@ -60,3 +60,10 @@ export async function compareBranches(
   const [parentUrl, childUrl] = await Promise.all([provider.connectionUrl(parent), provider.connectionUrl(branch)]);
   return compareSchemas(parentUrl, childUrl, { branch, parent });
 }
+
+/** What a person needs from a comparison: every lint finding that breaks or loses rows, or could not be counted. */
+export function breakingFindings(comparison: SchemaComparison): string[] {
+  return comparison.lint.findings
+    .filter((f) => f.rows === null || f.rows > 0)
+    .map((f) => (f.rows === null ? `${f.message} (could not count: ${f.reason ?? "unknown"})` : f.message));
+}

@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -26,6 +26,9 @@ import { nextAction, restoreSnapshot } from "../../../src/orchestrator/index.js"
 import type { NextAction, TrackSnapshot } from "../../../src/orchestrator/types.js";
 import { openStateFile, trackIdForBranch, trackPath, unsealed, type TrackState } from "../../../src/state/index.js";
 import { createProvider } from "../../../src/substrate/index.js";
+import { ensureLocalServer, stopLocalServer } from "../../../src/substrate/local-server.js";
+import { placementOf } from "../../../src/substrate/placement.js";
+import { PostgresBranchProvider } from "../../../src/substrate/postgres-provider.js";
 import type { BranchProvider } from "../../../src/substrate/provider.js";
 import { TEST_WEBHOOK_SECRET, testPrivateKey } from "../../helpers/github.js";
 import { postgresUrl } from "../../helpers/postgres.js";
@@ -85,6 +88,39 @@ export interface ScenarioOptions {
   /** Stand-in for `services.openProvider` (e.g. a provider that fails). */
   openProvider?: AppServices["openProvider"];
   clock?: () => Date;
+  /**
+   * Where the dispatched jobs run. `beside-the-app` (the default): a self-hosted runner on the
+   * app's host (`jobs.runsOn: [self-hosted, consort]`), on the app's own server. `another-machine`:
+   * GitHub-hosted runners (the default `jobs.runsOn`), whose jobs use a different embedded server
+   * (its own data folder and port) and never see the app's branches.
+   */
+  jobs?: "beside-the-app" | "another-machine";
+}
+
+/** The other machine's embedded server, started once per test file and stopped by `stopOtherMachine`. */
+let otherMachine: Promise<{ dataDir: string; url: string }> | undefined;
+
+function otherMachineServer(): Promise<{ dataDir: string; url: string }> {
+  otherMachine ??= (async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "consort-e2e-runner-"));
+    // As root the server runs as the `postgres` user, who must be able to enter the folder.
+    chmodSync(dataDir, 0o755);
+    const server = await ensureLocalServer({ dataDir });
+    return { dataDir, url: server.url("postgres") };
+  })();
+  return otherMachine;
+}
+
+/** Stop the other machine's server, if a scenario started it, and delete its folder. */
+export async function stopOtherMachine(): Promise<void> {
+  if (!otherMachine) return;
+  const { dataDir } = await otherMachine;
+  otherMachine = undefined;
+  try {
+    await stopLocalServer(dataDir);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 }
 
 export interface Checkpoint {
@@ -105,6 +141,7 @@ export class Scenario {
   /** The database all of this scenario's branches live under (one root per scenario). */
   readonly rootDatabase: string;
   readonly config: ConsortConfig;
+  readonly jobs: "beside-the-app" | "another-machine";
   private checkoutDir: string | undefined;
   private readonly ran = new Set<number>();
   private readonly providers: BranchProvider[] = [];
@@ -122,7 +159,9 @@ export class Scenario {
     this.branch = options.branch ?? `stock-by-location-${randomBytes(3).toString("hex")}`;
     this.trackId = trackIdForBranch(this.branch);
     const example = parseYaml(readFileSync(join(EXAMPLE, ".github/consort.yml"), "utf8")) as Record<string, unknown>;
-    const onMain = { ...example, approvers: { users: [LEAD] }, ...(options.config ?? {}) };
+    this.jobs = options.jobs ?? "beside-the-app";
+    const runners = this.jobs === "beside-the-app" ? { jobs: { runsOn: ["self-hosted", "consort"] } } : {};
+    const onMain = { ...example, approvers: { users: [LEAD] }, ...runners, ...(options.config ?? {}) };
     this.config = ConsortConfig.parse(onMain);
     // main: StockFlow with S1 built, no design artifacts, nothing that lists a location, and no
     // tests (a refactor cycle refuses test files the track did not freeze, even the trunk's own).
@@ -203,6 +242,22 @@ export class Scenario {
       },
       { env: { CONSORT_E2E_PG_URL: postgresUrl() } },
     );
+    this.providers.push(provider);
+    return provider;
+  }
+
+  /**
+   * The database the dispatched jobs open: the app's server beside the app, or the other
+   * machine's, where this scenario's root starts empty and only the jobs' rebuilds fill it.
+   */
+  async openJobProvider(): Promise<BranchProvider> {
+    if (this.jobs === "beside-the-app") return this.openProvider();
+    const server = await otherMachineServer();
+    const provider = new PostgresBranchProvider({
+      kind: "local",
+      adminUrl: server.url,
+      rootDatabase: this.rootDatabase,
+    });
     this.providers.push(provider);
     return provider;
   }
@@ -525,10 +580,13 @@ export class Scenario {
     this.ran.add(dispatch.runId);
     const request = CycleRequest.parse(dispatch.request);
     const cwd = this.checkout(request.commit);
-    const provider = await this.openProvider();
+    const provider = await this.openJobProvider();
     let result: CycleResult;
     try {
-      result = await runCycle(request, { provider, config: this.cycleConfig(), cwd, now: () => this.now });
+      const config = this.cycleConfig();
+      // As the action decides: jobs apart from the app's branches rebuild the track's database.
+      const rebuildMissingTrack = !placementOf(config).shared;
+      result = await runCycle(request, { provider, config, cwd, now: () => this.now, rebuildMissingTrack });
     } finally {
       await provider.close();
     }
@@ -549,7 +607,7 @@ export class Scenario {
     this.ran.add(dispatch.runId);
     const request = DeployRequest.parse(dispatch.request);
     const cwd = this.checkout(request.commit);
-    const provider = await this.openProvider();
+    const provider = await this.openJobProvider();
     let evidence: DeployEvidence;
     try {
       evidence = await runDeploy(request, { provider, config: this.cycleConfig(), cwd, now: () => this.now });
@@ -567,7 +625,7 @@ export class Scenario {
     this.ran.add(dispatch.runId);
     const request = PromoteRequest.parse(dispatch.request);
     const cwd = this.checkout(request.commit);
-    const provider = await this.openProvider();
+    const provider = await this.openJobProvider();
     let result: PromoteResult;
     try {
       result = await runPromote(request, { provider, config: this.cycleConfig(), cwd, now: () => this.now });
@@ -603,8 +661,12 @@ export class Scenario {
     );
   }
 
-  /** The configuration the cycle job uses: main's, with the database on this scenario's root. */
+  /**
+   * The configuration the jobs use: main's, with the database on this scenario's root. On another
+   * machine it stays main's `local` on hosted runners: the jobs decide from it that they are apart.
+   */
   cycleConfig(): ConsortConfig {
+    if (this.jobs === "another-machine") return this.config;
     return {
       ...this.config,
       database: {
