@@ -16,6 +16,8 @@ export interface AppServices {
   clock: () => Date;
   /** Open the repository's database provider (configured by its `.github/consort.yml`). */
   openProvider: (database: z.infer<typeof DatabaseConfig>) => Promise<BranchProvider>;
+  /** Told after each state write (`owner/name`), so the board's open pages update at once. */
+  onStateWritten?: (repository: string) => void;
 }
 
 /** What a handler takes: the parsed payload and the clients it acts through, never the framework's context. */

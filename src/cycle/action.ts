@@ -1,5 +1,6 @@
 import { join, resolve } from "node:path";
-import { createProvider } from "../substrate/index.js";
+import { openJobProvider } from "../substrate/index.js";
+import { placementOf } from "../substrate/placement.js";
 import { appendJobSummary, getInput, readActionConfig, reportFailure, requireInput, setOutput } from "./action-io.js";
 import { withInstallCommand } from "./commands.js";
 import { confinedUserOf, prepareConfinement } from "./confine.js";
@@ -22,7 +23,7 @@ export async function runCycleAction(env: NodeJS.ProcessEnv = process.env): Prom
     const config = withInstallCommand(readActionConfig(cwd, env).config, cwd);
     // A separate OS user for the repository's commands (root or passwordless sudo), else said so.
     const confinement = await prepareConfinement(confinedUserOf(env));
-    const provider = await createProvider(config.database, { env, onProgress: (m) => console.log(m) });
+    const provider = await openJobProvider(config, { env, onProgress: (m) => console.log(m) });
     try {
       const result = await runCycle(request, {
         provider,
@@ -32,8 +33,8 @@ export async function runCycleAction(env: NodeJS.ProcessEnv = process.env): Prom
         onProgress: (m) => console.log(m),
         // The commands see only the allow-listed part of the job's environment.
         env,
-        // A hosted runner keeps nothing between jobs: rebuild the track's database there, and say so.
-        rebuildMissingTrack: provider.kind === "local",
+        // Jobs apart from the app's branches (local on a hosted runner) rebuild the track's database, and say so.
+        rebuildMissingTrack: !placementOf(config).shared,
         confinement,
       });
       await appendJobSummary(renderCycleSummary(result), env);

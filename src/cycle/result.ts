@@ -26,6 +26,8 @@ export const CycleTestOutcome = z
     message: z.string().optional(),
     type: z.string().optional(),
     durationMs: z.number().nonnegative().optional(),
+    /** The runner setting that likely hid or changed what the report says, and how to change it. */
+    hint: z.string().optional(),
   })
   .strict();
 export type CycleTestOutcome = z.infer<typeof CycleTestOutcome>;

@@ -12,7 +12,7 @@ import {
 } from "../cycle/action-io.js";
 import { withInstallCommand } from "../cycle/commands.js";
 import { confinedUserOf, prepareConfinement } from "../cycle/confine.js";
-import { createProvider } from "../substrate/index.js";
+import { openJobProvider } from "../substrate/index.js";
 import { runDeploy, type DeployDeps } from "./deploy.js";
 import { runPromote } from "./promote.js";
 import {
@@ -91,7 +91,7 @@ async function releaseJob<R, T extends { verdict: string; reasons: string[] }>(
     const request = parseRequest(job.request, requireInput("request", env));
     const config = withInstallCommand(readActionConfig(cwd, env).config, cwd);
     const onProgress = (message: string) => console.log(message);
-    const provider = await createProvider(config.database, { env, onProgress });
+    const provider = await openJobProvider(config, { env, onProgress });
     try {
       const confinement = await prepareConfinement(confinedUserOf(env));
       const result = await job.run(request, { provider, config, cwd, onProgress, confinement });

@@ -50,6 +50,8 @@ export const PushedCommitSchema = z.object({
   message: z.string(),
   changes: z.array(ChangedPathSchema),
   files: z.record(z.string(), z.string().nullable()),
+  /** A merge of the default branch into the track ("Update branch"), already verified by the app: no role's step. */
+  merge: z.literal(true).optional(),
 });
 
 /** Evidence of a build cycle, as the cycle runner summarised it (kept with the cycle record). */
@@ -96,6 +98,17 @@ export const PushEventSchema = z.object({
   after: sha,
   forced: z.boolean(),
   commits: z.array(PushedCommitSchema),
+  /**
+   * The GitHub login that pushed (the webhook's `sender`: GitHub's word, which no commit can forge,
+   * unlike its author); absent when the push was found later (`consort reconcile`).
+   */
+  pusher: z.string().min(1).optional(),
+  /** Why the push cannot be taken, found by verifying it against git (the parent chain, a merge, a commit too big to list). */
+  problems: z.array(z.string()).optional(),
+  /** Blob id at `after` of every path under `.consort/` and every test file: the frozen files are checked at the head. */
+  headBlobs: z.record(z.string(), z.string()).optional(),
+  /** The git trees of `before` and `after`: a branch whose tree is the last accepted commit's is back there. */
+  trees: z.object({ before: sha, after: sha }).optional(),
 });
 
 /**
@@ -310,7 +323,13 @@ export const TrackContextSchema = z
     head: z.string().min(1),
     /** Set when the branch holds a commit the machine rejected: nothing advances until the branch is reset to `head`. */
     rejectedHead: z
-      .object({ sha: z.string(), reasons: z.array(z.string()), at: z.string() })
+      .object({
+        sha: z.string(),
+        reasons: z.array(z.string()),
+        at: z.string(),
+        /** The tree of the last accepted commit, when known: a later commit with this tree reverts the rejected ones. */
+        acceptedTree: z.string().optional(),
+      })
       .strict()
       .nullable(),
     createdAt: z.string(),

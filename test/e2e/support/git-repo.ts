@@ -25,6 +25,8 @@ export interface CommitInfo {
   parents: string[];
   message: string;
   author: { name: string; email: string; date: string };
+  /** Who made the commit object (GitHub shows its login when the e-mail maps to an account). */
+  committer?: { name: string; email: string };
 }
 
 export interface TreeEntry {
@@ -33,6 +35,12 @@ export interface TreeEntry {
   sha: string;
   size: number | undefined;
   path: string;
+}
+
+export interface FileChange {
+  path: string;
+  status: "added" | "removed" | "modified";
+  blob: string;
 }
 
 export interface ChangedFiles {
@@ -140,6 +148,8 @@ export class GitRepo {
     const parents = lines.filter((l) => l.startsWith("parent ")).map((l) => l.slice(7));
     const authorLine = lines.find((l) => l.startsWith("author "))!.slice(7);
     const match = /^(.*) <(.*)> (\d+) [+-]\d{4}$/.exec(authorLine);
+    const committerLine = lines.find((l) => l.startsWith("committer "))?.slice(10) ?? "";
+    const made = /^(.*) <(.*)> \d+ [+-]\d{4}$/.exec(committerLine);
     return {
       sha,
       tree,
@@ -150,6 +160,7 @@ export class GitRepo {
         email: match?.[2] ?? "",
         date: new Date(Number(match?.[3] ?? 0) * 1000).toISOString(),
       },
+      ...(made ? { committer: { name: made[1]!, email: made[2]! } } : {}),
     };
   }
 
@@ -303,6 +314,7 @@ export class GitRepo {
       parents,
       message,
       author: { ...author, date: new Date(seconds * 1000).toISOString() },
+      committer: { name: committer.name, email: committer.email },
     });
     return sha;
   }
@@ -401,6 +413,74 @@ export class GitRepo {
       else changes.modified.push(path);
     }
     return changes;
+  }
+
+  /**
+   * What a commit changed against its first parent, each path with its status and new blob (as
+   * GitHub's commit API lists `files`); a merge commit is compared with its first parent too.
+   */
+  fileChanges(sha: string): FileChange[] {
+    const parent = this.commitInfo(sha)!.parents[0];
+    if (!parent)
+      return this.listTreeRecursive(this.commitInfo(sha)!.tree)
+        .filter((e) => e.type === "blob")
+        .map((e) => ({ path: e.path, status: "added" as const, blob: e.sha }));
+    return this.diffFiles(parent, sha);
+  }
+
+  /** What changed from commit `from` to commit `to`, path by path. */
+  diffFiles(from: string, to: string): FileChange[] {
+    const out = this.git("diff-tree", "--no-commit-id", "--no-renames", "-r", from, to);
+    return out
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => {
+        const [meta, path] = line.split("\t") as [string, string];
+        const [, , , blob, status] = meta.split(" ") as [string, string, string, string, string];
+        return {
+          path,
+          status: status === "A" ? ("added" as const) : status === "D" ? ("removed" as const) : ("modified" as const),
+          blob,
+        };
+      });
+  }
+
+  /** Every entry of a tree and its subtrees, paths from the root (as `git ls-tree -r -t` lists them). */
+  listTreeRecursive(treeSha: string): TreeEntry[] {
+    const out = this.git("ls-tree", "-r", "-t", "-l", treeSha);
+    if (!out) return [];
+    return out.split("\n").map((line) => {
+      const [meta, path] = line.split("\t") as [string, string];
+      const [mode, type, sha, size] = meta.split(/\s+/) as [string, string, string, string];
+      return { mode, type, sha, size: size === "-" ? undefined : Number(size), path };
+    });
+  }
+
+  /**
+   * A merge commit on `branch` of the commit `other` (as GitHub's "Update branch" makes it), its
+   * tree git's own merge of the two; `files` (optional) are changed on top, as a hand-made merge may.
+   */
+  mergeOn(
+    branch: string,
+    other: string,
+    message: string,
+    author: GitIdentity,
+    files: Record<string, string | null> = {},
+  ): string {
+    const parent = this.branchHead(branch);
+    if (!parent) throw new Error(`no branch ${branch} to merge into`);
+    const merged = this.git("merge-tree", "--write-tree", parent, other).split("\n")[0]!;
+    const tree = this.writeTree(
+      merged,
+      Object.entries(files).map(([path, text]) => ({
+        path,
+        mode: "100644",
+        sha: text === null ? null : this.writeBlob(text),
+      })),
+    );
+    const sha = this.writeCommit(tree, [parent, other], message, author, author);
+    this.setBranch(branch, sha, parent);
+    return sha;
   }
 
   /** A working copy of `commit` for the cycle runner (a worktree sharing this repository's objects). */

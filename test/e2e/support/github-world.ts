@@ -46,6 +46,16 @@ export interface Review {
   submitted_at: string;
 }
 
+/** A `review_dismissed` issue event: a person's (with a message) or GitHub's own on push (with the commit). */
+export interface IssueEvent {
+  id: number;
+  issue_number: number;
+  reviewId: number;
+  actor: string;
+  message: string | null;
+  commitId: string | null;
+}
+
 export interface Pull {
   number: number;
   head: string;
@@ -82,6 +92,7 @@ export interface WorldSnapshot {
   checkRuns: CheckRun[];
   comments: IssueComment[];
   reviews: Review[];
+  issueEvents?: IssueEvent[];
   pulls: Pull[];
   dispatches: Dispatch[];
   runs: WorkflowRun[];
@@ -118,6 +129,12 @@ export class GitHubWorld {
   readonly reviews: Review[] = [];
   readonly pulls: Pull[] = [];
   readonly dispatches: Dispatch[] = [];
+  readonly issueEvents: IssueEvent[] = [];
+  /**
+   * Classic branch protection's "Dismiss stale pull request approvals when new commits are pushed"
+   * on the default branch; a ruleset's `dismiss_stale_reviews_on_push` asks for the same.
+   */
+  dismissStaleReviewsOnPush = false;
   readonly runs = new Map<number, WorkflowRun>();
   readonly rulesets: unknown[] = [];
   /** login → permission (admin, maintain, write, triage, read); anyone else is not a collaborator. */
@@ -187,6 +204,7 @@ export class GitHubWorld {
       checkRuns: this.checkRuns,
       comments: this.comments,
       reviews: this.reviews,
+      issueEvents: this.issueEvents,
       pulls: this.pulls,
       dispatches: this.dispatches,
       runs: [...this.runs.values()],
@@ -204,6 +222,7 @@ export class GitHubWorld {
     refill(this.checkRuns, copy.checkRuns);
     refill(this.comments, copy.comments);
     refill(this.reviews, copy.reviews);
+    refill(this.issueEvents, copy.issueEvents ?? []);
     refill(this.pulls, copy.pulls);
     refill(this.dispatches, copy.dispatches);
     refill(this.rulesets, copy.rulesets);
@@ -279,11 +298,11 @@ export class GitHubWorld {
 
   // ---- scenario actions (what people and GitHub do) --------------------------------------------
 
-  openPull(head: string, author: string): Pull {
+  openPull(head: string, author: string, base = this.defaultBranch): Pull {
     const pull: Pull = {
       number: this.pulls.length + 1,
       head,
-      base: this.defaultBranch,
+      base,
       author,
       state: "open",
       merged: false,
@@ -319,6 +338,68 @@ export class GitHubWorld {
     };
     this.reviews.push(review);
     return review;
+  }
+
+  /** A person dismisses a review: GitHub requires a message, and lists a `review_dismissed` event. */
+  dismissReview(review: Review, by: string, message = "Dismissed"): void {
+    review.state = "DISMISSED";
+    this.issueEvents.push({
+      id: this.id(),
+      issue_number: review.pull_number,
+      reviewId: review.id,
+      actor: by,
+      message,
+      commitId: null,
+    });
+  }
+
+  /** Whether pushes to a PR into `base` dismiss its approvals (classic protection or a ruleset asks for it). */
+  dismissesStaleReviews(base: string): boolean {
+    if (base === this.defaultBranch && this.dismissStaleReviewsOnPush) return true;
+    return this.rulesets.some((ruleset) => {
+      const r = ruleset as {
+        enforcement?: string;
+        conditions?: { ref_name?: { include?: string[] } };
+        rules?: Array<{ type: string; parameters?: Record<string, unknown> }>;
+      };
+      const include = r.conditions?.ref_name?.include ?? [];
+      const applies =
+        include.includes(`refs/heads/${base}`) || (base === this.defaultBranch && include.includes("~DEFAULT_BRANCH"));
+      return (
+        r.enforcement === "active" &&
+        applies &&
+        (r.rules ?? []).some(
+          (rule) => rule.type === "pull_request" && rule.parameters?.dismiss_stale_reviews_on_push === true,
+        )
+      );
+    });
+  }
+
+  /**
+   * What GitHub does to the open PRs from `branch` after a push to it moved the head to `head`,
+   * where protection asks for stale approvals to be dismissed: each APPROVED review on an older
+   * commit is DISMISSED, with an issue event naming the commit and no message. Returns those
+   * reviews (GitHub then sends `pull_request_review.dismissed` for each).
+   */
+  dismissStaleReviews(branch: string, head: string, pusher: string): Review[] {
+    const dismissed: Review[] = [];
+    for (const pull of this.pulls.filter((p) => p.head === branch && p.state === "open")) {
+      if (!this.dismissesStaleReviews(pull.base)) continue;
+      for (const review of this.reviews) {
+        if (review.pull_number !== pull.number || review.state !== "APPROVED" || review.commit_id === head) continue;
+        review.state = "DISMISSED";
+        this.issueEvents.push({
+          id: this.id(),
+          issue_number: pull.number,
+          reviewId: review.id,
+          actor: pusher,
+          message: null,
+          commitId: head,
+        });
+        dismissed.push(review);
+      }
+    }
+    return dismissed;
   }
 
   /** Merge a PR as GitHub does: a merge commit on the base branch, the PR closed. */
@@ -431,7 +512,8 @@ export class GitHubWorld {
     // Git data
     if ((m = /^GET \/git\/ref\/(.+)$/.exec(route))) return this.getRef(decodeURIComponent(m[1]!));
     if ((m = /^GET \/git\/commits\/([0-9a-f]{40})$/.exec(route))) return this.getCommit(m[1]!);
-    if ((m = /^GET \/git\/trees\/([0-9a-f]{40})$/.exec(route))) return this.getTree(m[1]!);
+    if ((m = /^GET \/git\/trees\/([0-9a-f]{40})$/.exec(route)))
+      return this.getTree(m[1]!, request.query.recursive !== undefined);
     if ((m = /^GET \/git\/blobs\/([0-9a-f]{40})$/.exec(route))) {
       if (this.git.objectType(m[1]!) !== "blob") return notFound();
       const content = this.git.gitWith({}, undefined, "cat-file", "blob", m[1]!);
@@ -471,19 +553,27 @@ export class GitHubWorld {
     // Contents of files at refs
     if ((m = /^GET \/contents\/(.+)$/.exec(route)))
       return this.getContent(decodeURIComponent(m[1]!), request.query.ref ?? this.defaultBranch);
+    if ((m = /^PUT \/contents\/(.+)$/.exec(route))) return this.putContent(decodeURIComponent(m[1]!), body);
 
     // Check runs
     if (route === "POST /check-runs") return this.createCheckRun(body);
     if ((m = /^PATCH \/check-runs\/(\d+)$/.exec(route))) return this.updateCheckRun(Number(m[1]), body);
     if ((m = /^GET \/commits\/([^/]+)\/check-runs$/.exec(route)))
       return this.listCheckRuns(decodeURIComponent(m[1]!), request.query);
+    if ((m = /^GET \/commits\/([^/]+)$/.exec(route)))
+      return this.getCommitWithFiles(decodeURIComponent(m[1]!), request.query);
+    if ((m = /^GET \/compare\/([^/]+)$/.exec(route))) return this.compare(decodeURIComponent(m[1]!), request.query);
 
     // Pull requests
     if (route === "GET /pulls") {
       const head = request.query.head;
+      const base = request.query.base;
       const state = request.query.state ?? "open";
       const list = this.pulls.filter(
-        (p) => (!head || `${this.owner}:${p.head}` === head) && (state === "all" || p.state === state),
+        (p) =>
+          (!head || `${this.owner}:${p.head}` === head) &&
+          (!base || p.base === base) &&
+          (state === "all" || p.state === state),
       );
       return [200, list.map((p) => this.pullPayload(p))];
     }
@@ -498,6 +588,18 @@ export class GitHubWorld {
         200,
         page(
           list.map((r) => this.reviewJson(r)),
+          request.query,
+        ),
+      ];
+    }
+
+    // Issue events: how each review was dismissed
+    if ((m = /^GET \/issues\/(\d+)\/events$/.exec(route))) {
+      const list = this.issueEvents.filter((e) => e.issue_number === Number(m![1]));
+      return [
+        200,
+        page(
+          list.map((e) => this.issueEventJson(e)),
           request.query,
         ),
       ];
@@ -636,7 +738,8 @@ export class GitHubWorld {
     return this.git.objectType(sha) === "commit" ? [200, this.commitJson(sha)] : notFound();
   }
 
-  private getTree(sha: string): Reply {
+  /** A tree (of a tree or a commit sha); with `recursive` every entry below it, paths from the root. */
+  private getTree(sha: string, recursive = false): Reply {
     const type = this.git.objectType(sha);
     const tree = type === "commit" ? this.git.commitInfo(sha)!.tree : type === "tree" ? sha : undefined;
     if (!tree) return notFound();
@@ -646,7 +749,7 @@ export class GitHubWorld {
         sha: tree,
         url: "",
         truncated: false,
-        tree: this.git.listTree(tree).map((e) => ({
+        tree: (recursive ? this.git.listTreeRecursive(tree) : this.git.listTree(tree)).map((e) => ({
           path: e.path,
           mode: e.mode,
           type: e.type,
@@ -698,6 +801,35 @@ export class GitHubWorld {
     if (!force && !this.git.isAncestor(current, sha)) return [422, { message: "Update is not a fast forward" }];
     this.git.setBranch(branch, sha, current);
     return [200, this.refJson(`refs/heads/${branch}`, sha)];
+  }
+
+  /**
+   * The Contents API write, as GitHub answers it: the blob sha it names is a compare-and-swap on
+   * the file (409 when the file changed since it was read), a new file must name none (422 when
+   * it exists), and the commit goes on top of the branch as it is now.
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  private putContent(path: string, body: Record<string, any>): Reply {
+    const branch = String(body.branch ?? this.defaultBranch);
+    const head = this.git.branchHead(branch);
+    if (!head) return notFound(`Branch ${branch} not found`);
+    const current = this.git.blobSha(head, path);
+    if (current === undefined && body.sha !== undefined) return notFound();
+    if (current !== undefined && body.sha === undefined)
+      return [422, { message: 'Invalid request.\n\n"sha" wasn\'t supplied.', documentation_url: DOCS }];
+    if (current !== undefined && body.sha !== current)
+      return [409, { message: `${path} does not match ${String(body.sha)}`, documentation_url: DOCS }];
+    const blob = this.git.writeBlob(Buffer.from(String(body.content), "base64"));
+    const tree = this.git.writeTree(this.git.commitInfo(head)!.tree, [{ path, mode: "100644", sha: blob }]);
+    const commit = this.git.writeCommit(tree, [head], String(body.message));
+    this.git.setBranch(branch, commit, head);
+    return [
+      current === undefined ? 201 : 200,
+      {
+        content: { name: path.split("/").pop(), path, sha: blob, type: "file", url: "", html_url: "", git_url: "" },
+        commit: this.commitJson(commit),
+      },
+    ];
   }
 
   private getContent(path: string, ref: string): Reply {
@@ -815,29 +947,121 @@ export class GitHubWorld {
     const head = this.git.branchHead(pull.head) ?? pull.merge_commit_sha;
     const base = this.git.branchHead(pull.base)!;
     const shas = head ? this.git.revList(head, base) : [];
-    const commits = shas.map((sha) => {
-      const info = this.git.commitInfo(sha)!;
-      const login = loginOfEmail(info.author.email);
-      return {
-        sha,
-        node_id: "C",
+    return [
+      200,
+      page(
+        shas.map((sha) => this.listedCommitJson(sha)),
+        query,
+      ),
+    ];
+  }
+
+  /** A commit as GitHub lists it (pull commits, compare, the commit API): the git commit and the login of its author. */
+  private listedCommitJson(sha: string): Record<string, unknown> {
+    const info = this.git.commitInfo(sha)!;
+    const login = loginOfEmail(info.author.email);
+    // As GitHub: the committer's login where its e-mail maps to an account (GitHub's own web-flow does not here).
+    const committer = info.committer ? loginOfEmail(info.committer.email) : null;
+    return {
+      sha,
+      node_id: "C",
+      url: "",
+      html_url: "",
+      comments_url: "",
+      commit: {
+        message: info.message,
+        author: info.author,
+        committer: { ...info.author, ...(info.committer ?? {}) },
+        tree: { sha: info.tree, url: "" },
+        url: "",
+        comment_count: 0,
+      },
+      author: login ? { login, id: idOf(login) } : null,
+      committer: committer ? { login: committer, id: idOf(committer) } : null,
+      parents: info.parents.map((p) => ({ sha: p, url: "" })),
+    };
+  }
+
+  /**
+   * GET commits/{ref}: the commit with the files it changed against its first parent, as GitHub
+   * lists them: 300 a page by default, and never more than 3000 in all, whatever the commit holds.
+   */
+  private getCommitWithFiles(ref: string, query: Record<string, string>): Reply {
+    const sha = this.git.resolve(ref);
+    if (!sha) return [422, { message: `No commit found for SHA: ${ref}` }];
+    const files = this.git
+      .fileChanges(sha)
+      .slice(0, GITHUB_COMMIT_FILES_CAP)
+      .map((f) => ({
+        sha: f.status === "removed" ? null : f.blob,
+        filename: f.path,
+        status: f.status,
+        additions: 0,
+        deletions: 0,
+        changes: 0,
+        blob_url: "",
+        raw_url: "",
+        contents_url: "",
+      }));
+    return [
+      200,
+      {
+        ...this.listedCommitJson(sha),
+        stats: { total: files.length, additions: 0, deletions: 0 },
+        files: page(files, { per_page: "300", ...query }),
+      },
+    ];
+  }
+
+  /**
+   * GET compare/{base}...{head}: how head stands to base, and the commits reachable from head but
+   * not from base, oldest first, paginated (250 a page by default, as GitHub).
+   */
+  private compare(basehead: string, query: Record<string, string>): Reply {
+    const [baseRef, headRef] = basehead.split("...") as [string, string | undefined];
+    const base = this.git.resolve(baseRef);
+    const head = headRef === undefined ? undefined : this.git.resolve(headRef);
+    if (!base || !head) return notFound();
+    const shas = this.git.revList(head, base);
+    const behind = this.git.revList(base, head);
+    const status =
+      base === head ? "identical" : behind.length === 0 ? "ahead" : shas.length === 0 ? "behind" : "diverged";
+    const mergeBase = this.git.git("merge-base", base, head);
+    return [
+      200,
+      {
         url: "",
         html_url: "",
-        comments_url: "",
-        commit: {
-          message: info.message,
-          author: info.author,
-          committer: info.author,
-          tree: { sha: info.tree, url: "" },
-          url: "",
-          comment_count: 0,
-        },
-        author: login ? { login, id: idOf(login) } : null,
-        committer: null,
-        parents: info.parents.map((p) => ({ sha: p, url: "" })),
-      };
-    });
-    return [200, page(commits, query)];
+        permalink_url: "",
+        diff_url: "",
+        patch_url: "",
+        base_commit: this.listedCommitJson(base),
+        merge_base_commit: this.listedCommitJson(mergeBase),
+        status,
+        ahead_by: shas.length,
+        behind_by: behind.length,
+        total_commits: shas.length,
+        commits: page(
+          shas.map((sha) => this.listedCommitJson(sha)),
+          { per_page: "250", ...query },
+        ),
+        // What head changed since the merge base, as GitHub lists it: 300 files at most.
+        files: this.git
+          .diffFiles(mergeBase, head)
+          .slice(0, GITHUB_COMPARE_FILES_CAP)
+          .map((f) => ({
+            sha: f.status === "removed" ? null : f.blob,
+            filename: f.path,
+            status: f.status,
+            additions: 0,
+            deletions: 0,
+            changes: 0,
+            blob_url: "",
+            raw_url: "",
+            contents_url: "",
+          })),
+      },
+    ];
   }
 
   private reviewJson(review: Review): Record<string, unknown> {
@@ -853,6 +1077,26 @@ export class GitHubWorld {
       pull_request_url: "",
       author_association: "MEMBER",
       _links: {},
+    };
+  }
+
+  private issueEventJson(event: IssueEvent): Record<string, unknown> {
+    return {
+      id: event.id,
+      node_id: "RDE",
+      url: "",
+      actor: { login: event.actor, id: idOf(event.actor), type: event.actor.endsWith("[bot]") ? "Bot" : "User" },
+      event: "review_dismissed",
+      commit_id: null,
+      commit_url: null,
+      created_at: "2026-03-01T12:00:00Z",
+      performed_via_github_app: null,
+      dismissed_review: {
+        state: "approved",
+        review_id: event.reviewId,
+        dismissal_message: event.message,
+        ...(event.commitId ? { dismissal_commit_id: event.commitId } : {}),
+      },
     };
   }
 
@@ -939,6 +1183,13 @@ function renderRunName(workflow: string, request: unknown, path: string): string
 function notFound(message = "Not Found"): Reply {
   return [404, { message, documentation_url: DOCS }];
 }
+
+/** GitHub lists at most this many files of one commit, in the commit API as in a push payload. */
+export const GITHUB_COMMIT_FILES_CAP = 3000;
+/** A compare lists at most this many files. */
+const GITHUB_COMPARE_FILES_CAP = 300;
+/** A push payload lists at most this many commits. */
+export const GITHUB_PUSH_COMMITS_CAP = 2048;
 
 function page<T>(items: T[], query: Record<string, string>): T[] {
   const perPage = Number(query.per_page ?? 30);
