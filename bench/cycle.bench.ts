@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { chmodSync, cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -7,6 +7,7 @@ import pg from "pg";
 import { readCheckoutConfig } from "../src/config/load.js";
 import { CycleRequest } from "../src/cycle/request.js";
 import type { CycleResult } from "../src/cycle/result.js";
+import { prepareConfinement } from "../src/cycle/confine.js";
 import { runCycle } from "../src/cycle/run.js";
 import { hashFrozenText } from "../src/gates/freeze.js";
 import { ensureLocalServer, stopLocalServer } from "../src/substrate/local-server.js";
@@ -120,23 +121,48 @@ try {
     step: "green",
     commit,
     tests: { inTurn: tests.slice(-1), earlierGreen: tests.slice(0, -1) },
-    frozenTestFiles: files.map((path) => {
-      const text = readFileSync(join(checkout, path), "utf8");
-      return { path, sha256: hashFrozenText(text), commit };
-    }),
+    frozenTestFiles: files.map((path) => ({
+      path,
+      sha256: hashFrozenText(readFileSync(join(checkout, path), "utf8")),
+      commit,
+    })),
     database: { branch: "f1-track" },
   });
 
   await provider.settled(); // the track's spare, as a cycle finds it
 
-  const cycle = async (label: string, branches: BranchProvider, round: number): Promise<CycleResult> => {
-    const result = await runCycle(request, { provider: branches, config, cwd: checkout });
+  // Confined as on a runner: as root here (a job gets there through sudo), its own checkout, which
+  // is handed to the confined user (root's git then reads it as a safe directory).
+  const confinement = await prepareConfinement(process.env.BENCH_CONFINED_USER ?? "consort-bench");
+  if (!confinement.confined) say(`no confined column: ${confinement.reason}`);
+  const confinedCheckout = `${checkout}-confined`;
+  cpSync(checkout, confinedCheckout, { recursive: true, verbatimSymlinks: true });
+  rmSync(join(confinedCheckout, "node_modules"));
+  mkdirSync(join(confinedCheckout, "node_modules"));
+  for (const name of readdirSync(join(root, "node_modules")))
+    if (!name.startsWith(".vite"))
+      symlinkSync(join(root, "node_modules", name), join(confinedCheckout, "node_modules", name));
+  Object.assign(process.env, { GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: "safe.directory", GIT_CONFIG_VALUE_0: "*" });
+
+  const cycle = async (
+    label: string,
+    branches: BranchProvider,
+    round: number,
+    confined = false,
+  ): Promise<CycleResult> => {
+    const result = await runCycle(request, {
+      provider: branches,
+      config,
+      cwd: confined ? confinedCheckout : checkout,
+      ...(confined ? { confinement } : {}),
+    });
     if (result.verdict !== "verified")
       throw new Error(`${label} cycle ${round} was refused: ${result.reasons.join("; ")}`);
     return result;
   };
   const logicalProvider = logicalCopyProvider(provider, server.url);
   const shipped: Array<{ result: CycleResult; spareWaitMs: number }> = [];
+  const confinedRuns: Array<{ result: CycleResult; spareWaitMs: number }> = [];
   const bare: CycleResult[] = [];
   const logical: CycleResult[] = [];
   for (let round = 0; round <= RUNS; round++) {
@@ -146,6 +172,12 @@ try {
     const spareWaitMs = performance.now() - waitStart;
     const b = await cycle("no spare", noSpare, round);
     const c = await cycle("logical copy", logicalProvider, round);
+    if (confinement.confined) {
+      const d = await cycle("confined", provider, round, true);
+      const confinedWait = performance.now();
+      await provider.settled();
+      if (round > 0) confinedRuns.push({ result: d, spareWaitMs: performance.now() - confinedWait });
+    }
     say(
       `${round === 0 ? "warm-up" : `round ${round}`}: as shipped ${a.timingsMs.total} + ${spareWaitMs.toFixed(0)} ms, no spare ${b.timingsMs.total} ms, logical copy ${c.timingsMs.total} ms`,
     );
@@ -158,7 +190,7 @@ try {
   const user = (r: CycleResult) => r.timingsMs.migrate + r.timingsMs.tests;
   const userAlone = summarise("  migrate + tests (user commands, run alone)", bare.map(user));
   const wall = ({ result, spareWaitMs }: (typeof shipped)[number]) => result.timingsMs.total + spareWaitMs;
-  const timing = (name: keyof CycleResult["timingsMs"]) => (r: CycleResult) => r.timingsMs[name];
+  const timing = (name: keyof CycleResult["timingsMs"]) => (r: CycleResult) => r.timingsMs[name] ?? 0;
   const of = <T>(items: T[], f: (item: T) => number, name: string) => summarise(name, items.map(f));
   const results = shipped.map((s) => s.result);
   const rows = [
@@ -170,6 +202,21 @@ try {
     of(results, timing("drop"), "  drop"),
     of(shipped, (s) => s.spareWaitMs, "  waiting for the spare's rebuild after the cycle"),
     of(shipped, (s) => wall(s) - userAlone.median, "  our overhead (wall − the user's commands alone)"),
+    ...(confinedRuns.length > 0
+      ? [
+          of(confinedRuns, wall, "cycle as shipped, confined, until the action can exit"),
+          of(
+            confinedRuns,
+            (r) => r.result.timingsMs.confine ?? 0,
+            "  confinement (checkout hand-over, ending processes)",
+          ),
+          of(
+            confinedRuns,
+            (r) => wall(r) - userAlone.median,
+            "  our overhead, confined (wall − the user's commands alone)",
+          ),
+        ]
+      : []),
     of(bare, timing("total"), "cycle with no spare (fork = file copy)"),
     of(bare, timing("fork"), "  fork (file copy)"),
     userAlone,
@@ -183,6 +230,7 @@ try {
     if (!row) throw new Error(`no row named "${name}"`);
     return row.median;
   };
+  const confinedMedian = (name: string) => (confinedRuns.length > 0 ? Math.round(median(name)) : null);
   const overhead = median("  our overhead (wall − the user's commands alone)");
   if (!wantsJson()) {
     printTable(`StockFlow GREEN cycle, ${ROWS} rows on the track, ${RUNS} rounds`, rows, {
@@ -192,6 +240,10 @@ try {
       `\ngoal: our overhead < 300 ms, counting the spare's rebuild: ${overhead.toFixed(0)} ms median` +
         ` (the user's commands take ${userAlone.median.toFixed(0)} ms alone; a cycle on a logical copy adds ${median("  overhead (total − the user's commands)").toFixed(0)} ms)`,
     );
+    if (confinedRuns.length > 0)
+      console.log(
+        `confined, as on a runner: our overhead ${confinedMedian("  our overhead, confined (wall − the user's commands alone)")} ms median, of which confinement itself ${confinedMedian("  confinement (checkout hand-over, ending processes)")} ms`,
+      );
   }
   printJson({
     runs: RUNS,
@@ -203,6 +255,8 @@ try {
     no_spare_overhead_ms_median: Math.round(median("  our overhead (total − the user's commands)")),
     logical_cycle_ms_median: Math.round(median("cycle on a logical copy (dump and restore)")),
     logical_copy_ms_median: Math.round(median("  logical copy")),
+    confined_overhead_ms_median: confinedMedian("  our overhead, confined (wall − the user's commands alone)"),
+    confine_ms_median: confinedMedian("  confinement (checkout hand-over, ending processes)"),
     ...bigJson,
   });
 } finally {
@@ -211,6 +265,7 @@ try {
   await stopLocalServer(dataDir);
   rmSync(dataDir, { recursive: true, force: true });
   rmSync(checkout, { recursive: true, force: true });
+  rmSync(`${checkout}-confined`, { recursive: true, force: true });
 }
 
 /**

@@ -40,6 +40,8 @@ export const StepTimings = z
     verdict: z.number().nonnegative(),
     /** Deleting the throwaway branch; it starts when the tests end, so it overlaps `verdict`. */
     drop: z.number().nonnegative(),
+    /** Confinement's own cost: handing the checkout over and ending the confined user's processes. */
+    confine: z.number().nonnegative().optional(),
     total: z.number().nonnegative(),
   })
   .strict();

@@ -98,10 +98,15 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
   const commands: { install?: CommandRecord; migrate?: CommandRecord; test?: CommandRecord } = {};
   const confinement = deps.confinement ?? NOT_CONFINED;
   const jail = confinement.confined ? confinement.jail : undefined;
+  const confining = async (step: Promise<unknown>) => {
+    const mark = performance.now();
+    await step;
+    timings.confine = (timings.confine ?? 0) + elapsed(mark);
+  };
   // A confined command's processes all end with it: nothing it started can outlive it.
   const runConfined: CommandRunner = async (command, options) => {
     const record = await runCommand(command, jail ? { ...options, jail } : options);
-    if (jail) await endConfinedProcesses(jail);
+    if (jail) await confining(endConfinedProcesses(jail));
     return record;
   };
   let commit = request.commit;
@@ -152,7 +157,7 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
     // Git is read before the checkout is handed to the confined user (git refuses a foreign tree).
     const [committed, testChanges, frozenTexts] = await evidence;
     if (jail) {
-      await grantCheckout(jail, cwd);
+      await confining(grantCheckout(jail, cwd));
       const exposed = deps.outDir ? await resultFolderOutOfReach(jail, deps.outDir, cwd) : undefined;
       if (exposed)
         throw new Error(`${exposed}: the cycle refuses to leave its verdict where the commands could rewrite it`);

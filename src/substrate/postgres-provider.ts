@@ -284,9 +284,10 @@ export class PostgresBranchProvider implements BranchProvider {
           const spare = ttl !== undefined && (await this.takeSpareOrWait(client, parent, tmp));
           if (!spare)
             await client.query(`CREATE DATABASE ${ident(tmp)} TEMPLATE ${ident(parentBase)} STRATEGY FILE_COPY`);
-          // One round trip: connections allowed (a spare has none), the comment and the rename commit together.
+          // One round trip: connections allowed (a spare has none), shut to every login but the
+          // branch's own (see branch-role.ts), the comment and the rename commit together.
           await client.query(
-            `${spare ? `ALTER DATABASE ${ident(tmp)} WITH ALLOW_CONNECTIONS true; ` : ""}COMMENT ON DATABASE ${ident(tmp)} IS ${literal(BRANCH_COMMENT + JSON.stringify(record))}; ALTER DATABASE ${ident(tmp)} RENAME TO ${ident(name)}`,
+            `${spare ? `ALTER DATABASE ${ident(tmp)} WITH ALLOW_CONNECTIONS true; ` : ""}REVOKE CONNECT, TEMPORARY ON DATABASE ${ident(tmp)} FROM PUBLIC; COMMENT ON DATABASE ${ident(tmp)} IS ${literal(BRANCH_COMMENT + JSON.stringify(record))}; ALTER DATABASE ${ident(tmp)} RENAME TO ${ident(name)}`,
           );
           // A throwaway fork's parent gets its spares back when its forks have ended (see forkStarted).
           if (ttl === undefined) this.replenish(name);

@@ -58,9 +58,9 @@ describe("the confined user", () => {
   test("a detached process it leaves behind (its own session, its output closed) is ended", async () => {
     const record = await run("setsid sh -c 'sleep 60' > /dev/null 2>&1 < /dev/null & echo started");
     expect(record.outputTail).toBe("started");
-    expect((await processesOf(jail.uid)).length).toBeGreaterThan(0);
+    expect(processesOf(jail.uid).length).toBeGreaterThan(0);
     await endConfinedProcesses(jail);
-    expect(await processesOf(jail.uid)).toEqual([]);
+    expect(processesOf(jail.uid)).toEqual([]);
   });
 });
 

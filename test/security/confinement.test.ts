@@ -112,7 +112,7 @@ describe("confined commands", { timeout: 120_000 }, () => {
       `the test command exited 1; failing: "${T7.title}" (${T7.file})`,
     ]);
     expect(result.confinement).toEqual({ confined: true, user: USER, uid: jail.uid });
-    expect(await processesOf(jail.uid)).toEqual([]);
+    expect(processesOf(jail.uid)).toEqual([]);
     await new Promise((r) => setTimeout(r, 300));
     expect(JSON.parse(await readFile(join(outDir, CYCLE_RESULT_FILE), "utf8"))).toEqual(result);
   });

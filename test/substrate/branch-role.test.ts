@@ -94,3 +94,12 @@ describe("a branch's login", () => {
     expect(roles).toEqual([]);
   });
 });
+
+describe("a new branch", () => {
+  it("is shut to other branches' logins from its creation, before anyone asked for its own URL", async () => {
+    await provider.createBranch(id("track-f"), { from: rootDatabase });
+    const url = await provider.connectionUrl(id("track-f"));
+    await provider.createBranch(id("track-g"), { from: rootDatabase });
+    expect(await reach(url, id("track-g"))).toBe(`permission denied for database "${id("track-g")}"`);
+  });
+});
