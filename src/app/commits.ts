@@ -65,6 +65,8 @@ interface ListedCommit {
 
 /** What a push is, verified against git rather than read off its payload. */
 export interface VerifiedPush {
+  /** How `after` stands to `before` (GitHub's compare: ahead, behind, diverged, identical). */
+  status: string;
   /** `after` does not contain `before` (history rewritten, or the branch reset behind it). */
   forced: boolean;
   /** The track's own commits (the first-parent chain from `before` to `after`), oldest first. */
@@ -111,7 +113,8 @@ export async function verifiedPush({
   const head = await frozenCandidatesAt(ref, after, config);
   const problems = [...head.problems];
   const trees = { before: compared.baseTree, after: head.tree };
-  if (compared.status !== "ahead") return { forced, commits: [], problems, headBlobs: head.blobs, trees };
+  const { status } = compared;
+  if (status !== "ahead") return { status, forced, commits: [], problems, headBlobs: head.blobs, trees };
 
   const bySha = new Map(compared.commits.map((c) => [c.sha, c]));
   const chain: ListedCommit[] = [];
@@ -158,7 +161,7 @@ export async function verifiedPush({
       files: await filesToRead({ octokit, owner, repo, sha: commit.sha, changes, config }),
     });
   }
-  return { forced, commits, problems, headBlobs: head.blobs, trees };
+  return { status, forced, commits, problems, headBlobs: head.blobs, trees };
 }
 
 /** Where `head` leaves the default branch (their merge base): where a new branch's track starts. */

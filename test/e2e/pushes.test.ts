@@ -219,6 +219,28 @@ describe("a branch's first push", () => {
     expect(s.world.mock.violations).toEqual([]);
   });
 
+  test("pushes delivered out of order: the later one takes both steps from git, and the late one changes nothing", async () => {
+    s.restore(atStart);
+    await s.createBranch();
+    const fork = s.head();
+    s.commit("product-owner", { ".consort/spec.json": F.STORIES });
+    const first = s.pushPayload(fork);
+    const stories = s.head();
+    const spec = s.commit("spec-author", { ".consort/spec.json": F.SPEC });
+    await s.deliver("push", s.pushPayload(stories));
+
+    expect([s.snapshot().stage, s.snapshot().context.head, s.snapshot().context.rejectedHead]).toEqual([
+      "architecture",
+      spec,
+      null,
+    ]);
+    expect(s.world.check(spec, "consort/discipline").conclusion).toBe("success");
+    const written = s.world.stateHead();
+    await s.deliver("push", first);
+    expect(s.world.stateHead()).toBe(written);
+    expect(s.world.mock.violations).toEqual([]);
+  });
+
   test("a commit the branch was created with is classified, not taken as the track's start", async () => {
     s.restore(atStart);
     const { fork, sha, payload } = branchWith("driver", F.GREEN_T1);
