@@ -111,6 +111,7 @@ function oneStepEach(from: string, push: VerifiedPush, at: string): PushEvent[] 
     after: commit.sha,
     forced: false,
     commits: [commit],
+    migrationConflicts: push.migrationConflicts,
     ...(i === 0 ? { problems: push.problems } : {}),
     ...(i === push.commits.length - 1 ? { headBlobs: push.headBlobs, trees: push.trees } : {}),
   }));
