@@ -38,7 +38,14 @@ export async function decideApprovals(
   if (gates.length === 0) return [];
   const facts = await approvalFacts(deps, config, pullNumber, reviews, snapshot);
   return gates.map(({ gate, pendingHash }) =>
-    gateApproval(reviews, { ...facts.common, gate, pendingHash, hashAtCommit: facts.hashAt(gate) }),
+    gateApproval(reviews, {
+      ...facts.common,
+      gate,
+      pendingHash,
+      hashAtCommit: facts.hashAt(gate),
+      // Who wrote or pushed the gate's steps, as Consort recorded them when it accepted each one.
+      recordedAuthors: snapshot.context.gates[gate].authors,
+    }),
   );
 }
 
@@ -81,7 +88,7 @@ async function approvalFacts(
     }
     gateHashes.set(gate, hashes);
   }
-  const common: Omit<ApprovalContext, "gate" | "pendingHash" | "hashAtCommit"> = {
+  const common: Omit<ApprovalContext, "gate" | "pendingHash" | "hashAtCommit" | "recordedAuthors"> = {
     org: repo.owner,
     approvers: config.approvers,
     codeowners: codeowners?.rules,

@@ -1,21 +1,26 @@
 import type { GitHub, RepoRef } from "./github.js";
 
-/** The open pull request whose head is `branch` in this repository, if any. */
+/**
+ * The open pull request from `branch` into the default branch `base` in this repository, if any:
+ * the track's one PR (a PR from the track into another branch is not where the track is read).
+ */
 export async function openPullRequestFor({
   octokit,
   owner,
   repo,
   branch,
-}: RepoRef & { octokit: GitHub; branch: string }): Promise<
+  base,
+}: RepoRef & { octokit: GitHub; branch: string; base: string }): Promise<
   { number: number; base: string; headSha: string } | undefined
 > {
   const { data } = await octokit.request("GET /repos/{owner}/{repo}/pulls", {
     owner,
     repo,
     head: `${owner}:${branch}`,
+    base,
     state: "open",
     per_page: 5,
   });
-  const pull = data[0];
+  const pull = data.find((p) => p.base.ref === base);
   return pull ? { number: pull.number, base: pull.base.ref, headSha: pull.head.sha } : undefined;
 }

@@ -164,7 +164,14 @@ function evidenceOf(
     commit: step.commit,
     at: step.at,
     ...(cycle?.evidence?.runUrl ? { runUrl: cycle.evidence.runUrl } : {}),
-    ...(cycle?.evidence?.summary ? { summary: cycle.evidence.summary } : {}),
+    ...(cycle?.evidence?.summary
+      ? {
+          summary:
+            "confined" in cycle.evidence && cycle.evidence.confined === false
+              ? `${cycle.evidence.summary} (⚠️ ran unconfined: weaker evidence)`
+              : cycle.evidence.summary,
+        }
+      : {}),
   };
 }
 

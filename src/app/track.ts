@@ -95,12 +95,19 @@ export async function advanceTrack(
   const store = stateStoreFor(deps);
   let result: TransitionResult | undefined;
   let before: TrackState | undefined;
+  let foreign: string | undefined;
   let outcome;
   try {
     outcome = await store.update(trackId, deps.deliveryId, (current) => {
       result = undefined;
       before = current;
+      foreign = undefined;
       if (!current) return undefined;
+      // A branch whose name maps to another branch's track id is not that track.
+      if (!isTracksBranch(current, branch)) {
+        foreign = current.branch;
+        return undefined;
+      }
       const snapshot = restoreSnapshot(current.snapshot);
       // A cycle that never reported ends here, on whatever event notices it first.
       const overdue = overdueEvent(snapshot, current, deps.services.clock(), config.cycle.timeoutMinutes);
@@ -130,10 +137,22 @@ export async function advanceTrack(
     }
     throw error;
   }
+  if (foreign !== undefined) {
+    deps.log.warn(
+      { trackId, delivery: deps.deliveryId },
+      `track ${trackId} is the track of branch ${foreign}, not of ${branch}: this event is not about it`,
+    );
+    return { kind: "no-track" };
+  }
   if (outcome.outcome === "duplicate-delivery") return { kind: "duplicate", state: outcome.state };
   if (!outcome.state) return { kind: "no-track" };
   if (outcome.outcome === "unchanged" || !result || !before) return { kind: "unchanged", state: outcome.state };
   return { kind: "advanced", state: outcome.state, before, result };
+}
+
+/** Whether `branch` is the git branch this state belongs to (exactly: git names are case-sensitive). */
+export function isTracksBranch(state: Pick<TrackState, "branch">, branch: string): boolean {
+  return state.branch === branch;
 }
 
 /** Fold several events through the machine; effects are concatenated, rejections kept. */

@@ -10,7 +10,8 @@ import type { ApprovalRecord, TrackEvent, TrackSnapshot } from "../orchestrator/
  *   1. the review is APPROVED (a dismissed review withdraws it);
  *   2. the reviewer has write, maintain or admin permission;
  *   3. the reviewer is a configured approver (user or team) or a CODEOWNER of `.consort/`;
- *   4. the reviewer authored none of the commits under approval;
+ *   4. the reviewer is none of the authors, committers or co-authors of the commits under approval
+ *      and none of the identities Consort recorded for the gate's steps (their authors and pushers);
  *   5. the reviewed commit's frozen manifest hash equals the pending one.
  * Anything unknown fails its rule, with the reason: a gate never passes on missing facts.
  */
@@ -39,6 +40,10 @@ export interface CommitUnderApproval {
   sha: string;
   /** The GitHub login of the commit's author; null when the author e-mail maps to no account. */
   authorLogin: string | null;
+  /** The GitHub login of the commit's committer, when GitHub maps one. */
+  committerLogin?: string | null;
+  /** Who the commit's `Co-authored-by:` trailers name: logins, or names where no login is known. */
+  coAuthors?: string[];
 }
 
 export interface ApprovalContext {
@@ -53,6 +58,11 @@ export interface ApprovalContext {
   /** CODEOWNERS rules from the DEFAULT branch; undefined when the repository has none. */
   codeowners: CodeownerRules | undefined;
   commits: CommitUnderApproval[];
+  /**
+   * The identities Consort recorded for the gate's steps when it accepted them: each commit's
+   * author and the pusher GitHub named (`sender`, which a commit cannot forge). None may approve.
+   */
+  recordedAuthors: readonly string[];
   /** Facts per reviewer login (any case). A reviewer missing here fails the permission rule. */
   reviewers: ReadonlyMap<string, ReviewerFacts>;
 }
@@ -85,6 +95,25 @@ const short = (sha: string) => sha.slice(0, 7);
 function facts(ctx: ApprovalContext, user: string): ReviewerFacts | undefined {
   for (const [login, value] of ctx.reviewers) if (lower(login) === lower(user)) return value;
   return undefined;
+}
+
+/** What `user` did to the work under approval, one phrase per part they played; empty when nothing. */
+function ownWork(ctx: ApprovalContext, user: string): string[] {
+  const is = (login: string | null | undefined) => login != null && lower(login) === lower(user);
+  const shas = (pick: (c: CommitUnderApproval) => boolean) =>
+    ctx.commits
+      .filter(pick)
+      .map((c) => short(c.sha))
+      .join(", ");
+  const parts = [
+    ["authored", shas((c) => is(c.authorLogin))],
+    ["committed", shas((c) => is(c.committerLogin))],
+    ["is a co-author of", shas((c) => (c.coAuthors ?? []).some(is))],
+  ]
+    .filter(([, list]) => list !== "")
+    .map(([verb, list]) => `${verb} ${list}`);
+  if (ctx.recordedAuthors.some(is)) parts.push(`authored or pushed steps Consort recorded for the ${ctx.gate} gate`);
+  return parts;
 }
 
 /** Why `user` is an approver, or undefined. */
@@ -147,22 +176,21 @@ export function approvalCounts(review: GateReview, ctx: ApprovalContext): Approv
     );
   } else {
     const unknown = ctx.commits.filter((c) => c.authorLogin === null);
-    const own = review.user
-      ? ctx.commits.filter((c) => c.authorLogin !== null && lower(c.authorLogin) === lower(review.user!))
-      : [];
+    const own = review.user ? ownWork(ctx, review.user) : [];
     if (own.length > 0)
-      add(
-        "not-an-author",
-        false,
-        `${who} authored ${own.map((c) => short(c.sha)).join(", ")} under approval and cannot approve their own work`,
-      );
+      add("not-an-author", false, `${who} ${own.join("; ")} under approval and cannot approve their own work`);
     else if (unknown.length > 0) {
       add(
         "not-an-author",
         false,
         `commit ${unknown.map((c) => short(c.sha)).join(", ")} has no GitHub author, so it cannot be shown that ${who} did not write it`,
       );
-    } else add("not-an-author", true, `${who} authored none of the ${ctx.commits.length} commit(s) under approval`);
+    } else
+      add(
+        "not-an-author",
+        true,
+        `${who} authored, committed, co-authored and pushed none of the ${ctx.commits.length} commit(s) under approval`,
+      );
   }
 
   const hash = review.commitId ? ctx.hashAtCommit.get(review.commitId) : undefined;

@@ -50,12 +50,75 @@ export async function listGateReviews(
   return reviews.map((r) => toGateReview(r as RawReview));
 }
 
+/** How a review came to be dismissed, from the PR's `review_dismissed` issue event. */
+export interface Dismissal {
+  /** GitHub dismissed it because a push made it stale ("dismiss stale approvals"), not a person. */
+  onPush: boolean;
+  /** Who GitHub names as having dismissed it. */
+  by: string | null;
+  message: string | null;
+}
+
+/**
+ * How review `reviewId` of a pull request was dismissed (`GET /repos/{o}/{r}/issues/{n}/events`).
+ * A person's dismissal always carries a message (GitHub requires one); GitHub's own dismissal of a
+ * stale review names the commit whose push made it stale and has none. Undefined when no such
+ * event is listed: the caller then treats it as a person's dismissal (fail closed).
+ */
+export async function dismissalOf(
+  octokit: GitHubClient,
+  owner: string,
+  repo: string,
+  pullNumber: number,
+  reviewId: number,
+): Promise<Dismissal | undefined> {
+  const events = await octokit.paginate(octokit.rest.issues.listEvents, {
+    owner,
+    repo,
+    issue_number: pullNumber,
+    per_page: 100,
+  });
+  for (const event of events.toReversed()) {
+    if (event.event !== "review_dismissed" || !("dismissed_review" in event)) continue;
+    const dismissed = event.dismissed_review as
+      { review_id?: number; dismissal_message?: string | null; dismissal_commit_id?: string | null } | undefined;
+    if (dismissed?.review_id !== reviewId) continue;
+    const message = dismissed.dismissal_message ?? null;
+    return {
+      onPush: Boolean(dismissed.dismissal_commit_id) && !message,
+      by: event.actor?.login ?? null,
+      message,
+    };
+  }
+  return undefined;
+}
+
 /** GitHub lists at most 250 commits of a pull request. */
 const MAX_PULL_COMMITS = 250;
 
+/** A login GitHub's no-reply address names: `login@users.noreply.github.com` or `12345+login@…`. */
+const NOREPLY = /^(?:\d+\+)?([A-Za-z0-9](?:[A-Za-z0-9-]|\[bot\])*)@users\.noreply\.github\.com$/i;
+
 /**
- * The commits of a pull request with their authors' logins. More than GitHub will list cannot
- * be checked for self-approval, so that throws instead of deciding on part of the history.
+ * Who a commit message's `Co-authored-by: Name <email>` lines name: the login of a GitHub no-reply
+ * address, and the name as written (so a co-author named like the reviewer's login counts too).
+ * Every line is read, not only the last paragraph: for this rule, more matches only shut the gate.
+ */
+export function coAuthorsOf(message: string): string[] {
+  const found: string[] = [];
+  for (const line of message.split(/\r?\n/)) {
+    const match = /^\s*co-authored-by\s*:\s*(.*?)\s*(?:<([^>]*)>)?\s*$/i.exec(line);
+    if (!match) continue;
+    const login = NOREPLY.exec(match[2]?.trim() ?? "")?.[1];
+    for (const who of [login, match[1]]) if (who && !found.includes(who)) found.push(who);
+  }
+  return found;
+}
+
+/**
+ * The commits of a pull request with their authors', committers' and co-authors' logins. More than
+ * GitHub will list cannot be checked for self-approval, so that throws instead of deciding on part
+ * of the history.
  */
 export async function listCommitsUnderApproval(
   octokit: GitHubClient,
@@ -74,7 +137,12 @@ export async function listCommitsUnderApproval(
       `Pull request #${pullNumber} has ${MAX_PULL_COMMITS} or more commits; GitHub lists no more, so self-approval cannot be ruled out. Squash the track's history.`,
     );
   }
-  return commits.map((c) => ({ sha: c.sha, authorLogin: c.author?.login ?? null }));
+  return commits.map((c) => ({
+    sha: c.sha,
+    authorLogin: c.author?.login ?? null,
+    committerLogin: c.committer?.login ?? null,
+    coAuthors: coAuthorsOf(c.commit?.message ?? ""),
+  }));
 }
 
 /** The teams (`org/slug`) whose membership decides who approves: configured ones and team owners of `.consort/`. */

@@ -66,7 +66,7 @@ export async function handleCheckRun(input: HandlerInput<CheckRunPayload>): Prom
   const loaded = await configOrFail(deps, run.head_sha, trackId);
   if (!loaded) return;
   if (identifier === BUTTONS.retryDatabase.identifier) {
-    await retryDatabaseBranch(deps, trackId, run.head_sha, loaded.config);
+    await retryDatabaseBranch(deps, trackId, branch, run.head_sha, loaded.config);
     return;
   }
   const at = services.clock().toISOString();

@@ -1,12 +1,19 @@
 import { CONFIG_PATH, readGitHubConfig, type ConfigResult } from "../config/load.js";
-import type { HandlerInput } from "../app/services.js";
+import type { Handler, HandlerInput } from "../app/services.js";
 import { runEffects } from "../app/effects.js";
 import { failAllChecks } from "../app/checks.js";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { restoreSnapshot } from "../orchestrator/index.js";
 import type { Effect } from "../orchestrator/types.js";
-import { advanceAndShow } from "../app/engine.js";
-import { stateStoreFor, targetOf, type AdvanceOutcome, type EngineDeps, type RepoContext } from "../app/track.js";
+import { advanceAndShow, reportingFailures } from "../app/engine.js";
+import {
+  isTracksBranch,
+  stateStoreFor,
+  targetOf,
+  type AdvanceOutcome,
+  type EngineDeps,
+  type RepoContext,
+} from "../app/track.js";
 import { STATE_BRANCH, trackIdForBranch } from "../state/index.js";
 import type { Repository } from "./payloads.js";
 
@@ -63,21 +70,31 @@ export async function configOrFail(
   return undefined;
 }
 
-/** The part of a pull request that says which track it is: its head. */
+/** The parts of a pull request that say which track it is: its head, and the branch it goes into. */
 interface PullHead {
   head: { ref: string; sha: string; repo: { id: number } | null };
+  base: { ref: string };
 }
 
 /**
  * The track a pull request's head is, with the engine deps and the configuration; undefined, and
- * the handler stops, for a PR from a fork (never a track of this repository), a branch Consort
- * does not track, or a configuration it cannot read (then every check on the head fails).
+ * the handler stops, for a PR from a fork (never a track of this repository), a PR into any branch
+ * but the default one (its reviews approve nothing and its close ends nothing: a PR into a scratch
+ * branch at an older commit lists fewer commits under approval), a branch Consort does not track,
+ * or a configuration it cannot read (then every check on the head fails).
  */
 export async function trackOfPull<P extends { repository: Repository; pull_request: PullHead }>(
   input: HandlerInput<P>,
 ): Promise<{ deps: EngineDeps; trackId: string; config: ConsortConfig } | undefined> {
-  const { head } = input.payload.pull_request;
+  const { head, base } = input.payload.pull_request;
   if (head.repo?.id !== input.payload.repository.id) return undefined;
+  if (base.ref !== input.payload.repository.default_branch) {
+    input.log.info(
+      { pull: head.ref, base: base.ref, delivery: input.deliveryId },
+      `a pull request from ${head.ref} into ${base.ref}, not the default branch ${input.payload.repository.default_branch}: Consort acts only on the track's pull request into the default branch`,
+    );
+    return undefined;
+  }
   const deps = engineDeps(input);
   const trackId = trackOf(head.ref, deps.repo);
   if (!trackId) return undefined;
@@ -107,11 +124,13 @@ export async function refreshTrack(
 export async function retryDatabaseBranch(
   deps: EngineDeps,
   trackId: string,
+  branch: string,
   headSha: string,
   config: ConsortConfig,
 ): Promise<void> {
   const state = await stateStoreFor(deps).read(trackId);
-  if (!state) return;
+  // A branch whose name maps to another branch's track id is not that track.
+  if (!state || !isTracksBranch(state, branch)) return;
   const snapshot = restoreSnapshot(state.snapshot);
   const ctx = snapshot.context;
   const ended = snapshot.stage === "done" || snapshot.stage === "abandoned";
@@ -125,4 +144,21 @@ export async function retryDatabaseBranch(
     config,
     effects: [step, { type: "updateChecks", commit: headSha }],
   });
+}
+
+/**
+ * `handler`, with any failure it meets before its effects could report (GitHub unreachable, a
+ * read refused) failing every check on the head `headOf` names, with the reason, before the
+ * delivery fails. Past GitHub's ten-second webhook timeout nobody sees the delivery fail.
+ */
+export function reportingFailuresOf<P extends { repository: Repository }>(
+  handler: Handler<P>,
+  headOf: (payload: P) => { branch: string | undefined; headSha: string } | undefined,
+): Handler<P> {
+  return async (input) => {
+    const head = headOf(input.payload);
+    const deps = engineDeps(input);
+    const trackId = head?.branch ? trackOf(head.branch, deps.repo) : undefined;
+    await reportingFailures(trackId && head ? targetOf(deps, head.headSha, trackId) : undefined, () => handler(input));
+  };
 }

@@ -54,7 +54,13 @@ export async function handlePush(input: HandlerInput<PushPayload>): Promise<void
   const event = (snapshot: TrackSnapshot, from: string, push: VerifiedPush) => {
     const found = pushEvent(
       snapshot,
-      { before: from, after: payload.after, ...push, forced: payload.forced || push.forced },
+      {
+        before: from,
+        after: payload.after,
+        ...push,
+        forced: payload.forced || push.forced,
+        pusher: payload.sender.login,
+      },
       at,
     );
     return found ? [found] : undefined;
@@ -93,7 +99,7 @@ export async function handlePush(input: HandlerInput<PushPayload>): Promise<void
       snapshot.context.head !== from
         ? undefined
         : caughtUp.status === "ahead"
-          ? oneStepEach(from, caughtUp, at)
+          ? oneStepEach(from, caughtUp, at, payload.sender.login)
           : event(snapshot, before, verified),
   });
 }
@@ -103,10 +109,11 @@ export async function handlePush(input: HandlerInput<PushPayload>): Promise<void
  * made (a push is one step). The problems go with the first; the head's blobs and trees, which
  * describe the last commit, with the last.
  */
-function oneStepEach(from: string, push: VerifiedPush, at: string): PushEvent[] {
+function oneStepEach(from: string, push: VerifiedPush, at: string, pusher: string): PushEvent[] {
   return push.commits.map((commit, i) => ({
     type: "push",
     at,
+    pusher,
     before: i === 0 ? from : push.commits[i - 1]!.sha,
     after: commit.sha,
     forced: false,

@@ -3,10 +3,10 @@ import { failTampered } from "../app/checks.js";
 import { updateStickyComment } from "../app/effects.js";
 import { advanceAndAct } from "../app/engine.js";
 import type { HandlerInput } from "../app/services.js";
-import { stateStoreFor, targetOf } from "../app/track.js";
-import { approvalEvents, type GateDecision, type GateReview } from "../gates/approval.js";
+import { isTracksBranch, stateStoreFor, targetOf } from "../app/track.js";
+import { approvalEvents, standingReviews, type GateDecision, type GateReview } from "../gates/approval.js";
 import { withdrawalEvents } from "../gates/withdrawal.js";
-import { toGateReview } from "../github/reviews.js";
+import { dismissalOf, listGateReviews } from "../github/reviews.js";
 import { restoreSnapshot } from "../orchestrator/index.js";
 import { TamperedStateError } from "../state/index.js";
 import { trackOfPull } from "./common.js";
@@ -18,9 +18,13 @@ import type { ReviewPayload } from "./payloads.js";
  * reviewer's permission and teams, CODEOWNERS from the default branch, the PR's commit authors,
  * and the gate's manifest hash at the reviewed commit). What a dismissal or a request for changes
  * withdraws is src/gates/withdrawal.ts's rule.
+ *
+ * The payload only says which review to look at: its state is read again from GitHub's listing
+ * of the PR's reviews, so a replayed or late delivery (the delivery id is not signed, and GitHub
+ * may deliver out of order) decides nothing the reviews on GitHub do not say now.
  */
 export async function handleReview(input: HandlerInput<ReviewPayload>): Promise<void> {
-  const { payload, services } = input;
+  const { payload, services, octokit, log } = input;
   if (payload.action === "edited") return;
   const tracked = await trackOfPull(input);
   if (!tracked) return;
@@ -36,16 +40,31 @@ export async function handleReview(input: HandlerInput<ReviewPayload>): Promise<
     return;
   }
   if (!state) return;
+  if (!isTracksBranch(state, pull.head.ref)) {
+    log.warn(
+      { trackId, delivery: deps.deliveryId },
+      `track ${trackId} is the track of branch ${state.branch}, not of ${pull.head.ref}: this review is not about it`,
+    );
+    return;
+  }
   const before = restoreSnapshot(state.snapshot);
-  const review: GateReview = toGateReview({
-    ...payload.review,
-    state: payload.action === "dismissed" ? "dismissed" : payload.review.state,
-  });
+  const { owner, repo } = deps.repo;
+  const listed = await listGateReviews(octokit, owner, repo, pull.number);
+  const review = standingReviewOf(listed, payload.review.id, payload.review.user.login);
+  if (!review) {
+    log.info(
+      { trackId, delivery: deps.deliveryId, review: payload.review.id },
+      `review ${payload.review.id} (${payload.action}) is not ${payload.review.user.login}'s standing review on GitHub now: it decides nothing`,
+    );
+    return;
+  }
   const at = services.clock().toISOString();
+  const dismissedOnPush =
+    review.state === "DISMISSED" && (await dismissalOf(octokit, owner, repo, pull.number, review.id))?.onPush === true;
 
   // Facts are fetched only for an approval of a gate that is waiting for one.
   const decisions: GateDecision[] =
-    review.state === "APPROVED" ? await decideApprovals(deps, config, pull.number, [review], before) : [];
+    review.state === "APPROVED" ? await decideApprovals(deps, config, pull.number, listed, before) : [];
 
   const outcome = await advanceAndAct(deps, {
     trackId,
@@ -53,7 +72,9 @@ export async function handleReview(input: HandlerInput<ReviewPayload>): Promise<
     headSha: pull.head.sha,
     config,
     decide: (snapshot) =>
-      review.state === "APPROVED" ? approvalEvents(snapshot, decisions, at) : withdrawalEvents(snapshot, review, at),
+      review.state === "APPROVED"
+        ? approvalEvents(snapshot, decisions, at)
+        : withdrawalEvents(snapshot, review, at, dismissedOnPush),
   });
 
   // A review that did not count changes no state, but the reviewer must see why it did not.
@@ -66,9 +87,25 @@ export async function handleReview(input: HandlerInput<ReviewPayload>): Promise<
   ) {
     const notes = refused.map(
       (d) =>
-        `@${review.user}'s approval does not count for the ${d.gate} gate: ${d.decisions.flatMap((x) => x.reasons).join("; ")}`,
+        `@${review.user}'s approval does not count for the ${d.gate} gate: ${d.decisions
+          .filter((x) => x.reviewId === review.id)
+          .flatMap((x) => x.reasons)
+          .join("; ")}`,
     );
     const snapshot = "state" in outcome ? restoreSnapshot(outcome.state.snapshot) : before;
     await updateStickyComment(deps, { trackId, branch: pull.head.ref, snapshot, config, notes });
   }
+}
+
+/**
+ * The review as GitHub lists it now, when it is still its reviewer's standing review (their latest
+ * approval, request for changes or dismissal); undefined when it is not listed or a later review
+ * of the same reviewer replaced it. A comment-only review is its own standing: it withdraws nothing.
+ */
+function standingReviewOf(listed: GateReview[], id: number, login: string): GateReview | undefined {
+  const review = listed.find((r) => r.id === id);
+  if (!review) return undefined;
+  if (review.state === "COMMENTED" || review.state === "PENDING") return review;
+  const standing = standingReviews(listed).find((r) => r.user?.toLowerCase() === login.toLowerCase());
+  return standing?.id === id ? review : undefined;
 }

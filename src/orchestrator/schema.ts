@@ -38,7 +38,7 @@ export const ChangedPathSchema = z.object({
  * One commit of a push, oldest first.
  *
  * `files` must hold the text AFTER this commit of every changed path the machine reads: every path
- * under `.consort/` and every path matching the configured test globs (`pathsToRead(changes, config)`
+ * under `.consort/` and every path matching the configured test or code globs (`pathsToRead(changes, config)`
  * from src/orchestrator lists them); `null` when the commit removed it. A frozen file whose text is
  * missing here fails closed (the commit is rejected with that reason).
  */
@@ -74,6 +74,8 @@ export const CycleEvidenceSchema = z.object({
   databaseBranch: z.string().optional(),
   /** Caveats a person should see, e.g. "database rebuilt from the seed on a hosted runner". */
   notes: z.array(z.string()).optional(),
+  /** false when the repository's commands ran as the job's own user (see src/cycle/confine.ts). */
+  confined: z.boolean().optional(),
 });
 
 /** Evidence of the release cycle: the preview deploy on the track's database branch and its verification. */
@@ -96,6 +98,11 @@ export const PushEventSchema = z.object({
   after: sha,
   forced: z.boolean(),
   commits: z.array(PushedCommitSchema),
+  /**
+   * The GitHub login that pushed (the webhook's `sender`: GitHub's word, which no commit can forge,
+   * unlike its author); absent when the push was found later (`consort reconcile`).
+   */
+  pusher: z.string().min(1).optional(),
   /** Why the push cannot be taken, found by verifying it against git (the parent chain, a merge, a commit too big to list). */
   problems: z.array(z.string()).optional(),
   /** Blob id at `after` of every path under `.consort/` and every test file: the frozen files are checked at the head. */

@@ -45,13 +45,16 @@ const DESIGN_CHECKPOINT: Partial<Record<Stage, Checkpoint>> = {
   "test-list": "test-list",
 };
 
-/** The paths whose text a handler must put in `PushedCommit.files`: `.consort/**` and test files. */
+/**
+ * The paths whose text a handler must put in `PushedCommit.files`: `.consort/**`, test files, and
+ * code files (the classifier refuses test code in production code).
+ */
 export function pathsToRead(changes: ChangedPath[], config: ConsortConfig): string[] {
-  const isTest = globMatcher(config.paths.tests);
+  const reads = globMatcher([...config.paths.tests, ...config.paths.code]);
   const out = new Set<string>();
   for (const change of changes) {
     if (change.status === "removed") continue;
-    if (change.path.startsWith(".consort/") || isTest(change.path)) out.add(change.path);
+    if (change.path.startsWith(".consort/") || reads(change.path)) out.add(change.path);
   }
   return [...out];
 }
@@ -389,13 +392,22 @@ function translatePush(snapshot: TrackSnapshot, push: PushEvent, config: Consort
   const authors: string[] = [];
   const steps = push.commits.filter((commit) => !commit.merge);
   for (const commit of steps) {
-    const verdict = classifyCommit({ commit, stage: snapshot.stage, unit: unit?.id ?? null, config, frozen });
+    const verdict = classifyCommit({
+      commit,
+      stage: snapshot.stage,
+      unit: unit?.id ?? null,
+      config,
+      frozen,
+      pusher: push.pusher,
+    });
     reasons.push(...verdict.reasons);
     for (const touched of verdict.frozenTouched) {
       if (touched.gate === "design") withdraw = "design";
       else if (withdraw === null && touched.gate === "test-list") withdraw = "test-list";
     }
     if (commit.authorLogin && !authors.includes(commit.authorLogin)) authors.push(commit.authorLogin);
+    // The pusher took part in the step as much as its author: neither may approve the gate over it.
+    if (push.pusher && !authors.includes(push.pusher)) authors.push(push.pusher);
     for (const change of commit.changes) {
       const paths =
         change.previousPath && change.previousPath !== change.path ? [change.previousPath, change.path] : [change.path];

@@ -57,7 +57,9 @@ export function desiredRulesets(settings: ProtectSettings): RulesetBody[] {
           type: "pull_request",
           parameters: {
             required_approving_review_count: settings.approvals,
-            dismiss_stale_reviews_on_push: true,
+            // Approvals bind to the frozen hash (src/gates/withdrawal.ts), so stale-review dismissal is
+            // not needed; off by default, and a repository that turned it on keeps it (see KEEP_IF_SET).
+            dismiss_stale_reviews_on_push: false,
             require_code_owner_review: true,
             require_last_push_approval: true,
             required_review_thread_resolution: false,
@@ -96,7 +98,9 @@ export interface ExistingRuleset {
 }
 
 /** Keys of managed parameters whose existing values are kept when present (Consort only sets a default). */
-const KEEP_IF_SET: Record<string, string[]> = { pull_request: ["required_review_thread_resolution"] };
+const KEEP_IF_SET: Record<string, string[]> = {
+  pull_request: ["required_review_thread_resolution", "dismiss_stale_reviews_on_push"],
+};
 /** Status-check entries other than Consort's seven are the repository's own: kept. */
 const MERGED_LISTS: Record<string, string> = { required_status_checks: "required_status_checks" };
 

@@ -3,6 +3,7 @@ import { checkFrozenTestFile, hashFrozenText } from "../gates/freeze.js";
 import type { GateName, PushedCommit, Stage } from "../orchestrator/types.js";
 import { globMatcher } from "./globs.js";
 import { PROTECTED_PATHS, ROLES, ownershipAt, waitingFor, type RoleName } from "./roles.js";
+import { testCodeIn } from "./test-code.js";
 import { readRoleTrailer } from "./trailer.js";
 
 /**
@@ -35,6 +36,8 @@ export interface ClassifyInput {
   unit: string | null;
   config: ConsortConfig;
   frozen: FrozenState;
+  /** Who pushed the commit (the push's `sender`); undefined when not known. */
+  pusher?: string | undefined;
 }
 
 export interface Classification {
@@ -72,7 +75,7 @@ function baseTestChanged(path: string, removed: boolean, by: string): string {
   );
 }
 
-export function classifyCommit({ commit, stage, unit, config, frozen }: ClassifyInput): Classification {
+export function classifyCommit({ commit, stage, unit, config, frozen, pusher }: ClassifyInput): Classification {
   const reasons: string[] = [];
   const frozenTouched: Array<{ path: string; gate: GateName }> = [];
   const short = commit.sha.slice(0, 7);
@@ -102,6 +105,15 @@ export function classifyCommit({ commit, stage, unit, config, frozen }: Classify
         reasons.push(
           `author ${commit.authorLogin} is not bound to role ${role} (roles.${role} in .github/consort.yml: ${bound.join(", ")})`,
         );
+      // `git commit --author` writes any author; who pushed is GitHub's own record, so it must be bound too.
+      if (pusher === undefined)
+        reasons.push(
+          `role ${role} is bound to ${bound.join(", ")}, and who pushed ${short} is not known (found after the push, not in its webhook): push it again as a bound identity`,
+        );
+      else if (!bound.some((login) => login.toLowerCase() === pusher.toLowerCase()))
+        reasons.push(
+          `${short} was pushed by ${pusher}, who is not bound to role ${role} (roles.${role} in .github/consort.yml: ${bound.join(", ")}); a bound identity must push its own commits`,
+        );
     }
   }
 
@@ -110,6 +122,9 @@ export function classifyCommit({ commit, stage, unit, config, frozen }: Classify
   const isTest = globMatcher(config.paths.tests);
   const known = new Set(frozen.baseTests?.known ?? []);
   const frozenStep = stage === "red" && role === "navigator" ? "red" : "other";
+  // The driver's steps: production code may not carry test code (see test-code.ts).
+  const checksTestCode = stage === "green" || stage === "repair" || stage === "refactor";
+  const isCode = globMatcher(config.paths.code);
   for (const { path, removed, added } of touchedPaths(commit)) {
     if (isProtected(path)) {
       reasons.push(
@@ -150,6 +165,11 @@ export function classifyCommit({ commit, stage, unit, config, frozen }: Classify
     } else if (frozen.baseTests && !added && !known.has(path) && isTest(path)) {
       reasons.push(baseTestChanged(path, removed, frozen.baseTests.by));
       continue;
+    }
+    if (checksTestCode && !removed && isCode(path)) {
+      const text = commit.files[path];
+      const found = typeof text === "string" ? testCodeIn(path, text) : undefined;
+      if (found) reasons.push(found);
     }
     if (owner.role !== null && (!owned(path) || excluded(path))) {
       const who = role ?? owner.role;

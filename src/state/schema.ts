@@ -149,9 +149,15 @@ export function emptyTrackState(input: {
   });
 }
 
+/** The shape of a hash-suffixed track id's end: a branch named like that is hashed too. */
+const HASH_SUFFIX = /-[0-9a-f]{8}$/;
+
 /**
  * The track id for a git branch: the branch name made filename-safe; when that changed the
  * name (slashes, capitals), a short hash of the real name keeps `feature/x` and `feature-x` apart.
+ * A name that already ends like a hash suffix is hashed as well, so a branch literally named
+ * `feature-x-1a2b3c4d` never takes the id of `Feature/X` (ids are unique per repository whatever
+ * the case or punctuation of branch names; handlers also check the state's own branch).
  */
 export function trackIdForBranch(branch: string): string {
   const cleaned = branch
@@ -160,7 +166,7 @@ export function trackIdForBranch(branch: string): string {
     .replace(/\.{2,}/g, ".")
     .replace(/^[^a-z0-9]+/, "")
     .replace(/-+$/, "");
-  if (cleaned === branch && cleaned.length > 0 && cleaned.length <= 100) return cleaned;
+  if (cleaned === branch && cleaned.length > 0 && cleaned.length <= 100 && !HASH_SUFFIX.test(cleaned)) return cleaned;
   const suffix = createHash("sha256").update(branch).digest("hex").slice(0, 8);
   return `${(cleaned || "track").slice(0, 90).replace(/[-.]+$/, "")}-${suffix}`;
 }

@@ -7,6 +7,7 @@ import {
   createdChecks,
   expectChecks,
   expectConfig,
+  expectReviews,
   expectStickyComment,
   newBranch,
   pullRequestPayload,
@@ -78,6 +79,7 @@ describe.each(["deploy", "promote"] as const)("the %s gate", (gate) => {
     const head = track.context.head;
     expectConfig(h.github, CONFIG);
     expectFacts();
+    expectReviews(h.github, [{ id: REVIEW_ID, login: "lead-human", state: "APPROVED", commit: head }]);
     expectChecks(h.github, head);
     expectStickyComment(h.github, branch, head);
 
@@ -98,6 +100,7 @@ describe.each(["deploy", "promote"] as const)("the %s gate", (gate) => {
     expect(earlier).not.toBe(track.context.head);
     expectConfig(h.github, CONFIG);
     expectFacts();
+    expectReviews(h.github, [{ id: REVIEW_ID, login: "lead-human", state: "APPROVED", commit: earlier }]);
     expectStickyComment(h.github, branch, track.context.head);
 
     await h.receive("pull_request_review", approval(track, earlier));

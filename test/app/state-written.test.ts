@@ -4,18 +4,17 @@ import type { AppServices } from "../../src/app/services.js";
 import type { TrackState } from "../../src/state/index.js";
 import { GitHubMock } from "../helpers/github.js";
 import {
+  contentsUrl,
   fileText,
   KEY,
-  mockHead,
-  mockWrite,
+  mockRead,
   octokit,
   OWNER,
-  refReply,
+  putReply,
   REPO,
   sha,
   TRACK,
   trackState,
-  UPDATE_REF_URL,
 } from "../state/helpers.js";
 
 /** The board's open pages learn of a state write from the app's own store at once (src/board). */
@@ -45,9 +44,8 @@ const touched = (state: TrackState | undefined): TrackState => ({ ...state!, bra
 
 describe("the app's state store tells the board of each write", () => {
   it("names the repository once the compare-and-swap has written", async () => {
-    mockHead(github, sha("1"), sha("2"), fileText(trackState()));
-    mockWrite(github, sha("3"), sha("4"));
-    github.on("PATCH", UPDATE_REF_URL, refReply(sha("4")));
+    mockRead(github, fileText(trackState()), sha("b"));
+    github.on("PUT", contentsUrl(), putReply(sha("4")));
     const told: string[] = [];
     await expect(store(told).update(TRACK, "delivery-9", touched)).resolves.toMatchObject({ outcome: "written" });
     github.verify();
@@ -55,7 +53,7 @@ describe("the app's state store tells the board of each write", () => {
   });
 
   it("says nothing when the delivery was applied before (nothing was written)", async () => {
-    mockHead(github, sha("1"), sha("2"), fileText(trackState()));
+    mockRead(github, fileText(trackState()), sha("b"));
     const told: string[] = [];
     await expect(store(told).update(TRACK, "delivery-1", touched)).resolves.toMatchObject({
       outcome: "duplicate-delivery",

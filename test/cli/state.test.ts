@@ -8,14 +8,11 @@ import {
   FILE_PATH,
   fileText,
   KEY,
-  mockHead,
-  mockWrite,
-  refReply,
+  mockRead,
+  putReply,
   sha,
   TRACK,
   trackState,
-  TREES_URL,
-  UPDATE_REF_URL,
 } from "../state/helpers.js";
 
 let github: GitHubMock;
@@ -74,13 +71,13 @@ describe("consort state", () => {
         200,
         { permission: "admin", role_name: "admin", user: { login: "octo-admin" } },
       ]);
-    mockHead(github, sha("1"), sha("2"), fileText(trackState()).replace('"octo-lead"', '"octo-deputy"'));
-    mockWrite(github, sha("3"), sha("4"));
-    github.on("PATCH", UPDATE_REF_URL, refReply(sha("4")));
+    mockRead(github, fileText(trackState()).replace('"octo-lead"', '"octo-deputy"'));
+    github.on("PUT", contentsUrl(), putReply(sha("4")));
     expect(await cli("reseal", TRACK, "--reason", "deputy approved in the meeting")).toBe(0);
     github.verify();
     expect(out.join("")).toBe(`Re-sealed ${FILE_PATH} at 4444444.\n`);
-    const content = (github.calls("POST", TREES_URL)[0]!.body as { tree: Array<{ content: string }> }).tree[0]!.content;
+    const put = github.calls("PUT", contentsUrl())[0]!.body as { content: string };
+    const content = Buffer.from(put.content, "base64").toString("utf8");
     expect(openStateFile(content, KEY, { trackId: TRACK, path: FILE_PATH }).reseals).toEqual([
       { actor: "octo-admin", at: expect.any(String), reason: "deputy approved in the meeting" },
     ]);

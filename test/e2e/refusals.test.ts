@@ -190,8 +190,8 @@ describe("refused pushes on the track", () => {
       "consort/design": "failure",
       "consort/test-list": "failure",
       "consort/build": "failure",
-      "consort/deploy": "in_progress",
-      "consort/promote": "in_progress",
+      "consort/deploy": "missing",
+      "consort/promote": "missing",
       "consort/discipline": "failure",
       "consort/schema": "success",
     });
@@ -347,17 +347,14 @@ describe("the default branch merged into a track", () => {
 });
 
 describe("approvals that do not count", () => {
-  /** The design gate stays pending: its check still waits, and the comment says why the review did not count. */
+  /**
+   * The design gate stays pending: its check is still not written on the head (a missing required
+   * check blocks the merge), and the comment says why the review did not count.
+   */
   function expectNotApproved(before: TrackSnapshot, reviewer: string, why: string): void {
     expect(standing(s.snapshot())).toEqual(standing(before));
     expect(s.snapshot().context.gates.design.status).toBe("pending");
-    const design = s.world.check(s.head(), "consort/design");
-    const pending = before.context.gates.design.pendingHash!;
-    expect([design.status, design.conclusion, design.output.title]).toEqual([
-      "in_progress",
-      null,
-      `Waiting for approval at ${pending.slice(0, 7)}`,
-    ]);
+    expect(checkTable(s.world, s.head())["consort/design"]).toBe("missing");
     expect(comment()).toContain(`> @${reviewer}'s approval does not count for the design gate: ${why}\n`);
     expect(s.world.mock.violations).toEqual([]);
   }
@@ -369,7 +366,7 @@ describe("approvals that do not count", () => {
     expectNotApproved(
       before,
       AGENTS.architect.login,
-      `${AGENTS.architect.login} authored ${designCommits[2]!.slice(0, 7)} under approval and cannot approve their own work`,
+      `${AGENTS.architect.login} authored ${designCommits[2]!.slice(0, 7)}; committed ${designCommits[2]!.slice(0, 7)}; authored or pushed steps Consort recorded for the design gate under approval and cannot approve their own work`,
     );
   });
 
@@ -433,7 +430,8 @@ describe("cycle results that are not trusted", () => {
     );
     await s.deliverRun(run);
     expect(standing(s.snapshot())).toEqual(standing(before));
-    expect(s.world.check(s.head(), "consort/build").conclusion).not.toBe("success");
+    // The build still only waits: nothing is written on the head, so nothing passes.
+    expect(checkTable(s.world, s.head())["consort/build"]).toBe("missing");
     expect(s.logs).toContain(
       "ignored workflow run: run 4242 of .github/workflows/consort-cycle.yml was not dispatched by Consort for any open track (its run-name names no dispatch id)",
     );
@@ -447,7 +445,8 @@ describe("cycle results that are not trusted", () => {
     const wrong = { ...redResult, step: "green", commit: other, verdict: "verified", reasons: [] };
     await s.reportRun(dispatch.runId, { "cycle-result.json": wrong });
     expect(standing(s.snapshot())).toEqual(standing(before));
-    expect(s.world.check(s.head(), "consort/build").conclusion).not.toBe("success");
+    // The build still only waits: nothing is written on the head, so nothing passes.
+    expect(checkTable(s.world, s.head())["consort/build"]).toBe("missing");
     expect(s.logs).toContain(
       `ignored workflow run: run ${dispatch.runId} reports on commit ${other.slice(0, 12)}, but Consort asked it to test ${before.context.head.slice(0, 12)}`,
     );
@@ -475,8 +474,8 @@ describe("cycle results that are not trusted", () => {
       "consort/design": "success",
       "consort/test-list": "success",
       "consort/build": "failure",
-      "consort/deploy": "in_progress",
-      "consort/promote": "in_progress",
+      "consort/deploy": "missing",
+      "consort/promote": "missing",
       "consort/discipline": "success",
       "consort/schema": "success",
     });

@@ -3,6 +3,7 @@ import { ApproversConfig } from "../../src/config/consort-config.js";
 import { gateApproval } from "../../src/gates/approval.js";
 import { fetchCodeowners } from "../../src/github/codeowners.js";
 import {
+  coAuthorsOf,
   collectReviewerFacts,
   listCommitsUnderApproval,
   listGateReviews,
@@ -82,8 +83,8 @@ describe("fetching what the approval rules need", () => {
     expect(github.calls("GET", "/repos/acme/shop/contents/CODEOWNERS")[0]!.query).toEqual({ ref: "main" });
     expect(teams).toEqual(["acme/architects", "acme/design-leads"]);
     expect(commits).toEqual([
-      { sha: "1".repeat(40), authorLogin: "spec-bot[bot]" },
-      { sha: H, authorLogin: null },
+      { sha: "1".repeat(40), authorLogin: "spec-bot[bot]", committerLogin: null, coAuthors: [] },
+      { sha: H, authorLogin: null, committerLogin: null, coAuthors: [] },
     ]);
     expect([...reviewers]).toEqual([
       ["lee", { permission: "maintain", teams: ["acme/design-leads"] }],
@@ -100,6 +101,7 @@ describe("fetching what the approval rules need", () => {
       codeowners: codeowners?.rules,
       commits,
       reviewers,
+      recordedAuthors: [],
     });
     expect(gate.approved).toBe(false);
     expect(gate.decisions.map((d) => [d.user, d.reasons])).toEqual([
@@ -121,6 +123,43 @@ describe("fetching what the approval rules need", () => {
         ],
       ],
     ]);
+  });
+
+  it("names each commit's committer and co-authors, so a reviewer who played any part in it is known", async () => {
+    github.on("GET", "/repos/acme/shop/pulls/7/commits", [
+      200,
+      [
+        {
+          sha: "1".repeat(40),
+          author: user("spec-bot[bot]"),
+          committer: user("Lee"),
+          commit: {
+            message:
+              "spec\n\nConsort-Role: spec-author\nCo-authored-by: Kim Doe <4242+kim@users.noreply.github.com>\nco-authored-by: sam <sam@example.com>\n",
+          },
+        },
+      ],
+    ]);
+    const commits = await listCommitsUnderApproval(octokit(), "acme", "shop", 7);
+    github.verify();
+    expect(commits).toEqual([
+      {
+        sha: "1".repeat(40),
+        authorLogin: "spec-bot[bot]",
+        committerLogin: "Lee",
+        coAuthors: ["kim", "Kim Doe", "sam"],
+      },
+    ]);
+  });
+
+  it("reads co-authors from a GitHub no-reply address, with or without the account id, and by name", () => {
+    expect(coAuthorsOf("x\n\nCo-authored-by: A <a@users.noreply.github.com>")).toEqual(["a", "A"]);
+    expect(coAuthorsOf("x\n\nCo-Authored-By:   bot  <1+ci-bot[bot]@users.noreply.github.com>  ")).toEqual([
+      "ci-bot[bot]",
+      "bot",
+    ]);
+    expect(coAuthorsOf("x\n\nCo-authored-by: Lee")).toEqual(["Lee"]);
+    expect(coAuthorsOf("x\n\nReviewed-by: Lee <lee@users.noreply.github.com>")).toEqual([]);
   });
 
   it("refuses to decide on a pull request with more commits than GitHub lists", async () => {

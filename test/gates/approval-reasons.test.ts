@@ -27,6 +27,7 @@ function context(overrides: Partial<ApprovalContext> = {}): ApprovalContext {
     codeowners: undefined,
     commits: [{ sha: "1".repeat(40), authorLogin: "dana" }],
     reviewers: new Map([["lee", { permission: "write", teams: [] }]]),
+    recordedAuthors: [],
     ...overrides,
   };
 }

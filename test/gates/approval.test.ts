@@ -42,6 +42,7 @@ function context(overrides: Partial<ApprovalContext> = {}): ApprovalContext {
       { sha: "2".repeat(40), authorLogin: "dana" },
     ],
     reviewers: new Map([["lee", writer]]),
+    recordedAuthors: [],
     ...overrides,
   };
 }
@@ -64,7 +65,11 @@ describe("an approval that meets every rule", () => {
       { rule: "approved-state", ok: true, detail: "review 501 is APPROVED" },
       { rule: "write-access", ok: true, detail: "lee has write permission" },
       { rule: "approver", ok: true, detail: "lee is an approver: listed in approvers.users" },
-      { rule: "not-an-author", ok: true, detail: "lee authored none of the 2 commit(s) under approval" },
+      {
+        rule: "not-an-author",
+        ok: true,
+        detail: "lee authored, committed, co-authored and pushed none of the 2 commit(s) under approval",
+      },
       { rule: "frozen-hash", ok: true, detail: "the review is on aaaaaaa at the pending hash ddddddd" },
     ]);
   });
@@ -379,5 +384,35 @@ describe("reading CODEOWNERS", () => {
     expect(ownersOf(rules, "docs/deep/intro.md")).toEqual(["@acme/everyone"]);
     expect(ownersOf(rules, "docs/generated/api.md")).toEqual([]);
     expect(ownersOf(rules, "src/.consort-like/file")).toEqual(["@acme/everyone"]);
+  });
+});
+
+describe("the approver played no part in the work under approval", () => {
+  const dana = [{ sha: "2".repeat(40), authorLogin: "dana" }];
+  const reasons = (ctx: ApprovalContext) => gateApproval([review()], ctx).decisions[0]!.reasons;
+
+  it("a reviewer who committed a commit under approval (but did not author it) does not count", () => {
+    expect(reasons(context({ commits: [{ ...dana[0]!, committerLogin: "LEE" }] }))).toEqual([
+      "lee committed 2222222 under approval and cannot approve their own work",
+    ]);
+  });
+
+  it("a reviewer named as a co-author of a commit under approval does not count", () => {
+    expect(reasons(context({ commits: [{ ...dana[0]!, coAuthors: ["Lee"] }] }))).toEqual([
+      "lee is a co-author of 2222222 under approval and cannot approve their own work",
+    ]);
+  });
+
+  it("a reviewer Consort recorded as the author or pusher of the gate's steps does not count", () => {
+    expect(reasons(context({ commits: dana, recordedAuthors: ["spec-bot[bot]", "Lee"] }))).toEqual([
+      "lee authored or pushed steps Consort recorded for the design gate under approval and cannot approve their own work",
+    ]);
+  });
+
+  it("every part a reviewer played is named", () => {
+    const own = [{ sha: "3".repeat(40), authorLogin: "lee", committerLogin: "lee", coAuthors: ["lee"] }];
+    expect(reasons(context({ commits: own, recordedAuthors: ["lee"] }))).toEqual([
+      "lee authored 3333333; committed 3333333; is a co-author of 3333333; authored or pushed steps Consort recorded for the design gate under approval and cannot approve their own work",
+    ]);
   });
 });

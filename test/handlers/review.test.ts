@@ -10,6 +10,8 @@ import {
   createdChecks,
   expectChecks,
   expectConfig,
+  expectDismissal,
+  expectReviews,
   expectStickyComment,
   newBranch,
   pullRequestPayload,
@@ -104,6 +106,7 @@ describe("pull_request_review", () => {
   it("an approval by a configured approver with write access, on a commit at the pending hash, approves the design gate", async () => {
     const head = sim.context.head;
     expectConfig(h.github, CONFIG);
+    expectReviews(h.github, [{ id: REVIEW_ID, login: "lead-human", state: "APPROVED", commit: head }]);
     expectFacts("lead-human", "write");
     expectFilesAt(head, designFiles());
     expectChecks(h.github, head);
@@ -130,6 +133,7 @@ describe("pull_request_review", () => {
     const head = sim.context.head;
     const before = state.head;
     expectConfig(h.github, CONFIG);
+    expectReviews(h.github, [{ id: REVIEW_ID, login: "lead-human", state: "APPROVED", commit: head }]);
     expectFacts("lead-human", "read");
     expectFilesAt(head, designFiles());
     expectStickyComment(h.github, branch, head);
@@ -146,6 +150,7 @@ describe("pull_request_review", () => {
     const head = sim.context.head;
     const before = state.head;
     expectConfig(h.github, CONFIG);
+    expectReviews(h.github, [{ id: REVIEW_ID, login: "lead-human", state: "APPROVED", commit: head }]);
     expectFacts("lead-human", "admin", ["po-bot[bot]", "lead-human"]);
     expectFilesAt(head, designFiles());
     expectStickyComment(h.github, branch, head);
@@ -163,6 +168,7 @@ describe("pull_request_review", () => {
     const older = "0123456789".repeat(4);
     const before = state.head;
     expectConfig(h.github, CONFIG);
+    expectReviews(h.github, [{ id: REVIEW_ID, login: "lead-human", state: "APPROVED", commit: older }]);
     expectFacts("lead-human", "write");
     expectFilesAt(older, { ...designFiles(), [ARTIFACT_PATHS.spec]: edited(smallDesign.spec, (j) => delete j.nfrs) });
     expectStickyComment(h.github, branch, sim.context.head);
@@ -180,6 +186,7 @@ describe("pull_request_review", () => {
     const head = sim.context.head;
     const before = state.head;
     expectConfig(h.github, CONFIG);
+    expectReviews(h.github, [{ id: REVIEW_ID, login: "drive-by", state: "APPROVED", commit: head }]);
     expectFacts("drive-by", "write");
     expectFilesAt(head, designFiles());
     expectStickyComment(h.github, branch, head);
@@ -206,6 +213,10 @@ describe("pull_request_review", () => {
     state.seed(stateOf(branch, sim.snapshot));
     const before = state.head;
     expectConfig(h.github, CONFIG);
+    expectReviews(h.github, [
+      { id: REVIEW_ID, login: "lead-human", state: "APPROVED", commit: sim.context.head },
+      { id: REVIEW_ID + 1, login: "lead-human", state: "COMMENTED", commit: sim.context.head },
+    ]);
 
     const comment = reviewPayload("submitted", "lead-human", "commented", sim.context.head);
     await h.receive("pull_request_review", { ...comment, review: { ...comment.review, id: REVIEW_ID + 1 } });
@@ -230,6 +241,8 @@ describe("pull_request_review", () => {
     state.seed(stateOf(branch, sim.snapshot));
     const head = sim.context.head;
     expectConfig(h.github, CONFIG);
+    expectReviews(h.github, [{ id: REVIEW_ID, login: "lead-human", state: "DISMISSED", commit: head }]);
+    expectDismissal(h.github, REVIEW_ID, { by: "maintainer", message: "Approved the wrong PR" });
     expectChecks(h.github, head);
     expectStickyComment(h.github, branch, head);
 
@@ -259,6 +272,16 @@ describe("pull_request_review", () => {
     state.seed(stateOf(branch, sim.snapshot));
     const head = sim.context.head;
     expectConfig(h.github, CONFIG);
+    expectReviews(h.github, [
+      { id: REVIEW_ID, login: "Lead-Human", state: "APPROVED", commit: head },
+      {
+        id: REVIEW_ID + 1,
+        login: "lead-human",
+        state: "CHANGES_REQUESTED",
+        commit: head,
+        submittedAt: "2026-03-01T11:10:00Z",
+      },
+    ]);
     expectChecks(h.github, head);
     expectStickyComment(h.github, branch, head);
 
@@ -272,5 +295,71 @@ describe("pull_request_review", () => {
       conclusion: "failure",
       output: { title: "Approval withdrawn" },
     });
+  });
+
+  it("GitHub's own dismissal of a stale approval on push withdraws nothing: the approval binds to the frozen hash", async () => {
+    sim.expectAccepted(
+      sim.send({
+        type: "gate.approved",
+        at: "2026-03-01T10:00:00.000Z",
+        gate: "design",
+        manifestHash: sim.context.gates.design.pendingHash!,
+        approver: "lead-human",
+        reviewId: REVIEW_ID,
+        commit: sim.context.head,
+      }),
+    );
+    state.seed(stateOf(branch, sim.snapshot));
+    const before = state.head;
+    const head = sim.context.head;
+    expectConfig(h.github, CONFIG);
+    expectReviews(h.github, [{ id: REVIEW_ID, login: "lead-human", state: "DISMISSED", commit: head }]);
+    expectDismissal(h.github, REVIEW_ID, { by: "po-bot[bot]", message: null, commit: "f".repeat(40) });
+
+    await h.receive("pull_request_review", reviewPayload("dismissed", "lead-human", "dismissed", head));
+    h.github.verify();
+
+    expect(state.head).toBe(before);
+    expect(state.state(branch)!.snapshot).toMatchObject({ context: { gates: { design: { status: "approved" } } } });
+  });
+
+  it("an approval delivered again after GitHub lists the review as dismissed approves nothing", async () => {
+    const head = sim.context.head;
+    const before = state.head;
+    expectConfig(h.github, CONFIG);
+    expectReviews(h.github, [{ id: REVIEW_ID, login: "lead-human", state: "DISMISSED", commit: head }]);
+    expectDismissal(h.github, REVIEW_ID, { by: "maintainer", message: "Not this one" });
+
+    await h.receive("pull_request_review", reviewPayload("submitted", "lead-human", "approved", head));
+    h.github.verify();
+
+    expect(state.head).toBe(before);
+    expect(state.state(branch)!.snapshot).toMatchObject({ context: { gates: { design: { status: "pending" } } } });
+  });
+
+  it("an approval GitHub does not list for the PR approves nothing", async () => {
+    const head = sim.context.head;
+    const before = state.head;
+    expectConfig(h.github, CONFIG);
+    expectReviews(h.github, []);
+
+    await h.receive("pull_request_review", reviewPayload("submitted", "lead-human", "approved", head));
+    h.github.verify();
+
+    expect(state.head).toBe(before);
+  });
+
+  it("a review on a pull request from the track into another branch than the default one is not read at all", async () => {
+    const head = sim.context.head;
+    const before = state.head;
+    const payload = reviewPayload("submitted", "lead-human", "approved", head);
+    await h.receive("pull_request_review", {
+      ...payload,
+      pull_request: { ...payload.pull_request, base: { ...payload.pull_request.base, ref: "scratch" } },
+    });
+    expect(h.github.violations).toEqual([]);
+
+    expect(state.head).toBe(before);
+    expect(h.github.requests).toEqual([]);
   });
 });

@@ -58,8 +58,12 @@ export function stateOf(branch: string, snapshot: TrackSnapshot): TrackState {
   );
 }
 
-/** GitHub answers for the check runs of `sha`: an empty listing, then the seven creations. */
-export function expectChecks(github: GitHubMock, sha: string, times = 7): void {
+/**
+ * GitHub answers for the check runs of `sha`: an empty listing, then the creations. On a head with
+ * none of ours only the checks that have a conclusion are created (a waiting one stays absent), so
+ * by default any number is answered; a test that knows how many passes `times`.
+ */
+export function expectChecks(github: GitHubMock, sha: string, times = Infinity): void {
   github
     .on("GET", `/repos/acme/shop/commits/${sha}/check-runs`, [200, { total_count: 0, check_runs: [] }])
     .on(
@@ -138,6 +142,70 @@ export function pullRequestPayload(
   };
 }
 
+/** A review as GitHub lists it (`GET /repos/{o}/{r}/pulls/{n}/reviews`). */
+export interface ListedReview {
+  id: number;
+  login: string;
+  state: "APPROVED" | "CHANGES_REQUESTED" | "COMMENTED" | "DISMISSED";
+  commit: string;
+  submittedAt?: string;
+}
+
+/** GitHub's listing of PR #7's reviews, which the review handler reads again before deciding anything. */
+export function expectReviews(github: GitHubMock, reviews: ListedReview[], times = 1): void {
+  github.on(
+    "GET",
+    "/repos/acme/shop/pulls/7/reviews",
+    [
+      200,
+      reviews.map((r) => ({
+        id: r.id,
+        node_id: `PRR${r.id}`,
+        user: { login: r.login, id: r.login.length, type: "User" },
+        body: "",
+        state: r.state,
+        html_url: "",
+        pull_request_url: "",
+        commit_id: r.commit,
+        submitted_at: r.submittedAt ?? "2026-03-01T11:00:00Z",
+        author_association: "MEMBER",
+        _links: { html: { href: "" }, pull_request: { href: "" } },
+      })),
+    ],
+    times,
+  );
+}
+
+/** PR #7's `review_dismissed` issue event: a person's (with a message) or GitHub's own on push (with the commit). */
+export function expectDismissal(
+  github: GitHubMock,
+  reviewId: number,
+  how: { by: string; message: string | null; commit?: string },
+): void {
+  github.on("GET", "/repos/acme/shop/issues/7/events", [
+    200,
+    [
+      {
+        id: 1,
+        node_id: "RDE",
+        url: "",
+        actor: { login: how.by, id: how.by.length, type: "User" },
+        event: "review_dismissed",
+        commit_id: null,
+        commit_url: null,
+        created_at: "2026-03-01T11:30:00Z",
+        performed_via_github_app: null,
+        dismissed_review: {
+          state: "approved",
+          review_id: reviewId,
+          dismissal_message: how.message,
+          ...(how.commit ? { dismissal_commit_id: how.commit } : {}),
+        },
+      },
+    ],
+  ]);
+}
+
 /**
  * The git reads a push is verified by (src/app/commits.ts): compare from `before` to the last
  * commit, listing `commits` as a chain (each the previous one's child), and the tree at the head,
@@ -193,4 +261,20 @@ export function expectForkPoint(github: GitHubMock, head: string, fork = head, t
     [200, { status: fork === head ? "identical" : "ahead", merge_base_commit: { sha: fork }, commits: [] }],
     times,
   );
+}
+
+/** T1's RED cycle ended without a decision (its run left no result): a person may re-run it. */
+export function afterErroredRed(branch: string): TrackSim {
+  const track = simulatedTrack(branch).throughDesign();
+  const unit = track.context.units[track.context.unitIndex]!;
+  track.expectAccepted(
+    track.push({
+      role: "navigator",
+      files: Object.fromEntries(
+        unit.tests.map((t) => [t.file, `it(${JSON.stringify(t.title)}, () => expect(1).toBe(2));\n`]),
+      ),
+    }),
+  );
+  track.report("error", ["run 987 uploaded no result"]);
+  return track;
 }

@@ -71,6 +71,22 @@ describe("tearing a track down", () => {
     });
   });
 
+  it("deleting a branch whose name maps to a track of another branch abandons nothing", async () => {
+    const snapshot = await liveTrack();
+    // The state under this branch's id belongs to another git branch (an older id rule, or a hash collision).
+    state.seed({ ...stateOf(branch, snapshot), branch: `Other/${branch}` });
+    const before = state.head;
+    mockInstallationToken(h.github, INSTALLATION_ID);
+    expectConfig(h.github, db.configYaml);
+
+    await h.receive("delete", inRepo({ ...webhookPayload("delete"), ref: branch, ref_type: "branch" }));
+    h.github.verify();
+
+    expect(state.head).toBe(before);
+    expect(await db.branchExists(branch)).toBe(true);
+    expect(state.state(branch)!.snapshot).toMatchObject({ stage: "stories" });
+  });
+
   it("closing the PR without merging abandons the track and deletes its database branch; every check fails", async () => {
     const snapshot = await liveTrack();
     mockInstallationToken(h.github, INSTALLATION_ID);

@@ -44,7 +44,7 @@ const defaultBranchBody = (approvals = 1) => ({
       type: "pull_request",
       parameters: {
         required_approving_review_count: approvals,
-        dismiss_stale_reviews_on_push: true,
+        dismiss_stale_reviews_on_push: false,
         require_code_owner_review: true,
         require_last_push_approval: true,
         required_review_thread_resolution: false,
@@ -153,6 +153,35 @@ describe("consort protect", () => {
       },
       { op: "change", path: "rules[pull_request].parameters.required_approving_review_count", from: 0, to: 1 },
       { op: "remove", path: "bypass_actors[RepositoryRole:5].bypass_mode", from: "always" },
+    ]);
+  });
+
+  it("does not ask GitHub to dismiss stale approvals, and keeps a repository's own choice to", async () => {
+    const theirs = defaultBranchBody();
+    (theirs.rules[1]!.parameters as Record<string, unknown>).dismiss_stale_reviews_on_push = true;
+    github
+      .on("GET", LIST, [
+        200,
+        [
+          { id: 42, name: DEFAULT_BRANCH_RULESET, source_type: "Repository", enforcement: "active" },
+          { id: 43, name: STATE_BRANCH_RULESET, source_type: "Repository", enforcement: "active" },
+        ],
+      ])
+      .on("GET", `${LIST}/42`, [200, stored(42, theirs)])
+      .on("GET", `${LIST}/43`, [200, stored(43, stateBranchBody())]);
+    const result = await protectRepository(octokit(), {
+      owner: "acme",
+      repo: "shop",
+      settings: { appId: TEST_APP_ID, approvals: 1 },
+      dryRun: false,
+    });
+    github.verify();
+    expect((defaultBranchBody().rules[1]!.parameters as Record<string, unknown>).dismiss_stale_reviews_on_push).toBe(
+      false,
+    );
+    expect(result.rulesets.map((r) => [r.action, r.changes])).toEqual([
+      ["unchanged", []],
+      ["unchanged", []],
     ]);
   });
 

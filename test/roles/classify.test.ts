@@ -27,7 +27,7 @@ const as = (role: string) => `Make it so\n\nConsort-Role: ${role}\n`;
 const classify = (
   c: PushedCommit,
   stage: Stage,
-  options: { frozen?: FrozenState; config?: ConsortConfig; unit?: string } = {},
+  options: { frozen?: FrozenState; config?: ConsortConfig; unit?: string; pusher?: string | null } = {},
 ) =>
   classifyCommit({
     commit: c,
@@ -35,6 +35,8 @@ const classify = (
     unit: options.unit ?? "T1",
     config: options.config ?? config,
     frozen: options.frozen ?? noneFrozen,
+    // By default the author pushed their own commit; `null` is a push nobody named.
+    pusher: options.pusher === null ? undefined : (options.pusher ?? c.authorLogin ?? undefined),
   });
 
 describe("the Consort-Role trailer", () => {
@@ -207,6 +209,7 @@ describe("commit classification", () => {
       const result = classify(commit(as("driver"), { "src/a.ts": "x" }, "nav-bot[bot]"), "green", { config: bound });
       expect(result.reasons).toEqual([
         "abc1234: author nav-bot[bot] is not bound to role driver (roles.driver in .github/consort.yml: driver-bot[bot])",
+        "abc1234: abc1234 was pushed by nav-bot[bot], who is not bound to role driver (roles.driver in .github/consort.yml: driver-bot[bot]); a bound identity must push its own commits",
       ]);
     });
     it("accepts the bound author whatever the case of the login in the configuration (GitHub logins ignore case)", () => {
@@ -214,6 +217,22 @@ describe("commit classification", () => {
       expect(
         classify(commit(as("driver"), { "src/a.ts": "x" }, "driver-bot[bot]"), "green", { config: typed }).reasons,
       ).toEqual([]);
+    });
+    it("rejects a commit whose bound author was set with `git commit --author` but which an unbound identity pushed", () => {
+      const forged = commit(as("driver"), { "src/a.ts": "x" }, "driver-bot[bot]");
+      expect(classify(forged, "green", { config: bound, pusher: "nav-bot[bot]" }).reasons).toEqual([
+        "abc1234: abc1234 was pushed by nav-bot[bot], who is not bound to role driver (roles.driver in .github/consort.yml: driver-bot[bot]); a bound identity must push its own commits",
+      ]);
+    });
+    it("rejects a bound role's commit when who pushed it is not known", () => {
+      const found = commit(as("driver"), { "src/a.ts": "x" }, "driver-bot[bot]");
+      expect(classify(found, "green", { config: bound, pusher: null }).reasons).toEqual([
+        "abc1234: role driver is bound to driver-bot[bot], and who pushed abc1234 is not known (found after the push, not in its webhook): push it again as a bound identity",
+      ]);
+    });
+    it("accepts the bound pusher whatever the case of its login", () => {
+      const c = commit(as("driver"), { "src/a.ts": "x" }, "driver-bot[bot]");
+      expect(classify(c, "green", { config: bound, pusher: "Driver-Bot[bot]" }).reasons).toEqual([]);
     });
     it("rejects an author with no linked account", () => {
       expect(

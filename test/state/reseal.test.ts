@@ -8,22 +8,19 @@ import {
   StateStoreError,
 } from "../../src/state/index.js";
 import {
-  COMMITS_URL,
+  contentsUrl,
   FILE_PATH,
   fileText,
   KEY,
-  mockHead,
-  mockWrite,
+  mockRead,
   NOW,
   octokit,
   OWNER,
-  refReply,
+  putReply,
   REPO,
   sha,
   TRACK,
   trackState,
-  TREES_URL,
-  UPDATE_REF_URL,
 } from "./helpers.js";
 
 let github: GitHubMock;
@@ -42,20 +39,17 @@ const permissionReply = (permission: string, role: string) =>
 describe("re-sealing a tampered state file", () => {
   it("re-signs a file whose signature fails and records who vouched for it", async () => {
     const tampered = fileText(trackState()).replace('"approver": "octo-lead"', '"approver": "octo-deputy"');
-    mockHead(github, sha("1"), sha("2"), tampered);
-    mockWrite(github, sha("3"), sha("4"));
-    github.on("PATCH", UPDATE_REF_URL, refReply(sha("4")));
+    mockRead(github, tampered, sha("b"));
+    github.on("PUT", contentsUrl(), putReply(sha("4")));
 
     const result = await store().reseal(TRACK, "octo-admin", "approved by the deputy in person");
 
     expect(result).toMatchObject({ outcome: "written", commit: sha("4") });
     github.verify();
-    expect(github.calls("POST", COMMITS_URL)[0]!.body).toEqual({
-      message: `consort: re-seal ${FILE_PATH} (by octo-admin)`,
-      tree: sha("3"),
-      parents: [sha("1")],
-    });
-    const content = (github.calls("POST", TREES_URL)[0]!.body as { tree: Array<{ content: string }> }).tree[0]!.content;
+    const put = github.calls("PUT", contentsUrl())[0]!.body as { message: string; sha: string; content: string };
+    // The write replaces exactly the tampered version that was read (its blob is the compare-and-swap).
+    expect([put.message, put.sha]).toEqual([`consort: re-seal ${FILE_PATH} (by octo-admin)`, sha("b")]);
+    const content = Buffer.from(put.content, "base64").toString("utf8");
     const resealed = openStateFile(content, KEY, { trackId: TRACK, path: FILE_PATH });
     expect(resealed.snapshot).toMatchObject({
       context: { gates: { design: { approvals: [{ approver: "octo-deputy" }] } } },
@@ -66,14 +60,14 @@ describe("re-sealing a tampered state file", () => {
   });
 
   it("leaves a sound file alone", async () => {
-    mockHead(github, sha("1"), sha("2"), fileText(trackState()));
+    mockRead(github, fileText(trackState()));
     await expect(store().reseal(TRACK, "octo-admin")).resolves.toMatchObject({ outcome: "unchanged" });
     github.verify();
   });
 
   it("refuses to vouch for content that breaks the schema", async () => {
     const broken = fileText(trackState()).replace('"schemaVersion": 1', '"schemaVersion": 99');
-    mockHead(github, sha("1"), sha("2"), broken);
+    mockRead(github, broken);
     const error = await store()
       .reseal(TRACK, "octo-admin")
       .catch((e: unknown) => e);

@@ -25,6 +25,8 @@ export interface CommitInfo {
   parents: string[];
   message: string;
   author: { name: string; email: string; date: string };
+  /** Who made the commit object (GitHub shows its login when the e-mail maps to an account). */
+  committer?: { name: string; email: string };
 }
 
 export interface TreeEntry {
@@ -146,6 +148,8 @@ export class GitRepo {
     const parents = lines.filter((l) => l.startsWith("parent ")).map((l) => l.slice(7));
     const authorLine = lines.find((l) => l.startsWith("author "))!.slice(7);
     const match = /^(.*) <(.*)> (\d+) [+-]\d{4}$/.exec(authorLine);
+    const committerLine = lines.find((l) => l.startsWith("committer "))?.slice(10) ?? "";
+    const made = /^(.*) <(.*)> \d+ [+-]\d{4}$/.exec(committerLine);
     return {
       sha,
       tree,
@@ -156,6 +160,7 @@ export class GitRepo {
         email: match?.[2] ?? "",
         date: new Date(Number(match?.[3] ?? 0) * 1000).toISOString(),
       },
+      ...(made ? { committer: { name: made[1]!, email: made[2]! } } : {}),
     };
   }
 
@@ -309,6 +314,7 @@ export class GitRepo {
       parents,
       message,
       author: { ...author, date: new Date(seconds * 1000).toISOString() },
+      committer: { name: committer.name, email: committer.email },
     });
     return sha;
   }

@@ -46,6 +46,16 @@ export interface Review {
   submitted_at: string;
 }
 
+/** A `review_dismissed` issue event: a person's (with a message) or GitHub's own on push (with the commit). */
+export interface IssueEvent {
+  id: number;
+  issue_number: number;
+  reviewId: number;
+  actor: string;
+  message: string | null;
+  commitId: string | null;
+}
+
 export interface Pull {
   number: number;
   head: string;
@@ -82,6 +92,7 @@ export interface WorldSnapshot {
   checkRuns: CheckRun[];
   comments: IssueComment[];
   reviews: Review[];
+  issueEvents?: IssueEvent[];
   pulls: Pull[];
   dispatches: Dispatch[];
   runs: WorkflowRun[];
@@ -118,6 +129,12 @@ export class GitHubWorld {
   readonly reviews: Review[] = [];
   readonly pulls: Pull[] = [];
   readonly dispatches: Dispatch[] = [];
+  readonly issueEvents: IssueEvent[] = [];
+  /**
+   * Classic branch protection's "Dismiss stale pull request approvals when new commits are pushed"
+   * on the default branch; a ruleset's `dismiss_stale_reviews_on_push` asks for the same.
+   */
+  dismissStaleReviewsOnPush = false;
   readonly runs = new Map<number, WorkflowRun>();
   readonly rulesets: unknown[] = [];
   /** login → permission (admin, maintain, write, triage, read); anyone else is not a collaborator. */
@@ -187,6 +204,7 @@ export class GitHubWorld {
       checkRuns: this.checkRuns,
       comments: this.comments,
       reviews: this.reviews,
+      issueEvents: this.issueEvents,
       pulls: this.pulls,
       dispatches: this.dispatches,
       runs: [...this.runs.values()],
@@ -204,6 +222,7 @@ export class GitHubWorld {
     refill(this.checkRuns, copy.checkRuns);
     refill(this.comments, copy.comments);
     refill(this.reviews, copy.reviews);
+    refill(this.issueEvents, copy.issueEvents ?? []);
     refill(this.pulls, copy.pulls);
     refill(this.dispatches, copy.dispatches);
     refill(this.rulesets, copy.rulesets);
@@ -279,11 +298,11 @@ export class GitHubWorld {
 
   // ---- scenario actions (what people and GitHub do) --------------------------------------------
 
-  openPull(head: string, author: string): Pull {
+  openPull(head: string, author: string, base = this.defaultBranch): Pull {
     const pull: Pull = {
       number: this.pulls.length + 1,
       head,
-      base: this.defaultBranch,
+      base,
       author,
       state: "open",
       merged: false,
@@ -319,6 +338,68 @@ export class GitHubWorld {
     };
     this.reviews.push(review);
     return review;
+  }
+
+  /** A person dismisses a review: GitHub requires a message, and lists a `review_dismissed` event. */
+  dismissReview(review: Review, by: string, message = "Dismissed"): void {
+    review.state = "DISMISSED";
+    this.issueEvents.push({
+      id: this.id(),
+      issue_number: review.pull_number,
+      reviewId: review.id,
+      actor: by,
+      message,
+      commitId: null,
+    });
+  }
+
+  /** Whether pushes to a PR into `base` dismiss its approvals (classic protection or a ruleset asks for it). */
+  dismissesStaleReviews(base: string): boolean {
+    if (base === this.defaultBranch && this.dismissStaleReviewsOnPush) return true;
+    return this.rulesets.some((ruleset) => {
+      const r = ruleset as {
+        enforcement?: string;
+        conditions?: { ref_name?: { include?: string[] } };
+        rules?: Array<{ type: string; parameters?: Record<string, unknown> }>;
+      };
+      const include = r.conditions?.ref_name?.include ?? [];
+      const applies =
+        include.includes(`refs/heads/${base}`) || (base === this.defaultBranch && include.includes("~DEFAULT_BRANCH"));
+      return (
+        r.enforcement === "active" &&
+        applies &&
+        (r.rules ?? []).some(
+          (rule) => rule.type === "pull_request" && rule.parameters?.dismiss_stale_reviews_on_push === true,
+        )
+      );
+    });
+  }
+
+  /**
+   * What GitHub does to the open PRs from `branch` after a push to it moved the head to `head`,
+   * where protection asks for stale approvals to be dismissed: each APPROVED review on an older
+   * commit is DISMISSED, with an issue event naming the commit and no message. Returns those
+   * reviews (GitHub then sends `pull_request_review.dismissed` for each).
+   */
+  dismissStaleReviews(branch: string, head: string, pusher: string): Review[] {
+    const dismissed: Review[] = [];
+    for (const pull of this.pulls.filter((p) => p.head === branch && p.state === "open")) {
+      if (!this.dismissesStaleReviews(pull.base)) continue;
+      for (const review of this.reviews) {
+        if (review.pull_number !== pull.number || review.state !== "APPROVED" || review.commit_id === head) continue;
+        review.state = "DISMISSED";
+        this.issueEvents.push({
+          id: this.id(),
+          issue_number: pull.number,
+          reviewId: review.id,
+          actor: pusher,
+          message: null,
+          commitId: head,
+        });
+        dismissed.push(review);
+      }
+    }
+    return dismissed;
   }
 
   /** Merge a PR as GitHub does: a merge commit on the base branch, the PR closed. */
@@ -472,6 +553,7 @@ export class GitHubWorld {
     // Contents of files at refs
     if ((m = /^GET \/contents\/(.+)$/.exec(route)))
       return this.getContent(decodeURIComponent(m[1]!), request.query.ref ?? this.defaultBranch);
+    if ((m = /^PUT \/contents\/(.+)$/.exec(route))) return this.putContent(decodeURIComponent(m[1]!), body);
 
     // Check runs
     if (route === "POST /check-runs") return this.createCheckRun(body);
@@ -485,9 +567,13 @@ export class GitHubWorld {
     // Pull requests
     if (route === "GET /pulls") {
       const head = request.query.head;
+      const base = request.query.base;
       const state = request.query.state ?? "open";
       const list = this.pulls.filter(
-        (p) => (!head || `${this.owner}:${p.head}` === head) && (state === "all" || p.state === state),
+        (p) =>
+          (!head || `${this.owner}:${p.head}` === head) &&
+          (!base || p.base === base) &&
+          (state === "all" || p.state === state),
       );
       return [200, list.map((p) => this.pullPayload(p))];
     }
@@ -502,6 +588,18 @@ export class GitHubWorld {
         200,
         page(
           list.map((r) => this.reviewJson(r)),
+          request.query,
+        ),
+      ];
+    }
+
+    // Issue events: how each review was dismissed
+    if ((m = /^GET \/issues\/(\d+)\/events$/.exec(route))) {
+      const list = this.issueEvents.filter((e) => e.issue_number === Number(m![1]));
+      return [
+        200,
+        page(
+          list.map((e) => this.issueEventJson(e)),
           request.query,
         ),
       ];
@@ -705,6 +803,35 @@ export class GitHubWorld {
     return [200, this.refJson(`refs/heads/${branch}`, sha)];
   }
 
+  /**
+   * The Contents API write, as GitHub answers it: the blob sha it names is a compare-and-swap on
+   * the file (409 when the file changed since it was read), a new file must name none (422 when
+   * it exists), and the commit goes on top of the branch as it is now.
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  private putContent(path: string, body: Record<string, any>): Reply {
+    const branch = String(body.branch ?? this.defaultBranch);
+    const head = this.git.branchHead(branch);
+    if (!head) return notFound(`Branch ${branch} not found`);
+    const current = this.git.blobSha(head, path);
+    if (current === undefined && body.sha !== undefined) return notFound();
+    if (current !== undefined && body.sha === undefined)
+      return [422, { message: 'Invalid request.\n\n"sha" wasn\'t supplied.', documentation_url: DOCS }];
+    if (current !== undefined && body.sha !== current)
+      return [409, { message: `${path} does not match ${String(body.sha)}`, documentation_url: DOCS }];
+    const blob = this.git.writeBlob(Buffer.from(String(body.content), "base64"));
+    const tree = this.git.writeTree(this.git.commitInfo(head)!.tree, [{ path, mode: "100644", sha: blob }]);
+    const commit = this.git.writeCommit(tree, [head], String(body.message));
+    this.git.setBranch(branch, commit, head);
+    return [
+      current === undefined ? 201 : 200,
+      {
+        content: { name: path.split("/").pop(), path, sha: blob, type: "file", url: "", html_url: "", git_url: "" },
+        commit: this.commitJson(commit),
+      },
+    ];
+  }
+
   private getContent(path: string, ref: string): Reply {
     const commit = this.git.resolve(ref) ?? this.git.resolve(`refs/heads/${ref}`);
     if (!commit) return notFound(`No commit found for the ref ${ref}`);
@@ -833,6 +960,8 @@ export class GitHubWorld {
   private listedCommitJson(sha: string): Record<string, unknown> {
     const info = this.git.commitInfo(sha)!;
     const login = loginOfEmail(info.author.email);
+    // As GitHub: the committer's login where its e-mail maps to an account (GitHub's own web-flow does not here).
+    const committer = info.committer ? loginOfEmail(info.committer.email) : null;
     return {
       sha,
       node_id: "C",
@@ -842,13 +971,13 @@ export class GitHubWorld {
       commit: {
         message: info.message,
         author: info.author,
-        committer: info.author,
+        committer: { ...info.author, ...(info.committer ?? {}) },
         tree: { sha: info.tree, url: "" },
         url: "",
         comment_count: 0,
       },
       author: login ? { login, id: idOf(login) } : null,
-      committer: null,
+      committer: committer ? { login: committer, id: idOf(committer) } : null,
       parents: info.parents.map((p) => ({ sha: p, url: "" })),
     };
   }
@@ -948,6 +1077,26 @@ export class GitHubWorld {
       pull_request_url: "",
       author_association: "MEMBER",
       _links: {},
+    };
+  }
+
+  private issueEventJson(event: IssueEvent): Record<string, unknown> {
+    return {
+      id: event.id,
+      node_id: "RDE",
+      url: "",
+      actor: { login: event.actor, id: idOf(event.actor), type: event.actor.endsWith("[bot]") ? "Bot" : "User" },
+      event: "review_dismissed",
+      commit_id: null,
+      commit_url: null,
+      created_at: "2026-03-01T12:00:00Z",
+      performed_via_github_app: null,
+      dismissed_review: {
+        state: "approved",
+        review_id: event.reviewId,
+        dismissal_message: event.message,
+        ...(event.commitId ? { dismissal_commit_id: event.commitId } : {}),
+      },
     };
   }
 

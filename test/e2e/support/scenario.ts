@@ -38,6 +38,7 @@ import {
   GitHubWorld,
   idOf,
   type Pull,
+  type Review,
   type WorkflowRun,
   type WorldSnapshot,
 } from "./github-world.js";
@@ -111,6 +112,8 @@ export class Scenario {
   pull: Pull | undefined;
   /** Log lines the app wrote (warnings and errors), to assert what it said. */
   readonly logs: string[] = [];
+  /** Every webhook delivered, by delivery id, to deliver one again. */
+  private readonly delivered = new Map<string, { name: string; payload: Record<string, unknown> }>();
 
   constructor(options: ScenarioOptions = {}) {
     // A valid branch id as well as a database name: promotion names its snapshot after the root
@@ -214,8 +217,19 @@ export class Scenario {
 
   /** Deliver one webhook as GitHub would (the delivery id is returned, to deliver it again). */
   async deliver(name: string, payload: Record<string, unknown>, deliveryId: string = randomUUID()): Promise<string> {
+    this.delivered.set(deliveryId, { name, payload });
     await this.probot.receive({ id: deliveryId, name, payload } as Parameters<Probot["receive"]>[0]);
     return deliveryId;
+  }
+
+  /**
+   * Deliver an earlier webhook again: GitHub redelivers with the same id; anyone who captured the
+   * signed body may send it with a new one (the delivery id is not signed).
+   */
+  async redeliver(deliveryId: string, asNew = false): Promise<string> {
+    const earlier = this.delivered.get(deliveryId);
+    if (!earlier) throw new Error(`no delivery ${deliveryId} to deliver again`);
+    return this.deliver(earlier.name, earlier.payload, asNew ? randomUUID() : deliveryId);
   }
 
   /** A person creates the track's branch from main. */
@@ -258,9 +272,22 @@ export class Scenario {
     ).sha;
   }
 
-  /** Push the commits made since `before` (one push event, oldest commit first). */
-  async push(before: string, options: { deliveryId?: string; forced?: boolean } = {}): Promise<string> {
-    return this.deliver("push", this.pushPayload(before, options), options.deliveryId);
+  /**
+   * Push the commits made since `before` (one push event, oldest commit first). GitHub names who
+   * pushed as the event's `sender`: by default the newest commit's author (an agent pushes its own
+   * step), or `pusher`.
+   */
+  async push(
+    before: string,
+    options: { deliveryId?: string; forced?: boolean; pusher?: string } = {},
+  ): Promise<string> {
+    const payload = this.pushPayload(before, options);
+    const pusher = payload.sender.login;
+    const delivery = await this.deliver("push", payload, options.deliveryId);
+    // Where protection asks for it, GitHub dismisses the approvals the push made stale.
+    for (const review of this.world.dismissStaleReviews(this.branch, payload.after, pusher))
+      await this.deliverReview(review, "dismissed", pusher);
+    return delivery;
   }
 
   /**
@@ -269,7 +296,14 @@ export class Scenario {
    * removed, then modified), a merge commit's lists empty, and `distinct` false for a commit some
    * other branch already holds (the default branch's, brought in by "Update branch").
    */
-  pushPayload(before: string, options: { forced?: boolean } = {}): Record<string, unknown> & { commits: unknown[] } {
+  pushPayload(
+    before: string,
+    options: { forced?: boolean; pusher?: string } = {},
+  ): Record<string, unknown> & {
+    commits: unknown[];
+    after: string;
+    sender: { login: string; id: number; type: string };
+  } {
     const after = this.repo.branchHead(this.branch)!;
     const shas = this.repo.revList(after, before).slice(-GITHUB_PUSH_COMMITS_CAP);
     const elsewhere = this.repo
@@ -300,6 +334,7 @@ export class Scenario {
         modified: capped(changes.modified),
       };
     });
+    const pusher = options.pusher ?? commits.at(-1)?.author.username ?? LEAD;
     return {
       ...webhookPayload("push"),
       ...this.payloadBase,
@@ -311,7 +346,8 @@ export class Scenario {
       forced: options.forced ?? false,
       commits,
       head_commit: commits.at(-1) ?? null,
-      pusher: { name: LEAD },
+      sender: { login: pusher, id: idOf(pusher), type: pusher.endsWith("[bot]") ? "Bot" : "User" },
+      pusher: { name: pusher },
     };
   }
 
@@ -327,7 +363,7 @@ export class Scenario {
       `Merge branch '${this.world.defaultBranch}' into ${this.branch}\n`,
       { name: login, email: `${login}@users.noreply.github.com`, login },
     );
-    await this.push(before);
+    await this.push(before, { pusher: login });
     return sha;
   }
 
@@ -378,51 +414,48 @@ export class Scenario {
     return this.pull;
   }
 
-  /** A person submits a review on the PR (on the head unless `commit` says otherwise). */
+  /** A person submits a review on the PR (on the head unless `commit` says otherwise); returns the review id. */
   async review(
     login: string,
     state: "APPROVED" | "CHANGES_REQUESTED" | "COMMENTED",
     commit = this.head(),
+    pull?: Pull,
   ): Promise<number> {
-    const pull = this.pull ?? (await this.openPull());
-    const review = this.world.addReview(pull, login, state, commit);
-    await this.deliver("pull_request_review", {
-      ...webhookPayload("pull_request_review", "submitted"),
-      ...this.payloadBase,
-      sender: { login, id: idOf(login), type: "User" },
-      action: "submitted",
-      review: {
-        id: review.id,
-        node_id: "PRR",
-        user: { login, id: idOf(login), type: "User" },
-        body: null,
-        state: state.toLowerCase(),
-        commit_id: commit,
-        submitted_at: review.submitted_at,
-        html_url: "",
-        pull_request_url: "",
-        author_association: "MEMBER",
-        _links: {},
-      },
-      pull_request: this.world.pullPayload(pull),
-    });
+    const on = pull ?? this.pull ?? (await this.openPull());
+    const review = this.world.addReview(on, login, state, commit);
+    this.lastReviewDelivery = await this.deliverReview(review, "submitted", login, state.toLowerCase());
     return review.id;
   }
 
-  /** A person with the right dismisses a review. */
-  async dismissReview(reviewId: number): Promise<void> {
+  /** The delivery id of the last `review()`, to deliver it again. */
+  lastReviewDelivery: string | undefined;
+
+  /** A person with the right dismisses a review (GitHub requires a message). */
+  async dismissReview(reviewId: number, by = LEAD): Promise<void> {
     const review = this.world.reviews.find((r) => r.id === reviewId)!;
-    review.state = "DISMISSED";
-    await this.deliver("pull_request_review", {
-      ...webhookPayload("pull_request_review", "dismissed"),
+    this.world.dismissReview(review, by);
+    await this.deliverReview(review, "dismissed", by);
+  }
+
+  /** The `pull_request_review` webhook GitHub sends for `review` (its state as the payload spells it). */
+  async deliverReview(
+    review: Review,
+    action: "submitted" | "dismissed",
+    sender: string,
+    state = action === "dismissed" ? "dismissed" : review.state.toLowerCase(),
+  ): Promise<string> {
+    const pull = this.world.pulls.find((p) => p.number === review.pull_number)!;
+    return this.deliver("pull_request_review", {
+      ...webhookPayload("pull_request_review", action),
       ...this.payloadBase,
-      action: "dismissed",
+      sender: { login: sender, id: idOf(sender), type: sender.endsWith("[bot]") ? "Bot" : "User" },
+      action,
       review: {
         id: review.id,
         node_id: "PRR",
         user: { login: review.login, id: idOf(review.login), type: "User" },
         body: null,
-        state: "dismissed",
+        state,
         commit_id: review.commit_id,
         submitted_at: review.submitted_at,
         html_url: "",
@@ -430,7 +463,7 @@ export class Scenario {
         author_association: "MEMBER",
         _links: {},
       },
-      pull_request: this.world.pullPayload(this.pull!),
+      pull_request: this.world.pullPayload(pull),
     });
   }
 
