@@ -65,6 +65,8 @@ interface ListedCommit {
 
 /** What a push is, verified against git rather than read off its payload. */
 export interface VerifiedPush {
+  /** How `after` stands to `before` (GitHub's compare: ahead, behind, diverged, identical). */
+  status: string;
   /** `after` does not contain `before` (history rewritten, or the branch reset behind it). */
   forced: boolean;
   /** The track's own commits (the first-parent chain from `before` to `after`), oldest first. */
@@ -75,6 +77,8 @@ export interface VerifiedPush {
   headBlobs: Record<string, string>;
   /** The trees of `before` and `after`. */
   trees: { before: string; after: string };
+  /** The track's migrations that conflict with the ones a merge of the default branch brought in. */
+  migrationConflicts: string[];
 }
 
 type Ref = RepoRef & { octokit: GitHub };
@@ -111,7 +115,9 @@ export async function verifiedPush({
   const head = await frozenCandidatesAt(ref, after, config);
   const problems = [...head.problems];
   const trees = { before: compared.baseTree, after: head.tree };
-  if (compared.status !== "ahead") return { forced, commits: [], problems, headBlobs: head.blobs, trees };
+  const { status } = compared;
+  if (status !== "ahead")
+    return { status, forced, commits: [], problems, headBlobs: head.blobs, trees, migrationConflicts: [] };
 
   const bySha = new Map(compared.commits.map((c) => [c.sha, c]));
   const chain: ListedCommit[] = [];
@@ -134,9 +140,13 @@ export async function verifiedPush({
   const listed = new Map((payload ?? []).map((c) => [c.id, c]));
   const payloadWhole = payload !== undefined && payload.length < PAYLOAD_COMMITS_CAP;
   const commits: PushedCommit[] = [];
+  const migrationConflicts: string[] = [];
   for (const commit of chain) {
     if (commit.parents.length > 1) {
-      problems.push(...(await mergeProblems(ref, commit, defaultBranch)));
+      const refused = await mergeProblems(ref, commit, defaultBranch);
+      problems.push(...refused);
+      if (refused.length === 0)
+        migrationConflicts.push(...(await mergedMigrationConflicts(ref, commit, defaultBranch, config)));
       commits.push({ ...pick(commit), changes: [], files: {}, merge: true });
       continue;
     }
@@ -165,7 +175,7 @@ export async function verifiedPush({
       before,
     });
   }
-  return { forced, commits, problems, headBlobs: head.blobs, trees };
+  return { status, forced, commits, problems, headBlobs: head.blobs, trees, migrationConflicts };
 }
 
 /** Where `head` leaves the default branch (their merge base): where a new branch's track starts. */
@@ -286,6 +296,46 @@ async function mergeProblems(ref: Ref, merge: ListedCommit, defaultBranch: strin
       `${short(merge.sha)}: merges ${defaultBranch} but also changes ${own.join(", ")}, which ${defaultBranch} did not: make such a change a step of its own`,
     );
   return problems;
+}
+
+/**
+ * The track's migrations that no longer apply after a merge of the default branch: one that shares
+ * a version with a migration the default branch gained since the track forked, or one whose
+ * version sorts before such a migration (the parent database has already run it, so the track's
+ * would run out of order). Versions are the leading part of the file name up to its first `_`.
+ */
+async function mergedMigrationConflicts(
+  ref: Ref,
+  merge: ListedCommit,
+  defaultBranch: string,
+  config: ConsortConfig,
+): Promise<string[]> {
+  const isMigration = globMatcher(config.paths.migrations);
+  const stem = (path: string) => path.replace(/\.(up|down)\.sql$/, "");
+  const version = (path: string) => (path.split("/").pop() ?? path).split(/[_.]/)[0]!;
+  const [first, ...others] = merge.parents as [string, ...string[]];
+  const ours = new Set<string>();
+  const theirs = new Set<string>();
+  for (const other of others) {
+    for (const path of (await compareAll(ref, other, first)).files) if (isMigration(path)) ours.add(stem(path));
+    for (const path of (await compareAll(ref, first, other)).files) if (isMigration(path)) theirs.add(stem(path));
+  }
+  const byVersion = (a: string, b: string) => version(a).localeCompare(version(b), "en", { numeric: true });
+  const latest = [...theirs].sort(byVersion).at(-1);
+  if (!latest) return [];
+  const conflicts: string[] = [];
+  for (const path of [...ours].filter((p) => !theirs.has(p)).sort(byVersion)) {
+    const same = [...theirs].find((t) => version(t) === version(path));
+    if (same)
+      conflicts.push(
+        `${path} has version ${version(path)}, as ${same} from ${defaultBranch} does: renumber the track's migration after ${version(latest)}`,
+      );
+    else if (byVersion(path, latest) < 0)
+      conflicts.push(
+        `${path} would run before ${latest}, which ${defaultBranch} gained meanwhile and its database has already run: renumber it after ${version(latest)}`,
+      );
+  }
+  return conflicts;
 }
 
 /** Blob ids at `sha` of the paths a frozen file may be (`.consort/**`, test files), from one recursive tree read. */

@@ -336,6 +336,13 @@ async function inspectDatabase(
     return {
       schema: { state: "failed", reason: `The track was abandoned: ${ctx.ended?.reason ?? "no reason given"}.` },
     };
+  if (ctx.migrationConflicts?.length)
+    return {
+      schema: {
+        state: "failed",
+        reason: `The track's migrations conflict with ${ctx.baseBranch}'s, merged in at ${ctx.head.slice(0, 7)}:\n\n${ctx.migrationConflicts.map((c) => `- ${c}`).join("\n")}`,
+      },
+    };
   if (!placement.shared) {
     if (released?.computedOn === "rebuilt")
       return {

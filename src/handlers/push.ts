@@ -1,4 +1,5 @@
-import { pushEvent, verifiedPush } from "../app/commits.js";
+import { pushEvent, verifiedPush, type VerifiedPush } from "../app/commits.js";
+import type { PushEvent, TrackSnapshot } from "../orchestrator/types.js";
 import { advanceAndAct } from "../app/engine.js";
 import type { HandlerInput } from "../app/services.js";
 import { branchOfRef, configOrFail, engineDeps, trackOf } from "./common.js";
@@ -37,35 +38,88 @@ export async function handlePush(input: HandlerInput<PushPayload>): Promise<void
           },
         )
       : payload.before;
-  const verified = await verifiedPush({
-    octokit,
-    owner: deps.repo.owner,
-    repo: deps.repo.repo,
-    before,
-    after: payload.after,
-    payload: payload.commits,
-    defaultBranch: deps.repo.defaultBranch,
-    config,
-  });
+  const verify = (from: string) =>
+    verifiedPush({
+      octokit,
+      owner: deps.repo.owner,
+      repo: deps.repo.repo,
+      before: from,
+      after: payload.after,
+      payload: payload.commits,
+      defaultBranch: deps.repo.defaultBranch,
+      config,
+    });
+  const verified = await verify(before);
   const at = services.clock().toISOString();
-  await advanceAndAct(deps, {
+  const event = (snapshot: TrackSnapshot, from: string, push: VerifiedPush) => {
+    const found = pushEvent(
+      snapshot,
+      {
+        before: from,
+        after: payload.after,
+        ...push,
+        forced: payload.forced || push.forced,
+        pusher: payload.sender.login,
+      },
+      at,
+    );
+    return found ? [found] : undefined;
+  };
+  let unseen: string | undefined;
+  const outcome = await advanceAndAct(deps, {
     trackId,
     branch,
     headSha: payload.after,
     config,
     decide: (snapshot) => {
-      const event = pushEvent(
-        snapshot,
-        {
-          before,
-          after: payload.after,
-          ...verified,
-          forced: payload.forced || verified.forced,
-          pusher: payload.sender.login,
-        },
-        at,
-      );
-      return event ? [event] : undefined;
+      const { head, rejectedHead } = snapshot.context;
+      // Moved from a commit the track has not seen: an earlier push's webhook is late, or lost.
+      if (before !== head && before !== rejectedHead?.sha && payload.after !== head) {
+        unseen = head;
+        return undefined;
+      }
+      return event(snapshot, before, verified);
     },
   });
+  if (outcome.kind !== "unchanged" || unseen === undefined) return;
+  // Read from the track's own head instead: when the branch has moved on from it, the push holds
+  // the late one's commits too; when the track is already past this push, the delivery is stale.
+  const from = unseen;
+  const caughtUp = await verify(from);
+  if (caughtUp.status === "behind" || caughtUp.status === "identical") {
+    input.log.info({ trackId, delivery: deps.deliveryId }, `push to ${payload.after} is older than the track's head`);
+    return;
+  }
+  await advanceAndAct(deps, {
+    trackId,
+    branch,
+    headSha: payload.after,
+    config,
+    decide: (snapshot) =>
+      snapshot.context.head !== from
+        ? undefined
+        : caughtUp.status === "ahead"
+          ? oneStepEach(from, caughtUp, at, payload.sender.login)
+          : event(snapshot, before, verified),
+  });
+}
+
+/**
+ * A push that holds a late push's commits as well: one push event per commit, as the pushes were
+ * made (a push is one step). The problems go with the first; the head's blobs and trees, which
+ * describe the last commit, with the last.
+ */
+function oneStepEach(from: string, push: VerifiedPush, at: string, pusher: string): PushEvent[] {
+  return push.commits.map((commit, i) => ({
+    type: "push",
+    at,
+    pusher,
+    before: i === 0 ? from : push.commits[i - 1]!.sha,
+    after: commit.sha,
+    forced: false,
+    commits: [commit],
+    migrationConflicts: push.migrationConflicts,
+    ...(i === 0 ? { problems: push.problems } : {}),
+    ...(i === push.commits.length - 1 ? { headBlobs: push.headBlobs, trees: push.trees } : {}),
+  }));
 }

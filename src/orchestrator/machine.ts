@@ -68,7 +68,7 @@ export type MachineEvent =
   /** The branch is back at the last accepted commit, or (`head`) at a commit that reverts the rejected ones. */
   | { type: "BRANCH_RESET"; at: string; head?: string }
   /** The default branch was merged into the track ("Update branch"): the head moves, no step was taken. */
-  | { type: "BRANCH_UPDATED"; at: string; head: string }
+  | { type: "BRANCH_UPDATED"; at: string; head: string; migrationConflicts: string[] }
   | { type: "GATE_APPROVED"; at: string; gate: GateName; approval: ApprovalRecord }
   | { type: "GATE_WITHDRAWN"; at: string; gate: GateName; reason: string }
   | {
@@ -220,7 +220,7 @@ const machineSetup = setup({
     }),
     moveHead: assign(({ event }) => {
       assertEvent(event, "BRANCH_UPDATED");
-      return { head: event.head, updatedAt: event.at };
+      return { head: event.head, migrationConflicts: event.migrationConflicts, updatedAt: event.at };
     }),
     invalidateRelease: assign(({ context, event }) => {
       assertEvent(event, "BRANCH_UPDATED");

@@ -126,6 +126,8 @@ export const PushEventSchema = z.object({
   headBlobs: z.record(z.string(), z.string()).optional(),
   /** The git trees of `before` and `after`: a branch whose tree is the last accepted commit's is back there. */
   trees: z.object({ before: sha, after: sha }).optional(),
+  /** Migrations of the track that conflict with ones a merged-in default branch brought (same version, or out of order). */
+  migrationConflicts: z.array(z.string()).optional(),
 });
 
 /**
@@ -387,6 +389,8 @@ export const TrackContextSchema = z
     ended: z.object({ reason: z.string(), by: z.string().nullable(), at: z.string() }).strict().nullable(),
     /** Last failure a person or agent should see (cycle reasons, validation problems), cleared on progress. */
     lastProblem: z.array(z.string()),
+    /** The track's migrations that conflict with the default branch's, found when it was last merged in. */
+    migrationConflicts: z.array(z.string()).optional(),
   })
   .strict();
 

@@ -444,7 +444,10 @@ function translatePush(snapshot: TrackSnapshot, push: PushEvent, config: Consort
   if (reasons.length > 0) return rejected(reasons, withdraw);
   if (steps.length === 0)
     return {
-      events: [...events, { type: "BRANCH_UPDATED", at: push.at, head: push.after }],
+      events: [
+        ...events,
+        { type: "BRANCH_UPDATED", at: push.at, head: push.after, migrationConflicts: push.migrationConflicts ?? [] },
+      ],
       notes: [
         `The branch is brought up to date with ${context.baseBranch} at ${short(push.after)}: the merged-in commits are not the track's, and the track stays at ${snapshot.stage}.`,
       ],

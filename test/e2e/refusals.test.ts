@@ -309,6 +309,43 @@ describe("a commit bigger than the push payload lists", () => {
   }, 120_000);
 });
 
+describe("the default branch merged into a track", () => {
+  test("a track migration that shares its version with one main gained meanwhile is named in consort/schema", async () => {
+    s.restore(at.greenVerify);
+    const lead = { name: LEAD, email: `${LEAD}@users.noreply.github.com`, login: LEAD };
+    s.repo.commitOn("main", lead, "Stock batches land\n", {
+      "migrations/0002_stock_batches.up.sql": "create table stock_batches (id int primary key);\n",
+      "migrations/0002_stock_batches.down.sql": "drop table stock_batches;\n",
+    });
+    const merge = await s.updateBranch();
+
+    expect([s.snapshot().stage, s.snapshot().context.head]).toEqual(["green-verify", merge]);
+    const schema = s.world.check(merge, "consort/schema");
+    expect(schema.conclusion).toBe("failure");
+    expect(summaryOf(schema)).toContain(
+      `- migrations/${F.MIGRATION_ID} has version 0002, as migrations/0002_stock_batches from main does: renumber the track's migration after 0002`,
+    );
+    expect(s.world.check(merge, "consort/discipline").conclusion).toBe("success");
+    expect(s.world.mock.violations).toEqual([]);
+  });
+
+  test("a track migration that would now run before one main's database already ran is named in consort/schema", async () => {
+    s.restore(at.greenVerify);
+    const lead = { name: LEAD, email: `${LEAD}@users.noreply.github.com`, login: LEAD };
+    s.repo.commitOn("main", lead, "Stock batches land\n", {
+      "migrations/0003_stock_batches.up.sql": "create table stock_batches (id int primary key);\n",
+      "migrations/0003_stock_batches.down.sql": "drop table stock_batches;\n",
+    });
+    const merge = await s.updateBranch();
+
+    const schema = s.world.check(merge, "consort/schema");
+    expect(schema.conclusion).toBe("failure");
+    expect(summaryOf(schema)).toContain(
+      `- migrations/${F.MIGRATION_ID} would run before migrations/0003_stock_batches, which main gained meanwhile and its database has already run: renumber it after 0003`,
+    );
+  });
+});
+
 describe("approvals that do not count", () => {
   /**
    * The design gate stays pending: its check is in progress on the head, waiting for an approval
