@@ -16,6 +16,8 @@ export interface AppServices {
   clock: () => Date;
   /** Open the repository's database provider (configured by its `.github/consort.yml`). */
   openProvider: (database: z.infer<typeof DatabaseConfig>) => Promise<BranchProvider>;
+  /** The newest state-file version this process read or wrote per track: an older one is refused as rolled back. */
+  stateSequences?: Map<string, number>;
 }
 
 /** What a handler takes: the parsed payload and the clients it acts through, never the framework's context. */
