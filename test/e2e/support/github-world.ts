@@ -137,6 +137,8 @@ export class GitHubWorld {
   dismissStaleReviewsOnPush = false;
   readonly runs = new Map<number, WorkflowRun>();
   readonly rulesets: unknown[] = [];
+  /** `org/slug` (lower case) → the logins that are active members of that team; a team not here has none. */
+  readonly teams = new Map<string, Set<string>>();
   /** login → permission (admin, maintain, write, triage, read); anyone else is not a collaborator. */
   readonly permissions = new Map<string, string>();
   /** Answers a test queued for the next matching request, before the world's own (e.g. a 500). */
@@ -691,9 +693,24 @@ export class GitHubWorld {
   }
 
   private answerOrg(request: RecordedRequest): Reply {
-    // Team memberships: nobody is in any team in these scenarios.
-    if (request.method === "GET" && /^\/orgs\/[^/]+\/teams\/[^/]+\/memberships\/[^/]+$/.test(request.path))
-      return notFound();
+    // Team memberships, as GitHub answers them: 200 with the state for a member, 404 for anyone else.
+    const m = /^\/orgs\/([^/]+)\/teams\/([^/]+)\/memberships\/([^/]+)$/.exec(request.path);
+    if (request.method === "GET" && m) {
+      const [org, slug, login] = [m[1]!, m[2]!, decodeURIComponent(m[3]!)].map((x) => x.toLowerCase()) as [
+        string,
+        string,
+        string,
+      ];
+      if (!this.teams.get(`${org}/${slug}`)?.has(login)) return notFound();
+      return [
+        200,
+        {
+          url: `https://api.github.com/teams/1/memberships/${login}`,
+          role: "member",
+          state: "active",
+        },
+      ];
+    }
     return [599, { message: `the e2e GitHub double does not implement ${request.method} ${request.path}` }];
   }
 
