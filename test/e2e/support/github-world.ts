@@ -551,6 +551,19 @@ export class GitHubWorld {
       return [204];
     }
 
+    // Commits that changed a path, newest first (first-parent history from `sha`)
+    if (route === "GET /commits" && request.query.path) {
+      const path = request.query.path;
+      const text = (sha: string | undefined) => (sha ? this.git.fileAt(sha, path)?.toString("utf8") : undefined);
+      const listed: Array<Record<string, unknown>> = [];
+      for (let at = this.git.resolve(request.query.sha ?? this.defaultBranch); at;) {
+        const parent = this.git.commitInfo(at)?.parents[0];
+        if (text(at) !== text(parent)) listed.push({ sha: at, ...this.commitListJson(at) });
+        at = parent;
+      }
+      return [200, page(listed, request.query)];
+    }
+
     // Contents of files at refs
     if ((m = /^GET \/contents\/(.+)$/.exec(route)))
       return this.getContent(decodeURIComponent(m[1]!), request.query.ref ?? this.defaultBranch);
@@ -743,6 +756,28 @@ export class GitHubWorld {
       tree: { sha: info.tree, url: "" },
       parents: info.parents.map((p) => ({ sha: p, url: "", html_url: "" })),
       verification: { verified: true, reason: "valid", signature: null, payload: null, verified_at: null },
+    };
+  }
+
+  /** A commit as the commits listing shows it. */
+  private commitListJson(sha: string): Record<string, unknown> {
+    const info = this.git.commitInfo(sha)!;
+    return {
+      node_id: "C",
+      url: "",
+      html_url: "",
+      comments_url: "",
+      commit: {
+        message: info.message,
+        author: info.author,
+        committer: { ...info.author, ...(info.committer ?? {}) },
+        tree: { sha: info.tree, url: "" },
+        url: "",
+        comment_count: 0,
+      },
+      author: null,
+      committer: null,
+      parents: info.parents.map((p) => ({ sha: p, url: "" })),
     };
   }
 
