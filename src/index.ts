@@ -1,9 +1,14 @@
-import type { Probot } from "probot";
+import type { ApplicationFunctionOptions, Probot } from "probot";
+import { BoardChanges } from "./board/app-source.js";
+import { boardRoutes } from "./board/mount.js";
+import type { GitHubClient } from "./github/client.js";
 import { loadEnv } from "./config/env.js";
 import type { AppServices } from "./app/services.js";
 import { route } from "./app/wire.js";
 import { createProvider } from "./substrate/create-provider.js";
 import { handleCheckRun } from "./handlers/check-run.js";
+import { handleCheckSuite } from "./handlers/check-suite.js";
+import { branchOfRef, reportingFailuresOf } from "./handlers/common.js";
 import { handleCreate } from "./handlers/create.js";
 import { handleDelete, handlePullRequestClosed } from "./handlers/delete.js";
 import { handleInstallation } from "./handlers/installation.js";
@@ -13,6 +18,7 @@ import { handleReview } from "./handlers/review.js";
 import { handleWorkflowRun } from "./handlers/workflow-run.js";
 import {
   CheckRunPayload,
+  CheckSuitePayload,
   CreatePayload,
   DeletePayload,
   InstallationPayload,
@@ -31,7 +37,15 @@ export function createConsortApp(services: AppServices): (app: Probot) => void {
   return (app) => {
     route(app, services, "create", CreatePayload, handleCreate);
     route(app, services, "delete", DeletePayload, handleDelete);
-    route(app, services, "push", PushPayload, handlePush);
+    route(
+      app,
+      services,
+      "push",
+      PushPayload,
+      reportingFailuresOf(handlePush, (p) =>
+        p.deleted ? undefined : { branch: branchOfRef(p.ref), headSha: p.after },
+      ),
+    );
     route(
       app,
       services,
@@ -47,7 +61,28 @@ export function createConsortApp(services: AppServices): (app: Probot) => void {
       ReviewPayload,
       handleReview,
     );
-    route(app, services, ["check_run.requested_action", "check_run.rerequested"], CheckRunPayload, handleCheckRun);
+    route(
+      app,
+      services,
+      ["check_run.requested_action", "check_run.rerequested"],
+      CheckRunPayload,
+      reportingFailuresOf(handleCheckRun, (p) =>
+        p.check_run.app?.id === services.appId
+          ? { branch: p.check_run.check_suite?.head_branch ?? undefined, headSha: p.check_run.head_sha }
+          : undefined,
+      ),
+    );
+    route(
+      app,
+      services,
+      "check_suite.rerequested",
+      CheckSuitePayload,
+      reportingFailuresOf(handleCheckSuite, (p) =>
+        p.check_suite.app?.id === services.appId
+          ? { branch: p.check_suite.head_branch ?? undefined, headSha: p.check_suite.head_sha }
+          : undefined,
+      ),
+    );
     route(app, services, "workflow_run.completed", WorkflowRunPayload, handleWorkflowRun);
     route(
       app,
@@ -61,8 +96,18 @@ export function createConsortApp(services: AppServices): (app: Probot) => void {
   };
 }
 
-export default function consortApp(app: Probot): void {
-  createConsortApp(servicesFromEnv())(app);
+export default function consortApp(app: Probot, options?: ApplicationFunctionOptions): void {
+  const changes = new BoardChanges();
+  createConsortApp({ ...servicesFromEnv(), onStateWritten: (repository) => changes.notify(repository) })(app);
+  // The board under /consort, in the same server (src/board).
+  options?.addHandler(
+    boardRoutes({
+      env: loadEnv(),
+      changes,
+      installationClient: async (id) => (await app.auth(id)) as unknown as GitHubClient,
+      log: app.log,
+    }),
+  );
 }
 
 /** The app's services from its validated environment. */

@@ -3,6 +3,7 @@ import consortApp from "./index.js";
 import { defaultConfig } from "./config/consort-config.js";
 import { EnvError, loadEnv } from "./config/env.js";
 import { consortCommand } from "./cli/invocation.js";
+import { ConsortOctokit } from "./github/throttle.js";
 import { createProvider } from "./substrate/create-provider.js";
 import { ensureLocalServer, resolveLocalDataDir, stopLocalServer, type LocalServer } from "./substrate/local-server.js";
 
@@ -81,7 +82,8 @@ async function main(): Promise<void> {
   // Without a proxy URL Probot would try to create a smee.io channel; keep setup offline-safe.
   process.env.NO_SMEE_SETUP ??= "true";
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void shutDown(signal));
-  await run(consortApp);
+  // Rate limits, secondary ones included, are waited out and retried (src/github/throttle.ts).
+  await run(consortApp, { Octokit: ConsortOctokit });
   void warmEmbeddedDatabase();
 }
 

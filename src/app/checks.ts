@@ -19,7 +19,7 @@ export const BUTTONS = {
   }),
 } as const;
 
-interface Target extends RepoRef {
+export interface Target extends RepoRef {
   octokit: GitHub;
   appId: number;
   headSha: string;

@@ -1,6 +1,7 @@
 import { pathsToRead } from "../orchestrator/index.js";
 import type { ChangedPath, PushedCommit, PushEvent, TrackEvent, TrackSnapshot } from "../orchestrator/types.js";
 import type { ConsortConfig } from "../config/consort-config.js";
+import { globMatcher } from "../roles/globs.js";
 import { httpStatus, type GitHub, type RepoRef } from "./github.js";
 
 /** A pushed commit as the `push` payload describes it (GitHub's own record of the push). */
@@ -45,75 +46,262 @@ export function branchDeletedEvent(
   return { type: "abandon", at, by: deleted.by, reason };
 }
 
-/** Turn a push payload's commits into what the machine classifies. */
-export async function pushedCommits({
-  octokit,
-  owner,
-  repo,
-  commits,
-  config,
-}: RepoRef & { octokit: GitHub; commits: PayloadCommit[]; config: ConsortConfig }): Promise<PushedCommit[]> {
-  const result: PushedCommit[] = [];
-  for (const commit of commits) {
-    const changes: ChangedPath[] = [
-      ...commit.added.map((path) => ({ path, status: "added" as const })),
-      ...commit.modified.map((path) => ({ path, status: "modified" as const })),
-      ...commit.removed.map((path) => ({ path, status: "removed" as const })),
-    ];
-    result.push({
-      sha: commit.id,
-      authorLogin: commit.author.username ?? null,
-      message: commit.message,
-      changes,
-      files: await filesToRead({ octokit, owner, repo, sha: commit.id, changes, config }),
-    });
-  }
-  return result;
+/** GitHub lists at most this many commits in a push payload; a push listing this many may hold more. */
+const PAYLOAD_COMMITS_CAP = 2048;
+/** GitHub lists at most this many paths of one commit (in a payload, and in the commit API). */
+const COMMIT_FILES_CAP = 3000;
+/** GitHub's compare lists at most this many files. */
+const COMPARE_FILES_CAP = 300;
+
+const short = (sha: string) => sha.slice(0, 7);
+
+/** A commit as GitHub's compare lists it: enough to walk the parent chain. */
+interface ListedCommit {
+  sha: string;
+  parents: string[];
+  message: string;
+  authorLogin: string | null;
 }
 
+/** What a push is, verified against git rather than read off its payload. */
+export interface VerifiedPush {
+  /** `after` does not contain `before` (history rewritten, or the branch reset behind it). */
+  forced: boolean;
+  /** The track's own commits (the first-parent chain from `before` to `after`), oldest first. */
+  commits: PushedCommit[];
+  /** Why the push cannot be taken as it stands (the chain does not close, a merge of another branch, a commit too big to list). */
+  problems: string[];
+  /** Blob id at `after` of every path under `.consort/` and every test file, from one tree read. */
+  headBlobs: Record<string, string>;
+  /** The trees of `before` and `after`. */
+  trees: { before: string; after: string };
+}
+
+type Ref = RepoRef & { octokit: GitHub };
+
 /**
- * The commits on a branch after `known`, up to `head`, as the push webhook would have carried them:
- * `forced` when the branch no longer contains `known` (rewritten, or reset behind it).
+ * The commits and files of a branch moving from `before` to `after`, read from git (the payload is
+ * GitHub's summary, capped at 2048 commits and 3000 paths a commit). The commits come from compare
+ * (paginated), and each must be the previous one's child, the first `before`'s. A merge is taken
+ * only when what it merges is on the default branch ("Update branch"): the merged-in commits are
+ * not the track's and are not classified, and the merge itself may change nothing the default
+ * branch did not. A commit's paths come from the payload when it lists them whole, else from the
+ * commit API (paginated). The frozen files are read at `after` by blob id, in one tree read.
  */
-export async function commitsSince({
+export async function verifiedPush({
   octokit,
   owner,
   repo,
-  known,
-  head,
+  before,
+  after,
+  payload,
+  defaultBranch,
   config,
-}: RepoRef & { octokit: GitHub; known: string; head: string; config: ConsortConfig }): Promise<{
-  forced: boolean;
-  commits: PushedCommit[];
-}> {
-  const { data: compare } = await octokit.request("GET /repos/{owner}/{repo}/compare/{basehead}", {
-    owner,
-    repo,
-    basehead: `${known}...${head}`,
-    per_page: 100,
-  });
-  const forced = compare.status === "diverged" || compare.status === "behind";
+}: Ref & {
+  before: string;
+  after: string;
+  /** The payload's commits; undefined when there is none (reconcile): every commit is read from GitHub. */
+  payload: PayloadCommit[] | undefined;
+  defaultBranch: string;
+  config: ConsortConfig;
+}): Promise<VerifiedPush> {
+  const ref = { octokit, owner, repo };
+  const compared = await compareAll(ref, before, after);
+  const forced = compared.status === "diverged" || compared.status === "behind";
+  const head = await frozenCandidatesAt(ref, after, config);
+  const problems = [...head.problems];
+  const trees = { before: compared.baseTree, after: head.tree };
+  if (compared.status !== "ahead") return { forced, commits: [], problems, headBlobs: head.blobs, trees };
+
+  const bySha = new Map(compared.commits.map((c) => [c.sha, c]));
+  const chain: ListedCommit[] = [];
+  for (let at = after; at !== before;) {
+    const commit = bySha.get(at);
+    if (!commit) {
+      problems.push(
+        `the pushed commits do not lead back to ${short(before)}: the parent ${short(at)} of ${short(chain[0]?.sha ?? after)} is not among them`,
+      );
+      break;
+    }
+    chain.unshift(commit);
+    if (commit.parents.length === 0) {
+      problems.push(`${short(commit.sha)}: has no parent: the push does not build on ${short(before)}`);
+      break;
+    }
+    at = commit.parents[0]!;
+  }
+
+  const listed = new Map((payload ?? []).map((c) => [c.id, c]));
+  const payloadWhole = payload !== undefined && payload.length < PAYLOAD_COMMITS_CAP;
   const commits: PushedCommit[] = [];
-  for (const commit of compare.status === "behind" ? [] : compare.commits) {
-    const { data: detail } = await octokit.request("GET /repos/{owner}/{repo}/commits/{ref}", {
-      owner,
-      repo,
-      ref: commit.sha,
-    });
-    const changes: ChangedPath[] = (detail.files ?? []).map((f) => ({
-      path: f.filename,
-      status: f.status as ChangedPath["status"],
-      ...(f.previous_filename ? { previousPath: f.previous_filename } : {}),
-    }));
+  for (const commit of chain) {
+    if (commit.parents.length > 1) {
+      problems.push(...(await mergeProblems(ref, commit, defaultBranch)));
+      commits.push({ ...pick(commit), changes: [], files: {}, merge: true });
+      continue;
+    }
+    const fromPayload = listed.get(commit.sha);
+    let changes: ChangedPath[];
+    if (fromPayload && payloadWhole && listedPaths(fromPayload) < COMMIT_FILES_CAP)
+      changes = payloadChanges(fromPayload);
+    else {
+      changes = await commitChanges(ref, commit.sha);
+      if (changes.length >= COMMIT_FILES_CAP)
+        problems.push(
+          `${short(commit.sha)}: changes ${COMMIT_FILES_CAP} files or more, more than GitHub lists, so Consort cannot verify it: split it into smaller commits`,
+        );
+    }
     commits.push({
-      sha: commit.sha,
-      authorLogin: commit.author?.login ?? null,
-      message: commit.commit.message,
+      ...pick(commit),
+      ...(fromPayload ? { authorLogin: fromPayload.author.username ?? null } : {}),
       changes,
       files: await filesToRead({ octokit, owner, repo, sha: commit.sha, changes, config }),
     });
   }
-  return { forced, commits };
+  return { forced, commits, problems, headBlobs: head.blobs, trees };
+}
+
+/** Where `head` leaves the default branch (their merge base): where a new branch's track starts. */
+export async function forkPoint({
+  octokit,
+  owner,
+  repo,
+  defaultBranch,
+  head,
+}: Ref & { defaultBranch: string; head: string }): Promise<string> {
+  const { data } = await octokit.request("GET /repos/{owner}/{repo}/compare/{basehead}", {
+    owner,
+    repo,
+    basehead: `${defaultBranch}...${head}`,
+    per_page: 1,
+  });
+  return data.merge_base_commit.sha;
+}
+
+const pick = ({ sha, authorLogin, message }: ListedCommit) => ({ sha, authorLogin, message });
+
+const listedPaths = (commit: PayloadCommit) => commit.added.length + commit.removed.length + commit.modified.length;
+
+function payloadChanges(commit: PayloadCommit): ChangedPath[] {
+  return [
+    ...commit.added.map((path) => ({ path, status: "added" as const })),
+    ...commit.modified.map((path) => ({ path, status: "modified" as const })),
+    ...commit.removed.map((path) => ({ path, status: "removed" as const })),
+  ];
+}
+
+/** compare/{base}...{head} with every commit (100 a page) and the files of its first page. */
+async function compareAll(
+  { octokit, owner, repo }: Ref,
+  base: string,
+  head: string,
+): Promise<{ status: string; commits: ListedCommit[]; files: string[]; baseTree: string }> {
+  const commits: ListedCommit[] = [];
+  let status = "";
+  let files: string[] = [];
+  let baseTree = "";
+  for (let page = 1; ; page++) {
+    const { data } = await octokit.request("GET /repos/{owner}/{repo}/compare/{basehead}", {
+      owner,
+      repo,
+      basehead: `${base}...${head}`,
+      per_page: 100,
+      page,
+    });
+    status = data.status;
+    if (page === 1) {
+      files = (data.files ?? []).map((f) => f.filename);
+      baseTree = data.base_commit.commit.tree.sha;
+    }
+    for (const c of data.commits)
+      commits.push({
+        sha: c.sha,
+        parents: c.parents.map((p) => p.sha),
+        message: c.commit.message,
+        authorLogin: c.author?.login ?? null,
+      });
+    if (data.commits.length < 100 || commits.length >= data.total_commits) break;
+  }
+  return { status, commits, files, baseTree };
+}
+
+/** A commit's changed paths from the commit API, every page (GitHub lists 3000 at most). */
+async function commitChanges({ octokit, owner, repo }: Ref, sha: string): Promise<ChangedPath[]> {
+  const changes: ChangedPath[] = [];
+  for (let page = 1; changes.length < COMMIT_FILES_CAP; page++) {
+    const { data } = await octokit.request("GET /repos/{owner}/{repo}/commits/{ref}", {
+      owner,
+      repo,
+      ref: sha,
+      per_page: 100,
+      page,
+    });
+    const files = data.files ?? [];
+    for (const f of files)
+      if (f.status !== "unchanged")
+        changes.push({
+          path: f.filename,
+          status: f.status,
+          ...(f.previous_filename ? { previousPath: f.previous_filename } : {}),
+        });
+    if (files.length < 100) break;
+  }
+  return changes;
+}
+
+/**
+ * Why a merge commit on the track cannot be taken: it merges something not on the default branch,
+ * or it changes paths that what it merges did not (work slipped into a merge is no role's step).
+ */
+async function mergeProblems(ref: Ref, merge: ListedCommit, defaultBranch: string): Promise<string[]> {
+  const [first, ...others] = merge.parents as [string, ...string[]];
+  const problems: string[] = [];
+  const brought = new Set<string>();
+  for (const other of others) {
+    const onDefault = await compareAll(ref, other, defaultBranch);
+    if (onDefault.status !== "identical" && onDefault.status !== "ahead") {
+      problems.push(
+        `${short(merge.sha)}: merges ${short(other)}, which is not on ${defaultBranch}: a track takes merges of ${defaultBranch} only ("Update branch"); rebuild the branch without it`,
+      );
+      continue;
+    }
+    const incoming = await compareAll(ref, first, other);
+    if (incoming.files.length >= COMPARE_FILES_CAP)
+      problems.push(
+        `${short(merge.sha)}: brings in ${COMPARE_FILES_CAP} files or more from ${defaultBranch}, more than GitHub's compare lists, so Consort cannot tell them from the merge's own changes`,
+      );
+    for (const path of incoming.files) brought.add(path);
+  }
+  if (problems.length > 0) return problems;
+  const own = (await commitChanges(ref, merge.sha)).map((c) => c.path).filter((path) => !brought.has(path));
+  if (own.length > 0)
+    problems.push(
+      `${short(merge.sha)}: merges ${defaultBranch} but also changes ${own.join(", ")}, which ${defaultBranch} did not: make such a change a step of its own`,
+    );
+  return problems;
+}
+
+/** Blob ids at `sha` of the paths a frozen file may be (`.consort/**`, test files), from one recursive tree read. */
+async function frozenCandidatesAt(
+  { octokit, owner, repo }: Ref,
+  sha: string,
+  config: ConsortConfig,
+): Promise<{ blobs: Record<string, string>; problems: string[]; tree: string }> {
+  const { data } = await octokit.request("GET /repos/{owner}/{repo}/git/trees/{tree_sha}", {
+    owner,
+    repo,
+    tree_sha: sha,
+    recursive: "1",
+  });
+  const isTest = globMatcher(config.paths.tests);
+  const blobs: Record<string, string> = {};
+  for (const entry of data.tree)
+    if (entry.type === "blob" && entry.path && entry.sha && (entry.path.startsWith(".consort/") || isTest(entry.path)))
+      blobs[entry.path] = entry.sha;
+  const problems = data.truncated
+    ? [`the tree at ${short(sha)} is too large for GitHub to list whole, so its frozen files cannot be checked`]
+    : [];
+  return { blobs, problems, tree: data.sha };
 }
 
 /** The text after commit `sha` of each changed path the machine reads; null where the commit removed it. */

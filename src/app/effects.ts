@@ -139,8 +139,15 @@ export async function runEffects(deps: EngineDeps, run: EffectRun): Promise<void
   } finally {
     await provider?.close().catch(() => {});
   }
-  if (failures.length > 0)
-    throw new Error(`Consort could not finish every effect for track ${run.trackId}:\n${failures.join("\n")}`);
+  if (failures.length > 0) throw new EffectsError(run.trackId, failures);
+}
+
+/** Some effects of a delivery failed; each failure is already on the track's checks (or could not be written there). */
+export class EffectsError extends Error {
+  constructor(trackId: string, failures: string[]) {
+    super(`Consort could not finish every effect for track ${trackId}:\n${failures.join("\n")}`);
+    this.name = "EffectsError";
+  }
 }
 
 /**

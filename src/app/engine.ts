@@ -1,5 +1,6 @@
 import { restoreSnapshot } from "../orchestrator/index.js";
-import { runEffects } from "./effects.js";
+import { failAllChecks, type Target } from "./checks.js";
+import { EffectsError, runEffects } from "./effects.js";
 import { advanceTrack, type AdvanceOutcome, type EngineDeps } from "./track.js";
 
 /**
@@ -46,4 +47,28 @@ export async function advanceAndShow(deps: EngineDeps, options: AdvanceOptions):
     });
   }
   return outcome;
+}
+
+/**
+ * Run a delivery's work on a track and, when it fails before its effects could report anything
+ * (GitHub unreachable, a read refused, a bug), fail every check on `headSha` with the reason
+ * before the error goes on to Probot. GitHub stops waiting for a delivery after ten seconds and
+ * Probot has answered 202 by then, so a failure that only reached the log would be invisible: the
+ * checks are where people and branch protection look. Failed effects already wrote their own
+ * checks (EffectsError), so those are not overwritten.
+ */
+export async function reportingFailures<T>(target: Target | undefined, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (target && !(error instanceof EffectsError)) {
+      const reason = error instanceof Error ? error.message : String(error);
+      await failAllChecks(
+        target,
+        "Consort could not process this event",
+        `${reason}\n\nNothing was decided on this event, so Consort fails closed. Redeliver the webhook (the app's Advanced settings, Recent Deliveries) or run \`consort reconcile\` once the cause is fixed.`,
+      ).catch(() => {});
+    }
+    throw error;
+  }
 }

@@ -5,6 +5,7 @@ import { judgeResultCommit, judgeRunProvenance, type RecordedRun, type ReportedR
 import { stateStoreFor, type EngineDeps } from "./track.js";
 import { dispatchIdOfRunName, requestDigest, type WorkflowKind } from "./dispatch.js";
 import { CYCLE_RESULT_FILE, CycleResult } from "../cycle/result.js";
+import { confinementLine } from "../cycle/summary.js";
 import {
   DEPLOY_EVIDENCE_FILE,
   DeployEvidence as DeployEvidenceResult,
@@ -231,7 +232,8 @@ export function reportedEvent(
       ? {
           tests: report.result.tests.map((t) => ({ id: t.id, title: t.title, result: OUTCOME_NAMES[t.outcome] })),
           ...(report.result.database.cycleBranch ? { databaseBranch: report.result.database.cycleBranch } : {}),
-          ...(report.result.warnings.length > 0 ? { notes: report.result.warnings } : {}),
+          ...notesOf(report.result),
+          confined: report.result.confinement?.confined ?? false,
         }
       : {}),
   };
@@ -246,6 +248,12 @@ export function reportedEvent(
     reasons: report.reasons,
     evidence,
   };
+}
+
+/** What the check says beside the verdict: an unconfined run first (weaker evidence), then the warnings. */
+function notesOf(result: CycleResult): { notes?: string[] } {
+  const notes = [...(result.confinement?.confined ? [] : [confinementLine(result.confinement)]), ...result.warnings];
+  return notes.length > 0 ? { notes } : {};
 }
 
 /** The deploy gate's evidence, from the release run's deploy-evidence.json. */

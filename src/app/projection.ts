@@ -1,3 +1,4 @@
+import { effectiveFrozenTests } from "../orchestrator/context.js";
 import type { TrackSnapshot } from "../orchestrator/types.js";
 import type { CycleRecord, FrozenHashes, TrackState } from "../state/index.js";
 import { GATE_NAMES } from "../gates/names.js";
@@ -27,7 +28,8 @@ function frozenOf(snapshot: TrackSnapshot): FrozenHashes {
       frozen.gates[gate] = { manifestHash: record.approvedHash, files: record.files, commit: last.commit, at: last.at };
     }
   }
-  for (const test of Object.values(snapshot.context.frozenTests)) {
+  // One entry per file: the text its latest verified RED froze (a helper is frozen by every RED).
+  for (const test of Object.values(effectiveFrozenTests(snapshot.context))) {
     frozen.testFiles[test.file] = {
       hash: test.hash,
       testId: test.test,

@@ -2,6 +2,7 @@ import type { ConsortConfig } from "../config/consort-config.js";
 import { checkStates, type TrackCheckName } from "../gates/checks.js";
 import { GATE_NAMES } from "../gates/names.js";
 import { describeLane, nextAction } from "../orchestrator/index.js";
+import { testListOf } from "../orchestrator/context.js";
 import type { CheckState } from "../gates/checks.js";
 import type { TrackSnapshot, UnitEvidence } from "../orchestrator/types.js";
 import {
@@ -163,12 +164,28 @@ function evidenceOf(
     commit: step.commit,
     at: step.at,
     ...(cycle?.evidence?.runUrl ? { runUrl: cycle.evidence.runUrl } : {}),
-    ...(cycle?.evidence?.summary ? { summary: cycle.evidence.summary } : {}),
+    ...(cycle?.evidence?.summary
+      ? {
+          summary:
+            "confined" in cycle.evidence && cycle.evidence.confined === false
+              ? `${cycle.evidence.summary} (⚠️ ran unconfined: weaker evidence)`
+              : cycle.evidence.summary,
+        }
+      : {}),
   };
 }
 
 function testsOf(snapshot: TrackSnapshot): TestView[] {
   const ctx = snapshot.context;
+  // Before the test-list gate is approved there are no units yet: show the list waiting for approval.
+  if (ctx.units.length === 0)
+    return (testListOf(ctx) ?? []).map((test) => ({
+      id: test.id,
+      title: test.title,
+      file: test.file,
+      acceptanceCriterion: test.ac,
+      status: "pending" as const,
+    }));
   return ctx.units.flatMap((unit, index) => {
     const evidence: UnitEvidence | undefined = ctx.evidence[unit.id];
     const status: TestView["status"] = evidence?.complete

@@ -18,6 +18,8 @@ export interface AppServices {
   openProvider: (database: z.infer<typeof DatabaseConfig>) => Promise<BranchProvider>;
   /** The newest state-file version this process read or wrote per track: an older one is refused as rolled back. */
   stateSequences?: Map<string, number>;
+  /** Told after each state write (`owner/name`), so the board's open pages update at once. */
+  onStateWritten?: (repository: string) => void;
 }
 
 /** What a handler takes: the parsed payload and the clients it acts through, never the framework's context. */

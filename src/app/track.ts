@@ -47,7 +47,7 @@ export type AdvanceOutcome =
 export type Decide = (snapshot: TrackSnapshot, state: TrackState) => TrackEvent[] | undefined;
 
 export function stateStoreFor(deps: Pick<EngineDeps, "octokit" | "services" | "repo">): StateStore {
-  return createStateStore({
+  const store = createStateStore({
     octokit: deps.octokit,
     owner: deps.repo.owner,
     repo: deps.repo.repo,
@@ -55,6 +55,18 @@ export function stateStoreFor(deps: Pick<EngineDeps, "octokit" | "services" | "r
     clock: deps.services.clock,
     ...(deps.services.stateSequences ? { sequences: deps.services.stateSequences } : {}),
   });
+  const written = deps.services.onStateWritten;
+  if (!written) return store;
+  const repository = `${deps.repo.owner}/${deps.repo.repo}`;
+  const told = <T extends { outcome: string }>(outcome: T): T => {
+    if (outcome.outcome === "written") written(repository);
+    return outcome;
+  };
+  return {
+    ...store,
+    update: async (...args) => told(await store.update(...args)),
+    reseal: async (...args) => told(await store.reseal(...args)),
+  };
 }
 
 /**

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { TrackEvidence } from "../board/evidence.js";
 import { ConsortConfig } from "../config/consort-config.js";
 import { Architecture } from "./architecture.js";
 import { DbDesign } from "./db-design.js";
@@ -57,6 +58,13 @@ const SOURCES: Array<{ file: string; title: string; description: string; schema:
     title: "Consort configuration (.github/consort.yml)",
     description: "Read from the default branch; every field has a default.",
     schema: ConsortConfig,
+  },
+  {
+    file: "track-evidence.schema.json",
+    title: "Consort track evidence (evidence.json from the board)",
+    description:
+      "Who approved which frozen files at which hash, every cycle with its run and verdict, the database branch and its promotion.",
+    schema: TrackEvidence,
   },
 ];
 

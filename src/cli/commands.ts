@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { registerBoardCommands } from "./board.js";
 import { registerDbCommands } from "./db.js";
 import { registerCycleCommands } from "./cycle.js";
 import { registerInitCommands } from "./init.js";
@@ -21,4 +22,5 @@ export const commandModules: Array<(program: Command) => void> = [
   registerStateCommands,
   registerOrchestrateCommands,
   registerReconcileCommands,
+  registerBoardCommands,
 ];

@@ -42,6 +42,8 @@ export interface InitItem {
 
 export interface InitOptions {
   root: string;
+  /** The runner labels of the database jobs (`jobs.runsOn`); by default the repository's own, else the schema's. */
+  runsOn?: string[];
   /** CODEOWNERS owners, e.g. "@my-org/maintainers". */
   owners?: string[];
   force?: boolean;
@@ -100,28 +102,49 @@ function providerEnvLines(database: ConsortConfig["database"]): string {
     .join("\n");
 }
 
-/** The repository's own configuration when it has a valid one (its variable names), else the defaults. */
-function repositoryDatabase(root: string): ConsortConfig["database"] {
+/** The repository's own configuration when it has a valid one (its variable names, its runners), else the defaults. */
+function repositoryConfig(root: string): ConsortConfig {
   try {
-    return readCheckoutConfig(root).config.database;
+    return readCheckoutConfig(root).config;
   } catch (error) {
     // An invalid file is `consort validate`'s to report; the workflows then name the defaults.
-    if (error instanceof ConfigError) return ConsortConfig.parse({}).database;
+    if (error instanceof ConfigError) return ConsortConfig.parse({});
     throw error;
   }
+}
+
+/** `--runs-on a,b`, checked by the configuration's own rule for runner labels. */
+export function parseRunsOn(value: string): string[] {
+  const labels = value
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const parsed = ConsortConfig.shape.jobs.safeParse({ runsOn: labels });
+  if (!parsed.success)
+    throw new CliError(
+      `--runs-on "${value}" is not a list of runner labels`,
+      "e.g. --runs-on self-hosted,consort (a self-hosted runner beside the app) or --runs-on ubuntu-latest",
+      2,
+    );
+  return parsed.data.runsOn;
 }
 
 async function renderTemplates(
   options: InitOptions,
 ): Promise<Array<{ path: string; content: string; policy: Policy }>> {
   const owners = options.owners?.length ? options.owners : ["@OWNER"];
-  const env = providerEnvLines(repositoryDatabase(options.root));
+  const repository = repositoryConfig(options.root);
+  const env = providerEnvLines(repository.database);
+  const runsOn = options.runsOn ?? repository.jobs.runsOn;
+  const list = `[${runsOn.join(", ")}]`;
   const templates = await Promise.all(
     TEMPLATES.map(async (target) => ({
       path: target.path,
       policy: target.policy,
       content: (await readFile(join(TEMPLATES_DIR, target.template), "utf8"))
         .replaceAll("__PROVIDER_ENV__", env)
+        .replaceAll("__RUNS_ON_LIST__", list)
+        .replaceAll("__RUNS_ON__", runsOn.length === 1 ? runsOn[0]! : list)
         .replaceAll("__OWNERS__", owners.join(" ")),
     })),
   );
@@ -230,47 +253,62 @@ export function registerInitCommands(program: Command): void {
       "--owners <owners>",
       "CODEOWNERS of .consort/ and Consort's files, comma-separated (e.g. @my-org/maintainers)",
     )
+    .option(
+      "--runs-on <labels>",
+      "runner labels of the cycle, deploy and promote jobs, comma-separated (default: jobs.runsOn, else ubuntu-latest); e.g. self-hosted,consort for a runner beside the app",
+      parseRunsOn,
+    )
     .option("--force", "replace Consort files that differ from the templates (never CODEOWNERS)")
     .option("--dry-run", "show what would change, with each file's text or diff; write nothing")
     .option("--json", "print the plan as JSON")
-    .action(async (options: { cwd: string; owners?: string; force?: boolean; dryRun?: boolean; json?: boolean }) => {
-      const root = resolve(options.cwd);
-      if (!existsSync(root)) throw new CliError(`${root} does not exist`, "pass the repository's root with -C <dir>");
-      const items = await planInit({
-        root,
-        owners: (options.owners ?? "")
-          .split(",")
-          .map((s) => s.trim())
-          .filter(Boolean),
-        force: options.force,
-      });
-      if (!options.dryRun) await applyInit(root, items);
-      const upgrade = actionUpgrade(items);
-      const summary = items.map(({ path, action, note }) => ({ path, action, ...(note ? { note } : {}) }));
-      const previews = options.dryRun && !options.json ? await Promise.all(items.map(preview)) : [];
-      printResult(
-        options,
-        { dryRun: Boolean(options.dryRun), root, files: summary, ...(upgrade ? { upgrade } : {}) },
-        () =>
-          [
-            ...(options.dryRun ? ["(dry run: nothing written)"] : []),
-            ...items.flatMap((item, index) => [
-              `${VERB[item.action]} ${item.path}${item.action === "keep" ? `  (${item.note})` : ""}`,
-              ...(previews[index] ? [previews[index]] : []),
-            ]),
-            ...(upgrade
-              ? [
-                  `\n${options.dryRun ? "Would upgrade" : "Upgraded"} ${INSTALLED_ACTION} from ${upgrade.from} to ${upgrade.to}.`,
-                ]
-              : []),
-            ...items.filter((i) => i.action === "suggest").map((i) => `\nAdd these lines to ${i.path}:\n${i.note}`),
-            ...(items.some((i) => i.action !== "unchanged" && i.action !== "keep" && i.action !== "suggest") &&
-            !options.dryRun
-              ? [
-                  `\nNext: commit these files on the default branch, install the Consort app, then run \`${consortCommand("protect")}\`.`,
-                ]
-              : []),
-          ].join("\n"),
-      );
-    });
+    .action(
+      async (options: {
+        cwd: string;
+        owners?: string;
+        runsOn?: string[];
+        force?: boolean;
+        dryRun?: boolean;
+        json?: boolean;
+      }) => {
+        const root = resolve(options.cwd);
+        if (!existsSync(root)) throw new CliError(`${root} does not exist`, "pass the repository's root with -C <dir>");
+        const items = await planInit({
+          root,
+          owners: (options.owners ?? "")
+            .split(",")
+            .map((s) => s.trim())
+            .filter(Boolean),
+          force: options.force,
+          ...(options.runsOn ? { runsOn: options.runsOn } : {}),
+        });
+        if (!options.dryRun) await applyInit(root, items);
+        const upgrade = actionUpgrade(items);
+        const summary = items.map(({ path, action, note }) => ({ path, action, ...(note ? { note } : {}) }));
+        const previews = options.dryRun && !options.json ? await Promise.all(items.map(preview)) : [];
+        printResult(
+          options,
+          { dryRun: Boolean(options.dryRun), root, files: summary, ...(upgrade ? { upgrade } : {}) },
+          () =>
+            [
+              ...(options.dryRun ? ["(dry run: nothing written)"] : []),
+              ...items.flatMap((item, index) => [
+                `${VERB[item.action]} ${item.path}${item.action === "keep" ? `  (${item.note})` : ""}`,
+                ...(previews[index] ? [previews[index]] : []),
+              ]),
+              ...(upgrade
+                ? [
+                    `\n${options.dryRun ? "Would upgrade" : "Upgraded"} ${INSTALLED_ACTION} from ${upgrade.from} to ${upgrade.to}.`,
+                  ]
+                : []),
+              ...items.filter((i) => i.action === "suggest").map((i) => `\nAdd these lines to ${i.path}:\n${i.note}`),
+              ...(items.some((i) => i.action !== "unchanged" && i.action !== "keep" && i.action !== "suggest") &&
+              !options.dryRun
+                ? [
+                    `\nNext: commit these files on the default branch, install the Consort app, then run \`${consortCommand("protect")}\`.`,
+                  ]
+                : []),
+            ].join("\n"),
+        );
+      },
+    );
 }

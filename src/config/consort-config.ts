@@ -20,20 +20,28 @@ const githubLogin = z
 /** The role names are declared with the roles (src/roles); `roles:` binds each to GitHub logins. */
 export { ROLE_NAMES, RoleName } from "../roles/roles.js";
 
+const envName = z
+  .string()
+  .regex(/^[A-Z_][A-Z0-9_]*$/, "an environment variable name in capitals, e.g. CONSORT_LOCAL_URL");
+
 const LocalProviderSettings = z
   .object({
     /** Where the embedded server keeps its data; default `~/.consort/postgres`. */
     dataDir: z.string().min(1).optional(),
+    /**
+     * Name of the environment variable (a repository secret) that holds the app's embedded server
+     * URL, for jobs on a self-hosted runner beside the app: they use that server instead of starting
+     * their own, so the app, the cycles and the promotion share one set of branches. Default
+     * `CONSORT_LOCAL_URL`.
+     */
+    urlEnv: envName.optional(),
   })
   .strict();
 
 const PostgresProviderSettings = z
   .object({
     /** Name of the environment variable holding the server URL (never the URL itself: it has a password). */
-    urlEnv: z
-      .string()
-      .regex(/^[A-Z_][A-Z0-9_]*$/)
-      .default("CONSORT_POSTGRES_URL"),
+    urlEnv: envName.default("CONSORT_POSTGRES_URL"),
     /** The database that holds the root branch. */
     rootDatabase: z.string().min(1).default("consort_root"),
   })
@@ -82,6 +90,11 @@ export const DatabaseConfig = z
     }
   });
 
+/** The variable that hands the app's embedded server to jobs on a self-hosted runner beside it. */
+export function localUrlEnv(database: z.output<typeof DatabaseConfig>): string {
+  return database.local.urlEnv ?? "CONSORT_LOCAL_URL";
+}
+
 /**
  * Every environment variable the database providers read, whichever provider is chosen: the one
  * list the workflows `consort init` writes pass to the Consort step, and (the secret ones) the
@@ -93,6 +106,7 @@ export function providerEnv(database: z.output<typeof DatabaseConfig>): Array<{ 
   const named = (configured: string | undefined, field: z.ZodDefault<z.ZodString>) =>
     configured ?? field.parse(undefined);
   return [
+    { name: localUrlEnv(database), secret: true },
     { name: database.postgres.urlEnv, secret: true },
     { name: named(database.lakebase?.tokenEnv, lakebase.tokenEnv), secret: true },
     { name: named(database.lakebase?.clientIdEnv, lakebase.clientIdEnv), secret: false },
@@ -103,6 +117,12 @@ export function providerEnv(database: z.output<typeof DatabaseConfig>): Array<{ 
 
 const CommandsConfig = z
   .object({
+    /**
+     * Installs the project's dependencies in the checkout, confined like every other command (its
+     * install scripts are the track's code). Unset: `npm ci --no-audit --no-fund` where there is a
+     * package-lock.json, else nothing.
+     */
+    install: command.optional(),
     /** Applies migrations to the database in DATABASE_URL. */
     migrate: command.default("npm run migrate"),
     /** Runs the tests against DATABASE_URL and writes a JUnit report to `junit`. */
@@ -163,6 +183,23 @@ const AgentsConfig = z
     }
   });
 
+/** A `runs-on` label: a GitHub-hosted image (`ubuntu-latest`) or a self-hosted runner's label. */
+const runnerLabel = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "a runner label such as ubuntu-latest or self-hosted");
+
+const JobsConfig = z
+  .object({
+    /**
+     * The `runs-on` labels of the workflows `consort init` writes. `[ubuntu-latest]`: a GitHub-hosted
+     * runner, which keeps nothing between jobs. A list with `self-hosted` (e.g. `[self-hosted, consort]`):
+     * a runner you run; with the `local` provider it must sit beside the app and reach its embedded
+     * server (`database.local.urlEnv`), so the jobs use the app's branches.
+     */
+    runsOn: z.array(runnerLabel).min(1).default(["ubuntu-latest"]),
+  })
+  .strict();
+
 export const ConsortConfig = z
   .object({
     version: z.literal(1).default(1),
@@ -184,6 +221,7 @@ export const ConsortConfig = z
     /** Failed GREEN verifications allowed before the track is blocked for a person to decide. */
     repairBound: z.number().int().min(1).max(10).default(3),
     agents: AgentsConfig.default(() => AgentsConfig.parse({})),
+    jobs: JobsConfig.default({ runsOn: ["ubuntu-latest"] }),
     cycle: z
       .object({
         /** A dispatched cycle that has not reported after this long fails its check. */

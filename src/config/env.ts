@@ -25,6 +25,11 @@ export const EnvSchema = z.object({
   LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal"]).default("info"),
   /** Where the embedded Postgres keeps its data when the `local` provider is used. */
   CONSORT_DATA_DIR: optionalText,
+  /** The app's OAuth client id and secret (Probot's setup writes both): the board's sign-in with GitHub. */
+  GITHUB_CLIENT_ID: optionalText,
+  GITHUB_CLIENT_SECRET: optionalText,
+  /** The board's public address, e.g. https://consort.example.com (its callback is <url>/consort/callback). */
+  CONSORT_BOARD_URL: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
 });
 
 export type AppEnv = z.infer<typeof EnvSchema>;

@@ -1,6 +1,9 @@
 import { join, resolve } from "node:path";
-import { createProvider } from "../substrate/index.js";
+import { openJobProvider } from "../substrate/index.js";
+import { placementOf } from "../substrate/placement.js";
 import { appendJobSummary, getInput, readActionConfig, reportFailure, requireInput, setOutput } from "./action-io.js";
+import { withInstallCommand } from "./commands.js";
+import { confinedUserOf, prepareConfinement } from "./confine.js";
 import { parseCycleRequest } from "./request.js";
 import { CYCLE_RESULT_FILE, exitCodeFor } from "./result.js";
 import { runCycle } from "./run.js";
@@ -17,8 +20,10 @@ export async function runCycleAction(env: NodeJS.ProcessEnv = process.env): Prom
   const outDir = resolve(workspace, getInput("result-dir", env) || join(env.RUNNER_TEMP ?? cwd, "consort-cycle"));
   try {
     const request = parseCycleRequest(requireInput("request", env), "the action input `request`");
-    const { config } = readActionConfig(cwd, env);
-    const provider = await createProvider(config.database, { env, onProgress: (m) => console.log(m) });
+    const config = withInstallCommand(readActionConfig(cwd, env).config, cwd);
+    // A separate OS user for the repository's commands (root or passwordless sudo), else said so.
+    const confinement = await prepareConfinement(confinedUserOf(env));
+    const provider = await openJobProvider(config, { env, onProgress: (m) => console.log(m) });
     try {
       const result = await runCycle(request, {
         provider,
@@ -28,8 +33,9 @@ export async function runCycleAction(env: NodeJS.ProcessEnv = process.env): Prom
         onProgress: (m) => console.log(m),
         // The commands see only the allow-listed part of the job's environment.
         env,
-        // A hosted runner keeps nothing between jobs: rebuild the track's database there, and say so.
-        rebuildMissingTrack: provider.kind === "local",
+        // Jobs apart from the app's branches (local on a hosted runner) rebuild the track's database, and say so.
+        rebuildMissingTrack: !placementOf(config).shared,
+        confinement,
       });
       await appendJobSummary(renderCycleSummary(result), env);
       await setOutput("verdict", result.verdict, env);

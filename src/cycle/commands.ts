@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { providerEnv, type ConsortConfig } from "../config/consort-config.js";
+import { confinedSpawn, type Jail } from "./confine.js";
 import type { CommandRecord } from "./result.js";
 
 /**
@@ -31,6 +32,8 @@ export interface CommandOptions {
   /** Text written to the command's stdin (then closed). */
   input?: string;
   tailLines?: number;
+  /** Run as the confined OS user (see confine.ts) instead of the job's own. */
+  jail?: Jail;
 }
 
 export type CommandRunner = (command: string, options: CommandOptions) => Promise<CommandRecord>;
@@ -101,6 +104,30 @@ export function projectCommandEnvironment(
   return { parentEnv, passEnv: config.commands.env.filter((name) => !secretNames.includes(name)), secrets };
 }
 
+/**
+ * The configuration a job runs with, its install command settled: the configured one, else
+ * `npm ci` where there is a lock file. The job runs it confined, like the rest (its scripts are
+ * the track's code); the workflow itself installs nothing.
+ */
+export function withInstallCommand(config: ConsortConfig, cwd: string): ConsortConfig {
+  if (config.commands.install || !existsSync(join(cwd, "package-lock.json"))) return config;
+  return { ...config, commands: { ...config.commands, install: "npm ci --no-audit --no-fund" } };
+}
+
+/** Run the install command (its scripts are the track's code); a failure stops the job with the reason. */
+export async function runInstall(
+  runCommand: CommandRunner,
+  command: string,
+  options: CommandOptions,
+): Promise<CommandRecord> {
+  const record = await runCommand(command, options);
+  if (record.exitCode !== 0)
+    throw new Error(
+      `the install command \`${command}\` ${record.exitCode === null ? `was killed (${record.signal ?? "signal"})` : `exited ${record.exitCode}`}; nothing else ran (see its output in the result)`,
+    );
+  return record;
+}
+
 function redact(text: string, secrets: string[]): string {
   let out = text;
   for (const secret of [...secrets].sort((a, b) => b.length - a.length)) out = out.split(secret).join("***");
@@ -110,13 +137,20 @@ function redact(text: string, secrets: string[]): string {
 export const runShellCommand: CommandRunner = (command, options) =>
   new Promise((resolvePromise, reject) => {
     const started = performance.now();
-    const child = spawn(command, {
+    const env = commandEnvironment(options);
+    const confined = options.jail ? confinedSpawn(options.jail, command, env) : undefined;
+    const spawnOptions = {
       cwd: options.cwd,
-      shell: true,
-      env: commandEnvironment(options),
-      stdio: ["pipe", "pipe", "pipe"],
+      stdio: ["pipe", "pipe", "pipe"] as ["pipe", "pipe", "pipe"],
       detached: process.platform !== "win32",
-    });
+    };
+    const child = confined
+      ? spawn(confined.file, confined.args, {
+          ...spawnOptions,
+          env: confined.env,
+          ...(confined.uid !== undefined ? { uid: confined.uid, gid: confined.gid } : {}),
+        })
+      : spawn(command, { ...spawnOptions, shell: true, env });
     const keep = options.tailLines ?? 80;
     let output = "";
     const collect = (chunk: Buffer) => {

@@ -26,6 +26,8 @@ export const CycleTestOutcome = z
     message: z.string().optional(),
     type: z.string().optional(),
     durationMs: z.number().nonnegative().optional(),
+    /** The runner setting that likely hid or changed what the report says, and how to change it. */
+    hint: z.string().optional(),
   })
   .strict();
 export type CycleTestOutcome = z.infer<typeof CycleTestOutcome>;
@@ -56,6 +58,16 @@ export const CommandRecord = z
   .strict();
 export type CommandRecord = z.infer<typeof CommandRecord>;
 
+/**
+ * How the repository's commands ran: as a separate unprivileged OS user (confined), or, where that
+ * was impossible, as the job's own user, with the reason (weaker evidence, said so plainly).
+ */
+export const ConfinementRecord = z.discriminatedUnion("confined", [
+  z.object({ confined: z.literal(true), user: z.string(), uid: z.number().int() }).strict(),
+  z.object({ confined: z.literal(false), reason: z.string() }).strict(),
+]);
+export type ConfinementRecord = z.infer<typeof ConfinementRecord>;
+
 export const CycleVerdict = z.enum(["verified", "refused"]);
 export type CycleVerdict = z.infer<typeof CycleVerdict>;
 
@@ -77,8 +89,11 @@ export const CycleResult = z
     startedAt: z.iso.datetime(),
     finishedAt: z.iso.datetime(),
     timingsMs: StepTimings,
+    /** Absent in results of actions older than confinement: the app reads that as unconfined. */
+    confinement: ConfinementRecord.optional(),
     commands: z
       .object({
+        install: CommandRecord.optional(),
         migrate: CommandRecord.optional(),
         test: CommandRecord.optional(),
       })

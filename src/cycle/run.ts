@@ -3,7 +3,20 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { ConsortConfig } from "../config/consort-config.js";
 import type { BranchProvider } from "../substrate/provider.js";
-import { projectCommandEnvironment, runShellCommand, secretsOfUrl, type CommandRunner } from "./commands.js";
+import {
+  confinementRecord,
+  endConfinedProcesses,
+  grantCheckout,
+  resultFolderOutOfReach,
+  type Confinement,
+} from "./confine.js";
+import {
+  projectCommandEnvironment,
+  runInstall,
+  runShellCommand,
+  secretsOfUrl,
+  type CommandRunner,
+} from "./commands.js";
 import { clearReports, JUnitError, readJUnitReports } from "./junit/index.js";
 import type { CycleRequest } from "./request.js";
 import { CYCLE_RESULT_FILE, CYCLE_SUMMARY_FILE, CycleResult, type CommandRecord, type StepTimings } from "./result.js";
@@ -45,7 +58,18 @@ export interface CycleDeps {
    * rebuild it from the root, seeded by the configured seed command, and say so in the result.
    */
   rebuildMissingTrack?: boolean;
+  /**
+   * How the repository's commands run: as a separate OS user (prepareConfinement), or unconfined
+   * with the reason, which the result states. Default: unconfined (`consort cycle` on a workstation).
+   */
+  confinement?: Confinement;
 }
+
+/** What a cycle outside a job (`consort cycle`, tests) records: the commands ran as the caller. */
+const NOT_CONFINED: Confinement = {
+  confined: false,
+  reason: "run outside a Consort job (consort cycle on a workstation): the commands ran as the caller's own user",
+};
 
 /** A throwaway branch id under the provider's rules (leading letter, [a-z0-9-], at most 63 chars). */
 export function throwawayBranchName(trackBranch: string, suffix = randomBytes(4).toString("hex")): string {
@@ -71,7 +95,15 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
   const timings: StepTimings = { fork: 0, migrate: 0, tests: 0, verdict: 0, drop: 0, total: 0 };
   const reasons: string[] = [];
   const warnings: string[] = [];
-  const commands: { migrate?: CommandRecord; test?: CommandRecord } = {};
+  const commands: { install?: CommandRecord; migrate?: CommandRecord; test?: CommandRecord } = {};
+  const confinement = deps.confinement ?? NOT_CONFINED;
+  const jail = confinement.confined ? confinement.jail : undefined;
+  // A confined command's processes all end with it: nothing it started can outlive it.
+  const runConfined: CommandRunner = async (command, options) => {
+    const record = await runCommand(command, jail ? { ...options, jail } : options);
+    if (jail) await endConfinedProcesses(jail);
+    return record;
+  };
   let commit = request.commit;
   let cycleBranch: string | null = null;
   let dropped = false;
@@ -117,12 +149,20 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
     evidence.catch(() => {});
 
     let mark = performance.now();
+    // Git is read before the checkout is handed to the confined user (git refuses a foreign tree).
+    const [committed, testChanges, frozenTexts] = await evidence;
+    if (jail) {
+      await grantCheckout(jail, cwd);
+      const exposed = deps.outDir ? await resultFolderOutOfReach(jail, deps.outDir, cwd) : undefined;
+      if (exposed)
+        throw new Error(`${exposed}: the cycle refuses to leave its verdict where the commands could rewrite it`);
+    }
     if (deps.rebuildMissingTrack) {
       const rebuilt = await rebuildTrackIfMissing({
         provider,
         config,
         cwd,
-        runCommand,
+        runCommand: runConfined,
         trackBranch: request.database.branch,
         timeoutMs,
         progress,
@@ -140,8 +180,17 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
     });
     const url = await provider.connectionUrl(name);
     timings.fork = elapsed(mark);
-    const [committed, testChanges, frozenTexts] = await evidence;
     const frozenFiles = frozenFilesAt(committed, request.frozenTestFiles, frozenTexts);
+    const { secrets: providerSecrets, ...inherit } = projectCommandEnvironment(config, deps.env);
+    if (config.commands.install) {
+      progress(`installing: ${config.commands.install}`);
+      commands.install = await runInstall(runConfined, config.commands.install, {
+        cwd,
+        ...inherit,
+        timeoutMs,
+        secrets: providerSecrets,
+      });
+    }
     const before = await driftFromCommit(cwd, committed);
     if (before.length > 0)
       throw new Error(
@@ -152,12 +201,11 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
       : testChanges;
     // No step or track name: a test that could tell RED from GREEN could fail, then pass, with no code.
     const env = { DATABASE_URL: url };
-    const { secrets: providerSecrets, ...inherit } = projectCommandEnvironment(config, deps.env);
     const secrets = [...secretsOfUrl(url), ...providerSecrets];
 
     mark = performance.now();
     progress(`migrating: ${config.commands.migrate}`);
-    commands.migrate = await runCommand(config.commands.migrate, { cwd, env, ...inherit, timeoutMs, secrets });
+    commands.migrate = await runConfined(config.commands.migrate, { cwd, env, ...inherit, timeoutMs, secrets });
     timings.migrate = elapsed(mark);
     if (commands.migrate.exitCode !== 0) {
       reasons.push(
@@ -170,7 +218,7 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
       await clearReports(config.junit, cwd);
       const testStartWall = Date.now();
       progress(`testing: ${config.commands.test}`);
-      commands.test = await runCommand(config.commands.test, { cwd, env, ...inherit, timeoutMs, secrets });
+      commands.test = await runConfined(config.commands.test, { cwd, env, ...inherit, timeoutMs, secrets });
       timings.tests = elapsed(mark);
       // The branch is not needed once the tests ran: drop it while the report is read.
       dropping = dropBranch();
@@ -239,6 +287,7 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
     startedAt: startedAt.toISOString(),
     finishedAt: now().toISOString(),
     timingsMs: timings,
+    confinement: confinementRecord(confinement),
     commands,
     ...(report ? { report } : {}),
     tests,

@@ -12,6 +12,15 @@ const ICON: Record<CycleTestOutcome["outcome"], string> = {
 
 const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ");
 
+/** Said plainly either way: an unconfined run is weaker evidence. */
+export function confinementLine(confinement: CycleResult["confinement"]): string {
+  if (!confinement)
+    return "⚠️ Ran unconfined: the action that ran it predates confinement, so the commands may have run as the job's own user.";
+  return confinement.confined
+    ? `🔒 The repository's commands ran confined, as the OS user \`${confinement.user}\` (uid ${confinement.uid}), with an allow-listed environment; every process of that user was ended before the verdict was read.`
+    : `⚠️ Ran unconfined: ${confinement.reason}. The commands could have tampered with the job; this is weaker evidence than a confined run.`;
+}
+
 export function renderCycleSummary(result: CycleResult): string {
   const { step, verdict } = result;
   const head = verdict === "verified" ? `✅ ${step.toUpperCase()} verified` : `❌ ${step.toUpperCase()} refused`;
@@ -22,6 +31,7 @@ export function renderCycleSummary(result: CycleResult): string {
       `\`${result.database.cycleBranch ?? "(none)"}\` forked from \`${result.database.trackBranch}\` (${result.database.provider}).`,
     "",
   ];
+  lines.push(confinementLine(result.confinement), "");
   if (result.reasons.length) {
     lines.push(verdict === "verified" ? "### Notes" : "### Why it was refused", "");
     for (const reason of result.reasons) lines.push(`- ${reason}`);

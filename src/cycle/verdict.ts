@@ -1,5 +1,5 @@
 import { checkFrozenTestFile, hashFrozenText } from "../gates/freeze.js";
-import { locateTestCase, type JUnitReport, type LoadError } from "./junit/index.js";
+import { locateTestCases, type JUnitReport, type LoadError, type TestLocation } from "./junit/index.js";
 import type { CycleRequest, CycleTest } from "./request.js";
 import type { CycleTestOutcome, CycleVerdict, TestOutcome } from "./result.js";
 import type { TestFileChange } from "./workspace.js";
@@ -54,10 +54,14 @@ export function describeLoadError(error: LoadError): string {
   return [error.file ?? error.classname, firstLine(error.message)].filter(Boolean).join(": ");
 }
 
-function outcomeOf(report: ReportForVerdict, test: CycleTest, role: "turn" | "earlier"): CycleTestOutcome {
+function outcomeOf(location: TestLocation, test: CycleTest, role: "turn" | "earlier"): CycleTestOutcome {
   const base = { id: test.id, file: test.file, title: test.title, role };
-  const location = locateTestCase(report, { file: test.file, title: test.title });
-  if (location.status === "missing") return { ...base, outcome: "missing" };
+  if (location.status === "missing") {
+    const nearest = location.nearest.length
+      ? `the report has no test of that title; nearest: ${location.nearest.map((n) => `"${n}"`).join(", ")}`
+      : "the report has no test of that title, nor one near it";
+    return { ...base, outcome: "missing", message: nearest, ...(location.hint ? { hint: location.hint } : {}) };
+  }
   if (location.status === "ambiguous") {
     return {
       ...base,
@@ -75,8 +79,19 @@ function outcomeOf(report: ReportForVerdict, test: CycleTest, role: "turn" | "ea
     ...(message ? { message } : {}),
     ...(found.type ? { type: found.type } : {}),
     ...(found.durationMs !== undefined ? { durationMs: found.durationMs } : {}),
+    ...(found.hint ? { hint: found.hint } : {}),
   };
 }
+
+/** A reason with the setting to change appended, when the report points at one. */
+const withHint = (t: CycleTestOutcome, reason: string) => (t.hint ? `${reason} (likely a setting: ${t.hint})` : reason);
+
+/** The first five tests of a list, as the report names them. */
+const quoteTests = (tests: ReportForVerdict["tests"]) =>
+  `${tests
+    .slice(0, 5)
+    .map((t) => `"${t.name}"${t.file ? ` (${t.file})` : ""}`)
+    .join(", ")}${tests.length > 5 ? ", ..." : ""}`;
 
 const label = (t: CycleTestOutcome) => `${t.id} "${t.title}" (${t.file})`;
 
@@ -147,8 +162,11 @@ function describeTestChange(file: TestFileChange, base: string): string {
 
 export function decideVerdict(input: VerdictInput): Verdict {
   const { request, report, testExitCode } = input;
-  const turn = request.tests.inTurn.map((t) => outcomeOf(report, t, "turn"));
-  const earlier = request.tests.earlierGreen.map((t) => outcomeOf(report, t, "earlier"));
+  // Every test looked up in one pass over the report.
+  const { inTurn, earlierGreen } = request.tests;
+  const locations = locateTestCases(report, [...inTurn, ...earlierGreen]);
+  const turn = inTurn.map((t, i) => outcomeOf(locations[i]!, t, "turn"));
+  const earlier = earlierGreen.map((t, i) => outcomeOf(locations[inTurn.length + i]!, t, "earlier"));
   const reasons: string[] = [];
 
   if (report.tests.length === 0)
@@ -163,29 +181,31 @@ export function decideVerdict(input: VerdictInput): Verdict {
   if (request.step === "red") {
     for (const t of turn) {
       const why = whyNotRed(t);
-      if (why) reasons.push(why);
+      if (why) reasons.push(withHint(t, why));
     }
-    if (testExitCode === 0) {
+    // Exit 0 with a failure in the report: the two disagree. Exit 0 with nothing failing agrees
+    // with the report, and the test's own reason ("already passes") says everything.
+    const failing = report.tests.filter((t) => t.outcome === "failed-assertion" || t.outcome === "failed-error");
+    if (testExitCode === 0 && failing.length > 0) {
       reasons.push(
-        "the test command exited 0 although a RED test must fail: the runner's exit code and its report disagree",
+        `the test command exited 0 although the report shows ${failing.length} failing test(s) (${quoteTests(failing)}): ` +
+          "the runner's exit code and its report disagree; make the test command exit non-zero when a test fails",
       );
     }
   } else {
-    for (const t of turn) if (t.outcome !== "passed") reasons.push(whyNotPassing(t, "(in turn)"));
+    for (const t of turn) if (t.outcome !== "passed") reasons.push(withHint(t, whyNotPassing(t, "(in turn)")));
     if (testExitCode !== null && testExitCode !== 0) {
       const failing = report.tests.filter((t) => t.outcome === "failed-assertion" || t.outcome === "failed-error");
       reasons.push(
         `the test command exited ${testExitCode}` +
           (failing.length
-            ? `; failing: ${failing
-                .slice(0, 5)
-                .map((t) => `"${t.name}"${t.file ? ` (${t.file})` : ""}`)
-                .join(", ")}${failing.length > 5 ? ", ..." : ""}`
+            ? `; failing: ${quoteTests(failing)}`
             : " with no failing test in the report (a crash, or a file that failed to load)"),
       );
     }
   }
-  for (const t of earlier) if (t.outcome !== "passed") reasons.push(whyNotPassing(t, "(verified green earlier)"));
+  for (const t of earlier)
+    if (t.outcome !== "passed") reasons.push(withHint(t, whyNotPassing(t, "(verified green earlier)")));
 
   if (request.step === "refactor" || request.step === "release") {
     const notPassing = report.tests.filter((t) => t.outcome !== "passed");

@@ -10,7 +10,9 @@ import {
   requireInput,
   setOutput,
 } from "../cycle/action-io.js";
-import { createProvider } from "../substrate/index.js";
+import { withInstallCommand } from "../cycle/commands.js";
+import { confinedUserOf, prepareConfinement } from "../cycle/confine.js";
+import { openJobProvider } from "../substrate/index.js";
 import { runDeploy, type DeployDeps } from "./deploy.js";
 import { runPromote } from "./promote.js";
 import {
@@ -87,11 +89,12 @@ async function releaseJob<R, T extends { verdict: string; reasons: string[] }>(
   try {
     await mkdir(outDir, { recursive: true });
     const request = parseRequest(job.request, requireInput("request", env));
-    const { config } = readActionConfig(cwd, env);
+    const config = withInstallCommand(readActionConfig(cwd, env).config, cwd);
     const onProgress = (message: string) => console.log(message);
-    const provider = await createProvider(config.database, { env, onProgress });
+    const provider = await openJobProvider(config, { env, onProgress });
     try {
-      const result = await job.run(request, { provider, config, cwd, onProgress });
+      const confinement = await prepareConfinement(confinedUserOf(env));
+      const result = await job.run(request, { provider, config, cwd, onProgress, confinement });
       await writeFile(join(outDir, job.file), `${JSON.stringify(result, null, 2)}\n`);
       await appendJobSummary(job.render(result), env);
       await setOutput("verdict", result.verdict, env);

@@ -2,7 +2,15 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import picomatch from "picomatch";
 import type { ConsortConfig } from "../config/consort-config.js";
-import { projectCommandEnvironment, runShellCommand, secretsOfUrl, type CommandRunner } from "../cycle/commands.js";
+import {
+  projectCommandEnvironment,
+  runInstall,
+  runShellCommand,
+  secretsOfUrl,
+  type CommandOptions,
+  type CommandRunner,
+} from "../cycle/commands.js";
+import { endConfinedProcesses, grantCheckout, type Confinement } from "../cycle/confine.js";
 import { CycleRequest } from "../cycle/request.js";
 import type { CommandRecord } from "../cycle/result.js";
 import { canRefreshBase, runCycle } from "../cycle/run.js";
@@ -25,15 +33,35 @@ export interface DeployDeps {
   runCommand?: CommandRunner;
   now?: () => Date;
   onProgress?: (message: string) => void;
+  /** How the repository's commands run (see src/cycle/confine.ts); default unconfined. */
+  confinement?: Confinement;
 }
 
-/** The deps with the real clock, the shell and silent progress where none is given. */
+/** The deps with the real clock, the shell and silent progress where none is given; commands confined when asked. */
 export function withDefaults(deps: DeployDeps) {
+  const base = deps.runCommand ?? runShellCommand;
+  const jail = deps.confinement?.confined ? deps.confinement.jail : undefined;
+  const runCommand: CommandRunner = jail ? (command, options) => base(command, { ...options, jail }) : base;
   return {
     ...deps,
     now: deps.now ?? (() => new Date()),
-    runCommand: deps.runCommand ?? runShellCommand,
+    runCommand,
     progress: deps.onProgress ?? (() => {}),
+    jail,
+    /**
+     * Hand the checkout to the confined user (after git was read: git refuses a foreign tree) and
+     * run the install command there; every process of that user ends in `finish`.
+     */
+    prepare: async (inherit: Pick<CommandOptions, "parentEnv" | "passEnv">, secrets: string[]) => {
+      if (jail) await grantCheckout(jail, deps.cwd);
+      const install = deps.config.commands.install;
+      if (!install) return undefined;
+      const timeoutMs = deps.config.cycle.timeoutMinutes * 60_000;
+      return runInstall(runCommand, install, { cwd: deps.cwd, ...inherit, timeoutMs, secrets });
+    },
+    finish: async () => {
+      if (jail) await endConfinedProcesses(jail);
+    },
   };
 }
 
@@ -71,7 +99,7 @@ const failed = (record: CommandRecord) =>
   record.exitCode === null ? `was killed (${record.signal ?? "signal"})` : `exited ${record.exitCode}`;
 
 export async function runDeploy(request: DeployRequest, deps: DeployDeps): Promise<DeployEvidence> {
-  const { now, runCommand, progress, config, provider, cwd } = withDefaults(deps);
+  const { now, runCommand, progress, config, provider, cwd, prepare, finish } = withDefaults(deps);
   const startedAt = now().toISOString();
   const reasons: string[] = [];
   const warnings: string[] = [];
@@ -102,6 +130,7 @@ export async function runDeploy(request: DeployRequest, deps: DeployDeps): Promi
       const env = { DATABASE_URL: url, CONSORT_TRACK: request.track, CONSORT_COMMIT: request.commit };
       const { secrets: providerSecrets, ...inherit } = projectCommandEnvironment(config);
       const secrets = [...secretsOfUrl(url), ...providerSecrets];
+      await prepare(inherit, providerSecrets);
       progress(`deploying: ${config.commands.deploy}`);
       deploy = await runCommand(config.commands.deploy!, {
         cwd,
@@ -139,7 +168,14 @@ export async function runDeploy(request: DeployRequest, deps: DeployDeps): Promi
         database: { branch: request.database.parent },
         ttlSeconds: request.ttlSeconds,
       });
-      const cycle = await runCycle(cycleRequest, { provider, config, cwd, runCommand, onProgress: progress });
+      const cycle = await runCycle(cycleRequest, {
+        provider,
+        config,
+        cwd,
+        ...(deps.runCommand ? { runCommand: deps.runCommand } : {}),
+        onProgress: progress,
+        ...(deps.confinement ? { confinement: deps.confinement } : {}),
+      });
       branch = cycle.database.cycleBranch ?? branch;
       warnings.push(...cycle.warnings);
       verify = {
@@ -157,6 +193,8 @@ export async function runDeploy(request: DeployRequest, deps: DeployDeps): Promi
     }
   } catch (error) {
     reasons.push((error as Error).message);
+  } finally {
+    await finish();
   }
   return DeployEvidence.parse({
     version: 1,

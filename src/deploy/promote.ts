@@ -22,7 +22,7 @@ export function snapshotBranchName(parent: string, commit: string): string {
 }
 
 export async function runPromote(request: PromoteRequest, deps: DeployDeps): Promise<PromoteResult> {
-  const { now, runCommand, progress, config, provider, cwd } = withDefaults(deps);
+  const { now, runCommand, progress, config, provider, cwd, prepare, finish } = withDefaults(deps);
   const startedAt = now().toISOString();
   const parent = request.database.parent;
   const reasons: string[] = [];
@@ -46,6 +46,7 @@ export async function runPromote(request: PromoteRequest, deps: DeployDeps): Pro
     const url = await provider.connectionUrl(parent);
     progress(`migrating ${parent}: ${config.commands.migrate}`);
     const { secrets, ...inherit } = projectCommandEnvironment(config);
+    await prepare(inherit, secrets);
     migrate = await runCommand(config.commands.migrate, {
       cwd,
       env: { DATABASE_URL: url, CONSORT_TRACK: request.track, CONSORT_COMMIT: request.commit },
@@ -53,6 +54,7 @@ export async function runPromote(request: PromoteRequest, deps: DeployDeps): Pro
       timeoutMs: config.cycle.timeoutMinutes * 60_000,
       secrets: [...secretsOfUrl(url), ...secrets],
     });
+    await finish();
     if (migrate.exitCode === 0) {
       if (canRefreshBase(provider)) await provider.refreshBase(parent);
       try {
@@ -73,6 +75,8 @@ export async function runPromote(request: PromoteRequest, deps: DeployDeps): Pro
   } catch (error) {
     if (snapshot) snapshotKept = true;
     reasons.push((error as Error).message + (snapshot ? `; the pre-migration snapshot ${snapshot} is kept` : ""));
+  } finally {
+    await finish();
   }
   return PromoteResult.parse({
     version: 1,

@@ -15,6 +15,17 @@ export function hashFrozenText(text: string): string {
   return createHash("sha256").update(normaliseLineEndings(text), "utf8").digest("hex");
 }
 
+/**
+ * The git blob id of a text (sha-1 of `blob <bytes>\0<bytes>`): what a tree lists for a file holding
+ * exactly that text, so a frozen file is checked at a commit by one tree read, without its content.
+ */
+export function gitBlobId(text: string): string {
+  const bytes = Buffer.from(text, "utf8");
+  return createHash("sha1")
+    .update(Buffer.concat([Buffer.from(`blob ${bytes.length}\0`), bytes]))
+    .digest("hex");
+}
+
 /** One hash over a set of already-hashed files, stable over the order the paths come in. */
 export function manifestHashFromHashes(hashes: Record<string, string>): string {
   const hash = createHash("sha256");

@@ -1,6 +1,8 @@
 import type { TrackEvent, TrackSnapshot } from "../orchestrator/types.js";
+import type { FrozenState } from "../roles/classify.js";
 import type { GateReview } from "./approval.js";
-import { GATE_NAMES } from "./names.js";
+import { gitBlobId } from "./freeze.js";
+import { GATE_NAMES, type FileGate } from "./names.js";
 
 type GateWithdrawnEvent = Extract<TrackEvent, { type: "gate.withdrawn" }>;
 
@@ -34,4 +36,40 @@ export function withdrawalEvents(
         : `${review.user} now requests changes`;
     return [{ type: "gate.withdrawn", at, gate, reason, reviewId: review.id }];
   });
+}
+
+/**
+ * The frozen files at a pushed head (design §4: every check describes the head it is posted on).
+ * Each file a gate froze, and each frozen test, must be at the head the text the track accepted
+ * (with this push's own changes, which commit classification judges), whatever commits lie
+ * beneath: a tree lists blob ids, so the check costs one tree read. A gate file that differs
+ * withdraws its gate (the design gate before the test list); a frozen test that differs is refused.
+ */
+export function frozenChangesAtHead(input: {
+  frozen: FrozenState;
+  /** The text the track accepted of each path, this push's changes applied (null: the push removes it). */
+  accepted: Record<string, string | null | undefined>;
+  headBlobs: Record<string, string>;
+  head: string;
+}): { reasons: string[]; withdraw: FileGate | null } {
+  const { frozen, accepted, headBlobs, head } = input;
+  const at = head.slice(0, 7);
+  const reasons: string[] = [];
+  let withdraw: FileGate | null = null;
+  const differs = (path: string, text: string | null | undefined) =>
+    text === null ? headBlobs[path] !== undefined : text === undefined || headBlobs[path] !== gitBlobId(text);
+  for (const [path, { gate }] of Object.entries(frozen.gated)) {
+    if (gate !== "design" && gate !== "test-list") continue;
+    if (!differs(path, accepted[path])) continue;
+    reasons.push(
+      `${path}: frozen by the ${gate} gate, but at ${at} it is not the text the gate froze (changed beneath this push); restore it`,
+    );
+    if (gate === "design") withdraw = "design";
+    else withdraw ??= "test-list";
+  }
+  for (const [path, text] of Object.entries(frozen.tests)) {
+    if (!differs(path, accepted[path] ?? text)) continue;
+    reasons.push(`${path}: a frozen test file is not at ${at} the text the track accepted; restore it`);
+  }
+  return { reasons, withdraw };
 }

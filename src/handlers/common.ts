@@ -1,11 +1,11 @@
 import { CONFIG_PATH, readGitHubConfig, type ConfigResult } from "../config/load.js";
-import type { HandlerInput } from "../app/services.js";
+import type { Handler, HandlerInput } from "../app/services.js";
 import { runEffects } from "../app/effects.js";
 import { failAllChecks } from "../app/checks.js";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { restoreSnapshot } from "../orchestrator/index.js";
 import type { Effect } from "../orchestrator/types.js";
-import { advanceAndShow } from "../app/engine.js";
+import { advanceAndShow, reportingFailures } from "../app/engine.js";
 import {
   isTracksBranch,
   stateStoreFor,
@@ -144,4 +144,21 @@ export async function retryDatabaseBranch(
     config,
     effects: [step, { type: "updateChecks", commit: headSha }],
   });
+}
+
+/**
+ * `handler`, with any failure it meets before its effects could report (GitHub unreachable, a
+ * read refused) failing every check on the head `headOf` names, with the reason, before the
+ * delivery fails. Past GitHub's ten-second webhook timeout nobody sees the delivery fail.
+ */
+export function reportingFailuresOf<P extends { repository: Repository }>(
+  handler: Handler<P>,
+  headOf: (payload: P) => { branch: string | undefined; headSha: string } | undefined,
+): Handler<P> {
+  return async (input) => {
+    const head = headOf(input.payload);
+    const deps = engineDeps(input);
+    const trackId = head?.branch ? trackOf(head.branch, deps.repo) : undefined;
+    await reportingFailures(trackId && head ? targetOf(deps, head.headSha, trackId) : undefined, () => handler(input));
+  };
 }

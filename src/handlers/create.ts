@@ -1,7 +1,9 @@
 import { runEffects } from "../app/effects.js";
 import { projectState } from "../app/projection.js";
 import type { HandlerInput } from "../app/services.js";
-import { stateStoreFor } from "../app/track.js";
+import { forkPoint } from "../app/commits.js";
+import { stateStoreFor, type EngineDeps } from "../app/track.js";
+import type { ConsortConfig } from "../config/consort-config.js";
 import { createTrack } from "../orchestrator/index.js";
 import { emptyTrackState } from "../state/index.js";
 import { resolveParentBranch } from "../substrate/names.js";
@@ -9,12 +11,14 @@ import { configOrFail, engineDeps, trackOf } from "./common.js";
 import type { CreatePayload } from "./payloads.js";
 
 /**
- * `create` (a branch): start a track. Its database branch is forked from the one paired with the
- * default branch (a branch has no PR yet when it is created), the initial state is written, and
- * the checks appear on the branch head. A branch that already has a track is left alone.
+ * `create` (a branch): start a track. It starts where the branch leaves the default branch (its
+ * fork point), so commits the branch was created with are classified by their push like any other;
+ * its database branch is forked from the one paired with the default branch (a branch has no PR
+ * yet when it is created), the initial state is written, and the checks appear on the head. A
+ * branch that already has a track (its push came first) is left alone.
  */
 export async function handleCreate(input: HandlerInput<CreatePayload>): Promise<void> {
-  const { payload, octokit, services } = input;
+  const { payload, octokit } = input;
   if (payload.ref_type !== "branch") return;
   const deps = engineDeps(input);
   const branch = payload.ref;
@@ -26,8 +30,20 @@ export async function handleCreate(input: HandlerInput<CreatePayload>): Promise<
   ).data.object.sha;
   const loaded = await configOrFail(deps, head, trackId);
   if (!loaded) return;
-  const { config } = loaded;
+  await startTrack(deps, { trackId, branch, head, config: loaded.config });
+}
 
+/**
+ * Start the track of `branch` at the commit where it leaves the default branch, once: a track that
+ * exists is left alone (a `create` after the branch's first push, or a redelivery). Returns the
+ * fork point, where the track's first push is classified from.
+ */
+export async function startTrack(
+  deps: EngineDeps,
+  { trackId, branch, head, config }: { trackId: string; branch: string; head: string; config: ConsortConfig },
+): Promise<string> {
+  const { services } = deps;
+  const start = await forkPoint({ ...deps.repo, octokit: deps.octokit, head });
   const provider = await services.openProvider(config.database);
   let pairing;
   try {
@@ -47,7 +63,7 @@ export async function handleCreate(input: HandlerInput<CreatePayload>): Promise<
       trackId,
       branch,
       baseBranch: deps.repo.defaultBranch,
-      head,
+      head: start,
       databaseBranch: pairing.branch,
       parentDatabaseBranch: pairing.parent!,
       at,
@@ -70,8 +86,8 @@ export async function handleCreate(input: HandlerInput<CreatePayload>): Promise<
         ),
   );
   if (outcome.outcome !== "written") {
-    input.log.info({ trackId, outcome: outcome.outcome }, "track already exists; nothing to start");
-    return;
+    deps.log.info({ trackId, outcome: outcome.outcome }, "track already exists; nothing to start");
+    return start;
   }
   await runEffects(deps, {
     trackId,
@@ -80,4 +96,5 @@ export async function handleCreate(input: HandlerInput<CreatePayload>): Promise<
     effects: started.effects,
     config,
   });
+  return start;
 }

@@ -115,6 +115,19 @@ export const CheckRunPayload = z.object({
 });
 export type CheckRunPayload = z.infer<typeof CheckRunPayload>;
 
+/** `check_suite.rerequested`: "Re-run all checks" on the suite of an app's checks for one head. */
+export const CheckSuitePayload = z.object({
+  ...base,
+  action: z.string(),
+  check_suite: z.object({
+    id: z.number().int(),
+    head_branch: z.string().nullable(),
+    head_sha: Sha,
+    app: z.object({ id: z.number().int() }).nullable().optional(),
+  }),
+});
+export type CheckSuitePayload = z.infer<typeof CheckSuitePayload>;
+
 export const WorkflowRunPayload = z.object({
   ...base,
   action: z.string(),

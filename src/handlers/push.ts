@@ -1,12 +1,17 @@
-import { pushedCommits, pushEvent } from "../app/commits.js";
+import { pushEvent, verifiedPush } from "../app/commits.js";
 import { advanceAndAct } from "../app/engine.js";
 import type { HandlerInput } from "../app/services.js";
 import { branchOfRef, configOrFail, engineDeps, trackOf } from "./common.js";
+import { startTrack } from "./create.js";
 import type { PushPayload } from "./payloads.js";
 
+/** The `before` of a push that created its branch. */
+const NO_COMMIT = /^0{40}$/;
+
 /**
- * `push` to a track's branch: classify the new commits, oldest first, and advance. The machine
- * refuses a commit that is not the expected role's step; the checks and the sticky comment say why.
+ * `push` to a track's branch: verify the push against git (the payload is GitHub's capped summary),
+ * classify the new commits, oldest first, and advance. The machine refuses a commit that is not the
+ * expected role's step, and a head whose frozen files changed; the checks and the comment say why.
  */
 export async function handlePush(input: HandlerInput<PushPayload>): Promise<void> {
   const { payload, octokit, services } = input;
@@ -18,11 +23,28 @@ export async function handlePush(input: HandlerInput<PushPayload>): Promise<void
   const loaded = await configOrFail(deps, payload.after, trackId);
   if (!loaded) return;
   const { config } = loaded;
-  const commits = await pushedCommits({
+  // A push that creates the branch may come before its `create`: it starts the track (once; the
+  // start has a delivery id of its own), and its commits are classified from the fork point.
+  const before =
+    payload.created || NO_COMMIT.test(payload.before)
+      ? await startTrack(
+          { ...deps, deliveryId: `${deps.deliveryId}:start` },
+          {
+            trackId,
+            branch,
+            head: payload.after,
+            config,
+          },
+        )
+      : payload.before;
+  const verified = await verifiedPush({
     octokit,
     owner: deps.repo.owner,
     repo: deps.repo.repo,
-    commits: payload.commits,
+    before,
+    after: payload.after,
+    payload: payload.commits,
+    defaultBranch: deps.repo.defaultBranch,
     config,
   });
   const at = services.clock().toISOString();
@@ -35,10 +57,10 @@ export async function handlePush(input: HandlerInput<PushPayload>): Promise<void
       const event = pushEvent(
         snapshot,
         {
-          before: payload.before,
+          before,
           after: payload.after,
-          forced: payload.forced,
-          commits,
+          ...verified,
+          forced: payload.forced || verified.forced,
           pusher: payload.sender.login,
         },
         at,

@@ -62,7 +62,7 @@ export function initialContext(input: CreateTrackInput, config: ConsortConfig): 
 }
 
 /** The approved (or pending) test list in the context, or null when absent or invalid. */
-function testListOf(context: TrackContext): TestListEntry[] | null {
+export function testListOf(context: TrackContext): TestListEntry[] | null {
   const text = context.artifacts[ARTIFACT_PATHS.testList];
   if (text === undefined) return null;
   try {
@@ -121,7 +121,9 @@ export function frozenState(context: TrackContext): FrozenState {
   }
   const tests: Record<string, string> = {};
   for (const [path, entry] of Object.entries(effectiveFrozenTests(context))) tests[path] = entry.text;
-  return { gated, tests };
+  const first = Object.values(context.frozenTests).sort((a, b) => testNumber(a.test) - testNumber(b.test))[0];
+  if (!first) return { gated, tests };
+  return { gated, tests, baseTests: { by: first.test, known: Object.keys(context.testFiles) } };
 }
 
 /** path → sha256 of every frozen file, for the cycle to re-check on the runner. */
@@ -239,7 +241,10 @@ export function resumeBuild(context: TrackContext): TrackContext {
       .filter((e) => e.red)
       .flatMap((e) => e.tests.map((t) => t.id)),
   );
-  const frozenTests = Object.fromEntries(Object.entries(context.frozenTests).filter(([id]) => keptTests.has(id)));
+  // By the test whose RED froze them: a helper's entry is keyed by its path as well (see recordRed).
+  const frozenTests = Object.fromEntries(
+    Object.entries(context.frozenTests).filter(([, entry]) => keptTests.has(entry.test)),
+  );
   return { ...context, units, unitIndex, evidence, frozenTests, attempts: 0, blocked: null };
 }
 

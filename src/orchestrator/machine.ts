@@ -56,8 +56,19 @@ export type MachineEvent =
       needsUx: boolean;
       verdict: "accept" | "refactor" | null;
     }
-  | { type: "PUSH_REJECTED"; at: string; sha: string; reasons: string[]; withdraw: FileGate | null }
-  | { type: "BRANCH_RESET"; at: string }
+  | {
+      type: "PUSH_REJECTED";
+      at: string;
+      sha: string;
+      reasons: string[];
+      withdraw: FileGate | null;
+      /** The tree of the last accepted commit, to recognise a revert of the rejected commits. */
+      acceptedTree?: string;
+    }
+  /** The branch is back at the last accepted commit, or (`head`) at a commit that reverts the rejected ones. */
+  | { type: "BRANCH_RESET"; at: string; head?: string }
+  /** The default branch was merged into the track ("Update branch"): the head moves, no step was taken. */
+  | { type: "BRANCH_UPDATED"; at: string; head: string }
   | { type: "GATE_APPROVED"; at: string; gate: GateName; approval: ApprovalRecord }
   | { type: "GATE_WITHDRAWN"; at: string; gate: GateName; reason: string }
   | {
@@ -200,9 +211,22 @@ const machineSetup = setup({
     }),
     recordRejection: assign(({ event }) => {
       assertEvent(event, "PUSH_REJECTED");
-      return { rejectedHead: { sha: event.sha, reasons: event.reasons, at: event.at }, updatedAt: event.at };
+      const { sha, reasons, at, acceptedTree } = event;
+      return { rejectedHead: { sha, reasons, at, ...(acceptedTree ? { acceptedTree } : {}) }, updatedAt: event.at };
     }),
-    clearRejection: assign(({ event }) => ({ rejectedHead: null, updatedAt: event.at })),
+    clearRejection: assign(({ context, event }) => {
+      assertEvent(event, "BRANCH_RESET");
+      return { rejectedHead: null, head: event.head ?? context.head, updatedAt: event.at };
+    }),
+    moveHead: assign(({ event }) => {
+      assertEvent(event, "BRANCH_UPDATED");
+      return { head: event.head, updatedAt: event.at };
+    }),
+    invalidateRelease: assign(({ context, event }) => {
+      assertEvent(event, "BRANCH_UPDATED");
+      const reason = `the branch was brought up to date with ${context.baseBranch} at ${event.head.slice(0, 7)}, so the release is verified again against ${context.parentDatabaseBranch} as it stands now`;
+      return { ...withdrawFrom(context, "deploy", reason, "withdraw"), deployEvidence: null, updatedAt: event.at };
+    }),
     withdrawForPush: assign(({ context, event }) => {
       assertEvent(event, "PUSH_REJECTED");
       return withdrawFrom(context, event.withdraw!, `a frozen file changed in ${event.sha.slice(0, 7)}`, "withdraw");
@@ -275,6 +299,14 @@ const machineSetup = setup({
             test: test.id,
             commit: pending.commit,
           };
+      }
+      // Everything else under the test globs decides results too (helpers, fixtures, setup files,
+      // snapshots, conftest.py): frozen by the same rule, keyed by the unit's first test and the path.
+      const own = new Set(unit.tests.map((t) => t.file));
+      const by = unit.tests[0]!.id;
+      for (const [file, text] of Object.entries(context.testFiles)) {
+        if (own.has(file)) continue;
+        frozenTests[`${by} ${file}`] = { file, text, hash: hashFrozenText(text), test: by, commit: pending.commit };
       }
       const next = withUnitEvidence(context, (ev) => ({
         ...ev,
@@ -415,6 +447,36 @@ function designPushed<T extends Stage>(next: T) {
 
 const BUILD_PUSH = ["acceptPush", "recordBuildAuthors"] as const;
 
+/**
+ * The default branch merged into a track whose release was verified (or is being verified): the
+ * verification no longer describes the head, so the deploy and promote gates close, the track's
+ * database branch is forked afresh from its parent as the parent stands now (other features may
+ * have been promoted into it), and the release runs again on the new head.
+ */
+const REVERIFY_RELEASE = {
+  target: "deploying" as const,
+  reenter: true,
+  actions: [
+    "moveHead",
+    "invalidateRelease",
+    {
+      type: "emit",
+      params: ({ context }: { context: TrackContext }): Effect => ({
+        type: "deleteDatabase",
+        branch: context.databaseBranch,
+      }),
+    },
+    {
+      type: "emit",
+      params: ({ context }: { context: TrackContext }): Effect => ({
+        type: "forkDatabase",
+        branch: context.databaseBranch,
+        parent: context.parentDatabaseBranch,
+      }),
+    },
+  ],
+} as const;
+
 /** A build step (red, green, repair, refactor): the role's push is accepted and sent to `verify`. */
 function buildStep<T extends Stage>(stage: Stage, verify: T) {
   return { on: { RENEGOTIATE: renegotiation(stage), STEP_PUSHED: { target: verify, actions: BUILD_PUSH } } };
@@ -519,6 +581,7 @@ export const trackMachine = machineSetup.createMachine({
       { actions: "recordRejection" },
     ],
     BRANCH_RESET: { actions: "clearRejection" },
+    BRANCH_UPDATED: { actions: "moveHead" },
     GATE_WITHDRAWN: GATE_NAMES.map((gate) => ({
       guard: { type: "withdrawsApproved" as const, params: { gate } },
       target: `.${gate}-gate` as const,
@@ -696,12 +759,14 @@ export const trackMachine = machineSetup.createMachine({
           },
         ],
         RETRY: { target: "deploying", reenter: true },
+        BRANCH_UPDATED: REVERIFY_RELEASE,
       },
     },
     "deploy-gate": {
       entry: "openDeployGate",
       on: {
         RENEGOTIATE: renegotiation("deploy-gate"),
+        BRANCH_UPDATED: REVERIFY_RELEASE,
         GATE_APPROVED: {
           guard: { type: "approvesPending", params: { gate: "deploy" } },
           target: "promote-gate",
@@ -713,6 +778,7 @@ export const trackMachine = machineSetup.createMachine({
       entry: "openPromoteGate",
       on: {
         RENEGOTIATE: renegotiation("promote-gate"),
+        BRANCH_UPDATED: REVERIFY_RELEASE,
         GATE_APPROVED: {
           guard: { type: "approvesPending", params: { gate: "promote" } },
           target: "merging",
@@ -721,7 +787,7 @@ export const trackMachine = machineSetup.createMachine({
       },
     },
     merging: {
-      on: { MERGED: { target: "promoting", actions: "recordMerge" } },
+      on: { MERGED: { target: "promoting", actions: "recordMerge" }, BRANCH_UPDATED: REVERIFY_RELEASE },
     },
     promoting: {
       entry: [

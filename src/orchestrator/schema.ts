@@ -38,7 +38,7 @@ export const ChangedPathSchema = z.object({
  * One commit of a push, oldest first.
  *
  * `files` must hold the text AFTER this commit of every changed path the machine reads: every path
- * under `.consort/` and every path matching the configured test globs (`pathsToRead(changes, config)`
+ * under `.consort/` and every path matching the configured test or code globs (`pathsToRead(changes, config)`
  * from src/orchestrator lists them); `null` when the commit removed it. A frozen file whose text is
  * missing here fails closed (the commit is rejected with that reason).
  */
@@ -50,6 +50,8 @@ export const PushedCommitSchema = z.object({
   message: z.string(),
   changes: z.array(ChangedPathSchema),
   files: z.record(z.string(), z.string().nullable()),
+  /** A merge of the default branch into the track ("Update branch"), already verified by the app: no role's step. */
+  merge: z.literal(true).optional(),
 });
 
 /** Evidence of a build cycle, as the cycle runner summarised it (kept with the cycle record). */
@@ -72,6 +74,8 @@ export const CycleEvidenceSchema = z.object({
   databaseBranch: z.string().optional(),
   /** Caveats a person should see, e.g. "database rebuilt from the seed on a hosted runner". */
   notes: z.array(z.string()).optional(),
+  /** false when the repository's commands ran as the job's own user (see src/cycle/confine.ts). */
+  confined: z.boolean().optional(),
 });
 
 /** Evidence of the release cycle: the preview deploy on the track's database branch and its verification. */
@@ -99,6 +103,12 @@ export const PushEventSchema = z.object({
    * unlike its author); absent when the push was found later (`consort reconcile`).
    */
   pusher: z.string().min(1).optional(),
+  /** Why the push cannot be taken, found by verifying it against git (the parent chain, a merge, a commit too big to list). */
+  problems: z.array(z.string()).optional(),
+  /** Blob id at `after` of every path under `.consort/` and every test file: the frozen files are checked at the head. */
+  headBlobs: z.record(z.string(), z.string()).optional(),
+  /** The git trees of `before` and `after`: a branch whose tree is the last accepted commit's is back there. */
+  trees: z.object({ before: sha, after: sha }).optional(),
 });
 
 /**
@@ -313,7 +323,13 @@ export const TrackContextSchema = z
     head: z.string().min(1),
     /** Set when the branch holds a commit the machine rejected: nothing advances until the branch is reset to `head`. */
     rejectedHead: z
-      .object({ sha: z.string(), reasons: z.array(z.string()), at: z.string() })
+      .object({
+        sha: z.string(),
+        reasons: z.array(z.string()),
+        at: z.string(),
+        /** The tree of the last accepted commit, when known: a later commit with this tree reverts the rejected ones. */
+        acceptedTree: z.string().optional(),
+      })
       .strict()
       .nullable(),
     createdAt: z.string(),

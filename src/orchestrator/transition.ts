@@ -7,6 +7,7 @@ import { parseArtifact, validateArtifacts, type Checkpoint } from "../artifacts/
 import type { ConsortConfig } from "../config/consort-config.js";
 import { formatZodError, zodProblems } from "../config/zod-error.js";
 import type { FileGate } from "../gates/names.js";
+import { frozenChangesAtHead } from "../gates/withdrawal.js";
 import { classifyCommit } from "../roles/classify.js";
 import { globMatcher } from "../roles/globs.js";
 import { currentUnit, frozenState, initialContext } from "./context.js";
@@ -44,13 +45,16 @@ const DESIGN_CHECKPOINT: Partial<Record<Stage, Checkpoint>> = {
   "test-list": "test-list",
 };
 
-/** The paths whose text a handler must put in `PushedCommit.files`: `.consort/**` and test files. */
+/**
+ * The paths whose text a handler must put in `PushedCommit.files`: `.consort/**`, test files, and
+ * code files (the classifier refuses test code in production code).
+ */
 export function pathsToRead(changes: ChangedPath[], config: ConsortConfig): string[] {
-  const isTest = globMatcher(config.paths.tests);
+  const reads = globMatcher([...config.paths.tests, ...config.paths.code]);
   const out = new Set<string>();
   for (const change of changes) {
     if (change.status === "removed") continue;
-    if (change.path.startsWith(".consort/") || isTest(change.path)) out.add(change.path);
+    if (change.path.startsWith(".consort/") || reads(change.path)) out.add(change.path);
   }
   return [...out];
 }
@@ -322,8 +326,18 @@ function translatePush(snapshot: TrackSnapshot, push: PushEvent, config: Consort
       };
     return { refused: [`the push leaves the branch at ${short(head)}, the last accepted commit: nothing to decide`] };
   }
+  const acceptedTree = context.rejectedHead?.acceptedTree ?? (push.before === head ? push.trees?.before : undefined);
   const rejected = (reasons: string[], withdraw: FileGate | null = null): Translation => ({
-    events: [{ type: "PUSH_REJECTED", at: push.at, sha: push.after, reasons, withdraw }],
+    events: [
+      {
+        type: "PUSH_REJECTED",
+        at: push.at,
+        sha: push.after,
+        reasons,
+        withdraw,
+        ...(acceptedTree ? { acceptedTree } : {}),
+      },
+    ],
     notes: [
       // A change to a gate's frozen file sends the track back to that gate (design §4).
       `**Push to ${short(push.after)} rejected** (${withdraw ? `the ${withdraw} gate is withdrawn and must be approved again` : `the track stays at ${snapshot.stage}`}):`,
@@ -333,16 +347,34 @@ function translatePush(snapshot: TrackSnapshot, push: PushEvent, config: Consort
     ],
     rejection: reasons,
   });
-  if (push.before !== head) {
+  const frozen = frozenState(context);
+  if (context.rejectedHead && push.before === context.rejectedHead.sha) {
+    // On top of refused commits: a commit whose tree is the last accepted one's reverts them, and
+    // the track goes on from it; anything else is still refused, its frozen files examined at the head.
+    if (push.trees && acceptedTree === push.trees.after)
+      return {
+        events: [{ type: "BRANCH_RESET", at: push.at, head: push.after }],
+        notes: [
+          `The branch is back at the tree of ${short(head)}: ${short(push.after)} reverts the rejected commits, and the track goes on from it.`,
+        ],
+      };
+    const atHead = push.headBlobs
+      ? frozenChangesAtHead({
+          frozen,
+          accepted: acceptedTexts(context, []),
+          headBlobs: push.headBlobs,
+          head: push.after,
+        })
+      : { reasons: [], withdraw: null };
     return rejected(
-      context.rejectedHead && push.before === context.rejectedHead.sha
-        ? [
-            `the branch still holds rejected commit ${short(context.rejectedHead.sha)}; commits on top of it are not examined`,
-          ]
-        : [
-            `the branch moved from ${short(push.before)}, not from the last accepted commit ${short(head)} (history was rewritten)`,
-          ],
+      [`the branch still holds rejected commit ${short(context.rejectedHead.sha)}`, ...atHead.reasons],
+      atHead.withdraw,
     );
+  }
+  if (push.before !== head) {
+    return rejected([
+      `the branch moved from ${short(push.before)}, not from the last accepted commit ${short(head)} (history was rewritten)`,
+    ]);
   }
   if (context.rejectedHead) events.push({ type: "BRANCH_RESET", at: push.at });
   if (push.commits.length === 0) return { refused: ["the push carries no commits"] };
@@ -352,14 +384,14 @@ function translatePush(snapshot: TrackSnapshot, push: PushEvent, config: Consort
     };
 
   const unit = currentUnit(context);
-  const frozen = frozenState(context);
-  const reasons: string[] = [];
+  const reasons: string[] = [...(push.problems ?? [])];
   let withdraw: FileGate | null = null;
   const artifacts: Record<string, string | null> = {};
   const testFiles: Record<string, string | null> = {};
   const isTest = globMatcher(config.paths.tests);
   const authors: string[] = [];
-  for (const commit of push.commits) {
+  const steps = push.commits.filter((commit) => !commit.merge);
+  for (const commit of steps) {
     const verdict = classifyCommit({
       commit,
       stage: snapshot.stage,
@@ -387,7 +419,24 @@ function translatePush(snapshot: TrackSnapshot, push: PushEvent, config: Consort
       }
     }
   }
+  if (push.headBlobs) {
+    const atHead = frozenChangesAtHead({
+      frozen,
+      accepted: acceptedTexts(context, [artifacts, testFiles]),
+      headBlobs: push.headBlobs,
+      head: push.after,
+    });
+    reasons.push(...atHead.reasons);
+    if (atHead.withdraw === "design" || withdraw === null) withdraw = atHead.withdraw ?? withdraw;
+  }
   if (reasons.length > 0) return rejected(reasons, withdraw);
+  if (steps.length === 0)
+    return {
+      events: [...events, { type: "BRANCH_UPDATED", at: push.at, head: push.after }],
+      notes: [
+        `The branch is brought up to date with ${context.baseBranch} at ${short(push.after)}: the merged-in commits are not the track's, and the track stays at ${snapshot.stage}.`,
+      ],
+    };
 
   // Every commit is the step in turn: is the step's output complete?
   const merged: Record<string, string | undefined> = { ...context.artifacts };
@@ -437,6 +486,17 @@ function translatePush(snapshot: TrackSnapshot, push: PushEvent, config: Consort
         ...problems.map((p) => `- ${p}`),
       ];
   return { events, notes };
+}
+
+/** The text the track accepted of each path (artifacts and test files), with a push's changes applied. */
+function acceptedTexts(
+  context: TrackContext,
+  changes: Array<Record<string, string | null>>,
+): Record<string, string | null | undefined> {
+  return Object.assign({}, context.artifacts, context.testFiles, ...changes) as Record<
+    string,
+    string | null | undefined
+  >;
 }
 
 function toSnapshot(state: Snapshot): TrackSnapshot {

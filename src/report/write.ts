@@ -8,6 +8,13 @@ import { stickyMarker } from "./render.js";
 /**
  * Writing check runs and the sticky comment, each only when what it shows changed: a webhook
  * storm then costs one listing and no writes. Only this app's runs and comments are touched.
+ *
+ * A check that is only waiting (in progress) is not created on a head that has none of ours:
+ * branch protection reads required checks on the PR head, and a missing required check blocks
+ * the merge exactly as an in-progress one does ("Expected — Waiting for status to be reported"),
+ * so each check is created once, already completed, instead of in progress and then updated.
+ * Where a run of ours exists, a waiting check still replaces it, so a success never outlives the
+ * state that earned it.
  */
 
 const CONTENT_MARKER = /<!-- consort:content ([0-9a-f]{64}) -->\s*$/;
@@ -26,12 +33,10 @@ interface ExistingRun {
   output: { summary: string | null };
 }
 
-export type WriteAction = "created" | "updated" | "unchanged";
-export interface WrittenCheckRun {
-  name: string;
-  action: WriteAction;
-  id: number;
-}
+/** `absent`: a waiting check left unwritten on a head that has no run of that name (see above). */
+export type WriteAction = "created" | "updated" | "unchanged" | "absent";
+export type WrittenCheckRun =
+  { name: string; action: Exclude<WriteAction, "absent">; id: number } | { name: string; action: "absent" };
 
 export interface CheckRunTarget {
   owner: string;
@@ -68,6 +73,7 @@ async function apply(
   existing: ExistingRun | undefined,
   run: RenderedCheckRun,
 ): Promise<WrittenCheckRun> {
+  if (!existing && run.status === "in_progress") return { name: run.name, action: "absent" };
   const hash = contentHash(run);
   if (existing && unchanged(existing, run, hash)) return { name: run.name, action: "unchanged", id: existing.id };
   const summary = `${run.output.summary}\n\n<!-- consort:content ${hash} -->`;
@@ -172,7 +178,7 @@ export async function upsertStickyComment(
   octokit: GitHubClient,
   target: StickyCommentTarget,
   body: string,
-): Promise<{ action: WriteAction; id: number; deleted: number[] }> {
+): Promise<{ action: Exclude<WriteAction, "absent">; id: number; deleted: number[] }> {
   const { owner, repo, issueNumber } = target;
   const marker = stickyMarker(target.trackId);
   if (!body.startsWith(marker)) throw new Error(`The sticky comment body must start with its marker ${marker}`);

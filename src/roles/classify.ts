@@ -3,6 +3,7 @@ import { checkFrozenTestFile, hashFrozenText } from "../gates/freeze.js";
 import type { GateName, PushedCommit, Stage } from "../orchestrator/types.js";
 import { globMatcher } from "./globs.js";
 import { PROTECTED_PATHS, ROLES, ownershipAt, waitingFor, type RoleName } from "./roles.js";
+import { testCodeIn } from "./test-code.js";
 import { readRoleTrailer } from "./trailer.js";
 
 /**
@@ -14,8 +15,18 @@ import { readRoleTrailer } from "./trailer.js";
 export interface FrozenState {
   /** Files frozen by a gate (path → sha256 and which gate froze it). */
   gated: Record<string, { hash: string; gate: GateName }>;
-  /** Frozen test files: path → the text frozen by its latest verified RED. */
+  /**
+   * Frozen test files: path → the text frozen by its latest verified RED. A verified RED freezes
+   * every file under the test globs the track had pushed by then (helpers, fixtures, setup files,
+   * snapshots, conftest.py), not only the files of its tests.
+   */
   tests: Record<string, string>;
+  /**
+   * Set once a RED is verified (`by` names its test): the files under the test globs the track
+   * never pushed (the trunk's helpers, fixtures, setup files) are frozen as they are at the base.
+   * `known` lists the test-glob files the track did push, whose rule is `tests`.
+   */
+  baseTests?: { by: string; known: readonly string[] };
 }
 
 export interface ClassifyInput {
@@ -41,14 +52,27 @@ export interface Classification {
 const isProtected = globMatcher(PROTECTED_PATHS);
 
 /** Every path a commit touches, a rename counting as both its old and its new path. */
-function touchedPaths(commit: PushedCommit): Array<{ path: string; removed: boolean }> {
-  const out: Array<{ path: string; removed: boolean }> = [];
+function touchedPaths(commit: PushedCommit): Array<{ path: string; removed: boolean; added: boolean }> {
+  const out: Array<{ path: string; removed: boolean; added: boolean }> = [];
   for (const change of commit.changes) {
-    out.push({ path: change.path, removed: change.status === "removed" });
+    // The new path of a rename did not exist before it: it is added, and the old path removed.
+    const renamed = change.previousPath !== undefined && change.previousPath !== change.path;
+    out.push({ path: change.path, removed: change.status === "removed", added: change.status === "added" || renamed });
     if (change.previousPath && change.previousPath !== change.path)
-      out.push({ path: change.previousPath, removed: true });
+      out.push({ path: change.previousPath, removed: true, added: false });
   }
   return out;
+}
+
+/**
+ * A test-glob file the track never pushed, changed after a verified RED: it is frozen as it is at
+ * the base, and its frozen text is not held, so no change to it can be checked as only adding.
+ */
+function baseTestChanged(path: string, removed: boolean, by: string): string {
+  return (
+    `${path} ${removed ? "was removed" : "changed"}: it is under the test globs and existed before the track (a helper, fixture, setup file, snapshot or conftest.py), ` +
+    `so ${by}'s verified RED froze it as it is at the base; restore it, and put new helpers in new files`
+  );
 }
 
 export function classifyCommit({ commit, stage, unit, config, frozen, pusher }: ClassifyInput): Classification {
@@ -95,8 +119,13 @@ export function classifyCommit({ commit, stage, unit, config, frozen, pusher }: 
 
   const owned = globMatcher(owner.paths);
   const excluded = globMatcher(owner.except);
+  const isTest = globMatcher(config.paths.tests);
+  const known = new Set(frozen.baseTests?.known ?? []);
   const frozenStep = stage === "red" && role === "navigator" ? "red" : "other";
-  for (const { path, removed } of touchedPaths(commit)) {
+  // The driver's steps: production code may not carry test code (see test-code.ts).
+  const checksTestCode = stage === "green" || stage === "repair" || stage === "refactor";
+  const isCode = globMatcher(config.paths.code);
+  for (const { path, removed, added } of touchedPaths(commit)) {
     if (isProtected(path)) {
       reasons.push(
         `touches protected path ${path}: workflows, .github/consort.yml and CODEOWNERS never change on a track (change them on the default branch)`,
@@ -133,6 +162,14 @@ export function classifyCommit({ commit, stage, unit, config, frozen, pusher }: 
         reasons.push(...check.reasons);
         continue;
       }
+    } else if (frozen.baseTests && !added && !known.has(path) && isTest(path)) {
+      reasons.push(baseTestChanged(path, removed, frozen.baseTests.by));
+      continue;
+    }
+    if (checksTestCode && !removed && isCode(path)) {
+      const text = commit.files[path];
+      const found = typeof text === "string" ? testCodeIn(path, text) : undefined;
+      if (found) reasons.push(found);
     }
     if (owner.role !== null && (!owned(path) || excluded(path))) {
       const who = role ?? owner.role;

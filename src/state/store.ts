@@ -13,9 +13,13 @@ import {
 } from "./schema.js";
 
 /**
- * The state store (design §5): one signed file per track on `consort/state`, written through
- * the Git Data API as a non-forced ref update. A lost compare-and-swap re-reads and re-applies
- * the change, a bounded number of times. Nothing is cached: any replica can serve any event.
+ * The state store (design §5): one signed file per track on `consort/state`. A change is one
+ * Contents API PUT whose compare-and-swap is the file's blob sha (GitHub answers 409 when the file
+ * changed since it was read), so a step costs one read and one write instead of the Git Data API's
+ * ref, commit and file reads and tree, commit and ref writes. Only the first write to a repository
+ * without the branch goes through the Git Data API (an orphan commit and a ref creation, refused
+ * if the branch appeared meanwhile). A lost compare-and-swap re-reads and re-applies the change, a
+ * bounded number of times. Nothing is cached: any replica can serve any event.
  */
 
 export interface StateStoreOptions {
@@ -36,13 +40,6 @@ export interface StateStoreOptions {
   sequences?: Map<string, number>;
 }
 
-type UpdateOutcome =
-  | { outcome: "written"; state: TrackState; commit: string; attempts: number }
-  /** The delivery id was already applied: nothing was written. */
-  | { outcome: "duplicate-delivery"; state: TrackState; attempts: number }
-  /** The change function asked for no change (returned undefined or the same state). */
-  | { outcome: "unchanged"; state: TrackState | undefined; attempts: number };
-
 /** What a re-seal did: nothing to do, or which version it restored and how that differs from the refused file. */
 type ResealOutcome =
   | { outcome: "unchanged"; state: TrackState; attempts: number }
@@ -59,6 +56,13 @@ type ResealOutcome =
 
 /** How many versions of a file re-seal looks back through for one that verifies. */
 const RESEAL_HISTORY = 100;
+
+type UpdateOutcome =
+  | { outcome: "written"; state: TrackState; commit: string; attempts: number }
+  /** The delivery id was already applied: nothing was written. */
+  | { outcome: "duplicate-delivery"; state: TrackState; attempts: number }
+  /** The change function asked for no change (returned undefined or the same state). */
+  | { outcome: "unchanged"; state: TrackState | undefined; attempts: number };
 
 /** Given the current state (a private copy; undefined for a new track), the next state, or undefined for no change. */
 type StateChange = (current: TrackState | undefined) => TrackState | undefined;
@@ -84,6 +88,12 @@ export interface StateStore {
 interface Head {
   commit: string;
   tree: string;
+}
+
+/** A track's file as read: its text and the blob sha a write must name to replace it. */
+interface StoredFile {
+  text: string;
+  blob: string;
 }
 
 const REF = `heads/${STATE_BRANCH}`;
@@ -120,16 +130,23 @@ export function createStateStore(options: StateStoreOptions): StateStore {
     return { commit, tree: data.tree.sha };
   }
 
-  async function readText(ref: string, trackId: string): Promise<string | undefined> {
+  /** The track's file at `ref` with its blob sha (the compare-and-swap of the next write); `branch` false when the branch is missing. */
+  async function readFile(ref: string, trackId: string): Promise<{ file?: StoredFile; branch: boolean }> {
     const path = trackPath(trackId);
     let data: unknown;
     try {
       data = (await octokit.rest.repos.getContent({ owner, repo, path, ref })).data;
     } catch (error) {
-      if (httpStatus(error) === 404) return undefined;
+      // GitHub answers 404 for a missing file and for a missing ref, telling them apart by the message.
+      if (httpStatus(error) === 404) return { branch: !/no commit found for the ref/i.test(githubMessage(error)) };
+      if (httpStatus(error) === 409)
+        throw new StateStoreError(
+          `${repository} is empty, so it cannot hold ${STATE_BRANCH}`,
+          "push a first commit to the default branch",
+        );
       throw new StateStoreError(`Could not read ${path} on ${STATE_BRANCH} of ${repository}: ${githubMessage(error)}`);
     }
-    const file = data as { type?: string; encoding?: string; content?: string };
+    const file = data as { type?: string; encoding?: string; content?: string; sha?: string };
     const commit = /^[0-9a-f]{40,64}$/.test(ref) ? ref : undefined;
     if (Array.isArray(data) || file.type !== "file") {
       throw new TamperedStateError(trackId, path, ["the path is not a regular file"], commit);
@@ -142,40 +159,14 @@ export function createStateStore(options: StateStoreOptions): StateStore {
         commit,
       );
     }
-    return Buffer.from(file.content, "base64").toString("utf8");
+    return {
+      file: { text: Buffer.from(file.content, "base64").toString("utf8"), blob: String(file.sha) },
+      branch: true,
+    };
   }
 
-  const sequences = options.sequences;
-  const sequenceKey = (trackId: string) => `${repository.toLowerCase()}/${trackId}`;
-
-  /** Open a file and refuse it when it is older than a version this app already saw. */
-  function openCurrent(text: string, trackId: string, commit?: string): TrackStateFile {
-    const path = trackPath(trackId);
-    const file = openStateFile(text, key, { trackId, path, repository, ...(commit ? { commit } : {}) });
-    const newest = sequences?.get(sequenceKey(trackId));
-    if (newest !== undefined && (file.sequence ?? 0) < newest)
-      throw new TamperedStateError(
-        trackId,
-        path,
-        [
-          `version ${file.sequence ?? "none"} is older than version ${newest}, which this app already wrote or read: ${STATE_BRANCH} was rolled back`,
-        ],
-        commit,
-      );
-    noteSequence(trackId, file.sequence);
-    return file;
-  }
-
-  function noteSequence(trackId: string, sequence: number | undefined): void {
-    if (!sequences || sequence === undefined) return;
-    sequences.set(sequenceKey(trackId), Math.max(sequences.get(sequenceKey(trackId)) ?? 0, sequence));
-  }
-
-  async function readAt(head: Head | undefined, trackId: string): Promise<TrackStateFile | undefined> {
-    if (!head) return undefined;
-    const text = await readText(head.commit, trackId);
-    if (text === undefined) return undefined;
-    return openCurrent(text, trackId, head.commit);
+  async function readText(ref: string, trackId: string): Promise<string | undefined> {
+    return (await readFile(ref, trackId)).file?.text;
   }
 
   function isLostRace(error: unknown): boolean {
@@ -189,36 +180,127 @@ export function createStateStore(options: StateStoreOptions): StateStore {
     );
   }
 
-  /** Commit `text` at `path` on top of `head` and move the branch, compare-and-swap. Undefined: lost the race. */
+  /**
+   * Write `text` at `path` with a compare-and-swap on what was read: one Contents API PUT naming
+   * the blob sha it replaces (none for a new file). Undefined: lost the race (the file changed or
+   * appeared since it was read, or the branch moved under a concurrent write), so re-read and retry.
+   */
   async function writeFile(
-    head: Head | undefined,
+    read: { file?: StoredFile; branch: boolean },
     path: string,
     text: string,
     message: string,
   ): Promise<string | undefined> {
-    const entry = { path, mode: "100644" as const, type: "blob" as const, content: text };
-    const tree = await octokit.rest.git.createTree({
-      owner,
-      repo,
-      tree: [entry],
-      ...(head ? { base_tree: head.tree } : {}),
-    });
-    // No author or committer: GitHub then signs the commit as made by the app.
-    const commit = await octokit.rest.git.createCommit({
-      owner,
-      repo,
-      message,
-      tree: tree.data.sha,
-      parents: head ? [head.commit] : [],
-    });
+    if (!read.branch) return startBranch(path, text, message);
     try {
-      if (head) await octokit.rest.git.updateRef({ owner, repo, ref: REF, sha: commit.data.sha, force: false });
-      else await octokit.rest.git.createRef({ owner, repo, ref: `refs/${REF}`, sha: commit.data.sha });
+      // No author or committer: GitHub then signs the commit as made by the app.
+      const { data } = await octokit.rest.repos.createOrUpdateFileContents({
+        owner,
+        repo,
+        path,
+        message,
+        content: Buffer.from(text, "utf8").toString("base64"),
+        branch: STATE_BRANCH,
+        ...(read.file ? { sha: read.file.blob } : {}),
+      });
+      return data.commit.sha ?? undefined;
+    } catch (error) {
+      // The branch is not there (never made, or deleted since the read): start it with this file.
+      if (httpStatus(error) === 404 && !read.file) return startBranch(path, text, message);
+      if (isLostWrite(error)) return undefined;
+      throw new StateStoreError(`Could not write ${path} on ${STATE_BRANCH} of ${repository}: ${githubMessage(error)}`);
+    }
+  }
+
+  /** The first write of a repository: an orphan commit holding the file, and the branch created on it. */
+  async function startBranch(path: string, text: string, message: string): Promise<string | undefined> {
+    const entry = { path, mode: "100644" as const, type: "blob" as const, content: text };
+    const tree = await octokit.rest.git.createTree({ owner, repo, tree: [entry] });
+    const commit = await octokit.rest.git.createCommit({ owner, repo, message, tree: tree.data.sha, parents: [] });
+    try {
+      await octokit.rest.git.createRef({ owner, repo, ref: `refs/${REF}`, sha: commit.data.sha });
     } catch (error) {
       if (isLostRace(error)) return undefined;
-      throw new StateStoreError(`Could not move ${STATE_BRANCH} of ${repository}: ${githubMessage(error)}`);
+      throw new StateStoreError(`Could not create ${STATE_BRANCH} of ${repository}: ${githubMessage(error)}`);
     }
     return commit.data.sha;
+  }
+
+  /**
+   * A Contents API write that lost to another: 409 when the blob sha no longer matches (or the
+   * branch moved under a concurrent write), 422 when the file appeared since it was read ("sha"
+   * wasn't supplied), 404 when the branch went away since it was read.
+   */
+  function isLostWrite(error: unknown): boolean {
+    const status = httpStatus(error);
+    return status === 409 || status === 404 || (status === 422 && /\bsha\b/i.test(githubMessage(error)));
+  }
+
+  /**
+   * Open a file read at the branch. A tampered one is reported with the commit it was read at (one
+   * more read, on this path only), so a maintainer can look at exactly that version.
+   */
+  async function openRead(trackId: string, text: string): Promise<TrackStateFile> {
+    const path = trackPath(trackId);
+    try {
+      return openCurrent(text, trackId);
+    } catch (error) {
+      if (!(error instanceof TamperedStateError) || error.commit) throw error;
+      const commit = await octokit.rest.git
+        .getRef({ owner, repo, ref: REF })
+        .then(({ data }) => data.object.sha)
+        .catch(() => undefined);
+      throw new TamperedStateError(trackId, path, error.problems, commit);
+    }
+  }
+
+  const sequences = options.sequences;
+  const sequenceKey = (trackId: string) => `${repository.toLowerCase()}/${trackId}`;
+
+  /** Open a file and refuse it when it is older than a version this app already saw. */
+  function openCurrent(text: string, trackId: string): TrackStateFile {
+    const path = trackPath(trackId);
+    const file = openStateFile(text, key, { trackId, path, repository });
+    const newest = sequences?.get(sequenceKey(trackId));
+    if (newest !== undefined && (file.sequence ?? 0) < newest)
+      throw new TamperedStateError(
+        trackId,
+        path,
+        [
+          `version ${file.sequence ?? "none"} is older than version ${newest}, which this app already wrote or read: ${STATE_BRANCH} was rolled back`,
+        ],
+        undefined,
+      );
+    noteSequence(trackId, file.sequence);
+    return file;
+  }
+
+  function noteSequence(trackId: string, sequence: number | undefined): void {
+    if (!sequences || sequence === undefined) return;
+    sequences.set(sequenceKey(trackId), Math.max(sequences.get(sequenceKey(trackId)) ?? 0, sequence));
+  }
+
+  /** The newest earlier version of a track's file (not `refused`) that verifies and is not older than one already seen. */
+  async function lastValidVersion(
+    trackId: string,
+    refused: string,
+  ): Promise<{ commit: string; text: string; file: TrackStateFile } | undefined> {
+    const path = trackPath(trackId);
+    const newest = sequences?.get(sequenceKey(trackId)) ?? 0;
+    const { data: history } = await octokit.rest.repos.listCommits({
+      owner,
+      repo,
+      sha: STATE_BRANCH,
+      path,
+      per_page: RESEAL_HISTORY,
+    });
+    for (const { sha } of history) {
+      const text = await readText(sha, trackId);
+      if (text === undefined || text === refused) continue;
+      const { problems, file } = checkStateFile(text, key, { trackId, repository });
+      if (problems.length === 0 && file && (file.sequence ?? 0) >= newest) return { commit: sha, text, file };
+    }
+    return undefined;
   }
 
   function checkNext(trackId: string, next: TrackState): TrackState {
@@ -237,30 +319,6 @@ export function createStateStore(options: StateStoreOptions): StateStore {
       throw new StateStoreError(`Refusing to write state of ${parsed.data.repository} into ${repository}`);
     }
     return parsed.data;
-  }
-
-  /** The newest version of a track's file before `tip` that verifies and is not older than one already seen. */
-  async function lastValidVersion(
-    trackId: string,
-    tip: string,
-  ): Promise<{ commit: string; text: string; file: TrackStateFile } | undefined> {
-    const path = trackPath(trackId);
-    const newest = sequences?.get(sequenceKey(trackId)) ?? 0;
-    const { data: history } = await octokit.rest.repos.listCommits({
-      owner,
-      repo,
-      sha: tip,
-      path,
-      per_page: RESEAL_HISTORY,
-    });
-    for (const { sha } of history) {
-      if (sha === tip) continue;
-      const text = await readText(sha, trackId);
-      if (text === undefined) continue;
-      const { problems, file } = checkStateFile(text, key, { trackId, repository });
-      if (problems.length === 0 && file && (file.sequence ?? 0) >= newest) return { commit: sha, text, file };
-    }
-    return undefined;
   }
 
   function sameContent(a: TrackState, b: TrackState): boolean {
@@ -283,8 +341,8 @@ export function createStateStore(options: StateStoreOptions): StateStore {
       if (!deliveryId)
         throw new StateStoreError("update needs the webhook delivery id (X-GitHub-Delivery) to stay idempotent");
       for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-        const head = await readHead();
-        const currentFile = await readAt(head, trackId);
+        const read = await readFile(STATE_BRANCH, trackId);
+        const currentFile = read.file ? await openRead(trackId, read.file.text) : undefined;
         const current = currentFile && unsealed(currentFile);
         if (current?.processedDeliveries.includes(deliveryId))
           return { outcome: "duplicate-delivery", state: current, attempts: attempt };
@@ -299,7 +357,7 @@ export function createStateStore(options: StateStoreOptions): StateStore {
         next.previousSeal = currentFile?.signature ?? null;
         const file = sealState(next, key);
         const commit = await writeFile(
-          head,
+          read,
           path,
           serialiseStateFile(file),
           `consort: ${current ? "update" : "start"} ${path} (delivery ${deliveryId})`,
@@ -316,10 +374,10 @@ export function createStateStore(options: StateStoreOptions): StateStore {
     async reseal(trackId, actor, reason = "re-sealed by a maintainer") {
       const path = trackPath(trackId);
       for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-        const head = await readHead();
-        if (!head)
+        const read = await readFile(STATE_BRANCH, trackId);
+        if (!read.branch)
           throw new StateStoreError(`${repository} has no ${STATE_BRANCH} branch, so there is nothing to re-seal`);
-        const text = await readText(head.commit, trackId);
+        const text = read.file?.text;
         if (text === undefined)
           throw new StateStoreError(
             `There is no ${path} on ${STATE_BRANCH} of ${repository}`,
@@ -331,7 +389,7 @@ export function createStateStore(options: StateStoreOptions): StateStore {
         if (problems.length === 0 && file && !rolledBack)
           return { outcome: "unchanged", state: unsealed(file), attempts: attempt };
         // Only a version the app itself sealed can be vouched for: the newest one that still verifies.
-        const restored = await lastValidVersion(trackId, head.commit);
+        const restored = await lastValidVersion(trackId, text);
         if (!restored)
           throw new StateStoreError(
             `Cannot re-seal ${path}: no earlier version on ${STATE_BRANCH} verifies with this app's key (${problems.join("; ") || "rolled back"})`,
@@ -346,7 +404,7 @@ export function createStateStore(options: StateStoreOptions): StateStore {
         next.updatedAt = now;
         const sealed = sealState(next, key);
         const commit = await writeFile(
-          head,
+          read,
           path,
           serialiseStateFile(sealed),
           `consort: re-seal ${path} from ${restored.commit.slice(0, 7)} (by ${actor})`,
@@ -396,10 +454,10 @@ export function createStateStore(options: StateStoreOptions): StateStore {
 function lineDifference(refused: string, restored: string): string[] {
   const a = refused.split("\n");
   const b = restored.split("\n");
-  const inB = new Set(b);
   const inA = new Set(a);
+  const inB = new Set(b);
   return [
-    ...a.filter((line) => !inB.has(line)).map((l) => `- ${l}`),
-    ...b.filter((line) => !inA.has(line)).map((l) => `+ ${l}`),
+    ...a.filter((line) => !inB.has(line)).map((line) => `- ${line}`),
+    ...b.filter((line) => !inA.has(line)).map((line) => `+ ${line}`),
   ];
 }

@@ -1,9 +1,10 @@
 import pg from "pg";
-import type { ConsortConfig } from "../config/consort-config.js";
+import { localUrlEnv, type ConsortConfig } from "../config/consort-config.js";
 import { LOCAL_ROOT_DATABASE, ensureLocalServer, resolveLocalDataDir } from "./local-server.js";
 import { describeServer, toSubstrateError } from "./pg-errors.js";
 import { PostgresBranchProvider } from "./postgres-provider.js";
 import { createLakebaseProvider } from "./lakebase/provider.js";
+import { placementOf } from "./placement.js";
 import { SubstrateError, type BranchProvider } from "./provider.js";
 
 export interface CreateProviderOptions {
@@ -55,6 +56,36 @@ export async function createProvider(
       });
     }
   }
+}
+
+/**
+ * The provider a dispatched job (cycle, release, promotion) uses. With `local` on a self-hosted
+ * runner the jobs share the app's branches: they use the app's embedded server, handed over in
+ * `database.local.urlEnv`, and never start one of their own (which would quietly give them other
+ * databases than the app's). Elsewhere it is the configured provider.
+ */
+export async function openJobProvider(
+  config: Pick<ConsortConfig, "database" | "jobs">,
+  options: CreateProviderOptions = {},
+): Promise<BranchProvider> {
+  const placement = placementOf(config);
+  if (placement.provider !== "local" || placement.runner !== "self-hosted")
+    return createProvider(config.database, options);
+  const name = localUrlEnv(config.database);
+  const env = options.env ?? process.env;
+  if (!env[name]?.trim())
+    throw new SubstrateError(
+      `the jobs run on a self-hosted runner (jobs.runsOn in .github/consort.yml), so they use the app's embedded server, but ${name} is not set`,
+      `on the app's host run \`consort db url ${LOCAL_ROOT_DATABASE}\` and store the URL as the repository secret ${name}; the workflows pass it to the Consort step`,
+      "CONFIG_MISSING",
+    );
+  // The handed-over URL may name any database; branches are made from a session on `postgres`,
+  // never on the root, whose sessions would block copying it.
+  const url = new URL(postgresUrlFrom(env, name));
+  url.pathname = "/postgres";
+  const adminUrl = url.toString();
+  await checkCanCreateDatabases(adminUrl);
+  return new PostgresBranchProvider({ kind: "local", adminUrl, rootDatabase: LOCAL_ROOT_DATABASE });
 }
 
 function postgresUrlFrom(env: NodeJS.ProcessEnv, urlEnv: string): string {

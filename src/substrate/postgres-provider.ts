@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import pg from "pg";
 import { z } from "zod";
+import { branchRoleName, branchRolePassword, branchRoleUrl, grantBranchRole, ownEverything } from "./branch-role.js";
 import { BRANCH_ID_PATTERN } from "./names.js";
 import { describeServer, toSubstrateError } from "./pg-errors.js";
 import {
@@ -358,6 +359,8 @@ export class PostgresBranchProvider implements BranchProvider {
           }
           if (entry) progress(`dropping "${name}"`);
           await client.query(`DROP DATABASE IF EXISTS ${ident(name)} WITH (FORCE)`);
+          // Its login goes with it (kept if it still owns something elsewhere: nothing to reach there).
+          await client.query(`DROP ROLE IF EXISTS ${ident(branchRoleName(this.root, name))}`).catch(() => {});
           await this.dropSpares(client, name);
           await client.query(`DROP DATABASE IF EXISTS ${ident(baseDatabaseName(name))} WITH (FORCE)`);
         } finally {
@@ -453,12 +456,20 @@ export class PostgresBranchProvider implements BranchProvider {
     });
   }
 
+  /** The branch's own least-privilege login (see branch-role.ts), never the admin's. */
   async connectionUrl(name: string): Promise<string> {
     const branch = await this.getBranch(name);
     if (!branch) throw this.missing(name);
-    const url = new URL(this.adminUrl);
-    url.pathname = `/${encodeURIComponent(name)}`;
-    return url.toString();
+    const role = branchRoleName(this.root, name);
+    const password = branchRolePassword(this.adminUrl, role);
+    await this.withClient(`making the login role of branch "${name}"`, async (client) => {
+      const rootDatabases = [...(await this.catalog(client)).values()]
+        .filter((e) => e.record?.root === this.root || e.baseOf !== undefined || e.spareOf !== undefined)
+        .map((e) => e.datname);
+      await grantBranchRole(client, { role, password, database: name, rootDatabases: [this.root, ...rootDatabases] });
+    });
+    await ownEverything(this.adminUrl, name, role);
+    return branchRoleUrl(this.adminUrl, name, role, password);
   }
 
   /** The warm spares this root's branches keep, and the disk they take (full copies without reflink). */

@@ -51,7 +51,7 @@ export async function localPush(
       .raw(["merge-base", "--is-ancestor", fromHead, head])
       .then(() => true)
       .catch(() => false));
-  const reads = picomatch([".consort/**", ...config.paths.tests], { dot: true });
+  const reads = picomatch([".consort/**", ...config.paths.tests, ...config.paths.code], { dot: true });
   const commits: PushedCommit[] = [];
   for (const sha of shas) {
     const [email = "", ...body] = (await git.raw(["log", "-1", "--format=%ae%n%B", sha])).split("\n");

@@ -1,4 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { trackReport } from "../../src/app/report-view.js";
+import { defaultConfig } from "../../src/config/consort-config.js";
+import { renderCheckRuns } from "../../src/report/index.js";
 import { webhookPayload } from "../helpers/webhooks.js";
 import { createHarness, mockInstallationToken, type Harness } from "../handlers/harness.js";
 import { FakeStateBranch, INSTALLATION_ID } from "../handlers/fake-repo.js";
@@ -15,7 +18,9 @@ import {
 
 /**
  * The deploy and promote checks while their gates wait: never `success` before a person approved
- * (design §4). Shown as the app shows a track when its PR opens: the check runs it writes on the head.
+ * (design §4). Shown as the app shows a track when its PR opens: on a head with none of its runs,
+ * a waiting check is left absent (a missing required check blocks the merge), and what it would
+ * say is what the view renders for it.
  */
 
 let h: Harness;
@@ -30,7 +35,7 @@ beforeEach(() => {
 });
 afterEach(() => h.github.dispose());
 
-/** The seven checks the app writes on the head of a track at `gate`'s gate when its PR opens. */
+/** The checks the app writes on the head of a track at `gate`'s gate when its PR opens, and all seven as rendered. */
 async function checksAt(gate: "deploy" | "promote") {
   const track = trackAtGate(branch, gate);
   state.seed(stateOf(branch, track.snapshot));
@@ -40,19 +45,27 @@ async function checksAt(gate: "deploy" | "promote") {
   expectStickyComment(h.github, branch, head);
   await h.receive("pull_request", pullRequestPayload(webhookPayload("pull_request", "opened"), branch, head));
   h.github.verify();
-  return { checks: createdChecks(h.github), pending: track.context.gates[gate].pendingHash! };
+  const report = trackReport({
+    repository: "acme/shop",
+    snapshot: track.snapshot,
+    headSha: head,
+    config: defaultConfig(),
+  });
+  const rendered = Object.fromEntries(renderCheckRuns(report).map((r) => [r.name, r]));
+  return { written: createdChecks(h.github), rendered, pending: track.context.gates[gate].pendingHash! };
 }
 
 /** The reason line under a gate check's heading, e.g. "### Deploy gate\n\n<reason>". */
 const reasonUnder = (summary: string, heading: string) => summary.split(`### ${heading}\n\n`)[1]!.split("\n")[0];
 
 describe("a track waiting at the deploy gate", () => {
-  it("shows consort/deploy in progress, waiting for an approval at the release's hash", async () => {
-    const { checks, pending } = await checksAt("deploy");
-    const deploy = checks["consort/deploy"]!;
-    expect([deploy.status, deploy.conclusion, deploy.output.title]).toEqual([
+  it("leaves consort/deploy absent on the head, never success, and renders it waiting for an approval at the release's hash", async () => {
+    const { written, rendered, pending } = await checksAt("deploy");
+    expect(written["consort/deploy"]).toBeUndefined();
+    const deploy = rendered["consort/deploy"]!;
+    expect([deploy.status, "conclusion" in deploy, deploy.output.title]).toEqual([
       "in_progress",
-      undefined,
+      false,
       `Waiting for approval at ${pending.slice(0, 7)}`,
     ]);
     expect(reasonUnder(deploy.output.summary, "Deploy gate")).toBe(
@@ -60,12 +73,13 @@ describe("a track waiting at the deploy gate", () => {
     );
   });
 
-  it("shows consort/promote in progress, not reached yet", async () => {
-    const { checks } = await checksAt("deploy");
-    const promote = checks["consort/promote"]!;
-    expect([promote.status, promote.conclusion, promote.output.title]).toEqual([
+  it("leaves consort/promote absent on the head and renders it not reached yet", async () => {
+    const { written, rendered } = await checksAt("deploy");
+    expect(written["consort/promote"]).toBeUndefined();
+    const promote = rendered["consort/promote"]!;
+    expect([promote.status, "conclusion" in promote, promote.output.title]).toEqual([
       "in_progress",
-      undefined,
+      false,
       "Not reached yet",
     ]);
     expect(reasonUnder(promote.output.summary, "Promote gate")).toBe("The track has not reached the promote gate yet.");
@@ -73,12 +87,13 @@ describe("a track waiting at the deploy gate", () => {
 });
 
 describe("a track waiting at the promote gate", () => {
-  it("shows consort/promote in progress, waiting for an approval at the release's hash", async () => {
-    const { checks, pending } = await checksAt("promote");
-    const promote = checks["consort/promote"]!;
-    expect([promote.status, promote.conclusion, promote.output.title]).toEqual([
+  it("leaves consort/promote absent on the head, never success, and renders it waiting for an approval at the release's hash", async () => {
+    const { written, rendered, pending } = await checksAt("promote");
+    expect(written["consort/promote"]).toBeUndefined();
+    const promote = rendered["consort/promote"]!;
+    expect([promote.status, "conclusion" in promote, promote.output.title]).toEqual([
       "in_progress",
-      undefined,
+      false,
       `Waiting for approval at ${pending.slice(0, 7)}`,
     ]);
     expect(reasonUnder(promote.output.summary, "Promote gate")).toBe(

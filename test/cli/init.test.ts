@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { parse as parseYaml } from "yaml";
-import { ACTION_USES, INSTALLED_ACTION, actionUpgrade, applyInit, planInit } from "../../src/cli/init.js";
+import { ACTION_USES, INSTALLED_ACTION, actionUpgrade, applyInit, parseRunsOn, planInit } from "../../src/cli/init.js";
 import { ConsortConfig } from "../../src/config/consort-config.js";
 import { REPO_ROOT } from "../cycle/stockflow.js";
 
@@ -30,7 +30,10 @@ type Workflow = {
   on: { workflow_dispatch: { inputs: Record<string, unknown> } };
   jobs: Record<
     string,
-    { steps: Array<{ uses?: string; with?: Record<string, string>; env?: Record<string, string> }> }
+    {
+      "runs-on"?: unknown;
+      steps: Array<{ uses?: string; with?: Record<string, string>; env?: Record<string, string> }>;
+    }
   >;
 };
 const workflow = async (name: string) =>
@@ -89,6 +92,7 @@ describe("consort init", { timeout: 60_000 }, () => {
       await init();
       const flow = await workflow(kind);
       const expected = [
+        "CONSORT_LOCAL_URL",
         "CONSORT_POSTGRES_URL",
         "DATABRICKS_TOKEN",
         "DATABRICKS_CLIENT_ID",
@@ -113,6 +117,32 @@ describe("consort init", { timeout: 60_000 }, () => {
     expect(env.SHOP_TOKEN).toBe("${{ secrets.SHOP_TOKEN }}");
     expect(env.SHOP_PG_USER).toBe("${{ secrets.SHOP_PG_USER }}");
     expect(env.DATABRICKS_TOKEN).toBeUndefined();
+  });
+
+  test("the database jobs run on GitHub-hosted runners by default", async () => {
+    await init();
+    for (const kind of ["cycle", "deploy", "promote"])
+      expect(Object.values((await workflow(kind)).jobs)[0]!["runs-on"]).toBe("ubuntu-latest");
+  });
+
+  test("--runs-on sets the database jobs up for a self-hosted runner, and a new consort.yml records the labels", async () => {
+    await init({ runsOn: parseRunsOn("self-hosted, consort") });
+    for (const kind of ["cycle", "deploy", "promote"])
+      expect(Object.values((await workflow(kind)).jobs)[0]!["runs-on"]).toEqual(["self-hosted", "consort"]);
+    const config = ConsortConfig.parse(parseYaml(await readFile(join(repo, ".github/consort.yml"), "utf8")));
+    expect(config.jobs.runsOn).toEqual(["self-hosted", "consort"]);
+  });
+
+  test("without --runs-on the workflows take the repository's jobs.runsOn", async () => {
+    await mkdir(join(repo, ".github"), { recursive: true });
+    await writeFile(join(repo, ".github/consort.yml"), "jobs:\n  runsOn: [self-hosted, app-host]\n");
+    await init();
+    expect((await workflow("promote")).jobs.promote!["runs-on"]).toEqual(["self-hosted", "app-host"]);
+  });
+
+  test("--runs-on refuses a label that is no runner label", () => {
+    expect(() => parseRunsOn("self hosted")).toThrow('--runs-on "self hosted" is not a list of runner labels');
+    expect(() => parseRunsOn(",")).toThrow('--runs-on "," is not a list of runner labels');
   });
 
   test("installs the one action, bundle and role prompts, into the repository", async () => {

@@ -8,14 +8,11 @@ import {
   FILE_PATH,
   fileText,
   KEY,
-  mockHead,
-  mockWrite,
-  refReply,
+  mockRead,
+  putReply,
   sha,
   TRACK,
   trackState,
-  TREES_URL,
-  UPDATE_REF_URL,
 } from "../state/helpers.js";
 
 let github: GitHubMock;
@@ -76,13 +73,15 @@ describe("consort state", () => {
       ]);
     const sound = fileText(trackState());
     const tampered = sound.replace('"octo-lead"', '"octo-deputy"');
-    mockHead(github, sha("1"), sha("2"), tampered);
+    mockRead(github, tampered);
     github.on("GET", "/repos/acme/shop/commits", [200, [{ sha: sha("1") }, { sha: sha("5") }]]);
-    github.on("GET", contentsUrl(), (r) =>
-      r.query.ref === sha("5") ? contentsReply(sound) : [404, { message: "Not Found" }],
+    github.on(
+      "GET",
+      contentsUrl(),
+      (r) => (r.query.ref === sha("5") ? contentsReply(sound) : contentsReply(tampered)),
+      2,
     );
-    mockWrite(github, sha("3"), sha("4"));
-    github.on("PATCH", UPDATE_REF_URL, refReply(sha("4")));
+    github.on("PUT", contentsUrl(), putReply(sha("4")));
     expect(await cli("reseal", TRACK, "--reason", "deputy approval was typed in by hand")).toBe(0);
     github.verify();
     const lines = out.join("").split("\n");
@@ -91,7 +90,8 @@ describe("consort state", () => {
       ' - "approver": "octo-deputy",',
       ' + "approver": "octo-lead",',
     ]);
-    const content = (github.calls("POST", TREES_URL)[0]!.body as { tree: Array<{ content: string }> }).tree[0]!.content;
+    const put = github.calls("PUT", contentsUrl())[0]!.body as { content: string };
+    const content = Buffer.from(put.content, "base64").toString("utf8");
     expect(content).not.toContain("octo-deputy");
     expect(openStateFile(content, KEY, { trackId: TRACK, path: FILE_PATH }).reseals).toEqual([
       { actor: "octo-admin", at: expect.any(String), reason: "deputy approval was typed in by hand" },

@@ -1,6 +1,9 @@
+import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { stringify } from "yaml";
 import { DatabaseConfig } from "../../src/config/consort-config.js";
@@ -23,6 +26,8 @@ let stage: Checkout;
 let provider: BranchProvider;
 const root = `actions_root_${Date.now().toString(36)}`;
 const TRACK = uniqueBranch("track");
+/** The actions run their commands as a user of this file's own (as root here, as on a runner through sudo). */
+const CONFINED_USER = `consort-a-${randomBytes(3).toString("hex")}`;
 const TRUNK = uniqueBranch("trunk");
 const database = { provider: "postgres", postgres: { urlEnv: "CONSORT_TEST_PG_URL", rootDatabase: root } };
 
@@ -34,6 +39,7 @@ beforeAll(async () => {
   await provider.createBranch(TRUNK, { from: await provider.rootBranch() });
 });
 afterAll(async () => {
+  await promisify(execFile)("userdel", ["--remove", CONFINED_USER]).catch(() => {});
   await stage?.remove();
   await provider?.close();
   await rm(work, { recursive: true, force: true });
@@ -52,6 +58,7 @@ async function runnerEnv(name: string, request: unknown, commands: Record<string
     "INPUT_RESULT-DIR": name,
     GITHUB_OUTPUT: join(work, `${name}.output`),
     GITHUB_STEP_SUMMARY: join(work, `${name}.summary`),
+    CONSORT_CONFINED_USER: CONFINED_USER,
   };
   await writeFile(env.GITHUB_OUTPUT, "");
   await writeFile(env.GITHUB_STEP_SUMMARY, "");
@@ -63,7 +70,7 @@ async function runnerEnv(name: string, request: unknown, commands: Record<string
   };
 }
 
-describe.concurrent("the actions' entry points", { timeout: 60_000 }, () => {
+describe("the actions' entry points", { timeout: 60_000 }, () => {
   test("actions/cycle fails the step on a refusal and still leaves the result for the upload", async () => {
     const request = {
       track: "f1",
@@ -76,6 +83,8 @@ describe.concurrent("the actions' entry points", { timeout: 60_000 }, () => {
     expect(await runCycleAction(job.env)).toBe(1);
     const result = CycleResult.parse(JSON.parse(await readFile(join(work, "cycle", "cycle-result.json"), "utf8")));
     expect(result.verdict).toBe("refused");
+    // As root (a hosted runner's job gets there through sudo), the commands ran as the confined user.
+    expect(result.confinement).toEqual({ confined: true, user: CONFINED_USER, uid: expect.any(Number) });
     expect(await job.output()).toMatch(/^verdict<<(\S+)\nrefused\n\1$/m);
     expect(await job.summary()).toContain("RED refused");
   });

@@ -61,7 +61,9 @@ describe("RED", () => {
       frozenFiles: [],
     });
     expect(v.verdict).toBe("refused");
-    expect(v.reasons).toEqual([expect.stringContaining("exited 0 although a RED test must fail")]);
+    expect(v.reasons).toEqual([
+      `the test command exited 0 although the report shows 1 failing test(s) ("lists stock" (${FILE})): the runner's exit code and its report disagree; make the test command exit non-zero when a test fails`,
+    ]);
   });
 
   test("a TypeError is not a RED", () => {
@@ -301,7 +303,16 @@ describe("every reason, exactly", () => {
       `${T2_LABEL} (in turn) is skipped: a skipped test proves nothing; remove the skip`,
     ]);
     expect(green([passed("files stock")]).reasons).toEqual([
-      `${T2_LABEL} (in turn) is not in the test report: it was removed or renamed, or its file did not load`,
+      `${T2_LABEL} (in turn) is not in the test report (the report has no test of that title; nearest: "files stock"): it was removed or renamed, or its file did not load`,
+    ]);
+    const nothingNear = decideVerdict({
+      request: request("green", [T2], []),
+      report: report(passed("an unrelated check of the warehouse")),
+      testExitCode: 0,
+      frozenFiles: [],
+    });
+    expect(nothingNear.reasons).toEqual([
+      `${T2_LABEL} (in turn) is not in the test report (the report has no test of that title, nor one near it): it was removed or renamed, or its file did not load`,
     ]);
   });
 
@@ -409,6 +420,21 @@ describe("every reason, exactly", () => {
     ]);
   });
 
+  test("RED: a test in turn that already passes in a run that exited 0 says only that: the exit code agrees with the report", () => {
+    const v = decideVerdict({
+      request: request("red"),
+      report: report(passed("files stock"), passed("lists stock")),
+      testExitCode: 0,
+      frozenFiles: [],
+    });
+    expect(v).toMatchObject({
+      verdict: "refused",
+      reasons: [
+        `${T2_LABEL} already passes: a RED test must fail because the behaviour does not exist yet; test something the code does not do`,
+      ],
+    });
+  });
+
   test("RED: a test in turn that already passes is refused even when another test makes the run exit 1", () => {
     const v = decideVerdict({
       request: request("red"),
@@ -439,7 +465,7 @@ describe("every reason, exactly", () => {
       `${T2_LABEL} is skipped: a RED test must run and fail by an assertion`,
     ]);
     expect(red()).toEqual([
-      `${T2_LABEL} is not in the test report: check the file and the exact title in the test list, and that the file loads`,
+      `${T2_LABEL} is not in the test report (the report has no test of that title; nearest: "files stock"): check the file and the exact title in the test list, and that the file loads`,
     ]);
     expect(red(failed("lists stock", "failed-assertion"), failed("lists stock", "failed-assertion"))).toEqual([
       `${T2_LABEL} is not in the test report (2 test cases in the report match this file and title; give the test a title of its own): check the file and the exact title in the test list, and that the file loads`,

@@ -110,7 +110,12 @@ describe("a replayed or late review delivery decides nothing GitHub's reviews do
     expect(s.logs).toContain(
       `review ${early.id} (submitted) is not ${LEAD}'s standing review on GitHub now: it decides nothing`,
     );
-    expect(designCheck()).toEqual(["in_progress", null]);
+    // No consort/design success on the head: branch protection keeps the merge blocked.
+    expect(
+      s.world.checkRuns.filter(
+        (r) => r.head_sha === s.head() && r.name === "consort/design" && r.conclusion === "success",
+      ),
+    ).toEqual([]);
   });
 });
 

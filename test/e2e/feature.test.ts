@@ -22,12 +22,13 @@ afterEach(async () => {
 });
 
 /**
- * The seven checks on the head after a step: exactly `passing` pass, and every other check is in
- * progress (none fails, none is missing). Branch protection lets the PR merge only once all pass.
+ * The seven checks on the head after a step: exactly `passing` pass, and every other check is not
+ * written (none fails): it only waits, and a missing required check blocks the merge as an
+ * in-progress one would. Branch protection lets the PR merge only once all pass.
  */
 function expectPassing(s: Scenario, passing: readonly CheckName[]): void {
   expect(checkTable(s.world, s.head())).toEqual(
-    Object.fromEntries(CHECK_NAMES.map((name) => [name, passing.includes(name) ? "success" : "in_progress"])),
+    Object.fromEntries(CHECK_NAMES.map((name) => [name, passing.includes(name) ? "success" : "missing"])),
   );
 }
 

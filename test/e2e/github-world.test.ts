@@ -133,4 +133,60 @@ describe("the GitHub double", () => {
     expect(JSON.parse(strFromU8(files["cycle-result.json"]!))).toEqual({ verdict: "verified" });
     expect(w.mock.violations).toEqual([]);
   });
+
+  test("compares two commits as GitHub does: status, the commits between oldest first with their parents, and the files", async () => {
+    const { w, octokit, owner, repo } = setUp();
+    const lead = { name: "Lead", email: "lead@users.noreply.github.com", login: "lead" };
+    const base = w.git.branchHead("main")!;
+    w.git.setBranch("feature", base);
+    const one = w.git.commitOn("feature", lead, "one\n", { "docs/a.md": "a\n" }).sha;
+    const two = w.git.commitOn("feature", lead, "two\n", { "docs/b.md": "b\n" }).sha;
+    const ahead = (await octokit.rest.repos.compareCommitsWithBasehead({ owner, repo, basehead: `${base}...${two}` }))
+      .data;
+    expect([ahead.status, ahead.total_commits, ahead.merge_base_commit.sha]).toEqual(["ahead", 2, base]);
+    expect(ahead.commits.map((c) => [c.sha, c.parents.map((p) => p.sha), c.author?.login])).toEqual([
+      [one, [base], "lead"],
+      [two, [one], "lead"],
+    ]);
+    expect(ahead.files?.map((f) => [f.filename, f.status])).toEqual([
+      ["docs/a.md", "added"],
+      ["docs/b.md", "added"],
+    ]);
+    const behind = await octokit.rest.repos.compareCommitsWithBasehead({ owner, repo, basehead: `${two}...${base}` });
+    expect([behind.data.status, behind.data.commits]).toEqual(["behind", []]);
+    expect(w.mock.violations).toEqual([]);
+  });
+
+  test("lists at most 3000 files of a commit, 300 a page, and a merge's files against its first parent", async () => {
+    const { w, octokit, owner, repo } = setUp();
+    const lead = { name: "Lead", email: "lead@users.noreply.github.com", login: "lead" };
+    const files = Object.fromEntries(Array.from({ length: 3001 }, (_, i) => [`gen/f${i}.txt`, `${i}\n`]));
+    const big = w.git.commitOn("main", lead, "big\n", files).sha;
+    const pages: unknown[] = [];
+    for (let page = 1; page <= 31; page++)
+      pages.push(
+        ...((await octokit.rest.repos.getCommit({ owner, repo, ref: big, per_page: 100, page })).data.files ?? []),
+      );
+    expect(pages).toHaveLength(3000);
+    const first = await octokit.rest.repos.getCommit({ owner, repo, ref: big });
+    expect(first.data.files).toHaveLength(300);
+
+    w.git.setBranch("feature", w.git.commitInfo(big)!.parents[0]!);
+    w.git.commitOn("feature", lead, "side\n", { "docs/side.md": "side\n" });
+    const merge = w.git.mergeOn("feature", w.git.branchHead("main")!, "Merge main\n", lead);
+    const merged = await octokit.rest.repos.getCommit({ owner, repo, ref: merge, per_page: 1 });
+    expect([merged.data.parents.length, merged.data.files?.[0]?.filename]).toEqual([2, "gen/f0.txt"]);
+    expect(w.mock.violations).toEqual([]);
+  });
+
+  test("reads a tree whole with recursive, paths from the root", async () => {
+    const { w, octokit, owner, repo } = setUp();
+    const head = w.git.branchHead("main")!;
+    const flat = await octokit.rest.git.getTree({ owner, repo, tree_sha: head });
+    const whole = await octokit.rest.git.getTree({ owner, repo, tree_sha: head, recursive: "1" });
+    expect(flat.data.tree.some((e) => e.path?.includes("/"))).toBe(false);
+    const blob = whole.data.tree.find((e) => e.path === "src/db/migrate.ts");
+    expect(blob).toMatchObject({ type: "blob", sha: w.git.blobSha(head, "src/db/migrate.ts") });
+    expect(w.mock.violations).toEqual([]);
+  });
 });

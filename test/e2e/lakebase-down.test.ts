@@ -32,11 +32,11 @@ test("Lakebase down: creating the track's branch fails the track's check, with a
 
   const head = s.head();
   expect(checkTable(s.world, head)).toEqual({
-    "consort/design": "in_progress",
-    "consort/test-list": "in_progress",
-    "consort/build": "in_progress",
-    "consort/deploy": "in_progress",
-    "consort/promote": "in_progress",
+    "consort/design": "missing",
+    "consort/test-list": "missing",
+    "consort/build": "missing",
+    "consort/deploy": "missing",
+    "consort/promote": "missing",
     "consort/discipline": "failure",
     "consort/schema": "failure",
   });

@@ -190,8 +190,8 @@ describe("refused pushes on the track", () => {
       "consort/design": "failure",
       "consort/test-list": "failure",
       "consort/build": "failure",
-      "consort/deploy": "in_progress",
-      "consort/promote": "in_progress",
+      "consort/deploy": "missing",
+      "consort/promote": "missing",
       "consort/discipline": "failure",
       "consort/schema": "success",
     });
@@ -278,18 +278,46 @@ describe("refused pushes on the track", () => {
   });
 });
 
+describe("a commit bigger than the push payload lists", () => {
+  test("3000 listed files do not hide a change to a frozen design file: the commit is read from git and refused", async () => {
+    s.restore(at.green);
+    const before = s.snapshot();
+    // GitHub lists 3000 paths of a commit, added ones first: the driver's code and filler fill them.
+    const filler = Object.fromEntries(
+      Array.from({ length: 3000 }, (_, i) => [`src/fill/f${String(i).padStart(4, "0")}.ts`, `export {};\n`]),
+    );
+    const sha = await s.step("driver", {
+      ...F.GREEN_T1,
+      ...filler,
+      ".consort/spec.json": F.SPEC.replace("location", "place"),
+    });
+
+    const after = s.snapshot();
+    expect([after.stage, after.context.head, after.context.gates.design.status]).toEqual([
+      "design-gate",
+      before.context.head,
+      "withdrawn",
+    ]);
+    expect(violationsOn(s.world.check(sha, "consort/discipline"))).toEqual(
+      about(sha, [
+        "changes 3000 files or more, more than GitHub lists, so Consort cannot verify it: split it into smaller commits",
+        "touches frozen file .consort/spec.json, approved at the design gate: reset the branch, or ask a person to renegotiate",
+      ]),
+    );
+    expect(s.world.dispatches).toHaveLength(at.green.world.dispatches.length);
+    expect(s.world.mock.violations).toEqual([]);
+  }, 120_000);
+});
+
 describe("approvals that do not count", () => {
-  /** The design gate stays pending: its check still waits, and the comment says why the review did not count. */
+  /**
+   * The design gate stays pending: its check is still not written on the head (a missing required
+   * check blocks the merge), and the comment says why the review did not count.
+   */
   function expectNotApproved(before: TrackSnapshot, reviewer: string, why: string): void {
     expect(standing(s.snapshot())).toEqual(standing(before));
     expect(s.snapshot().context.gates.design.status).toBe("pending");
-    const design = s.world.check(s.head(), "consort/design");
-    const pending = before.context.gates.design.pendingHash!;
-    expect([design.status, design.conclusion, design.output.title]).toEqual([
-      "in_progress",
-      null,
-      `Waiting for approval at ${pending.slice(0, 7)}`,
-    ]);
+    expect(checkTable(s.world, s.head())["consort/design"]).toBe("missing");
     expect(comment()).toContain(`> @${reviewer}'s approval does not count for the design gate: ${why}\n`);
     expect(s.world.mock.violations).toEqual([]);
   }
@@ -365,7 +393,8 @@ describe("cycle results that are not trusted", () => {
     );
     await s.deliverRun(run);
     expect(standing(s.snapshot())).toEqual(standing(before));
-    expect(s.world.check(s.head(), "consort/build").conclusion).not.toBe("success");
+    // The build still only waits: nothing is written on the head, so nothing passes.
+    expect(checkTable(s.world, s.head())["consort/build"]).toBe("missing");
     expect(s.logs).toContain(
       "ignored workflow run: run 4242 of .github/workflows/consort-cycle.yml was not dispatched by Consort for any open track (its run-name names no dispatch id)",
     );
@@ -379,7 +408,8 @@ describe("cycle results that are not trusted", () => {
     const wrong = { ...redResult, step: "green", commit: other, verdict: "verified", reasons: [] };
     await s.reportRun(dispatch.runId, { "cycle-result.json": wrong });
     expect(standing(s.snapshot())).toEqual(standing(before));
-    expect(s.world.check(s.head(), "consort/build").conclusion).not.toBe("success");
+    // The build still only waits: nothing is written on the head, so nothing passes.
+    expect(checkTable(s.world, s.head())["consort/build"]).toBe("missing");
     expect(s.logs).toContain(
       `ignored workflow run: run ${dispatch.runId} reports on commit ${other.slice(0, 12)}, but Consort asked it to test ${before.context.head.slice(0, 12)}`,
     );
@@ -407,8 +437,8 @@ describe("cycle results that are not trusted", () => {
       "consort/design": "success",
       "consort/test-list": "success",
       "consort/build": "failure",
-      "consort/deploy": "in_progress",
-      "consort/promote": "in_progress",
+      "consort/deploy": "missing",
+      "consort/promote": "missing",
       "consort/discipline": "success",
       "consort/schema": "success",
     });

@@ -196,3 +196,168 @@ describe("every check of a track", () => {
     expect(checkStates(moved)[0]).toMatchObject({ status: "failure", title: "Approval is for other files" });
   });
 });
+
+describe("consort/build and consort/deploy at every stage of the lane", () => {
+  const waitingDeploy = ["pending", "Not reached yet", ["The track has not reached the deploy gate yet."]];
+  const notStarted = ["pending", "Not started", ["The build starts once the test list is approved."]];
+  const allGreen = ["success", "Every test is green and reviewed", ["All 2 unit(s) verified RED → GREEN: T1, T2."]];
+  const building = (stage: string) => ["pending", `T1 (1 of 2): ${stage}`, ["0 of 2 units done."]];
+  const approvedDeploy = (sim: ReturnType<typeof reach>) => [
+    "success",
+    `Approved by @lead-human at ${sim.context.gates.deploy.pendingHash!.slice(0, 7)}`,
+    ["Approved at the current frozen hash."],
+  ];
+  const expected: Record<string, (sim: ReturnType<typeof reach>) => unknown[][]> = {
+    stories: () => [notStarted, waitingDeploy],
+    "design-gate": () => [notStarted, waitingDeploy],
+    "test-list-gate": () => [notStarted, waitingDeploy],
+    red: () => [building("red"), waitingDeploy],
+    "green-verify": () => [building("green-verify"), waitingDeploy],
+    repair: () => [["failure", "T1 (1 of 2): repair", ["T1 failed: expected 1 rows, got 0"]], waitingDeploy],
+    review: () => [building("review"), waitingDeploy],
+    blocked: () => [["failure", "Blocked at T1: a person must decide", ["T1 still fails"]], waitingDeploy],
+    deploying: () => [
+      allGreen,
+      [
+        "pending",
+        "Deploying a preview and verifying it",
+        ["The release cycle deploys the track to a preview on its database branch and verifies it."],
+      ],
+    ],
+    "deploy-gate": (sim) => [
+      allGreen,
+      [
+        "pending",
+        `Waiting for approval at ${sim.context.gates.deploy.pendingHash!.slice(0, 7)}`,
+        [
+          `Waiting for an approving review by an approver at manifest ${sim.context.gates.deploy.pendingHash!.slice(0, 12)}.`,
+        ],
+      ],
+    ],
+    "promote-gate": (sim) => [allGreen, approvedDeploy(sim)],
+    done: (sim) => [allGreen, approvedDeploy(sim)],
+  };
+  const shown = (snapshot: TrackSnapshot) =>
+    checkStates(snapshot)
+      .filter((c) => c.name === "consort/build" || c.name === "consort/deploy")
+      .map((c) => [c.status, c.title, c.details]);
+
+  it.each(Object.keys(expected))("at %s, each says exactly where the build and the release stand", (stage) => {
+    const sim = reach(stage as (typeof STAGES)[number]);
+    expect(shown(sim.snapshot)).toEqual(expected[stage]!(sim));
+  });
+
+  it("every unit done is not success once the test list is no longer approved: the evidence is withdrawn", () => {
+    const sim = reach("deploy-gate");
+    const withdrawn = structuredClone(sim.snapshot);
+    withdrawn.context.gates["test-list"] = {
+      ...withdrawn.context.gates["test-list"],
+      status: "withdrawn",
+      withdrawnReason: ".consort/test-list.json changed after approval",
+    };
+    expect(shown(withdrawn)[0]).toEqual([
+      "failure",
+      "Build evidence withdrawn until the test list is approved again",
+      [".consort/test-list.json changed after approval"],
+    ]);
+    const reopened = structuredClone(sim.snapshot);
+    reopened.context.gates["test-list"] = { ...reopened.context.gates["test-list"], status: "pending" };
+    expect(shown(reopened)[0]).toEqual([
+      "failure",
+      "Build evidence withdrawn until the test list is approved again",
+      ["The test list changed."],
+    ]);
+  });
+
+  it("an approved test list with no units proves nothing: the build is not started, never success", () => {
+    const empty = structuredClone(reach("deploy-gate").snapshot);
+    empty.context.units = [];
+    empty.context.unitIndex = 0;
+    expect(shown(empty)[0]).toEqual(notStarted);
+  });
+
+  it("a release cycle that failed while deploying fails consort/deploy with its reasons", () => {
+    const failed = structuredClone(reach("deploying").snapshot);
+    failed.context.lastProblem = ["GET /health: 502"];
+    expect(shown(failed)[1]).toEqual(["failure", "The preview deploy failed", ["GET /health: 502"]]);
+  });
+
+  it("an abandoned track with no recorded reason says so", () => {
+    const ended = structuredClone(reach("abandoned").snapshot);
+    ended.context.ended = null;
+    expect(checkStates(ended)[0]?.details).toEqual(["The track was abandoned: no reason given."]);
+  });
+});
+
+describe("a gate's check, at the edges of its record", () => {
+  it("a closed gate that was reopened says why", () => {
+    expect(gateCheck("design", record({ withdrawnReason: "the design gate was reopened (renegotiated)" }))).toEqual({
+      status: "pending",
+      title: "Not reached yet",
+      details: ["The track has not reached the design gate yet.", "the design gate was reopened (renegotiated)"],
+    });
+  });
+
+  it("an open gate that names no manifest fails: no approval could count", () => {
+    expect(gateCheck("test-list", record({ status: "pending" }))).toEqual({
+      status: "failure",
+      title: "Nothing to approve",
+      details: ["The test-list gate is open but names no manifest to approve, so no approval can count."],
+    });
+  });
+
+  it("an approved gate with no approved hash fails, naming none", () => {
+    expect(
+      gateCheck("design", record({ status: "approved", pendingHash: PENDING, approvals: [approval("lee")] })),
+    ).toEqual({
+      status: "failure",
+      title: "Approval is for other files",
+      details: [
+        "The approval at none does not match the current frozen hash 5d1e6a7: approve again at the current commit.",
+      ],
+    });
+  });
+
+  it("a withdrawn gate with no reason and no manifest still fails, saying to approve again", () => {
+    expect(gateCheck("promote", record({ status: "withdrawn" }))).toEqual({
+      status: "failure",
+      title: "Approval withdrawn",
+      details: ["The approval was withdrawn; approve again."],
+    });
+  });
+});
+
+describe("consort/discipline", () => {
+  it("passes, saying what held, while every commit was the step in turn", () => {
+    expect(checkStates(reach("red").snapshot).find((c) => c.name === "consort/discipline")).toEqual({
+      name: "consort/discipline",
+      status: "success",
+      title: "Every commit was the step in turn, by its role, on its own paths",
+      details: [],
+    });
+  });
+
+  it("fails on a refused commit, naming it and the commit to reset the branch to, with every reason", () => {
+    const sim = reach("red");
+    const head = sim.context.head;
+    sim.push({ role: "driver", files: { "src/services/stock.ts": "export const early = true;\n" } });
+    const refused = sim.context.rejectedHead!;
+    expect(checkStates(sim.snapshot).find((c) => c.name === "consort/discipline")).toEqual({
+      name: "consort/discipline",
+      status: "failure",
+      title: `Commit ${refused.sha.slice(0, 7)} refused: reset the branch to ${head.slice(0, 7)}`,
+      details: refused.reasons,
+    });
+    expect(refused.reasons.length).toBeGreaterThan(0);
+  });
+});
+
+it("a test list withdrawn before any unit was made still fails consort/build: nothing stands behind it", () => {
+  const early = structuredClone(reach("test-list-gate").snapshot);
+  early.context.gates["test-list"] = { ...early.context.gates["test-list"], status: "withdrawn", withdrawnReason: "r" };
+  expect(checkStates(early).find((c) => c.name === "consort/build")).toMatchObject({
+    status: "failure",
+    title: "Build evidence withdrawn until the test list is approved again",
+    details: ["r"],
+  });
+});

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { checkFrozenTestFile, hashFrozenText, manifestHash, skipOrFocusMarkers } from "../../src/gates/freeze.js";
+import { execFileSync } from "node:child_process";
+import {
+  checkFrozenTestFile,
+  gitBlobId,
+  hashFrozenText,
+  manifestHash,
+  skipOrFocusMarkers,
+} from "../../src/gates/freeze.js";
 
 const frozen = [
   'import { describe, expect, it } from "vitest";',
@@ -120,5 +127,14 @@ describe("skipOrFocusMarkers", () => {
     "submit('form')",
   ])("does not flag an ordinary line: %s", (line) => {
     expect(skipOrFocusMarkers(line)).toEqual([]);
+  });
+});
+
+describe("gitBlobId", () => {
+  it("is the id git itself gives the text's blob, so a tree read checks a file without its content", () => {
+    for (const text of ["", "{}\n", '{"stories": []}\r\n', "ünïcødé\n"]) {
+      const fromGit = execFileSync("git", ["hash-object", "--stdin"], { input: text, encoding: "utf8" }).trim();
+      expect(gitBlobId(text)).toBe(fromGit);
+    }
   });
 });

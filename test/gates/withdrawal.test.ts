@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { GateReview } from "../../src/gates/approval.js";
-import { withdrawalEvents } from "../../src/gates/withdrawal.js";
+import { gitBlobId, hashFrozenText } from "../../src/gates/freeze.js";
+import { frozenChangesAtHead, withdrawalEvents } from "../../src/gates/withdrawal.js";
 import { reach } from "../orchestrator/helpers/reach.js";
 
 /** What a review that is not an approval does to the gates lead-human approved on a StockFlow track. */
@@ -72,5 +73,64 @@ describe("withdrawing an approval", () => {
     );
     expect(sim.context.gates.design.status).toBe("withdrawn");
     expect(withdrawalEvents(sim.snapshot, review({ state: "CHANGES_REQUESTED" }), at)).toEqual([]);
+  });
+});
+
+describe("the frozen files at a pushed head", () => {
+  const head = "b".repeat(40);
+  const spec = '{"stories": []}\n';
+  const list = '{"tests": []}\n';
+  const testText = 'test("a", () => {});\n';
+  const frozen = {
+    gated: {
+      ".consort/spec.json": { hash: hashFrozenText(spec), gate: "design" as const },
+      ".consort/test-list.json": { hash: hashFrozenText(list), gate: "test-list" as const },
+    },
+    tests: { "test/a.test.ts": testText },
+  };
+  const accepted = { ".consort/spec.json": spec, ".consort/test-list.json": list };
+  const blobs = {
+    ".consort/spec.json": gitBlobId(spec),
+    ".consort/test-list.json": gitBlobId(list),
+    "test/a.test.ts": gitBlobId(testText),
+  };
+
+  it("leave every gate standing when each blob at the head is the accepted text's", () => {
+    expect(frozenChangesAtHead({ frozen, accepted, headBlobs: blobs, head })).toEqual({ reasons: [], withdraw: null });
+  });
+
+  it("withdraw the design gate before the test list when both changed beneath the push", () => {
+    const headBlobs = {
+      ...blobs,
+      ".consort/spec.json": gitBlobId("{}\n"),
+      ".consort/test-list.json": gitBlobId("{}\n"),
+    };
+    expect(frozenChangesAtHead({ frozen, accepted, headBlobs, head })).toEqual({
+      reasons: [
+        ".consort/spec.json: frozen by the design gate, but at bbbbbbb it is not the text the gate froze (changed beneath this push); restore it",
+        ".consort/test-list.json: frozen by the test-list gate, but at bbbbbbb it is not the text the gate froze (changed beneath this push); restore it",
+      ],
+      withdraw: "design",
+    });
+  });
+
+  it("count a frozen file missing at the head as changed, and a changed frozen test as refused without withdrawing", () => {
+    const { ".consort/test-list.json": _gone, ...rest } = blobs;
+    const headBlobs = { ...rest, "test/a.test.ts": gitBlobId(`${testText}test.skip("b", () => {});\n`) };
+    expect(frozenChangesAtHead({ frozen, accepted, headBlobs, head })).toEqual({
+      reasons: [
+        ".consort/test-list.json: frozen by the test-list gate, but at bbbbbbb it is not the text the gate froze (changed beneath this push); restore it",
+        "test/a.test.ts: a frozen test file is not at bbbbbbb the text the track accepted; restore it",
+      ],
+      withdraw: "test-list",
+    });
+  });
+
+  it("take this push's own text of a path, which commit classification has judged", () => {
+    const next = '{"stories": [1]}\n';
+    const headBlobs = { ...blobs, ".consort/spec.json": gitBlobId(next) };
+    expect(
+      frozenChangesAtHead({ frozen, accepted: { ...accepted, ".consort/spec.json": next }, headBlobs, head }),
+    ).toEqual({ reasons: [], withdraw: null });
   });
 });

@@ -6,12 +6,12 @@ import type { TrackSim } from "../orchestrator/helpers/track.js";
 import { createHarness, mockInstallationToken, type Harness } from "./harness.js";
 import { FakeStateBranch, inRepo, INSTALLATION_ID } from "./fake-repo.js";
 import {
+  afterErroredRed,
   createdChecks,
   expectChecks,
   expectDefaultConfig,
   expectStickyComment,
   newBranch,
-  simulatedTrack,
   stateOf,
 } from "./scenario.js";
 
@@ -20,27 +20,11 @@ let state: FakeStateBranch;
 let branch: string;
 let sim: TrackSim;
 
-/** T1's RED cycle ended without a decision (its run left no result): a person may re-run it. */
-function afterErroredRed(): TrackSim {
-  const track = simulatedTrack(branch).throughDesign();
-  const unit = track.context.units[track.context.unitIndex]!;
-  track.expectAccepted(
-    track.push({
-      role: "navigator",
-      files: Object.fromEntries(
-        unit.tests.map((t) => [t.file, `it(${JSON.stringify(t.title)}, () => expect(1).toBe(2));\n`]),
-      ),
-    }),
-  );
-  track.report("error", ["run 987 uploaded no result"]);
-  return track;
-}
-
 beforeEach(() => {
   h = createHarness();
   state = new FakeStateBranch(h.github);
   branch = newBranch();
-  sim = afterErroredRed();
+  sim = afterErroredRed(branch);
   state.seed(stateOf(branch, sim.snapshot));
 });
 afterEach(() => h.github.dispose());

@@ -7,6 +7,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { TEST_APP_ID } from "../helpers/github.js";
 import { postgresUrl } from "../helpers/postgres.js";
+import { expectForkPoint } from "./scenario.js";
 
 let h: Harness;
 let state: FakeStateBranch;
@@ -30,8 +31,9 @@ function createPayload(ref: string, refType: "branch" | "tag" = "branch") {
 }
 
 describe("create", () => {
-  it("starts a track: forks its database branch from trunk's, writes the signed initial state, creates the seven checks", async () => {
+  it("starts a track: forks its database branch from trunk's, writes the signed initial state, creates the checks that have a conclusion", async () => {
     mockInstallationToken(h.github, INSTALLATION_ID);
+    expectForkPoint(h.github, HEAD);
     h.github
       .on("GET", `/repos/acme/shop/git/ref/heads%2F${branch}`, [
         200,
@@ -49,7 +51,7 @@ describe("create", () => {
             name: (r.body as { name: string }).name,
           },
         ],
-        7,
+        2,
       )
       .on("GET", "/repos/acme/shop/pulls", [200, []]);
 
@@ -79,21 +81,18 @@ describe("create", () => {
     expect(written.processedDeliveries).toHaveLength(1);
 
     const checks = h.github.calls("POST", "/repos/acme/shop/check-runs").map((c) => c.body as Record<string, unknown>);
-    expect(checks.map((c) => c.name)).toEqual([
-      "consort/design",
-      "consort/test-list",
-      "consort/build",
-      "consort/deploy",
-      "consort/promote",
-      "consort/discipline",
-      "consort/schema",
-    ]);
-    const design = checks[0]!;
-    expect(design).toEqual({
-      name: "consort/design",
+    // The gates and the build only wait on a new track: a missing required check blocks the merge as
+    // an in-progress one would, so only the two checks that have a conclusion are written, completed.
+    expect(checks.map((c) => c.name)).toEqual(["consort/discipline", "consort/schema"]);
+    expect(checks[0]!).toEqual({
+      name: "consort/discipline",
       head_sha: HEAD,
-      status: "in_progress",
-      output: { title: "Not reached yet", summary: expect.stringContaining(`Track \`${branch}\``) },
+      status: "completed",
+      conclusion: "success",
+      output: {
+        title: "Every commit was the step in turn, by its role, on its own paths",
+        summary: expect.stringContaining(`Track \`${branch}\``),
+      },
       actions: [],
     });
     // Nothing is ever neutral or skipped.
@@ -102,6 +101,7 @@ describe("create", () => {
 
   it("a redelivered create changes nothing", async () => {
     mockInstallationToken(h.github, INSTALLATION_ID);
+    expectForkPoint(h.github, HEAD, HEAD, 2);
     h.github
       .on(
         "GET",
@@ -116,7 +116,7 @@ describe("create", () => {
         2,
       )
       .on("GET", `/repos/acme/shop/commits/${HEAD}/check-runs`, [200, { total_count: 0, check_runs: [] }])
-      .on("POST", "/repos/acme/shop/check-runs", [201, { id: 1 }], 7)
+      .on("POST", "/repos/acme/shop/check-runs", [201, { id: 1 }], 2)
       .on("GET", "/repos/acme/shop/pulls", [200, []]);
     const delivery = await h.receive("create", createPayload(branch));
     const head = state.head;
@@ -166,6 +166,7 @@ describe("create", () => {
     // The database provider refuses the fork: a database by the track's name exists that Consort did not make.
     await adminSql(`CREATE DATABASE "${branch}"`);
     mockInstallationToken(h.github, INSTALLATION_ID);
+    expectForkPoint(h.github, HEAD);
     h.github
       .on("GET", `/repos/acme/shop/git/ref/heads%2F${branch}`, [
         200,
@@ -188,7 +189,7 @@ describe("create", () => {
             name: (r.body as { name: string }).name,
           },
         ],
-        14,
+        4,
       )
       .on("GET", "/repos/acme/shop/pulls", [200, []], 2);
 

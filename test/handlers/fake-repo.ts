@@ -26,10 +26,12 @@ export class FakeStateBranch {
   private readonly commits = new Map<string, { tree: string; parents: string[] }>();
   private readonly trees = new Map<string, Map<string, string>>();
   private readonly blobs = new Map<string, string>();
-  /** Pushes made by "someone else" just before our next ref update: simulates a racing replica. */
+  /** Writes of the same file by "someone else" just before our next write: simulates a racing replica. */
   racesBeforeUpdate = 0;
-  /** Every ref update attempt, with its outcome. */
+  /** Every write attempt (a ref update or a Contents API write), with its outcome. */
   readonly updates: Array<{ sha: string; accepted: boolean }> = [];
+  /** Trees of the track's pushed commits (commit sha → GET git/trees answer): the same route answers both. */
+  readonly pushedTrees = new Map<string, unknown>();
 
   constructor(private readonly github: GitHubMock) {
     const refPath = re("/git/ref(?:s)?/heads(?:%2F|/)consort(?:%2F|/)state");
@@ -47,6 +49,7 @@ export class FakeStateBranch {
     github.on("POST", re("/git/commits"), (r) => this.createCommit(r), Infinity);
     github.on("PATCH", refPath, (r) => this.updateRef(r), Infinity);
     github.on("POST", re("/git/refs"), (r) => this.createRef(r), Infinity);
+    github.on("PUT", re("/contents/tracks(?:%2F|/)([^/?]+)"), (r) => this.putContent(r), Infinity);
     this.trees.set(EMPTY_TREE, new Map());
   }
 
@@ -112,6 +115,8 @@ export class FakeStateBranch {
     const ref = r.query.ref ?? this.head;
     const commit = ref === "consort/state" ? this.head : ref;
     const files = commit ? this.trees.get(this.commits.get(commit)?.tree ?? "") : undefined;
+    // As GitHub: a ref that does not exist is named in the 404.
+    if (!commit) return [404, { message: `No commit found for the ref ${ref ?? "consort/state"}` }];
     const text = files?.get(path);
     if (text === undefined) return [404, { message: "Not Found" }];
     return [
@@ -129,6 +134,8 @@ export class FakeStateBranch {
 
   private getTree(r: RecordedRequest): Reply {
     const id = r.path.split("/").pop()!;
+    const pushed = this.pushedTrees.get(id);
+    if (pushed) return [200, pushed];
     const files = this.trees.get(id);
     if (!files) {
       const dir = this.blobs.get(id);
@@ -187,6 +194,43 @@ export class FakeStateBranch {
     if (!accepted) return [422, { message: "Update is not a fast forward" }];
     this.head = body.sha;
     return [200, refBody(body.sha)];
+  }
+
+  /**
+   * The Contents API write: the blob sha it names is the compare-and-swap (409 when the file
+   * changed since it was read; 422 when a new file already exists), as GitHub answers it.
+   */
+  private putContent(r: RecordedRequest): Reply {
+    const path = decodeURIComponent(r.path.slice(`${base}/contents/`.length));
+    const body = r.body as { message: string; content: string; sha?: string; branch?: string };
+    if (body.branch !== "consort/state") return [422, { message: `unexpected branch ${String(body.branch)}` }];
+    if (!this.head) return [404, { message: "Branch consort/state not found" }];
+    if (this.racesBeforeUpdate > 0) {
+      this.racesBeforeUpdate -= 1;
+      this.raceOn(path);
+    }
+    const text = this.text(path);
+    const lost = text === undefined ? body.sha !== undefined : body.sha === undefined || body.sha !== sha(text);
+    if (lost) {
+      this.updates.push({ sha: body.sha ?? "", accepted: false });
+      return text !== undefined && body.sha === undefined
+        ? [422, { message: 'Invalid request.\n\n"sha" wasn\'t supplied.' }]
+        : [409, { message: `${path} does not match ${String(body.sha)}` }];
+    }
+    this.write(path, Buffer.from(body.content, "base64").toString("utf8"));
+    this.updates.push({ sha: this.head, accepted: true });
+    return [
+      text === undefined ? 201 : 200,
+      { content: { path, sha: sha(this.text(path)!) }, commit: { sha: this.head } },
+    ];
+  }
+
+  /** Another replica rewrites the same track's file (still validly sealed), so a write based on the old one loses. */
+  private raceOn(path: string): void {
+    const trackId = path.replace(/^tracks\//, "").replace(/\.json$/, "");
+    const current = this.state(trackId);
+    if (current) this.seed({ ...current, updatedAt: new Date(Date.parse(current.updatedAt) + 1000).toISOString() });
+    else this.write("README.md", `another replica wrote here ${Math.random()}`);
   }
 
   private createRef(r: RecordedRequest): Reply {

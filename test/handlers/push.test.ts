@@ -11,6 +11,7 @@ import {
   expectChecks,
   expectDefaultConfig,
   expectStickyComment,
+  expectVerifiedPush,
   newBranch,
   simulatedTrack,
   stateOf,
@@ -22,6 +23,9 @@ let branch: string;
 const START = commitSha("start");
 const STORIES = commitSha("stories");
 const storiesText = edited(smallDesign.spec, (j) => delete j.nfrs);
+const message = (role: string | null) => `A step\n\n${role ? `Consort-Role: ${role}\n` : ""}`;
+/** The stories commit as git holds it (compare lists it with the message the payload carries). */
+const STORIES_COMMIT = { sha: STORIES, message: message("product-owner") };
 
 beforeEach(() => {
   h = createHarness();
@@ -48,7 +52,7 @@ function pushPayload(
     commits: commits.map((c) => ({
       ...example.head_commit,
       id: c.id,
-      message: `A step\n\n${c.role ? `Consort-Role: ${c.role}\n` : ""}`,
+      message: message(c.role),
       author: { name: c.author, email: `${c.author}@example.test`, username: c.author },
       added: c.added ?? [],
       modified: c.modified ?? [],
@@ -60,6 +64,7 @@ function pushPayload(
 describe("push", () => {
   it("classifies the product owner's stories commit, advances to the spec, and updates the checks and the ONE sticky comment", async () => {
     expectDefaultConfig(h.github);
+    expectVerifiedPush(h.github, state, START, [STORIES_COMMIT]);
     h.github.on("GET", `/repos/acme/shop/contents/.consort%2Fspec.json`, contentFile(ARTIFACT_PATHS.spec, storiesText));
     expectChecks(h.github, STORIES);
     expectStickyComment(h.github, branch, STORIES);
@@ -76,7 +81,9 @@ describe("push", () => {
     expect(after.snapshot).toMatchObject({ stage: "spec", context: { head: STORIES, rejectedHead: null } });
     const checks = createdChecks(h.github);
     expect(checks["consort/discipline"]).toMatchObject({ status: "completed", conclusion: "success" });
-    expect(checks["consort/design"]).toMatchObject({ status: "in_progress" });
+    // The design gate is only waiting: on a new head a missing required check blocks as in-progress would.
+    expect(checks["consort/design"]).toBeUndefined();
+    expect(Object.keys(checks).sort()).toEqual(["consort/discipline", "consort/schema"]);
     const comment = h.github.calls("POST", "/repos/acme/shop/issues/7/comments")[0]!.body as { body: string };
     expect(comment.body.startsWith(`<!-- consort:sticky track=${branch} -->`)).toBe(true);
     expect(comment.body).toContain("spec-author");
@@ -85,8 +92,11 @@ describe("push", () => {
   it("refuses a commit by the wrong role: the track does not advance and discipline fails with the reason", async () => {
     expectDefaultConfig(h.github);
     const wrong = commitSha("wrong-role");
+    expectVerifiedPush(h.github, state, START, [{ sha: wrong, message: message("driver") }]);
     expectChecks(h.github, wrong);
     expectStickyComment(h.github, branch, wrong);
+    // Code files are read too: the classifier refuses test code in production code.
+    h.github.on("GET", "/repos/acme/shop/contents/src%2Fapp.ts", contentFile("src/app.ts", "export {};\n"));
 
     await h.receive(
       "push",
@@ -107,6 +117,7 @@ describe("push", () => {
     expect(track.context.rejectedHead).not.toBeNull();
     state.seed(stateOf(branch, track.snapshot));
     expectDefaultConfig(h.github);
+    expectVerifiedPush(h.github, state, track.context.rejectedHead!.sha, [], { after: START, status: "behind" });
     expectChecks(h.github, START);
     expectStickyComment(h.github, branch, START);
 
@@ -135,6 +146,7 @@ describe("push", () => {
 
   it("a redelivered push changes nothing", async () => {
     expectDefaultConfig(h.github, 2);
+    expectVerifiedPush(h.github, state, START, [STORIES_COMMIT], { times: 2 });
     h.github.on(
       "GET",
       `/repos/acme/shop/contents/.consort%2Fspec.json`,
@@ -159,6 +171,7 @@ describe("push", () => {
     state.write(path, state.text(path)!.replace('"stage": "stories"', '"stage": "test-list-gate"'));
     const tampered = state.head;
     expectDefaultConfig(h.github);
+    expectVerifiedPush(h.github, state, START, [STORIES_COMMIT]);
     h.github.on("GET", `/repos/acme/shop/contents/.consort%2Fspec.json`, contentFile(ARTIFACT_PATHS.spec, storiesText));
     expectChecks(h.github, STORIES);
 
@@ -182,6 +195,7 @@ describe("push", () => {
   it("a concurrent writer that wins every compare-and-swap fails the checks saying so, and nothing is applied", async () => {
     state.racesBeforeUpdate = 5;
     expectDefaultConfig(h.github);
+    expectVerifiedPush(h.github, state, START, [STORIES_COMMIT]);
     h.github.on("GET", `/repos/acme/shop/contents/.consort%2Fspec.json`, contentFile(ARTIFACT_PATHS.spec, storiesText));
     expectChecks(h.github, STORIES);
 
@@ -205,6 +219,7 @@ describe("push", () => {
   it("one lost compare-and-swap is re-read and re-applied", async () => {
     state.racesBeforeUpdate = 1;
     expectDefaultConfig(h.github);
+    expectVerifiedPush(h.github, state, START, [STORIES_COMMIT]);
     h.github.on("GET", `/repos/acme/shop/contents/.consort%2Fspec.json`, contentFile(ARTIFACT_PATHS.spec, storiesText));
     expectChecks(h.github, STORIES);
     expectStickyComment(h.github, branch, STORIES);
@@ -213,13 +228,14 @@ describe("push", () => {
       pushPayload([{ id: STORIES, role: "product-owner", author: "po-bot[bot]", added: [ARTIFACT_PATHS.spec] }]),
     );
     h.github.verify();
+    // The other replica rewrote the track's file first: ours lost its compare-and-swap, then was re-applied on top.
     expect(state.updates.map((u) => u.accepted)).toEqual([false, true]);
     expect(state.state(branch)!.snapshot).toMatchObject({ stage: "spec" });
-    expect(state.text("README.md")).toMatch(/another replica/);
   });
 
   it("a push to a branch that is not a track changes nothing", async () => {
     expectDefaultConfig(h.github);
+    expectVerifiedPush(h.github, state, START, [STORIES_COMMIT]);
     h.github.on("GET", `/repos/acme/shop/contents/.consort%2Fspec.json`, contentFile(ARTIFACT_PATHS.spec, storiesText));
     const payload = pushPayload([
       { id: STORIES, role: "product-owner", author: "po-bot[bot]", added: [ARTIFACT_PATHS.spec] },
@@ -237,6 +253,7 @@ describe("push with agents enabled", () => {
       "/repos/acme/shop/contents/.github%2Fconsort.yml",
       contentFile(".github/consort.yml", "agents:\n  enabled: true\n  command: claude -p\n"),
     );
+    expectVerifiedPush(h.github, state, START, [STORIES_COMMIT]);
     h.github.on("GET", `/repos/acme/shop/contents/.consort%2Fspec.json`, contentFile(ARTIFACT_PATHS.spec, storiesText));
     h.github.on("POST", "/repos/acme/shop/actions/workflows/consort-agent.yml/dispatches", [
       200,

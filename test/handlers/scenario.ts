@@ -6,7 +6,7 @@ import type { TrackSnapshot } from "../../src/orchestrator/types.js";
 import { emptyTrackState, type TrackState } from "../../src/state/index.js";
 import type { GitHubMock, RecordedRequest } from "../helpers/github.js";
 import { TrackSim } from "../orchestrator/helpers/track.js";
-import { contentFile, FULL_NAME, inRepo, REPOSITORY_ID } from "./fake-repo.js";
+import { contentFile, FULL_NAME, inRepo, REPOSITORY_ID, type FakeStateBranch } from "./fake-repo.js";
 import { NOW, TEST_APP_ID_FOR_SCENARIOS } from "./harness.js";
 
 /** A 40-hex sha from a label, so a test names its commits. */
@@ -58,8 +58,12 @@ export function stateOf(branch: string, snapshot: TrackSnapshot): TrackState {
   );
 }
 
-/** GitHub answers for the check runs of `sha`: an empty listing, then the seven creations. */
-export function expectChecks(github: GitHubMock, sha: string, times = 7): void {
+/**
+ * GitHub answers for the check runs of `sha`: an empty listing, then the creations. On a head with
+ * none of ours only the checks that have a conclusion are created (a waiting one stays absent), so
+ * by default any number is answered; a test that knows how many passes `times`.
+ */
+export function expectChecks(github: GitHubMock, sha: string, times = Infinity): void {
   github
     .on("GET", `/repos/acme/shop/commits/${sha}/check-runs`, [200, { total_count: 0, check_runs: [] }])
     .on(
@@ -200,4 +204,77 @@ export function expectDismissal(
       },
     ],
   ]);
+}
+
+/**
+ * The git reads a push is verified by (src/app/commits.ts): compare from `before` to the last
+ * commit, listing `commits` as a chain (each the previous one's child), and the tree at the head,
+ * listing `tree` (path → blob id), answered by `state`. GitHub's compare and tree shapes, trimmed
+ * to what is read.
+ */
+export function expectVerifiedPush(
+  github: GitHubMock,
+  state: FakeStateBranch,
+  before: string,
+  commits: Array<{ sha: string; message?: string; author?: string }>,
+  {
+    tree = {},
+    times = 1,
+    after = commits.at(-1)?.sha ?? before,
+    status = commits.length === 0 ? "identical" : "ahead",
+  }: { tree?: Record<string, string>; times?: number; after?: string; status?: string } = {},
+): void {
+  github.on(
+    "GET",
+    `/repos/acme/shop/compare/${before}...${after}`,
+    [
+      200,
+      {
+        status,
+        ahead_by: commits.length,
+        behind_by: 0,
+        total_commits: commits.length,
+        base_commit: { sha: before, commit: { tree: { sha: commitSha(`tree-${before}`) } } },
+        commits: commits.map((c, i) => ({
+          sha: c.sha,
+          parents: [{ sha: i === 0 ? before : commits[i - 1]!.sha }],
+          author: c.author ? { login: c.author } : null,
+          commit: { message: c.message ?? "A step\n" },
+        })),
+      },
+    ],
+    times,
+  );
+  // The state branch's double answers every tree read (one route for both), so it holds the head's.
+  state.pushedTrees.set(after, {
+    sha: commitSha(`tree-${after}`),
+    truncated: false,
+    tree: Object.entries(tree).map(([path, sha]) => ({ path, mode: "100644", type: "blob", sha })),
+  });
+}
+
+/** The compare a new branch's fork point is read from: `head` leaves main at `fork` (GitHub's compare shape, trimmed). */
+export function expectForkPoint(github: GitHubMock, head: string, fork = head, times = 1): void {
+  github.on(
+    "GET",
+    `/repos/acme/shop/compare/main...${head}`,
+    [200, { status: fork === head ? "identical" : "ahead", merge_base_commit: { sha: fork }, commits: [] }],
+    times,
+  );
+}
+
+/** T1's RED cycle ended without a decision (its run left no result): a person may re-run it. */
+export function afterErroredRed(branch: string): TrackSim {
+  const track = simulatedTrack(branch).throughDesign();
+  const unit = track.context.units[track.context.unitIndex]!;
+  track.expectAccepted(
+    track.push({
+      role: "navigator",
+      files: Object.fromEntries(
+        unit.tests.map((t) => [t.file, `it(${JSON.stringify(t.title)}, () => expect(1).toBe(2));\n`]),
+      ),
+    }),
+  );
+  track.report("error", ["run 987 uploaded no result"]);
+  return track;
 }

@@ -156,7 +156,10 @@ describe("workflow_run.completed", () => {
     const after = state.state(branch)!;
     expect(after.snapshot).toMatchObject({ stage: "green" });
     expect(after.cycles.at(-1)).toMatchObject({ runId: RUN_ID, verdict: "valid", commit });
-    expect(createdChecks(h.github)["consort/build"]!.output.summary).toContain(`actions/runs/${RUN_ID}`);
+    // The build is only waiting now, so its check is not written on this head; the comment links the evidence.
+    expect(createdChecks(h.github)["consort/build"]).toBeUndefined();
+    const comment = h.github.calls("POST", "/repos/acme/shop/issues/7/comments")[0]!.body as { body: string };
+    expect(comment.body).toContain(`actions/runs/${RUN_ID}`);
   });
 
   it("a run whose run-name names no dispatch (run by hand) is ignored without reading any state", async () => {

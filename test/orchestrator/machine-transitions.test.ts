@@ -491,3 +491,52 @@ describe("transitions: (stage, event) → stage and effects", () => {
     },
   );
 });
+
+describe('a branch brought up to date with the default branch ("Update branch")', () => {
+  const MERGE = "d".repeat(40);
+  const updateBranch = (sim: TrackSim) =>
+    sim.send({
+      type: "push",
+      at,
+      before: sim.context.head,
+      after: MERGE,
+      forced: false,
+      commits: [
+        {
+          sha: MERGE,
+          authorLogin: "lead-human",
+          message: "Merge branch 'main'\n",
+          changes: [],
+          files: {},
+          merge: true,
+        },
+      ],
+    });
+
+  it("during the build the head moves to the merge, the stage stays, and nothing is dispatched", () => {
+    const sim = reach("red");
+    const result = updateBranch(sim);
+    expect([result.rejection, sim.stage, sim.context.head]).toEqual([undefined, "red", MERGE]);
+    expect(result.effects.map((e) => e.type)).toEqual(["comment", "updateChecks"]);
+  });
+
+  it.each(["deploy-gate", "promote-gate"] as const)(
+    "at %s the release is verified again, on the track's database forked afresh from its parent",
+    (stage) => {
+      const sim = reach(stage);
+      const { databaseBranch, parentDatabaseBranch } = sim.context;
+      const result = updateBranch(sim);
+      expect([sim.stage, sim.context.head, sim.context.deployEvidence]).toEqual(["deploying", MERGE, null]);
+      expect([sim.context.gates.deploy.status, sim.context.gates.promote.status]).toEqual(["closed", "closed"]);
+      expect(sim.context.gates.deploy.withdrawnReason).toBe(
+        `the branch was brought up to date with main at ddddddd, so the release is verified again against ${parentDatabaseBranch} as it stands now`,
+      );
+      const effects = result.effects.filter((e) => e.type !== "comment" && e.type !== "updateChecks");
+      expect(effects).toEqual([
+        { type: "deleteDatabase", branch: databaseBranch },
+        { type: "forkDatabase", branch: databaseBranch, parent: parentDatabaseBranch },
+        expect.objectContaining({ type: "dispatchCycle", step: "release", commit: MERGE }),
+      ]);
+    },
+  );
+});

@@ -49,19 +49,27 @@ function listed(
 }
 
 describe("writing check runs only when their content changes", () => {
-  it("creates all seven on a commit that has none, with whole bodies", async () => {
+  it("creates each check that has a conclusion on a commit that has none, already completed, with whole bodies", async () => {
     github
       .on("GET", LIST, [200, { total_count: 0, check_runs: [] }])
       .on(
         "POST",
         CREATE,
         (req) => [201, { id: 700 + github.calls("POST", CREATE).length, name: (req.body as { name: string }).name }],
-        7,
+        4,
       );
     const runs = renderCheckRuns(midBuildReport());
     const written = await writeCheckRuns(octokit(), target, runs);
     github.verify();
-    expect(written.map((w) => w.action)).toEqual(Array(7).fill("created"));
+    expect(written.map((w) => [w.name, w.action])).toEqual([
+      ["consort/design", "created"],
+      ["consort/test-list", "created"],
+      ["consort/build", "absent"],
+      ["consort/deploy", "absent"],
+      ["consort/promote", "absent"],
+      ["consort/discipline", "created"],
+      ["consort/schema", "created"],
+    ]);
     expect(github.calls("GET", LIST)[0]!.query).toEqual({
       app_id: String(TEST_APP_ID),
       filter: "latest",
@@ -86,33 +94,73 @@ describe("writing check runs only when their content changes", () => {
         design.output.summary,
       ),
     ).toBe(true);
-    expect(github.calls("POST", CREATE)[2]!.body).toMatchObject({
-      name: "consort/build",
-      status: "in_progress",
-      actions: [],
+    expect(github.calls("POST", CREATE).map((c) => (c.body as { status: string }).status)).toEqual(
+      Array(4).fill("completed"),
+    );
+  });
+
+  it("leaves a waiting check unwritten on a head with none of ours: a missing required check blocks the merge as an in-progress one does", async () => {
+    const waiting = renderCheckRuns(midBuildReport()).find((r) => r.name === "consort/deploy")!;
+    expect(waiting.status).toBe("in_progress");
+    github.on("GET", LIST, [200, { total_count: 0, check_runs: [] }]);
+    await expect(writeCheckRun(octokit(), target, waiting)).resolves.toEqual({
+      name: "consort/deploy",
+      action: "absent",
     });
-    expect(github.calls("POST", CREATE)[2]!.body).not.toHaveProperty("conclusion");
+    github.verify();
+    expect(github.requests.map((r) => `${r.method} ${r.path}`)).toEqual([`GET ${LIST}`]);
+  });
+
+  it("a waiting check still replaces a success of ours on the head, so the success does not outlive the state that earned it", async () => {
+    const approved: RenderedCheckRun = {
+      name: "consort/promote",
+      status: "completed",
+      conclusion: "success",
+      output: { title: "Approved by @lee at 5d1e6a7", summary: "Approved at the current frozen hash." },
+      actions: [],
+    };
+    const waiting = renderCheckRuns(midBuildReport()).find((r) => r.name === "consort/promote")!;
+    github
+      .on("GET", LIST, [200, { total_count: 1, check_runs: [listed(910, approved)] }])
+      .on("POST", CREATE, [201, { id: 911 }]);
+    await expect(writeCheckRun(octokit(), target, waiting)).resolves.toEqual({
+      name: "consort/promote",
+      action: "created",
+      id: 911,
+    });
+    github.verify();
+    expect(github.calls("POST", CREATE)[0]!.body).toMatchObject({ name: "consort/promote", status: "in_progress" });
+    expect(github.calls("POST", CREATE)[0]!.body).not.toHaveProperty("conclusion");
   });
 
   it("writes nothing when every run already shows the same content", async () => {
     // First pass: record what the writer sends.
-    github.on("GET", LIST, [200, { total_count: 0, check_runs: [] }]).on("POST", CREATE, [201, { id: 1 }], 7);
+    github.on("GET", LIST, [200, { total_count: 0, check_runs: [] }]).on("POST", CREATE, [201, { id: 1 }], 4);
     const runs = renderCheckRuns(midBuildReport());
     await writeCheckRuns(octokit(), target, runs);
     const sent = github.calls("POST", CREATE).map((c, i) => listed(800 + i, c.body as never));
     github.verify();
     github.dispose();
 
-    github = new GitHubMock().on("GET", LIST, [200, { total_count: 7, check_runs: sent }]);
+    github = new GitHubMock().on("GET", LIST, [200, { total_count: 4, check_runs: sent }]);
     const again = await writeCheckRuns(octokit(), target, renderCheckRuns(midBuildReport()));
     github.verify();
-    expect(again.map((w) => w.action)).toEqual(Array(7).fill("unchanged"));
+    expect(again.map((w) => w.action)).toEqual([
+      "unchanged",
+      "unchanged",
+      "absent",
+      "absent",
+      "absent",
+      "unchanged",
+      "unchanged",
+    ]);
     expect(github.requests).toHaveLength(1);
   });
 
   it("updates only the run whose content changed", async () => {
-    github.on("GET", LIST, [200, { total_count: 0, check_runs: [] }]).on("POST", CREATE, [201, { id: 1 }], 7);
+    github.on("GET", LIST, [200, { total_count: 0, check_runs: [] }]).on("POST", CREATE, [201, { id: 1 }], 4);
     await writeCheckRuns(octokit(), target, renderCheckRuns(midBuildReport()));
+    // design 800, test-list 801, discipline 802, schema 803: the waiting three were not created.
     const sent = github.calls("POST", CREATE).map((c, i) => listed(800 + i, c.body as never));
     github.dispose();
 
@@ -128,14 +176,15 @@ describe("writing check runs only when their content changes", () => {
       ],
     };
     github = new GitHubMock()
-      .on("GET", LIST, [200, { total_count: 7, check_runs: sent }])
-      .on("PATCH", "/repos/acme/shop/check-runs/805", [200, { id: 805 }]);
+      .on("GET", LIST, [200, { total_count: 4, check_runs: sent }])
+      .on("PATCH", "/repos/acme/shop/check-runs/802", [200, { id: 802 }]);
     const written = await writeCheckRuns(octokit(), target, renderCheckRuns(report));
     github.verify();
     expect(written.filter((w) => w.action !== "unchanged")).toEqual([
-      { name: "consort/discipline", action: "updated", id: 805 },
+      ...["consort/build", "consort/deploy", "consort/promote"].map((name) => ({ name, action: "absent" })),
+      { name: "consort/discipline", action: "updated", id: 802 },
     ]);
-    expect(github.calls("PATCH", "/repos/acme/shop/check-runs/805")[0]!.body).toEqual({
+    expect(github.calls("PATCH", "/repos/acme/shop/check-runs/802")[0]!.body).toEqual({
       status: "completed",
       conclusion: "failure",
       output: {
@@ -298,6 +347,8 @@ function fiveHundredTestReport() {
     red: { verdict: "valid" as const, commit: "1".repeat(40), runUrl: run(1000 + i), summary: "fails by assertion ❌" },
     green: { verdict: "valid" as const, commit: "2".repeat(40), runUrl: run(2000 + i), summary: "passes ✅" },
   }));
+  // Every test verified: the build check is completed, so it is written with its whole table.
+  report.checks["consort/build"] = check("success", "Every test is green and reviewed", "All 500 unit(s) verified.");
   return report;
 }
 
@@ -311,7 +362,9 @@ describe("GitHub's limits on what Consort writes", () => {
       CHECK_OUTPUT_BYTES,
     );
     github.on("GET", `/repos/acme/shop/commits/${HEAD}/check-runs`, [200, { total_count: 0, check_runs: [] }]);
-    github.on("POST", "/repos/acme/shop/check-runs", [201, { id: 1 }], runs.length);
+    const completed = runs.filter((r) => r.status === "completed");
+    expect(completed.map((r) => r.name)).toContain("consort/build");
+    github.on("POST", "/repos/acme/shop/check-runs", [201, { id: 1 }], completed.length);
     github.on("GET", "/repos/acme/shop/issues/7/comments", [200, []]);
     github.on("POST", "/repos/acme/shop/issues/7/comments", [201, { id: 9 }]);
 

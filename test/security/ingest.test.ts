@@ -3,6 +3,7 @@ import { requestDigest } from "../../src/app/dispatch.js";
 import type { CycleResult } from "../../src/cycle/index.js";
 import * as F from "../e2e/support/feature.js";
 import { LEAD, Scenario, type Checkpoint } from "../e2e/support/scenario.js";
+import { violationsOn } from "../e2e/support/checks.js";
 import { zipBomb } from "./support/zip-bomb.js";
 
 /**
@@ -161,5 +162,46 @@ describe("an expired artifact is an artifact error, not a lost delivery", () => 
     ]);
     await s.runDispatchedCycle();
     expectBuildFailedWith(`run ${runId}'s "consort-cycle-result" artifact has expired (GitHub answered 410 Gone)`);
+  });
+});
+
+describe("an unconfined run is weaker evidence, and the build check says so", () => {
+  test("a verified RED whose commands ran as the job's own user counts, marked on the build check as unconfined", async () => {
+    s.restore(redVerify);
+    const real = await s.runDispatchedCycle();
+    expect(real.confinement).toMatchObject({ confined: false });
+    expect(s.snapshot().stage).toBe("green");
+    expect(s.world.check(s.head(), "consort/build").output.summary).toContain(
+      "verified (⚠️ ran unconfined: weaker evidence)",
+    );
+  });
+
+  test("a verified RED whose commands ran confined carries no such mark", async () => {
+    s.restore(redVerify);
+    await s.runDispatchedCycle({
+      tamper: (result): CycleResult => ({
+        ...result,
+        confinement: { confined: true, user: "consort-untrusted", uid: 998 },
+      }),
+    });
+    expect(s.snapshot().stage).toBe("green");
+    expect(s.world.check(s.head(), "consort/build").output.summary).not.toContain("ran unconfined");
+  });
+});
+
+describe("production code that carries test code is refused at GREEN", () => {
+  test("a driver's GREEN whose service imports vitest (to mock what the test checks) is refused by the discipline check, naming the file", async () => {
+    s.restore(redVerify);
+    await s.runDispatchedCycle();
+    expect(s.snapshot().stage).toBe("green");
+    const sha = await s.step("driver", {
+      ...F.GREEN_T1,
+      "src/services/stock.ts":
+        'import { vi } from "vitest";\nexport const stockAtLocation = vi.fn(async () => [{ sku: "A-1" }]);\n',
+    });
+    expect(s.snapshot().stage).toBe("green");
+    expect(violationsOn(s.world.check(sha, "consort/discipline"))).toEqual([
+      `${sha.slice(0, 7)}: src/services/stock.ts imports the test framework "vitest" into production code: code under paths.code must not reach into the test run (it could make a test pass from inside); keep test helpers under paths.tests`,
+    ]);
   });
 });

@@ -11,9 +11,10 @@ import {
 import { FILE_PATH, KEY, octokit, OWNER, REPO, sha, TRACK, trackState } from "./helpers.js";
 
 /**
- * Several replicas update one track at once against a GitHub double that keeps real git
- * semantics for the calls the store makes: a ref moves only by fast-forward, so a replica that
- * read an old head loses the compare-and-swap and must re-read and re-apply. No update is lost.
+ * Several replicas update one track at once against a GitHub double that keeps the Contents API's
+ * compare-and-swap for the calls the store makes: a write names the blob sha it replaces and is
+ * refused with 409 when the file changed since, so a replica that read an old version loses and
+ * must re-read and re-apply. No update is lost.
  */
 
 let github: GitHubMock;
@@ -24,84 +25,43 @@ afterEach(() => {
   github.dispose();
 });
 
-interface Commit {
-  tree: string;
-  parents: string[];
-}
+/** A blob's id as git computes it, so a write names exactly the version it read. */
+const blobOf = (text: string) =>
+  createHash("sha1")
+    .update(`blob ${Buffer.byteLength(text)}\0${text}`)
+    .digest("hex");
 
 function simulatedRepository(initial: string) {
-  const trees = new Map<string, Map<string, string>>();
-  const commits = new Map<string, Commit>();
-  const id = (value: unknown) =>
-    createHash("sha1").update(JSON.stringify(value)).update(String(Math.random())).digest("hex");
-  const rootTree = id("root");
-  trees.set(rootTree, new Map([[FILE_PATH, initial]]));
-  let head = sha("0");
-  commits.set(head, { tree: rootTree, parents: [] });
-  const body = (r: RecordedRequest) => r.body as Record<string, unknown>;
-
+  let text = initial;
+  let commits = 0;
+  const contents = `/repos/${OWNER}/${REPO}/contents/${encodeURIComponent(FILE_PATH)}`;
+  const body = (r: RecordedRequest) => r.body as { content: string; sha?: string; branch: string };
   github
     .on(
       "GET",
-      `/repos/${OWNER}/${REPO}/git/ref/heads%2Fconsort%2Fstate`,
-      () => [200, { ref: "refs/heads/consort/state", object: { sha: head, type: "commit" } }],
+      contents,
+      (r) =>
+        r.query.ref === "consort/state"
+          ? [
+              200,
+              { type: "file", encoding: "base64", content: Buffer.from(text).toString("base64"), sha: blobOf(text) },
+            ]
+          : [404, { message: `No commit found for the ref ${r.query.ref ?? ""}` }],
       Infinity,
     )
     .on(
-      "GET",
-      /^\/repos\/acme\/shop\/git\/commits\/[0-9a-f]{40}$/,
-      (r) => [200, { sha: r.path.split("/").pop(), tree: { sha: commits.get(r.path.split("/").pop()!)!.tree } }],
-      Infinity,
-    )
-    .on(
-      "GET",
-      /^\/repos\/acme\/shop\/contents\//,
+      "PUT",
+      contents,
       (r) => {
-        const text = trees
-          .get(commits.get(r.query.ref!)!.tree)!
-          .get(decodeURIComponent(r.path.split("/contents/")[1]!));
-        return text === undefined
-          ? [404, { message: "Not Found" }]
-          : [200, { type: "file", encoding: "base64", content: Buffer.from(text).toString("base64") }];
-      },
-      Infinity,
-    )
-    .on(
-      "POST",
-      `/repos/${OWNER}/${REPO}/git/trees`,
-      (r) => {
-        const files = new Map(trees.get(body(r).base_tree as string) ?? []);
-        for (const entry of body(r).tree as Array<{ path: string; content: string }>)
-          files.set(entry.path, entry.content);
-        const treeSha = id(files);
-        trees.set(treeSha, files);
-        return [201, { sha: treeSha }];
-      },
-      Infinity,
-    )
-    .on(
-      "POST",
-      `/repos/${OWNER}/${REPO}/git/commits`,
-      (r) => {
-        const commitSha = id(body(r));
-        commits.set(commitSha, { tree: body(r).tree as string, parents: body(r).parents as string[] });
-        return [201, { sha: commitSha }];
-      },
-      Infinity,
-    )
-    .on(
-      "PATCH",
-      `/repos/${OWNER}/${REPO}/git/refs/heads%2Fconsort%2Fstate`,
-      (r) => {
-        const next = body(r).sha as string;
-        if (body(r).force !== false) return [422, { message: "the store must never force" }];
-        if (!commits.get(next)!.parents.includes(head)) return [422, { message: "Update is not a fast forward" }];
-        head = next;
-        return [200, { ref: "refs/heads/consort/state", object: { sha: head, type: "commit" } }];
+        if (body(r).branch !== "consort/state") return [422, { message: "the store writes only consort/state" }];
+        if (body(r).sha !== blobOf(text)) return [409, { message: `${FILE_PATH} does not match ${body(r).sha}` }];
+        text = Buffer.from(body(r).content, "base64").toString("utf8");
+        commits += 1;
+        return [200, { content: { path: FILE_PATH, sha: blobOf(text) }, commit: { sha: sha(String(commits % 10)) } }];
       },
       Infinity,
     );
-  return { fileAtHead: () => trees.get(commits.get(head)!.tree)!.get(FILE_PATH)! };
+  return { fileAtHead: () => text };
 }
 
 describe("many replicas, one track", () => {
@@ -152,6 +112,8 @@ describe("many replicas, one track", () => {
       "delivery-5",
     ]);
     // The races really happened: some replica lost at least once.
-    expect(github.calls("PATCH", `/repos/${OWNER}/${REPO}/git/refs/heads%2Fconsort%2Fstate`).length).toBeGreaterThan(5);
+    expect(
+      github.calls("PUT", `/repos/${OWNER}/${REPO}/contents/${encodeURIComponent(FILE_PATH)}`).length,
+    ).toBeGreaterThan(5);
   });
 });

@@ -11,7 +11,6 @@ export const FILE_PATH = `tracks/${TRACK}.json`;
 export const NOW = new Date("2026-11-30T06:00:00.000Z");
 
 export const REF_URL = `/repos/${OWNER}/${REPO}/git/ref/heads%2Fconsort%2Fstate`;
-export const UPDATE_REF_URL = `/repos/${OWNER}/${REPO}/git/refs/heads%2Fconsort%2Fstate`;
 export const CREATE_REF_URL = `/repos/${OWNER}/${REPO}/git/refs`;
 export const TREES_URL = `/repos/${OWNER}/${REPO}/git/trees`;
 export const COMMITS_URL = `/repos/${OWNER}/${REPO}/git/commits`;
@@ -74,7 +73,7 @@ export function fileText(state: TrackState, key = KEY): string {
   return serialiseStateFile(sealState(state, key));
 }
 
-export function contentsReply(text: string, path = FILE_PATH) {
+export function contentsReply(text: string, path = FILE_PATH, blob = sha("f")) {
   return [
     200,
     {
@@ -84,7 +83,7 @@ export function contentsReply(text: string, path = FILE_PATH) {
       name: path.split("/").pop(),
       path,
       content: Buffer.from(text).toString("base64"),
-      sha: sha("f"),
+      sha: blob,
       url: "",
       git_url: null,
       html_url: null,
@@ -92,19 +91,6 @@ export function contentsReply(text: string, path = FILE_PATH) {
       _links: { self: "", git: null, html: null },
     },
   ] as [number, unknown];
-}
-
-/** The state branch at commit `commit` whose tree is `tree`, holding `text` for the track (or no file). */
-export function mockHead(github: GitHubMock, commit: string, tree: string, text: string | undefined): void {
-  github.on("GET", REF_URL, [
-    200,
-    { ref: "refs/heads/consort/state", node_id: "x", url: "", object: { sha: commit, type: "commit", url: "" } },
-  ]);
-  github.on("GET", `/repos/${OWNER}/${REPO}/git/commits/${commit}`, [
-    200,
-    { sha: commit, tree: { sha: tree, url: "" }, parents: [] },
-  ]);
-  github.on("GET", contentsUrl(), text === undefined ? [404, { message: "Not Found" }] : contentsReply(text));
 }
 
 /** Tree and commit creation answering with the given shas. */
@@ -117,4 +103,28 @@ export const refReply = (commit: string) =>
   [
     200,
     { ref: "refs/heads/consort/state", node_id: "x", url: "", object: { sha: commit, type: "commit", url: "" } },
+  ] as [number, unknown];
+
+/** The track's file as the store reads it before a write: its text and blob sha, or no file (404). */
+export function mockRead(github: GitHubMock, text: string | undefined, blob = sha("f")): void {
+  github.on(
+    "GET",
+    contentsUrl(),
+    text === undefined ? [404, { message: "Not Found" }] : contentsReply(text, FILE_PATH, blob),
+  );
+}
+
+/** GitHub's answer to a contents read when consort/state does not exist: a 404 naming the ref. */
+export function mockNoBranch(github: GitHubMock): void {
+  github.on("GET", contentsUrl(), [404, { message: "No commit found for the ref consort/state" }]);
+}
+
+/** A Contents API write that GitHub accepted, making `commit`. */
+export const putReply = (commit: string, blob = sha("e")) =>
+  [
+    200,
+    {
+      content: { name: `${TRACK}.json`, path: FILE_PATH, sha: blob, type: "file" },
+      commit: { sha: commit, message: "", tree: { sha: sha("9") }, parents: [] },
+    },
   ] as [number, unknown];

@@ -8,24 +8,20 @@ import {
   StateStoreError,
 } from "../../src/state/index.js";
 import {
-  COMMITS_URL,
   contentsReply,
   contentsUrl,
   FILE_PATH,
   fileText,
   KEY,
-  mockHead,
-  mockWrite,
+  mockRead,
   NOW,
   octokit,
   OWNER,
-  refReply,
+  putReply,
   REPO,
   sha,
   TRACK,
   trackState,
-  TREES_URL,
-  UPDATE_REF_URL,
 } from "./helpers.js";
 
 let github: GitHubMock;
@@ -46,23 +42,28 @@ const HISTORY_URL = `/repos/${OWNER}/${REPO}/commits`;
 /** The state branch's history of the track's file, newest first: each commit with the file's text there. */
 function mockHistory(versions: Array<[commit: string, text: string]>): void {
   github.on("GET", HISTORY_URL, [200, versions.map(([commit]) => ({ sha: commit }))]);
-  for (const [commit, text] of versions.slice(1))
-    github.on("GET", contentsUrl(), (r) =>
-      r.query.ref === commit ? contentsReply(text) : [404, { message: "Not Found" }],
-    );
+  const at = new Map(versions);
+  github.on(
+    "GET",
+    contentsUrl(),
+    (r) => {
+      const text = at.get(r.query.ref ?? "");
+      return text === undefined ? [404, { message: "Not Found" }] : contentsReply(text);
+    },
+    versions.length,
+  );
 }
 
 describe("re-sealing a tampered state file", () => {
   it("restores the newest earlier version that verifies, shows the difference, and never signs the edited content", async () => {
     const sound = fileText(trackState({ sequence: 4 }));
     const tampered = sound.replace('"approver": "octo-lead"', '"approver": "octo-deputy"');
-    mockHead(github, sha("1"), sha("2"), tampered);
+    mockRead(github, tampered, sha("b"));
     mockHistory([
       [sha("1"), tampered],
       [sha("5"), sound],
     ]);
-    mockWrite(github, sha("3"), sha("4"));
-    github.on("PATCH", UPDATE_REF_URL, refReply(sha("4")));
+    github.on("PUT", contentsUrl(), putReply(sha("4")));
 
     const result = await store().reseal(TRACK, "octo-admin", "the deputy's approval was typed in by hand");
 
@@ -72,13 +73,18 @@ describe("re-sealing a tampered state file", () => {
     expect(difference).toHaveLength(2);
     expect(difference[0]).toMatch(/^- +"approver": "octo-deputy",?$/);
     expect(difference[1]).toMatch(/^\+ +"approver": "octo-lead",?$/);
-    expect(github.calls("GET", HISTORY_URL)[0]!.query).toEqual({ sha: sha("1"), path: FILE_PATH, per_page: "100" });
-    expect(github.calls("POST", COMMITS_URL)[0]!.body).toEqual({
-      message: `consort: re-seal ${FILE_PATH} from ${sha("5").slice(0, 7)} (by octo-admin)`,
-      tree: sha("3"),
-      parents: [sha("1")],
+    expect(github.calls("GET", HISTORY_URL)[0]!.query).toEqual({
+      sha: "consort/state",
+      path: FILE_PATH,
+      per_page: "100",
     });
-    const content = (github.calls("POST", TREES_URL)[0]!.body as { tree: Array<{ content: string }> }).tree[0]!.content;
+    const put = github.calls("PUT", contentsUrl())[0]!.body as { message: string; sha: string; content: string };
+    // The write replaces exactly the tampered version that was read (its blob is the compare-and-swap).
+    expect([put.message, put.sha]).toEqual([
+      `consort: re-seal ${FILE_PATH} from ${sha("5").slice(0, 7)} (by octo-admin)`,
+      sha("b"),
+    ]);
+    const content = Buffer.from(put.content, "base64").toString("utf8");
     const resealed = openStateFile(content, KEY, { trackId: TRACK, path: FILE_PATH });
     expect(content).not.toContain("octo-deputy");
     expect([resealed.sequence, resealed.previousSeal]).toEqual([5, JSON.parse(sound).signature]);
@@ -88,14 +94,14 @@ describe("re-sealing a tampered state file", () => {
   });
 
   it("leaves a sound file alone", async () => {
-    mockHead(github, sha("1"), sha("2"), fileText(trackState()));
+    mockRead(github, fileText(trackState()));
     await expect(store().reseal(TRACK, "octo-admin")).resolves.toMatchObject({ outcome: "unchanged" });
     github.verify();
   });
 
   it("refuses when no earlier version verifies: it has nothing it sealed itself to restore", async () => {
     const broken = fileText(trackState()).replace('"schemaVersion": 1', '"schemaVersion": 99');
-    mockHead(github, sha("1"), sha("2"), broken);
+    mockRead(github, broken);
     mockHistory([[sha("1"), broken]]);
     const error = await store()
       .reseal(TRACK, "octo-admin")

@@ -19,11 +19,13 @@ import {
   FILE_PATH,
   fileText,
   KEY,
-  mockHead,
+  mockNoBranch,
+  mockRead,
   mockWrite,
   NOW,
   octokit,
   OWNER,
+  putReply,
   REF_URL,
   refReply,
   REPO,
@@ -31,7 +33,6 @@ import {
   TRACK,
   trackState,
   TREES_URL,
-  UPDATE_REF_URL,
 } from "./helpers.js";
 
 let github: GitHubMock;
@@ -45,10 +46,13 @@ afterEach(() => {
 const store = (maxAttempts?: number) =>
   createStateStore({ octokit: octokit(), owner: OWNER, repo: REPO, key: KEY, clock: () => NOW, maxAttempts });
 
-/** The file text the store sent in its tree request. */
+/** The file text of the store's `index`th write: a Contents API PUT, or the tree that starts the branch. */
 function writtenText(index = 0): string {
-  const body = github.calls("POST", TREES_URL)[index]!.body as { tree: Array<{ content: string }> };
-  return body.tree[0]!.content;
+  const writes = github.requests.filter((r) => r.method === "PUT" || (r.method === "POST" && r.path === TREES_URL));
+  const write = writes[index]!;
+  if (write.method === "PUT")
+    return Buffer.from((write.body as { content: string }).content, "base64").toString("utf8");
+  return (write.body as { tree: Array<{ content: string }> }).tree[0]!.content;
 }
 
 /** Recompute the HMAC independently of the code under test: sorted keys, no whitespace. */
@@ -186,35 +190,28 @@ describe("reading a track's state", () => {
 });
 
 describe("updating a track's state with compare-and-swap", () => {
-  it("writes tree, commit and a non-forced ref update, recording the delivery id", async () => {
-    mockHead(github, sha("1"), sha("2"), fileText(trackState()));
-    mockWrite(github, sha("3"), sha("4"));
-    github.on("PATCH", UPDATE_REF_URL, refReply(sha("4")));
+  it("writes with one Contents API PUT naming the blob it replaces, recording the delivery id", async () => {
+    mockRead(github, fileText(trackState()), sha("b"));
+    github.on("PUT", contentsUrl(), putReply(sha("4")));
 
     const result = await store().update(TRACK, "delivery-2", addCycle);
 
     expect(result).toMatchObject({ outcome: "written", commit: sha("4"), attempts: 1 });
     github.verify();
-    expect(github.requests.map((r) => ({ method: r.method, path: r.path, body: r.body }))).toEqual([
-      { method: "GET", path: REF_URL, body: undefined },
-      { method: "GET", path: `/repos/${OWNER}/${REPO}/git/commits/${sha("1")}`, body: undefined },
-      { method: "GET", path: contentsUrl(), body: undefined },
+    expect(github.requests.map((r) => ({ method: r.method, path: r.path, query: r.query, body: r.body }))).toEqual([
+      { method: "GET", path: contentsUrl(), query: { ref: "consort/state" }, body: undefined },
       {
-        method: "POST",
-        path: TREES_URL,
+        method: "PUT",
+        path: contentsUrl(),
+        query: {},
         body: {
-          base_tree: sha("2"),
-          tree: [{ path: FILE_PATH, mode: "100644", type: "blob", content: expect.any(String) }],
+          message: `consort: update ${FILE_PATH} (delivery delivery-2)`,
+          content: expect.any(String),
+          branch: "consort/state",
+          sha: sha("b"),
         },
       },
-      {
-        method: "POST",
-        path: COMMITS_URL,
-        body: { message: `consort: update ${FILE_PATH} (delivery delivery-2)`, tree: sha("3"), parents: [sha("1")] },
-      },
-      { method: "PATCH", path: UPDATE_REF_URL, body: { sha: sha("4"), force: false } },
     ]);
-    expect(github.calls("GET", contentsUrl())[0]!.query).toEqual({ ref: sha("1") });
 
     const written = JSON.parse(writtenText()) as Record<string, unknown>;
     expect(written.signature).toBe(independentSignature(written));
@@ -240,23 +237,21 @@ describe("updating a track's state with compare-and-swap", () => {
     });
   });
 
-  it("re-reads and re-applies the change when another replica moved the branch first", async () => {
-    // Replica B recorded its own cycle between our read and our ref update.
+  it("re-reads and re-applies the change when another replica changed the file first (GitHub answers 409)", async () => {
+    // Replica B recorded its own cycle between our read and our write.
     const theirs = addCycle(trackState());
     theirs.cycles[0]!.dispatchId = "T1-red-by-b";
     theirs.processedDeliveries = ["delivery-1", "delivery-b"];
-    mockHead(github, sha("1"), sha("2"), fileText(trackState()));
-    mockWrite(github, sha("3"), sha("4"));
-    github.on("PATCH", UPDATE_REF_URL, [
-      422,
+    mockRead(github, fileText(trackState()), sha("b"));
+    github.on("PUT", contentsUrl(), [
+      409,
       {
-        message: "Update is not a fast forward",
-        documentation_url: "https://docs.github.com/rest/git/refs#update-a-reference",
+        message: `${FILE_PATH} does not match ${sha("b")}`,
+        documentation_url: "https://docs.github.com/rest/repos/contents#create-or-update-file-contents",
       },
     ]);
-    mockHead(github, sha("5"), sha("6"), fileText(theirs));
-    mockWrite(github, sha("7"), sha("8"));
-    github.on("PATCH", UPDATE_REF_URL, refReply(sha("8")));
+    mockRead(github, fileText(theirs), sha("c"));
+    github.on("PUT", contentsUrl(), putReply(sha("8")));
 
     const seen: Array<string[]> = [];
     const result = await store().update(TRACK, "delivery-2", (current) => {
@@ -267,28 +262,19 @@ describe("updating a track's state with compare-and-swap", () => {
     expect(result).toMatchObject({ outcome: "written", commit: sha("8"), attempts: 2 });
     expect(seen).toEqual([[], ["T1-red-by-b"]]);
     github.verify();
-    expect(github.calls("PATCH", UPDATE_REF_URL).map((r) => r.body)).toEqual([
-      { sha: sha("4"), force: false },
-      { sha: sha("8"), force: false },
+    expect(github.calls("PUT", contentsUrl()).map((r) => (r.body as { sha: string }).sha)).toEqual([
+      sha("b"),
+      sha("c"),
     ]);
-    expect(github.calls("POST", COMMITS_URL)[1]!.body).toEqual({
-      message: `consort: update ${FILE_PATH} (delivery delivery-2)`,
-      tree: sha("7"),
-      parents: [sha("5")],
-    });
     const second = openStateFile(writtenText(1), KEY, { trackId: TRACK, path: FILE_PATH });
     expect(second.cycles.map((c) => c.dispatchId)).toEqual(["T1-red-by-b", "T1-red-1"]);
     expect(second.processedDeliveries).toEqual(["delivery-1", "delivery-b", "delivery-2"]);
   });
 
   it("gives up with a clear error after losing the compare-and-swap every time", async () => {
-    for (const [head, tree, newTree, newCommit] of [
-      ["1", "2", "3", "4"],
-      ["5", "6", "7", "8"],
-    ] as const) {
-      mockHead(github, sha(head), sha(tree), fileText(trackState()));
-      mockWrite(github, sha(newTree), sha(newCommit));
-      github.on("PATCH", UPDATE_REF_URL, [422, { message: "Update is not a fast forward" }]);
+    for (const blob of ["1", "2"]) {
+      mockRead(github, fileText(trackState()), sha(blob));
+      github.on("PUT", contentsUrl(), [409, { message: `${FILE_PATH} does not match ${sha(blob)}` }]);
     }
     const error = await store(2)
       .update(TRACK, "delivery-2", addCycle)
@@ -298,11 +284,11 @@ describe("updating a track's state with compare-and-swap", () => {
       "Could not write tracks/feature-orders.json: consort/state moved under every one of 2 attempts (compare-and-swap lost). The event was not applied; redeliver the webhook or run `consort reconcile`.",
     );
     github.verify();
-    expect(github.calls("PATCH", UPDATE_REF_URL)).toHaveLength(2);
+    expect(github.calls("PUT", contentsUrl())).toHaveLength(2);
   });
 
   it("writes nothing for a redelivered webhook whose delivery id was already applied", async () => {
-    mockHead(github, sha("1"), sha("2"), fileText(trackState()));
+    mockRead(github, fileText(trackState()));
     let called = false;
     const result = await store().update(TRACK, "delivery-1", (current) => {
       called = true;
@@ -311,30 +297,53 @@ describe("updating a track's state with compare-and-swap", () => {
     expect(result).toEqual({ outcome: "duplicate-delivery", state: trackState(), attempts: 1 });
     expect(called).toBe(false);
     github.verify();
-    expect(github.requests.every((r) => r.method === "GET")).toBe(true);
+    expect(github.requests.map((r) => r.method)).toEqual(["GET"]);
   });
 
   it("writes nothing when the change leaves the state as it was", async () => {
-    mockHead(github, sha("1"), sha("2"), fileText(trackState()));
+    mockRead(github, fileText(trackState()));
     const result = await store().update(TRACK, "delivery-2", (current) => current);
     expect(result.outcome).toBe("unchanged");
     github.verify();
-    expect(github.requests).toHaveLength(3);
+    expect(github.requests).toHaveLength(1);
   });
 
-  it("refuses to advance a tampered track and writes nothing", async () => {
+  it("refuses to advance a tampered track and writes nothing, naming the commit it read", async () => {
     const text = fileText(trackState()).replace('"value": "designGate"', '"value": "done"');
-    mockHead(github, sha("1"), sha("2"), text);
+    mockRead(github, text);
+    github.on("GET", REF_URL, refReply(sha("1")));
     const error = (await store()
       .update(TRACK, "delivery-2", addCycle)
       .catch((e: unknown) => e)) as TamperedStateError;
     expect(error).toBeInstanceOf(TamperedStateError);
     expect(error.commit).toBe(sha("1"));
     github.verify();
+    expect(github.calls("PUT", contentsUrl())).toHaveLength(0);
+  });
+
+  it("creates a new track's file with a PUT naming no blob", async () => {
+    mockRead(github, undefined);
+    github.on("PUT", contentsUrl(), putReply(sha("4")));
+    const initial = trackState({ processedDeliveries: [] });
+    const result = await store().update(TRACK, "delivery-create", (current) => current ?? initial);
+    expect(result).toMatchObject({ outcome: "written", commit: sha("4"), attempts: 1 });
+    github.verify();
+    expect(github.calls("PUT", contentsUrl())[0]!.body).not.toHaveProperty("sha");
+  });
+
+  it("retries when another replica created the same track's file at the same moment (GitHub answers 422: no sha)", async () => {
+    mockRead(github, undefined);
+    github.on("PUT", contentsUrl(), [422, { message: 'Invalid request.\n\n"sha" wasn\'t supplied.' }]);
+    mockRead(github, fileText(trackState()), sha("b"));
+    github.on("PUT", contentsUrl(), putReply(sha("8")));
+    const result = await store().update(TRACK, "delivery-create", (current) => addCycle(current ?? trackState()));
+    expect(result).toMatchObject({ outcome: "written", commit: sha("8"), attempts: 2 });
+    github.verify();
+    expect((github.calls("PUT", contentsUrl())[1]!.body as { sha: string }).sha).toBe(sha("b"));
   });
 
   it("creates consort/state as a root commit when the branch is missing", async () => {
-    github.on("GET", REF_URL, [404, { message: "Not Found" }]);
+    mockNoBranch(github);
     mockWrite(github, sha("3"), sha("4"));
     github.on("POST", CREATE_REF_URL, [
       201,
@@ -349,7 +358,7 @@ describe("updating a track's state with compare-and-swap", () => {
     expect(result).toMatchObject({ outcome: "written", commit: sha("4") });
     github.verify();
     expect(github.requests.map((r) => ({ method: r.method, path: r.path, body: r.body }))).toEqual([
-      { method: "GET", path: REF_URL, body: undefined },
+      { method: "GET", path: contentsUrl(), body: undefined },
       {
         method: "POST",
         path: TREES_URL,
@@ -368,12 +377,11 @@ describe("updating a track's state with compare-and-swap", () => {
   });
 
   it("retries when another replica created the branch at the same moment", async () => {
-    github.on("GET", REF_URL, [404, { message: "Not Found" }]);
+    mockNoBranch(github);
     mockWrite(github, sha("3"), sha("4"));
     github.on("POST", CREATE_REF_URL, [422, { message: "Reference already exists" }]);
-    mockHead(github, sha("5"), sha("6"), undefined);
-    mockWrite(github, sha("7"), sha("8"));
-    github.on("PATCH", UPDATE_REF_URL, refReply(sha("8")));
+    mockRead(github, undefined);
+    github.on("PUT", contentsUrl(), putReply(sha("8")));
 
     const result = await store().update(
       TRACK,
@@ -382,27 +390,27 @@ describe("updating a track's state with compare-and-swap", () => {
     );
     expect(result).toMatchObject({ outcome: "written", commit: sha("8"), attempts: 2 });
     github.verify();
-    expect(github.calls("POST", TREES_URL)[1]!.body).toEqual({
-      base_tree: sha("6"),
-      tree: [{ path: FILE_PATH, mode: "100644", type: "blob", content: expect.any(String) }],
-    });
   });
 
-  it("does not retry a ref update GitHub rejects for another reason", async () => {
-    mockHead(github, sha("1"), sha("2"), fileText(trackState()));
-    mockWrite(github, sha("3"), sha("4"));
-    github.on("PATCH", UPDATE_REF_URL, [422, { message: "Object does not exist" }]);
-    await expect(store().update(TRACK, "delivery-2", addCycle)).rejects.toThrow(StateStoreError);
+  it("does not retry a write GitHub refuses for another reason, and says what it refused", async () => {
+    mockRead(github, fileText(trackState()));
+    github.on("PUT", contentsUrl(), [422, { message: "path cannot start with a slash" }]);
+    await expect(store().update(TRACK, "delivery-2", addCycle)).rejects.toThrow(
+      new StateStoreError(
+        `Could not write ${FILE_PATH} on consort/state of ${OWNER}/${REPO}: path cannot start with a slash`,
+      ),
+    );
     github.verify();
+    expect(github.calls("PUT", contentsUrl())).toHaveLength(1);
   });
 
   it("refuses to write a state the schema rejects, before any write", async () => {
-    mockHead(github, sha("1"), sha("2"), fileText(trackState()));
+    mockRead(github, fileText(trackState()));
     await expect(store().update(TRACK, "delivery-2", (current) => ({ ...current!, branch: "" }))).rejects.toThrow(
       /Refusing to write an invalid state for track feature-orders: branch: Too small/,
     );
     github.verify();
-    expect(github.requests).toHaveLength(3);
+    expect(github.requests).toHaveLength(1);
   });
 });
 

@@ -29,6 +29,16 @@ async function sql(url: string, text: string): Promise<pg.QueryResult> {
   }
 }
 
+/** The server's own admin URL, from the state file the provider keeps (a branch's URL is a least-privilege login). */
+function adminUrl(database = "postgres"): string {
+  const state = JSON.parse(readFileSync(join(dataDir, "server.json"), "utf8")) as {
+    user: string;
+    password: string;
+    port: number;
+  };
+  return `postgresql://${encodeURIComponent(state.user)}:${encodeURIComponent(state.password)}@127.0.0.1:${state.port}/${database}`;
+}
+
 const postmasterPid = () => Number(readFileSync(join(cluster, "postmaster.pid"), "utf8").split("\n")[0]);
 
 beforeAll(async () => {
@@ -52,7 +62,7 @@ afterAll(async () => {
 describe("the local provider when its server is killed mid-fork", () => {
   it("fails that fork clearly, keeps the process alive, restarts the server and leaves nothing half-made", async () => {
     const root = await provider.rootBranch();
-    const watcher = new pg.Client({ connectionString: new URL("/postgres", await provider.connectionUrl(root)).href });
+    const watcher = new pg.Client({ connectionString: adminUrl() });
     watcher.on("error", () => {});
     await watcher.connect();
     const oldPort = new URL(await provider.connectionUrl(root)).port;
@@ -82,12 +92,9 @@ describe("the local provider when its server is killed mid-fork", () => {
 
     // Nothing half-made is kept: whatever the killed fork left is reaped.
     await provider.reapOrphans();
-    const names = (
-      await sql(
-        new URL("/postgres", await provider.connectionUrl(root)).href,
-        "SELECT datname FROM pg_database WHERE datname LIKE 'consort\\_%'",
-      )
-    ).rows.map((r: { datname: string }) => r.datname);
+    const names = (await sql(adminUrl(), "SELECT datname FROM pg_database WHERE datname LIKE 'consort\\_%'")).rows.map(
+      (r: { datname: string }) => r.datname,
+    );
     expect(names.filter((n) => n.startsWith("consort_new_"))).toEqual([]);
     expect(names.filter((n) => n.startsWith("consort_base_"))).toHaveLength(1); // the root's own
 

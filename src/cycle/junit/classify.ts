@@ -36,6 +36,25 @@ function leadingErrorName(text: string | undefined): string | undefined {
   return match?.[1];
 }
 
+/**
+ * The error named by the first stack header in a text: mocha's xunit reporter writes the message
+ * first and the stack ("TypeError: …" then "    at …") after it. Only names that look like an
+ * error class count, so a message line such as "Note: …" names nothing.
+ */
+function stackHeaderName(text: string): string | undefined {
+  const match = /^\s*([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*(?:Error|Exception|Failure))(?:\s*\[[^\]]*\])?:\s/m.exec(
+    text,
+  );
+  return match?.[1];
+}
+
+/** True when a failure's text carries no stack frame: the runner was told to leave the trace out. */
+const hasNoStack = (text: string) => !/^\s+at\s/m.test(text);
+
+const JEST_NO_STACK_HINT =
+  "jest-junit wrote this failure without its stack trace, so the kind of error cannot be told (an error counts as failed-error): " +
+  "turn jest-junit's noStackTrace off (JEST_JUNIT_NO_STACK_TRACE=false, or noStackTrace: false in its reporter options)";
+
 function seconds(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const n = Number.parseFloat(value);
@@ -45,6 +64,7 @@ function seconds(value: string | undefined): number | undefined {
 interface Verdict {
   outcome: Extract<TestOutcome, "failed-assertion" | "failed-error">;
   type?: string;
+  hint?: string;
 }
 
 const assertion = (type?: string): Verdict => ({ outcome: "failed-assertion", ...(type ? { type } : {}) });
@@ -57,16 +77,22 @@ function classifyFailure(flavour: Flavour, p: RawProblem): Verdict {
   const type = p.type?.trim() || undefined;
   switch (flavour) {
     case "vitest":
-    case "mocha":
     case "surefire":
       // These write the error's class as the type: AssertionError, TypeError, java.lang.AssertionError…
       return byType(type ?? leadingErrorName(p.message) ?? leadingErrorName(p.text));
+    case "mocha":
+      // mocha-junit-reporter writes the type; mocha's own xunit reporter writes none, and its text is
+      // the message followed by the stack, whose header names the error.
+      return byType(type ?? leadingErrorName(p.message) ?? leadingErrorName(p.text) ?? stackHeaderName(p.text));
     case "jest": {
       // jest-junit writes neither type nor message: the text starts with the error. A failed
-      // expect() is an Error whose message starts "expect(" (or "expect.assertions(").
+      // expect() is an Error whose message starts "expect(" (or "expect.assertions("); with
+      // noStackTrace the text is the bare message, with no "Error: " before it.
       const text = p.text.trimStart();
-      if (/^Error: expect[.(]/.test(text)) return assertion("expect");
-      return byType(type ?? leadingErrorName(text));
+      if (/^(Error: )?expect[.(]/.test(text)) return assertion("expect");
+      const name = type ?? leadingErrorName(text);
+      if (!name && hasNoStack(text)) return { ...error(), hint: JEST_NO_STACK_HINT };
+      return byType(name);
     }
     case "node": {
       // Every failure is type testCodeFailure (or a hook/timeout/cancel type); the real error is
@@ -274,7 +300,44 @@ export function classifyReport(flavour: Flavour, raw: RawReport): Classified {
         "a file or package probably failed to load or build (see the test command's output)",
     });
   }
-  return { tests: flavour === "vitest" ? foldVitestSuiteFailures(tests) : tests, loadErrors: dedupe(loadErrors) };
+  const folded =
+    flavour === "vitest" ? foldVitestSuiteFailures(tests) : flavour === "pytest" ? foldPytestTeardowns(tests) : tests;
+  return { tests: folded, loadErrors: dedupe(loadErrors) };
+}
+
+/** pytest's message for an error in a fixture's setup or teardown, rather than in the test. */
+const PYTEST_FIXTURE_ERROR = /^failed on (setup|teardown) with /;
+
+/**
+ * pytest writes a test whose call failed and whose fixture's teardown then raised as two cases of
+ * the same name: the failure, and the teardown error. They are one test, and it ended in an error
+ * (its teardown broke), so the pair becomes one failed-error case that says both.
+ */
+function foldPytestTeardowns(tests: TestCaseResult[]): TestCaseResult[] {
+  const key = (t: TestCaseResult) => `${t.classname ?? ""}\u0000${t.name}`;
+  const first = new Map<string, number>();
+  const out: TestCaseResult[] = [];
+  for (const t of tests) {
+    const at = first.get(key(t));
+    const earlier = at === undefined ? undefined : out[at];
+    const phase = PYTEST_FIXTURE_ERROR.exec(t.message ?? "")?.[1];
+    if (at !== undefined && earlier && t.outcome === "failed-error" && phase) {
+      const itself =
+        earlier.outcome === "passed"
+          ? "passed"
+          : `ended ${earlier.outcome}${earlier.message ? ` (${earlier.message})` : ""}`;
+      out[at] = {
+        ...earlier,
+        outcome: "failed-error",
+        type: `${phase} error`,
+        message: `${t.message}; the test itself ${itself}`,
+      };
+      continue;
+    }
+    if (at === undefined) first.set(key(t), out.length);
+    out.push(t);
+  }
+  return out;
 }
 
 /** Go's runner lines ("=== RUN", "--- FAIL") and its bare "Failed" say nothing: skip them. */
@@ -320,27 +383,35 @@ function declaredFailures(raw: RawReport): number {
  * block's own case is not a test.
  */
 function foldVitestSuiteFailures(tests: TestCaseResult[]): TestCaseResult[] {
-  // One pass to learn every block name each file's tests sit in, one to find the failed cases
-  // that are such blocks, one to fold: linear in the report, however many failures it has.
-  const blockNames = new Map<string | undefined, Set<string>>();
+  // The failed cases of each file, by name: only those can be a block. Then one pass over the
+  // tests of files that have one, to see which failed case encloses another test, and one to fold:
+  // linear in the report, however many failures it has.
+  const failedByFile = new Map<string | undefined, Map<string, TestCaseResult>>();
   for (const t of tests) {
-    const enclosing = blockNames.get(t.file) ?? new Set<string>();
-    blockNames.set(t.file, enclosing);
-    for (let at = t.name.indexOf(" > "); at !== -1; at = t.name.indexOf(" > ", at + 3))
-      enclosing.add(t.name.slice(0, at));
+    if (t.outcome !== "failed-assertion" && t.outcome !== "failed-error") continue;
+    const failed = failedByFile.get(t.file) ?? new Map<string, TestCaseResult>();
+    failedByFile.set(t.file, failed);
+    if (!failed.has(t.name)) failed.set(t.name, t);
   }
-  const blocks = new Map<string, TestCaseResult>();
+  const blocksByFile = new Map<string | undefined, Map<string, TestCaseResult>>();
   for (const t of tests) {
-    if (!t.outcome.startsWith("failed") || !blockNames.get(t.file)?.has(t.name)) continue;
-    const key = blockKey(t.file, t.name);
-    if (!blocks.has(key)) blocks.set(key, t);
+    const failed = failedByFile.get(t.file);
+    if (!failed) continue;
+    for (const name of enclosingBlocks(t.name)) {
+      const block = failed.get(name);
+      if (!block) continue;
+      const blocks = blocksByFile.get(t.file) ?? new Map<string, TestCaseResult>();
+      blocksByFile.set(t.file, blocks);
+      blocks.set(name, block);
+    }
   }
-  if (blocks.size === 0) return tests;
-  const isBlock = new Set(blocks.values());
+  if (blocksByFile.size === 0) return tests;
+  const isBlock = new Set([...blocksByFile.values()].flatMap((blocks) => [...blocks.values()]));
   return tests
     .filter((t) => !isBlock.has(t))
     .map((t) => {
-      if (t.outcome === "failed-assertion") return t;
+      const blocks = blocksByFile.get(t.file);
+      if (t.outcome === "failed-assertion" || !blocks) return t;
       const block = outermostFailedBlock(blocks, t);
       if (!block) return t;
       return {
@@ -352,16 +423,14 @@ function foldVitestSuiteFailures(tests: TestCaseResult[]): TestCaseResult[] {
     });
 }
 
-/** The outermost failed block that encloses a test, if any. */
+/** The outermost failed block of its file that encloses a test, if any. */
 function outermostFailedBlock(blocks: Map<string, TestCaseResult>, t: TestCaseResult): TestCaseResult | undefined {
   for (const name of enclosingBlocks(t.name)) {
-    const block = blocks.get(blockKey(t.file, name));
+    const block = blocks.get(name);
     if (block) return block;
   }
   return undefined;
 }
-
-const blockKey = (file: string | undefined, name: string) => `${file ?? ""}\u0000${name}`;
 
 /** The describe blocks a vitest title sits in, outermost first: "a > b > t" → "a", "a > b". */
 function* enclosingBlocks(title: string): Generator<string> {

@@ -16,7 +16,8 @@ const MARKS: Array<[Flavour, RegExp]> = [
     "jest",
     /<testsuites\b[^>]*\bname="jest tests"|<testcase\b[^>]*\bclassname="Test suite failed to run"|[\\/]jest-circus[\\/]/,
   ],
-  ["mocha", /<testsuites\b[^>]*\bname="Mocha Tests"|<testsuite\b[^>]*\bname="Root Suite"/],
+  // mocha-junit-reporter's titles, or mocha's built-in xunit reporter's lone <testsuite name="Mocha Tests">.
+  ["mocha", /<testsuites?\b[^>]*\bname="Mocha Tests"|<testsuite\b[^>]*\bname="Root Suite"/],
   ["pytest", /<testsuite\b[^>]*\bname="pytest"/],
   // node --test-reporter=junit: closing counters as comments and its failure types.
   ["node", /<!--\s*duration_ms\s|type="(testCodeFailure|hookFailure|cancelledByParent|testTimeoutFailure)"/],

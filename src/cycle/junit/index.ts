@@ -5,7 +5,7 @@
 export { detectFlavour } from "./flavour.js";
 export { combineReports, parseJUnit } from "./parse.js";
 export { clearReports, readJUnitReports } from "./read.js";
-export { findTestCase, locateTestCase } from "./match.js";
+export { findTestCase, locateTestCase, locateTestCases, type TestLocation } from "./match.js";
 export {
   JUnitError,
   JUnitReportSchema,

@@ -28,12 +28,18 @@ export type TestLocation =
   /** The file failed to load, so the runner never ran the test: it counts as failed-error. */
   | { status: "not-loaded"; test: TestCaseResult; loadError: LoadError }
   | { status: "ambiguous"; candidates: TestCaseResult[] }
-  | { status: "missing" };
+  /**
+   * Not there. `nearest`: the report's titles closest to the one wanted (in the same file when the
+   * report says files), so a person sees what the runner wrote instead; `hint`: the runner setting
+   * that likely caused the mismatch.
+   */
+  | { status: "missing"; nearest: string[]; hint?: string };
 
 type ReportLike = Pick<JUnitReport, "tests" | "loadErrors"> & { flavour?: Flavour };
 
 /** Whitespace runs as one space, ends trimmed (most titles have none to squash: skip the regex then). */
-const squash = (s: string) => (/\s\s|[^ \S]|^\s|\s$/.test(s) ? s.trim().replace(/\s+/g, " ") : s);
+const squash = (s: string) =>
+  /[^\S ]| {2}/.test(s) || s.startsWith(" ") || s.endsWith(" ") ? s.trim().replace(/\s+/g, " ") : s;
 
 function normalisePath(path: string): string {
   return path
@@ -92,6 +98,9 @@ function fileMatch(flavour: Flavour, test: TestCaseResult, file: string): FileMa
   // pytest's file is derived from the classname; trust the classname itself first.
   if (viaClass()) return "confirmed";
   if (test.file !== undefined) return "no";
+  // Surefire 3 with display names writes the class's display name (no package, maybe spaces)
+  // where it otherwise writes the qualified class: the report cannot say the file then.
+  if (flavour === "surefire" && !classname.includes(".")) return "unknown";
   if (flavour === "go" || flavour === "pytest" || flavour === "surefire") return classname ? "no" : "unknown";
   return "unknown";
 }
@@ -110,14 +119,50 @@ function wantedTitles(flavour: Flavour, title: string, file: string): Set<string
     if (nodeFile && rest.length && samePath(nodeFile, file)) forms.add(rest.join("::"));
   }
   if (flavour === "surefire" || flavour === "unknown") forms.add(t.replace(/\(\)$/, ""));
+  if (flavour === "pytest" || flavour === "unknown") {
+    // pytest writes a parameter id that is not ASCII escaped ("Größe" as "Gr\xf6\xdfe").
+    for (const form of [...forms]) forms.add(pytestEscaped(form));
+  }
   return forms;
 }
+
+/** A title as pytest writes its non-ASCII characters: \xNN, \uNNNN or \UNNNNNNNN, as Python's ascii escaping. */
+function pytestEscaped(title: string): string {
+  let out = "";
+  for (const char of title) {
+    const code = char.codePointAt(0)!;
+    if (code < 0x80) out += char;
+    else if (code < 0x100) out += `\\x${code.toString(16).padStart(2, "0")}`;
+    else if (code < 0x10000) out += `\\u${code.toString(16).padStart(4, "0")}`;
+    else out += `\\U${code.toString(16).padStart(8, "0")}`;
+  }
+  return out;
+}
+
+/** pytest's escapes read back ("Gr\xf6\xdfe" → "Größe"), so the runner's form matches too. */
+const pytestUnescaped = (name: string) =>
+  name.replace(/\\(?:x([0-9a-f]{2})|u([0-9a-f]{4})|U([0-9a-f]{8}))/g, (_, x, u, big) =>
+    String.fromCodePoint(Number.parseInt(x ?? u ?? big, 16)),
+  );
+
+/** node 20's junit reporter escapes a quote twice: its report reads "&quot;" where the title has '"'. */
+const nodeUnescaped = (name: string) => name.replace(/&quot;/g, '"');
 
 function testTitles(flavour: Flavour, test: TestCaseResult): string[] {
   const name = squash(test.name);
   const titles = [name];
   if (test.suites?.length) titles.push([...test.suites, test.name].map(squash).join(" > "));
   const classname = test.classname ?? "";
+  if ((flavour === "jest" || flavour === "mocha") && classname.trim() !== "") {
+    // Title templates: jest-junit's titleTemplate "{title}" (and mocha's xunit reporter) write the
+    // bare title as the name and the describe blocks as the classname, or (jest-junit's default
+    // classNameTemplate) the blocks and the title as the classname.
+    const blocks = squash(classname);
+    if (blocks.endsWith(name) && blocks !== name) titles.push(blocks);
+    else if (blocks !== name) titles.push(`${blocks} ${name}`);
+  }
+  if (flavour === "node" && titles.some((title) => title.includes("&quot;"))) titles.push(...titles.map(nodeUnescaped));
+  if ((flavour === "pytest" || flavour === "unknown") && name.includes("\\")) titles.push(pytestUnescaped(name));
   if ((flavour === "pytest" || flavour === "unknown") && classname) {
     const classes = classname.split(".").filter((part) => /^[A-Z]/.test(part));
     if (classes.length) titles.push([...classes, name].join("::"));
@@ -142,27 +187,34 @@ function loadErrorFor(flavour: Flavour, report: ReportLike, file: string): LoadE
   });
 }
 
-const indexes = new WeakMap<readonly TestCaseResult[], { flavour: Flavour; byTitle: Map<string, number[]> }>();
+/** A title's tests: one position (nearly every title), or several. */
+type Positions = number | number[];
+
+const indexes = new WeakMap<readonly TestCaseResult[], { flavour: Flavour; byTitle: Map<string, Positions> }>();
 
 /**
  * Every form of every test's title, to the tests' positions: built once per report, so finding a
  * hundred tests in a report of two hundred thousand costs one pass, not a hundred.
  */
-function titleIndex(report: ReportLike, flavour: Flavour): Map<string, number[]> {
+function titleIndex(report: ReportLike, flavour: Flavour): Map<string, Positions> {
   const cached = indexes.get(report.tests);
   if (cached?.flavour === flavour) return cached.byTitle;
-  const byTitle = new Map<string, number[]>();
+  const byTitle = new Map<string, Positions>();
   report.tests.forEach((test, at) => {
     for (const title of testTitles(flavour, test)) {
       const positions = byTitle.get(title);
-      if (positions) {
-        if (positions[positions.length - 1] !== at) positions.push(at);
-      } else byTitle.set(title, [at]);
+      if (positions === undefined) byTitle.set(title, at);
+      else if (typeof positions === "number") {
+        if (positions !== at) byTitle.set(title, [positions, at]);
+      } else if (positions[positions.length - 1] !== at) positions.push(at);
     }
   });
   indexes.set(report.tests, { flavour, byTitle });
   return byTitle;
 }
+
+const positionsOf = (positions: Positions | undefined): readonly number[] =>
+  positions === undefined ? [] : typeof positions === "number" ? [positions] : positions;
 
 /** Where a test-list entry is in the report, or why it is not there. */
 export function locateTestCase(report: ReportLike, query: TestQuery): TestLocation {
@@ -170,7 +222,49 @@ export function locateTestCase(report: ReportLike, query: TestQuery): TestLocati
   const flavour = report.flavour ?? "unknown";
   const index = titleIndex(report, flavour);
   const matching = new Set<number>();
-  for (const wanted of wantedTitles(flavour, title, file)) for (const at of index.get(wanted) ?? []) matching.add(at);
+  for (const wanted of wantedTitles(flavour, title, file))
+    for (const at of positionsOf(index.get(wanted))) matching.add(at);
+  return resolve(report, flavour, { file, title }, matching);
+}
+
+/**
+ * The same for many entries at once (a cycle's tests): one pass over the report that looks every
+ * test's titles up among the entries' forms, so a hundred entries in a report of two hundred
+ * thousand tests cost one pass and no index of the whole report.
+ */
+export function locateTestCases(report: ReportLike, queries: readonly TestQuery[]): TestLocation[] {
+  const parsed = queries.map((query) => TestQuerySchema.parse(query));
+  const flavour = report.flavour ?? "unknown";
+  const matching = parsed.map(() => new Set<number>());
+  const cached = indexes.get(report.tests);
+  if (cached?.flavour === flavour) {
+    parsed.forEach(({ file, title }, q) => {
+      for (const wanted of wantedTitles(flavour, title, file))
+        for (const at of positionsOf(cached.byTitle.get(wanted))) matching[q]!.add(at);
+    });
+  } else {
+    const byForm = new Map<string, number[]>();
+    parsed.forEach(({ file, title }, q) => {
+      for (const wanted of wantedTitles(flavour, title, file)) {
+        const entries = byForm.get(wanted);
+        if (entries) entries.push(q);
+        else byForm.set(wanted, [q]);
+      }
+    });
+    report.tests.forEach((test, at) => {
+      for (const title of testTitles(flavour, test)) for (const q of byForm.get(title) ?? []) matching[q]!.add(at);
+    });
+  }
+  return parsed.map((query, q) => resolve(report, flavour, query, matching[q]!));
+}
+
+/** What the tests whose titles match an entry make of it: found, ambiguous, not loaded or missing. */
+function resolve(
+  report: ReportLike,
+  flavour: Flavour,
+  { file, title }: TestQuery,
+  matching: Set<number>,
+): TestLocation {
   const confirmed: TestCaseResult[] = [];
   const unknown: TestCaseResult[] = [];
   for (const at of [...matching].sort((a, b) => a - b)) {
@@ -200,7 +294,89 @@ export function locateTestCase(report: ReportLike, query: TestQuery): TestLocati
       },
     };
   }
-  return { status: "missing" };
+  const nearest = nearestTitles(report, flavour, { file, title });
+  const hint = missingHint(flavour, title, nearest);
+  return { status: "missing", nearest, ...(hint ? { hint } : {}) };
+}
+
+/** How many titles a near-miss names, and how many tests it compares at most. */
+const NEAREST = 3;
+const NEAREST_SCAN = 5_000;
+
+/** A title reduced to what a person means by it: case, separators and punctuation left out. */
+const gist = (title: string) =>
+  title
+    .toLowerCase()
+    .replace(/[\s>›:_#.()[\]"'`-]+/g, " ")
+    .trim();
+
+/** Levenshtein distance over the gists (short strings, a few thousand pairs at most). */
+function distance(a: string, b: string): number {
+  if (a === b) return 0;
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = row;
+  }
+  return previous[b.length]!;
+}
+
+/**
+ * The titles the report has that come closest to a missing one: among the tests it places in the
+ * file, or (when it says no file) among all, the few nearest by edit distance of their gists.
+ */
+function nearestTitles(report: ReportLike, flavour: Flavour, { file, title }: TestQuery): string[] {
+  const inFile: TestCaseResult[] = [];
+  const unplaced: TestCaseResult[] = [];
+  for (const test of report.tests) {
+    const match = fileMatch(flavour, test, file);
+    if (match === "confirmed") inFile.push(test);
+    else if (match === "unknown" && unplaced.length < NEAREST_SCAN) unplaced.push(test);
+    if (inFile.length >= NEAREST_SCAN) break;
+  }
+  const pool = inFile.length ? inFile : unplaced;
+  const wanted = gist(title);
+  // Near means within half the title's length of edits: anything further is another test. A title
+  // that quotes the wanted test's own title (mocha's '"before all" hook for "…"') is near too.
+  const near = Math.max(3, Math.ceil(wanted.length / 2));
+  const own = gist(title.split(/\s+[>›]\s+/).pop() ?? title);
+  const scored = new Map<string, number>();
+  for (const test of pool) {
+    const shown = test.suites?.length ? [...test.suites, test.name].join(" > ") : test.name;
+    const candidates = [shown, ...testTitles(flavour, test)].map(gist);
+    let best = Math.min(...candidates.map((c) => distance(wanted, c)));
+    if (best > near && own.length >= 8 && candidates.some((c) => c.includes(own))) best = near;
+    const name = squash(shown);
+    scored.set(name, Math.min(best, scored.get(name) ?? Infinity));
+  }
+  return [...scored]
+    .filter(([, score]) => score <= near)
+    .sort((a, b) => a[1] - b[1] || a[0].localeCompare(b[0]))
+    .slice(0, NEAREST)
+    .map(([name]) => name);
+}
+
+/** The runner setting that likely explains a missing title, when one does. */
+function missingHint(flavour: Flavour, title: string, nearest: string[]): string | undefined {
+  if (flavour === "unknown") {
+    return "the report's runner was not recognised, so only the generic title forms were tried: name it with runner: in .github/consort.yml";
+  }
+  if (flavour === "surefire" && /\s/.test(title.trim()) && nearest.length > 0) {
+    return (
+      "Surefire writes the test method's name, not its @DisplayName: write the method name in the test list, " +
+      "or make Surefire write display names (statelessTestsetReporter with usePhrasedTestCaseMethodName set to true, Surefire 3)"
+    );
+  }
+  if (flavour === "surefire" && !/\s/.test(title.trim()) && nearest.some((n) => /\s/.test(n))) {
+    return "this Surefire report carries display names (usePhrasedTestCaseMethodName): write the test's @DisplayName in the test list";
+  }
+  if (flavour === "jest" && nearest.some((n) => squash(title).endsWith(n) && n !== squash(title))) {
+    return "jest-junit wrote the title without its describe blocks: keep jest-junit's default titleTemplate and classNameTemplate, or write the bare title in the test list";
+  }
+  return undefined;
 }
 
 /**

@@ -40,7 +40,8 @@ export async function parseJUnitStream(
   async function* sampled(): AsyncIterable<string> {
     for await (const chunk of chunks) {
       if (head.length < MARKS_HEAD) head += chunk.slice(0, MARKS_HEAD - head.length);
-      tail = (tail + chunk).slice(-MARKS_TAIL);
+      // A chunk as long as the tail is the tail: never copy a whole chunk to keep its end.
+      tail = chunk.length >= MARKS_TAIL ? chunk.slice(-MARKS_TAIL) : (tail + chunk).slice(-MARKS_TAIL);
       yield chunk;
     }
   }

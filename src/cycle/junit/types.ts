@@ -28,6 +28,11 @@ const TestCaseResultSchema = z.object({
   durationMs: z.number().nonnegative().optional(),
   /** Titles of the enclosing suites, outermost first, where the runner nests them (node). */
   suites: z.array(z.string()).optional(),
+  /**
+   * The runner setting that likely made the report unable to say more (a failure written without
+   * its stack trace), and how to change it: a person can act on it.
+   */
+  hint: z.string().optional(),
 });
 export type TestCaseResult = z.infer<typeof TestCaseResultSchema>;
 

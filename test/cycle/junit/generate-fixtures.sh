@@ -4,6 +4,9 @@
 # recording the command, the runner's version and its exit code.
 #
 # Run it once by hand when a runner changes; `npm test` never needs it (or any apt package).
+# `generate-fixtures.sh variants` reruns only the runner-configuration variants (jest-junit without
+# stack traces or with title templates, mocha's xunit reporter, node 20's escaping, pytest's
+# non-ASCII ids and teardown errors): they need node, npm and python3-pytest only.
 # Needs, as root on Debian 12:
 #   apt-get update && apt-get install -y golang-go gotestsum python3-pytest maven \
 #     libsurefire-java junit4 libmaven-compiler-plugin-java libmaven-resources-plugin-java
@@ -19,10 +22,13 @@ OUT="$(mktemp -d)"
 trap 'rm -rf "$OUT"' EXIT
 
 need() { command -v "$1" >/dev/null || { echo "missing $1: $2" >&2; exit 1; }; }
+MODE="${1:-all}"
 need node "Node 20 or later"
-need go "apt-get install golang-go"
-need gotestsum "apt-get install gotestsum"
-need mvn "apt-get install maven libsurefire-java junit4 libmaven-compiler-plugin-java libmaven-resources-plugin-java"
+if [ "$MODE" = all ]; then
+  need go "apt-get install golang-go"
+  need gotestsum "apt-get install gotestsum"
+  need mvn "apt-get install maven libsurefire-java junit4 libmaven-compiler-plugin-java libmaven-resources-plugin-java"
+fi
 [ -x /usr/bin/python3 ] && /usr/bin/python3 -m pytest --version >/dev/null 2>&1 || { echo "missing pytest: apt-get install python3-pytest" >&2; exit 1; }
 
 if [ ! -x "$JUNIT_GEN/node_modules/.bin/jest" ] || [ ! -x "$JUNIT_GEN/node_modules/.bin/mocha" ]; then
@@ -55,15 +61,58 @@ run() {
   echo "$name/$report: exit $code, report written: $written" >&2
 }
 
+# finish NAME: records this run's lines in fixtures/NAME/runs.json, replacing the runs of the same
+# reports and keeping the others (so `variants` leaves the default runs' records as they were).
 finish() {
   local name="$1"
   node -e '
     const fs = require("node:fs");
     const [from, to] = process.argv.slice(1);
-    const runs = fs.readFileSync(from, "utf8").trim().split("\n").map((line) => JSON.parse(line));
+    const fresh = fs.readFileSync(from, "utf8").trim().split("\n").map((line) => JSON.parse(line));
+    const old = fs.existsSync(to) ? JSON.parse(fs.readFileSync(to, "utf8")).runs : [];
+    const replaced = new Set(fresh.map((run) => run.report));
+    const runs = [...old.filter((run) => !replaced.has(run.report)), ...fresh];
     fs.writeFileSync(to, JSON.stringify({ runs }, null, 2) + "\n");
   ' "$OUT/$name.runs" "$FIXTURES/$name/runs.json"
 }
+
+JEST_VERSION="jest $("$JUNIT_GEN/node_modules/.bin/jest" --version), jest-junit $(node -p "require('$JUNIT_GEN/node_modules/jest-junit/package.json').version")"
+MOCHA_VERSION="mocha $("$JUNIT_GEN/node_modules/.bin/mocha" --version), mocha-junit-reporter $(node -p "require('$JUNIT_GEN/node_modules/mocha-junit-reporter/package.json').version")"
+PYTEST_VERSION="$(/usr/bin/python3 -m pytest --version 2>&1 | head -1)"
+PYTEST=(env PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -m pytest -p no:cacheprovider --junitxml="$OUT/report.xml")
+
+# The settings teams change that change the report's shape, each on the same sample project.
+variants() {
+  local JEST=("$JUNIT_GEN/node_modules/.bin/jest" --ci --reporters=default --reporters="$JUNIT_GEN/node_modules/jest-junit")
+  # jest-junit's noStackTrace: the failure is the bare message, with no "Error:" and no type.
+  run jest report-no-stack-trace.xml "$JEST_VERSION" "$FIXTURES/jest/project" -- \
+    env JEST_JUNIT_OUTPUT_DIR="$OUT" JEST_JUNIT_OUTPUT_NAME=report.xml JEST_JUNIT_NO_STACK_TRACE=true "${JEST[@]}"
+  # Title templates: the name is the bare title and the describe blocks go to the classname...
+  run jest report-title-template.xml "$JEST_VERSION" "$FIXTURES/jest/project" -- \
+    env JEST_JUNIT_OUTPUT_DIR="$OUT" JEST_JUNIT_OUTPUT_NAME=report.xml JEST_JUNIT_CLASSNAME="{classname}" \
+    JEST_JUNIT_TITLE="{title}" "${JEST[@]}"
+  # ...or the bare title as the name, with the classname left at its default (blocks and title).
+  run jest report-title-only.xml "$JEST_VERSION" "$FIXTURES/jest/project" -- \
+    env JEST_JUNIT_OUTPUT_DIR="$OUT" JEST_JUNIT_OUTPUT_NAME=report.xml JEST_JUNIT_TITLE="{title}" "${JEST[@]}"
+  finish jest
+  # mocha's own xunit reporter (no extra package): one <testsuite>, the blocks as the classname,
+  # failures with no type and the message before the stack.
+  run mocha report-xunit.xml "mocha $("$JUNIT_GEN/node_modules/.bin/mocha" --version), built-in xunit reporter" \
+    "$FIXTURES/mocha/project" -- "$JUNIT_GEN/node_modules/.bin/mocha" --reporter xunit \
+    --reporter-options output="$OUT/report.xml" test/cart.test.js test/stock.test.js
+  finish mocha
+  # node 20's junit reporter escapes a quote in a title twice (&amp;quot;).
+  run node report-quotes.xml "node $(node --version)" "$FIXTURES/node/project-quotes" -- \
+    node --test --test-reporter=junit --test-reporter-destination="$OUT/report.xml"
+  finish node
+  # pytest's non-ASCII parameter ids (Größe as Gr\xf6\xdfe) and a fixture whose teardown raises.
+  run pytest report-variants.xml "$PYTEST_VERSION" "$FIXTURES/pytest/project-variants" -- "${PYTEST[@]}"
+  finish pytest
+}
+if [ "$MODE" = variants ]; then
+  variants
+  exit 0
+fi
 
 # vitest: the project's own, with its junit reporter.
 V="$FIXTURES/vitest/project"
@@ -81,7 +130,6 @@ finish node
 
 # jest with jest-junit: first its defaults, then the settings the parser recommends (a file
 # attribute on each test case, and a failed suite reported instead of dropped).
-JEST_VERSION="jest $("$JUNIT_GEN/node_modules/.bin/jest" --version), jest-junit $(node -p "require('$JUNIT_GEN/node_modules/jest-junit/package.json').version")"
 run jest report.xml "$JEST_VERSION" "$FIXTURES/jest/project" -- \
   env JEST_JUNIT_OUTPUT_DIR="$OUT" JEST_JUNIT_OUTPUT_NAME=report.xml \
   "$JUNIT_GEN/node_modules/.bin/jest" --ci --reporters=default --reporters="$JUNIT_GEN/node_modules/jest-junit"
@@ -98,7 +146,6 @@ finish jest
 # mocha with mocha-junit-reporter. A file that fails to import aborts mocha's whole run before the
 # reporter writes anything, so the full run leaves no report; the other runs leave the broken
 # file out. By default the reporter drops pending (skipped) tests; includePending keeps them.
-MOCHA_VERSION="mocha $("$JUNIT_GEN/node_modules/.bin/mocha" --version), mocha-junit-reporter $(node -p "require('$JUNIT_GEN/node_modules/mocha-junit-reporter/package.json').version")"
 MOCHA=("$JUNIT_GEN/node_modules/.bin/mocha" --reporter "$JUNIT_GEN/node_modules/mocha-junit-reporter")
 run mocha report-with-broken-file.xml "$MOCHA_VERSION" "$FIXTURES/mocha/project" -- \
   env MOCHA_FILE="$OUT/report.xml" "${MOCHA[@]}" "test/**/*.test.js"
@@ -110,8 +157,6 @@ finish mocha
 
 # pytest (Debian's): by default a collection error interrupts the session, so the tests of the
 # files that did import never run and are missing; --continue-on-collection-errors runs them.
-PYTEST_VERSION="$(/usr/bin/python3 -m pytest --version 2>&1 | head -1)"
-PYTEST=(env PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -m pytest -p no:cacheprovider --junitxml="$OUT/report.xml")
 run pytest report.xml "$PYTEST_VERSION" "$FIXTURES/pytest/project" -- "${PYTEST[@]}"
 run pytest report-continue-on-collection-errors.xml "$PYTEST_VERSION" "$FIXTURES/pytest/project" -- \
   "${PYTEST[@]}" --continue-on-collection-errors
@@ -177,3 +222,5 @@ node -e '
   fs.writeFileSync(to, JSON.stringify({ runs }, null, 2) + "\n");
 ' "$FIXTURES/surefire/runs.json" "$SUREFIRE_VERSION" "$code" "$compile_code" "$compile_reports" "$FIXTURES/surefire/reports" "$code5" "$FIXTURES/surefire/reports-junit5"
 echo "surefire with a compile error: exit $compile_code, reports written: $compile_reports" >&2
+# The configuration variants, on the projects above.
+variants

@@ -6,6 +6,7 @@ import {
   clearReports,
   findTestCase,
   locateTestCase,
+  locateTestCases,
   parseJUnit,
   readJUnitReports,
 } from "../../../src/cycle/junit/index.js";
@@ -132,6 +133,24 @@ describe("a big report", () => {
     expect(hooked).toHaveLength(20);
     expect(hooked.every((t) => t.outcome === "failed-error")).toBe(true);
     for (const query of big.sample(30)) expect(locateTestCase(report, query).status).toBe("found");
+  });
+
+  it("finds many tests in one pass exactly as it finds each alone, with or without the title index built", async () => {
+    const { bigVitestReport } = await import("../../../bench/big-report.js");
+    const big = bigVitestReport({ files: 60, perFile: 40 });
+    const [first] = big.sample(1);
+    const queries = [
+      ...big.sample(30),
+      { file: "packages/module-0000/test/feature-0000.test.ts", title: "no such test" },
+      { file: "test/elsewhere.test.ts", title: first!.title },
+    ];
+    const oneByOne = parseJUnit(big.xml);
+    const alone = queries.map((query) => locateTestCase(oneByOne, query));
+    expect(alone.map((l) => l.status)).toEqual([...Array(30).fill("found"), "missing", "missing"]);
+    // A fresh report has no index: the pass looks titles up among the queries' forms.
+    expect(locateTestCases(parseJUnit(big.xml), queries)).toEqual(alone);
+    // The report whose index the single lookups built: the pass reads the index.
+    expect(locateTestCases(oneByOne, queries)).toEqual(alone);
   });
 
   it("keeps a failure body of megabytes to its head and tail", async () => {

@@ -37,6 +37,12 @@ export interface TreeEntry {
   path: string;
 }
 
+export interface FileChange {
+  path: string;
+  status: "added" | "removed" | "modified";
+  blob: string;
+}
+
 export interface ChangedFiles {
   added: string[];
   modified: string[];
@@ -407,6 +413,74 @@ export class GitRepo {
       else changes.modified.push(path);
     }
     return changes;
+  }
+
+  /**
+   * What a commit changed against its first parent, each path with its status and new blob (as
+   * GitHub's commit API lists `files`); a merge commit is compared with its first parent too.
+   */
+  fileChanges(sha: string): FileChange[] {
+    const parent = this.commitInfo(sha)!.parents[0];
+    if (!parent)
+      return this.listTreeRecursive(this.commitInfo(sha)!.tree)
+        .filter((e) => e.type === "blob")
+        .map((e) => ({ path: e.path, status: "added" as const, blob: e.sha }));
+    return this.diffFiles(parent, sha);
+  }
+
+  /** What changed from commit `from` to commit `to`, path by path. */
+  diffFiles(from: string, to: string): FileChange[] {
+    const out = this.git("diff-tree", "--no-commit-id", "--no-renames", "-r", from, to);
+    return out
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => {
+        const [meta, path] = line.split("\t") as [string, string];
+        const [, , , blob, status] = meta.split(" ") as [string, string, string, string, string];
+        return {
+          path,
+          status: status === "A" ? ("added" as const) : status === "D" ? ("removed" as const) : ("modified" as const),
+          blob,
+        };
+      });
+  }
+
+  /** Every entry of a tree and its subtrees, paths from the root (as `git ls-tree -r -t` lists them). */
+  listTreeRecursive(treeSha: string): TreeEntry[] {
+    const out = this.git("ls-tree", "-r", "-t", "-l", treeSha);
+    if (!out) return [];
+    return out.split("\n").map((line) => {
+      const [meta, path] = line.split("\t") as [string, string];
+      const [mode, type, sha, size] = meta.split(/\s+/) as [string, string, string, string];
+      return { mode, type, sha, size: size === "-" ? undefined : Number(size), path };
+    });
+  }
+
+  /**
+   * A merge commit on `branch` of the commit `other` (as GitHub's "Update branch" makes it), its
+   * tree git's own merge of the two; `files` (optional) are changed on top, as a hand-made merge may.
+   */
+  mergeOn(
+    branch: string,
+    other: string,
+    message: string,
+    author: GitIdentity,
+    files: Record<string, string | null> = {},
+  ): string {
+    const parent = this.branchHead(branch);
+    if (!parent) throw new Error(`no branch ${branch} to merge into`);
+    const merged = this.git("merge-tree", "--write-tree", parent, other).split("\n")[0]!;
+    const tree = this.writeTree(
+      merged,
+      Object.entries(files).map(([path, text]) => ({
+        path,
+        mode: "100644",
+        sha: text === null ? null : this.writeBlob(text),
+      })),
+    );
+    const sha = this.writeCommit(tree, [parent, other], message, author, author);
+    this.setBranch(branch, sha, parent);
+    return sha;
   }
 
   /** A working copy of `commit` for the cycle runner (a worktree sharing this repository's objects). */

@@ -514,7 +514,8 @@ export class GitHubWorld {
     // Git data
     if ((m = /^GET \/git\/ref\/(.+)$/.exec(route))) return this.getRef(decodeURIComponent(m[1]!));
     if ((m = /^GET \/git\/commits\/([0-9a-f]{40})$/.exec(route))) return this.getCommit(m[1]!);
-    if ((m = /^GET \/git\/trees\/([0-9a-f]{40})$/.exec(route))) return this.getTree(m[1]!);
+    if ((m = /^GET \/git\/trees\/([0-9a-f]{40})$/.exec(route)))
+      return this.getTree(m[1]!, request.query.recursive !== undefined);
     if ((m = /^GET \/git\/blobs\/([0-9a-f]{40})$/.exec(route))) {
       if (this.git.objectType(m[1]!) !== "blob") return notFound();
       const content = this.git.gitWith({}, undefined, "cat-file", "blob", m[1]!);
@@ -567,12 +568,16 @@ export class GitHubWorld {
     // Contents of files at refs
     if ((m = /^GET \/contents\/(.+)$/.exec(route)))
       return this.getContent(decodeURIComponent(m[1]!), request.query.ref ?? this.defaultBranch);
+    if ((m = /^PUT \/contents\/(.+)$/.exec(route))) return this.putContent(decodeURIComponent(m[1]!), body);
 
     // Check runs
     if (route === "POST /check-runs") return this.createCheckRun(body);
     if ((m = /^PATCH \/check-runs\/(\d+)$/.exec(route))) return this.updateCheckRun(Number(m[1]), body);
     if ((m = /^GET \/commits\/([^/]+)\/check-runs$/.exec(route)))
       return this.listCheckRuns(decodeURIComponent(m[1]!), request.query);
+    if ((m = /^GET \/commits\/([^/]+)$/.exec(route)))
+      return this.getCommitWithFiles(decodeURIComponent(m[1]!), request.query);
+    if ((m = /^GET \/compare\/([^/]+)$/.exec(route))) return this.compare(decodeURIComponent(m[1]!), request.query);
 
     // Pull requests
     if (route === "GET /pulls") {
@@ -785,7 +790,8 @@ export class GitHubWorld {
     return this.git.objectType(sha) === "commit" ? [200, this.commitJson(sha)] : notFound();
   }
 
-  private getTree(sha: string): Reply {
+  /** A tree (of a tree or a commit sha); with `recursive` every entry below it, paths from the root. */
+  private getTree(sha: string, recursive = false): Reply {
     const type = this.git.objectType(sha);
     const tree = type === "commit" ? this.git.commitInfo(sha)!.tree : type === "tree" ? sha : undefined;
     if (!tree) return notFound();
@@ -795,7 +801,7 @@ export class GitHubWorld {
         sha: tree,
         url: "",
         truncated: false,
-        tree: this.git.listTree(tree).map((e) => ({
+        tree: (recursive ? this.git.listTreeRecursive(tree) : this.git.listTree(tree)).map((e) => ({
           path: e.path,
           mode: e.mode,
           type: e.type,
@@ -847,6 +853,35 @@ export class GitHubWorld {
     if (!force && !this.git.isAncestor(current, sha)) return [422, { message: "Update is not a fast forward" }];
     this.git.setBranch(branch, sha, current);
     return [200, this.refJson(`refs/heads/${branch}`, sha)];
+  }
+
+  /**
+   * The Contents API write, as GitHub answers it: the blob sha it names is a compare-and-swap on
+   * the file (409 when the file changed since it was read), a new file must name none (422 when
+   * it exists), and the commit goes on top of the branch as it is now.
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  private putContent(path: string, body: Record<string, any>): Reply {
+    const branch = String(body.branch ?? this.defaultBranch);
+    const head = this.git.branchHead(branch);
+    if (!head) return notFound(`Branch ${branch} not found`);
+    const current = this.git.blobSha(head, path);
+    if (current === undefined && body.sha !== undefined) return notFound();
+    if (current !== undefined && body.sha === undefined)
+      return [422, { message: 'Invalid request.\n\n"sha" wasn\'t supplied.', documentation_url: DOCS }];
+    if (current !== undefined && body.sha !== current)
+      return [409, { message: `${path} does not match ${String(body.sha)}`, documentation_url: DOCS }];
+    const blob = this.git.writeBlob(Buffer.from(String(body.content), "base64"));
+    const tree = this.git.writeTree(this.git.commitInfo(head)!.tree, [{ path, mode: "100644", sha: blob }]);
+    const commit = this.git.writeCommit(tree, [head], String(body.message));
+    this.git.setBranch(branch, commit, head);
+    return [
+      current === undefined ? 201 : 200,
+      {
+        content: { name: path.split("/").pop(), path, sha: blob, type: "file", url: "", html_url: "", git_url: "" },
+        commit: this.commitJson(commit),
+      },
+    ];
   }
 
   private getContent(path: string, ref: string): Reply {
@@ -964,31 +999,121 @@ export class GitHubWorld {
     const head = this.git.branchHead(pull.head) ?? pull.merge_commit_sha;
     const base = this.git.branchHead(pull.base)!;
     const shas = head ? this.git.revList(head, base) : [];
-    const commits = shas.map((sha) => {
-      const info = this.git.commitInfo(sha)!;
-      const login = loginOfEmail(info.author.email);
-      // As GitHub: the committer's login where its e-mail maps to an account (GitHub's own web-flow does not here).
-      const committer = info.committer ? loginOfEmail(info.committer.email) : null;
-      return {
-        sha,
-        node_id: "C",
+    return [
+      200,
+      page(
+        shas.map((sha) => this.listedCommitJson(sha)),
+        query,
+      ),
+    ];
+  }
+
+  /** A commit as GitHub lists it (pull commits, compare, the commit API): the git commit and the login of its author. */
+  private listedCommitJson(sha: string): Record<string, unknown> {
+    const info = this.git.commitInfo(sha)!;
+    const login = loginOfEmail(info.author.email);
+    // As GitHub: the committer's login where its e-mail maps to an account (GitHub's own web-flow does not here).
+    const committer = info.committer ? loginOfEmail(info.committer.email) : null;
+    return {
+      sha,
+      node_id: "C",
+      url: "",
+      html_url: "",
+      comments_url: "",
+      commit: {
+        message: info.message,
+        author: info.author,
+        committer: { ...info.author, ...(info.committer ?? {}) },
+        tree: { sha: info.tree, url: "" },
+        url: "",
+        comment_count: 0,
+      },
+      author: login ? { login, id: idOf(login) } : null,
+      committer: committer ? { login: committer, id: idOf(committer) } : null,
+      parents: info.parents.map((p) => ({ sha: p, url: "" })),
+    };
+  }
+
+  /**
+   * GET commits/{ref}: the commit with the files it changed against its first parent, as GitHub
+   * lists them: 300 a page by default, and never more than 3000 in all, whatever the commit holds.
+   */
+  private getCommitWithFiles(ref: string, query: Record<string, string>): Reply {
+    const sha = this.git.resolve(ref);
+    if (!sha) return [422, { message: `No commit found for SHA: ${ref}` }];
+    const files = this.git
+      .fileChanges(sha)
+      .slice(0, GITHUB_COMMIT_FILES_CAP)
+      .map((f) => ({
+        sha: f.status === "removed" ? null : f.blob,
+        filename: f.path,
+        status: f.status,
+        additions: 0,
+        deletions: 0,
+        changes: 0,
+        blob_url: "",
+        raw_url: "",
+        contents_url: "",
+      }));
+    return [
+      200,
+      {
+        ...this.listedCommitJson(sha),
+        stats: { total: files.length, additions: 0, deletions: 0 },
+        files: page(files, { per_page: "300", ...query }),
+      },
+    ];
+  }
+
+  /**
+   * GET compare/{base}...{head}: how head stands to base, and the commits reachable from head but
+   * not from base, oldest first, paginated (250 a page by default, as GitHub).
+   */
+  private compare(basehead: string, query: Record<string, string>): Reply {
+    const [baseRef, headRef] = basehead.split("...") as [string, string | undefined];
+    const base = this.git.resolve(baseRef);
+    const head = headRef === undefined ? undefined : this.git.resolve(headRef);
+    if (!base || !head) return notFound();
+    const shas = this.git.revList(head, base);
+    const behind = this.git.revList(base, head);
+    const status =
+      base === head ? "identical" : behind.length === 0 ? "ahead" : shas.length === 0 ? "behind" : "diverged";
+    const mergeBase = this.git.git("merge-base", base, head);
+    return [
+      200,
+      {
         url: "",
         html_url: "",
-        comments_url: "",
-        commit: {
-          message: info.message,
-          author: info.author,
-          committer: { ...info.author, ...(info.committer ?? {}) },
-          tree: { sha: info.tree, url: "" },
-          url: "",
-          comment_count: 0,
-        },
-        author: login ? { login, id: idOf(login) } : null,
-        committer: committer ? { login: committer, id: idOf(committer) } : null,
-        parents: info.parents.map((p) => ({ sha: p, url: "" })),
-      };
-    });
-    return [200, page(commits, query)];
+        permalink_url: "",
+        diff_url: "",
+        patch_url: "",
+        base_commit: this.listedCommitJson(base),
+        merge_base_commit: this.listedCommitJson(mergeBase),
+        status,
+        ahead_by: shas.length,
+        behind_by: behind.length,
+        total_commits: shas.length,
+        commits: page(
+          shas.map((sha) => this.listedCommitJson(sha)),
+          { per_page: "250", ...query },
+        ),
+        // What head changed since the merge base, as GitHub lists it: 300 files at most.
+        files: this.git
+          .diffFiles(mergeBase, head)
+          .slice(0, GITHUB_COMPARE_FILES_CAP)
+          .map((f) => ({
+            sha: f.status === "removed" ? null : f.blob,
+            filename: f.path,
+            status: f.status,
+            additions: 0,
+            deletions: 0,
+            changes: 0,
+            blob_url: "",
+            raw_url: "",
+            contents_url: "",
+          })),
+      },
+    ];
   }
 
   private reviewJson(review: Review): Record<string, unknown> {
@@ -1110,6 +1235,13 @@ function renderRunName(workflow: string, request: unknown, path: string): string
 function notFound(message = "Not Found"): Reply {
   return [404, { message, documentation_url: DOCS }];
 }
+
+/** GitHub lists at most this many files of one commit, in the commit API as in a push payload. */
+export const GITHUB_COMMIT_FILES_CAP = 3000;
+/** A compare lists at most this many files. */
+const GITHUB_COMPARE_FILES_CAP = 300;
+/** A push payload lists at most this many commits. */
+export const GITHUB_PUSH_COMMITS_CAP = 2048;
 
 function page<T>(items: T[], query: Record<string, string>): T[] {
   const perPage = Number(query.per_page ?? 30);

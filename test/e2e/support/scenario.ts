@@ -32,7 +32,16 @@ import { postgresUrl } from "../../helpers/postgres.js";
 import { webhookPayload } from "../../helpers/webhooks.js";
 import { BEFORE, EXAMPLE } from "./feature.js";
 import { GitRepo, type GitIdentity } from "./git-repo.js";
-import { GitHubWorld, idOf, type Pull, type Review, type WorkflowRun, type WorldSnapshot } from "./github-world.js";
+import {
+  GITHUB_COMMIT_FILES_CAP,
+  GITHUB_PUSH_COMMITS_CAP,
+  GitHubWorld,
+  idOf,
+  type Pull,
+  type Review,
+  type WorkflowRun,
+  type WorldSnapshot,
+} from "./github-world.js";
 
 /**
  * One repository on the GitHub double with the Consort app installed, driven through
@@ -230,6 +239,11 @@ export class Scenario {
   /** A person creates the track's branch from main. */
   async createBranch(): Promise<string> {
     this.repo.setBranch(this.branch, this.repo.branchHead("main")!);
+    return this.createBranchEvent();
+  }
+
+  /** GitHub's `create` for the track's branch, wherever the branch now stands. */
+  async createBranchEvent(): Promise<string> {
     return this.deliver("create", {
       ...webhookPayload("create"),
       ...this.payloadBase,
@@ -271,46 +285,90 @@ export class Scenario {
     before: string,
     options: { deliveryId?: string; forced?: boolean; pusher?: string } = {},
   ): Promise<string> {
+    const payload = this.pushPayload(before, options);
+    const pusher = payload.sender.login;
+    const delivery = await this.deliver("push", payload, options.deliveryId);
+    // Where protection asks for it, GitHub dismisses the approvals the push made stale.
+    for (const review of this.world.dismissStaleReviews(this.branch, payload.after, pusher))
+      await this.deliverReview(review, "dismissed", pusher);
+    return delivery;
+  }
+
+  /**
+   * The `push` payload GitHub sends for the branch moving from `before` to its head, with GitHub's
+   * habits: at most 2048 commits listed (the newest), at most 3000 paths a commit (added, then
+   * removed, then modified), a merge commit's lists empty, and `distinct` false for a commit some
+   * other branch already holds (the default branch's, brought in by "Update branch").
+   */
+  pushPayload(
+    before: string,
+    options: { forced?: boolean; pusher?: string } = {},
+  ): Record<string, unknown> & {
+    commits: unknown[];
+    after: string;
+    sender: { login: string; id: number; type: string };
+  } {
     const after = this.repo.branchHead(this.branch)!;
-    const shas = this.repo.revList(after, before);
+    const shas = this.repo.revList(after, before).slice(-GITHUB_PUSH_COMMITS_CAP);
+    const elsewhere = this.repo
+      .saveRefs()
+      .filter(([branch]) => branch !== this.branch)
+      .map(([, head]) => head);
     const commits = shas.map((sha) => {
       const info = this.repo.commitInfo(sha)!;
       const login = info.author.email.split("@")[0]!;
+      const changes = this.repo.changesOf(sha);
+      let room = GITHUB_COMMIT_FILES_CAP;
+      const capped = (paths: string[]) => {
+        const kept = info.parents.length > 1 ? [] : paths.slice(0, Math.max(room, 0));
+        room -= kept.length;
+        return kept;
+      };
       return {
         id: sha,
         tree_id: info.tree,
-        distinct: true,
+        distinct: !elsewhere.some((head) => this.repo.isAncestor(sha, head)),
         message: info.message,
         timestamp: info.author.date,
         url: "",
         author: { name: info.author.name, email: info.author.email, username: login },
         committer: { name: info.author.name, email: info.author.email, username: login },
-        ...this.repo.changesOf(sha),
+        added: capped(changes.added),
+        removed: capped(changes.removed),
+        modified: capped(changes.modified),
       };
     });
     const pusher = options.pusher ?? commits.at(-1)?.author.username ?? LEAD;
-    const delivery = await this.deliver(
-      "push",
-      {
-        ...webhookPayload("push"),
-        ...this.payloadBase,
-        ref: `refs/heads/${this.branch}`,
-        before,
-        after,
-        created: false,
-        deleted: false,
-        forced: options.forced ?? false,
-        commits,
-        head_commit: commits.at(-1) ?? null,
-        sender: { login: pusher, id: idOf(pusher), type: pusher.endsWith("[bot]") ? "Bot" : "User" },
-        pusher: { name: pusher },
-      },
-      options.deliveryId,
+    return {
+      ...webhookPayload("push"),
+      ...this.payloadBase,
+      ref: `refs/heads/${this.branch}`,
+      before,
+      after,
+      created: false,
+      deleted: false,
+      forced: options.forced ?? false,
+      commits,
+      head_commit: commits.at(-1) ?? null,
+      sender: { login: pusher, id: idOf(pusher), type: pusher.endsWith("[bot]") ? "Bot" : "User" },
+      pusher: { name: pusher },
+    };
+  }
+
+  /**
+   * A person clicks "Update branch" on the PR: GitHub merges the default branch's head into the
+   * track's branch (a merge commit made by the person) and sends the push. Returns the merge's sha.
+   */
+  async updateBranch(login = LEAD): Promise<string> {
+    const before = this.head();
+    const sha = this.repo.mergeOn(
+      this.branch,
+      this.repo.branchHead(this.world.defaultBranch)!,
+      `Merge branch '${this.world.defaultBranch}' into ${this.branch}\n`,
+      { name: login, email: `${login}@users.noreply.github.com`, login },
     );
-    // Where protection asks for it, GitHub dismisses the approvals the push made stale.
-    for (const review of this.world.dismissStaleReviews(this.branch, after, pusher))
-      await this.deliverReview(review, "dismissed", pusher);
-    return delivery;
+    await this.push(before, { pusher: login });
+    return sha;
   }
 
   /** One agent step: commit, then push it. */
@@ -328,7 +386,7 @@ export class Scenario {
   /** Move the branch back to `sha` (as `git push --force-with-lease` does) and tell the app. */
   async resetTo(sha: string): Promise<void> {
     const before = this.head();
-    this.repo.git("update-ref", `refs/heads/${this.branch}`, sha, before);
+    this.repo.setBranch(this.branch, sha, before);
     await this.deliver("push", {
       ...webhookPayload("push"),
       ...this.payloadBase,

@@ -101,9 +101,12 @@ export class TrackSim {
   commit(spec: CommitSpec): PushedCommit {
     const role = spec.role === undefined ? null : spec.role;
     const message = spec.message ?? `Step by ${role ?? "nobody"}\n\n${role ? `Consort-Role: ${role}\n` : ""}`;
+    // As GitHub says: a file the track has not written before is added (the sim's base has none).
+    const known = (path: string) =>
+      this.context.testFiles[path] !== undefined || this.context.artifacts[path] !== undefined;
     const changes = Object.entries(spec.files).map(([path, text]) => ({
       path,
-      status: text === null ? ("removed" as const) : ("modified" as const),
+      status: text === null ? ("removed" as const) : known(path) ? ("modified" as const) : ("added" as const),
     }));
     return {
       sha: sha(++this.n),

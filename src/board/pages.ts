@@ -1,0 +1,245 @@
+import { gateTitle } from "../gates/names.js";
+import type { TrackEvidence } from "./evidence.js";
+import { runUrlOf, trackEvidence } from "./evidence.js";
+import { markup, page, SafeHtml, waitedFor, type PageFrame } from "./html.js";
+import {
+  inFlight,
+  PROVENANCE_NOTE,
+  roleOfStep,
+  trackView,
+  type BoardTrack,
+  type LaneNode,
+  type Provenance,
+  type TrackView,
+} from "./view.js";
+
+/**
+ * The board's pages, rendered from board tracks: the board across repositories, a track's page,
+ * and a track's evidence. Pure: the same input gives the same HTML, whoever serves it.
+ */
+
+export interface RenderContext extends Omit<PageFrame, "title" | "events"> {
+  now: Date;
+  /** The server-sent events URL (live pages only). */
+  events?: string;
+}
+
+/** The URL of a track's page (repository and track id are path segments, each encoded). */
+export function trackUrl(base: string, repository: string, trackId: string): string {
+  const [owner, name] = repository.split("/");
+  return `${base}/t/${encodeURIComponent(owner!)}/${encodeURIComponent(name!)}/${encodeURIComponent(trackId)}`;
+}
+
+const short = (sha: string | null | undefined) => (sha ? sha.slice(0, 7) : "—");
+const STATUS_WORD: Record<LaneNode["status"], string> = {
+  done: "done",
+  current: "in progress",
+  failed: "stopped",
+  ahead: "not reached",
+};
+const none = markup`<span class="empty">—</span>`;
+const provenanceTag = (provenance: Provenance) =>
+  provenance === "signed" ? "" : markup` <span class="tag failure">${PROVENANCE_NOTE[provenance]}</span>`;
+
+/** The lane as a picture: one station per step, gate (a diamond) and unit, coloured by where it stands. */
+export function laneSvg(lane: LaneNode[], compact = false): SafeHtml {
+  const gap = compact ? 26 : 84;
+  // Room at each end for half a label, so the first and last are not cut.
+  const pad = compact ? 12 : 42;
+  const height = compact ? 24 : 52;
+  const y = 12;
+  const width = gap * (lane.length - 1) + 2 * pad;
+  const summary = lane.map((node) => `${node.label}: ${STATUS_WORD[node.status]}`).join(", ");
+  const shapes = lane.map((node, index) => {
+    const x = pad + index * gap;
+    const title = markup`<title>${node.label}: ${STATUS_WORD[node.status]}</title>`;
+    const shape =
+      node.kind === "gate"
+        ? markup`<rect class="${node.status}" x="${x - 7}" y="${y - 7}" width="14" height="14" transform="rotate(45 ${x} ${y})">${title}</rect>`
+        : markup`<circle class="${node.status}" cx="${x}" cy="${y}" r="${node.kind === "unit" ? 7 : 9}">${title}</circle>`;
+    const label = compact
+      ? ""
+      : markup`<text x="${x}" y="${y + 30}" text-anchor="middle">${node.label.length > 12 ? `${node.label.slice(0, 11)}…` : node.label}</text>`;
+    return markup`${shape}${label}`;
+  });
+  return markup`<svg class="lane" role="img" aria-label="${`Lane: ${summary}`}" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" preserveAspectRatio="xMinYMid meet"><line x1="${pad}" y1="${y}" x2="${width - pad}" y2="${y}"/>${shapes}</svg>`;
+}
+
+function waitingCell(view: TrackView, viewer: string | null): SafeHtml {
+  const who = view.waiting.who.length > 0 ? ` (${view.waiting.who.map((login) => `@${login}`).join(", ")})` : "";
+  if (!view.waiting.mine || !viewer) return markup`${view.waiting.what}${who}`;
+  return markup`<strong>${view.waiting.what.startsWith("approval") ? `your ${view.waiting.what}` : `you: ${view.waiting.what}`}</strong>`;
+}
+
+function refusalList(reasons: string[]): SafeHtml | string {
+  if (reasons.length === 0) return "";
+  return markup`<ul class="refusals">${reasons.map((reason) => markup`<li>${reason}</li>`)}</ul>`;
+}
+
+export interface BoardOptions {
+  /** Show only what waits for the viewer. */
+  mine: boolean;
+}
+
+/** The board: every track in flight across the viewer's repositories, the longest-waiting first. */
+export function boardPage(tracks: BoardTrack[], context: RenderContext, options: BoardOptions): string {
+  const views = tracks
+    .filter(inFlight)
+    .map((track) => trackView(track, context.viewer))
+    .sort((a, b) => a.since.localeCompare(b.since) || a.trackId.localeCompare(b.trackId));
+  const shown = options.mine ? views.filter((view) => view.waiting.mine) : views;
+  const finished = tracks.filter((track) => !inFlight(track));
+  const rows = shown.map(
+    (view) => markup`<tr class="${view.waiting.mine ? "mine" : ""}" data-track="${view.trackId}">
+<td data-label="Track"><a href="${trackUrl(context.base, view.repository, view.trackId)}">${view.branch}</a><br><span class="empty">${view.repository}</span>${provenanceTag(view.provenance)}</td>
+<td data-label="Lane">${laneSvg(view.lane, true)}</td>
+<td data-label="Stands at">${view.stage}</td>
+<td data-label="Waits for">${waitingCell(view, context.viewer)}</td>
+<td data-label="Waiting"><time datetime="${view.since}">${waitedFor(view.since, context.now)}</time></td>
+<td data-label="Refusals">${view.refusals.length === 0 ? markup`<span class="empty">none</span>` : refusalList(view.refusals)}</td>
+</tr>`,
+  );
+  const current = new SafeHtml('aria-current="page"');
+  const filterLabel = context.viewer ? "Waiting for me" : "Waiting for a person";
+  const table =
+    shown.length === 0
+      ? markup`<p class="empty">${options.mine ? (context.viewer ? "Nothing waits for you." : "Nothing waits for a person.") : "No track is in flight."}</p>`
+      : markup`<table class="board"><thead><tr><th>Track</th><th>Lane</th><th>Stands at</th><th>Waits for</th><th>Waiting</th><th>Refusals</th></tr></thead><tbody>${rows}</tbody></table>`;
+  const done =
+    finished.length === 0
+      ? ""
+      : markup`<section aria-labelledby="finished"><h2 id="finished">Finished</h2><ul>${finished.map((t) => markup`<li><a href="${trackUrl(context.base, t.repository, t.snapshot.context.trackId)}">${t.snapshot.context.branch}</a> (${t.repository}, ${t.snapshot.stage})</li>`)}</ul></section>`;
+  const body = markup`<nav class="filter" aria-label="Filter">
+<a id="filter-all" href="${context.base}/" ${options.mine ? "" : current}>All in flight</a> ·
+<a id="filter-mine" href="${context.base}/?mine=1" ${options.mine ? current : ""}>${filterLabel}</a>
+<span class="empty">${shown.length} of ${views.length} shown${finished.length ? `, ${finished.length} finished` : ""}</span>
+</nav>
+${table}
+${done}`;
+  return page({ ...context, title: options.mine ? `${filterLabel} · Consort board` : "Consort board" }, body);
+}
+
+const stampCell = (stamp: { commit: string; at: string } | null) =>
+  stamp ? markup`${short(stamp.commit)} · <time datetime="${stamp.at}">${stamp.at}</time>` : none;
+
+/** A track's page: the lane, the gates, every test's cycles, the database branch, the timeline. */
+export function trackPage(track: BoardTrack, context: RenderContext): string {
+  const view = trackView(track, context.viewer);
+  const evidence = trackEvidence(track);
+  const { context: ctx } = track.snapshot;
+  const url = trackUrl(context.base, track.repository, view.trackId);
+  const gates = evidence.gates.map(
+    (gate) => markup`<tr id="gate-${gate.gate}">
+<td>${gateTitle(gate.gate)}</td>
+<td><span class="tag ${gate.check}">${gate.check}</span> ${gate.checkTitle}</td>
+<td><span class="hash" title="${gate.manifestHash ?? ""}">${short(gate.manifestHash)}</span></td>
+<td>${gate.approvals.length === 0 ? markup`<span class="empty">none</span>` : gate.approvals.map((a) => markup`@${a.approver} at <span class="hash">${short(a.manifestHash)}</span> · <time datetime="${a.at}">${a.at}</time><br>`)}</td>
+</tr>`,
+  );
+  const units = ctx.units.map((unit) => {
+    const record = ctx.evidence[unit.id];
+    const runs = ctx.cycles
+      .filter((cycle) => cycle.unit === unit.id)
+      .map((cycle) => {
+        const link = runUrlOf(track.repository, cycle.runId, cycle.evidence);
+        const reasons =
+          cycle.reasons.length > 0 ? markup` <span class="refusal">(${cycle.reasons.join("; ")})</span>` : "";
+        return markup`${cycle.step} · ${cycle.outcome ?? "running"}${link ? markup` · <a href="${link}">run ${cycle.runId ?? ""}</a>` : ""}${reasons}<br>`;
+      });
+    return markup`<tr>
+<td><strong>${unit.id}</strong><br>${unit.tests.map((test) => markup`<span title="${test.file}">${test.title}</span><br>`)}</td>
+<td>${stampCell(record?.red ?? null)}</td>
+<td>${stampCell(record?.green ?? null)}</td>
+<td>${record?.review ? record.review.verdict : none}${record?.refactor ? markup`<br>refactor ${stampCell(record.refactor)}` : ""}</td>
+<td>${runs}</td>
+</tr>`;
+  });
+  const timeline = timelineOf(track).map(
+    (entry) =>
+      markup`<li><time datetime="${entry.at}">${entry.at}</time> · <strong>${entry.who}</strong> · ${entry.what}</li>`,
+  );
+  const promotion = evidence.database.promotion;
+  const schemaDiff =
+    track.schemaDiff !== undefined
+      ? markup`<h3>Schema diff against ${ctx.parentDatabaseBranch}</h3><pre>${track.schemaDiff || "no difference"}</pre>`
+      : markup`<p class="empty">The schema diff is in the consort/schema check of the pull request.</p>`;
+  const body = markup`<p><a href="${context.base}/">← all tracks</a></p>
+<h2 class="title">${view.branch} <span class="empty">${track.repository}</span></h2>
+<p>Stands at <strong>${view.stage}</strong>; waits for ${waitingCell(view, context.viewer)} since <time datetime="${view.since}">${waitedFor(view.since, context.now)}</time>.${provenanceTag(view.provenance)}</p>
+<figure>${laneSvg(view.lane)}<figcaption class="empty">${view.lane.map((n) => `${n.label} ${STATUS_WORD[n.status]}`).join(" · ")}</figcaption></figure>
+${view.refusals.length > 0 ? markup`<section aria-labelledby="refusals"><h2 id="refusals">Refusals</h2>${refusalList(view.refusals)}</section>` : ""}
+<section aria-labelledby="gates"><h2 id="gates">Gates</h2>
+<table><thead><tr><th>Gate</th><th>Check</th><th>Frozen hash</th><th>Approved by</th></tr></thead><tbody>${gates}</tbody></table></section>
+<section aria-labelledby="tests"><h2 id="tests">Tests</h2>
+${ctx.units.length === 0 ? markup`<p class="empty">No test list approved yet.</p>` : markup`<table class="cycles"><thead><tr><th>Unit</th><th>RED</th><th>GREEN</th><th>Review</th><th>Runs</th></tr></thead><tbody>${units}</tbody></table>`}</section>
+<section aria-labelledby="database"><h2 id="database">Database branch</h2>
+<dl class="facts"><dt>Branch</dt><dd><code>${ctx.databaseBranch}</code></dd><dt>Parent</dt><dd><code>${ctx.parentDatabaseBranch}</code></dd><dt>Forked</dt><dd><time datetime="${ctx.createdAt}">${ctx.createdAt}</time></dd>
+<dt>Promotion</dt><dd>${promotion ? `${promotion.outcome ?? "running"} (${promotion.dispatchId})` : "not yet"}</dd></dl>
+${schemaDiff}</section>
+<section aria-labelledby="timeline"><h2 id="timeline">Timeline</h2><ol>${timeline}</ol></section>
+<p><a id="evidence-link" href="${url}/evidence">Evidence</a> · <a href="${url}/evidence.json" download>evidence.json</a></p>`;
+  return page({ ...context, title: `${view.branch} · Consort board` }, body);
+}
+
+interface TimelineEntry {
+  at: string;
+  who: string;
+  what: string;
+}
+
+/** The steps of a track by role, oldest first: approvals, verified steps, cycles, refusals, the end. */
+function timelineOf(track: BoardTrack): TimelineEntry[] {
+  const { context } = track.snapshot;
+  const entries: TimelineEntry[] = [
+    {
+      at: context.createdAt,
+      who: "orchestrator",
+      what: `track started; database branch ${context.databaseBranch} forked from ${context.parentDatabaseBranch}`,
+    },
+  ];
+  const add = (at: string, who: string, what: string) => entries.push({ at, who, what });
+  for (const [gate, record] of Object.entries(context.gates))
+    for (const approval of record.approvals)
+      add(approval.at, `@${approval.approver}`, `approved the ${gate} gate at ${short(approval.manifestHash)}`);
+  for (const [unit, record] of Object.entries(context.evidence)) {
+    const role = (stage: "red" | "green" | "review" | "refactor") => roleOfStep(stage, track.config, unit);
+    if (record.red) add(record.red.at, role("red"), `RED of ${unit} verified at ${short(record.red.commit)}`);
+    if (record.green) add(record.green.at, role("green"), `GREEN of ${unit} verified at ${short(record.green.commit)}`);
+    if (record.review) add(record.review.at, role("review"), `review of ${unit}: ${record.review.verdict}`);
+    if (record.refactor) add(record.refactor.at, role("refactor"), `refactor of ${unit} verified`);
+  }
+  for (const cycle of context.cycles)
+    add(
+      cycle.dispatchedAt,
+      "orchestrator",
+      `dispatched ${cycle.step} for ${cycle.unit} (${cycle.dispatchId})${cycle.outcome ? `: ${cycle.outcome}` : ""}`,
+    );
+  if (context.rejectedHead)
+    add(context.rejectedHead.at, "orchestrator", `refused commit ${short(context.rejectedHead.sha)}`);
+  if (context.ended)
+    add(context.ended.at, context.ended.by ? `@${context.ended.by}` : "orchestrator", `ended: ${context.ended.reason}`);
+  return entries.sort((a, b) => a.at.localeCompare(b.at));
+}
+
+/** The evidence of a track as a page (the JSON download holds the same). */
+export function evidencePage(evidence: TrackEvidence, context: RenderContext): string {
+  const url = trackUrl(context.base, evidence.repository, evidence.trackId);
+  const promotion = evidence.database.promotion;
+  const gates = evidence.gates.map(
+    (gate) =>
+      markup`<tr><td>${gateTitle(gate.gate)} <span class="tag ${gate.check}">${gate.check}</span></td><td>${gate.files.map((f) => markup`<code>${f.path}</code> <span class="hash">${short(f.sha256)}</span><br>`)}</td><td><span class="hash">${gate.manifestHash ?? "—"}</span></td><td>${gate.approvals.map((a) => markup`@${a.approver} (review ${a.reviewId}) on <code>${short(a.commit)}</code> at <time datetime="${a.at}">${a.at}</time><br>`)}</td></tr>`,
+  );
+  const cycles = evidence.cycles.map(
+    (c) =>
+      markup`<tr><td>${c.step}</td><td>${c.unit}</td><td>${c.outcome ?? "running"}${c.reasons.length ? markup` <span class="refusal">${c.reasons.join("; ")}</span>` : ""}</td><td><code>${short(c.commit)}</code></td><td>${c.runUrl ? markup`<a href="${c.runUrl}">${c.runId ?? "run"}</a>` : "—"}</td><td>${c.reportedAt ?? "—"}</td></tr>`,
+  );
+  const body = markup`<p><a href="${url}">← the track</a> · <a id="download" href="${url}/evidence.json" download>Download evidence.json</a></p>
+<h2 class="title">Evidence of ${evidence.branch} <span class="empty">${evidence.repository}</span></h2>
+<p>${evidence.finished ? markup`Merged at <code>${evidence.mergedCommit ?? ""}</code> and promoted.` : markup`<strong>Not finished</strong> (stands at ${evidence.stage}): the evidence so far.`}${provenanceTag(evidence.provenance)}</p>
+<section aria-labelledby="ev-gates"><h2 id="ev-gates">Approvals</h2><table><thead><tr><th>Gate</th><th>Frozen files</th><th>Manifest</th><th>Approved by</th></tr></thead><tbody>${gates}</tbody></table></section>
+<section aria-labelledby="ev-cycles"><h2 id="ev-cycles">Cycles</h2><table class="cycles"><thead><tr><th>Step</th><th>Unit</th><th>Verdict</th><th>Commit</th><th>Run</th><th>Reported</th></tr></thead><tbody>${cycles}</tbody></table></section>
+<section aria-labelledby="ev-db"><h2 id="ev-db">Database</h2><dl class="facts"><dt>Branch</dt><dd><code>${evidence.database.branch}</code></dd><dt>Forked from</dt><dd><code>${evidence.database.parent}</code> at ${evidence.database.forkedAt}</dd>
+<dt>Promoted</dt><dd>${promotion ? `${promotion.outcome ?? "running"} at ${promotion.at ?? "—"} (commit ${short(promotion.commit)})` : "not yet"}</dd>
+<dt>Deploy</dt><dd>${evidence.deploy ? `${evidence.deploy.summary} (${evidence.deploy.checks.map((c) => `${c.name} ${c.ok ? "ok" : "failed"}`).join(", ")})` : "not yet"}</dd></dl></section>`;
+  return page({ ...context, title: `Evidence of ${evidence.branch} · Consort board` }, body);
+}

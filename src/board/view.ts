@@ -1,0 +1,218 @@
+import type { ConsortConfig } from "../config/consort-config.js";
+import { checkStates, type CheckState } from "../gates/checks.js";
+import { gateCheckName, gateTitle, type GateName } from "../gates/names.js";
+import { nextAction, type NextAction, type TrackSnapshot } from "../orchestrator/index.js";
+import { DESIGN_STEPS, GATE_NAMES, isBuildStage, type Stage } from "../orchestrator/types.js";
+import { ownershipAt } from "../roles/roles.js";
+
+/**
+ * What the board shows of a track, derived from its snapshot alone (pure: the app and `consort
+ * board` both call it). Gate and check state come from src/gates/checks.ts and the next step from
+ * the orchestrator's `nextAction`: nothing here re-decides them, it only arranges them for a page.
+ */
+
+export const PROVENANCES = ["signed", "unsigned", "commits"] as const;
+export type Provenance = (typeof PROVENANCES)[number];
+
+/** What a person reads about where a track's state came from (nothing for a checked signature). */
+export const PROVENANCE_NOTE: Record<Provenance, string> = {
+  signed: "",
+  unsigned: "state signature not checked",
+  commits: "replayed from commits: approvals and cycles unknown",
+};
+
+/** One track as a board source hands it over: where it lives, its snapshot and the rules in force. */
+export interface BoardTrack {
+  /** `owner/name`. */
+  repository: string;
+  snapshot: TrackSnapshot;
+  /** The repository's configuration (approvers, roles' paths), as read from its default branch. */
+  config: ConsortConfig;
+  /**
+   * Where the snapshot comes from: a state file whose signature was checked, one read without the
+   * key (`consort board` on a fetched consort/state), or the branch's commits replayed locally.
+   */
+  provenance: Provenance;
+  /** The parent-aware schema diff of the track's database branch, as text, when the source has it. */
+  schemaDiff?: string;
+}
+
+type LaneNodeStatus = "done" | "current" | "ahead" | "failed";
+
+/** One station of the lane picture: the design steps, each gate, each build unit, the release. */
+export interface LaneNode {
+  key: string;
+  label: string;
+  kind: "step" | "gate" | "unit";
+  status: LaneNodeStatus;
+}
+
+/** Who the track waits for now, and whether that is the viewer. */
+interface Waiting {
+  actor: NextAction["actor"];
+  /** A short phrase: "approval: design gate", "navigator: red for T2", "cycle red-verify". */
+  what: string;
+  /** The logins that can act, when the configuration names them; empty when any approver may. */
+  who: string[];
+  /** True when the viewer is one of the people the track waits for (with no viewer: when it waits for a person). */
+  mine: boolean;
+}
+
+export interface TrackView {
+  repository: string;
+  trackId: string;
+  branch: string;
+  stage: Stage;
+  lane: LaneNode[];
+  waiting: Waiting;
+  /** When the track last changed: how long it has waited is counted from here. */
+  since: string;
+  /** Every reason the track is refused or failing now (a rejected commit, a failed check, a block). */
+  refusals: string[];
+  checks: CheckState[];
+  provenance: Provenance;
+}
+
+const lower = (login: string) => login.toLowerCase();
+
+/** The gate a gate stage waits on (`design-gate` → `design`). */
+function gateOfStage(stage: Stage): GateName | undefined {
+  return GATE_NAMES.find((gate) => `${gate}-gate` === stage);
+}
+
+/**
+ * Who may approve `gate` as the board can tell without asking GitHub: the configured users less the
+ * gate's authors. With no users named, any approver with write access may (teams, CODEOWNERS), so
+ * the list is empty and every viewer who authored none of it counts as one.
+ */
+function approversFor(track: BoardTrack, gate: GateName): { who: string[]; may: (login: string) => boolean } {
+  const authors = new Set(track.snapshot.context.gates[gate].authors.map(lower));
+  const named = track.config.approvers.users.filter((login) => !authors.has(lower(login)));
+  if (track.config.approvers.users.length > 0) {
+    const allowed = new Set(named.map(lower));
+    return { who: named, may: (login) => allowed.has(lower(login)) };
+  }
+  return { who: [], may: (login) => !authors.has(lower(login)) };
+}
+
+function waitingOf(track: BoardTrack, action: NextAction, viewer: string | null): Waiting {
+  const { stage, context } = track.snapshot;
+  const gate = gateOfStage(stage);
+  if (action.actor === "person" && gate) {
+    const { who, may } = approversFor(track, gate);
+    return {
+      actor: "person",
+      what: `approval: ${gateTitle(gate).toLowerCase()}`,
+      who,
+      mine: viewer ? may(viewer) : true,
+    };
+  }
+  if (action.actor === "person")
+    return {
+      actor: "person",
+      what: stage === "blocked" ? "a decision: retry, renegotiate or abandon" : "the merge of the pull request",
+      who: [],
+      mine: true,
+    };
+  if (action.actor === "orchestrator")
+    return {
+      actor: "orchestrator",
+      what: context.pendingDispatch
+        ? `${context.pendingDispatch.step} cycle ${context.pendingDispatch.dispatchId}`
+        : `a cycle for ${stage} (none dispatched: retry)`,
+      who: [],
+      mine: false,
+    };
+  if (action.actor === "agent")
+    return {
+      actor: "agent",
+      what: `${action.role ?? "an agent"}: ${stage}${action.unit ? ` for ${action.unit}` : ""}`,
+      who: [],
+      mine: false,
+    };
+  return { actor: "nobody", what: stage === "done" ? "nothing: done" : `nothing: ${stage}`, who: [], mine: false };
+}
+
+/** The stations of the lane and how far the track is along them. */
+function laneOf(snapshot: TrackSnapshot, checks: CheckState[]): LaneNode[] {
+  const { stage, context } = snapshot;
+  const failedCheck = new Set(checks.filter((c) => c.status === "failure").map((c) => c.name));
+  const gateNode = (gate: GateName): Omit<LaneNode, "status"> => ({
+    key: `${gate}-gate`,
+    label: gateTitle(gate),
+    kind: "gate",
+  });
+  const nodes: Array<Omit<LaneNode, "status"> & { stages: Stage[] }> = [
+    { key: "design", label: "Design", kind: "step", stages: [...DESIGN_STEPS] },
+    { ...gateNode("design"), stages: ["design-gate"] },
+    { key: "test-list", label: "Test list", kind: "step", stages: ["test-list"] },
+    { ...gateNode("test-list"), stages: ["test-list-gate"] },
+    ...(context.units.length > 0
+      ? context.units.map((unit) => ({ key: `unit:${unit.id}`, label: unit.id, kind: "unit" as const, stages: [] }))
+      : [{ key: "build", label: "Build", kind: "unit" as const, stages: [] }]),
+    { key: "deploying", label: "Preview", kind: "step", stages: ["deploying"] },
+    { ...gateNode("deploy"), stages: ["deploy-gate"] },
+    { ...gateNode("promote"), stages: ["promote-gate"] },
+    { key: "promoting", label: "Promote", kind: "step", stages: ["merging", "promoting"] },
+  ];
+  const effective: Stage = stage === "blocked" ? (context.blocked?.resume ?? "red") : stage;
+  const firstUnit = nodes.findIndex((node) => node.kind === "unit");
+  const unitNode = firstUnit + Math.min(context.unitIndex, Math.max(context.units.length - 1, 0));
+  let current = nodes.findIndex((node) => node.stages.includes(effective));
+  if (isBuildStage(effective)) current = unitNode;
+  if (stage === "done") current = nodes.length;
+  // An abandoned track ended where its evidence stops: in the build once there are units, else in the design.
+  if (stage === "abandoned")
+    current = context.units.length > 0 ? unitNode : context.gates.design.status === "approved" ? 2 : 0;
+  const failedHere =
+    stage === "blocked" || stage === "abandoned" || context.rejectedHead !== null || context.lastProblem.length > 0;
+  return nodes.map(({ stages: _stages, ...node }, index) => {
+    const gate = node.kind === "gate" ? GATE_NAMES.find((name) => `${name}-gate` === node.key) : undefined;
+    let status: LaneNodeStatus = index < current ? "done" : index === current ? "current" : "ahead";
+    if (index === current && failedHere) status = "failed";
+    if (gate && status === "done" && failedCheck.has(gateCheckName(gate))) status = "failed";
+    return { ...node, status };
+  });
+}
+
+function refusalsOf(snapshot: TrackSnapshot, checks: CheckState[]): string[] {
+  const { context } = snapshot;
+  const reasons: string[] = [];
+  if (context.rejectedHead)
+    reasons.push(
+      ...context.rejectedHead.reasons.map(
+        (reason) => `Commit ${context.rejectedHead!.sha.slice(0, 7)} refused: ${reason}`,
+      ),
+    );
+  if (context.blocked) reasons.push(`Blocked: ${context.blocked.reason}`);
+  for (const check of checks)
+    if (check.status === "failure") for (const detail of check.details) reasons.push(`${check.name}: ${detail}`);
+  return [...new Set(reasons)];
+}
+
+/** The board's view of one track for `viewer` (a GitHub login; null when nobody signed in). */
+export function trackView(track: BoardTrack, viewer: string | null): TrackView {
+  const { snapshot } = track;
+  const checks = checkStates(snapshot);
+  const action = nextAction(snapshot, track.config);
+  return {
+    repository: track.repository,
+    trackId: snapshot.context.trackId,
+    branch: snapshot.context.branch,
+    stage: snapshot.stage,
+    lane: laneOf(snapshot, checks),
+    waiting: waitingOf(track, action, viewer),
+    since: snapshot.context.updatedAt,
+    refusals: refusalsOf(snapshot, checks),
+    checks,
+    provenance: track.provenance,
+  };
+}
+
+/** Tracks still in flight: not done, not abandoned. */
+export const inFlight = (track: BoardTrack): boolean =>
+  track.snapshot.stage !== "done" && track.snapshot.stage !== "abandoned";
+
+/** The role that takes a build step, for the timeline (the one declaration is src/roles/roles.ts). */
+export const roleOfStep = (stage: Stage, config: ConsortConfig, unit: string | null): string =>
+  ownershipAt(stage, config, unit).role ?? "orchestrator";

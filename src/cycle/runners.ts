@@ -1,0 +1,167 @@
+import type { Flavour } from "./junit/types.js";
+
+/**
+ * The test runners the cycle supports (design §6), one row each: how to make it write a report the
+ * cycle reads right, how the test list names a test, the settings that matter, and what of the
+ * runner's configuration is frozen at the test-list gate. One table, read by the README's runner
+ * section (`npm run docs`), by the freezing rule (src/gates/freeze.ts) and by the tests.
+ */
+
+/** A part of a file that configures a runner: the whole file, or one section of it. */
+type ConfigPart =
+  | { kind: "whole" }
+  /** INI-style `[section]` blocks (pytest.ini, tox.ini, setup.cfg) or TOML tables (pyproject.toml). */
+  | { kind: "section"; sections: readonly string[] }
+  /** A Maven `<plugin>` block, by its artifactId. */
+  | { kind: "maven-plugin"; artifactId: string };
+
+interface RunnerConfigFile {
+  /** A glob from the repository root. */
+  path: string;
+  part: ConfigPart;
+}
+
+export interface RunnerInfo {
+  runner: Exclude<Flavour, "unknown">;
+  title: string;
+  /** The test command that writes a report the cycle reads right. */
+  command: string;
+  /** The `junit` setting for that command. */
+  junit: string;
+  /** How the test list's `title` names a test (any of these forms is matched). */
+  titles: string;
+  /** The runner's settings the cycle needs, and when `runner:` must name it in .github/consort.yml. */
+  settings: string;
+  /** Its configuration files, frozen at the test-list gate. */
+  configFiles: readonly RunnerConfigFile[];
+  /** Its keys at the top of package.json, frozen at the test-list gate. */
+  packageKeys: readonly string[];
+  /** Its own packages (names, or a prefix ending in `*`): their dependency entries are frozen at the test-list gate. */
+  packages: readonly string[];
+}
+
+const whole = (...paths: string[]): RunnerConfigFile[] => paths.map((path) => ({ path, part: { kind: "whole" } }));
+const SCRIPT_EXTENSIONS = "{js,cjs,mjs,ts,cts,mts,json}";
+
+export const RUNNERS: readonly RunnerInfo[] = [
+  {
+    runner: "vitest",
+    title: "vitest",
+    command: "`vitest run --reporter=junit --outputFile=junit.xml`",
+    junit: "`junit.xml`",
+    titles: "describe blocks and title joined by ` > `",
+    settings: "none; its report names itself",
+    configFiles: whole(
+      `vitest.config.${SCRIPT_EXTENSIONS}`,
+      `vite.config.${SCRIPT_EXTENSIONS}`,
+      `vitest.workspace.${SCRIPT_EXTENSIONS}`,
+    ),
+    packageKeys: [],
+    packages: ["vitest", "@vitest/*", "vite"],
+  },
+  {
+    runner: "jest",
+    title: "jest + jest-junit",
+    command:
+      "`jest --ci --reporters=default --reporters=jest-junit` with `JEST_JUNIT_ADD_FILE_ATTRIBUTE=true JEST_JUNIT_REPORT_TEST_SUITE_ERRORS=true`",
+    junit: "`junit.xml` (jest-junit's `outputDirectory`/`outputName`)",
+    titles:
+      "describe blocks and title joined by spaces or ` > `; a `titleTemplate` of `{title}` is matched through the classname",
+    settings:
+      "keep stack traces (`noStackTrace` off: without them an error cannot be told from an assertion); `addFileAttribute` (else equal titles in two files are ambiguous); `reportTestSuiteErrors` (else a file that does not load leaves its tests missing); `runner: jest` when `suiteName` is renamed",
+    configFiles: whole(`jest.config.${SCRIPT_EXTENSIONS}`),
+    packageKeys: ["jest", "jest-junit"],
+    packages: ["jest", "jest-*", "@jest/*", "ts-jest", "babel-jest"],
+  },
+  {
+    runner: "mocha",
+    title: "mocha",
+    command:
+      "`mocha --reporter mocha-junit-reporter --reporter-options includePending=true`, or mocha's own `--reporter xunit --reporter-options output=junit.xml`",
+    junit: "`junit.xml` (`MOCHA_FILE` or `output`)",
+    titles: "full title (describe blocks and title, spaces or ` > `)",
+    settings:
+      "`includePending=true` with mocha-junit-reporter (else skipped tests are dropped and read as missing); `runner: mocha` when `testsuitesTitle` is renamed",
+    configFiles: whole(".mocharc.{js,cjs,mjs,json,jsonc,yaml,yml}"),
+    packageKeys: ["mocha"],
+    packages: ["mocha", "mocha-*", "@mochajs/*"],
+  },
+  {
+    runner: "node",
+    title: "node --test",
+    command: "`node --test --test-reporter=junit --test-reporter-destination=junit.xml`",
+    junit: "`junit.xml`",
+    titles: "the title, or suites and title joined by ` > ` (quotes as written: Node 20's double escaping is undone)",
+    settings: "Node 22 or later writes each test's file; on Node 20 equal titles in two files are ambiguous",
+    configFiles: [],
+    packageKeys: [],
+    packages: [],
+  },
+  {
+    runner: "pytest",
+    title: "pytest",
+    command: "`pytest --junitxml=junit.xml --continue-on-collection-errors`",
+    junit: "`junit.xml`",
+    titles:
+      "the function name, `Class::name` or the node id; a non-ASCII parameter id as written (`[Größe]`) or as pytest escapes it (`[Gr\\xf6\\xdfe]`)",
+    settings:
+      "`--continue-on-collection-errors` (else one file that does not import stops the session and every other test is missing)",
+    configFiles: [
+      ...whole("pytest.ini", "conftest.py"),
+      { path: "pyproject.toml", part: { kind: "section", sections: ["tool.pytest"] } },
+      { path: "tox.ini", part: { kind: "section", sections: ["pytest"] } },
+      { path: "setup.cfg", part: { kind: "section", sections: ["tool:pytest"] } },
+    ],
+    packageKeys: [],
+    packages: [],
+  },
+  {
+    runner: "go",
+    title: "Go (gotestsum)",
+    command: "`gotestsum --junitfile junit.xml ./...`",
+    junit: "`junit.xml`",
+    titles: "`TestName` or `TestName/sub test`",
+    settings: "none",
+    configFiles: [],
+    packageKeys: [],
+    packages: [],
+  },
+  {
+    runner: "surefire",
+    title: "Maven Surefire",
+    command: "`mvn test`",
+    junit: "`target/surefire-reports/` (one file per class)",
+    titles:
+      "the method, `Class.method` or `Class#method` (file: the `.java` path); a JUnit 5 `@DisplayName` only when Surefire 3 writes display names",
+    settings:
+      "for `@DisplayName` titles, Surefire 3's `statelessTestsetReporter` with `usePhrasedTestCaseMethodName` (Surefire 2 writes method names)",
+    configFiles: [{ path: "pom.xml", part: { kind: "maven-plugin", artifactId: "maven-surefire-plugin" } }],
+    packageKeys: [],
+    packages: [],
+  },
+];
+
+/** The README's runner section: one row per runner, from RUNNERS. */
+export function runnersTable(): string {
+  const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ");
+  const frozen = (r: RunnerInfo) =>
+    [
+      ...r.configFiles.map((f) =>
+        f.part.kind === "whole"
+          ? `\`${f.path}\``
+          : f.part.kind === "section"
+            ? `\`${f.path}\` [${f.part.sections.join(", ")}…]`
+            : `\`${f.path}\`'s ${f.part.artifactId}`,
+      ),
+      ...r.packageKeys.map((k) => `package.json \`${k}\``),
+      ...r.packages.map((p) => `the \`${p}\` dependency`),
+    ].join(", ") || "the test command's scripts only";
+  return [
+    "| runner | test command | `junit` | test-list title | settings it needs | frozen at the test-list gate |",
+    "|---|---|---|---|---|---|",
+    ...RUNNERS.map(
+      (r) =>
+        `| ${cell(r.title)} | ${cell(r.command)} | ${cell(r.junit)} | ${cell(r.titles)} | ${cell(r.settings)} | ${cell(frozen(r))} |`,
+    ),
+  ].join("\n");
+}

@@ -1,0 +1,127 @@
+import { createHash, createHmac } from "node:crypto";
+import pg from "pg";
+
+/**
+ * A least-privilege login per database branch (postgres and local providers): the URL a cycle's
+ * commands get names a role that owns that one database and everything in it, and can connect
+ * to no other database of the root (CONNECT is revoked from PUBLIC on each of them). Its
+ * password is derived from the provider's admin URL, so it is unguessable without that secret,
+ * and every process computes the same one without storing it.
+ */
+
+const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+/** The role of a branch: cluster-wide, so named after the root and the branch together. */
+export function branchRoleName(root: string, branch: string): string {
+  return `consort_login_${createHash("sha256").update(`${root}/${branch}`).digest("hex").slice(0, 24)}`;
+}
+
+export function branchRolePassword(adminUrl: string, role: string): string {
+  return createHmac("sha256", adminUrl).update(role).digest("base64url");
+}
+
+/**
+ * Make (or refresh) the branch's role, hand it the database, and shut every database of the root
+ * to PUBLIC: a role then reaches only the database it owns.
+ */
+export async function grantBranchRole(
+  client: pg.ClientBase,
+  options: { role: string; password: string; database: string; rootDatabases: string[] },
+): Promise<void> {
+  const { role, password, database } = options;
+  const attributes = "LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS NOINHERIT";
+  const exists = await client.query("SELECT 1 FROM pg_roles WHERE rolname = $1", [role]);
+  const secret = client.escapeLiteral(password);
+  if (exists.rowCount === 0) {
+    try {
+      await client.query(`CREATE ROLE ${ident(role)} ${attributes} PASSWORD ${secret}`);
+    } catch (error) {
+      // Made meanwhile by another process (duplicate_object): the ALTER below sets it the same.
+      if ((error as { code?: string }).code !== "42710") throw error;
+    }
+  }
+  await client.query(`ALTER ROLE ${ident(role)} ${attributes} PASSWORD ${secret}`);
+  await client.query(`ALTER DATABASE ${ident(database)} OWNER TO ${ident(role)}`);
+  for (const name of new Set([...options.rootDatabases, database]))
+    await client.query(`REVOKE CONNECT, TEMPORARY ON DATABASE ${ident(name)} FROM PUBLIC`).catch((error: unknown) => {
+      // A spare or a half-made copy renamed or dropped meanwhile (invalid_catalog_name): nothing to shut.
+      if ((error as { code?: string }).code !== "3D000" || name === database) throw error;
+    });
+}
+
+/**
+ * Inside the branch's database (connected as the admin), give the role every object a parent's
+ * migrations or the seed made (a fork copies their owners): schemas, tables, views, sequences
+ * that no table owns, routines and types, leaving the system's and extensions' alone.
+ */
+const OWN_EVERYTHING = (role: string) => `
+DO $consort$
+DECLARE
+  target text := ${pgLiteral(role)};
+  item record;
+BEGIN
+  FOR item IN
+    SELECT n.nspname FROM pg_namespace n
+    WHERE n.nspname NOT LIKE 'pg\\_%' AND n.nspname <> 'information_schema'
+      AND n.nspowner <> 'pg_database_owner'::regrole
+      AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.objid = n.oid AND d.deptype = 'e')
+  LOOP
+    EXECUTE format('ALTER SCHEMA %I OWNER TO %I', item.nspname, target);
+  END LOOP;
+  FOR item IN
+    SELECT c.oid::regclass AS rel, c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE n.nspname NOT LIKE 'pg\\_%' AND n.nspname <> 'information_schema'
+      AND c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f')
+      AND NOT EXISTS (
+        SELECT 1 FROM pg_depend d
+        WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype IN ('a', 'i', 'e'))
+  LOOP
+    EXECUTE format('ALTER %s %s OWNER TO %I',
+      CASE item.relkind WHEN 'S' THEN 'SEQUENCE' WHEN 'v' THEN 'VIEW' WHEN 'm' THEN 'MATERIALIZED VIEW'
+        WHEN 'f' THEN 'FOREIGN TABLE' ELSE 'TABLE' END,
+      item.rel, target);
+  END LOOP;
+  FOR item IN
+    SELECT p.oid::regprocedure AS routine FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+    WHERE n.nspname NOT LIKE 'pg\\_%' AND n.nspname <> 'information_schema'
+      AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.objid = p.oid AND d.deptype = 'e')
+  LOOP
+    EXECUTE format('ALTER ROUTINE %s OWNER TO %I', item.routine, target);
+  END LOOP;
+  FOR item IN
+    SELECT t.oid::regtype AS type FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+    WHERE n.nspname NOT LIKE 'pg\\_%' AND n.nspname <> 'information_schema'
+      AND (t.typtype IN ('e', 'd', 'r', 'm')
+        OR (t.typtype = 'c' AND (SELECT c.relkind FROM pg_class c WHERE c.oid = t.typrelid) = 'c'))
+      AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.objid = t.oid AND d.deptype IN ('e', 'i'))
+  LOOP
+    EXECUTE format('ALTER TYPE %s OWNER TO %I', item.type, target);
+  END LOOP;
+END
+$consort$`;
+
+function pgLiteral(text: string): string {
+  return `'${text.replace(/'/g, "''")}'`;
+}
+
+/** Run OWN_EVERYTHING in `database`, reached with the admin URL. */
+export async function ownEverything(adminUrl: string, database: string, role: string): Promise<void> {
+  const url = new URL(adminUrl);
+  url.pathname = `/${encodeURIComponent(database)}`;
+  const client = new pg.Client({ connectionString: url.toString(), application_name: "consort-substrate" });
+  await client.connect();
+  try {
+    await client.query(OWN_EVERYTHING(role));
+  } finally {
+    await client.end();
+  }
+}
+
+/** The branch's URL: the admin URL's server, the branch's database, the branch's role alone. */
+export function branchRoleUrl(adminUrl: string, database: string, role: string, password: string): string {
+  const url = new URL(adminUrl);
+  url.pathname = `/${encodeURIComponent(database)}`;
+  url.username = encodeURIComponent(role);
+  url.password = encodeURIComponent(password);
+  return url.toString();
+}

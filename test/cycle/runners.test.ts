@@ -1,0 +1,38 @@
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { README, withRunners } from "../../scripts/docs.js";
+import { readJUnitReports } from "../../src/cycle/junit/index.js";
+import { FLAVOURS } from "../../src/cycle/junit/types.js";
+import { RUNNERS, runnersTable } from "../../src/cycle/runners.js";
+import { FIXTURES } from "./junit/fixtures.js";
+
+/** The supported-runners table (src/cycle/runners.ts) is the one list: the README shows it, and each row has a real report. */
+
+describe("the supported runners' table", () => {
+  it("has one row for every runner the cycle reads, and only those", () => {
+    expect(RUNNERS.map((r) => r.runner)).toEqual(FLAVOURS.filter((f) => f !== "unknown"));
+  });
+
+  it.each(RUNNERS.map((r) => [r.runner, r] as const))(
+    "%s: a report its real runner wrote is read as that runner's",
+    async (runner) => {
+      const folder = join(FIXTURES, runner);
+      const reports = (await readdir(folder)).filter((f) => f.endsWith(".xml"));
+      const dirs = runner === "surefire" ? ["reports"] : [];
+      const found = [...reports, ...dirs];
+      expect(found.length).toBeGreaterThan(0);
+      for (const report of found) {
+        const { report: read } = await readJUnitReports(join(folder, report));
+        expect([report, read.flavour]).toEqual([report, runner]);
+      }
+    },
+  );
+
+  it("is what the README's runner section shows (npm run docs regenerates it)", async () => {
+    const readme = await readFile(README, "utf8");
+    expect(withRunners(readme)).toBe(readme);
+    expect(readme).toContain(runnersTable());
+    for (const r of RUNNERS) expect(readme).toContain(`| ${r.title} |`);
+  });
+});

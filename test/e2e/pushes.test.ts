@@ -1,0 +1,232 @@
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { checkTable, summaryOf, violationsOn } from "./support/checks.js";
+import * as F from "./support/feature.js";
+import { AGENTS, LEAD, Scenario, type Checkpoint } from "./support/scenario.js";
+
+/**
+ * Pushes as GitHub really sends them, checked against git rather than the payload: a payload that
+ * leaves out a commit, a merge whose file lists are empty, "Update branch", pushes on top of a
+ * refused commit, and a revert back to the last accepted tree. Each scenario forks from the RED
+ * step (design and test list approved) or a gate before it, which take no cycle to reach.
+ */
+
+const s = new Scenario();
+let atStart: Checkpoint;
+let atDesignGate: Checkpoint;
+let atTestListGate: Checkpoint;
+let atRed: Checkpoint;
+
+beforeAll(async () => {
+  atStart = s.checkpoint();
+  await s.createBranch();
+  await s.openPull();
+  await s.step("product-owner", { ".consort/spec.json": F.STORIES });
+  await s.step("spec-author", { ".consort/spec.json": F.SPEC });
+  await s.step("architect", { ".consort/architecture.json": F.ARCHITECTURE });
+  await s.step("dba", { ".consort/db-design.json": F.DB_DESIGN });
+  atDesignGate = s.checkpoint();
+  await s.review(LEAD, "APPROVED");
+  await s.step("test-strategist", { ".consort/test-list.json": F.TEST_LIST });
+  expect(s.snapshot().stage).toBe("test-list-gate");
+  atTestListGate = s.checkpoint();
+  await s.review(LEAD, "APPROVED");
+  expect(s.snapshot().stage).toBe("red");
+  atRed = s.checkpoint();
+}, 300_000);
+
+afterAll(async () => {
+  await s.dispose();
+});
+
+const short = (sha: string) => sha.slice(0, 7);
+const SPEC_CHANGED = F.SPEC.replace("location", "place");
+const LEAD_IDENTITY = { name: LEAD, email: `${LEAD}@users.noreply.github.com`, login: LEAD };
+
+/** A commit on main, as another feature's merge would land there. */
+function landOnMain(files: Record<string, string>): string {
+  return s.repo.commitOn("main", LEAD_IDENTITY, "Another feature lands\n", files).sha;
+}
+
+describe("pushes are verified against git, not the payload", () => {
+  test("a payload that leaves out its oldest commit does not hide it: the commit is read from git and refused", async () => {
+    s.restore(atRed);
+    const before = s.head();
+    const early = s.commit("driver", F.GREEN_T1);
+    s.commit("navigator", { [F.INDEX_TEST_FILE]: F.RED_T1 });
+    const payload = s.pushPayload(before);
+    payload.commits.shift();
+    await s.deliver("push", payload);
+
+    const snapshot = s.snapshot();
+    expect([snapshot.stage, snapshot.context.head, snapshot.context.pendingDispatch]).toEqual(["red", before, null]);
+    expect(violationsOn(s.world.check(s.head(), "consort/discipline"))).toEqual([
+      `${short(early)}: not this role's turn: the track is at red, which is the Navigator's (navigator); the commit claims driver`,
+      `${short(early)}: path migrations/${F.MIGRATION_ID}.down.sql is not driver's to change at red (allowed now: test/**; never: .consort/**)`,
+      `${short(early)}: path migrations/${F.MIGRATION_ID}.up.sql is not driver's to change at red (allowed now: test/**; never: .consort/**)`,
+    ]);
+    expect(s.world.mock.violations).toEqual([]);
+  });
+
+  test("a merge whose payload lists no files cannot slip in a change main never made", async () => {
+    s.restore(atRed);
+    const before = s.head();
+    landOnMain({ "docs/NEWS.md": "Stock by batch\n" });
+    const merge = s.repo.mergeOn(
+      s.branch,
+      s.repo.branchHead("main")!,
+      "Merge branch 'main'\n\nConsort-Role: navigator\n",
+      AGENTS.navigator,
+      { "src/routes/backdoor.ts": "export const open = true;\n" },
+    );
+    await s.push(before);
+
+    expect(s.snapshot().context.head).toBe(before);
+    expect(violationsOn(s.world.check(merge, "consort/discipline"))).toEqual([
+      `${short(merge)}: merges main but also changes src/routes/backdoor.ts, which main did not: make such a change a step of its own`,
+    ]);
+  });
+
+  test("a merge of a branch that is not main is refused: only the default branch may be merged into a track", async () => {
+    s.restore(atRed);
+    const before = s.head();
+    s.repo.setBranch("scratch", s.repo.branchHead("main")!);
+    const other = s.repo.commitOn("scratch", AGENTS.driver, "Code from elsewhere\n", F.GREEN_T1).sha;
+    const merge = s.repo.mergeOn(
+      s.branch,
+      other,
+      "Merge branch 'scratch'\n\nConsort-Role: navigator\n",
+      AGENTS.navigator,
+    );
+    await s.push(before);
+
+    expect(s.snapshot().context.head).toBe(before);
+    expect(violationsOn(s.world.check(merge, "consort/discipline"))).toEqual([
+      `${short(merge)}: merges ${short(other)}, which is not on main: a track takes merges of main only ("Update branch"); rebuild the branch without it`,
+    ]);
+  });
+
+  test('"Update branch" merges main in: the merged commits are not the track\'s, and the track goes on from the merge', async () => {
+    s.restore(atRed);
+    landOnMain({ "docs/NEWS.md": "Stock by batch\n" });
+    const merge = await s.updateBranch();
+
+    const snapshot = s.snapshot();
+    expect([snapshot.stage, snapshot.context.head, snapshot.context.rejectedHead]).toEqual(["red", merge, null]);
+    expect(checkTable(s.world, merge)).toMatchObject({
+      "consort/design": "success",
+      "consort/test-list": "success",
+      "consort/discipline": "success",
+    });
+    // The RED step on top of the merge is the track's next step, and is taken.
+    await s.step("navigator", { [F.INDEX_TEST_FILE]: F.RED_T1 });
+    expect(s.snapshot().stage).toBe("red-verify");
+    expect(s.world.mock.violations).toEqual([]);
+  });
+});
+
+describe("every check describes the head it is posted on", () => {
+  test("a frozen spec changed on top of a refused commit withdraws the design gate on that head", async () => {
+    s.restore(atRed);
+    const accepted = s.head();
+    const refused = await s.step("driver", F.GREEN_T1);
+    expect(s.snapshot().context.rejectedHead?.sha).toBe(refused);
+    const sneaky = await s.step("navigator", { ".consort/spec.json": SPEC_CHANGED });
+
+    const snapshot = s.snapshot();
+    expect([snapshot.stage, snapshot.context.head, snapshot.context.gates.design.status]).toEqual([
+      "design-gate",
+      accepted,
+      "withdrawn",
+    ]);
+    expect(s.world.check(sneaky, "consort/design").conclusion).toBe("failure");
+    expect(violationsOn(s.world.check(sneaky, "consort/discipline"))).toEqual([
+      `the branch still holds rejected commit ${short(refused)}`,
+      `.consort/spec.json: frozen by the design gate, but at ${short(sneaky)} it is not the text the gate froze (changed beneath this push); restore it`,
+    ]);
+  });
+
+  test("a revert of the refused commit is recognised: the track goes on from the revert", async () => {
+    s.restore(atRed);
+    const accepted = s.head();
+    const refused = await s.step("driver", F.GREEN_T1);
+    const revert = s.commit(
+      "navigator",
+      Object.fromEntries(
+        Object.keys(F.GREEN_T1).map((path) => [path, s.repo.fileAt(accepted, path)?.toString("utf8") ?? null]),
+      ),
+      { subject: `Revert ${short(refused)}` },
+    );
+    await s.push(refused);
+
+    const snapshot = s.snapshot();
+    expect([snapshot.stage, snapshot.context.head, snapshot.context.rejectedHead]).toEqual(["red", revert, null]);
+    expect(s.world.check(revert, "consort/discipline").conclusion).toBe("success");
+    await s.step("navigator", { [F.INDEX_TEST_FILE]: F.RED_T1 });
+    expect(s.snapshot().stage).toBe("red-verify");
+  });
+});
+
+describe("what a reviewer reads while a gate waits", () => {
+  test("the test-list check and the PR comment show the list waiting for approval", async () => {
+    s.restore(atTestListGate);
+    const head = s.head();
+    const list = (JSON.parse(F.TEST_LIST) as { tests: Array<{ id: string; title: string }> }).tests;
+    const check = summaryOf(s.world.check(head, "consort/test-list"));
+    const comment = s.world.appComments(s.pull!.number).at(-1)!.body;
+    for (const text of [check, comment]) {
+      expect(text).not.toContain("The test list is not written yet");
+      for (const test of list) expect(text).toContain(test.title);
+    }
+  });
+
+  test("a branch reset to the last accepted commit after a refusal takes the gate's approval again", async () => {
+    s.restore(atDesignGate);
+    const accepted = s.head();
+    const refused = await s.step("driver", F.GREEN_T1);
+    expect(s.snapshot().context.rejectedHead?.sha).toBe(refused);
+    await s.resetTo(accepted);
+    expect(s.snapshot().context.rejectedHead).toBeNull();
+    await s.review(LEAD, "APPROVED");
+
+    const snapshot = s.snapshot();
+    expect([snapshot.stage, snapshot.context.gates.design.status]).toEqual(["test-list", "approved"]);
+    expect(s.world.check(accepted, "consort/design").conclusion).toBe("success");
+  });
+});
+
+describe("a branch's first push", () => {
+  const NO_COMMIT = "0".repeat(40);
+
+  /** A person pushes a new branch holding commits: GitHub sends a push with `created` and a zero `before`. */
+  function branchWith(role: Parameters<Scenario["commit"]>[0], files: Record<string, string>) {
+    const fork = s.repo.branchHead("main")!;
+    s.repo.setBranch(s.branch, fork);
+    const sha = s.commit(role, files);
+    return { fork, sha, payload: { ...s.pushPayload(fork), before: NO_COMMIT, created: true } };
+  }
+
+  test("a push that arrives before its create starts the track and its commit is classified; the create and a redelivery change nothing", async () => {
+    s.restore(atStart);
+    const { sha, payload } = branchWith("product-owner", { ".consort/spec.json": F.STORIES });
+    const delivery = await s.deliver("push", payload);
+    expect([s.snapshot().stage, s.snapshot().context.head]).toEqual(["spec", sha]);
+    const written = s.world.stateHead();
+
+    await s.deliver("push", payload, delivery);
+    await s.createBranchEvent();
+    expect(s.world.stateHead()).toBe(written);
+    expect(s.world.check(sha, "consort/discipline").conclusion).toBe("success");
+    expect(s.world.mock.violations).toEqual([]);
+  });
+
+  test("a commit the branch was created with is classified, not taken as the track's start", async () => {
+    s.restore(atStart);
+    const { fork, sha, payload } = branchWith("driver", F.GREEN_T1);
+    await s.createBranchEvent();
+    await s.deliver("push", payload);
+
+    const snapshot = s.snapshot();
+    expect([snapshot.stage, snapshot.context.head, snapshot.context.rejectedHead?.sha]).toEqual(["stories", fork, sha]);
+    expect(s.world.check(sha, "consort/discipline").conclusion).toBe("failure");
+  });
+});

@@ -1,0 +1,54 @@
+import { describe, expect, it } from "vitest";
+import { trackEvidence } from "../../src/board/evidence.js";
+import { boardPage, evidencePage, trackPage } from "../../src/board/pages.js";
+import { boardTrack, NOW } from "../board/fixtures.js";
+
+/**
+ * Everything on the board that comes from a repository (branch names, test titles, refusal reasons,
+ * review notes) is text an agent wrote: the pages must show it, never run it.
+ */
+const ATTACK = `"><img src=x onerror=alert(1)><script>alert(2)</script>`;
+
+function hostileTrack() {
+  const track = boardTrack("red");
+  const context = track.snapshot.context;
+  const units = context.units.map((unit) => ({
+    ...unit,
+    tests: unit.tests.map((test) => ({ ...test, title: `${test.title} ${ATTACK}`, file: `${test.file}${ATTACK}` })),
+  }));
+  return {
+    ...track,
+    schemaDiff: `CREATE TABLE x (); ${ATTACK}`,
+    snapshot: {
+      ...track.snapshot,
+      context: {
+        ...context,
+        branch: `feature/${ATTACK}`,
+        units,
+        rejectedHead: { sha: "f".repeat(40), reasons: [`touched ${ATTACK}`], at: context.updatedAt },
+        lastProblem: [`T1 failed: ${ATTACK}`],
+      },
+    },
+  };
+}
+
+describe("the board escapes what a repository wrote", () => {
+  const track = hostileTrack();
+  const context = { base: "/consort", viewer: "lead-human", signOut: true, now: NOW, events: "/consort/events" };
+  const pages = {
+    board: boardPage([track], context, { mine: false }),
+    track: trackPage(track, context),
+    evidence: evidencePage(trackEvidence(track), context),
+  };
+
+  for (const [name, html] of Object.entries(pages)) {
+    it(`the ${name} page holds no markup from the branch, the titles, the reasons or the diff`, () => {
+      expect(html).not.toContain("<img");
+      expect(html).not.toContain("<script>alert");
+      expect(html).not.toMatch(/"><img|onerror=alert\(1\)>/);
+      expect(html).toContain("&quot;&gt;&lt;img src=x onerror=alert(1)&gt;&lt;script&gt;alert(2)&lt;/script&gt;");
+      // The only scripts are the board's own live script.
+      expect(html.match(/<script>/g)?.length ?? 0).toBeLessThanOrEqual(1);
+    });
+  }
+});

@@ -1,0 +1,170 @@
+import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import type { ConsortConfig } from "../../src/config/consort-config.js";
+import { endConfinedProcesses, prepareConfinement, processesOf, type Jail } from "../../src/cycle/confine.js";
+import { CycleRequest } from "../../src/cycle/request.js";
+import { CYCLE_RESULT_FILE } from "../../src/cycle/result.js";
+import { runCycle } from "../../src/cycle/run.js";
+import { hashFrozenText } from "../../src/gates/freeze.js";
+import type { BranchProvider } from "../../src/substrate/provider.js";
+import { REPO_ROOT, RED_T7, checkout, exampleConfig, uniqueBranch, type Checkout } from "../cycle/stockflow.js";
+
+/**
+ * The commands run confined: real cycles on StockFlow whose commands run as a separate OS user
+ * (made here with useradd, as the action makes it on a runner through sudo). Each test is a
+ * shortcut an agent could take from inside the migrate or test command, and each ends refused or
+ * harmless, with the result the job wrote intact.
+ */
+
+const exec = promisify(execFile);
+const USER = `consort-s-${randomBytes(3).toString("hex")}`;
+const TEST_LIST = JSON.parse(
+  await readFile(new URL("../../examples/stockflow/.consort/test-list.json", import.meta.url), "utf8"),
+) as { tests: Array<{ id: string; file: string; title: string }> };
+const entry = (id: string) => {
+  const { file, title } = TEST_LIST.tests.find((t) => t.id === id)!;
+  return { id, file, title };
+};
+const T7 = entry("T7");
+const S1 = ["T1", "T2", "T3", "T4", "T5", "T6"].map(entry);
+
+let config: ConsortConfig;
+let provider: BranchProvider;
+let jail: Jail;
+const TRACK_DB = uniqueBranch("confine-attack");
+const cleanup: Array<() => Promise<void>> = [];
+
+beforeAll(async () => {
+  const confinement = await prepareConfinement(USER);
+  if (!confinement.confined) throw new Error(`the attack suite needs root to make a user: ${confinement.reason}`);
+  jail = confinement.jail;
+  ({ config, provider } = await exampleConfig());
+  await provider.createBranch(TRACK_DB, { from: await provider.rootBranch() });
+});
+afterAll(async () => {
+  if (jail) await endConfinedProcesses(jail);
+  await Promise.all(cleanup.map((c) => c()));
+  await provider?.close();
+  await exec("userdel", ["--remove", USER]).catch(() => {});
+});
+
+/**
+ * The checkout, with a node_modules of its own as an install leaves it (the confined user writes
+ * there: vite's temporary files), its packages linked to the repository's.
+ */
+async function stage(): Promise<Checkout> {
+  const c = await checkout(RED_T7);
+  cleanup.push(() => c.remove());
+  const modules = join(c.dir, "node_modules");
+  await rm(modules);
+  await mkdir(modules);
+  for (const name of await readdir(join(REPO_ROOT, "node_modules")))
+    if (!name.startsWith(".vite")) await symlink(join(REPO_ROOT, "node_modules", name), join(modules, name));
+  return c;
+}
+
+async function resultFolder(): Promise<string> {
+  const parent = await mkdtemp(join(tmpdir(), "consort-result-"));
+  cleanup.push(() => rm(parent, { recursive: true, force: true }));
+  return join(parent, "consort-cycle");
+}
+
+/** A GREEN with no implementation written: T7 still fails, so the honest verdict is refused. */
+async function greenWithoutCode(c: Checkout) {
+  return CycleRequest.parse({
+    track: "confine-attack",
+    commit: c.commit,
+    step: "green",
+    database: { branch: TRACK_DB },
+    tests: { inTurn: [T7], earlierGreen: S1 },
+    frozenTestFiles: await Promise.all(
+      [...new Set([...S1, T7].map((t) => t.file))].map(async (path) => ({
+        path,
+        sha256: hashFrozenText(await c.read(path)),
+        commit: c.commit,
+      })),
+    ),
+  });
+}
+
+describe("confined commands", { timeout: 120_000 }, () => {
+  test("a detached process the test command leaves behind cannot rewrite the refused result to verified: it is ended, and the result folder is not its to write", async () => {
+    const c = await stage();
+    const outDir = await resultFolder();
+    // The attack: a daemon in its own session that keeps writing "verified" over the result.
+    const forge = `setsid sh -c 'while :; do echo "{\\"verdict\\":\\"verified\\"}" > ${outDir}/${CYCLE_RESULT_FILE}; sleep 0.05; done' > /dev/null 2>&1 < /dev/null &`;
+    const result = await runCycle(await greenWithoutCode(c), {
+      provider,
+      config: { ...config, commands: { ...config.commands, test: `${forge} ${config.commands.test}` } },
+      cwd: c.dir,
+      outDir,
+      confinement: { confined: true, jail },
+    });
+
+    expect(result.verdict).toBe("refused");
+    expect(result.reasons).toEqual([
+      `T7 "${T7.title}" (${T7.file}) (in turn) fails an assertion: expected 404 to be 200 // Object.is equality`,
+      `the test command exited 1; failing: "${T7.title}" (${T7.file})`,
+    ]);
+    expect(result.confinement).toEqual({ confined: true, user: USER, uid: jail.uid });
+    expect(await processesOf(jail.uid)).toEqual([]);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(JSON.parse(await readFile(join(outDir, CYCLE_RESULT_FILE), "utf8"))).toEqual(result);
+  });
+
+  test("the test command cannot read the job's own environment (the runtime token that uploads artifacts) through /proc", async () => {
+    const c = await stage();
+    const probe = `(tr '\\0' '\\n' < /proc/${process.pid}/environ) 2>/dev/null | grep -c . > /dev/null && echo "read the job's environment" || echo "no access to the job's environment"`;
+    const result = await runCycle(await greenWithoutCode(c), {
+      provider,
+      config: { ...config, commands: { ...config.commands, migrate: probe } },
+      cwd: c.dir,
+      outDir: await resultFolder(),
+      confinement: { confined: true, jail },
+    });
+
+    expect(result.commands.migrate!.outputTail).toBe("no access to the job's environment");
+  });
+
+  test("a result folder the confined user could write is refused before any command runs", async () => {
+    const c = await stage();
+    const outDir = join(c.dir, "results");
+    const result = await runCycle(await greenWithoutCode(c), {
+      provider,
+      config,
+      cwd: c.dir,
+      outDir,
+      confinement: { confined: true, jail },
+    });
+
+    expect(result.verdict).toBe("refused");
+    expect(result.commands).toEqual({});
+    expect(result.reasons).toEqual([
+      `the result folder ${outDir} is inside the checkout, which the commands own: the cycle refuses to leave its verdict where the commands could rewrite it`,
+    ]);
+  });
+
+  test("an unconfined cycle says so in its result and its summary", async () => {
+    const c = await stage();
+    const outDir = await resultFolder();
+    const reason =
+      "the job runs as an ordinary user without passwordless sudo, so the commands ran as the job's own user";
+    const result = await runCycle(await greenWithoutCode(c), {
+      provider,
+      config,
+      cwd: c.dir,
+      outDir,
+      confinement: { confined: false, reason },
+    });
+
+    expect(result.confinement).toEqual({ confined: false, reason });
+    expect(await readFile(join(outDir, "cycle-summary.md"), "utf8")).toContain(
+      `⚠️ Ran unconfined: ${reason}. The commands could have tampered with the job; this is weaker evidence than a confined run.`,
+    );
+  });
+});
