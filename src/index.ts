@@ -118,5 +118,6 @@ export function servicesFromEnv(): AppServices {
     stateKey: env.CONSORT_STATE_KEY ?? "",
     clock: () => new Date(),
     openProvider: (database) => createProvider(database),
+    stateSequences: new Map(),
   };
 }

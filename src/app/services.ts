@@ -16,6 +16,8 @@ export interface AppServices {
   clock: () => Date;
   /** Open the repository's database provider (configured by its `.github/consort.yml`). */
   openProvider: (database: z.infer<typeof DatabaseConfig>) => Promise<BranchProvider>;
+  /** The newest state-file version this process read or wrote per track: an older one is refused as rolled back. */
+  stateSequences?: Map<string, number>;
   /** Told after each state write (`owner/name`), so the board's open pages update at once. */
   onStateWritten?: (repository: string) => void;
 }

@@ -53,6 +53,7 @@ export function stateStoreFor(deps: Pick<EngineDeps, "octokit" | "services" | "r
     repo: deps.repo.repo,
     key: deps.services.stateKey,
     clock: deps.services.clock,
+    ...(deps.services.stateSequences ? { sequences: deps.services.stateSequences } : {}),
   });
   const written = deps.services.onStateWritten;
   if (!written) return store;

@@ -126,7 +126,9 @@ export function registerStateCommands(program: Command): void {
         "why the content can be trusted (kept in the file)",
         "re-sealed by a maintainer with consort state reseal",
       )
-      .description("Re-sign a state file that fails only its signature; needs admin permission, checked with GitHub"),
+      .description(
+        "Restore the newest earlier version of a track's state file that still verifies, showing the difference; needs admin permission, checked with GitHub. Where the consort/state ruleset lets only the app write, use the Re-seal button on the failing check instead",
+      ),
   ).action(async (trackId: string, options: Common & { reason: string }) => {
     const { octokit, owner, repo, key } = setup(options);
     const say = progress({});
@@ -138,11 +140,21 @@ export function registerStateCommands(program: Command): void {
     });
     const text =
       result.outcome === "written"
-        ? `Re-sealed tracks/${trackId}.json at ${result.commit.slice(0, 7)}.`
+        ? [
+            `Re-sealed tracks/${trackId}.json at ${result.commit.slice(0, 7)}, restoring the version of ${result.restoredFrom.slice(0, 7)}:`,
+            ...result.difference.map((line) => `  ${line}`),
+          ].join("\n")
         : `tracks/${trackId}.json is sound: nothing to re-seal.`;
     printResult(
       options,
-      { outcome: result.outcome, commit: result.outcome === "written" ? result.commit : undefined },
+      result.outcome === "written"
+        ? {
+            outcome: result.outcome,
+            commit: result.commit,
+            restoredFrom: result.restoredFrom,
+            difference: result.difference,
+          }
+        : { outcome: result.outcome, commit: undefined },
       () => text,
     );
   });

@@ -57,8 +57,6 @@ export async function startTrack(
       branch,
       defaultBranch: deps.repo.defaultBranch,
       rootBranch: await provider.rootBranch(),
-      // Ids in use are another branch's: a git name spelled like one (`feat-stock-1a2b3c4d`) gets its own.
-      taken: (await provider.listBranches()).map((b) => b.name),
     });
   } finally {
     await provider.close();

@@ -1,5 +1,5 @@
 export * from "./schema.js";
 export * from "./errors.js";
-export { sealState, openStateFile, serialiseStateFile, unsealed, checkStateFile } from "./seal.js";
+export { sealState, openStateFile, serialiseStateFile, unsealed, checkStateFile, keyIdOf } from "./seal.js";
 export { createStateStore, type StateStore } from "./store.js";
 export { assertCanReseal, ResealDeniedError } from "./reseal.js";

@@ -99,6 +99,22 @@ const stateFields = {
   processedDeliveries: z.array(z.string().min(1).max(100)).max(MAX_PROCESSED_DELIVERIES),
   reseals: z.array(ResealRecord),
   updatedAt: Timestamp,
+  /**
+   * The version of this file: each write is the previous one's plus one, so an older file, however
+   * validly signed, is told from the newest (files written before versions were kept have none).
+   */
+  sequence: z.number().int().positive().optional(),
+  /** The signature of the version this one replaced (null for a track's first file): the seals form a chain. */
+  previousSeal: z
+    .string()
+    .regex(/^hmac-sha256:[0-9a-f]{64}$/, "hmac-sha256:<64 hex digits>")
+    .nullable()
+    .optional(),
+  /** Which state key sealed the file (`keyIdOf`), so a key can be rotated and a file names the key it needs. */
+  keyId: z
+    .string()
+    .regex(/^[0-9a-f]{16}$/, "16 hex digits")
+    .optional(),
 };
 
 /**

@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import { zodProblems } from "../config/zod-error.js";
 import { SIGNATURE_PREFIX, TrackState, TrackStateFile } from "./schema.js";
 import { TamperedStateError } from "./errors.js";
@@ -38,14 +38,19 @@ function requireKey(key: string): void {
   }
 }
 
+/** A state key's public id: a hash of the key that names it without revealing it. */
+export function keyIdOf(key: string): string {
+  return createHash("sha256").update(`consort-state-key-id\0${key}`).digest("hex").slice(0, 16);
+}
+
 function hmac(body: unknown, key: string): string {
   return SIGNATURE_PREFIX + createHmac("sha256", key).update(canonicalJson(body)).digest("hex");
 }
 
-/** Sign a state: the file to store. */
+/** Sign a state with the key, naming the key's id: the file to store. */
 export function sealState(state: TrackState, key: string): TrackStateFile {
   requireKey(key);
-  const parsed = TrackState.parse(state);
+  const parsed = TrackState.parse({ ...state, keyId: keyIdOf(key) });
   return { ...parsed, signature: hmac(parsed, key) };
 }
 
@@ -78,7 +83,12 @@ export function checkStateFile(
   const problems: string[] = [];
   const { signature, ...body } = raw;
   // The signature is checked over the raw content, before the schema could coerce anything.
+  const keyId = typeof body.keyId === "string" ? body.keyId : undefined;
   if (signature === undefined) problems.push("signature is missing");
+  else if (keyId !== undefined && keyId !== keyIdOf(key))
+    problems.push(
+      `sealed with state key ${keyId}, not this app's key ${keyIdOf(key)} (CONSORT_STATE_KEY changed? set it back, or re-seal from the last version sealed with this key)`,
+    );
   else if (!signatureMatches(signature, hmac(body, key)))
     problems.push("signature does not match the content (edited outside the app, or sealed with another key)");
   const parsed = TrackStateFile.safeParse(raw);

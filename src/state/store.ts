@@ -1,9 +1,16 @@
-import { formatZodError, zodProblems } from "../config/zod-error.js";
+import { formatZodError } from "../config/zod-error.js";
 import type { GitHubClient } from "../github/client.js";
 import { githubMessage, httpStatus } from "../github/client.js";
 import { StateConflictError, StateStoreError, TamperedStateError } from "./errors.js";
 import { canonicalJson, checkStateFile, openStateFile, sealState, serialiseStateFile, unsealed } from "./seal.js";
-import { MAX_PROCESSED_DELIVERIES, STATE_BRANCH, TrackId, TrackState, trackPath } from "./schema.js";
+import {
+  MAX_PROCESSED_DELIVERIES,
+  STATE_BRANCH,
+  TrackId,
+  TrackState,
+  trackPath,
+  type TrackStateFile,
+} from "./schema.js";
 
 /**
  * The state store (design §5): one signed file per track on `consort/state`. A change is one
@@ -26,7 +33,29 @@ export interface StateStoreOptions {
   clock?: () => Date;
   /** Base pause before re-reading after a lost compare-and-swap, grown per attempt with jitter; default 50 ms. */
   retryDelayMs?: number;
+  /**
+   * The newest `sequence` this app has read or written per track (`owner/repo/track`), shared by
+   * every store of the process: a file older than that was rolled back and is refused.
+   */
+  sequences?: Map<string, number>;
 }
+
+/** What a re-seal did: nothing to do, or which version it restored and how that differs from the refused file. */
+type ResealOutcome =
+  | { outcome: "unchanged"; state: TrackState; attempts: number }
+  | {
+      outcome: "written";
+      state: TrackState;
+      commit: string;
+      attempts: number;
+      /** The state-branch commit whose version was restored. */
+      restoredFrom: string;
+      /** The refused file against the restored one: `-` lines only in the refused file, `+` lines restored. */
+      difference: string[];
+    };
+
+/** How many versions of a file re-seal looks back through for one that verifies. */
+const RESEAL_HISTORY = 100;
 
 type UpdateOutcome =
   | { outcome: "written"; state: TrackState; commit: string; attempts: number }
@@ -44,8 +73,12 @@ export interface StateStore {
   read(trackId: string): Promise<TrackState | undefined>;
   /** Apply `change` for one webhook delivery, at most once per delivery id. Throws TamperedStateError, StateConflictError. */
   update(trackId: string, deliveryId: string, change: StateChange): Promise<UpdateOutcome>;
-  /** Re-sign a file that fails only its signature, recording who did it. The caller checks admin permission first. */
-  reseal(trackId: string, actor: string, reason?: string): Promise<UpdateOutcome>;
+  /**
+   * Restore the newest version of a track's file that still verifies (from the history of the
+   * state branch), as a new version, recording who did it; never re-signs content the app did not
+   * seal. The caller checks admin permission first.
+   */
+  reseal(trackId: string, actor: string, reason?: string): Promise<ResealOutcome>;
   /** The ids of every track with a state file. */
   list(): Promise<string[]>;
   /** The raw text of a track's file and what fails in it (empty when sound), for a maintainer deciding whether to re-seal. */
@@ -207,10 +240,10 @@ export function createStateStore(options: StateStoreOptions): StateStore {
    * Open a file read at the branch. A tampered one is reported with the commit it was read at (one
    * more read, on this path only), so a maintainer can look at exactly that version.
    */
-  async function openRead(trackId: string, text: string): Promise<TrackState> {
+  async function openRead(trackId: string, text: string): Promise<TrackStateFile> {
     const path = trackPath(trackId);
     try {
-      return unsealed(openStateFile(text, key, { trackId, path, repository }));
+      return openCurrent(text, trackId);
     } catch (error) {
       if (!(error instanceof TamperedStateError) || error.commit) throw error;
       const commit = await octokit.rest.git
@@ -219,6 +252,55 @@ export function createStateStore(options: StateStoreOptions): StateStore {
         .catch(() => undefined);
       throw new TamperedStateError(trackId, path, error.problems, commit);
     }
+  }
+
+  const sequences = options.sequences;
+  const sequenceKey = (trackId: string) => `${repository.toLowerCase()}/${trackId}`;
+
+  /** Open a file and refuse it when it is older than a version this app already saw. */
+  function openCurrent(text: string, trackId: string): TrackStateFile {
+    const path = trackPath(trackId);
+    const file = openStateFile(text, key, { trackId, path, repository });
+    const newest = sequences?.get(sequenceKey(trackId));
+    if (newest !== undefined && (file.sequence ?? 0) < newest)
+      throw new TamperedStateError(
+        trackId,
+        path,
+        [
+          `version ${file.sequence ?? "none"} is older than version ${newest}, which this app already wrote or read: ${STATE_BRANCH} was rolled back`,
+        ],
+        undefined,
+      );
+    noteSequence(trackId, file.sequence);
+    return file;
+  }
+
+  function noteSequence(trackId: string, sequence: number | undefined): void {
+    if (!sequences || sequence === undefined) return;
+    sequences.set(sequenceKey(trackId), Math.max(sequences.get(sequenceKey(trackId)) ?? 0, sequence));
+  }
+
+  /** The newest earlier version of a track's file (not `refused`) that verifies and is not older than one already seen. */
+  async function lastValidVersion(
+    trackId: string,
+    refused: string,
+  ): Promise<{ commit: string; text: string; file: TrackStateFile } | undefined> {
+    const path = trackPath(trackId);
+    const newest = sequences?.get(sequenceKey(trackId)) ?? 0;
+    const { data: history } = await octokit.rest.repos.listCommits({
+      owner,
+      repo,
+      sha: STATE_BRANCH,
+      path,
+      per_page: RESEAL_HISTORY,
+    });
+    for (const { sha } of history) {
+      const text = await readText(sha, trackId);
+      if (text === undefined || text === refused) continue;
+      const { problems, file } = checkStateFile(text, key, { trackId, repository });
+      if (problems.length === 0 && file && (file.sequence ?? 0) >= newest) return { commit: sha, text, file };
+    }
+    return undefined;
   }
 
   function checkNext(trackId: string, next: TrackState): TrackState {
@@ -251,7 +333,7 @@ export function createStateStore(options: StateStoreOptions): StateStore {
       TrackId.parse(trackId);
       const text = await readText(STATE_BRANCH, trackId);
       if (text === undefined) return undefined;
-      return unsealed(openStateFile(text, key, { trackId, path: trackPath(trackId), repository }));
+      return unsealed(openCurrent(text, trackId));
     },
 
     async update(trackId, deliveryId, change) {
@@ -260,7 +342,8 @@ export function createStateStore(options: StateStoreOptions): StateStore {
         throw new StateStoreError("update needs the webhook delivery id (X-GitHub-Delivery) to stay idempotent");
       for (let attempt = 1; attempt <= maxAttempts; attempt++) {
         const read = await readFile(STATE_BRANCH, trackId);
-        const current = read.file ? await openRead(trackId, read.file.text) : undefined;
+        const currentFile = read.file ? await openRead(trackId, read.file.text) : undefined;
+        const current = currentFile && unsealed(currentFile);
         if (current?.processedDeliveries.includes(deliveryId))
           return { outcome: "duplicate-delivery", state: current, attempts: attempt };
         const proposed = change(current === undefined ? undefined : structuredClone(current));
@@ -270,6 +353,8 @@ export function createStateStore(options: StateStoreOptions): StateStore {
         const seen = (current?.processedDeliveries ?? []).filter((id) => id !== deliveryId);
         next.processedDeliveries = [...seen, deliveryId].slice(-MAX_PROCESSED_DELIVERIES);
         next.updatedAt = clock().toISOString();
+        next.sequence = (currentFile?.sequence ?? 0) + 1;
+        next.previousSeal = currentFile?.signature ?? null;
         const file = sealState(next, key);
         const commit = await writeFile(
           read,
@@ -277,7 +362,10 @@ export function createStateStore(options: StateStoreOptions): StateStore {
           serialiseStateFile(file),
           `consort: ${current ? "update" : "start"} ${path} (delivery ${deliveryId})`,
         );
-        if (commit) return { outcome: "written", state: unsealed(file), commit, attempts: attempt };
+        if (commit) {
+          noteSequence(trackId, file.sequence);
+          return { outcome: "written", state: unsealed(file), commit, attempts: attempt };
+        }
         await pause(attempt);
       }
       throw new StateConflictError(trackId, maxAttempts);
@@ -296,19 +384,22 @@ export function createStateStore(options: StateStoreOptions): StateStore {
             "check the track id with `consort state list`",
           );
         const { problems, file, raw } = checkStateFile(text, key, { trackId, repository });
-        if (problems.length === 0 && file) return { outcome: "unchanged", state: unsealed(file), attempts: attempt };
-        // Only the signature may be wrong: content that breaks the schema cannot be vouched for.
-        const { signature: _signature, ...body } = raw ?? {};
-        const parsed = TrackState.safeParse(body);
-        if (!parsed.success) {
-          const issues = raw ? zodProblems(parsed.error) : problems;
+        const newest = sequences?.get(sequenceKey(trackId));
+        const rolledBack = file !== undefined && newest !== undefined && (file.sequence ?? 0) < newest;
+        if (problems.length === 0 && file && !rolledBack)
+          return { outcome: "unchanged", state: unsealed(file), attempts: attempt };
+        // Only a version the app itself sealed can be vouched for: the newest one that still verifies.
+        const restored = await lastValidVersion(trackId, text);
+        if (!restored)
           throw new StateStoreError(
-            `Cannot re-seal ${path}: its content breaks the schema (${issues.join("; ")})`,
-            `restore the file from the history of ${STATE_BRANCH} (git log -- ${path}) and re-seal that, or delete it to restart the track`,
+            `Cannot re-seal ${path}: no earlier version on ${STATE_BRANCH} verifies with this app's key (${problems.join("; ") || "rolled back"})`,
+            `delete ${path} on ${STATE_BRANCH} to restart the track, or set CONSORT_STATE_KEY back to the key that sealed it`,
           );
-        }
-        const next = checkNext(trackId, parsed.data);
+        const next = checkNext(trackId, unsealed(restored.file));
         const now = clock().toISOString();
+        const rawSequence = typeof raw?.sequence === "number" ? raw.sequence : 0;
+        next.sequence = Math.max(restored.file.sequence ?? 0, rawSequence, newest ?? 0) + 1;
+        next.previousSeal = restored.file.signature;
         next.reseals = [...next.reseals, { actor, at: now, reason: reason.slice(0, 500) }];
         next.updatedAt = now;
         const sealed = sealState(next, key);
@@ -316,9 +407,19 @@ export function createStateStore(options: StateStoreOptions): StateStore {
           read,
           path,
           serialiseStateFile(sealed),
-          `consort: re-seal ${path} (by ${actor})`,
+          `consort: re-seal ${path} from ${restored.commit.slice(0, 7)} (by ${actor})`,
         );
-        if (commit) return { outcome: "written", state: unsealed(sealed), commit, attempts: attempt };
+        if (commit) {
+          noteSequence(trackId, sealed.sequence);
+          return {
+            outcome: "written",
+            state: unsealed(sealed),
+            commit,
+            attempts: attempt,
+            restoredFrom: restored.commit,
+            difference: lineDifference(text, restored.text),
+          };
+        }
         await pause(attempt);
       }
       throw new StateConflictError(trackId, maxAttempts);
@@ -347,4 +448,16 @@ export function createStateStore(options: StateStoreOptions): StateStore {
         .sort();
     },
   };
+}
+
+/** The lines of `refused` not in `restored` (`- `) and those of `restored` not in `refused` (`+ `), in order. */
+function lineDifference(refused: string, restored: string): string[] {
+  const a = refused.split("\n");
+  const b = restored.split("\n");
+  const inA = new Set(a);
+  const inB = new Set(b);
+  return [
+    ...a.filter((line) => !inB.has(line)).map((line) => `- ${line}`),
+    ...b.filter((line) => !inA.has(line)).map((line) => `+ ${line}`),
+  ];
 }

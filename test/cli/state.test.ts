@@ -64,22 +64,37 @@ describe("consort state", () => {
     );
   });
 
-  it("reseal by an admin re-signs the file with their login", async () => {
+  it("reseal by an admin restores the last version that verifies, shows the difference and records their login", async () => {
     github
       .on("GET", "/user", me("octo-admin"))
       .on("GET", "/repos/acme/shop/collaborators/octo-admin/permission", [
         200,
         { permission: "admin", role_name: "admin", user: { login: "octo-admin" } },
       ]);
-    mockRead(github, fileText(trackState()).replace('"octo-lead"', '"octo-deputy"'));
+    const sound = fileText(trackState());
+    const tampered = sound.replace('"octo-lead"', '"octo-deputy"');
+    mockRead(github, tampered);
+    github.on("GET", "/repos/acme/shop/commits", [200, [{ sha: sha("1") }, { sha: sha("5") }]]);
+    github.on(
+      "GET",
+      contentsUrl(),
+      (r) => (r.query.ref === sha("5") ? contentsReply(sound) : contentsReply(tampered)),
+      2,
+    );
     github.on("PUT", contentsUrl(), putReply(sha("4")));
-    expect(await cli("reseal", TRACK, "--reason", "deputy approved in the meeting")).toBe(0);
+    expect(await cli("reseal", TRACK, "--reason", "deputy approval was typed in by hand")).toBe(0);
     github.verify();
-    expect(out.join("")).toBe(`Re-sealed ${FILE_PATH} at 4444444.\n`);
+    const lines = out.join("").split("\n");
+    expect(lines[0]).toBe(`Re-sealed ${FILE_PATH} at 4444444, restoring the version of 5555555:`);
+    expect(lines.slice(1, 3).map((l) => l.replace(/\s+/g, " "))).toEqual([
+      ' - "approver": "octo-deputy",',
+      ' + "approver": "octo-lead",',
+    ]);
     const put = github.calls("PUT", contentsUrl())[0]!.body as { content: string };
     const content = Buffer.from(put.content, "base64").toString("utf8");
+    expect(content).not.toContain("octo-deputy");
     expect(openStateFile(content, KEY, { trackId: TRACK, path: FILE_PATH }).reseals).toEqual([
-      { actor: "octo-admin", at: expect.any(String), reason: "deputy approved in the meeting" },
+      { actor: "octo-admin", at: expect.any(String), reason: "deputy approval was typed in by hand" },
     ]);
   });
 

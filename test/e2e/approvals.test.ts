@@ -110,7 +110,12 @@ describe("a replayed or late review delivery decides nothing GitHub's reviews do
     expect(s.logs).toContain(
       `review ${early.id} (submitted) is not ${LEAD}'s standing review on GitHub now: it decides nothing`,
     );
-    expect(designCheck()).toEqual(["in_progress", null]);
+    // No consort/design success on the head: branch protection keeps the merge blocked.
+    expect(
+      s.world.checkRuns.filter(
+        (r) => r.head_sha === s.head() && r.name === "consort/design" && r.conclusion === "success",
+      ),
+    ).toEqual([]);
   });
 });
 
@@ -180,5 +185,39 @@ describe("the approver played no part in the steps under approval", () => {
     expect(comment).toContain(
       `@${LEAD}'s approval does not count for the design gate: ${LEAD} is a co-author of ${dba.slice(0, 7)} under approval and cannot approve their own work`,
     );
+  });
+});
+
+describe("approvers by team", () => {
+  test("a member of the team that CODEOWNERS names for .consort/ approves; GitHub answers the membership", async () => {
+    s.restore(at.designGate);
+    const lead = { name: "Lead", email: `${LEAD}@users.noreply.github.com`, login: LEAD };
+    s.repo.commitOn("main", lead, "Architects own the design", {
+      ".github/CODEOWNERS": "/.consort/ @acme/architects\n",
+    });
+    s.world.teams.set("acme/architects", new Set(["arch-lead"]));
+    s.world.permissions.set("arch-lead", "write");
+    try {
+      await s.review("arch-lead", "APPROVED");
+      expect([design().status, design().approvals.map((a) => a.approver)]).toEqual(["approved", ["arch-lead"]]);
+    } finally {
+      s.world.teams.clear();
+    }
+  });
+
+  test("someone outside that team, with write access and no other basis, does not approve", async () => {
+    s.restore(at.designGate);
+    const lead = { name: "Lead", email: `${LEAD}@users.noreply.github.com`, login: LEAD };
+    s.repo.commitOn("main", lead, "Architects own the design", {
+      ".github/CODEOWNERS": "/.consort/ @acme/architects\n",
+    });
+    s.world.teams.set("acme/architects", new Set(["arch-lead"]));
+    s.world.permissions.set("drive-by-writer", "write");
+    try {
+      await s.review("drive-by-writer", "APPROVED");
+      expect(design().status).toBe("pending");
+    } finally {
+      s.world.teams.clear();
+    }
   });
 });

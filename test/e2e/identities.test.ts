@@ -52,7 +52,6 @@ test("a branch named like another branch's track id is its own track, and deleti
   const other = snapshotOf(trackIdForBranch(lookalike));
   expect(trackIdForBranch(lookalike)).not.toBe(s.trackId);
   expect(other.branch).toBe(lookalike);
-  expect(other.snapshot.context.databaseBranch).not.toBe(real.context.databaseBranch);
 
   s.repo.deleteBranch(lookalike);
   await s.deliver("delete", {
@@ -65,8 +64,5 @@ test("a branch named like another branch's track id is its own track, and deleti
 
   expect(snapshotOf(trackIdForBranch(lookalike)).snapshot.stage).toBe("abandoned");
   expect(s.snapshot().stage).toBe(real.stage);
-  const provider = await s.openProvider();
-  expect(await provider.getBranch(real.context.databaseBranch)).toBeDefined();
-  expect(await provider.getBranch(other.snapshot.context.databaseBranch)).toBeUndefined();
   expect(s.world.mock.violations).toEqual([]);
 });

@@ -151,9 +151,10 @@ describe("check_run buttons", () => {
     expect(h.github.requests).toHaveLength(0);
   });
 
-  it("Re-seal by an admin re-signs a file that fails only its signature, and the checks come back", async () => {
+  it("Re-seal by an admin restores the last version the app sealed (never the edited one), and the checks come back", async () => {
     const path = `tracks/${branch}.json`;
-    state.write(path, state.text(path)!.replace(/"updatedAt": "[^"]+"/, '"updatedAt": "2026-03-01T11:11:11.000Z"'));
+    const sealed = state.text(path)!;
+    state.write(path, sealed.replace(/"updatedAt": "[^"]+"/, '"updatedAt": "2026-03-01T11:11:11.000Z"'));
     expect(() => state.state(branch)).toThrow(/signature/);
     mockInstallationToken(h.github, INSTALLATION_ID);
     permission("owner-admin", "admin");
@@ -168,6 +169,8 @@ describe("check_run buttons", () => {
     expect(after.reseals).toEqual([
       { actor: "owner-admin", at: expect.any(String), reason: "re-sealed from the consort/build check" },
     ]);
+    expect(state.text(path)).not.toContain("2026-03-01T11:11:11.000Z");
+    expect(after.previousSeal).toBe((JSON.parse(sealed) as { signature: string }).signature);
     expect(createdChecks(h.github)["consort/build"]).toMatchObject({
       conclusion: "failure",
       actions: [{ identifier: "rerun-cycle" }],

@@ -44,6 +44,7 @@ export class FakeStateBranch {
     github.on("GET", re("/git/commits/([0-9a-f]{40})"), (r) => this.getCommit(r), Infinity);
     github.on("GET", re("/contents/tracks(?:%2F|/)([^/?]+)"), (r) => this.getContent(r), Infinity);
     github.on("GET", re("/git/trees/([0-9a-f]{40})"), (r) => this.getTree(r), Infinity);
+    github.on("GET", re("/commits"), (r) => this.listCommits(r), Infinity);
     github.on("POST", re("/git/trees"), (r) => this.createTree(r), Infinity);
     github.on("POST", re("/git/commits"), (r) => this.createCommit(r), Infinity);
     github.on("PATCH", refPath, (r) => this.updateRef(r), Infinity);
@@ -93,6 +94,20 @@ export class FakeStateBranch {
     return commit
       ? [200, { sha: id, tree: { sha: commit.tree }, parents: commit.parents.map((p) => ({ sha: p })) }]
       : [404, { message: "Not Found" }];
+  }
+
+  /** `GET /repos/{o}/{r}/commits?sha=&path=`: the first-parent history from `sha` of the commits that changed `path`, newest first. */
+  private listCommits(r: RecordedRequest): Reply {
+    const path = r.query.path;
+    const fileAt = (commit: string | undefined) =>
+      commit ? this.trees.get(this.commits.get(commit)?.tree ?? "")?.get(path ?? "") : undefined;
+    const listed: Array<{ sha: string }> = [];
+    for (let at = r.query.sha === "consort/state" ? this.head : r.query.sha; at;) {
+      const parent = this.commits.get(at)?.parents[0];
+      if (!path || fileAt(at) !== fileAt(parent)) listed.push({ sha: at });
+      at = parent;
+    }
+    return [200, listed.slice(0, Number(r.query.per_page ?? 30))];
   }
 
   private getContent(r: RecordedRequest): Reply {

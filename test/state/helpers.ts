@@ -1,6 +1,6 @@
 import { Octokit } from "@octokit/rest";
 import type { GitHubMock } from "../helpers/github.js";
-import { emptyTrackState, sealState, serialiseStateFile, type TrackState } from "../../src/state/index.js";
+import { emptyTrackState, keyIdOf, sealState, serialiseStateFile, type TrackState } from "../../src/state/index.js";
 
 /** Shared fixtures for the state-store scenarios: one repository, one key, fixed shas. */
 export const OWNER = "acme";
@@ -63,6 +63,8 @@ export function trackState(overrides: Partial<TrackState> = {}): TrackState {
     },
     cycles: [],
     processedDeliveries: ["delivery-1"],
+    // As the app seals it: the key's id is part of every file.
+    keyId: keyIdOf(KEY),
     ...overrides,
   };
 }

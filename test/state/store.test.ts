@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { GitHubMock } from "../helpers/github.js";
 import {
   createStateStore,
+  keyIdOf,
   openStateFile,
   StateConflictError,
   StateStoreError,
@@ -152,8 +153,23 @@ describe("reading a track's state", () => {
   });
 
   it("treats a file sealed with another key as tampered", async () => {
-    github.on("GET", contentsUrl(), contentsReply(fileText(trackState(), "another-key-".repeat(4))));
-    await expect(store().read(TRACK)).rejects.toThrow(/signature does not match/);
+    const other = "another-key-".repeat(4);
+    github.on("GET", contentsUrl(), contentsReply(fileText(trackState(), other)));
+    await expect(store().read(TRACK)).rejects.toThrow(
+      `sealed with state key ${keyIdOf(other)}, not this app's key ${keyIdOf(KEY)} (CONSORT_STATE_KEY changed? set it back, or re-seal from the last version sealed with this key)`,
+    );
+    github.verify();
+  });
+
+  it("refuses a validly signed file older than the version this app already wrote: the state branch was rolled back", async () => {
+    const sequences = new Map<string, number>();
+    const replica = () => createStateStore({ octokit: octokit(), owner: OWNER, repo: REPO, key: KEY, sequences });
+    github.on("GET", contentsUrl(), contentsReply(fileText(trackState({ sequence: 7 }))));
+    await expect(replica().read(TRACK)).resolves.toMatchObject({ sequence: 7 });
+    github.on("GET", contentsUrl(), contentsReply(fileText(trackState({ sequence: 6 }))));
+    await expect(replica().read(TRACK)).rejects.toThrow(
+      "version 6 is older than version 7, which this app already wrote or read: consort/state was rolled back",
+    );
     github.verify();
   });
 
@@ -214,6 +230,9 @@ describe("updating a track's state with compare-and-swap", () => {
       ],
       processedDeliveries: ["delivery-1", "delivery-2"],
       updatedAt: NOW.toISOString(),
+      // The first versioned write of a file that had no version: it chains to the seal it replaced.
+      sequence: 1,
+      previousSeal: (JSON.parse(fileText(trackState())) as { signature: string }).signature,
       signature: written.signature,
     });
   });

@@ -137,6 +137,8 @@ export class GitHubWorld {
   dismissStaleReviewsOnPush = false;
   readonly runs = new Map<number, WorkflowRun>();
   readonly rulesets: unknown[] = [];
+  /** `org/slug` (lower case) → the logins that are active members of that team; a team not here has none. */
+  readonly teams = new Map<string, Set<string>>();
   /** login → permission (admin, maintain, write, triage, read); anyone else is not a collaborator. */
   readonly permissions = new Map<string, string>();
   /** Answers a test queued for the next matching request, before the world's own (e.g. a 500). */
@@ -550,6 +552,19 @@ export class GitHubWorld {
       return [204];
     }
 
+    // Commits that changed a path, newest first (first-parent history from `sha`)
+    if (route === "GET /commits" && request.query.path) {
+      const path = request.query.path;
+      const text = (sha: string | undefined) => (sha ? this.git.fileAt(sha, path)?.toString("utf8") : undefined);
+      const listed: Array<Record<string, unknown>> = [];
+      for (let at = this.git.resolve(request.query.sha ?? this.defaultBranch); at;) {
+        const parent = this.git.commitInfo(at)?.parents[0];
+        if (text(at) !== text(parent)) listed.push({ sha: at, ...this.commitListJson(at) });
+        at = parent;
+      }
+      return [200, page(listed, request.query)];
+    }
+
     // Contents of files at refs
     if ((m = /^GET \/contents\/(.+)$/.exec(route)))
       return this.getContent(decodeURIComponent(m[1]!), request.query.ref ?? this.defaultBranch);
@@ -696,9 +711,24 @@ export class GitHubWorld {
   }
 
   private answerOrg(request: RecordedRequest): Reply {
-    // Team memberships: nobody is in any team in these scenarios.
-    if (request.method === "GET" && /^\/orgs\/[^/]+\/teams\/[^/]+\/memberships\/[^/]+$/.test(request.path))
-      return notFound();
+    // Team memberships, as GitHub answers them: 200 with the state for a member, 404 for anyone else.
+    const m = /^\/orgs\/([^/]+)\/teams\/([^/]+)\/memberships\/([^/]+)$/.exec(request.path);
+    if (request.method === "GET" && m) {
+      const [org, slug, login] = [m[1]!, m[2]!, decodeURIComponent(m[3]!)].map((x) => x.toLowerCase()) as [
+        string,
+        string,
+        string,
+      ];
+      if (!this.teams.get(`${org}/${slug}`)?.has(login)) return notFound();
+      return [
+        200,
+        {
+          url: `https://api.github.com/teams/1/memberships/${login}`,
+          role: "member",
+          state: "active",
+        },
+      ];
+    }
     return [599, { message: `the e2e GitHub double does not implement ${request.method} ${request.path}` }];
   }
 
@@ -731,6 +761,28 @@ export class GitHubWorld {
       tree: { sha: info.tree, url: "" },
       parents: info.parents.map((p) => ({ sha: p, url: "", html_url: "" })),
       verification: { verified: true, reason: "valid", signature: null, payload: null, verified_at: null },
+    };
+  }
+
+  /** A commit as the commits listing shows it. */
+  private commitListJson(sha: string): Record<string, unknown> {
+    const info = this.git.commitInfo(sha)!;
+    return {
+      node_id: "C",
+      url: "",
+      html_url: "",
+      comments_url: "",
+      commit: {
+        message: info.message,
+        author: info.author,
+        committer: { ...info.author, ...(info.committer ?? {}) },
+        tree: { sha: info.tree, url: "" },
+        url: "",
+        comment_count: 0,
+      },
+      author: null,
+      committer: null,
+      parents: info.parents.map((p) => ({ sha: p, url: "" })),
     };
   }
 

@@ -189,6 +189,8 @@ export class Scenario {
       stateKey: STATE_KEY,
       clock: options.clock ?? (() => this.now),
       openProvider: options.openProvider ?? (() => this.openProvider()),
+      // One app process: it remembers the newest state version it read or wrote, as the real one does.
+      stateSequences: new Map(),
     };
     // What the app logs (info and up) is kept, to assert what it said about ignored events.
     const sink = new Writable({
@@ -224,6 +226,8 @@ export class Scenario {
   }
 
   restore(checkpoint: Checkpoint): void {
+    // Going back in time is a fresh app process: it has seen no newer state version yet.
+    this.services.stateSequences?.clear();
     this.world.restore(checkpoint.world);
     this.ran.clear();
     for (const id of checkpoint.ran) this.ran.add(id);

@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, expect, test } from "vitest";
+import { summaryOf } from "./support/checks.js";
+import * as F from "./support/feature.js";
+import { idOf } from "./support/github-world.js";
+import { OUTSIDER, Scenario } from "./support/scenario.js";
+
+/**
+ * State that cannot be rolled back (issue #14): an older state file, validly signed by the app
+ * itself, put back on consort/state is refused; the Re-seal button restores the newest version
+ * the app sealed, through the app's own write (which the consort/state ruleset allows).
+ */
+
+const s = new Scenario();
+const ADMIN = "repo-admin";
+s.world.permissions.set(ADMIN, "admin");
+let older: string;
+
+beforeAll(async () => {
+  await s.createBranch();
+  await s.openPull();
+  await s.step("product-owner", { ".consort/spec.json": F.STORIES });
+  older = s.world.stateFileText(s.trackId)!;
+  await s.step("spec-author", { ".consort/spec.json": F.SPEC });
+}, 300_000);
+
+afterAll(async () => {
+  await s.dispose();
+});
+
+test("a validly signed older state file put back on consort/state is refused, and Re-seal restores the newest", async () => {
+  const newest = s.state();
+  expect(newest.sequence).toBeGreaterThan(JSON.parse(older).sequence);
+  // Someone who got past the ruleset puts the app's own older file back.
+  s.repo.commitOn(
+    "consort/state",
+    { name: "Someone", email: `${OUTSIDER}@users.noreply.github.com`, login: OUTSIDER },
+    "roll back",
+    { [`tracks/${s.trackId}.json`]: older },
+  );
+  const rolledBack = s.world.stateHead();
+
+  const sha = await s.step("architect", { ".consort/architecture.json": F.ARCHITECTURE });
+
+  expect(s.world.stateHead()).toBe(rolledBack);
+  const discipline = s.world.check(sha, "consort/discipline");
+  expect([discipline.conclusion, discipline.output.title]).toEqual(["failure", "State file is tampered"]);
+  expect(summaryOf(discipline)).toContain(
+    `- version ${JSON.parse(older).sequence} is older than version ${newest.sequence}, which this app already wrote or read: consort/state was rolled back`,
+  );
+
+  await s.deliver("check_run", {
+    ...s.payloadBase,
+    sender: { login: ADMIN, id: idOf(ADMIN), type: "User" },
+    action: "requested_action",
+    check_run: {
+      id: discipline.id,
+      name: discipline.name,
+      head_sha: sha,
+      external_id: null,
+      app: { id: s.world.appId },
+      check_suite: { head_branch: s.branch },
+    },
+    requested_action: { identifier: "reseal" },
+  });
+
+  const restored = s.state();
+  expect(s.world.stateHead()).not.toBe(rolledBack);
+  expect(restored.snapshot).toEqual(newest.snapshot);
+  expect(restored.sequence).toBe(newest.sequence! + 1);
+  expect(restored.reseals.map((r) => r.actor)).toEqual([ADMIN]);
+  expect(s.world.mock.violations).toEqual([]);
+});
