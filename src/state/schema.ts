@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import { GateName } from "../gates/names.js";
+import { endsLikeHashSuffix } from "../substrate/names.js";
 
 /**
  * The state file of one track: `tracks/<track-id>.json` on the branch `consort/state` (contract,
@@ -165,9 +166,6 @@ export function emptyTrackState(input: {
   });
 }
 
-/** The shape of a hash-suffixed track id's end: a branch named like that is hashed too. */
-const HASH_SUFFIX = /-[0-9a-f]{8}$/;
-
 /**
  * The track id for a git branch: the branch name made filename-safe; when that changed the
  * name (slashes, capitals), a short hash of the real name keeps `feature/x` and `feature-x` apart.
@@ -182,7 +180,7 @@ export function trackIdForBranch(branch: string): string {
     .replace(/\.{2,}/g, ".")
     .replace(/^[^a-z0-9]+/, "")
     .replace(/-+$/, "");
-  if (cleaned === branch && cleaned.length > 0 && cleaned.length <= 100 && !HASH_SUFFIX.test(cleaned)) return cleaned;
+  if (cleaned === branch && cleaned.length > 0 && cleaned.length <= 100 && !endsLikeHashSuffix(cleaned)) return cleaned;
   const suffix = createHash("sha256").update(branch).digest("hex").slice(0, 8);
   return `${(cleaned || "track").slice(0, 90).replace(/[-.]+$/, "")}-${suffix}`;
 }

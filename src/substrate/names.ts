@@ -33,6 +33,15 @@ function invalidGitBranchName(gitName: string): string | undefined {
   return undefined;
 }
 
+/**
+ * Whether a name ends the way a hash suffix does (`-` and eight hex digits). A git name spelled
+ * like that is hashed as well, wherever names are made unique (database branch ids here, track ids
+ * in src/state), so a branch literally named `feat-stock-1a2b3c4d` never takes the id of `Feat/Stock`.
+ */
+export function endsLikeHashSuffix(name: string): boolean {
+  return new RegExp(`-[0-9a-f]{${HASH_LENGTH}}$`).test(name);
+}
+
 function cutWithHash(id: string, gitName: string): string {
   const room = MAX_BRANCH_ID_LENGTH - HASH_LENGTH - 1;
   const head = id.slice(0, room).replace(/-+$/, "");
@@ -79,7 +88,8 @@ export function sanitiseBranchName(gitName: string, taken?: ReadonlyMap<string, 
   let id = plainBranchId(gitName);
   // A git name paired before ids were made unique keeps the id it holds.
   if (taken instanceof Map && taken.get(id) === gitName) return id;
-  if (id !== gitName && !id.endsWith(`-${shortHash(gitName)}`)) id = cutWithHash(id, gitName);
+  if ((id !== gitName || endsLikeHashSuffix(id)) && !id.endsWith(`-${shortHash(gitName)}`))
+    id = cutWithHash(id, gitName);
 
   const holderOf = (candidate: string): string | undefined | null => {
     if (!taken) return null;

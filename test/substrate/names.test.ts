@@ -20,6 +20,18 @@ describe("sanitiseBranchName", () => {
     expect(sanitiseBranchName("pr-42-t3")).toBe("pr-42-t3");
   });
 
+  it("never gives a git name spelled like another's hashed id that id, with no list of names in use", () => {
+    for (const real of ["Feat/Stock", "feature/stock-reserve", "Fix_Cart"]) {
+      const id = sanitiseBranchName(real);
+      const lookalike = sanitiseBranchName(id);
+      expect(lookalike).not.toBe(id);
+      expect(lookalike).toMatch(BRANCH_ID_PATTERN);
+      expect(sanitiseBranchName(id)).toBe(lookalike);
+    }
+    // A name that only looks hex-ish at its end but is not a hash suffix keeps its id.
+    expect(sanitiseBranchName("release-2026")).toBe("release-2026");
+  });
+
   it("gives a name that starts with a digit a leading letter", () => {
     expect(sanitiseBranchName("42-hotfix")).toMatch(/^b-42-hotfix-[0-9a-f]{8}$/);
     expect(plainBranchId("42-hotfix")).toBe("b-42-hotfix");
