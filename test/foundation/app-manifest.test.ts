@@ -22,7 +22,8 @@ const NEEDS: Array<[RegExp, string]> = [
   [/^rest\.(git\.|repos\.(getContent|createOrUpdateFileContents)$)/, "contents"],
   [/^(GET|POST) \/repos\/\{owner\}\/\{repo\}\/(git|contents|compare|commits)\//, "contents"],
   // Comments on a PR are issue comments: "Pull requests" write grants them without "Issues".
-  [/^rest\.(pulls\.|issues\.(create|update|delete|list)Comments?$)/, "pull_requests"],
+  // So are a PR's issue events (who dismissed a review): "Pull requests" read grants them.
+  [/^rest\.(pulls\.|issues\.((create|update|delete|list)Comments?|listEvents)$)/, "pull_requests"],
   [/^GET \/repos\/\{owner\}\/\{repo\}\/pulls$/, "pull_requests"],
   [/^(GET|POST) \/repos\/\{owner\}\/\{repo\}\/actions\//, "actions"],
   [/^rest\.teams\.getMembershipForUserInOrg$/, "members"],
