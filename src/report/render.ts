@@ -53,10 +53,13 @@ function commitLink(report: Pick<TrackReport, "serverUrl" | "repository">, sha: 
   return link(code(short(sha)), `${report.serverUrl ?? "https://github.com"}/${report.repository}/commit/${sha}`);
 }
 
+/**
+ * The first line of every check: which track, branch and commit. Where the lane stands is the
+ * sticky comment's to say: a check that named it would change (and be rewritten) at every step
+ * although its own state did not.
+ */
 function header(report: TrackReport): string {
-  const now = report.lane.now ? `now **${report.lane.now.label}**` : "nothing running";
-  const next = report.lane.next[0] ? `; next ${report.lane.next[0].label}` : "";
-  return `Track ${code(report.trackId)} on ${code(report.branch)} at ${commitLink(report, report.headSha)}: ${now}${next}.`;
+  return `Track ${code(report.trackId)} on ${code(report.branch)} at ${commitLink(report, report.headSha)}.`;
 }
 
 function approvalsTable(report: TrackReport, approvals: ApprovalView[]): string {

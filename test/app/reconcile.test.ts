@@ -1,7 +1,11 @@
 import { Octokit } from "@octokit/rest";
+import { strToU8, zipSync } from "fflate";
+import nock from "nock";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ARTIFACT_PATHS } from "../../src/artifacts/paths.js";
+import { requestDigest } from "../../src/app/dispatch.js";
 import { reconcileRepository } from "../../src/app/reconcile.js";
+import { CycleRequest } from "../../src/cycle/request.js";
 import type { AppServices } from "../../src/app/services.js";
 import { GitHubMock, TEST_APP_ID } from "../helpers/github.js";
 import { edited } from "../orchestrator/fixtures/stockflow.js";
@@ -136,5 +140,122 @@ describe("consort reconcile", () => {
     expect(state.head).toBe(head);
     for (const check of Object.values(createdChecks(github)))
       expect(check).toMatchObject({ conclusion: "failure", actions: [{ identifier: "reseal" }] });
+  });
+});
+
+describe("consort reconcile finds a finished run by its run-name", () => {
+  /** T1's RED pushed and dispatched; the dispatch recorded its request's hash and no run id. */
+  function atRedVerify() {
+    const track = simulatedTrack(branch).throughDesign();
+    const unit = track.context.units[track.context.unitIndex]!;
+    const files = Object.fromEntries(
+      unit.tests.map((t) => [t.file, `it(${JSON.stringify(t.title)}, () => expect(1).toBe(2));\n`]),
+    );
+    track.expectAccepted(track.push({ role: "navigator", files }));
+    const pending = track.context.pendingDispatch!;
+    const request = CycleRequest.parse({
+      version: 1,
+      dispatchId: pending.dispatchId,
+      track: branch,
+      step: "red",
+      commit: pending.commit,
+      tests: { inTurn: unit.tests.map((t) => ({ id: t.id, file: t.file, title: t.title })), earlierGreen: [] },
+      frozenTestFiles: [],
+      database: { branch },
+      ttlSeconds: 3600,
+    });
+    const seeded = stateOf(branch, track.snapshot);
+    seeded.cycles = seeded.cycles.map((c) =>
+      c.dispatchId === pending.dispatchId ? { ...c, runId: null, requestSha256: requestDigest(request) } : c,
+    );
+    state.seed(seeded);
+    return { track, request, cycle: seeded.cycles.find((c) => c.dispatchId === pending.dispatchId)! };
+  }
+
+  const run = (id: number, title: string) => ({
+    id,
+    name: "consort cycle",
+    path: ".github/workflows/consort-cycle.yml",
+    event: "workflow_dispatch",
+    status: "completed",
+    conclusion: "success",
+    head_branch: "main",
+    head_sha: "f".repeat(40),
+    display_title: title,
+    html_url: `https://github.com/acme/shop/actions/runs/${id}`,
+    repository: { id: 4242 },
+    head_repository: { id: 4242 },
+  });
+
+  it("among runs of the same workflow, ingests only the one whose run-name carries the pending dispatch id", async () => {
+    const { track, request, cycle } = atRedVerify();
+    const head = track.context.head;
+    const dispatchId = track.context.pendingDispatch!.dispatchId;
+    const result = {
+      version: 1,
+      request,
+      step: "red",
+      commit: request.commit,
+      database: { provider: "postgres", trackBranch: branch, cycleBranch: `${branch}-c1`, dropped: true },
+      startedAt: "2026-03-01T11:58:00.000Z",
+      finishedAt: "2026-03-01T11:59:00.000Z",
+      timingsMs: { fork: 40, migrate: 200, tests: 900, verdict: 5, drop: 20, total: 1165 },
+      commands: {},
+      tests: request.tests.inTurn.map((t) => ({ ...t, role: "turn", outcome: "failed-assertion", message: "no" })),
+      verdict: "verified",
+      reasons: [`${request.tests.inTurn[0]!.id} fails by an assertion`],
+      warnings: [],
+    };
+    expectDefaultConfig(github);
+    github
+      .on("GET", `/repos/acme/shop/git/ref/heads%2F${branch}`, [
+        200,
+        { ref: `refs/heads/${branch}`, object: { sha: head, type: "commit" } },
+      ])
+      .on("GET", "/repos/acme/shop/actions/workflows/consort-cycle.yml/runs", [
+        200,
+        {
+          total_count: 3,
+          workflow_runs: [
+            run(601, "consort cycle"), // run by hand: names no dispatch
+            run(602, `consort cycle ${dispatchId}-other`), // another dispatch
+            run(603, `consort cycle ${dispatchId}`),
+          ],
+        },
+      ])
+      .on("GET", "/repos/acme/shop/actions/runs/603/artifacts", [
+        200,
+        { total_count: 1, artifacts: [{ id: 77, name: "consort-cycle-result", size_in_bytes: 900, expired: false }] },
+      ])
+      .on("GET", "/repos/acme/shop/actions/artifacts/77/zip", [
+        302,
+        undefined,
+        { Location: "https://blob.example.test/artifacts/77.zip" },
+      ]);
+    nock("https://blob.example.test")
+      .get("/artifacts/77.zip")
+      .reply(200, Buffer.from(zipSync({ "cycle-result.json": strToU8(JSON.stringify(result)) })), {
+        "content-type": "application/zip",
+      });
+    expectChecks(github, head);
+    expectStickyComment(github, branch, head);
+
+    const outcome = await reconcileRepository({ octokit, owner: "acme", repo: "shop", services, log: quiet as never });
+    github.verify();
+
+    expect(outcome.tracks).toEqual([
+      { trackId: branch, outcome: "repaired", found: ["run 603 finished (valid) but its result was never ingested"] },
+    ]);
+    expect(github.calls("GET", "/repos/acme/shop/actions/workflows/consort-cycle.yml/runs")[0]!.query).toEqual({
+      event: "workflow_dispatch",
+      branch: "main",
+      created: `>=${cycle.dispatchedAt!.slice(0, 19)}Z`,
+      per_page: "100",
+    });
+    expect(state.state(branch)!.snapshot).toMatchObject({ stage: "green" });
+    expect(state.state(branch)!.cycles.find((c) => c.dispatchId === dispatchId)).toMatchObject({
+      runId: 603,
+      verdict: "valid",
+    });
   });
 });

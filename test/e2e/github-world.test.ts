@@ -29,6 +29,50 @@ async function status(promise: Promise<unknown>): Promise<number> {
 }
 
 describe("the GitHub double", () => {
+  test("refuses a Contents API write from a stale blob with 409, a new file over an existing one with 422, as GitHub does", async () => {
+    const { w, octokit, owner, repo } = setUp();
+    await octokit.rest.git.createRef({ owner, repo, ref: "refs/heads/consort/state", sha: w.git.branchHead("main")! });
+    const put = (text: string, sha?: string) =>
+      octokit.rest.repos.createOrUpdateFileContents({
+        owner,
+        repo,
+        path: "tracks/a.json",
+        message: text,
+        content: Buffer.from(text).toString("base64"),
+        branch: "consort/state",
+        ...(sha ? { sha } : {}),
+      });
+    const first = await put("one");
+    expect(await status(put("again"))).toBe(422);
+    const second = await put("two", first.data.content!.sha!);
+    expect(await status(put("three", first.data.content!.sha!))).toBe(409);
+    expect(w.stateHead()).toBe(second.data.commit.sha);
+    expect(w.mock.violations).toEqual([]);
+  });
+
+  test("a delivery's content-creating requests past its share of GitHub's secondary limit are refused with 403", async () => {
+    const { w, octokit, owner, repo } = setUp();
+    const head = w.git.branchHead("main")!;
+    const create = () => octokit.rest.checks.create({ owner, repo, name: "consort/build", head_sha: head });
+    w.deliveryStarted();
+    for (let i = 0; i < 8; i++) expect(await status(create())).toBe(200);
+    const refused = await create().catch((e: { status: number; message: string }) => e);
+    w.deliveryEnded();
+    expect(refused).toMatchObject({ status: 403, message: expect.stringContaining("secondary rate limit") });
+    expect(w.mock.violations).toEqual([
+      `POST /repos/${owner}/${repo}/check-runs: content-creating request 9 of deliveries allowed 8 (8 each, so ten tracks of one installation stay under GitHub's 80 a minute)`,
+    ]);
+    // Two deliveries at once share their budgets; reads never count.
+    w.mock.violations.length = 0;
+    w.deliveryStarted();
+    w.deliveryStarted();
+    for (let i = 0; i < 16; i++) expect(await status(create())).toBe(200);
+    await octokit.rest.checks.listForRef({ owner, repo, ref: head });
+    w.deliveryEnded();
+    w.deliveryEnded();
+    expect(w.mock.violations).toEqual([]);
+  });
+
   test("refuses a compare-and-swap from a stale head with 422 'Update is not a fast forward', as GitHub does", async () => {
     const { w, octokit, owner, repo } = setUp();
     const base = w.git.branchHead("main")!;

@@ -39,7 +39,7 @@ describe("check runs of a track mid-build", () => {
     expect(design.output.title).toBe("Approved by @lee at 5d1e6a7");
     expect(design.output.summary).toBe(
       [
-        "Track `feature-orders-1a2b3c4d` on `feature/orders` at [`c0ffee0`](https://github.com/acme/shop/commit/c0ffee0000000000000000000000000000000001): now **T2 green**; next T2 review.",
+        "Track `feature-orders-1a2b3c4d` on `feature/orders` at [`c0ffee0`](https://github.com/acme/shop/commit/c0ffee0000000000000000000000000000000001).",
         "### Design gate\n\nApproved at the current frozen hash.",
         `### Frozen files\n\nManifest \`${DESIGN_HASH}\` frozen at [\`aaaaaaa\`](https://github.com/acme/shop/commit/${"a".repeat(40)}).\n\n` +
           "| File | sha256 |\n| --- | --- |\n" +

@@ -111,6 +111,10 @@ export interface WorldOptions {
 }
 
 const SLUG = "consort";
+/** GitHub's secondary limit on content-creating requests, per installation and minute. */
+const SECONDARY_LIMIT_PER_MINUTE = 80;
+/** What one step may write so that ten tracks of an installation fit in that minute. */
+const WRITES_PER_DELIVERY = SECONDARY_LIMIT_PER_MINUTE / 10;
 /** Where GitHub's artifact download redirects to: a short-lived blob URL on another host. */
 const ARTIFACT_BLOB_ORIGIN = "https://productionresultssa0.blob.core.windows.net";
 const APP_BOT_LOGIN = `${SLUG}[bot]`;
@@ -146,6 +150,14 @@ export class GitHubWorld {
   private nextId = 1000;
   /** Time spent answering requests (ms): the double's own cost, to keep it small. */
   busyMs = 0;
+  /**
+   * GitHub's secondary limit, per installation: about 80 content-creating requests (POST, PATCH,
+   * PUT, DELETE) a minute. Ten tracks of one installation each making a step in the same minute
+   * must stay under it, so each delivery gets WRITES_PER_DELIVERY of them; deliveries in flight at
+   * once share their budgets. A write past the budget is refused as GitHub refuses it (403
+   * "secondary rate limit") and is a violation, so a scenario fails when the app writes too much.
+   */
+  readonly writeBudget = { inFlight: 0, budget: 0, used: 0, most: 0 };
 
   constructor(
     readonly git: GitRepo,
@@ -501,7 +513,42 @@ export class GitHubWorld {
     }
   }
 
+  /** A webhook delivery starts (Scenario.deliver): its writes count against the installation's limit. */
+  deliveryStarted(): void {
+    const w = this.writeBudget;
+    if (w.inFlight === 0) Object.assign(w, { budget: 0, used: 0 });
+    w.inFlight += 1;
+    w.budget += WRITES_PER_DELIVERY;
+  }
+
+  deliveryEnded(): void {
+    this.writeBudget.inFlight -= 1;
+  }
+
+  /** Count a content-creating request of a delivery; a refusal when it passes the budget. */
+  private spendWrite(request: RecordedRequest): Reply | undefined {
+    const w = this.writeBudget;
+    if (request.method === "GET" || w.inFlight === 0) return undefined;
+    w.used += 1;
+    w.most = Math.max(w.most, w.used);
+    if (w.used <= w.budget) return undefined;
+    this.mock.violations.push(
+      `${request.method} ${request.path}: content-creating request ${w.used} of deliveries allowed ${w.budget} (${WRITES_PER_DELIVERY} each, so ten tracks of one installation stay under GitHub's ${SECONDARY_LIMIT_PER_MINUTE} a minute)`,
+    );
+    return [
+      403,
+      {
+        message:
+          "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID.",
+        documentation_url: DOCS,
+      },
+      { "retry-after": "60" },
+    ];
+  }
+
   private answer(request: RecordedRequest, path: string): Reply {
+    const limited = this.spendWrite(request);
+    if (limited) return limited;
     const fault = this.faults.find((f) => f.method === request.method && f.path.test(path) && f.times > 0);
     if (fault) {
       fault.times -= 1;

@@ -277,7 +277,12 @@ export class Scenario {
   /** Deliver one webhook as GitHub would (the delivery id is returned, to deliver it again). */
   async deliver(name: string, payload: Record<string, unknown>, deliveryId: string = randomUUID()): Promise<string> {
     this.delivered.set(deliveryId, { name, payload });
-    await this.probot.receive({ id: deliveryId, name, payload } as Parameters<Probot["receive"]>[0]);
+    this.world.deliveryStarted();
+    try {
+      await this.probot.receive({ id: deliveryId, name, payload } as Parameters<Probot["receive"]>[0]);
+    } finally {
+      this.world.deliveryEnded();
+    }
     return deliveryId;
   }
 
