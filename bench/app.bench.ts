@@ -8,6 +8,7 @@ import { projectState } from "../src/app/projection.js";
 import { createConsortApp } from "../src/index.js";
 import { createTrack, transition } from "../src/orchestrator/index.js";
 import type { TrackEvent, TrackSnapshot } from "../src/orchestrator/types.js";
+import { gitBlobId } from "../src/gates/freeze.js";
 import { emptyTrackState, sealState, serialiseStateFile } from "../src/state/index.js";
 import { checkRequest } from "../test/helpers/github-api.js";
 import { benchRuns, measure, printJson, printTable, tailEntry, wantsJson, type Summary } from "./lib.js";
@@ -61,9 +62,17 @@ const at = (n: number) => new Date(Date.UTC(2026, 10, 30, 9, 0, 0) + n * 60_000)
 let counter = 0;
 const sha = () => `b${(++counter).toString(16).padStart(6, "0")}${"0".repeat(33)}`;
 const BRANCH = "feature-f1";
+/** What a driver's step leaves in each code file it changes. */
+const CODE_TEXT = "export const stock = () => [];\n";
 const KEY = "bench-state-key-0123456789abcdef0123456789";
 
-const commit = (role: RoleName, files: Record<string, string>) => ({
+/** The text of every file the setup pushed (the last one wins): the track's tree at any head, as the app reads it. */
+const TREE_TEXTS = new Map<string, string>();
+const commit = (role: RoleName, files: Record<string, string>) => {
+  for (const [path, text] of Object.entries(files)) TREE_TEXTS.set(path, text);
+  return pushedCommit(role, files);
+};
+const pushedCommit = (role: RoleName, files: Record<string, string>) => ({
   sha: sha(),
   authorLogin: `${role}-bot[bot]`,
   message: `${role} step\n\nConsort-Role: ${role}\n`,
@@ -75,7 +84,7 @@ function step(s: TrackSnapshot, event: TrackEvent): TrackSnapshot {
   if (r.rejection) throw new Error(`setup step refused: ${r.rejection.reasons.join("; ")}`);
   return r.snapshot;
 }
-const push = (s: TrackSnapshot, commits: ReturnType<typeof commit>[]): TrackEvent => ({
+const push = (s: TrackSnapshot, commits: ReturnType<typeof pushedCommit>[]): TrackEvent => ({
   type: "push",
   at: at(++counter),
   before: s.context.head,
@@ -180,6 +189,11 @@ class FakeGitHub {
   private n = 0;
   /** Dispatches accepted since the last reset. */
   dispatched = 0;
+  /** Each push the bench delivers, by its head: what compare answers. */
+  pushed = new Map<
+    string,
+    { before: string; commits: Array<{ id: string; message: string; author: { username: string } }> }
+  >();
   stateFile(branch = BRANCH): string {
     return this.files.get(`tracks/${branch}.json`)!;
   }
@@ -250,6 +264,50 @@ class FakeGitHub {
     if (method === "POST" && path.endsWith("/dispatches")) this.dispatched += 1;
     // No return_run_details: GitHub answers 204, and the run is found later by its run-name.
     if (method === "POST" && path.endsWith("/dispatches")) return [204];
+    if (method === "GET" && path.startsWith("/compare/")) {
+      // A push is read back from git: its commits as a chain from `before`, and where a branch leaves main.
+      const [base, head] = path.slice("/compare/".length).split("...") as [string, string];
+      const pushed = this.pushed.get(head);
+      const commits =
+        pushed && pushed.before === base
+          ? pushed.commits.map((c, i) => ({
+              sha: c.id,
+              parents: [{ sha: i === 0 ? base : pushed.commits[i - 1]!.id }],
+              author: { login: c.author.username },
+              commit: { message: c.message, tree: { sha: `tree-${c.id}` } },
+            }))
+          : [];
+      return [
+        200,
+        {
+          status: commits.length ? "ahead" : "identical",
+          ahead_by: commits.length,
+          behind_by: 0,
+          total_commits: commits.length,
+          base_commit: { sha: base, commit: { tree: { sha: `tree-${base}` } } },
+          merge_base_commit: { sha: base },
+          commits,
+          files: [],
+        },
+      ];
+    }
+    if (method === "GET" && path.startsWith("/git/trees/")) {
+      const entries = [...TREE_TEXTS].map(([p, text]) => ({
+        path: p,
+        mode: "100644",
+        type: "blob",
+        sha: gitBlobId(text),
+      }));
+      return [200, { sha: `tree-${path.split("/").pop()}`, truncated: false, tree: entries }];
+    }
+    if (method === "GET" && path.startsWith("/contents/") && full.searchParams.has("ref")) {
+      // The code files a step changed, read at the commit (production code may carry no test code).
+      const text = CODE_TEXT;
+      return [
+        200,
+        { type: "file", encoding: "base64", content: Buffer.from(text).toString("base64"), sha: blobOf(text) },
+      ];
+    }
     if (method === "GET" && path.endsWith("/check-runs")) return [200, { total_count: 0, check_runs: [] }];
     if (method === "POST" && path === "/check-runs") return [201, { id: ++this.n }];
     if (method === "GET" && path === "/pulls") {
@@ -298,7 +356,7 @@ const probot = new Probot({
     .privateKey.export({ type: "pkcs1", format: "pem" })
     .toString(),
   secret: "bench",
-  logLevel: "fatal",
+  logLevel: (process.env.BENCH_LOG as "fatal") ?? "fatal",
   Octokit: ProbotOctokit.defaults((o: Record<string, unknown>) => ({
     ...o,
     retry: { enabled: false },
@@ -336,6 +394,7 @@ function pushPayload(n: number, branch = BRANCH) {
     modified: ["src/services/stock.ts", "src/routes/stock.ts"],
     removed: [],
   }));
+  fake.pushed.set(commits.at(-1)!.id, { before: snapshot.context.head, commits });
   return {
     ...pushExample,
     installation: { id: 9 },
@@ -379,7 +438,7 @@ async function deliverChecked(n: number): Promise<RecordedCall[]> {
   const written = JSON.parse(fake.stateFile()) as { snapshot: TrackSnapshot };
   if (written.snapshot.stage !== "green-verify" || fake.dispatched !== 1)
     throw new Error(
-      `the push of ${n} should be accepted as GREEN and dispatch a cycle; the track is at ${written.snapshot.stage}`,
+      `the push of ${n} should be accepted as GREEN and dispatch a cycle; the track is at ${written.snapshot.stage}${written.snapshot.context.rejectedHead ? `, refused: ${written.snapshot.context.rejectedHead.reasons.join("; ")}` : ""}; requests: ${fake.requests.map((r) => `${r.method} ${r.path}`).join(", ")}`,
     );
   const violations = fake.requests.flatMap((r) => checkRequest(r.method, r.path, r.body).violations);
   if (violations.length > 0)

@@ -6,6 +6,7 @@ import {
   PostgresBranchProvider,
   createProvider,
   resolveLocalDataDir,
+  BRANCH_ID_PATTERN,
   sanitiseBranchName,
   stopLocalServer,
   type BranchProvider,
@@ -50,10 +51,11 @@ async function withProvider<T>(
   }
 }
 
-/** A git branch name or an existing id: the root's id stays as it is, anything else is sanitised. */
+/** A git branch name or an existing id: the root's id and an existing branch's id stay as they are, anything else is sanitised. */
 async function branchId(provider: BranchProvider, name: string): Promise<string> {
   const root = await provider.rootBranch();
-  return name === root ? name : sanitiseBranchName(name);
+  if (name === root || (BRANCH_ID_PATTERN.test(name) && (await provider.getBranch(name)))) return name;
+  return sanitiseBranchName(name);
 }
 
 function describeSpares(spares: { count: number; bytes: number }): string {

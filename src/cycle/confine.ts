@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
-import { mkdir, stat } from "node:fs/promises";
+import { mkdir, readdir, realpath, stat } from "node:fs/promises";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { promisify } from "node:util";
 import type { ConfinementRecord } from "./result.js";
@@ -95,16 +95,33 @@ export function confinementRecord(confinement: Confinement): ConfinementRecord {
     : { confined: false, reason: confinement.reason };
 }
 
+/** Let the confined user pass through (never list or write) every folder above `path`. */
+async function passThroughAbove(jail: Jail, path: string): Promise<void> {
+  for (let dir = dirname(path); dir !== dirname(dir); dir = dirname(dir)) {
+    const { mode } = await stat(dir);
+    if ((mode & 0o001) === 0) await privileged(jail.via, "chmod", ["o+x", dir]);
+  }
+}
+
 /**
  * Hand the checkout to the confined user (it installs, builds and writes its report there), but
  * keep `.git` out of its reach, and let it pass through the folders above the checkout.
  */
 export async function grantCheckout(jail: Jail, cwd: string): Promise<void> {
   const root = resolve(cwd);
-  for (let dir = dirname(root); dir !== dirname(dir); dir = dirname(dir)) {
-    const { mode } = await stat(dir);
-    if ((mode & 0o001) === 0) await privileged(jail.via, "chmod", ["o+x", dir]);
-  }
+  await passThroughAbove(jail, root);
+  // Links at the top or in node_modules (a shared install, say) are followed by the commands: let
+  // the user reach where they point too (to read, as anyone may; what they point at stays its owner's).
+  const reached = new Set<string>();
+  for (const folder of [root, join(root, "node_modules")])
+    for (const entry of await readdir(folder, { withFileTypes: true }).catch(() => []))
+      if (entry.isSymbolicLink()) {
+        const target = await realpath(join(folder, entry.name)).catch(() => undefined);
+        if (target && !reached.has(dirname(target))) {
+          reached.add(dirname(target));
+          await passThroughAbove(jail, target);
+        }
+      }
   // Everything but .git, in one process (symlinks themselves, never what they point at).
   const git = join(root, ".git");
   await privileged(jail.via, "find", [

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { checkTable, violationsOn } from "./support/checks.js";
+import { checkTable, summaryOf, violationsOn } from "./support/checks.js";
 import * as F from "./support/feature.js";
 import { AGENTS, LEAD, Scenario, type Checkpoint } from "./support/scenario.js";
 
@@ -165,15 +165,17 @@ describe("every check describes the head it is posted on", () => {
 });
 
 describe("what a reviewer reads while a gate waits", () => {
-  test("the PR comment shows the test list waiting for approval", async () => {
+  test("the test-list check and the PR comment show the list waiting for approval", async () => {
     s.restore(atTestListGate);
     const head = s.head();
     const list = (JSON.parse(F.TEST_LIST) as { tests: Array<{ id: string; title: string }> }).tests;
-    // consort/test-list is in progress, and the app writes no in-progress check on a head that has none.
-    expect(s.world.checksOn(head).has("consort/test-list")).toBe(false);
+    const run = s.world.check(head, "consort/test-list");
+    expect([run.status, run.conclusion]).toEqual(["in_progress", null]);
     const comment = s.world.appComments(s.pull!.number).at(-1)!.body;
-    expect(comment).not.toContain("The test list is not written yet");
-    for (const test of list) expect(comment).toContain(test.title);
+    for (const text of [summaryOf(run), comment]) {
+      expect(text).not.toContain("The test list is not written yet");
+      for (const test of list) expect(text).toContain(test.title);
+    }
   });
 
   test("a branch reset to the last accepted commit after a refusal takes the gate's approval again", async () => {

@@ -162,14 +162,14 @@ describe("writing check runs only when their content changes", () => {
   });
 
   it("a step that only moves the lane rewrites no check: where the lane stands is the comment's to say", async () => {
-    github.on("GET", LIST, [200, { total_count: 0, check_runs: [] }]).on("POST", CREATE, [201, { id: 1 }], 4);
+    github.on("GET", LIST, [200, { total_count: 0, check_runs: [] }]).on("POST", CREATE, [201, { id: 1 }], 5);
     await writeCheckRuns(octokit(), target, renderCheckRuns(midBuildReport()));
     const sent = github.calls("POST", CREATE).map((c, i) => listed(800 + i, c.body as never));
     github.dispose();
 
     const moved = midBuildReport();
     moved.lane = { ...moved.lane, now: { id: "T2:review", label: "T2 review", detail: "navigator reviews T2" } };
-    github = new GitHubMock().on("GET", LIST, [200, { total_count: 4, check_runs: sent }]);
+    github = new GitHubMock().on("GET", LIST, [200, { total_count: 5, check_runs: sent }]);
     const again = await writeCheckRuns(octokit(), target, renderCheckRuns(moved));
     github.verify();
     expect(again.filter((w) => w.action !== "unchanged" && w.action !== "absent")).toEqual([]);
