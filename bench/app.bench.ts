@@ -62,6 +62,8 @@ const at = (n: number) => new Date(Date.UTC(2026, 10, 30, 9, 0, 0) + n * 60_000)
 let counter = 0;
 const sha = () => `b${(++counter).toString(16).padStart(6, "0")}${"0".repeat(33)}`;
 const BRANCH = "feature-f1";
+/** A commit's tree id in the fake: a sha of its own, as git's. */
+const treeOf = (commitSha: string) => createHash("sha1").update(`tree ${commitSha}`).digest("hex");
 /** What a driver's step leaves in each code file it changes. */
 const CODE_TEXT = "export const stock = () => [];\n";
 const KEY = "bench-state-key-0123456789abcdef0123456789";
@@ -274,7 +276,7 @@ class FakeGitHub {
               sha: c.id,
               parents: [{ sha: i === 0 ? base : pushed.commits[i - 1]!.id }],
               author: { login: c.author.username },
-              commit: { message: c.message, tree: { sha: `tree-${c.id}` } },
+              commit: { message: c.message, tree: { sha: treeOf(c.id) } },
             }))
           : [];
       return [
@@ -284,7 +286,7 @@ class FakeGitHub {
           ahead_by: commits.length,
           behind_by: 0,
           total_commits: commits.length,
-          base_commit: { sha: base, commit: { tree: { sha: `tree-${base}` } } },
+          base_commit: { sha: base, commit: { tree: { sha: treeOf(base) } } },
           merge_base_commit: { sha: base },
           commits,
           files: [],
@@ -298,7 +300,7 @@ class FakeGitHub {
         type: "blob",
         sha: gitBlobId(text),
       }));
-      return [200, { sha: `tree-${path.split("/").pop()}`, truncated: false, tree: entries }];
+      return [200, { sha: treeOf(path.split("/").pop()!), truncated: false, tree: entries }];
     }
     if (method === "GET" && path.startsWith("/contents/") && full.searchParams.has("ref")) {
       // The code files a step changed, read at the commit (production code may carry no test code).
