@@ -61,7 +61,7 @@ const KNOWN_ERRORS: readonly {
   {
     kind: "SERVER_CONNECTION_LOST",
     codes: [],
-    pattern: /Connection terminated|server closed the connection unexpectedly/i,
+    pattern: /Connection terminated|server closed the connection unexpectedly|has encountered a connection error/i,
     message: (raw) => `the connection to the server was lost mid-way (${raw})`,
     hint: "the server crashed or restarted: run the command again (nothing half-made is kept; what was left is reaped)",
   },

@@ -52,6 +52,7 @@ test("Lakebase down: creating the track's branch fails the track's check, with a
   expect(schema.output.title).toBe("Schema check failed");
   expect(summaryOf(schema).split("\n\n").slice(1)).toEqual([
     `The schema diff of \`${trackBranch}\` against \`production\` could not be computed: Lakebase reading branch ${trackBranch} failed ${unavailable}. Consort fails closed; the check is computed again on the next update of the track.`,
+    "Database facts: the app, the cycles, the release and the promotion all use the same `lakebase` branches (self-hosted runner).",
   ]);
   // The state records the failure, not a branch: the track waits for its first step with the problem on it.
   const snapshot = s.snapshot();

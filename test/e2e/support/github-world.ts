@@ -113,8 +113,12 @@ export interface WorldOptions {
 const SLUG = "consort";
 /** GitHub's secondary limit on content-creating requests, per installation and minute. */
 const SECONDARY_LIMIT_PER_MINUTE = 80;
-/** What one step may write so that ten tracks of an installation fit in that minute. */
-const WRITES_PER_DELIVERY = SECONDARY_LIMIT_PER_MINUTE / 10;
+/**
+ * What one delivery may write: eight tracks of an installation each taking a step in the same
+ * minute fit under that limit (a step on a new head writes its state, the checks that say
+ * something, the comment and a dispatch: up to 10; a re-seal as much).
+ */
+const WRITES_PER_DELIVERY = SECONDARY_LIMIT_PER_MINUTE / 8;
 /** Where GitHub's artifact download redirects to: a short-lived blob URL on another host. */
 const ARTIFACT_BLOB_ORIGIN = "https://productionresultssa0.blob.core.windows.net";
 const APP_BOT_LOGIN = `${SLUG}[bot]`;
@@ -533,7 +537,7 @@ export class GitHubWorld {
     w.most = Math.max(w.most, w.used);
     if (w.used <= w.budget) return undefined;
     this.mock.violations.push(
-      `${request.method} ${request.path}: content-creating request ${w.used} of deliveries allowed ${w.budget} (${WRITES_PER_DELIVERY} each, so ten tracks of one installation stay under GitHub's ${SECONDARY_LIMIT_PER_MINUTE} a minute)`,
+      `${request.method} ${request.path}: content-creating request ${w.used} of deliveries allowed ${w.budget} (${WRITES_PER_DELIVERY} each, so eight tracks of one installation stay under GitHub's ${SECONDARY_LIMIT_PER_MINUTE} a minute)`,
     );
     return [
       403,

@@ -44,10 +44,5 @@ export function lakebaseScenario(): { s: Scenario; api: nock.Scope; trackBranch:
     .reply(200, { name: P, status: { default_branch: `${P}/branches/production` } });
   api.get(`${API}/${P}/branches/${trackBranch}`).reply(404, notFound);
   api.get(`${API}/${P}/branches/production`).reply(200, production);
-  // The names in use, read before a new track is paired (so two git names never share a branch).
-  api
-    .get(`${API}/${P}/branches`)
-    .query({ page_size: "100" })
-    .reply(200, { branches: [production] });
   return { s, api, trackBranch, sleeps };
 }
