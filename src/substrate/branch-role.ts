@@ -28,6 +28,23 @@ export async function grantBranchRole(
   client: pg.ClientBase,
   options: { role: string; password: string; database: string; rootDatabases: string[] },
 ): Promise<void> {
+  // Grants on one server are made one at a time: two sessions changing the same database's ACL at
+  // once fail with "tuple concurrently updated" (two forks from one root shut it to PUBLIC alike).
+  await client.query("SELECT pg_advisory_lock($1)", [BRANCH_ROLE_LOCK]);
+  try {
+    await grantUnderLock(client, options);
+  } finally {
+    await client.query("SELECT pg_advisory_unlock($1)", [BRANCH_ROLE_LOCK]).catch(() => {});
+  }
+}
+
+/** The advisory lock key that serialises branch-role grants on a server ("consort-roles" as a number). */
+const BRANCH_ROLE_LOCK = 0x636f6e73;
+
+async function grantUnderLock(
+  client: pg.ClientBase,
+  options: { role: string; password: string; database: string; rootDatabases: string[] },
+): Promise<void> {
   const { role, password, database } = options;
   const attributes = "LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS NOINHERIT";
   const exists = await client.query("SELECT 1 FROM pg_roles WHERE rolname = $1", [role]);
