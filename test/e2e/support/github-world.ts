@@ -610,7 +610,7 @@ export class GitHubWorld {
       const listed: Array<Record<string, unknown>> = [];
       for (let at = this.git.resolve(request.query.sha ?? this.defaultBranch); at;) {
         const parent = this.git.commitInfo(at)?.parents[0];
-        if (text(at) !== text(parent)) listed.push({ sha: at, ...this.commitListJson(at) });
+        if (text(at) !== text(parent)) listed.push(this.listedCommitJson(at));
         at = parent;
       }
       return [200, page(listed, request.query)];
@@ -812,28 +812,6 @@ export class GitHubWorld {
       tree: { sha: info.tree, url: "" },
       parents: info.parents.map((p) => ({ sha: p, url: "", html_url: "" })),
       verification: { verified: true, reason: "valid", signature: null, payload: null, verified_at: null },
-    };
-  }
-
-  /** A commit as the commits listing shows it. */
-  private commitListJson(sha: string): Record<string, unknown> {
-    const info = this.git.commitInfo(sha)!;
-    return {
-      node_id: "C",
-      url: "",
-      html_url: "",
-      comments_url: "",
-      commit: {
-        message: info.message,
-        author: info.author,
-        committer: { ...info.author, ...(info.committer ?? {}) },
-        tree: { sha: info.tree, url: "" },
-        url: "",
-        comment_count: 0,
-      },
-      author: null,
-      committer: null,
-      parents: info.parents.map((p) => ({ sha: p, url: "" })),
     };
   }
 
