@@ -109,12 +109,17 @@ const ITEMS = (rows: number) => `
   CREATE TABLE items (id bigint PRIMARY KEY, sku text NOT NULL, quantity int NOT NULL, note text);
   INSERT INTO items SELECT g, 'SKU-' || g, g % 1000, md5(g::text) || repeat('x', 60) FROM generate_series(1, ${rows}) g;`;
 
-async function seed(provider: PostgresBranchProvider, rows: number): Promise<{ root: string; bytes: number }> {
+async function seed(
+  provider: PostgresBranchProvider,
+  adminUrl: string,
+  rows: number,
+): Promise<{ root: string; bytes: number }> {
   const root = await provider.rootBranch();
   const url = await provider.connectionUrl(root);
   await query(url, ITEMS(rows));
   await query(url, "VACUUM ANALYZE items");
-  await query(url, "CHECKPOINT");
+  // A branch's own login role may not checkpoint (pg_checkpoint): the server's admin does it.
+  await query(adminUrl, "CHECKPOINT");
   await provider.refreshBase(root);
   const size = await query(url, "SELECT pg_database_size(current_database())::bigint AS b");
   return { root, bytes: Number(size.rows[0].b) };
@@ -137,8 +142,8 @@ async function main(): Promise<void> {
   try {
     const method = (await query(admin, "SHOW file_copy_method")).rows[0].file_copy_method as string;
     log("seeding ~10 MB and ~200 MB roots");
-    const s = await seed(small, 14_000);
-    const l = await seed(large, 1_130_000);
+    const s = await seed(small, admin, 14_000);
+    const l = await seed(large, admin, 1_130_000);
     log(`roots: ${(s.bytes / 1e6).toFixed(1)} MB and ${(l.bytes / 1e6).toFixed(1)} MB; file_copy_method = ${method}`);
 
     let n = 0;
