@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { checkStates } from "../gates/checks.js";
 import { GATE_NAMES, GateName } from "../gates/names.js";
+import { ApprovalRecordSchema } from "../orchestrator/schema.js";
 import { STAGES } from "../orchestrator/types.js";
 import { PROVENANCES, type BoardTrack } from "./view.js";
 
@@ -11,16 +12,6 @@ import { PROVENANCES, type BoardTrack } from "./view.js";
  * and the board serves it as a page and as a download. Built from the snapshot only, so it says no
  * more than the machine recorded.
  */
-
-const Approval = z
-  .object({
-    approver: z.string(),
-    reviewId: z.number(),
-    commit: z.string(),
-    manifestHash: z.string(),
-    at: z.string(),
-  })
-  .strict();
 
 const GateEvidence = z
   .object({
@@ -35,7 +26,7 @@ const GateEvidence = z
     files: z.array(z.object({ path: z.string(), sha256: z.string() }).strict()),
     /** The logins that authored what the gate froze: none of them may approve it. */
     authors: z.array(z.string()),
-    approvals: z.array(Approval),
+    approvals: z.array(ApprovalRecordSchema),
     withdrawnReason: z.string().nullable(),
   })
   .strict();
