@@ -1,15 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { TrackSim } from "../orchestrator/helpers/track.js";
 import { webhookPayload } from "../helpers/webhooks.js";
-import { createHarness, mockInstallationToken, type Harness } from "../handlers/harness.js";
-import { FakeStateBranch, INSTALLATION_ID } from "../handlers/fake-repo.js";
+import { type Harness, mockInstallationToken, trackRepo } from "../handlers/harness.js";
+import { type FakeStateBranch, INSTALLATION_ID } from "../handlers/fake-repo.js";
 import {
   createdChecks,
   expectChecks,
   expectConfig,
   expectReviews,
   expectStickyComment,
-  newBranch,
   pullRequestPayload,
   stateOf,
   trackAtGate,
@@ -28,9 +27,7 @@ const CONFIG = "approvers:\n  users: [lead-human]\n  codeowners: false\n";
 const REVIEW_ID = 556;
 
 beforeEach(() => {
-  h = createHarness();
-  state = new FakeStateBranch(h.github);
-  branch = newBranch();
+  ({ h, state, branch } = trackRepo());
   mockInstallationToken(h.github, INSTALLATION_ID);
 });
 afterEach(() => h.github.dispose());

@@ -4,8 +4,8 @@ import { restoreSnapshot } from "../../src/orchestrator/index.js";
 import { webhookPayload } from "../helpers/webhooks.js";
 import { edited } from "../orchestrator/fixtures/stockflow.js";
 import { smallDesign, type TrackSim } from "../orchestrator/helpers/track.js";
-import { createHarness, mockInstallationToken, type Harness } from "./harness.js";
-import { contentFile, FakeStateBranch, INSTALLATION_ID } from "./fake-repo.js";
+import { type Harness, mockInstallationToken, trackRepo } from "./harness.js";
+import { contentFile, type FakeStateBranch, INSTALLATION_ID } from "./fake-repo.js";
 import {
   createdChecks,
   expectChecks,
@@ -13,7 +13,6 @@ import {
   expectDismissal,
   expectReviews,
   expectStickyComment,
-  newBranch,
   pullRequestPayload,
   simulatedTrack,
   stateOf,
@@ -45,9 +44,7 @@ function atDesignGate(): TrackSim {
 }
 
 beforeEach(() => {
-  h = createHarness();
-  state = new FakeStateBranch(h.github);
-  branch = newBranch();
+  ({ h, state, branch } = trackRepo());
   sim = atDesignGate();
   state.seed(stateOf(branch, sim.snapshot));
   mockInstallationToken(h.github, INSTALLATION_ID);
