@@ -240,7 +240,7 @@ export function trackPage(track: BoardTrack, context: RenderContext, details: Tr
     runUrlOf(track.repository, runId, ev),
   );
   const timelineSource = details.commits
-    ? `${details.commits.source}; judged ${evidence.sources.state.replace(/^from /, "by ")}`
+    ? `${details.commits.source}; each judged against the snapshot ${evidence.sources.state}`
     : `${evidence.sources.state} (the branch's commits were not listed: only the steps the machine recorded)`;
   const problems =
     details.problems.length > 0

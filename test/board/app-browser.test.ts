@@ -487,7 +487,7 @@ describe("a track's page in a browser: the database branch, the schema diff, eve
       expect(groups.slice(0, -1).every(([open, count]) => open === false && count === 25)).toBe(true);
       expect(groups.at(-1)![0]).toBe(true);
       await expect(page.locator("#timeline ~ p.src").textContent()).resolves.toBe(
-        `source the branch's commits on GitHub (compare main...feature/ledger); judged by consort/state at ${stateAt()}`,
+        `source the branch's commits on GitHub (compare main...feature/ledger); each judged against the snapshot from consort/state at ${stateAt()}`,
       );
     } finally {
       await context.close();
