@@ -94,7 +94,7 @@ export function boardPage(tracks: BoardTrack[], context: RenderContext, options:
   const finished = tracks.filter((track) => !inFlight(track));
   const rows = shown.map(
     (view) => markup`<tr class="${view.waiting.mine ? "mine" : ""}" data-track="${view.trackId}">
-<td data-label="Track"><a href="${trackUrl(context.base, view.repository, view.trackId)}">${view.branch}</a><br><span class="empty">${view.repository}</span>${provenanceTag(view.provenance)}</td>
+<td data-label="Track"><a href="${trackUrl(context.base, view.repository, view.trackId)}">${view.branch}</a><br><span class="empty">${view.repository}</span>${provenanceTag(view.provenance)}<br><span class="src">${view.source}</span></td>
 <td data-label="Lane">${laneSvg(view.lane, true)}</td>
 <td data-label="Stands at">${view.stage}</td>
 <td data-label="Waits for">${waitingCell(view, context.viewer)}</td>
@@ -278,6 +278,7 @@ export function evidencePage(evidence: TrackEvidence, context: RenderContext): s
   const body = markup`<p><a href="${url}">← the track</a> · <a id="download" href="${url}/evidence.json" download>Download evidence.json</a></p>
 <h2 class="title">Evidence of ${evidence.branch} <span class="empty">${evidence.repository}</span></h2>
 <p>${evidence.finished ? markup`Merged at <code>${evidence.mergedCommit ?? ""}</code> and promoted.` : markup`<strong>Not finished</strong> (stands at ${evidence.stage}): the evidence so far.`}${provenanceTag(evidence.provenance)}</p>
+${sourceMark(`${evidence.sources.state}; each cycle's verdict and run as its result reported it`)}
 <section aria-labelledby="ev-gates"><h2 id="ev-gates">Approvals</h2><table><thead><tr><th>Gate</th><th>Frozen files</th><th>Manifest</th><th>Approved by</th></tr></thead><tbody>${gates}</tbody></table></section>
 <section aria-labelledby="ev-cycles"><h2 id="ev-cycles">Cycles</h2><table class="cycles"><thead><tr><th>Step</th><th>Unit</th><th>Verdict</th><th>Commit</th><th>Run</th><th>Reported</th></tr></thead><tbody>${cycles}</tbody></table></section>
 <section aria-labelledby="ev-db"><h2 id="ev-db">Database</h2><dl class="facts"><dt>Branch</dt><dd><code>${evidence.database.branch}</code></dd><dt>Forked from</dt><dd><code>${evidence.database.parent}</code> at ${evidence.database.forkedAt}</dd>

@@ -59,7 +59,8 @@ export function stateSourceOf(track: Pick<BoardTrack, "provenance" | "stateSourc
   const where = track.stateSource ?? (track.provenance === "commits" ? "" : "consort/state");
   if (track.provenance === "commits")
     return where ? `from ${where}, then replayed from the branch's commits` : "replayed from the branch's commits";
-  return `from ${where}${track.provenance === "unsigned" ? " (signature not checked)" : ""}`;
+  // Whether its signature was checked is the provenance's to say (a tag of its own on the page).
+  return `from ${where}`;
 }
 
 type LaneNodeStatus = "done" | "current" | "ahead" | "failed";
@@ -96,6 +97,8 @@ export interface TrackView {
   refusals: string[];
   checks: CheckState[];
   provenance: Provenance;
+  /** Where the snapshot was read ("from consort/state at 1a2b3c4"), shown as the row's source mark. */
+  source: string;
 }
 
 const lower = (login: string) => login.toLowerCase();
@@ -231,6 +234,7 @@ export function trackView(track: BoardTrack, viewer: string | null): TrackView {
     refusals: refusalsOf(snapshot, checks),
     checks,
     provenance: track.provenance,
+    source: stateSourceOf(track),
   };
 }
 

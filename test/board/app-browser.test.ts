@@ -528,9 +528,16 @@ describe("a track's page in a browser: the database branch, the schema diff, eve
     }
   });
 
-  it("names the source of the snapshot's facts on the lane and the gates", async () => {
+  it("names the source of the snapshot's facts on the board's rows, the lane, the gates and the evidence", async () => {
     const { context, page } = await signedIn("alice");
     try {
+      await expect(
+        page.locator('tr[data-track="feature-ledger"] td[data-label=Track] .src').textContent(),
+      ).resolves.toBe(`from consort/state at ${stateAt()}`);
+      await page.goto(`${ledgerUrl()}/evidence`);
+      await expect(page.locator("main p.src").textContent()).resolves.toBe(
+        `source from consort/state at ${stateAt()}; each cycle's verdict and run as its result reported it`,
+      );
       await page.goto(ledgerUrl());
       const marks = await page.locator("main p.src").evaluateAll((ps) => ps.map((p) => p.textContent));
       expect(marks.slice(0, 3)).toEqual([
