@@ -141,6 +141,9 @@ export async function verifiedPush({
   const payloadWhole = payload !== undefined && payload.length < PAYLOAD_COMMITS_CAP;
   const commits: PushedCommit[] = [];
   const migrationConflicts: string[] = [];
+  /** The texts known as `leftBy` left them: the runner files read before it and the files read after it. */
+  let leftTexts = new Map<string, string | null>();
+  let leftBy: string | undefined;
   for (const commit of chain) {
     if (commit.parents.length > 1) {
       const refused = await mergeProblems(ref, commit, defaultBranch);
@@ -162,16 +165,28 @@ export async function verifiedPush({
         );
     }
     // The runner's configuration is compared before and after the commit (runnerConfigChanges):
-    // its files' texts at the first parent (the chain above ends where a commit has none).
+    // its files' texts at the first parent (the chain above ends where a commit has none). A text
+    // the previous commit of the chain left (read after it, or unchanged by it) is not read again.
     const parent = commit.parents[0];
     const before: Record<string, string | null> = {};
-    for (const path of runnerPathsToRead(changes))
-      before[path] = parent ? await fileAt({ octokit, owner, repo, path, ref: parent }) : null;
+    for (const path of runnerPathsToRead(changes, config)) {
+      const left = parent === leftBy ? leftTexts.get(path) : undefined;
+      before[path] =
+        left !== undefined ? left : parent ? await fileAt({ octokit, owner, repo, path, ref: parent }) : null;
+    }
+    const files = await filesToRead({ octokit, owner, repo, sha: commit.sha, changes, config });
+    leftTexts = new Map(Object.entries(before));
+    for (const change of changes) {
+      leftTexts.delete(change.path);
+      if (change.previousPath !== undefined) leftTexts.delete(change.previousPath);
+    }
+    for (const [path, text] of Object.entries(files)) leftTexts.set(path, text);
+    leftBy = commit.sha;
     commits.push({
       ...pick(commit),
       ...(fromPayload ? { authorLogin: fromPayload.author.username ?? null } : {}),
       changes,
-      files: await filesToRead({ octokit, owner, repo, sha: commit.sha, changes, config }),
+      files,
       before,
     });
   }
