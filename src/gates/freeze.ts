@@ -340,16 +340,20 @@ export function runnerReach(
     );
   const files = new Map<string, string>();
   const words = new Set<string>();
+  const named = (dir: string, file: string, source: string) => {
+    const path = resolvePath(dir, file);
+    if (path !== undefined && !files.has(path)) files.set(path, source);
+  };
   const name = (dir: string, word: string, source: string) => {
     words.add(word);
-    const path = pathLike(word) ? resolvePath(dir, word.replace(/^<rootDir>\//, "")) : undefined;
-    if (path !== undefined && !files.has(path)) files.set(path, source);
+    const file = word.replace(/^<rootDir>\//, "");
+    if (pathLike(file)) named(dir, file, source);
   };
   const queue: Array<{ dir: string; script: string }> = [];
   const visit = (segment: Segment) => {
     for (const word of segment.words) name(segment.cwd, word, segment.source);
     if (segment.words[0] === "make" || segment.words[0] === "gmake")
-      for (const file of ["Makefile", "makefile", "GNUmakefile"]) name(segment.cwd, file, segment.source);
+      for (const file of ["Makefile", "makefile", "GNUmakefile"]) named(segment.cwd, file, segment.source);
     for (const script of scriptsCalled(segment.text)) queue.push({ dir: segment.cwd, script });
   };
   for (const [key, command] of Object.entries(commands))

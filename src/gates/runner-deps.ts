@@ -72,8 +72,8 @@ function yarnLockEntries(text: string, frozen: (name: string) => boolean): Entri
   for (const line of text.split("\n")) {
     if (line.startsWith("#") || line.trim() === "") continue;
     if (!/^\s/.test(line)) {
-      header = line.replace(/:\s*$/, "");
-      const names = header.split(/,\s*/).map((d) => descriptorName(d.replace(/^"|"$/g, "").trim()));
+      header = line.replace(/:\s*$/, "").replace(/"/g, "");
+      const names = header.split(/,\s*/).map((d) => descriptorName(d.trim()));
       if (!names.some(frozen)) header = undefined;
       else out.set(`"${header}"`, "");
     } else if (header !== undefined) out.set(`"${header}"`, `${out.get(`"${header}"`) as string}${line.trim()}\n`);
