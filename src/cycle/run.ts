@@ -324,8 +324,8 @@ export function canRefreshBase(
   return typeof (provider as { refreshBase?: unknown }).refreshBase === "function";
 }
 
-/** Fill a fresh root branch with the configured seed command (nothing without one). */
-export async function seedRoot(options: {
+/** What running the seed command on a database branch takes. */
+interface SeedDeps {
   provider: BranchProvider;
   config: ConsortConfig;
   cwd: string;
@@ -333,7 +333,10 @@ export async function seedRoot(options: {
   timeoutMs: number;
   progress: (message: string) => void;
   parentEnv: Record<string, string | undefined> | undefined;
-}): Promise<void> {
+}
+
+/** Fill a fresh root branch with the configured seed command (nothing without one). */
+export async function seedRoot(options: SeedDeps): Promise<void> {
   const { provider, config } = options;
   if (!config.database.seed) return;
   const root = await provider.rootBranch();
@@ -354,16 +357,7 @@ export async function seedRoot(options: {
   if (canRefreshBase(provider)) await provider.refreshBase(root);
 }
 
-async function rebuildTrackIfMissing(options: {
-  provider: BranchProvider;
-  config: ConsortConfig;
-  cwd: string;
-  runCommand: CommandRunner;
-  trackBranch: string;
-  timeoutMs: number;
-  progress: (message: string) => void;
-  parentEnv: Record<string, string | undefined> | undefined;
-}): Promise<string | undefined> {
+async function rebuildTrackIfMissing(options: SeedDeps & { trackBranch: string }): Promise<string | undefined> {
   const { provider, config, trackBranch } = options;
   if (await provider.getBranch(trackBranch)) return undefined;
   const root = await provider.rootBranch();

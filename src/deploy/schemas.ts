@@ -45,6 +45,20 @@ export const DeployRequest = z
   .strict();
 export type DeployRequest = z.infer<typeof DeployRequest>;
 
+/**
+ * The schema diff the release job computed where its databases are (src/deploy/rebuild.ts), as the
+ * deploy evidence carries it and the track's snapshot keeps it (src/orchestrator/schema.ts).
+ */
+export const ReleaseSchemaDiff = z.object({
+  computedOn: z.enum(["shared", "rebuilt"]),
+  branch: z.string(),
+  parent: z.string(),
+  diffMarkdown: z.string(),
+  breaking: z.array(z.string()),
+  note: z.string(),
+});
+export type ReleaseSchemaDiff = z.infer<typeof ReleaseSchemaDiff>;
+
 export const DeployEvidence = z
   .object({
     ...answering(DeployRequest),
@@ -85,17 +99,7 @@ export const DeployEvidence = z
      * `shared` on the app's own branches, `rebuilt` on databases the job rebuilt because it cannot
      * see the app's (src/substrate/placement.ts). Absent when the release did not get that far.
      */
-    schema: z
-      .object({
-        computedOn: z.enum(["shared", "rebuilt"]),
-        branch: z.string(),
-        parent: z.string(),
-        diffMarkdown: z.string(),
-        breaking: z.array(z.string()),
-        note: z.string(),
-      })
-      .strict()
-      .optional(),
+    schema: ReleaseSchemaDiff.strict().optional(),
     startedAt: z.iso.datetime(),
     finishedAt: z.iso.datetime(),
     /** How the deploy, verify and test commands ran; absent from actions older than this record (read as unconfined). */
