@@ -245,13 +245,7 @@ async function missedApprovals(
 ): Promise<TrackEvent[]> {
   if (pendingGates(snapshot).length === 0) return [];
   const { octokit, repo } = deps;
-  const pull = await openPullRequestFor({
-    octokit,
-    owner: repo.owner,
-    repo: repo.repo,
-    branch,
-    base: repo.defaultBranch,
-  });
+  const pull = await openPullRequestFor(deps, branch);
   if (!pull) return [];
   const reviews = standingReviews(await listGateReviews(octokit, repo.owner, repo.repo, pull.number));
   if (!reviews.some((r) => r.state === "APPROVED")) return [];
