@@ -196,6 +196,7 @@ export async function updateStickyComment(
     octokit,
     { owner: repo.owner, repo: repo.repo, issueNumber: pull.number, trackId, appId: services.appId },
     renderComment(report),
+    services.stickyComments,
   );
 }
 

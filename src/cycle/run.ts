@@ -30,6 +30,7 @@ import {
   readAtCommit,
   resolveTestBase,
   testFileChanges,
+  testsOfRequest,
   type TestFileChange,
 } from "./workspace.js";
 
@@ -140,11 +141,13 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
         `the checkout is at ${head.slice(0, 12)}, but the request asks to test ${request.commit.slice(0, 12)}: check out the requested commit`,
       );
     }
+    // A request that names its tests by id in the test list gets their files and titles from git.
+    const judged: CycleRequest = { ...request, testList: undefined, tests: await testsOfRequest(cwd, request) };
     // The evidence is what git holds at the commit, read while the branch is forked (neither waits
     // for the other): the frozen files and every test file the verdict counts. The working tree
     // must hold the same before any command runs and still after the tests ran.
     const frozenPaths = new Set(request.frozenTestFiles.map((f) => f.path));
-    const guarded = guardedPaths(request);
+    const guarded = guardedPaths(judged);
     // Only a refactor needs the track's own test changes: the trunk's test files are its baseline.
     const evidence = Promise.all([
       readAtCommit(cwd, head, guarded),
@@ -262,7 +265,7 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
         loadErrors: loadErrors.map(describeLoadError),
       };
       const decided = decideVerdict({
-        request,
+        request: judged,
         report: parsed,
         testExitCode: commands.test.exitCode,
         frozenFiles,

@@ -1,7 +1,16 @@
 import { z } from "zod";
 import { RepoPath } from "../artifacts/ids.js";
 import { CommandRecord, CycleVerdict } from "../cycle/result.js";
-import { answering, BranchId, CommitSha, CycleTest, FrozenTestFile, dispatchedRequest } from "../cycle/request.js";
+import {
+  answering,
+  BranchId,
+  CommitSha,
+  CycleTest,
+  FrozenTestFile,
+  TestIdRun,
+  TestListRef,
+  dispatchedRequest,
+} from "../cycle/request.js";
 
 /** What the deploy and promote jobs take and what they leave as evidence (design §3, deploy/promote). */
 
@@ -24,8 +33,12 @@ export const DeployRequest = z
         parent: BranchId,
       })
       .strict(),
-    /** The whole test list, for the replay: every test must pass. */
+    /** The whole test list, for the replay: every test must pass. Written in full by `consort` off a job. */
     tests: z.array(CycleTest).default([]),
+    /** What the app dispatches instead of `tests`: the tests by id in the approved list, read from git at `commit`. */
+    testList: TestListRef.extend({ tests: z.array(TestIdRun).default([]) })
+      .strict()
+      .optional(),
     frozenTestFiles: z.array(FrozenTestFile).default([]),
     ttlSeconds: z.number().int().min(60).max(86_400).default(3600),
   })

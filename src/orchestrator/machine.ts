@@ -68,7 +68,7 @@ export type MachineEvent =
   /** The branch is back at the last accepted commit, or (`head`) at a commit that reverts the rejected ones. */
   | { type: "BRANCH_RESET"; at: string; head?: string }
   /** The default branch was merged into the track ("Update branch"): the head moves, no step was taken. */
-  | { type: "BRANCH_UPDATED"; at: string; head: string; migrationConflicts: string[] }
+  | { type: "BRANCH_UPDATED"; at: string; head: string; migrationConflicts: string[]; merges?: string[] }
   | { type: "GATE_APPROVED"; at: string; gate: GateName; approval: ApprovalRecord }
   | { type: "GATE_WITHDRAWN"; at: string; gate: GateName; reason: string }
   | {
@@ -218,9 +218,15 @@ const machineSetup = setup({
       assertEvent(event, "BRANCH_RESET");
       return { rejectedHead: null, head: event.head ?? context.head, updatedAt: event.at };
     }),
-    moveHead: assign(({ event }) => {
+    moveHead: assign(({ context, event }) => {
       assertEvent(event, "BRANCH_UPDATED");
-      return { head: event.head, migrationConflicts: event.migrationConflicts, updatedAt: event.at };
+      const merges = event.merges ?? [];
+      return {
+        head: event.head,
+        migrationConflicts: event.migrationConflicts,
+        ...(merges.length > 0 ? { updateMerges: [...(context.updateMerges ?? []), ...merges] } : {}),
+        updatedAt: event.at,
+      };
     }),
     invalidateRelease: assign(({ context, event }) => {
       assertEvent(event, "BRANCH_UPDATED");

@@ -383,6 +383,11 @@ export const TrackContextSchema = z
     lastProblem: z.array(z.string()),
     /** The track's migrations that conflict with the default branch's, found when it was last merged in. */
     migrationConflicts: z.array(z.string()).optional(),
+    /**
+     * The merges of the default branch Consort verified and took ("Update branch"): each changes
+     * nothing the default branch did not, so whoever made one wrote nothing under approval.
+     */
+    updateMerges: z.array(z.string()).optional(),
   })
   .strict();
 

@@ -83,7 +83,14 @@ describe("check_run buttons", () => {
       track: branch,
       step: "red",
       commit: sim.context.head,
-      tests: { inTurn: unit.tests.map((t) => ({ id: t.id, file: t.file, title: t.title })), earlierGreen: [] },
+      // The tests by id in the approved list, never their titles: the job reads those from git.
+      tests: { inTurn: [], earlierGreen: [] },
+      testList: {
+        path: ".consort/test-list.json",
+        sha256: sim.context.gates["test-list"].files[".consort/test-list.json"],
+        inTurn: unit.tests.map((t) => t.id),
+        earlierGreen: [],
+      },
       frozenTestFiles: [],
       database: { branch },
       base: { branch: "main" },

@@ -235,7 +235,7 @@ export function expectVerifiedPush(
       compareAnswer(
         { sha: before, tree: commitSha(`tree-${before}`) },
         commits.map((c) => ({ sha: c.sha, author: c.author ?? null, message: c.message ?? "A step\n" })),
-        status,
+        { status },
       ),
     ],
     times,

@@ -208,13 +208,16 @@ interface ComparedCommit {
 
 /**
  * GitHub's answer to `GET /repos/{owner}/{repo}/compare/{base}...{head}` for `commits` pushed onto
- * `base`, each the previous one's child: the fields src/app/commits.ts reads, and no more. One
+ * `base`, each the previous one's child, and the `files` they changed: the fields src/app/commits.ts reads. One
  * answer for the handler scenarios' mocks and the bench's fake GitHub.
  */
 export function compareAnswer(
   base: { sha: string; tree: string },
   commits: readonly ComparedCommit[],
-  status = commits.length === 0 ? "identical" : "ahead",
+  {
+    status = commits.length === 0 ? "identical" : "ahead",
+    files = [],
+  }: { status?: string; files?: ReadonlyArray<{ filename: string; status: string; sha: string; patch?: string }> } = {},
 ) {
   return {
     status,
@@ -229,6 +232,6 @@ export function compareAnswer(
       author: c.author === null ? null : { login: c.author },
       commit: { message: c.message, ...(c.tree === undefined ? {} : { tree: { sha: c.tree } }) },
     })),
-    files: [],
+    files,
   };
 }
