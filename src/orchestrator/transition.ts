@@ -12,7 +12,8 @@ import { frozenChangesAtHead } from "../gates/withdrawal.js";
 import { classifyCommit } from "../roles/classify.js";
 import { globMatcher } from "../roles/globs.js";
 import { currentUnit, frozenState, initialContext } from "./context.js";
-import { trackMachine, type MachineEvent } from "./machine.js";
+import { trackMachine } from "./machine.js";
+import type { MachineEvent } from "./machine-setup.js";
 import { nextAction } from "./next-action.js";
 import { CreateTrackInputSchema, TrackEventSchema, TrackSnapshotSchema } from "./schema.js";
 import {
