@@ -235,6 +235,7 @@ export function expectVerifiedPush(
         behind_by: 0,
         total_commits: commits.length,
         base_commit: { sha: before, commit: { tree: { sha: commitSha(`tree-${before}`) } } },
+        merge_base_commit: { sha: before },
         commits: commits.map((c, i) => ({
           sha: c.sha,
           parents: [{ sha: i === 0 ? before : commits[i - 1]!.sha }],
