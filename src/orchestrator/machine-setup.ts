@@ -67,7 +67,15 @@ export type MachineEvent =
   /** The branch is back at the last accepted commit, or (`head`) at a commit that reverts the rejected ones. */
   | { type: "BRANCH_RESET"; at: string; head?: string }
   /** The default branch was merged into the track ("Update branch"): the head moves, no step was taken. */
-  | { type: "BRANCH_UPDATED"; at: string; head: string; migrationConflicts: string[]; merges?: string[] }
+  | {
+      type: "BRANCH_UPDATED";
+      at: string;
+      head: string;
+      migrationConflicts: string[];
+      merges?: string[];
+      /** A rebase: each accepted commit and its replay. */
+      replayed?: Array<{ from: string; to: string }>;
+    }
   | { type: "GATE_APPROVED"; at: string; gate: GateName; approval: ApprovalRecord }
   | { type: "GATE_WITHDRAWN"; at: string; gate: GateName; reason: string }
   | {
@@ -183,10 +191,19 @@ export const machineSetup = setup({
     moveHead: assign(({ context, event }) => {
       assertEvent(event, "BRANCH_UPDATED");
       const merges = event.merges ?? [];
+      // After a rebase a frozen test's text is read at the replay of the commit whose RED froze it.
+      const replayOf = new Map((event.replayed ?? []).map((r) => [r.from, r.to]));
+      const frozenTests = Object.fromEntries(
+        Object.entries(context.frozenTests).map(([id, entry]) => [
+          id,
+          { ...entry, commit: replayOf.get(entry.commit) ?? entry.commit },
+        ]),
+      );
       return {
         head: event.head,
         migrationConflicts: event.migrationConflicts,
         ...(merges.length > 0 ? { updateMerges: [...(context.updateMerges ?? []), ...merges] } : {}),
+        ...(replayOf.size > 0 ? { frozenTests } : {}),
         updatedAt: event.at,
       };
     }),

@@ -124,6 +124,14 @@ export const PushEventSchema = z.object({
   trees: z.object({ before: sha, after: sha }).optional(),
   /** Migrations of the track that conflict with ones a merged-in default branch brought (same version, or out of order). */
   migrationConflicts: z.array(z.string()).optional(),
+  /**
+   * A force-push the app verified as a rebase onto the default branch's head `onto`: each accepted
+   * commit of the track (`from`) and its replay (`to`), nothing else changed.
+   */
+  rebased: z
+    .object({ onto: sha, commits: z.array(z.object({ from: sha, to: sha }).strict()) })
+    .strict()
+    .optional(),
 });
 
 /**
