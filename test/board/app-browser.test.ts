@@ -105,6 +105,8 @@ async function signedIn(login: string, viewport: { width: number; height: number
   const page = await context.newPage();
   github.nextUser = login;
   await page.goto(`${origin}/consort/`);
+  await page.waitForURL(`${origin}/consort/sign-in?next=%2Fconsort%2F`);
+  await page.click("#sign-in");
   await page.waitForURL(`${origin}/consort/`);
   return { context, page };
 }
@@ -136,6 +138,34 @@ describe("the app's board in a browser", () => {
       expect(
         await page.locator("tr[data-track]").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-track"))),
       ).toEqual(["feature-orders", "feature-payroll", "feature-ledger"]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("says plainly on the sign-in page, and when GitHub refuses the callback, which callback URL to add where", async () => {
+    const context = await browser.newContext({ viewport: VIEWPORTS.desktop });
+    try {
+      const exchanges = () => github.oauthCalls.filter((call) => call.path === "/login/oauth/access_token").length;
+      const before = exchanges();
+      const page = await context.newPage();
+      await page.goto(`${origin}/consort/sign-in`);
+      const help = `The app does not have this board's callback URL. On GitHub open the app's settings (Settings → Developer settings → GitHub Apps → the app → Edit), add ${origin}/consort/callback under Callback URL, save, and sign in again.`;
+      await expect(page.locator("#callback-help + p").textContent()).resolves.toBe(help);
+      // A board at an address the app does not have: GitHub sends the browser to the registered callback with the error.
+      const elsewhere = new URL(`${github.url}/login/oauth/authorize`);
+      elsewhere.searchParams.set("client_id", github.clientId);
+      elsewhere.searchParams.set("redirect_uri", "http://127.0.0.1:9/consort/callback");
+      elsewhere.searchParams.set("state", "s");
+      const response = await page.goto(elsewhere.toString());
+      expect(response!.status()).toBe(400);
+      expect(new URL(page.url()).pathname).toBe("/consort/callback");
+      await expect(page.locator("#github-said").textContent()).resolves.toBe(
+        "GitHub said: The redirect_uri MUST match the registered callback URL for this application.",
+      );
+      await expect(page.locator("#callback-help + p").textContent()).resolves.toBe(help);
+      // Nothing was exchanged: there was no code to exchange.
+      expect(exchanges()).toBe(before);
     } finally {
       await context.close();
     }
@@ -179,7 +209,7 @@ describe("the app's board in a browser", () => {
   it("answers an unsigned-in visitor with sign-in, never a page, and the event stream with 401", async () => {
     const page = await fetch(`${origin}/consort/t/acme/secret/feature-payroll`, { redirect: "manual" });
     expect(page.status).toBe(302);
-    expect(page.headers.get("location")).toBe("/consort/login?next=%2Fconsort%2Ft%2Facme%2Fsecret%2Ffeature-payroll");
+    expect(page.headers.get("location")).toBe("/consort/sign-in?next=%2Fconsort%2Ft%2Facme%2Fsecret%2Ffeature-payroll");
     expect((await fetch(`${origin}/consort/events`)).status).toBe(401);
   });
 
