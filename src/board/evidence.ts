@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { checkStates } from "../gates/checks.js";
 import { GATE_NAMES, GateName } from "../gates/names.js";
+import { ApprovalRecordSchema } from "../orchestrator/schema.js";
 import { STAGES } from "../orchestrator/types.js";
 import { CycleRequest } from "../cycle/request.js";
 import { PROVENANCES, stateSourceOf, type BoardTrack } from "./view.js";
@@ -16,16 +17,6 @@ const CYCLE_TTL_SECONDS = CycleRequest.shape.ttlSeconds.parse(undefined);
  * more than the machine recorded.
  */
 
-const Approval = z
-  .object({
-    approver: z.string(),
-    reviewId: z.number(),
-    commit: z.string(),
-    manifestHash: z.string(),
-    at: z.string(),
-  })
-  .strict();
-
 const GateEvidence = z
   .object({
     gate: GateName,
@@ -39,7 +30,7 @@ const GateEvidence = z
     files: z.array(z.object({ path: z.string(), sha256: z.string() }).strict()),
     /** The logins that authored what the gate froze: none of them may approve it. */
     authors: z.array(z.string()),
-    approvals: z.array(Approval),
+    approvals: z.array(ApprovalRecordSchema),
     withdrawnReason: z.string().nullable(),
   })
   .strict();
