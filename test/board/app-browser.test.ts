@@ -48,6 +48,60 @@ const ledger = (() => {
 })();
 const ledgerContext = ledger.track.snapshot.context;
 
+/**
+ * consort/schema on the ledger's head as the app writes it (src/report/render.ts from a real diff's
+ * Markdown), and a check of the same name by another app, which the board must not show.
+ */
+function writeSchemaChecks(): void {
+  const head = ledgerContext.rejectedHead!.sha;
+  const diff: SchemaDiff = {
+    changes: [
+      {
+        object: "column",
+        action: "added",
+        name: "public.stock_records.note",
+        table: "public.stock_records",
+        column: "note",
+        details: ["text, default '<script>alert(1)</script>'"],
+      },
+      {
+        object: "index",
+        action: "added",
+        name: "public.stock_records_sku_idx",
+        table: "public.stock_records",
+        details: [],
+      },
+    ],
+    summary: { added: 2, dropped: 0, changed: 0 },
+  };
+  const report = trackReport({
+    repository: SHOP,
+    snapshot: ledger.track.snapshot,
+    headSha: head,
+    config: ledger.track.config,
+    schema: {
+      state: "ready",
+      diffMarkdown: renderSchemaDiff(diff, { findings: [], ok: true }, { branch: "feature-f1-stock", parent: "main" }),
+      breaking: [],
+    },
+  });
+  const written = renderCheckRuns(report).find((run) => run.name === "consort/schema")!;
+  github.addCheckRun(SHOP, head, {
+    name: "consort/schema",
+    appId: 999,
+    conclusion: "success",
+    summary: "Another app says: all good <img src=x onerror=alert(1)>",
+    completedAt: "2026-11-30T10:00:00Z",
+  });
+  github.addCheckRun(SHOP, head, {
+    name: "consort/schema",
+    appId: APP_ID,
+    conclusion: "success",
+    summary: written.output.summary,
+    completedAt: "2026-11-30T10:01:00Z",
+  });
+}
+
 let browser: Browser;
 let github: BoardGitHub;
 let server: Server;
@@ -63,6 +117,7 @@ beforeAll(async () => {
   github.writeState(SECRET, payroll.snapshot);
   github.writeState(SHOP, ledger.track.snapshot);
   github.setCommits(SHOP, "main...feature/ledger", ledger.commits);
+  writeSchemaChecks();
   // The board's address is its callback URL, so the routes are made once the server listens.
   const routes: { handle?: ReturnType<typeof boardRoutes> } = {};
   server = createServer((req, res) => {
@@ -328,7 +383,7 @@ describe("the app's board in a browser", () => {
       try {
         const pages = {
           board: `${origin}/consort/`,
-          track: trackHref(SECRET, "feature-payroll"),
+          track: trackHref(SHOP, "feature-ledger"),
           evidence: `${trackHref(SHOP, "feature-shipped")}/evidence`,
         };
         for (const [name, url] of Object.entries(pages)) {
@@ -383,9 +438,11 @@ describe("a track's page in a browser: the database branch, the schema diff, eve
         cycles.map((c) => [
           (c.evidence as { databaseBranch: string }).databaseBranch,
           `${c.step} ${c.unit}`,
-          "1 h from its fork; deleted at the run's end",
           new Date(Date.parse(c.reportedAt!) + 3_600_000).toISOString(),
         ]),
+      );
+      await expect(page.locator("#throwaway-ttl").textContent()).resolves.toBe(
+        "Each cycle forks a throwaway branch from feature-f1-stock with a TTL of 1 h and deletes it at the run's end; it is gone by the time shown at the latest.",
       );
       // Where these facts come from, named on the section.
       await expect(page.locator("#database ~ p.src").first().textContent()).resolves.toBe(
@@ -398,56 +455,6 @@ describe("a track's page in a browser: the database branch, the schema diff, eve
 
   it("draws consort/schema's diff as the check run this app wrote shows it, and never a check of that name by another app", async () => {
     const head = ledgerContext.rejectedHead!.sha;
-    const diff: SchemaDiff = {
-      changes: [
-        {
-          object: "column",
-          action: "added",
-          name: "public.stock_records.note",
-          table: "public.stock_records",
-          column: "note",
-          details: ["text, default '<script>alert(1)</script>'"],
-        },
-        {
-          object: "index",
-          action: "added",
-          name: "public.stock_records_sku_idx",
-          table: "public.stock_records",
-          details: [],
-        },
-      ],
-      summary: { added: 2, dropped: 0, changed: 0 },
-    };
-    const report = trackReport({
-      repository: SHOP,
-      snapshot: ledger.track.snapshot,
-      headSha: head,
-      config: ledger.track.config,
-      schema: {
-        state: "ready",
-        diffMarkdown: renderSchemaDiff(
-          diff,
-          { findings: [], ok: true },
-          { branch: "feature-f1-stock", parent: "main" },
-        ),
-        breaking: [],
-      },
-    });
-    const written = renderCheckRuns(report).find((run) => run.name === "consort/schema")!;
-    github.addCheckRun(SHOP, head, {
-      name: "consort/schema",
-      appId: 999,
-      conclusion: "success",
-      summary: "Another app says: all good <img src=x onerror=alert(1)>",
-      completedAt: "2026-11-30T10:00:00Z",
-    });
-    github.addCheckRun(SHOP, head, {
-      name: "consort/schema",
-      appId: APP_ID,
-      conclusion: "success",
-      summary: written.output.summary,
-      completedAt: "2026-11-30T10:01:00Z",
-    });
     const { context, page } = await signedIn("alice");
     try {
       await page.goto(ledgerUrl());
