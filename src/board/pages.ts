@@ -145,7 +145,7 @@ const TIMELINE_GROUP = 25;
 function timelineSection(entries: TimelineEntry[], source: string): SafeHtml {
   const row = (entry: TimelineEntry) => {
     const commit = entry.commit
-      ? entry.commit.url
+      ? entry.commit.url && /^https?:\/\//.test(entry.commit.url)
         ? markup`<a href="${entry.commit.url}"><code>${short(entry.commit.sha)}</code></a>`
         : markup`<code>${short(entry.commit.sha)}</code>`
       : "";
