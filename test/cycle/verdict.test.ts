@@ -66,6 +66,22 @@ describe("RED", () => {
     ]);
   });
 
+  test("the disagreement counts the tests failing with an error too", () => {
+    const v = decideVerdict({
+      request: request("red"),
+      report: report(
+        passed("files stock"),
+        failed("lists stock", "failed-assertion"),
+        failed("audits stock", "failed-error", "TypeError"),
+      ),
+      testExitCode: 0,
+      frozenFiles: [],
+    });
+    expect(v.reasons).toEqual([
+      `the test command exited 0 although the report shows 2 failing test(s) ("lists stock" (${FILE}), "audits stock" (${FILE})): the runner's exit code and its report disagree; make the test command exit non-zero when a test fails`,
+    ]);
+  });
+
   test("a TypeError is not a RED", () => {
     const v = decideVerdict({
       request: request("red"),
