@@ -182,6 +182,9 @@ export async function verifiedPush({
   const diffs = judgedDiffs(compared, chain, changed, config);
 
   const commits: PushedCommit[] = [];
+  /** The texts known as `leftBy` left them: the runner files read before it and the files read after it. */
+  let leftTexts = new Map<string, string | null>();
+  let leftBy: string | undefined;
   for (const commit of chain) {
     const changes = changed.get(commit.sha);
     if (!changes) {
@@ -189,17 +192,30 @@ export async function verifiedPush({
       continue;
     }
     // The runner's configuration is compared before and after the commit (runnerConfigChanges):
-    // its files' texts at the first parent (the chain above ends where a commit has none).
+    // its files' texts at the first parent (the chain above ends where a commit has none). A text
+    // the previous commit of the chain left (read after it, or unchanged by it) is not read again.
     const parent = commit.parents[0];
     const before: Record<string, string | null> = {};
-    for (const path of runnerPathsToRead(changes))
-      before[path] = parent ? await fileAt({ octokit, owner, repo, path, ref: parent }) : null;
+    for (const path of runnerPathsToRead(changes, config)) {
+      const left = parent === leftBy ? leftTexts.get(path) : undefined;
+      before[path] =
+        left !== undefined ? left : parent ? await fileAt({ octokit, owner, repo, path, ref: parent }) : null;
+    }
     const fromPayload = listed.get(commit.sha);
+    const files = await filesToRead({ octokit, owner, repo, sha: commit.sha, changes, config, diffs });
+    leftTexts = new Map(Object.entries(before));
+    for (const change of changes) {
+      leftTexts.delete(change.path);
+      if (change.previousPath !== undefined) leftTexts.delete(change.previousPath);
+    }
+    // A text judged from the compare's diff is not the whole file: it is never what a later commit starts from.
+    for (const [path, text] of Object.entries(files)) if (!diffs.has(path)) leftTexts.set(path, text);
+    leftBy = commit.sha;
     commits.push({
       ...pick(commit),
       ...(fromPayload ? { authorLogin: fromPayload.author.username ?? null } : {}),
       changes,
-      files: await filesToRead({ octokit, owner, repo, sha: commit.sha, changes, config, diffs }),
+      files,
       before,
     });
   }

@@ -15,6 +15,32 @@ type ConfigPart =
   /** A Maven `<plugin>` block, by its artifactId. */
   | { kind: "maven-plugin"; artifactId: string };
 
+/** How a dependency file is read: npm's, yarn's and pnpm's lockfiles, and Python's files. */
+export type DependencyFormat =
+  "package-lock" | "yarn-lock" | "pnpm-lock" | "pyproject" | "requirements" | "python-lock";
+
+/** Where a runner's packages come from: its dependency entries are read in that ecosystem's files. */
+type Ecosystem = "npm" | "python" | "go" | "maven";
+
+/**
+ * The files, at the repository's root or in any folder below it, that say which version of a
+ * package is installed and from where. The runners' own entries in them are frozen at the
+ * test-list gate (src/gates/runner-deps.ts reads them); every other entry stays the driver's.
+ */
+export const DEPENDENCY_FILES: ReadonlyArray<{ path: string; format: DependencyFormat; ecosystem: Ecosystem }> = [
+  { path: "package-lock.json", format: "package-lock", ecosystem: "npm" },
+  { path: "npm-shrinkwrap.json", format: "package-lock", ecosystem: "npm" },
+  { path: "yarn.lock", format: "yarn-lock", ecosystem: "npm" },
+  { path: "pnpm-lock.yaml", format: "pnpm-lock", ecosystem: "npm" },
+  { path: "pyproject.toml", format: "pyproject", ecosystem: "python" },
+  { path: "requirements*.txt", format: "requirements", ecosystem: "python" },
+  { path: "requirements/*.txt", format: "requirements", ecosystem: "python" },
+  { path: "constraints*.txt", format: "requirements", ecosystem: "python" },
+  { path: "poetry.lock", format: "python-lock", ecosystem: "python" },
+  { path: "uv.lock", format: "python-lock", ecosystem: "python" },
+  { path: "pdm.lock", format: "python-lock", ecosystem: "python" },
+];
+
 interface RunnerConfigFile {
   /** A glob from the repository root. */
   path: string;
@@ -40,8 +66,13 @@ export interface RunnerInfo {
   configFiles: readonly RunnerConfigFile[];
   /** Its keys at the top of package.json, frozen at the test-list gate. */
   packageKeys: readonly string[];
-  /** Its own packages (names, or a prefix ending in `*`): their dependency entries are frozen at the test-list gate. */
+  /**
+   * Its own packages (names, or a prefix ending in `*`; Python names as PEP 503 normalises them):
+   * their dependency entries are frozen at the test-list gate, in package.json and in the
+   * dependency files of its ecosystem.
+   */
   packages: readonly string[];
+  ecosystem: Ecosystem;
 }
 
 const whole = (...paths: string[]): RunnerConfigFile[] => paths.map((path) => ({ path, part: { kind: "whole" } }));
@@ -64,6 +95,7 @@ export const RUNNERS: readonly RunnerInfo[] = [
     ),
     packageKeys: [],
     packages: ["vitest", "@vitest/*"],
+    ecosystem: "npm",
   },
   {
     runner: "jest",
@@ -80,6 +112,7 @@ export const RUNNERS: readonly RunnerInfo[] = [
     configFiles: whole(`jest.config.${SCRIPT_EXTENSIONS}`),
     packageKeys: ["jest", "jest-junit"],
     packages: ["jest", "jest-*", "@jest/*", "ts-jest", "babel-jest"],
+    ecosystem: "npm",
   },
   {
     runner: "mocha",
@@ -95,6 +128,7 @@ export const RUNNERS: readonly RunnerInfo[] = [
     configFiles: whole(".mocharc.{js,cjs,mjs,json,jsonc,yaml,yml}"),
     packageKeys: ["mocha"],
     packages: ["mocha", "mocha-*", "@mochajs/*"],
+    ecosystem: "npm",
   },
   {
     runner: "node",
@@ -109,6 +143,7 @@ export const RUNNERS: readonly RunnerInfo[] = [
     configFiles: [],
     packageKeys: [],
     packages: [],
+    ecosystem: "npm",
   },
   {
     runner: "pytest",
@@ -129,7 +164,8 @@ export const RUNNERS: readonly RunnerInfo[] = [
       { path: "setup.cfg", part: { kind: "section", sections: ["tool:pytest"] } },
     ],
     packageKeys: [],
-    packages: [],
+    packages: ["pytest", "pytest-*"],
+    ecosystem: "python",
   },
   {
     runner: "go",
@@ -144,6 +180,7 @@ export const RUNNERS: readonly RunnerInfo[] = [
     configFiles: [],
     packageKeys: [],
     packages: [],
+    ecosystem: "go",
   },
   {
     runner: "surefire",
@@ -160,6 +197,7 @@ export const RUNNERS: readonly RunnerInfo[] = [
     configFiles: [{ path: "pom.xml", part: { kind: "maven-plugin", artifactId: "maven-surefire-plugin" } }],
     packageKeys: [],
     packages: [],
+    ecosystem: "maven",
   },
 ];
 
@@ -179,6 +217,10 @@ export function runnersTable(): string {
       ...r.packageKeys.map((k) => `package.json \`${k}\``),
       ...r.packages.map((p) => `the \`${p}\` dependency`),
     ].join(", ") || "the test command's scripts only";
+  const files = (ecosystem: Ecosystem) =>
+    DEPENDENCY_FILES.filter((f) => f.ecosystem === ecosystem)
+      .map((f) => `\`${f.path}\``)
+      .join(", ");
   return [
     "| runner | test command | `junit` | test-list title | settings it needs | frozen at the test-list gate |",
     "|---|---|---|---|---|---|",
@@ -186,6 +228,8 @@ export function runnersTable(): string {
       (r) =>
         `| ${cell(r.title)} | ${cell(r.command)} | ${cell(r.junit)} | ${cell(r.titles)} | ${cell(r.settings)} | ${cell(frozen(r))} |`,
     ),
+    "",
+    `A runner's dependency entries are frozen in every \`package.json\` and, at the root or in any folder, in ${files("npm")} (npm, yarn and pnpm; for the npm runners, with the packages their commands and \`package.json\` blocks name) and ${files("python")} (pip, Poetry, uv, PDM and Hatch; for pytest, with every option line of a requirements file and the \`pytest11\` entry points). A file committed under \`node_modules/\` for a runner's package is refused.`,
   ].join("\n");
 }
 

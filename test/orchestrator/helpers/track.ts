@@ -114,6 +114,8 @@ export class TrackSim {
       message,
       changes,
       files: spec.files,
+      // As the handler reads it: the root's package.json before the commit (the sim's base has none).
+      before: { "package.json": null },
     };
   }
 
