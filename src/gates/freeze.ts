@@ -170,10 +170,14 @@ const PYTHON_WORDS = [...new Set(PYTHON_PACKAGES.map((p) => p.replace(/[-*]+$/, 
 const isPackageJson = (path: string) => path === "package.json" || path.endsWith("/package.json");
 const dependencyFile = (path: string) =>
   DEPENDENCY_FILES.find((f) => picomatch.isMatch(path, [f.path, `**/${f.path}`], { dot: true }));
-/** The package a path is installed for under node_modules/ (its last node_modules/ folder), if any. */
-function installedPackage(path: string): string | undefined {
-  const found = [...path.matchAll(/(?:^|\/)node_modules\/((?:@[^/]+\/)?[^/]+)(?=\/|$)/g)].at(-1);
-  return found?.[1];
+/**
+ * The runner package a path is installed for under node_modules/ (by its last node_modules/
+ * folder), if any: committed, such a file is run as the runner wherever the install does not
+ * replace node_modules. Any change to one is refused without reading it.
+ */
+export function installedRunnerPackage(path: string): string | undefined {
+  const found = [...path.matchAll(/(?:^|\/)node_modules\/((?:@[^/]+\/)?[^/]+)(?=\/|$)/g)].at(-1)?.[1];
+  return found !== undefined && isRunnerPackage(found) ? found : undefined;
 }
 
 /**
@@ -210,11 +214,10 @@ function runnerFilesOf(path: string, folders: readonly string[]) {
 /**
  * True for a file whose text (or part of it) configures a supported runner: every package.json,
  * the runners' own files at the root (or where a command runs, given `commands`), the dependency
- * files that pin the runner's packages, and a file installed under node_modules/ for a runner.
+ * files that pin the runner's packages. Nothing under node_modules/ (see installedRunnerPackage).
  */
 export function isRunnerConfigPath(path: string, commands: readonly string[] = []): boolean {
-  const installed = installedPackage(path);
-  if (installed !== undefined) return isRunnerPackage(installed);
+  if (/(?:^|\/)node_modules\//.test(path)) return false;
   return (
     isPackageJson(path) ||
     dependencyFile(path) !== undefined ||
@@ -461,13 +464,6 @@ export function runnerConfigChanges(input: {
 }): string[] {
   const { path, before, after, commands } = input;
   const plugins = input.plugins ?? new Set<string>();
-  const installed = installedPackage(path);
-  if (installed !== undefined)
-    return isRunnerPackage(installed) && before !== after
-      ? [
-          `a file of the installed ${installed} package, ${before === null ? "added" : after === null ? "removed" : "changed"}`,
-        ]
-      : [];
   if (isPackageJson(path)) return packageJsonChanges(before, after, commands, plugins);
   const norm = (text: string | null) => (text === null ? null : normaliseLineEndings(text));
   const changed: string[] = [];

@@ -261,6 +261,13 @@ describe("what the frozen runner configuration reaches", () => {
     sim.expectAccepted(pushChange(sim, "package-lock.json", text(LOCK), text(after), true, text(PACKAGE)));
   });
 
+  it("committing a file of the installed vitest under node_modules/ is refused", () => {
+    const sim = atGreen({ code: ["src/**", "node_modules/**"] });
+    pushChange(sim, "node_modules/vitest/vitest.mjs", null, "process.exit(0);\n");
+    expect(reasons(sim)).toEqual([refusal("a file of the installed vitest package", "node_modules/vitest/vitest.mjs")]);
+    expect(sim.context.gates["test-list"].status).toBe("withdrawn");
+  });
+
   it("a GREEN that rewrites the file a frozen test script runs is refused, naming the script", () => {
     const code = ["src/**", "scripts/**", "package.json"];
     const sim = atGreen({ code });
