@@ -93,7 +93,8 @@ async function approvalFacts(
     approvers: config.approvers,
     codeowners: codeowners?.rules,
     // Every commit of the PR is under approval: a reviewer who wrote any of them may not approve.
-    commits: pullCommits,
+    // Not a merge of the default branch Consort verified: it brings only what that branch holds.
+    commits: pullCommits.filter((c) => !(snapshot.context.updateMerges ?? []).includes(c.sha)),
     reviewers,
   };
   return { common, hashAt: (gate: GateName) => gateHashes.get(gate)! };

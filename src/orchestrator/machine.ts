@@ -68,7 +68,7 @@ export type MachineEvent =
   /** The branch is back at the last accepted commit, or (`head`) at a commit that reverts the rejected ones. */
   | { type: "BRANCH_RESET"; at: string; head?: string }
   /** The default branch was merged into the track ("Update branch"): the head moves, no step was taken. */
-  | { type: "BRANCH_UPDATED"; at: string; head: string; migrationConflicts: string[] }
+  | { type: "BRANCH_UPDATED"; at: string; head: string; migrationConflicts: string[]; merges?: string[] }
   | { type: "GATE_APPROVED"; at: string; gate: GateName; approval: ApprovalRecord }
   | { type: "GATE_WITHDRAWN"; at: string; gate: GateName; reason: string }
   | {
@@ -218,9 +218,15 @@ const machineSetup = setup({
       assertEvent(event, "BRANCH_RESET");
       return { rejectedHead: null, head: event.head ?? context.head, updatedAt: event.at };
     }),
-    moveHead: assign(({ event }) => {
+    moveHead: assign(({ context, event }) => {
       assertEvent(event, "BRANCH_UPDATED");
-      return { head: event.head, migrationConflicts: event.migrationConflicts, updatedAt: event.at };
+      const merges = event.merges ?? [];
+      return {
+        head: event.head,
+        migrationConflicts: event.migrationConflicts,
+        ...(merges.length > 0 ? { updateMerges: [...(context.updateMerges ?? []), ...merges] } : {}),
+        updatedAt: event.at,
+      };
     }),
     invalidateRelease: assign(({ context, event }) => {
       assertEvent(event, "BRANCH_UPDATED");
@@ -489,6 +495,17 @@ function validReport<T extends Stage, const A extends readonly string[]>(
   ...actions: A
 ) {
   return { guard: { type: "reports" as const, params: { step, outcome: "valid" as const } }, target, actions };
+}
+
+/** A final state: the track has ended, so its database branch is deleted and the PR is told so (`note`). */
+function ended(note: (context: TrackContext) => string) {
+  return machineSetup.createStateConfig({
+    type: "final",
+    entry: [
+      { type: "emit", params: ({ context }) => ({ type: "deleteDatabase", branch: context.databaseBranch }) },
+      { type: "emit", params: ({ context }) => comment(note(context)) },
+    ],
+  });
 }
 
 /**
@@ -834,30 +851,13 @@ export const trackMachine = machineSetup.createMachine({
         GATE_WITHDRAWN: {},
       },
     },
-    done: {
-      type: "final",
-      entry: [
-        { type: "emit", params: ({ context }) => ({ type: "deleteDatabase", branch: context.databaseBranch }) },
-        {
-          type: "emit",
-          params: ({ context }) =>
-            comment(
-              `**Done.** ${promotionNote(context) ?? `${context.parentDatabaseBranch} is migrated to ${(context.mergedCommit ?? context.head).slice(0, 7)}.`} The track's database branch is deleted.`,
-            ),
-        },
-      ],
-    },
-    abandoned: {
-      type: "final",
-      entry: [
-        { type: "emit", params: ({ context }) => ({ type: "deleteDatabase", branch: context.databaseBranch }) },
-        {
-          type: "emit",
-          params: ({ context }) =>
-            comment(`**Track abandoned**: ${context.ended?.reason ?? "abandoned"}. Its database branch is deleted.`),
-        },
-      ],
-    },
+    done: ended(
+      (context) =>
+        `**Done.** ${promotionNote(context) ?? `${context.parentDatabaseBranch} is migrated to ${(context.mergedCommit ?? context.head).slice(0, 7)}.`} The track's database branch is deleted.`,
+    ),
+    abandoned: ended(
+      (context) => `**Track abandoned**: ${context.ended?.reason ?? "abandoned"}. Its database branch is deleted.`,
+    ),
   },
 });
 

@@ -457,7 +457,13 @@ function translatePush(snapshot: TrackSnapshot, push: PushEvent, config: Consort
     return {
       events: [
         ...events,
-        { type: "BRANCH_UPDATED", at: push.at, head: push.after, migrationConflicts: push.migrationConflicts ?? [] },
+        {
+          type: "BRANCH_UPDATED",
+          at: push.at,
+          head: push.after,
+          migrationConflicts: push.migrationConflicts ?? [],
+          merges: push.commits.filter((commit) => commit.merge).map((commit) => commit.sha),
+        },
       ],
       notes: [
         `The branch is brought up to date with ${context.baseBranch} at ${short(push.after)}: the merged-in commits are not the track's, and the track stays at ${snapshot.stage}.`,

@@ -5,8 +5,7 @@ import { noPersistentParent } from "../../src/deploy/promote.js";
 import { ConsortConfig } from "../../src/config/consort-config.js";
 import { factSources, placementOf } from "../../src/substrate/placement.js";
 import { postgresUrl } from "../helpers/postgres.js";
-import { CHECK_NAMES, type CheckName } from "../../src/gates/names.js";
-import { checkTable, summaryOf } from "./support/checks.js";
+import { expectPassing, stages, summaryOf } from "./support/checks.js";
 import * as F from "./support/feature.js";
 import { LEAD, Scenario, stopOtherMachine } from "./support/scenario.js";
 
@@ -40,40 +39,6 @@ async function parentIndexes(s: Scenario): Promise<string[]> {
 }
 
 const schemaSummary = (s: Scenario) => summaryOf(s.world.checksOn(s.head()).get("consort/schema")!);
-
-/**
- * The seven checks on the head after a step: exactly `passing` pass, and every other check waits
- * (none fails): in progress where it says something (a gate waiting for approval, the build's test
- * in turn), not written where it only holds a place, and a missing required check blocks the merge
- * as an in-progress one would. Branch protection lets the PR merge only once all pass.
- */
-function expectPassing(s: Scenario, passing: readonly CheckName[]): void {
-  const schema = s.world.checksOn(s.head()).get("consort/schema");
-  expect(schema?.conclusion, schema?.output.summary ?? "").not.toBe("failure");
-  expect(checkTable(s.world, s.head())).toEqual(
-    Object.fromEntries(
-      CHECK_NAMES.map((name) => [
-        name,
-        passing.includes(name) ? "success" : expect.stringMatching(/^(in_progress|missing)$/),
-      ]),
-    ),
-  );
-}
-
-// What passes as the feature goes: no violation from the start, and no breaking schema change
-// from the start where the app sees the branches the jobs migrate (else from the release on, when
-// the release job's own diff arrives); then each gate once a person approved it and the build once
-// every test is green and reviewed.
-function stages(schemaFromStart: boolean) {
-  const CLEAN: CheckName[] = schemaFromStart ? ["consort/discipline", "consort/schema"] : ["consort/discipline"];
-  const DESIGN_APPROVED: CheckName[] = [...CLEAN, "consort/design"];
-  const LIST_APPROVED: CheckName[] = [...DESIGN_APPROVED, "consort/test-list"];
-  const BUILT: CheckName[] = [...LIST_APPROVED, "consort/build"];
-  const RELEASED: CheckName[] = [...new Set<CheckName>([...BUILT, "consort/schema"])];
-  const DEPLOY_APPROVED: CheckName[] = [...RELEASED, "consort/deploy"];
-  const EVERY_CHECK: CheckName[] = [...DEPLOY_APPROVED, "consort/promote"];
-  return { CLEAN, DESIGN_APPROVED, LIST_APPROVED, BUILT, RELEASED, DEPLOY_APPROVED, EVERY_CHECK };
-}
 
 /**
  * The feature from a new branch through every gate, the merge and the promotion, asserting the

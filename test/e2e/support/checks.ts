@@ -1,5 +1,7 @@
 import { CHECK_NAMES, type CheckName } from "../../../src/gates/names.js";
+import { expect } from "vitest";
 import type { CheckRun, GitHubWorld } from "./github-world.js";
+import type { Scenario } from "./scenario.js";
 
 /**
  * The seven Consort checks on a commit as branch protection sees them: each one's conclusion once
@@ -29,4 +31,38 @@ export function violationsOn(run: CheckRun): string[] {
       const cells = row.split(/(?<!\\)\|/);
       return cells[cells.length - 2]!.trim().replace(/\\\|/g, "|").replace(/&lt;/g, "<");
     });
+}
+
+/**
+ * The seven checks on the head after a step: exactly `passing` pass, and every other check waits
+ * (none fails): in progress where it says something (a gate waiting for approval, the build's test
+ * in turn), not written where it only holds a place, and a missing required check blocks the merge
+ * as an in-progress one would. Branch protection lets the PR merge only once all pass.
+ */
+export function expectPassing(s: Scenario, passing: readonly CheckName[]): void {
+  const schema = s.world.checksOn(s.head()).get("consort/schema");
+  expect(schema?.conclusion, schema?.output.summary ?? "").not.toBe("failure");
+  expect(checkTable(s.world, s.head())).toEqual(
+    Object.fromEntries(
+      CHECK_NAMES.map((name) => [
+        name,
+        passing.includes(name) ? "success" : expect.stringMatching(/^(in_progress|missing)$/),
+      ]),
+    ),
+  );
+}
+
+// What passes as the feature goes: no violation from the start, and no breaking schema change
+// from the start where the app sees the branches the jobs migrate (else from the release on, when
+// the release job's own diff arrives); then each gate once a person approved it and the build once
+// every test is green and reviewed.
+export function stages(schemaFromStart: boolean) {
+  const CLEAN: CheckName[] = schemaFromStart ? ["consort/discipline", "consort/schema"] : ["consort/discipline"];
+  const DESIGN_APPROVED: CheckName[] = [...CLEAN, "consort/design"];
+  const LIST_APPROVED: CheckName[] = [...DESIGN_APPROVED, "consort/test-list"];
+  const BUILT: CheckName[] = [...LIST_APPROVED, "consort/build"];
+  const RELEASED: CheckName[] = [...new Set<CheckName>([...BUILT, "consort/schema"])];
+  const DEPLOY_APPROVED: CheckName[] = [...RELEASED, "consort/deploy"];
+  const EVERY_CHECK: CheckName[] = [...DEPLOY_APPROVED, "consort/promote"];
+  return { CLEAN, DESIGN_APPROVED, LIST_APPROVED, BUILT, RELEASED, DEPLOY_APPROVED, EVERY_CHECK };
 }

@@ -445,6 +445,24 @@ export class GitRepo {
       });
   }
 
+  /**
+   * The diff of each text file from commit `from` to commit `to`, as GitHub's compare and commit
+   * APIs give it in a file's `patch`: the hunks of a unified diff with three lines of context, without
+   * git's file headers. A binary file has none (GitHub leaves `patch` out for it).
+   */
+  patches(from: string, to: string): Map<string, string> {
+    const out = this.git("diff", "--no-renames", "--no-color", "--no-ext-diff", "-U3", from, to);
+    const patches = new Map<string, string>();
+    for (const chunk of out.split(/^diff --git /m).slice(1)) {
+      const lines = chunk.split("\n");
+      const path = /^\+\+\+ b\/(.*)$/m.exec(chunk)?.[1] ?? /^--- a\/(.*)$/m.exec(chunk)?.[1];
+      const first = lines.findIndex((line) => line.startsWith("@@"));
+      if (path === undefined || first < 0) continue;
+      patches.set(path, lines.slice(first).join("\n").replace(/\n$/, ""));
+    }
+    return patches;
+  }
+
   /** Every entry of a tree and its subtrees, paths from the root (as `git ls-tree -r -t` lists them). */
   listTreeRecursive(treeSha: string): TreeEntry[] {
     const out = this.git("ls-tree", "-r", "-t", "-l", treeSha);
@@ -459,6 +477,9 @@ export class GitRepo {
   /**
    * A merge commit on `branch` of the commit `other` (as GitHub's "Update branch" makes it), its
    * tree git's own merge of the two; `files` (optional) are changed on top, as a hand-made merge may.
+   * Where both sides changed a path and git cannot merge it, GitHub's "Update branch" refuses
+   * ("This branch has conflicts that must be resolved"): so does this, unless `files` resolves
+   * every conflicted path (as a person does in GitHub's conflict editor or a local merge).
    */
   mergeOn(
     branch: string,
@@ -469,7 +490,7 @@ export class GitRepo {
   ): string {
     const parent = this.branchHead(branch);
     if (!parent) throw new Error(`no branch ${branch} to merge into`);
-    const merged = this.git("merge-tree", "--write-tree", parent, other).split("\n")[0]!;
+    const merged = this.mergedTree(parent, other, Object.keys(files));
     const tree = this.writeTree(
       merged,
       Object.entries(files).map(([path, text]) => ({
@@ -481,6 +502,39 @@ export class GitRepo {
     const sha = this.writeCommit(tree, [parent, other], message, author, author);
     this.setBranch(branch, sha, parent);
     return sha;
+  }
+
+  /** git's merge of two commits' trees; throws naming the conflicted paths `resolved` leaves open. */
+  private mergedTree(ours: string, theirs: string, resolved: string[]): string {
+    try {
+      return this.git("merge-tree", "--write-tree", "--name-only", "--no-messages", ours, theirs).split("\n")[0]!;
+    } catch (error) {
+      // Exit status 1: a tree with conflict markers, then the conflicted paths, one a line.
+      const out = String((error as { stdout?: unknown }).stdout ?? "");
+      const [tree, ...conflicted] = out.split("\n").filter(Boolean);
+      const open = conflicted.filter((path) => !resolved.includes(path));
+      if (!tree || conflicted.length === 0 || open.length > 0)
+        throw new Error(
+          `merging ${theirs.slice(0, 7)} into ${ours.slice(0, 7)} conflicts in ${open.join(", ") || "(git said nothing)"}: resolve them`,
+        );
+      return tree;
+    }
+  }
+
+  /**
+   * The branches as a fresh clone sees them (`refs/remotes/origin/*`, as actions/checkout with
+   * full history leaves them): git's own refs are not moved when the double's branches are.
+   */
+  publishRemoteRefs(): void {
+    const current = new Map([...this.refs].map(([branch, sha]) => [`refs/remotes/origin/${branch}`, sha]));
+    const stale = this.git("for-each-ref", "--format=%(refname)", "refs/remotes/origin/")
+      .split("\n")
+      .filter((ref) => ref && !current.has(ref));
+    const commands = [
+      ...stale.map((ref) => `delete ${ref}`),
+      ...[...current].map(([ref, sha]) => `update ${ref} ${sha}`),
+    ];
+    this.gitWith({}, `${commands.join("\n")}\n`, "update-ref", "--stdin");
   }
 
   /** A working copy of `commit` for the cycle runner (a worktree sharing this repository's objects). */

@@ -95,6 +95,11 @@ export interface ScenarioOptions {
    * (its own data folder and port) and never see the app's branches.
    */
   jobs?: "beside-the-app" | "another-machine";
+  /**
+   * Another track on `beside`'s repository: the same GitHub double, app, clock and database root,
+   * its own branch and PR (features in flight side by side). `beside` disposes what they share.
+   */
+  beside?: Scenario;
 }
 
 /** The other machine's embedded server, started once per test file and stopped by `stopOtherMachine`. */
@@ -152,7 +157,20 @@ export class Scenario {
   /** Every webhook delivered, by delivery id, to deliver one again. */
   private readonly delivered = new Map<string, { name: string; payload: Record<string, unknown> }>();
 
+  /** The scenario whose repository, app and database root this one shares, if any. */
+  private readonly beside: Scenario | undefined;
+
   constructor(options: ScenarioOptions = {}) {
+    this.beside = options.beside;
+    if (options.beside) {
+      const o = options.beside;
+      ({ rootDatabase: this.rootDatabase, jobs: this.jobs, config: this.config, repo: this.repo } = o);
+      ({ world: this.world, services: this.services, probot: this.probot, now: this.now } = o);
+      ({ ran: this.ran, logs: this.logs, delivered: this.delivered } = o);
+      this.branch = options.branch ?? `stock-alongside-${randomBytes(3).toString("hex")}`;
+      this.trackId = trackIdForBranch(this.branch);
+      return;
+    }
     // A valid branch id as well as a database name: promotion names its snapshot after the root
     // (with the default `consort_root` that fails; see the report to the lead).
     this.rootDatabase = `e2eroot${randomBytes(4).toString("hex")}`;
@@ -418,14 +436,17 @@ export class Scenario {
   /**
    * A person clicks "Update branch" on the PR: GitHub merges the default branch's head into the
    * track's branch (a merge commit made by the person) and sends the push. Returns the merge's sha.
+   * GitHub refuses when both sides changed a file it cannot merge; `resolved` gives those files'
+   * texts, as the person writes them in GitHub's conflict editor (the same merge commit).
    */
-  async updateBranch(login = LEAD): Promise<string> {
+  async updateBranch(login = LEAD, resolved: Record<string, string | null> = {}): Promise<string> {
     const before = this.head();
     const sha = this.repo.mergeOn(
       this.branch,
       this.repo.branchHead(this.world.defaultBranch)!,
       `Merge branch '${this.world.defaultBranch}' into ${this.branch}\n`,
       { name: login, email: `${login}@users.noreply.github.com`, login },
+      resolved,
     );
     await this.push(before, { pusher: login });
     return sha;
@@ -558,6 +579,13 @@ export class Scenario {
     return this.world.dispatches.filter((d) => !this.ran.has(d.runId));
   }
 
+  /** This track's oldest dispatch of `workflow` not yet run (a track beside it has its own). */
+  private nextRun(workflow: string): { runId: number; workflow: string; request: unknown } | undefined {
+    return this.pendingRuns().find(
+      (d) => d.workflow === workflow && (d.request as { track?: unknown }).track === this.branch,
+    );
+  }
+
   /** A working copy for the cycle runner, made once and moved from commit to commit. */
   private checkout(commit: string): string {
     if (!this.checkoutDir) {
@@ -568,6 +596,7 @@ export class Scenario {
       execGit(this.checkoutDir, "checkout", "-q", "--detach", "--force", commit);
       execGit(this.checkoutDir, "clean", "-q", "-fdx", "-e", "node_modules");
     }
+    this.repo.publishRemoteRefs();
     return this.checkoutDir;
   }
 
@@ -583,7 +612,7 @@ export class Scenario {
       conclusion?: string;
     } = {},
   ): Promise<CycleResult> {
-    const dispatch = this.pendingRuns().find((d) => d.workflow === "consort-cycle.yml");
+    const dispatch = this.nextRun("consort-cycle.yml");
     if (!dispatch)
       throw new Error(`no cycle was dispatched; the track is at ${this.snapshot().stage}: ${this.next().task}`);
     this.ran.add(dispatch.runId);
@@ -610,7 +639,7 @@ export class Scenario {
 
   /** The release job: a verified preview deploy of the track (here a replay of its migrations and whole suite). */
   async runDispatchedDeploy(): Promise<DeployEvidence> {
-    const dispatch = this.pendingRuns().find((d) => d.workflow === "consort-deploy.yml");
+    const dispatch = this.nextRun("consort-deploy.yml");
     if (!dispatch)
       throw new Error(`no release was dispatched; the track is at ${this.snapshot().stage}: ${this.next().task}`);
     this.ran.add(dispatch.runId);
@@ -629,7 +658,7 @@ export class Scenario {
 
   /** The promote job after the merge: migrate the parent's database branch for real. */
   async runDispatchedPromotion(): Promise<PromoteResult> {
-    const dispatch = this.pendingRuns().find((d) => d.workflow === "consort-promote.yml");
+    const dispatch = this.nextRun("consort-promote.yml");
     if (!dispatch) throw new Error(`no promotion was dispatched; the track is at ${this.snapshot().stage}`);
     this.ran.add(dispatch.runId);
     const request = PromoteRequest.parse(dispatch.request);
@@ -687,7 +716,7 @@ export class Scenario {
   }
 
   async dispose(): Promise<void> {
-    this.world.dispose();
+    if (!this.beside) this.world.dispose();
     for (const provider of this.providers) await provider.close().catch(() => {});
     const cleanup = await this.openProvider().catch(() => undefined);
     if (cleanup) {
@@ -702,7 +731,7 @@ export class Scenario {
     }
     if (this.checkoutDir && existsSync(this.checkoutDir))
       rmSync(dirname(this.checkoutDir), { recursive: true, force: true });
-    this.repo.remove();
+    if (!this.beside) this.repo.remove();
   }
 }
 

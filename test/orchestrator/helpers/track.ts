@@ -120,7 +120,11 @@ export class TrackSim {
   }
 
   push(...specs: CommitSpec[]): TransitionResult {
-    const commits = specs.map((s) => this.commit(s));
+    return this.pushCommits(...specs.map((s) => this.commit(s)));
+  }
+
+  /** Push commits made by `commit`, perhaps altered first (as GitHub would list a rename, say), onto the branch. */
+  pushCommits(...commits: PushedCommit[]): TransitionResult {
     const before = this.context.rejectedHead?.sha ?? this.context.head;
     return this.send({ type: "push", at: clock(this.n), before, after: commits.at(-1)!.sha, forced: false, commits });
   }
