@@ -1,5 +1,5 @@
 import { pathsToRead, runnerPathsToRead } from "../orchestrator/index.js";
-import { isRunnerConfigPath } from "../gates/freeze.js";
+import { configuredCommands, isRunnerConfigPath } from "../gates/freeze.js";
 import type { ChangedPath, PushedCommit, PushEvent, TrackEvent, TrackSnapshot } from "../orchestrator/types.js";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { globMatcher } from "../roles/globs.js";
@@ -310,9 +310,11 @@ function judgedDiffs(
     for (const path of new Set(namedPaths(changes))) touches.set(path, (touches.get(path) ?? 0) + 1);
   const isCode = globMatcher(config.paths.code);
   const frozenMay = mayBeFrozen(config);
+  // A runner configuration file is compared whole before and after (runnerConfigChanges), never from a diff.
+  const commands = Object.values(configuredCommands(config.commands));
   for (const file of files) {
     if (file.patch === undefined || (file.status !== "added" && file.status !== "modified")) continue;
-    if (!isCode(file.path) || frozenMay(file.path) || isRunnerConfigPath(file.path)) continue;
+    if (!isCode(file.path) || frozenMay(file.path) || isRunnerConfigPath(file.path, commands)) continue;
     if (touches.get(file.path) !== 1) continue;
     const judged = judgedTextFromPatch(file.patch);
     if (judged !== undefined) diffs.set(file.path, judged);
