@@ -12,7 +12,7 @@ import type { TrackEvent, TrackSnapshot } from "../src/orchestrator/types.js";
 import { gitBlobId } from "../src/gates/freeze.js";
 import { emptyTrackState, sealState, serialiseStateFile } from "../src/state/index.js";
 import { stickyMarker } from "../src/report/render.js";
-import { checkRequest } from "../test/helpers/github-api.js";
+import { checkRequest, compareAnswer } from "../test/helpers/github-api.js";
 import { benchRuns, measure, printJson, printTable, tailEntry, wantsJson, type Summary } from "./lib.js";
 
 /**
@@ -320,27 +320,16 @@ class FakeGitHub {
       const pushed = this.pushed.get(head);
       const commits =
         pushed && pushed.before === base
-          ? pushed.commits.map((c, i) => ({
+          ? pushed.commits.map((c) => ({
               sha: c.id,
-              parents: [{ sha: i === 0 ? base : pushed.commits[i - 1]!.id }],
-              author: { login: c.author.username },
-              commit: { message: c.message, tree: { sha: treeOf(c.id) } },
+              author: c.author.username,
+              message: c.message,
+              tree: treeOf(c.id),
             }))
           : [];
-      return [
-        200,
-        {
-          status: commits.length ? "ahead" : "identical",
-          ahead_by: commits.length,
-          behind_by: 0,
-          total_commits: commits.length,
-          base_commit: { sha: base, commit: { tree: { sha: treeOf(base) } } },
-          merge_base_commit: { sha: base },
-          commits,
-          // The files the push changed, with their diffs as GitHub gives them (the code files from the setup's text).
-          files: comparedFiles(pushed && pushed.before === base ? pushed.commits : []),
-        },
-      ];
+      // The files the push changed, with their diffs as GitHub gives them (the code files from the setup's text).
+      const files = comparedFiles(pushed && pushed.before === base ? pushed.commits : []);
+      return [200, compareAnswer({ sha: base, tree: treeOf(base) }, commits, { files })];
     }
     if (method === "GET" && path.startsWith("/git/trees/")) {
       const entries = [...TREE_TEXTS].map(([p, text]) => ({

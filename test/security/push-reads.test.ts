@@ -37,8 +37,6 @@ interface Listed {
 
 /** GitHub's compare of a one-commit push from BEFORE to AFTER (its shape, trimmed to what is read). */
 function compareAnswers(files: Listed[] | undefined): void {
-  // The root's package.json before a commit beyond .consort/ (its scripts say what the test command runs): none here.
-  github.on("GET", `/repos/acme/shop/contents/package.json?ref=${BEFORE}`, [404, { message: "Not Found" }], Infinity);
   github.on("GET", `/repos/acme/shop/compare/${BEFORE}...${AFTER}`, [
     200,
     {
@@ -47,6 +45,7 @@ function compareAnswers(files: Listed[] | undefined): void {
       behind_by: 0,
       total_commits: 1,
       base_commit: { sha: BEFORE, commit: { tree: { sha: "b".repeat(40) } } },
+      merge_base_commit: { sha: BEFORE },
       commits: [
         {
           sha: AFTER,
@@ -127,7 +126,6 @@ describe("production code judged from the compare's diff", () => {
     expect(refusals(verified)).toEqual([`${AFTER.slice(0, 7)}: ${IMPORTS_VITEST}`]);
     expect(github.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
       `GET /repos/acme/shop/compare/${BEFORE}...${AFTER}`,
-      "GET /repos/acme/shop/contents/package.json",
     ]);
   });
 
