@@ -93,6 +93,8 @@ const pushedCommit = (role: RoleName, files: Record<string, string>) => ({
   message: `${role} step\n\nConsort-Role: ${role}\n`,
   changes: Object.keys(files).map((path) => ({ path, status: "modified" as const })),
   files,
+  // The repository has no package.json (the test command is npx vitest): its text before each commit is none.
+  before: { "package.json": null },
 });
 function step(s: TrackSnapshot, event: TrackEvent): TrackSnapshot {
   const r = transition(s, event, config);
@@ -338,6 +340,7 @@ class FakeGitHub {
       }));
       return [200, { sha: treeOf(path.split("/").pop()!), truncated: false, tree: entries }];
     }
+    if (method === "GET" && path === "/contents/package.json") return [404, { message: "Not Found" }];
     if (method === "GET" && path.startsWith("/contents/") && full.searchParams.has("ref")) {
       // The code files a step changed, read at the commit (production code may carry no test code).
       const text = CODE_TEXT;

@@ -357,6 +357,7 @@ function judgedDiffs(
     for (const path of new Set(namedPaths(changes))) touches.set(path, (touches.get(path) ?? 0) + 1);
   const isCode = globMatcher(config.paths.code);
   const frozenMay = mayBeFrozen(config);
+  // A runner configuration file is compared whole before and after (runnerConfigChanges), never from a diff.
   const commands = Object.values(configuredCommands(config.commands));
   for (const file of files) {
     if (file.patch === undefined || (file.status !== "added" && file.status !== "modified")) continue;
