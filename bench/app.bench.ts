@@ -10,6 +10,7 @@ import { createTrack, transition } from "../src/orchestrator/index.js";
 import type { TrackEvent, TrackSnapshot } from "../src/orchestrator/types.js";
 import { gitBlobId } from "../src/gates/freeze.js";
 import { emptyTrackState, sealState, serialiseStateFile } from "../src/state/index.js";
+import { stickyMarker } from "../src/report/render.js";
 import { checkRequest } from "../test/helpers/github-api.js";
 import { benchRuns, measure, printJson, printTable, tailEntry, wantsJson, type Summary } from "./lib.js";
 
@@ -66,6 +67,8 @@ const BRANCH = "feature-f1";
 const treeOf = (commitSha: string) => createHash("sha1").update(`tree ${commitSha}`).digest("hex");
 /** What a driver's step leaves in each code file it changes. */
 const CODE_TEXT = "export const stock = () => [];\n";
+/** What a driver's step leaves in the migration it adds. */
+const MIGRATION_TEXT = "create table stock (sku text primary key);\n";
 const KEY = "bench-state-key-0123456789abcdef0123456789";
 
 /** The text of every file the setup pushed (the last one wins): the track's tree at any head, as the app reads it. */
@@ -189,12 +192,29 @@ class FakeGitHub {
   private commits = new Map<string, { tree: string; parent: string | null }>();
   private trees = new Map<string, Map<string, string>>();
   private n = 0;
+  /** The PRs' comments by id: each PR starts with its track's sticky comment, as earlier steps left it. */
+  comments = new Map<number, { issue: number; body: string }>(
+    BURST_BRANCHES.map((branch, i) => [
+      900 + i,
+      { issue: pullOf(branch), body: `${stickyMarker(branch)}\n\nAn earlier step.` },
+    ]),
+  );
   /** Dispatches accepted since the last reset. */
   dispatched = 0;
   /** Each push the bench delivers, by its head: what compare answers. */
   pushed = new Map<
     string,
-    { before: string; commits: Array<{ id: string; message: string; author: { username: string } }> }
+    {
+      branch: string;
+      before: string;
+      commits: Array<{
+        id: string;
+        message: string;
+        author: { username: string };
+        added: string[];
+        modified: string[];
+      }>;
+    }
   >();
   stateFile(branch = BRANCH): string {
     return this.files.get(`tracks/${branch}.json`)!;
@@ -289,7 +309,8 @@ class FakeGitHub {
           base_commit: { sha: base, commit: { tree: { sha: treeOf(base) } } },
           merge_base_commit: { sha: base },
           commits,
-          files: [],
+          // The files the push changed, with their diffs as GitHub gives them (the code files from the setup's text).
+          files: comparedFiles(pushed && pushed.before === base ? pushed.commits : []),
         },
       ];
     }
@@ -313,14 +334,60 @@ class FakeGitHub {
     if (method === "GET" && path.endsWith("/check-runs")) return [200, { total_count: 0, check_runs: [] }];
     if (method === "POST" && path === "/check-runs") return [201, { id: ++this.n }];
     if (method === "GET" && path === "/pulls") {
+      // The PR's head is the branch's: the commit just pushed.
       const branch = full.searchParams.get("head")!.replace(/^acme:/, "");
-      return [200, [{ number: pullOf(branch), base: { ref: "main" }, head: { sha: "h" } }]];
+      const head = [...this.pushed].findLast(([, p]) => p.branch === branch)?.[0] ?? "h";
+      return [200, [{ number: pullOf(branch), base: { ref: "main" }, head: { sha: head } }]];
     }
-    if (method === "GET" && /^\/issues\/\d+\/comments$/.test(path)) return [200, []];
-    if (method === "POST" && /^\/issues\/\d+\/comments$/.test(path)) return [201, { id: ++this.n }];
+    // Each PR holds the track's sticky comment from its earlier steps (the app's, as GitHub marks it).
+    let m: RegExpExecArray | null;
+    if (method === "GET" && (m = /^\/issues\/(\d+)\/comments$/.exec(path)))
+      return [
+        200,
+        [...this.comments].filter(([, c]) => c.issue === Number(m![1])).map(([id, c]) => commentJson(id, c.body)),
+      ];
+    if (method === "POST" && (m = /^\/issues\/(\d+)\/comments$/.exec(path))) {
+      const id = ++this.n;
+      this.comments.set(id, { issue: Number(m[1]), body: String(body.body) });
+      return [201, commentJson(id, String(body.body))];
+    }
+    if (method === "PATCH" && (m = /^\/issues\/comments\/(\d+)$/.exec(path))) {
+      const comment = this.comments.get(Number(m[1]));
+      if (!comment) return [404, { message: "Not Found" }];
+      comment.body = String(body.body);
+      return [200, commentJson(Number(m[1]), comment.body)];
+    }
     return [599, { message: `bench fake has no answer for ${method} ${path}` }];
   }
 }
+
+/** The compare's `files` for the pushed commits: each path once, its diff from the track's text to what the steps leave. */
+function comparedFiles(commits: Array<{ added: string[]; modified: string[] }>) {
+  const added = new Set(commits.flatMap((c) => c.added));
+  const modified = new Set(commits.flatMap((c) => c.modified));
+  return [
+    ...[...modified].map((path) => ({
+      sha: blobOf(CODE_TEXT),
+      filename: path,
+      status: "modified",
+      patch: `@@ -1 +1 @@\n-${(TREE_TEXTS.get(path) ?? "export {};\n").trimEnd()}\n+${CODE_TEXT.trimEnd()}`,
+    })),
+    ...[...added].map((path) => ({
+      sha: blobOf(MIGRATION_TEXT),
+      filename: path,
+      status: "added",
+      patch: `@@ -0,0 +1 @@\n+${MIGRATION_TEXT.trimEnd()}`,
+    })),
+  ];
+}
+
+/** An issue comment of the app, as GitHub answers it (trimmed to what is read). */
+const commentJson = (id: number, body: string) => ({
+  id,
+  body,
+  user: { login: "consort[bot]", type: "Bot" },
+  performed_via_github_app: { id: 1 },
+});
 
 /** A blob's id, as GitHub gives it (sha1 of the git blob header and text). */
 const blobOf = (text: string) =>
@@ -370,6 +437,9 @@ await probot.load(
   createConsortApp({
     appId: 1,
     stateKey: KEY,
+    // As servicesFromEnv makes it: the sticky comment this process found stays known across deliveries.
+    // (Its state sequences are left out: each run starts consort/state again from the same file.)
+    stickyComments: new Map(),
     clock: () => new Date(at(500)),
     openProvider: async () => {
       throw new Error("a GREEN push touches no database");
@@ -396,7 +466,7 @@ function pushPayload(n: number, branch = BRANCH) {
     modified: ["src/services/stock.ts", "src/routes/stock.ts"],
     removed: [],
   }));
-  fake.pushed.set(commits.at(-1)!.id, { before: snapshot.context.head, commits });
+  fake.pushed.set(commits.at(-1)!.id, { branch, before: snapshot.context.head, commits });
   return {
     ...pushExample,
     installation: { id: 9 },

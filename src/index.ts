@@ -119,5 +119,6 @@ export function servicesFromEnv(): AppServices {
     clock: () => new Date(),
     openProvider: (database) => createProvider(database),
     stateSequences: new Map(),
+    stickyComments: new Map(),
   };
 }

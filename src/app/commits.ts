@@ -1,9 +1,11 @@
 import { pathsToRead, runnerPathsToRead } from "../orchestrator/index.js";
+import { isRunnerConfigPath } from "../gates/freeze.js";
 import type { ChangedPath, PushedCommit, PushEvent, TrackEvent, TrackSnapshot } from "../orchestrator/types.js";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { globMatcher } from "../roles/globs.js";
+import { judgedTextFromPatch } from "../roles/test-code.js";
+import { compareAll, type Compared, type ListedCommit, type Ref } from "./compare.js";
 import { httpStatus, type GitHub, type RepoRef } from "./github.js";
-import { compareAll, type ListedCommit, type Ref } from "./compare.js";
 import { conflictingMigrations, recogniseRebase, type Replayed } from "./rebase.js";
 
 /** A pushed commit as the `push` payload describes it (GitHub's own record of the push). */
@@ -67,8 +69,12 @@ export interface VerifiedPush {
   commits: PushedCommit[];
   /** Why the push cannot be taken as it stands (the chain does not close, a merge of another branch, a commit too big to list). */
   problems: string[];
-  /** Blob id at `after` of every path under `.consort/` and every test file, from one tree read. */
-  headBlobs: Record<string, string>;
+  /**
+   * Blob id at `after` of every path under `.consort/` and every test file, from one tree read.
+   * Absent when the push changes none of those paths, so they are as `before` had them (see
+   * `frozenCheckPending` for when that may be relied on).
+   */
+  headBlobs?: Record<string, string>;
   /** The trees of `before` and `after`. */
   trees: { before: string; after: string };
   /** The track's migrations that conflict with the ones a merge of the default branch brought in. */
@@ -84,7 +90,8 @@ export interface VerifiedPush {
  * only when what it merges is on the default branch ("Update branch"): the merged-in commits are
  * not the track's and are not classified, and the merge itself may change nothing the default
  * branch did not. A commit's paths come from the payload when it lists them whole, else from the
- * commit API (paginated). The frozen files are read at `after` by blob id, in one tree read.
+ * commit API (paginated). The frozen files are read at `after` by blob id, in one tree read, unless
+ * the compare shows that none of the paths they may be changed (see `frozenUnchanged`).
  */
 export async function verifiedPush({
   octokit,
@@ -106,28 +113,26 @@ export async function verifiedPush({
   const ref = { octokit, owner, repo };
   const compared = await compareAll(ref, before, after);
   const forced = compared.status === "diverged" || compared.status === "behind";
-  const head = await frozenCandidatesAt(ref, after, config);
-  const problems = [...head.problems];
-  const trees = { before: compared.baseTree, after: head.tree };
   const { status } = compared;
-  if (status === "diverged") {
+  if (status !== "ahead") {
+    const head = await frozenCandidatesAt(ref, after, config);
+    const trees = { before: compared.baseTree, after: head.tree };
     // Rewritten history is taken only as a rebase onto the default branch; else it says why not.
-    const rebase = await recogniseRebase(ref, { before, after, defaultBranch, config });
-    if (rebase.kind === "rewritten") problems.push(rebase.reason);
+    const rebase =
+      status === "diverged" ? await recogniseRebase(ref, { before, after, defaultBranch, config }) : undefined;
     return {
       status,
       forced,
       commits: [],
-      problems,
+      problems: [...head.problems, ...(rebase?.kind === "rewritten" ? [rebase.reason] : [])],
       headBlobs: head.blobs,
       trees,
-      migrationConflicts: rebase.kind === "rebased" ? rebase.migrationConflicts : [],
-      ...(rebase.kind === "rebased" ? { rebased: { onto: rebase.onto, commits: rebase.commits } } : {}),
+      migrationConflicts: rebase?.kind === "rebased" ? rebase.migrationConflicts : [],
+      ...(rebase?.kind === "rebased" ? { rebased: { onto: rebase.onto, commits: rebase.commits } } : {}),
     };
   }
-  if (status !== "ahead")
-    return { status, forced, commits: [], problems, headBlobs: head.blobs, trees, migrationConflicts: [] };
 
+  const problems: string[] = [];
   const bySha = new Map(compared.commits.map((c) => [c.sha, c]));
   const chain: ListedCommit[] = [];
   for (let at = after; at !== before;) {
@@ -148,43 +153,167 @@ export async function verifiedPush({
 
   const listed = new Map((payload ?? []).map((c) => [c.id, c]));
   const payloadWhole = payload !== undefined && payload.length < PAYLOAD_COMMITS_CAP;
-  const commits: PushedCommit[] = [];
   const migrationConflicts: string[] = [];
+  const changed = new Map<string, ChangedPath[]>();
   for (const commit of chain) {
     if (commit.parents.length > 1) {
       const refused = await mergeProblems(ref, commit, defaultBranch);
       problems.push(...refused);
       if (refused.length === 0)
         migrationConflicts.push(...(await mergedMigrationConflicts(ref, commit, defaultBranch, config)));
-      commits.push({ ...pick(commit), changes: [], files: {}, merge: true });
       continue;
     }
     const fromPayload = listed.get(commit.sha);
-    let changes: ChangedPath[];
     if (fromPayload && payloadWhole && listedPaths(fromPayload) < COMMIT_FILES_CAP)
-      changes = payloadChanges(fromPayload);
+      changed.set(commit.sha, payloadChanges(fromPayload));
     else {
-      changes = await commitChanges(ref, commit.sha);
+      const changes = await commitChanges(ref, commit.sha);
+      changed.set(commit.sha, changes);
       if (changes.length >= COMMIT_FILES_CAP)
         problems.push(
           `${short(commit.sha)}: changes ${COMMIT_FILES_CAP} files or more, more than GitHub lists, so Consort cannot verify it: split it into smaller commits`,
         );
     }
+  }
+  const diffs = judgedDiffs(compared, chain, changed, config);
+
+  const commits: PushedCommit[] = [];
+  /** The texts known as `leftBy` left them: the runner files read before it and the files read after it. */
+  let leftTexts = new Map<string, string | null>();
+  let leftBy: string | undefined;
+  for (const commit of chain) {
+    const changes = changed.get(commit.sha);
+    if (!changes) {
+      commits.push({ ...pick(commit), changes: [], files: {}, merge: true });
+      continue;
+    }
     // The runner's configuration is compared before and after the commit (runnerConfigChanges):
-    // its files' texts at the first parent (the chain above ends where a commit has none).
+    // its files' texts at the first parent (the chain above ends where a commit has none). A text
+    // the previous commit of the chain left (read after it, or unchanged by it) is not read again.
     const parent = commit.parents[0];
     const before: Record<string, string | null> = {};
-    for (const path of runnerPathsToRead(changes))
-      before[path] = parent ? await fileAt({ octokit, owner, repo, path, ref: parent }) : null;
+    for (const path of runnerPathsToRead(changes, config)) {
+      const left = parent === leftBy ? leftTexts.get(path) : undefined;
+      before[path] =
+        left !== undefined ? left : parent ? await fileAt({ octokit, owner, repo, path, ref: parent }) : null;
+    }
+    const fromPayload = listed.get(commit.sha);
+    const files = await filesToRead({ octokit, owner, repo, sha: commit.sha, changes, config, diffs });
+    leftTexts = new Map(Object.entries(before));
+    for (const change of changes) {
+      leftTexts.delete(change.path);
+      if (change.previousPath !== undefined) leftTexts.delete(change.previousPath);
+    }
+    // A text judged from the compare's diff is not the whole file: it is never what a later commit starts from.
+    for (const [path, text] of Object.entries(files)) if (!diffs.has(path)) leftTexts.set(path, text);
+    leftBy = commit.sha;
     commits.push({
       ...pick(commit),
       ...(fromPayload ? { authorLogin: fromPayload.author.username ?? null } : {}),
       changes,
-      files: await filesToRead({ octokit, owner, repo, sha: commit.sha, changes, config }),
+      files,
       before,
     });
   }
-  return { status, forced, commits, problems, headBlobs: head.blobs, trees, migrationConflicts };
+  const trees = { before: compared.baseTree, after: chain.at(-1)?.tree ?? "" };
+  if (problems.length === 0 && trees.after && frozenUnchanged(compared, chain, changed, config))
+    return { status, forced, commits, problems, trees, migrationConflicts };
+  const head = await frozenCandidatesAt(ref, after, config);
+  problems.push(...head.problems);
+  return {
+    status,
+    forced,
+    commits,
+    problems,
+    headBlobs: head.blobs,
+    trees: { ...trees, after: head.tree },
+    migrationConflicts,
+  };
+}
+
+/**
+ * A push without the head's blobs rests on `before` having passed the at-head check when the track
+ * accepted it: true (the tree must be read) unless `before` is the track's accepted head. On top of
+ * a refused head, or anywhere else, `before` proves nothing.
+ */
+export function frozenCheckPending(push: VerifiedPush, before: string, snapshot: TrackSnapshot): boolean {
+  return push.headBlobs === undefined && before !== snapshot.context.head;
+}
+
+/** The push with the head's blobs read (one tree read at `after`), for when `frozenCheckPending`. */
+export async function withFrozenAtHead(
+  { octokit, owner, repo, after, config }: Ref & { after: string; config: ConsortConfig },
+  push: VerifiedPush,
+): Promise<VerifiedPush> {
+  const head = await frozenCandidatesAt({ octokit, owner, repo }, after, config);
+  return {
+    ...push,
+    problems: [...push.problems, ...head.problems],
+    headBlobs: head.blobs,
+    trees: { ...push.trees, after: head.tree },
+  };
+}
+
+/** May a frozen file be at `path` (`.consort/**`, test files)? Those are what the tree read at a head is for. */
+const mayBeFrozen = (config: ConsortConfig) => {
+  const isTest = globMatcher(config.paths.tests);
+  return (path: string) => path.startsWith(".consort/") || isTest(path);
+};
+
+/** Every path a change names, the one it was renamed from too. */
+const namedPaths = (changes: ChangedPath[]) =>
+  changes.flatMap((c) => (c.previousPath ? [c.path, c.previousPath] : [c.path]));
+
+/**
+ * Whether the push provably leaves every path a frozen file may be at as `before` had it, so the
+ * head's blobs need no tree read: the chain is the track's own commits only (a merge brings in what
+ * no commit lists), and neither the compare's file list (complete: under GitHub's 300) nor any
+ * commit names such a path. Rests on `before` having been checked when it was accepted, which only
+ * the track's state can tell (see `frozenCheckPending`). When unsure, the tree is read.
+ */
+function frozenUnchanged(
+  compared: Compared,
+  chain: ListedCommit[],
+  changed: Map<string, ChangedPath[]>,
+  config: ConsortConfig,
+): boolean {
+  const files = compared.listed;
+  if (!files || files.length >= COMPARE_FILES_CAP || chain.some((c) => !changed.has(c.sha))) return false;
+  const frozenMay = mayBeFrozen(config);
+  const named = [...files.flatMap((f) => (f.previousPath ? [f.path, f.previousPath] : [f.path]))];
+  for (const changes of changed.values()) named.push(...namedPaths(changes));
+  return !named.some(frozenMay);
+}
+
+/**
+ * The compare's diff of each code file that one commit of the chain changed and no other did (so
+ * the compare's diff of it is that commit's), as the production-code rule judges it instead of the
+ * whole file (judgedTextFromPatch). None when a merge is in the chain (its diff holds the default
+ * branch's changes too) or the compare's list may be capped; a file without a patch (binary, or too
+ * big for GitHub to show), renamed or copied, is read whole.
+ */
+function judgedDiffs(
+  compared: Compared,
+  chain: ListedCommit[],
+  changed: Map<string, ChangedPath[]>,
+  config: ConsortConfig,
+): Map<string, string> {
+  const diffs = new Map<string, string>();
+  const files = compared.listed;
+  if (!files || files.length >= COMPARE_FILES_CAP || chain.some((c) => !changed.has(c.sha))) return diffs;
+  const touches = new Map<string, number>();
+  for (const changes of changed.values())
+    for (const path of new Set(namedPaths(changes))) touches.set(path, (touches.get(path) ?? 0) + 1);
+  const isCode = globMatcher(config.paths.code);
+  const frozenMay = mayBeFrozen(config);
+  for (const file of files) {
+    if (file.patch === undefined || (file.status !== "added" && file.status !== "modified")) continue;
+    if (!isCode(file.path) || frozenMay(file.path) || isRunnerConfigPath(file.path)) continue;
+    if (touches.get(file.path) !== 1) continue;
+    const judged = judgedTextFromPatch(file.patch);
+    if (judged !== undefined) diffs.set(file.path, judged);
+  }
+  return diffs;
 }
 
 /** Where `head` leaves the default branch (their merge base): where a new branch's track starts. */
@@ -306,18 +435,21 @@ async function frozenCandidatesAt(
     tree_sha: sha,
     recursive: "1",
   });
-  const isTest = globMatcher(config.paths.tests);
+  const frozenMay = mayBeFrozen(config);
   const blobs: Record<string, string> = {};
   for (const entry of data.tree)
-    if (entry.type === "blob" && entry.path && entry.sha && (entry.path.startsWith(".consort/") || isTest(entry.path)))
-      blobs[entry.path] = entry.sha;
+    if (entry.type === "blob" && entry.path && entry.sha && frozenMay(entry.path)) blobs[entry.path] = entry.sha;
   const problems = data.truncated
     ? [`the tree at ${short(sha)} is too large for GitHub to list whole, so its frozen files cannot be checked`]
     : [];
   return { blobs, problems, tree: data.sha };
 }
 
-/** The text after commit `sha` of each changed path the machine reads; null where the commit removed it. */
+/**
+ * The text after commit `sha` of each changed path the machine reads; null where the commit removed
+ * it. A code file in `diffs` is given as its diff's judged text (the only use of a code file's text
+ * is the production-code rule), which costs no read.
+ */
 async function filesToRead({
   octokit,
   owner,
@@ -325,13 +457,20 @@ async function filesToRead({
   sha,
   changes,
   config,
-}: RepoRef & { octokit: GitHub; sha: string; changes: ChangedPath[]; config: ConsortConfig }): Promise<
-  Record<string, string | null>
-> {
+  diffs,
+}: RepoRef & {
+  octokit: GitHub;
+  sha: string;
+  changes: ChangedPath[];
+  config: ConsortConfig;
+  diffs: Map<string, string>;
+}): Promise<Record<string, string | null>> {
   const removed = new Set(changes.filter((c) => c.status === "removed").map((c) => c.path));
   const files: Record<string, string | null> = {};
   for (const path of pathsToRead(changes, config))
-    files[path] = removed.has(path) ? null : await fileAt({ octokit, owner, repo, path, ref: sha });
+    files[path] = removed.has(path)
+      ? null
+      : (diffs.get(path) ?? (await fileAt({ octokit, owner, repo, path, ref: sha })));
   return files;
 }
 

@@ -8,23 +8,36 @@ export interface ListedCommit {
   parents: string[];
   message: string;
   authorLogin: string | null;
+  /** The commit's tree id, as compare lists it. */
+  tree?: string;
 }
 
-/** What compare/{base}...{head} says, every commit (100 a page) and the files of its first page. */
+/** A file of a compare, as GitHub lists it (page 1 only, 300 at most). */
+interface ComparedFile {
+  path: string;
+  previousPath?: string;
+  status: string;
+  /** The diff text; GitHub leaves it out for a binary file or one too big to show. */
+  patch?: string;
+}
+
 export interface Compared {
   status: string;
   commits: ListedCommit[];
   files: string[];
+  /** The files as listed, undefined when the answer had no list. */
+  listed: ComparedFile[] | undefined;
   baseTree: string;
   /** The commit `base` names (a branch's head when it names a branch), and the merge base. */
   baseSha: string;
   mergeBase: string;
 }
 
+/** compare/{base}...{head} with every commit (100 a page) and the files of its first page. */
 export async function compareAll({ octokit, owner, repo }: Ref, base: string, head: string): Promise<Compared> {
   const commits: ListedCommit[] = [];
   let status = "";
-  let files: string[] = [];
+  let listed: ComparedFile[] | undefined;
   let baseTree = "";
   let baseSha = "";
   let mergeBase = "";
@@ -38,7 +51,12 @@ export async function compareAll({ octokit, owner, repo }: Ref, base: string, he
     });
     status = data.status;
     if (page === 1) {
-      files = (data.files ?? []).map((f) => f.filename);
+      listed = data.files?.map((f) => ({
+        path: f.filename,
+        status: f.status,
+        ...(f.previous_filename ? { previousPath: f.previous_filename } : {}),
+        ...(f.patch !== undefined ? { patch: f.patch } : {}),
+      }));
       baseTree = data.base_commit.commit.tree.sha;
       baseSha = data.base_commit.sha;
       mergeBase = data.merge_base_commit.sha;
@@ -49,8 +67,9 @@ export async function compareAll({ octokit, owner, repo }: Ref, base: string, he
         parents: c.parents.map((p) => p.sha),
         message: c.commit.message,
         authorLogin: c.author?.login ?? null,
+        ...(c.commit.tree?.sha ? { tree: c.commit.tree.sha } : {}),
       });
     if (data.commits.length < 100 || commits.length >= data.total_commits) break;
   }
-  return { status, commits, files, baseTree, baseSha, mergeBase };
+  return { status, commits, files: (listed ?? []).map((f) => f.path), listed, baseTree, baseSha, mergeBase };
 }

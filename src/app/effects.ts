@@ -182,13 +182,7 @@ export async function updateStickyComment(
   }: { trackId: string; branch: string; snapshot: TrackSnapshot; config: ConsortConfig; notes?: string[] },
 ): Promise<void> {
   const { octokit, repo, services } = deps;
-  const pull = await openPullRequestFor({
-    octokit,
-    owner: repo.owner,
-    repo: repo.repo,
-    branch,
-    base: repo.defaultBranch,
-  });
+  const pull = await openPullRequestFor(deps, branch);
   if (!pull) return;
   const report = trackReport({
     repository: repo.fullName,
@@ -202,6 +196,7 @@ export async function updateStickyComment(
     octokit,
     { owner: repo.owner, repo: repo.repo, issueNumber: pull.number, trackId, appId: services.appId },
     renderComment(report),
+    services.stickyComments,
   );
 }
 

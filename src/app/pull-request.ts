@@ -1,21 +1,18 @@
-import type { GitHub, RepoRef } from "./github.js";
+import type { GitHub } from "./github.js";
+import type { RepoContext } from "./track.js";
 
 /**
- * The open pull request from `branch` into the default branch `base` in this repository, if any:
- * the track's one PR (a PR from the track into another branch is not where the track is read).
+ * The open pull request from `branch` into the repository's default branch, if any: the track's
+ * one PR (a PR from the track into another branch is not where the track is read).
  */
-export async function openPullRequestFor({
-  octokit,
-  owner,
-  repo,
-  branch,
-  base,
-}: RepoRef & { octokit: GitHub; branch: string; base: string }): Promise<
-  { number: number; base: string; headSha: string } | undefined
-> {
+export async function openPullRequestFor(
+  { octokit, repo }: { octokit: GitHub; repo: RepoContext },
+  branch: string,
+): Promise<{ number: number; base: string; headSha: string } | undefined> {
+  const { owner, defaultBranch: base } = repo;
   const { data } = await octokit.request("GET /repos/{owner}/{repo}/pulls", {
     owner,
-    repo,
+    repo: repo.repo,
     head: `${owner}:${branch}`,
     base,
     state: "open",

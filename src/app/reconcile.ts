@@ -7,7 +7,7 @@ import type { TrackEvent, TrackSnapshot } from "../orchestrator/types.js";
 import { STATE_BRANCH, TamperedStateError, type TrackState } from "../state/index.js";
 import { decideApprovals, pendingGates } from "./approvals.js";
 import { failTampered } from "./checks.js";
-import { branchDeletedEvent, pushEvent, verifiedPush } from "./commits.js";
+import { branchDeletedEvent, frozenCheckPending, pushEvent, verifiedPush, withFrozenAtHead } from "./commits.js";
 import { readGitHubConfig } from "../config/load.js";
 import { advanceAndShow } from "./engine.js";
 import { dispatchIdOfRunName, WORKFLOWS } from "./dispatch.js";
@@ -177,16 +177,18 @@ async function missedPush(
   const known = snapshot.context.rejectedHead?.sha ?? snapshot.context.head;
   if (head === known) return undefined;
   const { octokit, repo } = deps;
-  const since = await verifiedPush({
-    octokit,
-    owner: repo.owner,
-    repo: repo.repo,
+  const ref = { octokit, owner: repo.owner, repo: repo.repo };
+  const read = await verifiedPush({
+    ...ref,
     before: known,
     after: head,
     payload: undefined,
     defaultBranch: repo.defaultBranch,
     config,
   });
+  const since = frozenCheckPending(read, known, snapshot)
+    ? await withFrozenAtHead({ ...ref, after: head, config }, read)
+    : read;
   return pushEvent(snapshot, { before: known, after: head, ...since }, at);
 }
 
@@ -243,13 +245,7 @@ async function missedApprovals(
 ): Promise<TrackEvent[]> {
   if (pendingGates(snapshot).length === 0) return [];
   const { octokit, repo } = deps;
-  const pull = await openPullRequestFor({
-    octokit,
-    owner: repo.owner,
-    repo: repo.repo,
-    branch,
-    base: repo.defaultBranch,
-  });
+  const pull = await openPullRequestFor(deps, branch);
   if (!pull) return [];
   const reviews = standingReviews(await listGateReviews(octokit, repo.owner, repo.repo, pull.number));
   if (!reviews.some((r) => r.state === "APPROVED")) return [];

@@ -1,4 +1,6 @@
-import { CycleRequest } from "../cycle/request.js";
+import { ARTIFACT_PATHS } from "../artifacts/paths.js";
+import { CycleRequest, runsOfIds } from "../cycle/request.js";
+import { hashFrozenText } from "../gates/freeze.js";
 import { DeployRequest, PromoteRequest } from "../deploy/schemas.js";
 import { effectiveFrozenTests } from "../orchestrator/context.js";
 import type { DispatchCycleEffect, Effect, TrackSnapshot } from "../orchestrator/types.js";
@@ -70,18 +72,34 @@ function deployRequest(branch: string, effect: DispatchCycleEffect, snapshot: Tr
     database: { branch: effect.databaseBranch, parent: snapshot.context.parentDatabaseBranch },
     // The trunk the track forked from: the release's migrations are those since the merge base.
     base: { branch: snapshot.context.baseBranch },
-    tests: [...cycle.tests.earlierGreen, ...cycle.tests.inTurn],
+    testList: {
+      ...approvedTestList(effect, snapshot),
+      tests: runsOfIds([...effect.greenTests, ...effect.tests].map((t) => t.id)),
+    },
     frozenTestFiles: cycle.frozenTestFiles,
   });
 }
 
 /**
+ * The test list the gate approved, by path and frozen hash: the job reads the tests' files and
+ * titles there, at the commit, so the request does not grow with the list.
+ */
+function approvedTestList(effect: DispatchCycleEffect, snapshot: TrackSnapshot): { path: string; sha256: string } {
+  const path = ARTIFACT_PATHS.testList;
+  const text = snapshot.context.artifacts[path];
+  const sha256 = effect.frozen[path] ?? (text === undefined ? undefined : hashFrozenText(text));
+  if (!sha256) throw new Error(`the track has no ${path}: a cycle names its tests by id in the approved test list`);
+  return { path, sha256 };
+}
+
+/**
  * The one JSON input of a cycle, validated by the cycle runner's own schema before it leaves. It
- * carries ids, commits and hashes, never file text: a frozen test file names the commit whose
- * verified RED froze it, and the job reads the frozen text from git there.
+ * carries ids, commits and hashes, never text: the tests by id in the approved test list (runs
+ * such as `T1-T40`), and for each frozen test file the commit whose verified RED froze it; the job
+ * reads the titles and the frozen texts from git.
  */
 function cycleRequest(branch: string, effect: DispatchCycleEffect, snapshot: TrackSnapshot): CycleRequest {
-  const test = (t: { id: string; file: string; title: string }) => ({ id: t.id, file: t.file, title: t.title });
+  const ids = (tests: Array<{ id: string }>) => runsOfIds(tests.map((t) => t.id));
   const frozenAt = effectiveFrozenTests(snapshot.context);
   return CycleRequest.parse({
     version: 1,
@@ -89,7 +107,11 @@ function cycleRequest(branch: string, effect: DispatchCycleEffect, snapshot: Tra
     track: branch,
     step: effect.step,
     commit: effect.commit,
-    tests: { inTurn: effect.tests.map(test), earlierGreen: effect.greenTests.map(test) },
+    testList: {
+      ...approvedTestList(effect, snapshot),
+      inTurn: ids(effect.tests),
+      earlierGreen: ids(effect.greenTests),
+    },
     frozenTestFiles: Object.entries(effect.frozen)
       .filter(([path]) => !path.startsWith(".consort/"))
       .map(([path, sha256]) => {

@@ -2,6 +2,7 @@ import type { DatabaseConfig } from "../config/consort-config.js";
 import type { BranchProvider } from "../substrate/provider.js";
 import type { z } from "zod";
 import type { GitHub, Log } from "./github.js";
+import type { RememberedComments } from "../report/write.js";
 
 /**
  * What every handler needs besides its payload, made once at boot from the environment. Nothing
@@ -18,6 +19,8 @@ export interface AppServices {
   openProvider: (database: z.infer<typeof DatabaseConfig>) => Promise<BranchProvider>;
   /** The newest state-file version this process read or wrote per track: an older one is refused as rolled back. */
   stateSequences?: Map<string, number>;
+  /** The sticky comment this process found per PR and track, so a changed body costs one update (see upsertStickyComment). */
+  stickyComments?: RememberedComments;
   /** Told after each state write (`owner/name`), so the board's open pages update at once. */
   onStateWritten?: (repository: string) => void;
 }

@@ -6,7 +6,8 @@ import { httpStatus } from "../github/client.js";
 import { restoreSnapshot } from "../orchestrator/index.js";
 import { createStateStore, STATE_BRANCH } from "../state/index.js";
 import type { BoardSource, BoardViewer } from "./server.js";
-import type { BoardTrack } from "./view.js";
+import type { BranchCommit } from "./timeline.js";
+import type { BoardTrack, TrackDetails } from "./view.js";
 
 /**
  * The tracks the app's board shows a signed-in user: only repositories the user's own token can
@@ -22,6 +23,11 @@ export interface AppSourceOptions {
   /** https://api.github.com, or a test double. */
   apiUrl: string;
   stateKey: string;
+  /**
+   * The app's id: a track's page shows the consort/schema check run this app wrote, never one of
+   * that name by another app. Without it the page shows none, and says why.
+   */
+  appId?: number;
   /** A client acting as the app's installation (Probot's `app.auth(id)`). */
   installationClient(installationId: number): Promise<GitHubClient>;
   changes: BoardChanges;
@@ -71,12 +77,53 @@ interface Readable {
 
 const MAX_PAGES = 10;
 
+/** GitHub's compare of the base branch with the track's (GET /repos/{owner}/{repo}/compare/{basehead}). */
+const Compare = z.object({
+  commits: z.array(
+    z
+      .object({
+        sha: z.string(),
+        html_url: z.string(),
+        parents: z.array(z.object({ sha: z.string() }).loose()),
+        author: z.object({ login: z.string() }).loose().nullable(),
+        commit: z
+          .object({
+            message: z.string(),
+            author: z.object({ name: z.string().optional(), date: z.string().optional() }).loose().nullable(),
+          })
+          .loose(),
+      })
+      .loose(),
+  ),
+});
+
+/** The check runs of a commit (GET /repos/{owner}/{repo}/commits/{ref}/check-runs). */
+const CheckRuns = z.object({
+  check_runs: z.array(
+    z
+      .object({
+        name: z.string(),
+        head_sha: z.string(),
+        status: z.string(),
+        conclusion: z.string().nullable(),
+        completed_at: z.string().nullable().optional(),
+        started_at: z.string().nullable().optional(),
+        app: z.object({ id: z.number() }).loose().nullable(),
+        output: z.object({ summary: z.string().nullable().optional() }).loose(),
+      })
+      .loose(),
+  ),
+});
+
+const SCHEMA_CHECK = "consort/schema";
+
 export function appBoardSource(options: AppSourceOptions): BoardSource {
   const clock = options.clock ?? (() => new Date());
   const pollMs = options.pollMs ?? 2000;
   const accessCacheMs = options.accessCacheMs ?? 30_000;
   const access = new Map<string, { at: number; repos: Readable[] }>();
   const repoCache = new Map<string, { etag: string; tracks: BoardTrack[] }>();
+  const targets = new Map<string, Readable>();
   const watched = new Map<string, Readable>();
   const listeners = new Set<() => void>();
   let timer: NodeJS.Timeout | undefined;
@@ -135,7 +182,7 @@ export function appBoardSource(options: AppSourceOptions): BoardSource {
         ref: `heads/${STATE_BRANCH}`,
         headers: etag ? { "if-none-match": etag } : {},
       });
-      return { kind: "changed" as const, etag: response.headers.etag ?? "" };
+      return { kind: "changed" as const, etag: response.headers.etag ?? "", sha: response.data.object.sha };
     } catch (error) {
       if (httpStatus(error) === 304) return { kind: "unchanged" as const };
       if (httpStatus(error) === 404) return { kind: "none" as const };
@@ -160,6 +207,7 @@ export function appBoardSource(options: AppSourceOptions): BoardSource {
       defaultBranch: target.defaultBranch,
     });
     const tracks: BoardTrack[] = [];
+    const stateSource = ref.kind === "changed" && ref.sha ? `consort/state at ${ref.sha.slice(0, 7)}` : "consort/state";
     for (const trackId of await store.list()) {
       try {
         const state = await store.read(trackId);
@@ -170,6 +218,7 @@ export function appBoardSource(options: AppSourceOptions): BoardSource {
           // A repository whose configuration Consort cannot use still shows its tracks, under the defaults.
           config: config.ok ? config.config : defaultConfig(),
           provenance: "signed",
+          stateSource,
         });
       } catch (error) {
         // Tampered state shows nowhere as if it were sound: the board names it, the PR's checks say more.
@@ -211,13 +260,94 @@ export function appBoardSource(options: AppSourceOptions): BoardSource {
     for (const listener of listeners) listener();
   });
 
+  /** Every commit of the track's branch since its merge base with the base branch, oldest first. */
+  async function branchCommits(octokit: GitHubClient, target: Readable, track: BoardTrack) {
+    const { baseBranch, branch } = track.snapshot.context;
+    const list: BranchCommit[] = [];
+    for (let page = 1; page <= MAX_PAGES; page++) {
+      const response = await octokit.request("GET /repos/{owner}/{repo}/compare/{basehead}", {
+        owner: target.owner,
+        repo: target.repo,
+        basehead: `${baseBranch}...${branch}`,
+        per_page: 100,
+        page,
+      });
+      const { commits } = Compare.parse(response.data);
+      for (const commit of commits)
+        list.push({
+          sha: commit.sha,
+          at: commit.commit.author?.date ?? "",
+          author: commit.author?.login ?? commit.commit.author?.name ?? null,
+          message: commit.commit.message,
+          merge: commit.parents.length > 1,
+          url: commit.html_url,
+        });
+      if (commits.length < 100) break;
+    }
+    return { list, source: `the branch's commits on GitHub (compare ${baseBranch}...${branch})` };
+  }
+
+  /** The consort/schema check run this app wrote on the commit the track's checks stand on. */
+  async function schemaCheck(
+    octokit: GitHubClient,
+    target: Readable,
+    track: BoardTrack,
+  ): Promise<TrackDetails["schema"]> {
+    const { context } = track.snapshot;
+    const sha = context.rejectedHead?.sha ?? context.head;
+    const response = await octokit.request("GET /repos/{owner}/{repo}/commits/{ref}/check-runs", {
+      owner: target.owner,
+      repo: target.repo,
+      ref: sha,
+      check_name: SCHEMA_CHECK,
+      filter: "latest",
+    });
+    const ours = CheckRuns.parse(response.data).check_runs.find(
+      (run) => run.name === SCHEMA_CHECK && run.app?.id === options.appId,
+    );
+    if (!ours?.output.summary) return undefined;
+    const when = ours.completed_at ?? ours.started_at;
+    return {
+      markdown: ours.output.summary,
+      conclusion: ours.conclusion ?? ours.status,
+      source: `the consort/schema check run on ${sha.slice(0, 7)}${when ? ` (${when})` : ""}`,
+    };
+  }
+
   return {
+    async details(track) {
+      const target = targets.get(track.repository.toLowerCase());
+      if (!target) return { problems: [] };
+      const octokit = await options.installationClient(target.installationId);
+      const problems: string[] = [];
+      const [commits, schema] = await Promise.all([
+        branchCommits(octokit, target, track).catch((error: unknown) => {
+          problems.push(
+            httpStatus(error) === 404
+              ? `The branch's commits: ${track.snapshot.context.branch} is not on GitHub any more (merged or deleted), so only the steps the machine recorded are listed.`
+              : `The branch's commits could not be listed: ${(error as Error).message.split("\n")[0]}`,
+          );
+          return undefined;
+        }),
+        options.appId === undefined
+          ? (problems.push(
+              "The schema diff: APP_ID is not set, so the board cannot tell this app's consort/schema check from another app's.",
+            ),
+            undefined)
+          : schemaCheck(octokit, target, track).catch((error: unknown) => {
+              problems.push(`The consort/schema check could not be read: ${(error as Error).message.split("\n")[0]}`);
+              return undefined;
+            }),
+      ]);
+      return { ...(commits ? { commits } : {}), ...(schema ? { schema } : {}), problems };
+    },
     async tracks(viewer) {
       const repos = await readable(viewer);
       const all: BoardTrack[] = [];
       const problems: string[] = [];
       for (const target of repos) {
         watched.set(target.fullName, target);
+        targets.set(target.fullName.toLowerCase(), target);
         try {
           all.push(...(await repositoryTracks(target, problems)));
         } catch (error) {

@@ -1,8 +1,13 @@
 import { z } from "zod";
 import { checkStates } from "../gates/checks.js";
 import { GATE_NAMES, GateName } from "../gates/names.js";
+import { ApprovalRecordSchema } from "../orchestrator/schema.js";
 import { STAGES } from "../orchestrator/types.js";
-import { PROVENANCES, type BoardTrack } from "./view.js";
+import { CycleRequest } from "../cycle/request.js";
+import { PROVENANCES, stateSourceOf, type BoardTrack } from "./view.js";
+
+/** The TTL the app's cycles fork their throwaway branches with: the request's default (the app sets none). */
+const CYCLE_TTL_SECONDS = CycleRequest.shape.ttlSeconds.parse(undefined);
 
 /**
  * The evidence of a track, for an auditor: who approved which frozen files at which hash, every
@@ -11,16 +16,6 @@ import { PROVENANCES, type BoardTrack } from "./view.js";
  * and the board serves it as a page and as a download. Built from the snapshot only, so it says no
  * more than the machine recorded.
  */
-
-const Approval = z
-  .object({
-    approver: z.string(),
-    reviewId: z.number(),
-    commit: z.string(),
-    manifestHash: z.string(),
-    at: z.string(),
-  })
-  .strict();
 
 const GateEvidence = z
   .object({
@@ -35,7 +30,7 @@ const GateEvidence = z
     files: z.array(z.object({ path: z.string(), sha256: z.string() }).strict()),
     /** The logins that authored what the gate froze: none of them may approve it. */
     authors: z.array(z.string()),
-    approvals: z.array(Approval),
+    approvals: z.array(ApprovalRecordSchema),
     withdrawnReason: z.string().nullable(),
   })
   .strict();
@@ -70,6 +65,8 @@ export const TrackEvidence = z
     finished: z.boolean(),
     /** Where the state came from: `signed` when its signature was checked where it was read. */
     provenance: z.enum(PROVENANCES),
+    /** Where the facts were read, as the board names them ("from consort/state at 1a2b3c4"). */
+    sources: z.object({ state: z.string() }).strict(),
     head: z.string(),
     mergedCommit: z.string().nullable(),
     createdAt: z.string(),
@@ -92,6 +89,23 @@ export const TrackEvidence = z
         parent: z.string(),
         /** The track's database branch is forked when the track starts. */
         forkedAt: z.string(),
+        /** Null: a track's branch has no TTL (on Lakebase a branch that expires cannot have children). */
+        expiresAt: z.null(),
+        /** The throwaway branch each cycle forked from the track's, as its result recorded it. */
+        cycleBranches: z.array(
+          z
+            .object({
+              dispatchId: z.string(),
+              step: z.string(),
+              unit: z.string(),
+              branch: z.string(),
+              /** Its time to live from the fork (it is also deleted at the run's end). */
+              ttlSeconds: z.number().int(),
+              /** Gone by then at the latest: the run reported, plus the TTL; null while it runs. */
+              expiresBy: z.string().nullable(),
+            })
+            .strict(),
+        ),
         /** The migration of the parent's branch after the merge, once dispatched. */
         promotion: z
           .object({
@@ -143,6 +157,7 @@ export function trackEvidence(track: BoardTrack): TrackEvidence {
     stage,
     finished: stage === "done",
     provenance: track.provenance,
+    sources: { state: stateSourceOf(track) },
     head: context.head,
     mergedCommit: context.mergedCommit,
     createdAt: context.createdAt,
@@ -193,6 +208,23 @@ export function trackEvidence(track: BoardTrack): TrackEvidence {
       branch: context.databaseBranch,
       parent: context.parentDatabaseBranch,
       forkedAt: context.createdAt,
+      expiresAt: null,
+      cycleBranches: context.cycles.flatMap((cycle) => {
+        const branch = cycle.evidence && "databaseBranch" in cycle.evidence ? cycle.evidence.databaseBranch : undefined;
+        if (!branch || cycle.step === "release") return [];
+        return [
+          {
+            dispatchId: cycle.dispatchId,
+            step: cycle.step,
+            unit: cycle.unit,
+            branch,
+            ttlSeconds: CYCLE_TTL_SECONDS,
+            expiresBy: cycle.reportedAt
+              ? new Date(Date.parse(cycle.reportedAt) + CYCLE_TTL_SECONDS * 1000).toISOString()
+              : null,
+          },
+        ];
+      }),
       promotion: promotion
         ? {
             dispatchId: promotion.dispatchId,

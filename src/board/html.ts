@@ -4,6 +4,8 @@
  * No frontend build: the server writes whole pages and the same page again on each update.
  */
 
+import MarkdownIt from "markdown-it";
+
 const ENTITIES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
 
 /** Text made safe for HTML content and attribute values. */
@@ -34,6 +36,14 @@ export function markup(strings: TemplateStringsArray, ...values: Part[]): SafeHt
   let out = strings[0]!;
   values.forEach((value, index) => (out += render(value) + strings[index + 1]!));
   return new SafeHtml(out);
+}
+
+/** Markdown as consort/schema's check writes it: raw HTML in it is escaped, links only http(s) and relative. */
+const MARKDOWN = new MarkdownIt({ html: false, linkify: false, typographer: false });
+
+/** Markdown (a check run's summary) as HTML the board can show: nothing in it runs or styles the page. */
+export function markdownHtml(text: string): SafeHtml {
+  return new SafeHtml(MARKDOWN.render(text));
 }
 
 /** How long ago `since` was, in the largest sensible unit ("3 h 12 min"). */
@@ -80,6 +90,15 @@ h2.title{font-size:1.25rem;margin:.25rem 0}h3{font-size:.95rem}figure{margin:0}
 .empty{color:var(--muted)}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margin:0}
 dl.facts dt{color:var(--muted)}dl.facts dd{margin:0}
+.src{margin:-.3rem 0 .5rem;color:var(--muted);font-size:.78rem}
+.src-tag{display:inline-block;padding:0 .3rem;margin-right:.25rem;border:1px solid var(--line);border-radius:.25rem;font-size:.7rem;text-transform:uppercase;letter-spacing:.04em}
+details.steps{border:1px solid var(--line);border-radius:.3rem;margin:.4rem 0}
+details.steps summary{cursor:pointer;padding:.35rem .6rem;min-height:2rem}
+details.steps ol{margin:0;padding:.2rem .6rem .5rem 2.6rem}
+details.steps li{padding:.2rem 0;border-top:1px solid #eaeef2}
+details.steps li.refused{background:#fff5f5}
+.md table{width:auto;max-width:100%;font-size:.9rem}.md h3{font-size:.9rem;margin:.6rem 0 .3rem}.md h4{font-size:.85rem;margin:.6rem 0 .3rem}
+.md code{background:#f6f8fa;padding:0 .2rem;border-radius:.2rem}
 pre{white-space:pre-wrap;word-break:break-word;background:#f6f8fa;padding:.6rem;border-radius:.3rem;font-size:12.5px}
 @media (max-width:640px){
   main{padding:.6rem}
@@ -88,6 +107,7 @@ pre{white-space:pre-wrap;word-break:break-word;background:#f6f8fa;padding:.6rem;
   table.board td{display:block;border:0;padding:.15rem .25rem}
   table.board td[data-label]::before{content:attr(data-label) ": ";color:var(--muted);font-size:.8rem}
   table:not(.board){display:block;overflow-x:auto;max-width:100%}
+  details.steps ol{padding-left:1.8rem}
   figure{overflow-x:auto}figure svg.lane{max-width:none}
 }
 `;
@@ -107,7 +127,12 @@ export const LIVE_SCRIPT = `
     }).then(function(text){
       var doc=new DOMParser().parseFromString(text,"text/html"), next=doc.querySelector("main"), main=document.querySelector("main");
       var focused=document.activeElement&&document.activeElement.id;
-      if(next&&main){ main.innerHTML=next.innerHTML; document.title=doc.title; }
+      // A group the reader opened or closed stays so: the new page keeps the same ids.
+      var opened={}; Array.prototype.forEach.call(document.querySelectorAll("main details[id]"),function(d){opened[d.id]=d.open;});
+      if(next&&main){
+        Array.prototype.forEach.call(next.querySelectorAll("details[id]"),function(d){ if(d.id in opened) d.open=opened[d.id]; });
+        main.innerHTML=next.innerHTML; document.title=doc.title;
+      }
       if(focused){ var el=document.getElementById(focused); if(el) el.focus(); }
       live.textContent="live · updated "+new Date().toLocaleTimeString();
       document.body.dataset.version=String(Number(document.body.dataset.version||0)+1);

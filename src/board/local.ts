@@ -6,7 +6,8 @@ import { checkStateFile, STATE_BRANCH, TrackStateFile } from "../state/index.js"
 import { ToolError } from "../tools/registry.js";
 import { replayTrack } from "../tools/replay.js";
 import type { BoardSource } from "./server.js";
-import type { BoardTrack } from "./view.js";
+import type { BranchCommit } from "./timeline.js";
+import type { BoardTrack, TrackDetails } from "./view.js";
 
 /**
  * The tracks of a local checkout, for `consort board`: every track file of a fetched (or local)
@@ -29,6 +30,58 @@ export interface LocalSourceOptions {
 
 /** Where a fetched state branch may sit, most authoritative first (as src/tools/replay.ts reads it). */
 const STATE_REFS = [`refs/remotes/origin/${STATE_BRANCH}`, `refs/heads/${STATE_BRANCH}`];
+
+/** A ref as a person names it: `origin/consort/state`, `consort/state`. */
+const shortRef = (ref: string) => ref.replace(/^refs\/(remotes\/|heads\/)/, "");
+
+/** The first of `refs` this checkout has, or undefined. */
+async function firstRef(repoPath: string, refs: string[]): Promise<string | undefined> {
+  for (const ref of refs) {
+    const found = await simpleGit(repoPath)
+      .raw(["rev-parse", "--verify", "--quiet", ref])
+      .then((sha) => sha.trim() !== "")
+      .catch(() => false);
+    if (found) return ref;
+  }
+  return undefined;
+}
+
+const FIELD = "\x1f";
+const RECORD = "\x1e";
+
+/**
+ * Every commit of a track's branch in this checkout since its merge base with the base branch,
+ * oldest first (the local branch, else origin's), linked to GitHub when origin is there.
+ */
+async function localCommits(repoPath: string, track: BoardTrack): Promise<TrackDetails["commits"]> {
+  const { branch, baseBranch } = track.snapshot.context;
+  const head = await firstRef(repoPath, [`refs/heads/${branch}`, `refs/remotes/origin/${branch}`]);
+  const base = await firstRef(repoPath, [`refs/remotes/origin/${baseBranch}`, `refs/heads/${baseBranch}`]);
+  if (!head || !base) return undefined;
+  const out = await simpleGit(repoPath).raw([
+    "log",
+    "--reverse",
+    `--format=%H${FIELD}%aI${FIELD}%an${FIELD}%P${FIELD}%B${RECORD}`,
+    `${base}..${head}`,
+  ]);
+  const onGitHub = !track.repository.startsWith("local/");
+  const list: BranchCommit[] = out
+    .split(RECORD)
+    .map((record) => record.replace(/^\n/, ""))
+    .filter((record) => record.includes(FIELD))
+    .map((record) => {
+      const [sha, at, author, parents, message] = record.split(FIELD) as [string, string, string, string, string];
+      return {
+        sha,
+        at: new Date(at).toISOString(),
+        author: author || null,
+        message,
+        merge: parents.trim().split(" ").length > 1,
+        url: onGitHub ? `https://github.com/${track.repository}/commit/${sha}` : null,
+      };
+    });
+  return { list, source: `the branch's commits in this checkout (git log ${shortRef(base)}..${shortRef(head)})` };
+}
 
 /** `owner/name` of the checkout's origin on GitHub, else `local/<folder>`. */
 async function repositoryName(repoPath: string): Promise<string> {
@@ -72,11 +125,13 @@ export function localBoardSource(options: LocalSourceOptions): BoardSource & { c
         .split("\n")
         .filter((name) => name.endsWith(".json"));
       const tracks: BoardTrack[] = [];
+      const at = (await git.raw(["rev-parse", ref])).trim().slice(0, 7);
+      const stateSource = `${shortRef(ref)} at ${at}`;
       for (const name of names) {
         const path = `tracks/${name}`;
         const text = await git.raw(["show", `${ref}:${path}`]);
         const track = readStateFile(text, `${ref}:${path}`, name.slice(0, -".json".length), problems);
-        if (track) tracks.push(track);
+        if (track) tracks.push({ ...track, stateSource });
       }
       return tracks;
     }
@@ -130,6 +185,9 @@ export function localBoardSource(options: LocalSourceOptions): BoardSource & { c
         snapshot: track.snapshot,
         config: options.config,
         provenance: track.fromState && track.commits === 0 ? "signed" : "commits",
+        ...(track.fromState
+          ? { stateSource: `${shortRef(track.fromState.ref)} at ${track.fromState.head.slice(0, 7)}` }
+          : {}),
       };
       if (held < 0) return [...fromState, replayed];
       if (track.fromState) return fromState.map((t, index) => (index === held ? replayed : t));
@@ -157,6 +215,20 @@ export function localBoardSource(options: LocalSourceOptions): BoardSource & { c
   }
 
   return {
+    async details(track) {
+      try {
+        const commits = await localCommits(options.repoPath, track);
+        return commits
+          ? { commits, problems: [] }
+          : {
+              problems: [
+                `The branch's commits: this checkout has neither ${track.snapshot.context.branch} nor origin/${track.snapshot.context.branch} with its base ${track.snapshot.context.baseBranch} (git fetch origin), so only the steps the machine recorded are listed.`,
+              ],
+            };
+      } catch (error) {
+        return { problems: [`The branch's commits could not be listed: ${(error as Error).message.split("\n")[0]}`] };
+      }
+    },
     async tracks() {
       const now = await signature();
       if (cached?.signature !== now) {

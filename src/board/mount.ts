@@ -67,6 +67,7 @@ export function boardRoutes(mount: BoardMount): Handler {
     source: appBoardSource({
       apiUrl,
       stateKey: env.CONSORT_STATE_KEY,
+      ...(env.APP_ID ? { appId: Number(env.APP_ID) } : {}),
       installationClient: mount.installationClient,
       changes: mount.changes,
       ...(mount.pollMs ? { pollMs: mount.pollMs } : {}),

@@ -1,15 +1,16 @@
 import { gateTitle } from "../gates/names.js";
 import type { TrackEvidence } from "./evidence.js";
 import { runUrlOf, trackEvidence } from "./evidence.js";
-import { markup, page, SafeHtml, waitedFor, type PageFrame } from "./html.js";
+import { markdownHtml, markup, page, SafeHtml, waitedFor, type PageFrame } from "./html.js";
+import { trackTimeline, type TimelineEntry, type TimelineVerdict } from "./timeline.js";
 import {
   inFlight,
   PROVENANCE_NOTE,
-  roleOfStep,
   trackView,
   type BoardTrack,
   type LaneNode,
   type Provenance,
+  type TrackDetails,
   type TrackView,
 } from "./view.js";
 
@@ -93,7 +94,7 @@ export function boardPage(tracks: BoardTrack[], context: RenderContext, options:
   const finished = tracks.filter((track) => !inFlight(track));
   const rows = shown.map(
     (view) => markup`<tr class="${view.waiting.mine ? "mine" : ""}" data-track="${view.trackId}">
-<td data-label="Track"><a href="${trackUrl(context.base, view.repository, view.trackId)}">${view.branch}</a><br><span class="empty">${view.repository}</span>${provenanceTag(view.provenance)}</td>
+<td data-label="Track"><a href="${trackUrl(context.base, view.repository, view.trackId)}">${view.branch}</a><br><span class="empty">${view.repository}</span>${provenanceTag(view.provenance)}<br><span class="src">${view.source}</span></td>
 <td data-label="Lane">${laneSvg(view.lane, true)}</td>
 <td data-label="Stands at">${view.stage}</td>
 <td data-label="Waits for">${waitingCell(view, context.viewer)}</td>
@@ -128,12 +129,87 @@ ${done}`;
 const stampCell = (stamp: { commit: string; at: string } | null) =>
   stamp ? markup`${short(stamp.commit)} · <time datetime="${stamp.at}">${stamp.at}</time>` : none;
 
+/** The small mark that names where a fact comes from ("from consort/state at 1a2b3c4"). */
+const sourceMark = (text: string) => markup`<p class="src"><span class="src-tag">source</span> ${text}</p>`;
+
+const VERDICT_WORD: Record<TimelineVerdict, string> = {
+  accepted: "accepted",
+  refused: "refused",
+  undecided: "pending",
+  event: "",
+};
+
+/** How many timeline entries one group holds; older groups are collapsed, the newest is open. */
+const TIMELINE_GROUP = 25;
+
+function timelineSection(entries: TimelineEntry[], source: string): SafeHtml {
+  const row = (entry: TimelineEntry) => {
+    const commit = entry.commit
+      ? entry.commit.url
+        ? markup`<a href="${entry.commit.url}"><code>${short(entry.commit.sha)}</code></a>`
+        : markup`<code>${short(entry.commit.sha)}</code>`
+      : "";
+    const run = entry.run?.url ? markup` <a href="${entry.run.url}">run ${entry.run.id ?? ""}</a>` : "";
+    const verdict =
+      entry.verdict === "event"
+        ? ""
+        : markup`<span class="tag ${entry.verdict === "accepted" ? "success" : entry.verdict === "refused" ? "failure" : "pending"}">${VERDICT_WORD[entry.verdict]}</span>`;
+    const reasons =
+      entry.reasons.length > 0 && entry.verdict !== "accepted"
+        ? markup`<ul class="refusals">${entry.reasons.map((r) => markup`<li>${r}</li>`)}</ul>`
+        : "";
+    return markup`<li class="${entry.verdict}"><time datetime="${entry.at}">${entry.at.replace("T", " ").replace(/\.\d+Z$|Z$/, "")}</time> <strong>${entry.who}</strong> ${entry.what} ${commit}${run} ${verdict}${reasons}</li>`;
+  };
+  const groups: TimelineEntry[][] = [];
+  for (let i = 0; i < entries.length; i += TIMELINE_GROUP) groups.push(entries.slice(i, i + TIMELINE_GROUP));
+  const commits = entries.filter((e) => e.commit).length;
+  const refused = entries.filter((e) => e.commit && e.verdict === "refused").length;
+  const body = groups.map((group, index) => {
+    const first = index * TIMELINE_GROUP + 1;
+    const count = (verdict: TimelineVerdict) => group.filter((e) => e.commit && e.verdict === verdict).length;
+    const label = `Steps ${first}–${first + group.length - 1}: ${group[0]!.at.slice(0, 10)} to ${group.at(-1)!.at.slice(0, 10)} · ${count("accepted")} accepted, ${count("refused")} refused`;
+    const open = index === groups.length - 1 ? new SafeHtml(" open") : "";
+    return markup`<details class="steps" id="steps-${first}"${open}><summary>${label}</summary><ol start="${first}">${group.map(row)}</ol></details>`;
+  });
+  return markup`<section aria-labelledby="timeline"><h2 id="timeline">Timeline</h2>${sourceMark(source)}
+<p class="empty">${entries.length} steps, ${commits} commits (${refused} refused), oldest first.</p>${body}</section>`;
+}
+
+function databaseSection(track: BoardTrack, evidence: TrackEvidence, details: TrackDetails): SafeHtml {
+  const { context: ctx } = track.snapshot;
+  const db = evidence.database;
+  const promotion = db.promotion;
+  const expiry =
+    track.snapshot.stage === "done"
+      ? `deleted: the track is merged and ${ctx.parentDatabaseBranch} migrated${promotion?.at ? ` (${promotion.at})` : ""}`
+      : track.snapshot.stage === "abandoned"
+        ? `deleted with the abandoned track${ctx.ended ? ` (${ctx.ended.at})` : ""}`
+        : "never: a track's branch has no TTL (on Lakebase a branch that expires cannot have children); it is deleted when the track is merged and promoted, abandoned, or its git branch is deleted";
+  const throwaway =
+    db.cycleBranches.length === 0
+      ? markup`<p class="empty">No cycle has run on a throwaway branch yet.</p>`
+      : markup`<table class="cycles"><thead><tr><th>Throwaway branch</th><th>Cycle</th><th>TTL</th><th>Gone by</th></tr></thead><tbody>${db.cycleBranches.map(
+          (b) =>
+            markup`<tr><td><code>${b.branch}</code></td><td>${b.step} ${b.unit}</td><td>${b.ttlSeconds / 3600 >= 1 ? `${b.ttlSeconds / 3600} h` : `${b.ttlSeconds / 60} min`} from its fork; deleted at the run's end</td><td>${b.expiresBy ? markup`<time datetime="${b.expiresBy}">${b.expiresBy}</time>` : "running"}</td></tr>`,
+        )}</tbody></table>`;
+  const schema = details.schema
+    ? markup`<h3 id="schema-diff">Schema diff against ${ctx.parentDatabaseBranch}${details.schema.conclusion ? markup` <span class="tag ${details.schema.conclusion === "success" ? "success" : details.schema.conclusion === "failure" ? "failure" : "pending"}">${details.schema.conclusion}</span>` : ""}</h3>${sourceMark(details.schema.source)}<div class="md">${markdownHtml(details.schema.markdown)}</div>`
+    : markup`<h3 id="schema-diff">Schema diff against ${ctx.parentDatabaseBranch}</h3><p class="empty">Not shown here: it is the consort/schema check of the pull request (\`consort db diff\` computes it on your machine).</p>`;
+  return markup`<section aria-labelledby="database"><h2 id="database">Database branch</h2>${sourceMark(`${evidence.sources.state}; throwaway branches from the cycle results`)}
+<dl class="facts"><dt>Branch</dt><dd><code>${db.branch}</code></dd><dt>Parent</dt><dd><code>${db.parent}</code></dd><dt>Forked</dt><dd><time datetime="${db.forkedAt}">${db.forkedAt}</time> (when the track started)</dd>
+<dt>Expires</dt><dd id="db-expires">${expiry}</dd>
+<dt>Promotion</dt><dd>${promotion ? `${promotion.outcome ?? "running"} (${promotion.dispatchId})` : "not yet"}</dd></dl>
+<h3>Throwaway branches of the cycles</h3>${throwaway}
+${schema}</section>`;
+}
+
 /** A track's page: the lane, the gates, every test's cycles, the database branch, the timeline. */
-export function trackPage(track: BoardTrack, context: RenderContext): string {
+export function trackPage(track: BoardTrack, context: RenderContext, details: TrackDetails = { problems: [] }): string {
   const view = trackView(track, context.viewer);
   const evidence = trackEvidence(track);
   const { context: ctx } = track.snapshot;
   const url = trackUrl(context.base, track.repository, view.trackId);
+  const stateMark = sourceMark(evidence.sources.state);
   const gates = evidence.gates.map(
     (gate) => markup`<tr id="gate-${gate.gate}">
 <td>${gateTitle(gate.gate)}</td>
@@ -160,71 +236,31 @@ export function trackPage(track: BoardTrack, context: RenderContext): string {
 <td>${runs}</td>
 </tr>`;
   });
-  const timeline = timelineOf(track).map(
-    (entry) =>
-      markup`<li><time datetime="${entry.at}">${entry.at}</time> · <strong>${entry.who}</strong> · ${entry.what}</li>`,
+  const timeline = trackTimeline(track.snapshot, details.commits?.list, track.config, (runId, ev) =>
+    runUrlOf(track.repository, runId, ev),
   );
-  const promotion = evidence.database.promotion;
-  const schemaDiff =
-    track.schemaDiff !== undefined
-      ? markup`<h3>Schema diff against ${ctx.parentDatabaseBranch}</h3><pre>${track.schemaDiff || "no difference"}</pre>`
-      : markup`<p class="empty">The schema diff is in the consort/schema check of the pull request.</p>`;
+  const timelineSource = details.commits
+    ? `${details.commits.source}; each judged against the snapshot ${evidence.sources.state}`
+    : `${evidence.sources.state} (the branch's commits were not listed: only the steps the machine recorded)`;
+  const problems =
+    details.problems.length > 0
+      ? markup`<section class="problems" aria-labelledby="problems"><h2 id="problems">Not shown</h2><ul class="refusals">${details.problems.map((p) => markup`<li>${p}</li>`)}</ul></section>`
+      : "";
   const body = markup`<p><a href="${context.base}/">← all tracks</a></p>
 <h2 class="title">${view.branch} <span class="empty">${track.repository}</span></h2>
 <p>Stands at <strong>${view.stage}</strong>; waits for ${waitingCell(view, context.viewer)} since <time datetime="${view.since}">${waitedFor(view.since, context.now)}</time>.${provenanceTag(view.provenance)}</p>
+${stateMark}
 <figure>${laneSvg(view.lane)}<figcaption class="empty">${view.lane.map((n) => `${n.label} ${STATUS_WORD[n.status]}`).join(" · ")}</figcaption></figure>
+${problems}
 ${view.refusals.length > 0 ? markup`<section aria-labelledby="refusals"><h2 id="refusals">Refusals</h2>${refusalList(view.refusals)}</section>` : ""}
-<section aria-labelledby="gates"><h2 id="gates">Gates</h2>
+<section aria-labelledby="gates"><h2 id="gates">Gates</h2>${stateMark}
 <table><thead><tr><th>Gate</th><th>Check</th><th>Frozen hash</th><th>Approved by</th></tr></thead><tbody>${gates}</tbody></table></section>
-<section aria-labelledby="tests"><h2 id="tests">Tests</h2>
+<section aria-labelledby="tests"><h2 id="tests">Tests</h2>${sourceMark(`${evidence.sources.state}: the cycle records, each run's verdict as its result reported it`)}
 ${ctx.units.length === 0 ? markup`<p class="empty">No test list approved yet.</p>` : markup`<table class="cycles"><thead><tr><th>Unit</th><th>RED</th><th>GREEN</th><th>Review</th><th>Runs</th></tr></thead><tbody>${units}</tbody></table>`}</section>
-<section aria-labelledby="database"><h2 id="database">Database branch</h2>
-<dl class="facts"><dt>Branch</dt><dd><code>${ctx.databaseBranch}</code></dd><dt>Parent</dt><dd><code>${ctx.parentDatabaseBranch}</code></dd><dt>Forked</dt><dd><time datetime="${ctx.createdAt}">${ctx.createdAt}</time></dd>
-<dt>Promotion</dt><dd>${promotion ? `${promotion.outcome ?? "running"} (${promotion.dispatchId})` : "not yet"}</dd></dl>
-${schemaDiff}</section>
-<section aria-labelledby="timeline"><h2 id="timeline">Timeline</h2><ol>${timeline}</ol></section>
+${databaseSection(track, evidence, details)}
+${timelineSection(timeline, timelineSource)}
 <p><a id="evidence-link" href="${url}/evidence">Evidence</a> · <a href="${url}/evidence.json" download>evidence.json</a></p>`;
   return page({ ...context, title: `${view.branch} · Consort board` }, body);
-}
-
-interface TimelineEntry {
-  at: string;
-  who: string;
-  what: string;
-}
-
-/** The steps of a track by role, oldest first: approvals, verified steps, cycles, refusals, the end. */
-function timelineOf(track: BoardTrack): TimelineEntry[] {
-  const { context } = track.snapshot;
-  const entries: TimelineEntry[] = [
-    {
-      at: context.createdAt,
-      who: "orchestrator",
-      what: `track started; database branch ${context.databaseBranch} forked from ${context.parentDatabaseBranch}`,
-    },
-  ];
-  const add = (at: string, who: string, what: string) => entries.push({ at, who, what });
-  for (const [gate, record] of Object.entries(context.gates))
-    for (const approval of record.approvals)
-      add(approval.at, `@${approval.approver}`, `approved the ${gate} gate at ${short(approval.manifestHash)}`);
-  for (const [unit, record] of Object.entries(context.evidence)) {
-    const role = (stage: "red" | "green" | "review" | "refactor") => roleOfStep(stage, track.config, unit);
-    if (record.red) add(record.red.at, role("red"), `RED of ${unit} verified at ${short(record.red.commit)}`);
-    if (record.green) add(record.green.at, role("green"), `GREEN of ${unit} verified at ${short(record.green.commit)}`);
-    if (record.review) add(record.review.at, role("review"), `review of ${unit}: ${record.review.verdict}`);
-    if (record.refactor) add(record.refactor.at, role("refactor"), `refactor of ${unit} verified`);
-  }
-  for (const cycle of context.cycles)
-    add(
-      cycle.dispatchedAt,
-      "orchestrator",
-      `dispatched ${cycle.step} for ${cycle.unit} (${cycle.dispatchId})${cycle.outcome ? `: ${cycle.outcome}` : ""}`,
-    );
-  if (context.rejectedHead)
-    add(context.rejectedHead.at, "orchestrator", `refused commit ${short(context.rejectedHead.sha)}`);
-  if (context.ended)
-    add(context.ended.at, context.ended.by ? `@${context.ended.by}` : "orchestrator", `ended: ${context.ended.reason}`);
-  return entries.sort((a, b) => a.at.localeCompare(b.at));
 }
 
 /** The evidence of a track as a page (the JSON download holds the same). */
@@ -242,6 +278,7 @@ export function evidencePage(evidence: TrackEvidence, context: RenderContext): s
   const body = markup`<p><a href="${url}">← the track</a> · <a id="download" href="${url}/evidence.json" download>Download evidence.json</a></p>
 <h2 class="title">Evidence of ${evidence.branch} <span class="empty">${evidence.repository}</span></h2>
 <p>${evidence.finished ? markup`Merged at <code>${evidence.mergedCommit ?? ""}</code> and promoted.` : markup`<strong>Not finished</strong> (stands at ${evidence.stage}): the evidence so far.`}${provenanceTag(evidence.provenance)}</p>
+${sourceMark(`${evidence.sources.state}; each cycle's verdict and run as its result reported it`)}
 <section aria-labelledby="ev-gates"><h2 id="ev-gates">Approvals</h2><table><thead><tr><th>Gate</th><th>Frozen files</th><th>Manifest</th><th>Approved by</th></tr></thead><tbody>${gates}</tbody></table></section>
 <section aria-labelledby="ev-cycles"><h2 id="ev-cycles">Cycles</h2><table class="cycles"><thead><tr><th>Step</th><th>Unit</th><th>Verdict</th><th>Commit</th><th>Run</th><th>Reported</th></tr></thead><tbody>${cycles}</tbody></table></section>
 <section aria-labelledby="ev-db"><h2 id="ev-db">Database</h2><dl class="facts"><dt>Branch</dt><dd><code>${evidence.database.branch}</code></dd><dt>Forked from</dt><dd><code>${evidence.database.parent}</code> at ${evidence.database.forkedAt}</dd>

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { trackEvidence } from "./evidence.js";
 import { LIVE_SCRIPT } from "./html.js";
 import { boardPage, evidencePage, trackPage, type RenderContext } from "./pages.js";
-import type { BoardTrack } from "./view.js";
+import type { BoardTrack, TrackDetails } from "./view.js";
 
 /**
  * The board as an HTTP handler, shared by `consort board` (its own server on 127.0.0.1) and the app
@@ -19,6 +19,8 @@ export interface BoardSource {
    * and what could not be read among them, with the reason (shown on the board, never hidden).
    */
   tracks(viewer: BoardViewer): Promise<BoardTracks>;
+  /** What a track's page shows beyond the snapshot (its commits, consort/schema), read for that page only. */
+  details?(track: BoardTrack, viewer: BoardViewer): Promise<TrackDetails>;
   /** Call `listener` whenever a track may have changed; returns the unsubscribe. */
   subscribe(listener: () => void): () => void;
 }
@@ -151,8 +153,14 @@ export function boardHandler(
       send(res, 404, "text/html; charset=utf-8", NOT_FOUND);
       return true;
     }
-    if (route.page === "track") send(res, 200, "text/html; charset=utf-8", trackPage(track, context));
-    else if (route.page === "evidence")
+    if (route.page === "track") {
+      const details = options.source.details
+        ? await options.source.details(track, viewer).catch((error: unknown): TrackDetails => ({
+            problems: [`The track's commits and schema diff could not be read: ${(error as Error).message}`],
+          }))
+        : { problems: [] };
+      send(res, 200, "text/html; charset=utf-8", trackPage(track, context, details));
+    } else if (route.page === "evidence")
       send(res, 200, "text/html; charset=utf-8", evidencePage(trackEvidence(track), { ...context, events: undefined }));
     else
       send(res, 200, "application/json; charset=utf-8", `${JSON.stringify(trackEvidence(track), null, 2)}\n`, {

@@ -4,6 +4,7 @@ import { gateCheckName, gateTitle, type GateName } from "../gates/names.js";
 import { nextAction, type NextAction, type TrackSnapshot } from "../orchestrator/index.js";
 import { DESIGN_STEPS, GATE_NAMES, isBuildStage, type Stage } from "../orchestrator/types.js";
 import { ownershipAt } from "../roles/roles.js";
+import type { BranchCommit } from "./timeline.js";
 
 /**
  * What the board shows of a track, derived from its snapshot alone (pure: the app and `consort
@@ -33,8 +34,33 @@ export interface BoardTrack {
    * key (`consort board` on a fetched consort/state), or the branch's commits replayed locally.
    */
   provenance: Provenance;
-  /** The parent-aware schema diff of the track's database branch, as text, when the source has it. */
-  schemaDiff?: string;
+  /**
+   * Where the snapshot was read, as the board names it on each fact it shows ("consort/state at
+   * 1a2b3c4"); without it the provenance alone is named.
+   */
+  stateSource?: string;
+}
+
+/**
+ * What only a track's page shows, read by the source for that page alone (never for the board of
+ * every track): the branch's commits and consort/schema's summary, each with where it was read.
+ */
+export interface TrackDetails {
+  /** Every commit of the track's branch since its merge base, oldest first. */
+  commits?: { list: BranchCommit[]; source: string };
+  /** The consort/schema check's summary as it shows on the pull request (Markdown). */
+  schema?: { markdown: string; conclusion: string | null; source: string };
+  /** What could not be read, with why: shown on the page, never hidden. */
+  problems: string[];
+}
+
+/** The source mark of every fact the snapshot holds: where it was read, and whether it was checked. */
+export function stateSourceOf(track: Pick<BoardTrack, "provenance" | "stateSource">): string {
+  const where = track.stateSource ?? (track.provenance === "commits" ? "" : "consort/state");
+  if (track.provenance === "commits")
+    return where ? `from ${where}, then replayed from the branch's commits` : "replayed from the branch's commits";
+  // Whether its signature was checked is the provenance's to say (a tag of its own on the page).
+  return `from ${where}`;
 }
 
 type LaneNodeStatus = "done" | "current" | "ahead" | "failed";
@@ -71,6 +97,8 @@ export interface TrackView {
   refusals: string[];
   checks: CheckState[];
   provenance: Provenance;
+  /** Where the snapshot was read ("from consort/state at 1a2b3c4"), shown as the row's source mark. */
+  source: string;
 }
 
 const lower = (login: string) => login.toLowerCase();
@@ -206,6 +234,7 @@ export function trackView(track: BoardTrack, viewer: string | null): TrackView {
     refusals: refusalsOf(snapshot, checks),
     checks,
     provenance: track.provenance,
+    source: stateSourceOf(track),
   };
 }
 

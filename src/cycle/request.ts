@@ -41,6 +41,50 @@ export const FrozenTestFile = z
   .strict();
 export type FrozenTestFile = z.infer<typeof FrozenTestFile>;
 
+/**
+ * Test ids as the test list numbers them (T1 … Tn in list order): one id, `T7`, or a run of
+ * consecutive ids, `T1-T40`, so a long track's earlier green tests take a few characters.
+ */
+const TEST_ID_RUN = /^T([1-9]\d{0,5})(?:-T([1-9]\d{0,5}))?$/;
+export const TestIdRun = z
+  .string()
+  .regex(TEST_ID_RUN, "a test id (T7) or a run of consecutive ids (T1-T40)")
+  .refine((run) => {
+    const [, from, to] = TEST_ID_RUN.exec(run) ?? [];
+    return to === undefined || Number(from) < Number(to);
+  }, "a run of ids goes up: T1-T40, not T40-T1");
+
+/** The ids a list of runs names, in the order given. */
+export function idsOfRuns(runs: readonly string[]): string[] {
+  return runs.flatMap((run) => {
+    const [, from, to] = TEST_ID_RUN.exec(run) ?? [];
+    if (from === undefined) return [];
+    const first = Number(from);
+    const last = to === undefined ? first : Number(to);
+    return Array.from({ length: last - first + 1 }, (_, i) => `T${first + i}`);
+  });
+}
+
+/** Test ids as runs (`T1-T40`), in id order: what the app dispatches instead of one entry per test. */
+export function runsOfIds(ids: readonly string[]): string[] {
+  const numbers = [...new Set(ids.map((id) => Number(id.slice(1))))].sort((a, b) => a - b);
+  const runs: string[] = [];
+  for (let i = 0; i < numbers.length;) {
+    let j = i;
+    while (j + 1 < numbers.length && numbers[j + 1] === numbers[j]! + 1) j++;
+    runs.push(i === j ? `T${numbers[i]}` : `T${numbers[i]}-T${numbers[j]}`);
+    i = j + 1;
+  }
+  return runs;
+}
+
+/**
+ * The approved test list as git holds it at the commit under test: its path and the hash the
+ * test-list gate froze. The job reads each test's file and title there, and refuses when the file
+ * it reads does not hash to `sha256`: the request never carries a test's title.
+ */
+export const TestListRef = z.object({ path: RepoPath, sha256: Sha256 }).strict();
+
 /** A database branch id as the providers take it (see BRANCH_ID_PATTERN in src/substrate/names.ts). */
 export const BranchId = z.string().min(1).max(63);
 
@@ -71,7 +115,19 @@ export const CycleRequest = z
         /** Tests verified green in earlier cycles: every step needs them still passing. */
         earlierGreen: z.array(CycleTest).default([]),
       })
-      .strict(),
+      .strict()
+      .default({ inTurn: [], earlierGreen: [] }),
+    /**
+     * What the app dispatches instead of `tests`: the tests by id in the approved test list, so the
+     * request does not grow with the track (GitHub caps a dispatch's inputs at 65,535 characters).
+     * `tests` then stays empty; the job fills it from the list it reads from git at `commit`.
+     */
+    testList: TestListRef.extend({
+      inTurn: z.array(TestIdRun).default([]),
+      earlierGreen: z.array(TestIdRun).default([]),
+    })
+      .strict()
+      .optional(),
     frozenTestFiles: z.array(FrozenTestFile).default([]),
     database: z
       .object({
@@ -101,27 +157,32 @@ export const CycleRequest = z
   })
   .strict()
   .superRefine((request, ctx) => {
-    if ((request.step === "red" || request.step === "green") && request.tests.inTurn.length === 0) {
+    const where = request.testList ? "testList" : "tests";
+    const ids = testIdsOf(request);
+    if (request.testList && request.tests.inTurn.length + request.tests.earlierGreen.length > 0)
       ctx.addIssue({
         code: "custom",
-        path: ["tests", "inTurn"],
+        path: ["tests"],
+        message: "a request names its tests either in full (tests) or by id in the test list (testList), not both",
+      });
+    if ((request.step === "red" || request.step === "green") && ids.inTurn.length === 0) {
+      ctx.addIssue({
+        code: "custom",
+        path: [where, "inTurn"],
         message: `a ${request.step} step needs at least one test in turn`,
       });
     }
     const seen = new Map<string, string>();
-    for (const [group, tests] of [
-      ["inTurn", request.tests.inTurn],
-      ["earlierGreen", request.tests.earlierGreen],
-    ] as const) {
-      tests.forEach((test, index) => {
-        const other = seen.get(test.id);
+    for (const group of ["inTurn", "earlierGreen"] as const) {
+      ids[group].forEach((id, index) => {
+        const other = seen.get(id);
         if (other)
           ctx.addIssue({
             code: "custom",
-            path: ["tests", group, index, "id"],
-            message: `${test.id} is listed twice (also in ${other})`,
+            path: request.testList ? [where, group] : [where, group, index, "id"],
+            message: `${id} is listed twice (also in ${other})`,
           });
-        else seen.set(test.id, group);
+        else seen.set(id, group);
       });
     }
     const paths = new Set<string>();
@@ -137,6 +198,19 @@ export const CycleRequest = z
   });
 export type CycleRequest = z.infer<typeof CycleRequest>;
 export type CycleRequestInput = z.input<typeof CycleRequest>;
+
+/** The ids of the tests a request is about, whichever way it names them. */
+export function testIdsOf(request: Pick<CycleRequest, "tests" | "testList">): {
+  inTurn: string[];
+  earlierGreen: string[];
+} {
+  if (request.testList)
+    return { inTurn: idsOfRuns(request.testList.inTurn), earlierGreen: idsOfRuns(request.testList.earlierGreen) };
+  return {
+    inTurn: request.tests.inTurn.map((t) => t.id),
+    earlierGreen: request.tests.earlierGreen.map((t) => t.id),
+  };
+}
 
 /** Parse a request from the workflow input (JSON text), naming the field and rule on failure. */
 export function parseCycleRequest(json: string, source = "the cycle request"): CycleRequest {

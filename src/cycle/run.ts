@@ -30,6 +30,7 @@ import {
   readAtCommit,
   resolveTestBase,
   testFileChanges,
+  testsOfRequest,
   type TestFileChange,
 } from "./workspace.js";
 
@@ -140,11 +141,13 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
         `the checkout is at ${head.slice(0, 12)}, but the request asks to test ${request.commit.slice(0, 12)}: check out the requested commit`,
       );
     }
+    // A request that names its tests by id in the test list gets their files and titles from git.
+    const judged: CycleRequest = { ...request, testList: undefined, tests: await testsOfRequest(cwd, request) };
     // The evidence is what git holds at the commit, read while the branch is forked (neither waits
     // for the other): the frozen files and every test file the verdict counts. The working tree
     // must hold the same before any command runs and still after the tests ran.
     const frozenPaths = new Set(request.frozenTestFiles.map((f) => f.path));
-    const guarded = guardedPaths(request);
+    const guarded = guardedPaths(judged);
     // Only a refactor needs the track's own test changes: the trunk's test files are its baseline.
     const evidence = Promise.all([
       readAtCommit(cwd, head, guarded),
@@ -262,7 +265,7 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
         loadErrors: loadErrors.map(describeLoadError),
       };
       const decided = decideVerdict({
-        request,
+        request: judged,
         report: parsed,
         testExitCode: commands.test.exitCode,
         frozenFiles,
@@ -326,8 +329,8 @@ export function canRefreshBase(
   return typeof (provider as { refreshBase?: unknown }).refreshBase === "function";
 }
 
-/** Fill a fresh root branch with the configured seed command (nothing without one). */
-export async function seedRoot(options: {
+/** What running the seed command on a database branch takes. */
+interface SeedDeps {
   provider: BranchProvider;
   config: ConsortConfig;
   cwd: string;
@@ -335,7 +338,10 @@ export async function seedRoot(options: {
   timeoutMs: number;
   progress: (message: string) => void;
   parentEnv: Record<string, string | undefined> | undefined;
-}): Promise<void> {
+}
+
+/** Fill a fresh root branch with the configured seed command (nothing without one). */
+export async function seedRoot(options: SeedDeps): Promise<void> {
   const { provider, config } = options;
   if (!config.database.seed) return;
   const root = await provider.rootBranch();
@@ -356,16 +362,7 @@ export async function seedRoot(options: {
   if (canRefreshBase(provider)) await provider.refreshBase(root);
 }
 
-async function rebuildTrackIfMissing(options: {
-  provider: BranchProvider;
-  config: ConsortConfig;
-  cwd: string;
-  runCommand: CommandRunner;
-  trackBranch: string;
-  timeoutMs: number;
-  progress: (message: string) => void;
-  parentEnv: Record<string, string | undefined> | undefined;
-}): Promise<string | undefined> {
+async function rebuildTrackIfMissing(options: SeedDeps & { trackBranch: string }): Promise<string | undefined> {
   const { provider, config, trackBranch } = options;
   if (await provider.getBranch(trackBranch)) return undefined;
   const root = await provider.rootBranch();

@@ -15,6 +15,32 @@ type ConfigPart =
   /** A Maven `<plugin>` block, by its artifactId. */
   | { kind: "maven-plugin"; artifactId: string };
 
+/** How a dependency file is read: npm's, yarn's and pnpm's lockfiles, and Python's files. */
+export type DependencyFormat =
+  "package-lock" | "yarn-lock" | "pnpm-lock" | "pyproject" | "requirements" | "python-lock";
+
+/** Where a runner's packages come from: its dependency entries are read in that ecosystem's files. */
+type Ecosystem = "npm" | "python" | "go" | "maven";
+
+/**
+ * The files, at the repository's root or in any folder below it, that say which version of a
+ * package is installed and from where. The runners' own entries in them are frozen at the
+ * test-list gate (src/gates/runner-deps.ts reads them); every other entry stays the driver's.
+ */
+export const DEPENDENCY_FILES: ReadonlyArray<{ path: string; format: DependencyFormat; ecosystem: Ecosystem }> = [
+  { path: "package-lock.json", format: "package-lock", ecosystem: "npm" },
+  { path: "npm-shrinkwrap.json", format: "package-lock", ecosystem: "npm" },
+  { path: "yarn.lock", format: "yarn-lock", ecosystem: "npm" },
+  { path: "pnpm-lock.yaml", format: "pnpm-lock", ecosystem: "npm" },
+  { path: "pyproject.toml", format: "pyproject", ecosystem: "python" },
+  { path: "requirements*.txt", format: "requirements", ecosystem: "python" },
+  { path: "requirements/*.txt", format: "requirements", ecosystem: "python" },
+  { path: "constraints*.txt", format: "requirements", ecosystem: "python" },
+  { path: "poetry.lock", format: "python-lock", ecosystem: "python" },
+  { path: "uv.lock", format: "python-lock", ecosystem: "python" },
+  { path: "pdm.lock", format: "python-lock", ecosystem: "python" },
+];
+
 interface RunnerConfigFile {
   /** A glob from the repository root. */
   path: string;
@@ -32,12 +58,21 @@ export interface RunnerInfo {
   titles: string;
   /** The runner's settings the cycle needs, and when `runner:` must name it in .github/consort.yml. */
   settings: string;
+  /** How its report tells a failed assertion from an error (what the parser relies on). */
+  failures: string;
+  /** What its report shows of a test file that does not load. */
+  unloadable: string;
   /** Its configuration files, frozen at the test-list gate. */
   configFiles: readonly RunnerConfigFile[];
   /** Its keys at the top of package.json, frozen at the test-list gate. */
   packageKeys: readonly string[];
-  /** Its own packages (names, or a prefix ending in `*`): their dependency entries are frozen at the test-list gate. */
+  /**
+   * Its own packages (names, or a prefix ending in `*`; Python names as PEP 503 normalises them):
+   * their dependency entries are frozen at the test-list gate, in package.json and in the
+   * dependency files of its ecosystem.
+   */
   packages: readonly string[];
+  ecosystem: Ecosystem;
 }
 
 const whole = (...paths: string[]): RunnerConfigFile[] => paths.map((path) => ({ path, part: { kind: "whole" } }));
@@ -51,6 +86,8 @@ export const RUNNERS: readonly RunnerInfo[] = [
     junit: "`junit.xml`",
     titles: "describe blocks and title joined by ` > `",
     settings: "none; its report names itself",
+    failures: "`type` (AssertionError vs TypeError…)",
+    unloadable: "one case named after the file: a load error. A throwing `beforeAll` fails its block's tests as errors",
     configFiles: whole(
       `vitest.config.${SCRIPT_EXTENSIONS}`,
       `vite.config.${SCRIPT_EXTENSIONS}`,
@@ -58,6 +95,7 @@ export const RUNNERS: readonly RunnerInfo[] = [
     ),
     packageKeys: [],
     packages: ["vitest", "@vitest/*"],
+    ecosystem: "npm",
   },
   {
     runner: "jest",
@@ -69,9 +107,12 @@ export const RUNNERS: readonly RunnerInfo[] = [
       "describe blocks and title joined by spaces or ` > `; a `titleTemplate` of `{title}` is matched through the classname",
     settings:
       "keep stack traces (`noStackTrace` off: without them an error cannot be told from an assertion); `addFileAttribute` (else equal titles in two files are ambiguous); `reportTestSuiteErrors` (else a file that does not load leaves its tests missing); `runner: jest` when `suiteName` is renamed",
+    failures: "no type: text starting `Error: expect(` is an assertion",
+    unloadable: "dropped by default (its tests are missing); with `reportTestSuiteErrors` a load error",
     configFiles: whole(`jest.config.${SCRIPT_EXTENSIONS}`),
     packageKeys: ["jest", "jest-junit"],
     packages: ["jest", "jest-*", "@jest/*", "ts-jest", "babel-jest"],
+    ecosystem: "npm",
   },
   {
     runner: "mocha",
@@ -82,9 +123,12 @@ export const RUNNERS: readonly RunnerInfo[] = [
     titles: "full title (describe blocks and title, spaces or ` > `)",
     settings:
       "`includePending=true` with mocha-junit-reporter (else skipped tests are dropped and read as missing); `runner: mocha` when `testsuitesTitle` is renamed",
+    failures: "`type`",
+    unloadable: "mocha aborts and writes no report at all; pending tests are dropped without `includePending`",
     configFiles: whole(".mocharc.{js,cjs,mjs,json,jsonc,yaml,yml}"),
     packageKeys: ["mocha"],
     packages: ["mocha", "mocha-*", "@mochajs/*"],
+    ecosystem: "npm",
   },
   {
     runner: "node",
@@ -93,9 +137,13 @@ export const RUNNERS: readonly RunnerInfo[] = [
     junit: "`junit.xml`",
     titles: "the title, or suites and title joined by ` > ` (quotes as written: Node 20's double escaping is undone)",
     settings: "Node 22 or later writes each test's file; on Node 20 equal titles in two files are ambiguous",
+    failures: "every failure is `testCodeFailure`: the `cause` decides",
+    unloadable:
+      "one top-level case named by the file's path: a load error. Node 20 writes no file, so equal titles in two files are ambiguous",
     configFiles: [],
     packageKeys: [],
     packages: [],
+    ecosystem: "npm",
   },
   {
     runner: "pytest",
@@ -106,6 +154,9 @@ export const RUNNERS: readonly RunnerInfo[] = [
       "the function name, `Class::name` or the node id; a non-ASCII parameter id as written (`[Größe]`) or as pytest escapes it (`[Gr\\xf6\\xdfe]`)",
     settings:
       "`--continue-on-collection-errors` (else one file that does not import stops the session and every other test is missing)",
+    failures: "message prefix (`AssertionError`, `assert …`, `Failed:` vs `TypeError…`)",
+    unloadable:
+      "a collection error is a load error; without `--continue-on-collection-errors` pytest stops and every other test is missing",
     configFiles: [
       ...whole("pytest.ini", "conftest.py"),
       { path: "pyproject.toml", part: { kind: "section", sections: ["tool.pytest"] } },
@@ -113,7 +164,8 @@ export const RUNNERS: readonly RunnerInfo[] = [
       { path: "setup.cfg", part: { kind: "section", sections: ["tool:pytest"] } },
     ],
     packageKeys: [],
-    packages: [],
+    packages: ["pytest", "pytest-*"],
+    ecosystem: "python",
   },
   {
     runner: "go",
@@ -122,9 +174,13 @@ export const RUNNERS: readonly RunnerInfo[] = [
     junit: "`junit.xml`",
     titles: "`TestName` or `TestName/sub test`",
     settings: "none",
+    failures: "a `panic:` or a timeout is an error; `t.Error`/`t.Fatal` are assertions",
+    unloadable:
+      "gotestsum 1.8 only counts it in `<testsuites errors>`: an unattributed load error; a panic ends the package's run, so later tests are missing",
     configFiles: [],
     packageKeys: [],
     packages: [],
+    ecosystem: "go",
   },
   {
     runner: "surefire",
@@ -135,15 +191,20 @@ export const RUNNERS: readonly RunnerInfo[] = [
       "the method, `Class.method` or `Class#method` (file: the `.java` path); a JUnit 5 `@DisplayName` only when Surefire 3 writes display names",
     settings:
       "for `@DisplayName` titles, Surefire 3's `statelessTestsetReporter` with `usePhrasedTestCaseMethodName` (Surefire 2 writes method names)",
+    failures: "`<failure>` with an assertion type vs `<error>`",
+    unloadable:
+      "a class that does not compile: no report at all; a throwing static initialiser or `@BeforeClass`: a load error",
     configFiles: [{ path: "pom.xml", part: { kind: "maven-plugin", artifactId: "maven-surefire-plugin" } }],
     packageKeys: [],
     packages: [],
+    ecosystem: "maven",
   },
 ];
 
+const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ");
+
 /** The README's runner section: one row per runner, from RUNNERS. */
 export function runnersTable(): string {
-  const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ");
   const frozen = (r: RunnerInfo) =>
     [
       ...r.configFiles.map((f) =>
@@ -156,6 +217,10 @@ export function runnersTable(): string {
       ...r.packageKeys.map((k) => `package.json \`${k}\``),
       ...r.packages.map((p) => `the \`${p}\` dependency`),
     ].join(", ") || "the test command's scripts only";
+  const files = (ecosystem: Ecosystem) =>
+    DEPENDENCY_FILES.filter((f) => f.ecosystem === ecosystem)
+      .map((f) => `\`${f.path}\``)
+      .join(", ");
   return [
     "| runner | test command | `junit` | test-list title | settings it needs | frozen at the test-list gate |",
     "|---|---|---|---|---|---|",
@@ -163,5 +228,16 @@ export function runnersTable(): string {
       (r) =>
         `| ${cell(r.title)} | ${cell(r.command)} | ${cell(r.junit)} | ${cell(r.titles)} | ${cell(r.settings)} | ${cell(frozen(r))} |`,
     ),
+    "",
+    `A runner's dependency entries are frozen in every \`package.json\` and, at the root or in any folder, in ${files("npm")} (npm, yarn and pnpm; for the npm runners, with the packages their commands and \`package.json\` blocks name) and ${files("python")} (pip, Poetry, uv, PDM and Hatch; for pytest, with every option line of a requirements file and the \`pytest11\` entry points). A file committed under \`node_modules/\` for a runner's package is refused.`,
+  ].join("\n");
+}
+
+/** src/cycle/junit/README.md's table of how each runner's report reads, from RUNNERS. */
+export function reportReadingTable(): string {
+  return [
+    "| runner | assertion vs error | a file that does not load |",
+    "|---|---|---|",
+    ...RUNNERS.map((r) => `| ${cell(r.title)} | ${cell(r.failures)} | ${cell(r.unloadable)} |`),
   ].join("\n");
 }

@@ -3,8 +3,10 @@ import { readdir, readFile } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import { promisify } from "node:util";
 import picomatch from "picomatch";
+import { TestList } from "../artifacts/test-list.js";
+import { formatZodError } from "../config/zod-error.js";
 import { hashFrozenText } from "../gates/freeze.js";
-import type { FrozenTestFile } from "./request.js";
+import { testIdsOf, type CycleRequest, type FrozenTestFile } from "./request.js";
 import type { FrozenFileState } from "./verdict.js";
 
 /** What the cycle reads from the checkout: its commit, its test files, the frozen files' texts. */
@@ -145,6 +147,48 @@ export async function frozenTextsFromGit(cwd: string, frozen: FrozenTestFile[]):
     }
   }
   return texts;
+}
+
+/**
+ * The tests a request names by id in the test list, with their files and titles as the list holds
+ * them in git at the commit under test. The list must hash to what the test-list gate approved: a
+ * list nobody approved never decides which tests count. Without a `testList` the request names its
+ * tests in full, and those are taken as they are.
+ */
+export async function testsOfRequest(cwd: string, request: CycleRequest): Promise<CycleRequest["tests"]> {
+  const listed = request.testList;
+  if (!listed) return request.tests;
+  const at = request.commit.slice(0, 12);
+  const text = (await readAtCommit(cwd, request.commit, [listed.path])).get(listed.path);
+  if (text === undefined)
+    throw new Error(
+      `the test list ${listed.path} is not in the commit ${at} under test: the cycle cannot tell which tests to judge, so it refuses (commit the approved test list)`,
+    );
+  const hash = hashFrozenText(text);
+  if (hash !== listed.sha256)
+    throw new Error(
+      `the test list ${listed.path} at ${at} hashes to ${hash.slice(0, 12)}, not to the ${listed.sha256.slice(0, 12)} the test-list gate approved: the cycle refuses to take tests from a list nobody approved (restore the approved list, or have the test-list gate approve this one)`,
+    );
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`the test list ${listed.path} at ${at} is not valid JSON: ${(error as Error).message}`);
+  }
+  const parsed = TestList.safeParse(data);
+  if (!parsed.success)
+    throw new Error(formatZodError(parsed.error, `the test list ${listed.path} at ${at} is invalid`));
+  const byId = new Map(parsed.data.tests.map((t) => [t.id, { id: t.id, file: t.file, title: t.title }]));
+  const ids = testIdsOf(request);
+  const pick = (id: string) => {
+    const test = byId.get(id);
+    if (!test)
+      throw new Error(
+        `the request names ${id}, but the test list ${listed.path} at ${at} has only T1-T${parsed.data.tests.length}: the cycle refuses`,
+      );
+    return test;
+  };
+  return { inTurn: ids.inTurn.map(pick), earlierGreen: ids.earlierGreen.map(pick) };
 }
 
 /** The frozen files as the commit under test holds them (never the working tree). */

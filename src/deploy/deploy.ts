@@ -200,6 +200,16 @@ export async function runDeploy(request: DeployRequest, deps: DeployDeps): Promi
         step: "release",
         commit: request.commit,
         tests: { inTurn: [], earlierGreen: request.tests },
+        ...(request.testList
+          ? {
+              testList: {
+                path: request.testList.path,
+                sha256: request.testList.sha256,
+                inTurn: [],
+                earlierGreen: request.testList.tests,
+              },
+            }
+          : {}),
         frozenTestFiles: request.frozenTestFiles,
         database: { branch: replayFrom },
         ttlSeconds: request.ttlSeconds,

@@ -9,7 +9,7 @@ import { canRefreshBase, seedRoot } from "../cycle/run.js";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { breakingFindings, compareBranches } from "../substrate/schema/index.js";
 import type { BranchProvider } from "../substrate/provider.js";
-import type { DeployEvidence, DeployRequest } from "./schemas.js";
+import type { DeployRequest, ReleaseSchemaDiff } from "./schemas.js";
 
 /**
  * The release job's own databases, for jobs that cannot see the app's branches (the `local`
@@ -40,7 +40,7 @@ export async function releaseSchema(
   names: { branch: string; parent: string },
   computedOn: "shared" | "rebuilt",
   note: string,
-): Promise<NonNullable<DeployEvidence["schema"]>> {
+): Promise<ReleaseSchemaDiff> {
   const comparison = await compareBranches(provider, names.branch, names.parent);
   return { computedOn, ...names, diffMarkdown: comparison.markdown, breaking: breakingFindings(comparison), note };
 }

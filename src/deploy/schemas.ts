@@ -1,7 +1,16 @@
 import { z } from "zod";
 import { RepoPath } from "../artifacts/ids.js";
 import { CommandRecord, CycleVerdict } from "../cycle/result.js";
-import { answering, BranchId, CommitSha, CycleTest, FrozenTestFile, dispatchedRequest } from "../cycle/request.js";
+import {
+  answering,
+  BranchId,
+  CommitSha,
+  CycleTest,
+  FrozenTestFile,
+  TestIdRun,
+  TestListRef,
+  dispatchedRequest,
+} from "../cycle/request.js";
 
 /** What the deploy and promote jobs take and what they leave as evidence (design §3, deploy/promote). */
 
@@ -24,13 +33,31 @@ export const DeployRequest = z
         parent: BranchId,
       })
       .strict(),
-    /** The whole test list, for the replay: every test must pass. */
+    /** The whole test list, for the replay: every test must pass. Written in full by `consort` off a job. */
     tests: z.array(CycleTest).default([]),
+    /** What the app dispatches instead of `tests`: the tests by id in the approved list, read from git at `commit`. */
+    testList: TestListRef.extend({ tests: z.array(TestIdRun).default([]) })
+      .strict()
+      .optional(),
     frozenTestFiles: z.array(FrozenTestFile).default([]),
     ttlSeconds: z.number().int().min(60).max(86_400).default(3600),
   })
   .strict();
 export type DeployRequest = z.infer<typeof DeployRequest>;
+
+/**
+ * The schema diff the release job computed where its databases are (src/deploy/rebuild.ts), as the
+ * deploy evidence carries it and the track's snapshot keeps it (src/orchestrator/schema.ts).
+ */
+export const ReleaseSchemaDiff = z.object({
+  computedOn: z.enum(["shared", "rebuilt"]),
+  branch: z.string(),
+  parent: z.string(),
+  diffMarkdown: z.string(),
+  breaking: z.array(z.string()),
+  note: z.string(),
+});
+export type ReleaseSchemaDiff = z.infer<typeof ReleaseSchemaDiff>;
 
 export const DeployEvidence = z
   .object({
@@ -72,17 +99,7 @@ export const DeployEvidence = z
      * `shared` on the app's own branches, `rebuilt` on databases the job rebuilt because it cannot
      * see the app's (src/substrate/placement.ts). Absent when the release did not get that far.
      */
-    schema: z
-      .object({
-        computedOn: z.enum(["shared", "rebuilt"]),
-        branch: z.string(),
-        parent: z.string(),
-        diffMarkdown: z.string(),
-        breaking: z.array(z.string()),
-        note: z.string(),
-      })
-      .strict()
-      .optional(),
+    schema: ReleaseSchemaDiff.strict().optional(),
     startedAt: z.iso.datetime(),
     finishedAt: z.iso.datetime(),
     verdict: CycleVerdict,

@@ -1,4 +1,4 @@
-import { pushEvent, verifiedPush, type VerifiedPush } from "../app/commits.js";
+import { frozenCheckPending, pushEvent, verifiedPush, withFrozenAtHead, type VerifiedPush } from "../app/commits.js";
 import type { PushEvent, TrackSnapshot } from "../orchestrator/types.js";
 import { advanceAndAct } from "../app/engine.js";
 import type { HandlerInput } from "../app/services.js";
@@ -49,7 +49,7 @@ export async function handlePush(input: HandlerInput<PushPayload>): Promise<void
       defaultBranch: deps.repo.defaultBranch,
       config,
     });
-  const verified = await verify(before);
+  let verified = await verify(before);
   const at = services.clock().toISOString();
   const event = (snapshot: TrackSnapshot, from: string, push: VerifiedPush) => {
     const found = pushEvent(
@@ -66,21 +66,33 @@ export async function handlePush(input: HandlerInput<PushPayload>): Promise<void
     return found ? [found] : undefined;
   };
   let unseen: string | undefined;
-  const outcome = await advanceAndAct(deps, {
-    trackId,
-    branch,
-    headSha: payload.after,
-    config,
-    decide: (snapshot) => {
-      const { head, rejectedHead } = snapshot.context;
-      // Moved from a commit the track has not seen: an earlier push's webhook is late, or lost.
-      if (before !== head && before !== rejectedHead?.sha && payload.after !== head) {
-        unseen = head;
-        return undefined;
-      }
-      return event(snapshot, before, verified);
-    },
-  });
+  let treeNeeded = false;
+  const advance = () =>
+    advanceAndAct(deps, {
+      trackId,
+      branch,
+      headSha: payload.after,
+      config,
+      decide: (snapshot) => {
+        const { head, rejectedHead } = snapshot.context;
+        // Moved from a commit the track has not seen: an earlier push's webhook is late, or lost.
+        if (before !== head && before !== rejectedHead?.sha && payload.after !== head) {
+          unseen = head;
+          return undefined;
+        }
+        // The head's frozen files were not read, and `before` is not a head the track checked.
+        treeNeeded = frozenCheckPending(verified, before, snapshot);
+        return treeNeeded ? undefined : event(snapshot, before, verified);
+      },
+    });
+  let outcome = await advance();
+  if (outcome.kind === "unchanged" && treeNeeded) {
+    verified = await withFrozenAtHead(
+      { octokit, owner: deps.repo.owner, repo: deps.repo.repo, after: payload.after, config },
+      verified,
+    );
+    outcome = await advance();
+  }
   if (outcome.kind !== "unchanged" || unseen === undefined) return;
   // Read from the track's own head instead: when the branch has moved on from it, the push holds
   // the late one's commits too; when the track is already past this push, the delivery is stale.
@@ -120,6 +132,8 @@ function oneStepEach(from: string, push: VerifiedPush, at: string, pusher: strin
     commits: [commit],
     migrationConflicts: push.migrationConflicts,
     ...(i === 0 ? { problems: push.problems } : {}),
-    ...(i === push.commits.length - 1 ? { headBlobs: push.headBlobs, trees: push.trees } : {}),
+    ...(i === push.commits.length - 1
+      ? { trees: push.trees, ...(push.headBlobs ? { headBlobs: push.headBlobs } : {}) }
+      : {}),
   }));
 }

@@ -514,6 +514,17 @@ function validReport<T extends Stage, const A extends readonly string[]>(
   return { guard: { type: "reports" as const, params: { step, outcome: "valid" as const } }, target, actions };
 }
 
+/** A final state: the track has ended, so its database branch is deleted and the PR is told so (`note`). */
+function ended(note: (context: TrackContext) => string) {
+  return machineSetup.createStateConfig({
+    type: "final",
+    entry: [
+      { type: "emit", params: ({ context }) => ({ type: "deleteDatabase", branch: context.databaseBranch }) },
+      { type: "emit", params: ({ context }) => comment(note(context)) },
+    ],
+  });
+}
+
 /**
  * A `*-verify` state: entering it dispatches the step's cycle; the report of that cycle moves the
  * lane on (`valid`), sends it back to `retry` while attempts remain, blocks it once they are used
@@ -857,30 +868,13 @@ export const trackMachine = machineSetup.createMachine({
         GATE_WITHDRAWN: {},
       },
     },
-    done: {
-      type: "final",
-      entry: [
-        { type: "emit", params: ({ context }) => ({ type: "deleteDatabase", branch: context.databaseBranch }) },
-        {
-          type: "emit",
-          params: ({ context }) =>
-            comment(
-              `**Done.** ${promotionNote(context) ?? `${context.parentDatabaseBranch} is migrated to ${(context.mergedCommit ?? context.head).slice(0, 7)}.`} The track's database branch is deleted.`,
-            ),
-        },
-      ],
-    },
-    abandoned: {
-      type: "final",
-      entry: [
-        { type: "emit", params: ({ context }) => ({ type: "deleteDatabase", branch: context.databaseBranch }) },
-        {
-          type: "emit",
-          params: ({ context }) =>
-            comment(`**Track abandoned**: ${context.ended?.reason ?? "abandoned"}. Its database branch is deleted.`),
-        },
-      ],
-    },
+    done: ended(
+      (context) =>
+        `**Done.** ${promotionNote(context) ?? `${context.parentDatabaseBranch} is migrated to ${(context.mergedCommit ?? context.head).slice(0, 7)}.`} The track's database branch is deleted.`,
+    ),
+    abandoned: ended(
+      (context) => `**Track abandoned**: ${context.ended?.reason ?? "abandoned"}. Its database branch is deleted.`,
+    ),
   },
 });
 

@@ -3,6 +3,7 @@ import { REVIEW_VERDICTS } from "../artifacts/review.js";
 import { TestListEntry } from "../artifacts/test-list.js";
 import { Granularity } from "../config/consort-config.js";
 import { CYCLE_STEPS, TestCycleStep } from "../cycle/request.js";
+import { ReleaseSchemaDiff } from "../deploy/schemas.js";
 import { RoleName } from "../roles/roles.js";
 import { DESIGN_STEPS, GATE_NAMES, SNAPSHOT_SCHEMA_VERSION, STAGES } from "./types.js";
 
@@ -93,16 +94,7 @@ export const DeployEvidenceSchema = z.object({
   checks: z.array(z.object({ name: z.string(), ok: z.boolean(), detail: z.string().optional() })),
   runUrl: z.string().optional(),
   /** The schema diff the release job computed where its databases were (src/deploy/schemas.ts). */
-  schema: z
-    .object({
-      computedOn: z.enum(["shared", "rebuilt"]),
-      branch: z.string(),
-      parent: z.string(),
-      diffMarkdown: z.string(),
-      breaking: z.array(z.string()),
-      note: z.string(),
-    })
-    .optional(),
+  schema: ReleaseSchemaDiff.optional(),
 });
 
 /** Commits were pushed to the track's branch (GitHub `push`). Classified commit by commit, oldest first. */

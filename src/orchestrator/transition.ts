@@ -6,7 +6,7 @@ import { formatIssue } from "../artifacts/issues.js";
 import { parseArtifact, validateArtifacts, type Checkpoint } from "../artifacts/validate.js";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { formatZodError, zodProblems } from "../config/zod-error.js";
-import { isRunnerConfigPath } from "../gates/freeze.js";
+import { commandFolders, configuredCommands, isRunnerConfigPath, touchesBeyondConsort } from "../gates/freeze.js";
 import type { FileGate } from "../gates/names.js";
 import { frozenChangesAtHead } from "../gates/withdrawal.js";
 import { classifyCommit } from "../roles/classify.js";
@@ -52,21 +52,32 @@ const DESIGN_CHECKPOINT: Partial<Record<Stage, Checkpoint>> = {
  */
 export function pathsToRead(changes: ChangedPath[], config: ConsortConfig): string[] {
   const reads = globMatcher([...config.paths.tests, ...config.paths.code]);
+  const commands = Object.values(configuredCommands(config.commands));
   const out = new Set<string>();
   for (const change of changes) {
     if (change.status === "removed") continue;
-    if (change.path.startsWith(".consort/") || reads(change.path) || isRunnerConfigPath(change.path))
+    if (change.path.startsWith(".consort/") || reads(change.path) || isRunnerConfigPath(change.path, commands))
       out.add(change.path);
   }
   return [...out];
 }
 
-/** The paths whose text before the commit a handler must put in `PushedCommit.before`: the runner configuration files it changed. */
-export function runnerPathsToRead(changes: ChangedPath[]): string[] {
+/**
+ * The paths whose text before the commit a handler must put in `PushedCommit.before`: the runner
+ * configuration files it changed, and, for a commit that changes anything outside `.consort/`, the package.json of
+ * the root and of each folder a command runs in, whose scripts say which files the test command
+ * runs (see runnerReach).
+ */
+export function runnerPathsToRead(changes: ChangedPath[], config: ConsortConfig): string[] {
+  const commands = Object.values(configuredCommands(config.commands));
   const out = new Set<string>();
+  if (changes.some((change) => touchesBeyondConsort(change))) {
+    out.add("package.json");
+    for (const dir of commandFolders(commands)) out.add(`${dir}/package.json`);
+  }
   for (const change of changes) {
     for (const path of [change.path, change.previousPath])
-      if (path !== undefined && isRunnerConfigPath(path)) out.add(path);
+      if (path !== undefined && isRunnerConfigPath(path, commands)) out.add(path);
   }
   return [...out];
 }

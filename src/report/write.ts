@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { GitHubClient } from "../github/client.js";
+import { httpStatus, type GitHubClient } from "../github/client.js";
 import { canonicalJson } from "../state/seal.js";
 import { COMMENT_LIMIT, MAX_ACTIONS, OUTPUT_LIMIT, TITLE_LIMIT, type RenderedCheckRun } from "./checks.js";
 import { utf8Bytes } from "./markdown.js";
@@ -171,14 +171,24 @@ interface IssueComment {
   performed_via_github_app?: { id: number } | null;
 }
 
+/** What a process remembers of a sticky comment it found by listing: its id and the body it last wrote or saw. */
+export type RememberedComments = Map<string, { id: number; body: string }>;
+
 /**
  * Keep exactly ONE Consort comment per track on a PR: update it when its body changed, create it
  * when missing, and delete duplicates a race between replicas may have left.
+ *
+ * With `remembered`, a comment this process found by listing (a comment id is never reused, and
+ * only its author's app may edit it as ours) takes a changed body by one update, without the
+ * listing: a comment deleted since answers 404 and is looked for again. A body that did not change
+ * is still checked against the listing (a person may have edited the comment), and a comment just
+ * created is not remembered, so the next listing finds a duplicate a race created.
  */
 export async function upsertStickyComment(
   octokit: GitHubClient,
   target: StickyCommentTarget,
   body: string,
+  remembered?: RememberedComments,
 ): Promise<{ action: Exclude<WriteAction, "absent">; id: number; deleted: number[] }> {
   const { owner, repo, issueNumber } = target;
   const marker = stickyMarker(target.trackId);
@@ -187,6 +197,18 @@ export async function upsertStickyComment(
     throw new Error(
       `the sticky comment is ${utf8Bytes(body)} bytes, more than GitHub's ${COMMENT_LIMIT} (render with truncate())`,
     );
+  const key = `${owner}/${repo}#${issueNumber} ${target.trackId}`;
+  const known = remembered?.get(key);
+  remembered?.delete(key);
+  if (known && known.body !== body) {
+    try {
+      await octokit.rest.issues.updateComment({ owner, repo, comment_id: known.id, body });
+      remembered?.set(key, { id: known.id, body });
+      return { action: "updated", id: known.id, deleted: [] };
+    } catch (error) {
+      if (httpStatus(error) !== 404 && httpStatus(error) !== 410) throw error;
+    }
+  }
   const comments = (await octokit.paginate(octokit.rest.issues.listComments, {
     owner,
     repo,
@@ -205,9 +227,13 @@ export async function upsertStickyComment(
     await octokit.rest.issues.deleteComment({ owner, repo, comment_id: extra.id });
     deleted.push(extra.id);
   }
-  if (keep && keep.body === body) return { action: "unchanged", id: keep.id, deleted };
+  if (keep && keep.body === body) {
+    remembered?.set(key, { id: keep.id, body });
+    return { action: "unchanged", id: keep.id, deleted };
+  }
   if (keep) {
     await octokit.rest.issues.updateComment({ owner, repo, comment_id: keep.id, body });
+    remembered?.set(key, { id: keep.id, body });
     return { action: "updated", id: keep.id, deleted };
   }
   const { data } = await octokit.rest.issues.createComment({ owner, repo, issue_number: issueNumber, body });

@@ -1,5 +1,14 @@
 import type { ConsortConfig } from "../config/consort-config.js";
-import { checkFrozenTestFile, hashFrozenText, isRunnerConfigPath, runnerConfigChanges } from "../gates/freeze.js";
+import {
+  checkFrozenTestFile,
+  configuredCommands,
+  hashFrozenText,
+  isRunnerConfigPath,
+  runnerConfigChanges,
+  runnerReach,
+  touchesBeyondConsort,
+  type RunnerReach,
+} from "../gates/freeze.js";
 import type { GateName, PushedCommit, Stage } from "../orchestrator/types.js";
 import { globMatcher } from "./globs.js";
 import { PROTECTED_PATHS, ROLES, ownershipAt, waitingFor, type RoleName } from "./roles.js";
@@ -77,6 +86,21 @@ function baseTestChanged(path: string, removed: boolean, by: string): string {
   );
 }
 
+/**
+ * What the frozen runner configuration reaches at this commit, from the package.json texts the
+ * handler read before it (and after it, where it changed them); undefined when the root's text
+ * before the commit was not provided, so what the test command runs cannot be told.
+ */
+function reachOf(commit: PushedCommit, commands: Record<string, string>): RunnerReach | undefined {
+  if (commit.before?.["package.json"] === undefined) return undefined;
+  const packages: Record<string, Array<string | null>> = {};
+  const isPackage = (path: string) => path === "package.json" || path.endsWith("/package.json");
+  for (const [path, text] of Object.entries(commit.before)) if (isPackage(path)) packages[path] = [text];
+  for (const [path, text] of Object.entries(commit.files))
+    if (isPackage(path) && text !== undefined) packages[path] = [...(packages[path] ?? []), text];
+  return runnerReach(commands, packages);
+}
+
 export function classifyCommit({ commit, stage, unit, config, frozen, pusher }: ClassifyInput): Classification {
   const reasons: string[] = [];
   const frozenTouched: Array<{ path: string; gate: GateName }> = [];
@@ -127,6 +151,14 @@ export function classifyCommit({ commit, stage, unit, config, frozen, pusher }: 
   // The driver's steps: production code may not carry test code (see test-code.ts).
   const checksTestCode = stage === "green" || stage === "repair" || stage === "refactor";
   const isCode = globMatcher(config.paths.code);
+  const commands = configuredCommands(config.commands);
+  const commandLines = Object.values(commands);
+  const readsPackage = frozen.runnerConfig === true && commit.changes.some(touchesBeyondConsort);
+  const reach = readsPackage ? reachOf(commit, commands) : undefined;
+  if (readsPackage && !reach)
+    reasons.push(
+      `the text of package.json before ${short} was not provided, so which files the frozen test command runs cannot be told (fail closed)`,
+    );
   for (const { path, removed, added } of touchedPaths(commit)) {
     if (isProtected(path)) {
       reasons.push(
@@ -145,7 +177,20 @@ export function classifyCommit({ commit, stage, unit, config, frozen, pusher }: 
         continue;
       }
     }
-    if (frozen.runnerConfig && isRunnerConfigPath(path)) {
+    // A file the frozen commands or scripts name (`node scripts/run-tests.js`, `./test.sh`) runs as
+    // part of the test command. Test files keep their own rule, and runner files their keys'.
+    const namedBy = reach?.files.get(path);
+    if (namedBy !== undefined && !isTest(path) && !isRunnerConfigPath(path, commandLines)) {
+      frozenTouched.push({ path, gate: "test-list" });
+      reasons.push(
+        `${path}: ${removed ? "removes" : added ? "adds" : "changes"} a file the test command runs (named by ${namedBy}), frozen at the test-list gate because it decides which tests pass: ` +
+          "restore it, or ask a person to renegotiate the test list",
+      );
+      continue;
+    }
+    // A package.json or dependency file among a fixture's test files keeps the test-file rule.
+    const nestedTestFile = path !== "package.json" && isTest(path);
+    if (frozen.runnerConfig && isRunnerConfigPath(path, commandLines) && !nestedTestFile) {
       const before = commit.before?.[path];
       const after = removed ? null : commit.files[path];
       if (before === undefined || after === undefined) {
@@ -154,8 +199,7 @@ export function classifyCommit({ commit, stage, unit, config, frozen, pusher }: 
         );
         continue;
       }
-      const commands = Object.values(config.commands).filter((c): c is string => typeof c === "string");
-      const changed = runnerConfigChanges({ path, before, after, commands });
+      const changed = runnerConfigChanges({ path, before, after, commands: commandLines, plugins: reach?.plugins });
       if (changed.length > 0) {
         frozenTouched.push({ path, gate: "test-list" });
         reasons.push(

@@ -49,3 +49,54 @@ export function testCodeIn(path: string, text: string): string | undefined {
     return `${path} reads ${variable}, a variable of the test run, in production code: code that behaves differently under test passes tests it does not pass in production`;
   return undefined;
 }
+
+/** Texts that complete a match left open at a window's end: a module after `from`, a Python module after `import`, a closing quote. */
+const OPEN_AT_END = ['\n"vitest"', "\npytest", '\n"'];
+/** Texts that open a match a window's start could complete: a bare `from`, `import(`, `require(`, an `import` at a line's start. */
+const OPEN_BEFORE_START = ["from ", "import(", "require(", "import "];
+const QUOTE = /["'`]/;
+
+/**
+ * The text this rule can judge instead of a file's whole text, from the diff GitHub's compare
+ * gives of the commit that changed it (its `patch`): each hunk's new side (context and added lines),
+ * as the file now reads there. Undefined when the diff cannot show every match the whole file would:
+ * a hunk whose edges a match could cross (after a `from`, inside a module path whose quote closes
+ * beyond the hunk, or with no quote above its first added line, where a module path opened earlier
+ * could still be open). The rest of the file is as the rule already judged it when it was written.
+ */
+export function judgedTextFromPatch(patch: string): string | undefined {
+  const windows: string[] = [];
+  let lines: string[] | undefined;
+  let startsAtTop = false;
+  let quoteBeforeAdded = false;
+  let added = false;
+  const close = (): boolean => {
+    if (!lines) return true;
+    const text = lines.join("\n");
+    const judged = testCodeIn("", text) !== undefined;
+    if (!judged) {
+      if (!startsAtTop && (!quoteBeforeAdded || OPEN_BEFORE_START.some((p) => testCodeIn("", p + text) !== undefined)))
+        return false;
+      if (OPEN_AT_END.some((s) => testCodeIn("", text + s) !== undefined)) return false;
+    }
+    windows.push(text);
+    return true;
+  };
+  for (const line of patch.split("\n")) {
+    const hunk = /^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@/.exec(line);
+    if (hunk) {
+      if (!close()) return undefined;
+      lines = [];
+      startsAtTop = hunk[1] === "1" || hunk[1] === "0";
+      quoteBeforeAdded = false;
+      added = false;
+    } else if (!lines) return undefined;
+    else if (line.startsWith("+") || line.startsWith(" ")) {
+      if (line.startsWith("+")) added = true;
+      else if (!added && QUOTE.test(line)) quoteBeforeAdded = true;
+      lines.push(line.slice(1));
+    } else if (!line.startsWith("-") && !line.startsWith("\\") && line !== "") return undefined;
+  }
+  if (!lines || !close()) return undefined;
+  return windows.join("\n");
+}

@@ -1,7 +1,7 @@
 import picomatch from "picomatch";
 import { simpleGit } from "simple-git";
 import type { ConsortConfig } from "../config/consort-config.js";
-import { isRunnerConfigPath } from "../gates/freeze.js";
+import { configuredCommands, isRunnerConfigPath } from "../gates/freeze.js";
 import { runnerPathsToRead } from "../orchestrator/index.js";
 import type { ChangedPath, PushedCommit, PushEvent } from "../orchestrator/types.js";
 import { ToolError } from "./registry.js";
@@ -54,7 +54,8 @@ export async function localPush(
       .then(() => true)
       .catch(() => false));
   const globs = picomatch([".consort/**", ...config.paths.tests, ...config.paths.code], { dot: true });
-  const reads = (path: string) => globs(path) || isRunnerConfigPath(path);
+  const commands = Object.values(configuredCommands(config.commands));
+  const reads = (path: string) => globs(path) || isRunnerConfigPath(path, commands);
   /** A path's text at a commit; null where it has none (or the commit is the root's parent). */
   const textAt = (ref: string, path: string) => git.raw(["show", `${ref}:${path}`]).catch(() => null);
   const commits: PushedCommit[] = [];
@@ -77,7 +78,7 @@ export async function localPush(
     }
     // The runner's configuration is compared before and after the commit (see runnerConfigChanges).
     const before: Record<string, string | null> = {};
-    for (const path of runnerPathsToRead(changes)) before[path] = await textAt(`${sha}^`, path);
+    for (const path of runnerPathsToRead(changes, config)) before[path] = await textAt(`${sha}^`, path);
     commits.push({
       sha,
       authorLogin: loginFromEmail(email),

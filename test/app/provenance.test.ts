@@ -49,6 +49,21 @@ describe("the provenance of a finished run", () => {
       reason:
         "run 987 of .github/workflows/consort-cycle.yml was not dispatched by Consort for any open track (its run-name names dispatch feature-x#1, which no track recorded)",
     });
+    expect(
+      judgeRunProvenance({ run: { ...run, dispatchId: undefined }, defaultBranch: "main", recorded: undefined }),
+    ).toEqual({
+      trusted: false,
+      reason:
+        "run 987 of .github/workflows/consort-cycle.yml was not dispatched by Consort for any open track (its run-name names no dispatch id)",
+    });
+    expect(judge({ dispatchId: "feature-x#2" })).toEqual({
+      trusted: false,
+      reason: "run 987 names dispatch feature-x#2 in its run-name, but Consort dispatched feature-x#1",
+    });
+    expect(judge({ dispatchId: undefined })).toEqual({
+      trusted: false,
+      reason: "run 987 names dispatch none in its run-name, but Consort dispatched feature-x#1",
+    });
     expect(judge({ path: ".github/workflows/consort-deploy.yml" })).toEqual({
       trusted: false,
       reason:

@@ -10,8 +10,7 @@ import type { AppServices } from "../../src/app/services.js";
 import { GitHubMock, TEST_APP_ID } from "../helpers/github.js";
 import { edited } from "../orchestrator/fixtures/stockflow.js";
 import { smallDesign } from "../orchestrator/helpers/track.js";
-import { contentFile, FakeStateBranch } from "../handlers/fake-repo.js";
-import { NOW, TEST_STATE_KEY } from "../handlers/harness.js";
+import { contentFile, FakeStateBranch, TEST_STATE_KEY } from "../handlers/fake-repo.js";
 import {
   commitSha,
   createdChecks,
@@ -20,6 +19,7 @@ import {
   expectStickyComment,
   expectVerifiedPush,
   newBranch,
+  NOW,
   simulatedTrack,
   stateOf,
 } from "../handlers/scenario.js";

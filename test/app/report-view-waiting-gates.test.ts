@@ -3,14 +3,13 @@ import { trackReport } from "../../src/app/report-view.js";
 import { defaultConfig } from "../../src/config/consort-config.js";
 import { renderCheckRuns } from "../../src/report/index.js";
 import { webhookPayload } from "../helpers/webhooks.js";
-import { createHarness, mockInstallationToken, type Harness } from "../handlers/harness.js";
-import { FakeStateBranch, INSTALLATION_ID } from "../handlers/fake-repo.js";
+import { type Harness, mockInstallationToken, trackRepo } from "../handlers/harness.js";
+import { type FakeStateBranch, INSTALLATION_ID } from "../handlers/fake-repo.js";
 import {
   createdChecks,
   expectChecks,
   expectDefaultConfig,
   expectStickyComment,
-  newBranch,
   pullRequestPayload,
   stateOf,
   trackAtGate,
@@ -28,9 +27,7 @@ let state: FakeStateBranch;
 let branch: string;
 
 beforeEach(() => {
-  h = createHarness();
-  state = new FakeStateBranch(h.github);
-  branch = newBranch();
+  ({ h, state, branch } = trackRepo());
   mockInstallationToken(h.github, INSTALLATION_ID);
 });
 afterEach(() => h.github.dispose());

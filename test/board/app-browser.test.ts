@@ -9,9 +9,12 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { BoardChanges } from "../../src/board/app-source.js";
 import { trackEvidence } from "../../src/board/evidence.js";
 import { boardRoutes } from "../../src/board/mount.js";
+import { trackReport } from "../../src/app/report-view.js";
 import { defaultConfig } from "../../src/config/consort-config.js";
+import { renderCheckRuns } from "../../src/report/index.js";
+import { renderSchemaDiff, type SchemaDiff } from "../../src/substrate/schema/index.js";
 import { loadEnv } from "../../src/config/env.js";
-import { boardTrack, renamed } from "./fixtures.js";
+import { boardTrack, renamed, trackWithCommits } from "./fixtures.js";
 import { launchChromium, screenshotPath, VIEWPORTS } from "./browser.js";
 import { BoardGitHub } from "./github-double.js";
 
@@ -26,6 +29,24 @@ const designGate = renamed(boardTrack("design-gate"), "feature/orders");
 const payroll = renamed(boardTrack("repair"), "feature/payroll");
 const SHOP = "acme/shop";
 const SECRET = "acme/secret";
+const APP_ID = 4242;
+/**
+ * A track near its end with every commit of its branch, and four driver's commits at the promote
+ * gate on top, each pushed alone, which the machine refuses (no role commits at a gate).
+ */
+const REFUSED = 4;
+const ledger = (() => {
+  const built = trackWithCommits(
+    "promote-gate",
+    Array.from({ length: REFUSED }, (_, n) => ({
+      role: "driver" as const,
+      files: { "src/services/stock.ts": `export const late = ${n};\n` },
+    })),
+    { repository: SHOP },
+  );
+  return { track: renamed(built.track, "feature/ledger"), commits: built.commits };
+})();
+const ledgerContext = ledger.track.snapshot.context;
 
 let browser: Browser;
 let github: BoardGitHub;
@@ -40,6 +61,8 @@ beforeAll(async () => {
   github.addRepo(SECRET, { private: true, installationId: 12, readers: ["alice"] });
   github.writeState(SHOP, designGate.snapshot);
   github.writeState(SECRET, payroll.snapshot);
+  github.writeState(SHOP, ledger.track.snapshot);
+  github.setCommits(SHOP, "main...feature/ledger", ledger.commits);
   // The board's address is its callback URL, so the routes are made once the server listens.
   const routes: { handle?: ReturnType<typeof boardRoutes> } = {};
   server = createServer((req, res) => {
@@ -57,6 +80,7 @@ beforeAll(async () => {
       GITHUB_CLIENT_SECRET: github.clientSecret,
       CONSORT_STATE_KEY: KEY,
       CONSORT_BOARD_URL: origin,
+      APP_ID: String(APP_ID),
     }),
     changes,
     installationClient: github.installationClient,
@@ -111,7 +135,7 @@ describe("the app's board in a browser", () => {
       // Alice reads both repositories through the app's installations.
       expect(
         await page.locator("tr[data-track]").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-track"))),
-      ).toEqual(["feature-orders", "feature-payroll"]);
+      ).toEqual(["feature-orders", "feature-payroll", "feature-ledger"]);
     } finally {
       await context.close();
     }
@@ -132,7 +156,7 @@ describe("the app's board in a browser", () => {
       const board = await page.content();
       expect(
         await page.locator("tr[data-track]").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-track"))),
-      ).toEqual(["feature-orders"]);
+      ).toEqual(["feature-orders", "feature-ledger"]);
       expect(board).not.toContain("secret");
       expect(board).not.toContain("payroll");
       const missing = await page.goto(trackHref(SHOP, "no-such-track"));
@@ -231,7 +255,13 @@ describe("the app's board in a browser", () => {
       expect(evidence).toEqual(
         JSON.parse(
           JSON.stringify(
-            trackEvidence({ repository: SHOP, snapshot: done.snapshot, config: defaultConfig(), provenance: "signed" }),
+            trackEvidence({
+              repository: SHOP,
+              snapshot: done.snapshot,
+              config: defaultConfig(),
+              provenance: "signed",
+              stateSource: `consort/state at ${github.stateCommit(SHOP).slice(0, 7)}`,
+            }),
           ),
         ),
       );
@@ -293,4 +323,234 @@ describe("the app's board in a browser", () => {
       }
     });
   }
+});
+
+describe("a track's page in a browser: the database branch, the schema diff, every commit, the source of each fact", () => {
+  const ledgerUrl = () => trackHref(SHOP, "feature-ledger");
+  const stateAt = () => github.stateCommit(SHOP).slice(0, 7);
+
+  it("shows the paired database branch in full: name, parent, when forked, when it expires, and each cycle's throwaway branch with its TTL", async () => {
+    const { context, page } = await signedIn("alice");
+    try {
+      await page.goto(ledgerUrl());
+      const facts = await page
+        .locator("#database ~ dl.facts")
+        .evaluate((dl) =>
+          Array.from(dl.querySelectorAll("dt")).map((dt) => `${dt.textContent}: ${dt.nextElementSibling?.textContent}`),
+        );
+      expect(facts).toEqual([
+        "Branch: feature-f1-stock",
+        "Parent: main",
+        `Forked: ${ledgerContext.createdAt} (when the track started)`,
+        "Expires: never: a track's branch has no TTL (on Lakebase a branch that expires cannot have children); it is deleted when the track is merged and promoted, abandoned, or its git branch is deleted",
+        `Promotion: not yet`,
+      ]);
+      const cycles = ledgerContext.cycles.filter((c) => c.step !== "release");
+      const throwaway = await page
+        .locator("#database ~ table.cycles tbody tr")
+        .evaluateAll((rows) => rows.map((r) => Array.from(r.children).map((td) => td.textContent)));
+      expect(throwaway).toEqual(
+        cycles.map((c) => [
+          (c.evidence as { databaseBranch: string }).databaseBranch,
+          `${c.step} ${c.unit}`,
+          "1 h from its fork; deleted at the run's end",
+          new Date(Date.parse(c.reportedAt!) + 3_600_000).toISOString(),
+        ]),
+      );
+      // Where these facts come from, named on the section.
+      await expect(page.locator("#database ~ p.src").first().textContent()).resolves.toBe(
+        `source from consort/state at ${stateAt()}; throwaway branches from the cycle results`,
+      );
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("draws consort/schema's diff as the check run this app wrote shows it, and never a check of that name by another app", async () => {
+    const head = ledgerContext.rejectedHead!.sha;
+    const diff: SchemaDiff = {
+      changes: [
+        {
+          object: "column",
+          action: "added",
+          name: "public.stock_records.note",
+          table: "public.stock_records",
+          column: "note",
+          details: ["text, default '<script>alert(1)</script>'"],
+        },
+        {
+          object: "index",
+          action: "added",
+          name: "public.stock_records_sku_idx",
+          table: "public.stock_records",
+          details: [],
+        },
+      ],
+      summary: { added: 2, dropped: 0, changed: 0 },
+    };
+    const report = trackReport({
+      repository: SHOP,
+      snapshot: ledger.track.snapshot,
+      headSha: head,
+      config: ledger.track.config,
+      schema: {
+        state: "ready",
+        diffMarkdown: renderSchemaDiff(
+          diff,
+          { findings: [], ok: true },
+          { branch: "feature-f1-stock", parent: "main" },
+        ),
+        breaking: [],
+      },
+    });
+    const written = renderCheckRuns(report).find((run) => run.name === "consort/schema")!;
+    github.addCheckRun(SHOP, head, {
+      name: "consort/schema",
+      appId: 999,
+      conclusion: "success",
+      summary: "Another app says: all good <img src=x onerror=alert(1)>",
+      completedAt: "2026-11-30T10:00:00Z",
+    });
+    github.addCheckRun(SHOP, head, {
+      name: "consort/schema",
+      appId: APP_ID,
+      conclusion: "success",
+      summary: written.output.summary,
+      completedAt: "2026-11-30T10:01:00Z",
+    });
+    const { context, page } = await signedIn("alice");
+    try {
+      await page.goto(ledgerUrl());
+      const md = page.locator("section[aria-labelledby=database] .md");
+      // The diff's own tables, drawn as tables: the changes, one row each.
+      const rows = await md
+        .locator("table")
+        .last()
+        .locator("tbody tr")
+        .evaluateAll((trs) => trs.map((tr) => Array.from(tr.children).map((td) => td.textContent)));
+      expect(rows).toEqual([
+        ["➕ added", "column", "public.stock_records.note", "text, default '<script>alert(1)</script>'"],
+        ["➕ added", "index", "public.stock_records_sku_idx", ""],
+      ]);
+      expect(await md.locator("script, img").count()).toBe(0);
+      await expect(page.locator("main").textContent()).resolves.not.toContain("Another app says");
+      await expect(page.locator("#schema-diff").textContent()).resolves.toBe("Schema diff against main success");
+      await expect(md.locator("xpath=preceding-sibling::p[@class='src'][1]").textContent()).resolves.toBe(
+        `source the consort/schema check run on ${head.slice(0, 7)} (2026-11-30T10:01:00Z)`,
+      );
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("lists every commit of the track with its role, step, verdict, reason, time and link, grouped so a long timeline stays usable", async () => {
+    const { context, page } = await signedIn("alice");
+    try {
+      await page.goto(ledgerUrl());
+      const items = await page.locator("#timeline ~ details.steps > ol > li").evaluateAll((lis) =>
+        lis.map((li) => ({
+          verdict: li.className,
+          who: li.querySelector("strong")?.textContent,
+          commit: li.querySelector("a[href*='/commit/']")?.getAttribute("href") ?? null,
+          at: li.querySelector("time")?.getAttribute("datetime"),
+          text: li.textContent,
+        })),
+      );
+      const listed = items.filter((item) => item.commit);
+      // Every commit of the branch, each linked, none left out.
+      expect(listed.map((item) => item.commit)).toEqual(ledger.commits.map((c) => c.url));
+      expect(listed.map((item) => item.at)).toEqual(ledger.commits.map((c) => c.at));
+      expect(listed.map((item) => item.who)).toEqual([
+        "product-owner",
+        "spec-author",
+        "architect",
+        "dba",
+        "test-strategist",
+        ...ledger.commits.slice(5).map((c) => /Consort-Role: (\S+)/.exec(c.message)![1]),
+      ]);
+      expect(listed.slice(0, -REFUSED).every((item) => item.verdict === "accepted")).toBe(true);
+      expect(listed.slice(-REFUSED).every((item) => item.verdict === "refused")).toBe(true);
+      // The machine's reasons on the commit it recorded as rejected; the ones under it point there.
+      const rejected = ledgerContext.rejectedHead!;
+      for (const reason of rejected.reasons) expect(listed.at(-1)!.text).toContain(reason);
+      expect(listed.at(-2)!.text).toContain(
+        `refused with the commits up to ${rejected.sha.slice(0, 7)} (its reasons are listed there)`,
+      );
+      expect(listed.find((item) => item.text?.includes("red for T1"))?.who).toBe("navigator");
+      // Grouped 25 to a group: the older ones collapsed, the newest open.
+      const groups = await page
+        .locator("details.steps")
+        .evaluateAll((ds) =>
+          ds.map((d) => [(d as HTMLDetailsElement).open, d.querySelectorAll(":scope > ol > li").length]),
+        );
+      expect(groups.length).toBeGreaterThan(1);
+      expect(groups.slice(0, -1).every(([open, count]) => open === false && count === 25)).toBe(true);
+      expect(groups.at(-1)![0]).toBe(true);
+      await expect(page.locator("#timeline ~ p.src").textContent()).resolves.toBe(
+        `source the branch's commits on GitHub (compare main...feature/ledger); each judged against the snapshot from consort/state at ${stateAt()}`,
+      );
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("opens an older group from the keyboard, and keeps it open with no layout shift while a live update arrives", async () => {
+    const { context, page } = await signedIn("alice");
+    try {
+      await page.goto(ledgerUrl());
+      await page.waitForFunction(() => document.getElementById("live")?.textContent === "live");
+      const first = page.locator("details.steps").first();
+      await first.locator("summary").focus();
+      await page.keyboard.press("Enter");
+      expect(await first.evaluate((d) => (d as HTMLDetailsElement).open)).toBe(true);
+      await page.evaluate(() => {
+        (window as unknown as { shift: number }).shift = 0;
+        new PerformanceObserver((list) => {
+          for (const entry of list.getEntries() as Array<PerformanceEntry & { value: number; hadRecentInput: boolean }>)
+            if (!entry.hadRecentInput) (window as unknown as { shift: number }).shift += entry.value;
+        }).observe({ type: "layout-shift", buffered: false });
+      });
+      const version = await page.evaluate(() => Number(document.body.dataset.version ?? 0));
+      github.writeState(SHOP, ledger.track.snapshot);
+      changes.notify(SHOP);
+      await page.waitForFunction((v) => Number(document.body.dataset.version ?? 0) > v, version, { timeout: 5000 });
+      expect(
+        await page.locator("details.steps").evaluateAll((ds) => ds.map((d) => (d as HTMLDetailsElement).open)),
+      ).toEqual([
+        true,
+        ...Array.from({ length: (await page.locator("details.steps").count()) - 2 }, () => false),
+        true,
+      ]);
+      expect(await page.evaluate(() => (window as unknown as { shift: number }).shift)).toBeLessThan(0.01);
+      await page.screenshot({ path: screenshotPath("track-timeline-desktop"), fullPage: true });
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("names the source of the snapshot's facts on the board's rows, the lane, the gates and the evidence", async () => {
+    const { context, page } = await signedIn("alice");
+    try {
+      await expect(
+        page.locator('tr[data-track="feature-ledger"] td[data-label=Track] .src').textContent(),
+      ).resolves.toBe(`from consort/state at ${stateAt()}`);
+      await page.goto(`${ledgerUrl()}/evidence`);
+      await expect(page.locator("main p.src").textContent()).resolves.toBe(
+        `source from consort/state at ${stateAt()}; each cycle's verdict and run as its result reported it`,
+      );
+      await page.goto(ledgerUrl());
+      const marks = await page.locator("main p.src").evaluateAll((ps) => ps.map((p) => p.textContent));
+      expect(marks.slice(0, 3)).toEqual([
+        `source from consort/state at ${stateAt()}`,
+        `source from consort/state at ${stateAt()}`,
+        `source from consort/state at ${stateAt()}: the cycle records, each run's verdict as its result reported it`,
+      ]);
+      const evidence = (await (await page.request.get(`${ledgerUrl()}/evidence.json`)).json()) as {
+        sources: { state: string };
+      };
+      expect(evidence.sources).toEqual({ state: `from consort/state at ${stateAt()}` });
+    } finally {
+      await context.close();
+    }
+  });
 });

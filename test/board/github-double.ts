@@ -5,6 +5,7 @@ import nock from "nock";
 import { Octokit } from "@octokit/rest";
 import type { TrackSnapshot } from "../../src/orchestrator/types.js";
 import { emptyTrackState, sealState, serialiseStateFile } from "../../src/state/index.js";
+import type { BranchCommit } from "../../src/board/timeline.js";
 import { checkRequest } from "../helpers/github-api.js";
 
 /**
@@ -29,6 +30,19 @@ interface Repo {
   /** Track id → sealed state file text. */
   tracks: Map<string, string>;
   stateVersion: number;
+  /** `base...head` → the commits GitHub's compare lists, oldest first. */
+  compares: Map<string, BranchCommit[]>;
+  /** Commit sha → the check runs on it (any app's). */
+  checkRuns: Map<string, CheckRunSpec[]>;
+}
+
+/** A check run as some app wrote it on a commit. */
+export interface CheckRunSpec {
+  name: string;
+  appId: number;
+  conclusion: "success" | "failure" | null;
+  summary: string;
+  completedAt: string;
 }
 
 const API = "https://api.github.com";
@@ -62,6 +76,8 @@ export class BoardGitHub {
       installationId: options.installationId,
       tracks: new Map(),
       stateVersion: 0,
+      compares: new Map(),
+      checkRuns: new Map(),
     });
     for (const login of options.readers) {
       const set = this.access.get(login) ?? new Set<string>();
@@ -82,6 +98,22 @@ export class BoardGitHub {
     });
     repo.tracks.set(snapshot.context.trackId, serialiseStateFile(sealState(state, this.stateKey)));
     repo.stateVersion += 1;
+  }
+
+  /** The commit consort/state stands at (what the ref answers). */
+  stateCommit(fullName: string): string {
+    return hex(`commit ${this.repos.get(fullName)!.stateVersion}`);
+  }
+
+  /** The track's branch holds these commits since its merge base with `base` (GitHub's compare answers them). */
+  setCommits(fullName: string, basehead: string, commits: BranchCommit[]): void {
+    this.repos.get(fullName)!.compares.set(basehead, commits);
+  }
+
+  /** An app writes a check run on a commit. */
+  addCheckRun(fullName: string, sha: string, run: CheckRunSpec): void {
+    const runs = this.repos.get(fullName)!.checkRuns;
+    runs.set(sha, [...(runs.get(sha) ?? []), run]);
   }
 
   /** Someone edits a track's file on consort/state by hand (its signature no longer matches). */
@@ -314,6 +346,65 @@ export class BoardGitHub {
           })),
         },
       ];
+    const compare = /^compare\/(.+)$/.exec(rest);
+    if (method === "GET" && compare) {
+      const commits = repo.compares.get(compare[1]!);
+      if (!commits) return notFound;
+      const perPage = Number(url.searchParams.get("per_page") ?? 250);
+      const page = Number(url.searchParams.get("page") ?? 1);
+      const base = compare[1]!.split("...")[0]!;
+      return [
+        200,
+        {
+          url: `${API}/repos/${repo.owner}/${repo.name}/compare/${compare[1]}`,
+          html_url: `https://github.com/${repo.owner}/${repo.name}/compare/${compare[1]}`,
+          status: "ahead",
+          ahead_by: commits.length,
+          behind_by: 0,
+          total_commits: commits.length,
+          base_commit: { sha: hex(base) },
+          merge_base_commit: { sha: hex(base) },
+          commits: commits.slice((page - 1) * perPage, page * perPage).map((c) => ({
+            sha: c.sha,
+            node_id: `C_${c.sha.slice(0, 8)}`,
+            html_url: c.url,
+            url: `${API}/repos/${repo.owner}/${repo.name}/commits/${c.sha}`,
+            author: c.author ? { login: c.author, id: c.author.length, type: "User" } : null,
+            committer: c.author ? { login: c.author, id: c.author.length, type: "User" } : null,
+            parents: c.merge ? [{ sha: hex(`${c.sha}^1`) }, { sha: hex(`${c.sha}^2`) }] : [{ sha: hex(`${c.sha}^1`) }],
+            commit: {
+              message: c.message,
+              author: { name: c.author ?? "someone", email: "someone@example.com", date: c.at },
+              committer: { name: c.author ?? "someone", email: "someone@example.com", date: c.at },
+            },
+          })),
+          files: [],
+        },
+      ];
+    }
+    const checkRuns = /^commits\/([0-9a-f]{40})\/check-runs$/.exec(rest);
+    if (method === "GET" && checkRuns) {
+      const name = url.searchParams.get("check_name");
+      const runs = (repo.checkRuns.get(checkRuns[1]!) ?? []).filter((run) => !name || run.name === name);
+      return [
+        200,
+        {
+          total_count: runs.length,
+          check_runs: runs.map((run, index) => ({
+            id: 9000 + index,
+            name: run.name,
+            head_sha: checkRuns[1],
+            status: "completed",
+            conclusion: run.conclusion,
+            started_at: run.completedAt,
+            completed_at: run.completedAt,
+            html_url: `https://github.com/${repo.owner}/${repo.name}/runs/${9000 + index}`,
+            output: { title: run.name, summary: run.summary, text: null, annotations_count: 0 },
+            app: { id: run.appId, slug: `app-${run.appId}`, name: `App ${run.appId}` },
+          })),
+        },
+      ];
+    }
     const contents = /^contents\/(.+)$/.exec(rest);
     if (contents) {
       const file = /^tracks\/(.+)\.json$/.exec(contents[1]!);

@@ -104,7 +104,7 @@ describe("the actions' entry points", { timeout: 60_000 }, () => {
       process.stdout.write = write;
     }
     expect(lines.join("")).toContain(
-      "::error::the cycle could not run: the action input `request` is not a valid cycle request:%0A  - tests:",
+      "::error::the cycle could not run: the action input `request` is not a valid cycle request:%0A  - tests.inTurn: a green step needs at least one test in turn",
     );
   });
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { hashFrozenText } from "../../src/gates/freeze.js";
-import { CycleInputError, parseCycleRequest } from "../../src/cycle/request.js";
+import { CycleInputError, idsOfRuns, parseCycleRequest, runsOfIds, testIdsOf } from "../../src/cycle/request.js";
 import { throwawayBranchName } from "../../src/cycle/run.js";
 import { BRANCH_ID_PATTERN } from "../../src/substrate/index.js";
 
@@ -44,6 +44,47 @@ describe("the cycle request is checked where it enters", () => {
 
   test("a path that climbs out of the repository is refused", () => {
     expect(parse({ tests: { inTurn: [{ ...T7, file: "../secrets.test.ts" }] } })).toThrow(/repository-relative path/);
+  });
+});
+
+describe("tests named by id in the approved test list", () => {
+  const testList = { path: ".consort/test-list.json", sha256: "b".repeat(64), inTurn: ["T7"], earlierGreen: ["T1-T6"] };
+  const listed = { ...valid, tests: undefined, testList };
+
+  test("ids become runs and runs become the same ids again, in id order", () => {
+    expect(runsOfIds(["T3", "T1", "T2", "T7", "T5", "T6", "T9"])).toEqual(["T1-T3", "T5-T7", "T9"]);
+    expect(idsOfRuns(["T1-T3", "T5-T7", "T9"])).toEqual(["T1", "T2", "T3", "T5", "T6", "T7", "T9"]);
+    expect(runsOfIds([])).toEqual([]);
+  });
+
+  test("a listed request parses with no test written out, and its ids are the runs' ids", () => {
+    const request = parseCycleRequest(JSON.stringify(listed));
+    expect(request.tests).toEqual({ inTurn: [], earlierGreen: [] });
+    expect(testIdsOf(request)).toEqual({ inTurn: ["T7"], earlierGreen: ["T1", "T2", "T3", "T4", "T5", "T6"] });
+  });
+
+  test("a run that goes down is refused", () => {
+    expect(parse({ tests: undefined, testList: { ...testList, earlierGreen: ["T6-T1"] } })).toThrow(
+      /testList\.earlierGreen\[0\]: a run of ids goes up: T1-T40, not T40-T1/,
+    );
+  });
+
+  test("a test in turn that a run also names as green is refused", () => {
+    expect(parse({ tests: undefined, testList: { ...testList, inTurn: ["T3"] } })).toThrow(
+      /testList\.earlierGreen: T3 is listed twice \(also in inTurn\)/,
+    );
+  });
+
+  test("a RED with no id in turn is refused, naming the field", () => {
+    expect(parse({ tests: undefined, testList: { ...testList, inTurn: [] } })).toThrow(
+      /testList\.inTurn: a red step needs at least one test in turn/,
+    );
+  });
+
+  test("a request that names tests both ways is refused", () => {
+    expect(parse({ testList })).toThrow(
+      /tests: a request names its tests either in full \(tests\) or by id in the test list \(testList\), not both/,
+    );
   });
 });
 

@@ -1,7 +1,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { README, withRunners } from "../../scripts/docs.js";
+import { JUNIT_README, README, withReportReading, withRunners } from "../../scripts/docs.js";
 import { readJUnitReports } from "../../src/cycle/junit/index.js";
 import { FLAVOURS } from "../../src/cycle/junit/types.js";
 import { RUNNERS, runnersTable } from "../../src/cycle/runners.js";
@@ -34,5 +34,11 @@ describe("the supported runners' table", () => {
     expect(withRunners(readme)).toBe(readme);
     expect(readme).toContain(runnersTable());
     for (const r of RUNNERS) expect(readme).toContain(`| ${r.title} |`);
+  });
+
+  it("is what src/cycle/junit/README.md's table of how each report reads shows (npm run docs regenerates it)", async () => {
+    const notes = await readFile(JUNIT_README, "utf8");
+    expect(withReportReading(notes)).toBe(notes);
+    for (const r of RUNNERS) expect(notes).toContain(`| ${r.title} | ${r.failures} | ${r.unloadable} |`);
   });
 });

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { cp, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -88,6 +88,18 @@ export async function checkout(commits: Array<{ message: string; mutate?: Mutati
     read: (path) => readFile(join(dir, path), "utf8"),
     remove: () => rm(dir, { recursive: true, force: true }),
   };
+}
+
+/**
+ * Give a checkout a node_modules of its own, as an install leaves it (a confined user writes there:
+ * vite's temporary files), its packages linked to the repository's.
+ */
+export async function ownNodeModules(c: Checkout): Promise<void> {
+  const modules = join(c.dir, "node_modules");
+  await rm(modules);
+  await mkdir(modules);
+  for (const name of await readdir(join(REPO_ROOT, "node_modules")))
+    if (!name.startsWith(".vite")) await symlink(join(REPO_ROOT, "node_modules", name), join(modules, name));
 }
 
 /** The stage where T7's RED is written: S1 done (T1–T6 green), T7 added, S2 not implemented. */

@@ -4,6 +4,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { ConsortConfig } from "../../src/config/consort-config.js";
 import { runDeploy } from "../../src/deploy/deploy.js";
+import { hashFrozenText } from "../../src/gates/freeze.js";
 import { runPromote, snapshotBranchName } from "../../src/deploy/promote.js";
 import { DeployEvidence, DeployRequest, PromoteRequest } from "../../src/deploy/schemas.js";
 import type { BranchProvider } from "../../src/substrate/provider.js";
@@ -20,11 +21,7 @@ let config: ConsortConfig;
 let provider: BranchProvider;
 let root: string;
 let done: Checkout;
-const TESTS = (
-  JSON.parse(await readFile(join(EXAMPLE, ".consort/test-list.json"), "utf8")) as {
-    tests: Array<{ id: string; file: string; title: string }>;
-  }
-).tests.map(({ id, file, title }) => ({ id, file, title }));
+const LIST = await readFile(join(EXAMPLE, ".consort/test-list.json"), "utf8");
 
 beforeAll(async () => {
   ({ config, provider } = await exampleConfig());
@@ -52,11 +49,12 @@ const VERIFY_TABLE = `node -e "const pg=require('pg');const c=new pg.Client(proc
 describe.concurrent("deploy", { timeout: 120_000 }, () => {
   test("with no deploy command, every migration is replayed on a fresh fork of the parent and the whole suite passes there", async () => {
     await provider.createBranch(F1_REPLAY, { from: root });
+    // As the app dispatches it: the whole list by id, its files and titles read from git at the commit.
     const request = DeployRequest.parse({
       track: "f1",
       commit: done.commit,
       database: { branch: F1_REPLAY, parent: root },
-      tests: TESTS,
+      testList: { path: ".consort/test-list.json", sha256: hashFrozenText(LIST), tests: ["T1-T8"] },
     });
     const evidence = await runDeploy(request, { provider, config, cwd: done.dir });
 

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
 import { desiredRulesets } from "../../src/protect/rulesets.js";
 import * as F from "./support/feature.js";
 import { AGENTS, LEAD, Scenario, type Checkpoint } from "./support/scenario.js";
@@ -189,35 +189,28 @@ describe("the approver played no part in the steps under approval", () => {
 });
 
 describe("approvers by team", () => {
-  test("a member of the team that CODEOWNERS names for .consort/ approves; GitHub answers the membership", async () => {
+  /** At the design gate, with CODEOWNERS on main naming @acme/architects (whose one member is arch-lead) for .consort/. */
+  function architectsOwnTheDesign() {
     s.restore(at.designGate);
     const lead = { name: "Lead", email: `${LEAD}@users.noreply.github.com`, login: LEAD };
     s.repo.commitOn("main", lead, "Architects own the design", {
       ".github/CODEOWNERS": "/.consort/ @acme/architects\n",
     });
     s.world.teams.set("acme/architects", new Set(["arch-lead"]));
+  }
+  afterEach(() => s.world.teams.clear());
+
+  test("a member of the team that CODEOWNERS names for .consort/ approves; GitHub answers the membership", async () => {
+    architectsOwnTheDesign();
     s.world.permissions.set("arch-lead", "write");
-    try {
-      await s.review("arch-lead", "APPROVED");
-      expect([design().status, design().approvals.map((a) => a.approver)]).toEqual(["approved", ["arch-lead"]]);
-    } finally {
-      s.world.teams.clear();
-    }
+    await s.review("arch-lead", "APPROVED");
+    expect([design().status, design().approvals.map((a) => a.approver)]).toEqual(["approved", ["arch-lead"]]);
   });
 
   test("someone outside that team, with write access and no other basis, does not approve", async () => {
-    s.restore(at.designGate);
-    const lead = { name: "Lead", email: `${LEAD}@users.noreply.github.com`, login: LEAD };
-    s.repo.commitOn("main", lead, "Architects own the design", {
-      ".github/CODEOWNERS": "/.consort/ @acme/architects\n",
-    });
-    s.world.teams.set("acme/architects", new Set(["arch-lead"]));
+    architectsOwnTheDesign();
     s.world.permissions.set("drive-by-writer", "write");
-    try {
-      await s.review("drive-by-writer", "APPROVED");
-      expect(design().status).toBe("pending");
-    } finally {
-      s.world.teams.clear();
-    }
+    await s.review("drive-by-writer", "APPROVED");
+    expect(design().status).toBe("pending");
   });
 });

@@ -207,6 +207,21 @@ describe("every check describes the head it is posted on", () => {
     ]);
   });
 
+  test("a push of code only on top of a refused frozen-file change still names the frozen file on its head", async () => {
+    // The compare from the refused head lists no frozen path, but nothing vouches for the refused head: its tree is read.
+    s.restore(atRed);
+    const refused = await s.step("navigator", { ".consort/spec.json": SPEC_CHANGED });
+    expect(s.snapshot().context.rejectedHead?.sha).toBe(refused);
+    const onTop = await s.step("driver", F.GREEN_T1);
+
+    expect(s.snapshot().context.rejectedHead?.sha).toBe(onTop);
+    expect(violationsOn(s.world.check(onTop, "consort/discipline"))).toEqual([
+      `the branch still holds rejected commit ${short(refused)}`,
+      `.consort/spec.json: frozen by the design gate, but at ${short(onTop)} it is not the text the gate froze (changed beneath this push); restore it`,
+    ]);
+    expect(s.world.mock.violations).toEqual([]);
+  });
+
   test("a revert of the refused commit is recognised: the track goes on from the revert", async () => {
     s.restore(atRed);
     const accepted = s.head();

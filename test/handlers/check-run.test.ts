@@ -3,15 +3,14 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { webhookPayload } from "../helpers/webhooks.js";
 import { TEST_APP_ID } from "../helpers/github.js";
 import type { TrackSim } from "../orchestrator/helpers/track.js";
-import { createHarness, mockInstallationToken, type Harness } from "./harness.js";
-import { FakeStateBranch, inRepo, INSTALLATION_ID } from "./fake-repo.js";
+import { type Harness, mockInstallationToken, trackRepo } from "./harness.js";
+import { type FakeStateBranch, inRepo, INSTALLATION_ID } from "./fake-repo.js";
 import {
   afterErroredRed,
   createdChecks,
   expectChecks,
   expectDefaultConfig,
   expectStickyComment,
-  newBranch,
   stateOf,
 } from "./scenario.js";
 
@@ -21,9 +20,7 @@ let branch: string;
 let sim: TrackSim;
 
 beforeEach(() => {
-  h = createHarness();
-  state = new FakeStateBranch(h.github);
-  branch = newBranch();
+  ({ h, state, branch } = trackRepo());
   sim = afterErroredRed(branch);
   state.seed(stateOf(branch, sim.snapshot));
 });
@@ -86,7 +83,14 @@ describe("check_run buttons", () => {
       track: branch,
       step: "red",
       commit: sim.context.head,
-      tests: { inTurn: unit.tests.map((t) => ({ id: t.id, file: t.file, title: t.title })), earlierGreen: [] },
+      // The tests by id in the approved list, never their titles: the job reads those from git.
+      tests: { inTurn: [], earlierGreen: [] },
+      testList: {
+        path: ".consort/test-list.json",
+        sha256: sim.context.gates["test-list"].files[".consort/test-list.json"],
+        inTurn: unit.tests.map((t) => t.id),
+        earlierGreen: [],
+      },
       frozenTestFiles: [],
       database: { branch },
       base: { branch: "main" },

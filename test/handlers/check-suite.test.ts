@@ -2,15 +2,14 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { webhookPayload } from "../helpers/webhooks.js";
 import { TEST_APP_ID } from "../helpers/github.js";
 import type { TrackSim } from "../orchestrator/helpers/track.js";
-import { createHarness, mockInstallationToken, type Harness } from "./harness.js";
-import { FakeStateBranch, inRepo, INSTALLATION_ID } from "./fake-repo.js";
+import { type Harness, mockInstallationToken, trackRepo } from "./harness.js";
+import { type FakeStateBranch, inRepo, INSTALLATION_ID } from "./fake-repo.js";
 import {
   afterErroredRed,
   createdChecks,
   expectChecks,
   expectDefaultConfig,
   expectStickyComment,
-  newBranch,
   simulatedTrack,
   stateOf,
 } from "./scenario.js";
@@ -23,9 +22,7 @@ let branch: string;
 let sim: TrackSim;
 
 beforeEach(() => {
-  h = createHarness();
-  state = new FakeStateBranch(h.github);
-  branch = newBranch();
+  ({ h, state, branch } = trackRepo());
 });
 afterEach(() => h.github.dispose());
 

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CHECK_NAMES } from "../../src/gates/names.js";
 import { webhookPayload } from "../helpers/webhooks.js";
-import { createHarness, mockInstallationToken, type Harness } from "./harness.js";
-import { FakeStateBranch, inRepo, INSTALLATION_ID } from "./fake-repo.js";
-import { commitSha, createdChecks, expectChecks, newBranch, simulatedTrack, stateOf } from "./scenario.js";
+import { type Harness, mockInstallationToken, trackRepo } from "./harness.js";
+import { type FakeStateBranch, inRepo, INSTALLATION_ID } from "./fake-repo.js";
+import { commitSha, createdChecks, expectChecks, simulatedTrack, stateOf } from "./scenario.js";
 
 /**
  * A delivery that fails before its effects could report anything. GitHub stops waiting after ten
@@ -18,9 +18,7 @@ const START = commitSha("start");
 const NEXT = commitSha("next-step");
 
 beforeEach(() => {
-  h = createHarness();
-  state = new FakeStateBranch(h.github);
-  branch = newBranch();
+  ({ h, state, branch } = trackRepo());
   state.seed(stateOf(branch, simulatedTrack(branch).snapshot));
   mockInstallationToken(h.github, INSTALLATION_ID);
 });

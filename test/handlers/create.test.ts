@@ -1,13 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { webhookPayload } from "../helpers/webhooks.js";
-import { createHarness, mockInstallationToken, NOW, type Harness } from "./harness.js";
-import { contentFile, DEFAULT_BRANCH, FakeStateBranch, inRepo, INSTALLATION_ID } from "./fake-repo.js";
+import { type Harness, mockInstallationToken, trackRepo } from "./harness.js";
+import { contentFile, DEFAULT_BRANCH, type FakeStateBranch, inRepo, INSTALLATION_ID } from "./fake-repo.js";
 import { testDatabase, type TestDatabase } from "./database.js";
-import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { TEST_APP_ID } from "../helpers/github.js";
 import { postgresUrl } from "../helpers/postgres.js";
-import { expectForkPoint } from "./scenario.js";
+import { expectForkPoint, NOW } from "./scenario.js";
 
 let h: Harness;
 let state: FakeStateBranch;
@@ -17,9 +16,7 @@ const HEAD = "ab".repeat(20);
 
 beforeEach(() => {
   db = testDatabase();
-  branch = `feature-${randomBytes(3).toString("hex")}`;
-  h = createHarness({ openProvider: db.openProvider });
-  state = new FakeStateBranch(h.github);
+  ({ h, state, branch } = trackRepo({ openProvider: db.openProvider }));
 });
 afterEach(async () => {
   h.github.dispose();

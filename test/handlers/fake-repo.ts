@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import type { GitHubMock, RecordedRequest } from "../helpers/github.js";
 import { openStateFile, sealState, serialiseStateFile, unsealed, type TrackState } from "../../src/state/index.js";
-import { TEST_STATE_KEY } from "./harness.js";
 
 const OWNER = "acme";
 const REPO = "shop";
@@ -9,6 +8,9 @@ export const FULL_NAME = `${OWNER}/${REPO}`;
 export const DEFAULT_BRANCH = "main";
 export const INSTALLATION_ID = 42;
 export const REPOSITORY_ID = 4242;
+
+/** The state key every handler test seals with (a test value, not a secret). */
+export const TEST_STATE_KEY = "test-state-key-0123456789abcdef0123456789";
 
 const sha = (text: string) => createHash("sha1").update(text).digest("hex");
 type Reply = [number, unknown?, Record<string, string>?];

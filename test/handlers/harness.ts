@@ -3,12 +3,8 @@ import type { Probot } from "probot";
 import { createConsortApp } from "../../src/index.js";
 import type { AppServices } from "../../src/app/services.js";
 import { createTestProbot, GitHubMock, mockInstallationToken, TEST_APP_ID } from "../helpers/github.js";
-
-/** The state key every handler test seals with (a test value, not a secret). */
-export const TEST_STATE_KEY = "test-state-key-0123456789abcdef0123456789";
-/** Frozen time: every ISO stamp a handler writes is this one. */
-export const TEST_APP_ID_FOR_SCENARIOS = TEST_APP_ID;
-export const NOW = new Date("2026-03-01T12:00:00.000Z");
+import { FakeStateBranch, TEST_STATE_KEY } from "./fake-repo.js";
+import { NOW, newBranch } from "./scenario.js";
 
 export interface Harness {
   probot: Probot;
@@ -40,6 +36,20 @@ export function createHarness(overrides: Partial<AppServices> = {}): Harness {
       return deliveryId;
     },
   };
+}
+
+/**
+ * A handler test's repository: the app behind Probot (`h`), the `consort/state` branch its GitHub
+ * double serves (`state`, empty until seeded), and a fresh track branch name. Each test makes its
+ * own in `beforeEach` and disposes of `h.github` in `afterEach`.
+ */
+export function trackRepo(overrides: Partial<AppServices> = {}): {
+  h: Harness;
+  state: FakeStateBranch;
+  branch: string;
+} {
+  const h = createHarness(overrides);
+  return { h, state: new FakeStateBranch(h.github), branch: newBranch() };
 }
 
 export { mockInstallationToken };

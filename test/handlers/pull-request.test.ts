@@ -1,13 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { webhookPayload } from "../helpers/webhooks.js";
 import { TEST_APP_ID } from "../helpers/github.js";
-import { createHarness, mockInstallationToken, type Harness } from "./harness.js";
-import { FakeStateBranch, INSTALLATION_ID } from "./fake-repo.js";
+import { type Harness, mockInstallationToken, trackRepo } from "./harness.js";
+import { type FakeStateBranch, INSTALLATION_ID } from "./fake-repo.js";
 import {
   createdChecks,
   expectChecks,
   expectDefaultConfig,
-  newBranch,
   pullRequestPayload,
   simulatedTrack,
   stateOf,
@@ -18,9 +17,7 @@ let state: FakeStateBranch;
 let branch: string;
 
 beforeEach(() => {
-  h = createHarness();
-  state = new FakeStateBranch(h.github);
-  branch = newBranch();
+  ({ h, state, branch } = trackRepo());
   mockInstallationToken(h.github, INSTALLATION_ID);
 });
 afterEach(() => h.github.dispose());

@@ -3,8 +3,8 @@ import { ARTIFACT_PATHS } from "../../src/artifacts/paths.js";
 import { webhookPayload } from "../helpers/webhooks.js";
 import { edited } from "../orchestrator/fixtures/stockflow.js";
 import { smallDesign } from "../orchestrator/helpers/track.js";
-import { createHarness, mockInstallationToken, type Harness } from "./harness.js";
-import { contentFile, FakeStateBranch, inRepo, INSTALLATION_ID } from "./fake-repo.js";
+import { type Harness, mockInstallationToken, trackRepo } from "./harness.js";
+import { contentFile, type FakeStateBranch, inRepo, INSTALLATION_ID } from "./fake-repo.js";
 import {
   commitSha,
   createdChecks,
@@ -12,7 +12,6 @@ import {
   expectDefaultConfig,
   expectStickyComment,
   expectVerifiedPush,
-  newBranch,
   simulatedTrack,
   stateOf,
 } from "./scenario.js";
@@ -28,9 +27,7 @@ const message = (role: string | null) => `A step\n\n${role ? `Consort-Role: ${ro
 const STORIES_COMMIT = { sha: STORIES, message: message("product-owner") };
 
 beforeEach(() => {
-  h = createHarness();
-  state = new FakeStateBranch(h.github);
-  branch = newBranch();
+  ({ h, state, branch } = trackRepo());
   state.seed(stateOf(branch, simulatedTrack(branch).snapshot));
   mockInstallationToken(h.github, INSTALLATION_ID);
 });
@@ -98,6 +95,8 @@ describe("push", () => {
     expectStickyComment(h.github, branch, wrong);
     // Code files are read too: the classifier refuses test code in production code.
     h.github.on("GET", "/repos/acme/shop/contents/src%2Fapp.ts", contentFile("src/app.ts", "export {};\n"));
+    // And the root's package.json before a commit beyond .consort/: its scripts say which files the test command runs.
+    h.github.on("GET", "/repos/acme/shop/contents/package.json", [404, { message: "Not Found" }]);
 
     await h.receive(
       "push",

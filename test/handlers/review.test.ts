@@ -4,8 +4,8 @@ import { restoreSnapshot } from "../../src/orchestrator/index.js";
 import { webhookPayload } from "../helpers/webhooks.js";
 import { edited } from "../orchestrator/fixtures/stockflow.js";
 import { smallDesign, type TrackSim } from "../orchestrator/helpers/track.js";
-import { createHarness, mockInstallationToken, type Harness } from "./harness.js";
-import { contentFile, FakeStateBranch, INSTALLATION_ID } from "./fake-repo.js";
+import { type Harness, mockInstallationToken, trackRepo } from "./harness.js";
+import { contentFile, type FakeStateBranch, INSTALLATION_ID } from "./fake-repo.js";
 import {
   createdChecks,
   expectChecks,
@@ -13,7 +13,6 @@ import {
   expectDismissal,
   expectReviews,
   expectStickyComment,
-  newBranch,
   pullRequestPayload,
   simulatedTrack,
   stateOf,
@@ -45,9 +44,7 @@ function atDesignGate(): TrackSim {
 }
 
 beforeEach(() => {
-  h = createHarness();
-  state = new FakeStateBranch(h.github);
-  branch = newBranch();
+  ({ h, state, branch } = trackRepo());
   sim = atDesignGate();
   state.seed(stateOf(branch, sim.snapshot));
   mockInstallationToken(h.github, INSTALLATION_ID);
@@ -101,6 +98,22 @@ const designFiles = () => ({
   [ARTIFACT_PATHS.architecture]: sim.context.artifacts[ARTIFACT_PATHS.architecture]!,
   [ARTIFACT_PATHS.dbDesign]: sim.context.artifacts[ARTIFACT_PATHS.dbDesign]!,
 });
+
+/** The design gate approved by `approver` in review REVIEW_ID at the head, as the state branch holds it. */
+function seedDesignApproved(approver = "lead-human") {
+  sim.expectAccepted(
+    sim.send({
+      type: "gate.approved",
+      at: "2026-03-01T10:00:00.000Z",
+      gate: "design",
+      manifestHash: sim.context.gates.design.pendingHash!,
+      approver,
+      reviewId: REVIEW_ID,
+      commit: sim.context.head,
+    }),
+  );
+  state.seed(stateOf(branch, sim.snapshot));
+}
 
 describe("pull_request_review", () => {
   it("an approval by a configured approver with write access, on a commit at the pending hash, approves the design gate", async () => {
@@ -199,18 +212,7 @@ describe("pull_request_review", () => {
   });
 
   it("a comment-only review from an approver leaves their approval standing, as on GitHub", async () => {
-    sim.expectAccepted(
-      sim.send({
-        type: "gate.approved",
-        at: "2026-03-01T10:00:00.000Z",
-        gate: "design",
-        manifestHash: sim.context.gates.design.pendingHash!,
-        approver: "lead-human",
-        reviewId: REVIEW_ID,
-        commit: sim.context.head,
-      }),
-    );
-    state.seed(stateOf(branch, sim.snapshot));
+    seedDesignApproved();
     const before = state.head;
     expectConfig(h.github, CONFIG);
     expectReviews(h.github, [
@@ -227,18 +229,7 @@ describe("pull_request_review", () => {
   });
 
   it("a dismissed review withdraws the approval it gave", async () => {
-    sim.expectAccepted(
-      sim.send({
-        type: "gate.approved",
-        at: "2026-03-01T10:00:00.000Z",
-        gate: "design",
-        manifestHash: sim.context.gates.design.pendingHash!,
-        approver: "lead-human",
-        reviewId: REVIEW_ID,
-        commit: sim.context.head,
-      }),
-    );
-    state.seed(stateOf(branch, sim.snapshot));
+    seedDesignApproved();
     const head = sim.context.head;
     expectConfig(h.github, CONFIG);
     expectReviews(h.github, [{ id: REVIEW_ID, login: "lead-human", state: "DISMISSED", commit: head }]);
@@ -258,18 +249,7 @@ describe("pull_request_review", () => {
   });
 
   it("a request for changes withdraws what the same reviewer approved, whatever the case of their login", async () => {
-    sim.expectAccepted(
-      sim.send({
-        type: "gate.approved",
-        at: "2026-03-01T10:00:00.000Z",
-        gate: "design",
-        manifestHash: sim.context.gates.design.pendingHash!,
-        approver: "Lead-Human",
-        reviewId: REVIEW_ID,
-        commit: sim.context.head,
-      }),
-    );
-    state.seed(stateOf(branch, sim.snapshot));
+    seedDesignApproved("Lead-Human");
     const head = sim.context.head;
     expectConfig(h.github, CONFIG);
     expectReviews(h.github, [
@@ -298,18 +278,7 @@ describe("pull_request_review", () => {
   });
 
   it("GitHub's own dismissal of a stale approval on push withdraws nothing: the approval binds to the frozen hash", async () => {
-    sim.expectAccepted(
-      sim.send({
-        type: "gate.approved",
-        at: "2026-03-01T10:00:00.000Z",
-        gate: "design",
-        manifestHash: sim.context.gates.design.pendingHash!,
-        approver: "lead-human",
-        reviewId: REVIEW_ID,
-        commit: sim.context.head,
-      }),
-    );
-    state.seed(stateOf(branch, sim.snapshot));
+    seedDesignApproved();
     const before = state.head;
     const head = sim.context.head;
     expectConfig(h.github, CONFIG);

@@ -4,13 +4,15 @@ import { projectState } from "../../src/app/projection.js";
 import { createTrack } from "../../src/orchestrator/index.js";
 import type { TrackSnapshot } from "../../src/orchestrator/types.js";
 import { emptyTrackState, type TrackState } from "../../src/state/index.js";
-import type { GitHubMock, RecordedRequest } from "../helpers/github.js";
+import { TEST_APP_ID, type GitHubMock, type RecordedRequest } from "../helpers/github.js";
 import { TrackSim } from "../orchestrator/helpers/track.js";
 import { contentFile, FULL_NAME, inRepo, REPOSITORY_ID, type FakeStateBranch } from "./fake-repo.js";
-import { NOW, TEST_APP_ID_FOR_SCENARIOS } from "./harness.js";
 
 /** A 40-hex sha from a label, so a test names its commits. */
 export const commitSha = (label: string) => Buffer.from(label.padEnd(20, ".")).toString("hex").slice(0, 40);
+
+/** Frozen time: every ISO stamp a handler writes is this one. */
+export const NOW = new Date("2026-03-01T12:00:00.000Z");
 
 /** A fresh track branch name, so parallel tests never share a database branch. */
 export const newBranch = () => `feature-${randomBytes(3).toString("hex")}`;
@@ -102,7 +104,7 @@ export function expectStickyComment(github: GitHubMock, branch: string, headSha:
     .on("GET", "/repos/acme/shop/issues/7/comments", [200, []])
     .on("POST", "/repos/acme/shop/issues/7/comments", [
       201,
-      { id: 77, body: "", performed_via_github_app: { id: TEST_APP_ID_FOR_SCENARIOS } },
+      { id: 77, body: "", performed_via_github_app: { id: TEST_APP_ID } },
     ]);
 }
 

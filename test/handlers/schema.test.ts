@@ -2,10 +2,10 @@ import pg from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { webhookPayload } from "../helpers/webhooks.js";
 import { reach } from "../orchestrator/helpers/reach.js";
-import { createHarness, mockInstallationToken, type Harness } from "./harness.js";
+import { createHarness, type Harness, mockInstallationToken, trackRepo } from "./harness.js";
 import { FakeStateBranch, INSTALLATION_ID } from "./fake-repo.js";
 import { PG_URL_ENV, testDatabase, type TestDatabase } from "./database.js";
-import { createdChecks, expectChecks, expectConfig, newBranch, pullRequestPayload, stateOf } from "./scenario.js";
+import { createdChecks, expectChecks, expectConfig, pullRequestPayload, stateOf } from "./scenario.js";
 
 let h: Harness;
 let state: FakeStateBranch;
@@ -14,9 +14,7 @@ let branch: string;
 
 beforeEach(() => {
   db = testDatabase();
-  branch = newBranch();
-  h = createHarness({ openProvider: db.openProvider });
-  state = new FakeStateBranch(h.github);
+  ({ h, state, branch } = trackRepo({ openProvider: db.openProvider }));
 });
 afterEach(async () => {
   h.github.dispose();

@@ -2,8 +2,8 @@ import { requestDigest } from "../../src/app/dispatch.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { webhookPayload } from "../helpers/webhooks.js";
 import { reach } from "../orchestrator/helpers/reach.js";
-import { createHarness, mockInstallationToken, type Harness } from "./harness.js";
-import { FakeStateBranch, inRepo, INSTALLATION_ID } from "./fake-repo.js";
+import { type Harness, mockInstallationToken, trackRepo } from "./harness.js";
+import { type FakeStateBranch, inRepo, INSTALLATION_ID } from "./fake-repo.js";
 import { testDatabase, type TestDatabase } from "./database.js";
 import {
   commitSha,
@@ -11,7 +11,6 @@ import {
   expectChecks,
   expectConfig,
   expectStickyComment,
-  newBranch,
   pullRequestPayload,
   simulatedTrack,
   stateOf,
@@ -25,9 +24,7 @@ let branch: string;
 
 beforeEach(async () => {
   db = testDatabase();
-  branch = newBranch();
-  h = createHarness({ openProvider: db.openProvider });
-  state = new FakeStateBranch(h.github);
+  ({ h, state, branch } = trackRepo({ openProvider: db.openProvider }));
 });
 afterEach(async () => {
   h.github.dispose();

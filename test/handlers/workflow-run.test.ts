@@ -6,14 +6,13 @@ import { CycleRequest } from "../../src/cycle/request.js";
 import type { CycleResult } from "../../src/cycle/result.js";
 import { webhookPayload } from "../helpers/webhooks.js";
 import type { TrackSim } from "../orchestrator/helpers/track.js";
-import { createHarness, mockInstallationToken, type Harness } from "./harness.js";
+import { createHarness, type Harness, mockInstallationToken, trackRepo } from "./harness.js";
 import { FakeStateBranch, inRepo, INSTALLATION_ID, REPOSITORY_ID } from "./fake-repo.js";
 import {
   createdChecks,
   expectChecks,
   expectDefaultConfig,
   expectStickyComment,
-  newBranch,
   simulatedTrack,
   stateOf,
 } from "./scenario.js";
@@ -65,9 +64,7 @@ function seed(runId: number | null = null) {
 }
 
 beforeEach(() => {
-  h = createHarness();
-  state = new FakeStateBranch(h.github);
-  branch = newBranch();
+  ({ h, state, branch } = trackRepo());
   sim = atRedVerify();
   seed();
 });

@@ -11,6 +11,7 @@ import {
 import { truncate, utf8Bytes } from "../../src/report/markdown.js";
 import { CHECK_OUTPUT_BYTES, COMMENT_BYTES, GitHubMock, refusedByGitHub, TEST_APP_ID } from "../helpers/github.js";
 import { octokit } from "../state/helpers.js";
+import type { RememberedComments } from "../../src/report/write.js";
 import { check, HEAD, midBuildReport } from "./fixtures.js";
 
 let github: GitHubMock;
@@ -346,6 +347,90 @@ describe("the one sticky comment", () => {
       .on("DELETE", "/repos/acme/shop/issues/comments/6", [204]);
     await expect(upsertStickyComment(octokit(), sticky, body)).resolves.toEqual({
       action: "unchanged",
+      id: 5,
+      deleted: [6],
+    });
+    github.verify();
+  });
+});
+
+describe("the sticky comment a process remembers", () => {
+  const COMMENTS = "/repos/acme/shop/issues/7/comments";
+  const body = renderComment(midBuildReport());
+  const older = body.replace("T2 green", "T2 red");
+  const sticky = {
+    owner: "acme",
+    repo: "shop",
+    issueNumber: 7,
+    trackId: "feature-orders-1a2b3c4d",
+    appId: TEST_APP_ID,
+  };
+  const ours = (id: number, text: string) => ({
+    id,
+    body: text,
+    user: { login: "consort-app[bot]", type: "Bot" },
+    performed_via_github_app: { id: TEST_APP_ID },
+  });
+
+  it("a changed body is written to the comment a listing found, by one update and no listing", async () => {
+    const remembered: RememberedComments = new Map();
+    github
+      .on("GET", COMMENTS, [200, [ours(5, older)]])
+      .on("PATCH", "/repos/acme/shop/issues/comments/5", [200, { id: 5 }], 2);
+    await upsertStickyComment(octokit(), sticky, body, remembered);
+    await expect(upsertStickyComment(octokit(), sticky, older, remembered)).resolves.toEqual({
+      action: "updated",
+      id: 5,
+      deleted: [],
+    });
+    github.verify();
+    expect(github.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+      `GET ${COMMENTS}`,
+      "PATCH /repos/acme/shop/issues/comments/5",
+      "PATCH /repos/acme/shop/issues/comments/5",
+    ]);
+  });
+
+  it("a remembered comment someone deleted is looked for again and created, and the new one is not remembered", async () => {
+    const remembered: RememberedComments = new Map([[`acme/shop#7 ${sticky.trackId}`, { id: 5, body: older }]]);
+    github
+      .on("PATCH", "/repos/acme/shop/issues/comments/5", [404, { message: "Not Found" }])
+      .on("GET", COMMENTS, [200, []])
+      .on("POST", COMMENTS, [201, { id: 8 }]);
+    await expect(upsertStickyComment(octokit(), sticky, body, remembered)).resolves.toEqual({
+      action: "created",
+      id: 8,
+      deleted: [],
+    });
+    github.verify();
+    expect([...remembered.keys()]).toEqual([]);
+  });
+
+  it("an unchanged body is checked against the listing: a person's edit of the comment is put right", async () => {
+    const remembered: RememberedComments = new Map([[`acme/shop#7 ${sticky.trackId}`, { id: 5, body }]]);
+    github
+      .on("GET", COMMENTS, [200, [ours(5, `${body}\n\nAll gates approved (edited by mallory)`)]])
+      .on("PATCH", "/repos/acme/shop/issues/comments/5", [200, { id: 5 }]);
+    await expect(upsertStickyComment(octokit(), sticky, body, remembered)).resolves.toEqual({
+      action: "updated",
+      id: 5,
+      deleted: [],
+    });
+    github.verify();
+    expect(github.calls("PATCH", "/repos/acme/shop/issues/comments/5")[0]!.body).toEqual({ body });
+  });
+
+  it("after a race left two comments, the next write lists them and deletes the duplicate", async () => {
+    const remembered: RememberedComments = new Map();
+    github
+      .on("GET", COMMENTS, [200, []])
+      .on("POST", COMMENTS, [201, { id: 6 }])
+      .on("GET", COMMENTS, [200, [ours(5, older), ours(6, older)]])
+      .on("DELETE", "/repos/acme/shop/issues/comments/6", [204])
+      .on("PATCH", "/repos/acme/shop/issues/comments/5", [200, { id: 5 }]);
+    await upsertStickyComment(octokit(), sticky, older, remembered);
+    await expect(upsertStickyComment(octokit(), sticky, body, remembered)).resolves.toEqual({
+      action: "updated",
       id: 5,
       deleted: [6],
     });

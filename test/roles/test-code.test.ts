@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { testCodeIn } from "../../src/roles/test-code.js";
+import { judgedTextFromPatch, testCodeIn } from "../../src/roles/test-code.js";
 
 /** The textual rule on production code: what it refuses, word for word, and what it leaves alone. */
 
@@ -43,5 +43,38 @@ describe("test code in production code", () => {
     "import pytestify  # a name that only starts like pytest",
   ])("%s is production code", (text) => {
     expect(testCodeIn("src/a.ts", text)).toBeUndefined();
+  });
+});
+
+describe("what the rule judges from a diff instead of the whole file", () => {
+  test.each([
+    [
+      "a new file: the whole of it",
+      '@@ -0,0 +1,2 @@\n+import { z } from "zod";\n+export const a = z;',
+      'import { z } from "zod";\nexport const a = z;',
+    ],
+    [
+      "two hunks: each one's new side, context and added lines, without the removed ones",
+      '@@ -1,2 +1,2 @@\n import { z } from "zod";\n-export const a = 1;\n+export const a = 2;\n@@ -20,3 +20,3 @@\n const b = "b";\n-const c = 1;\n+const c = 2;\n const d = "d";\n\\ No newline at end of file',
+      'import { z } from "zod";\nexport const a = 2;\nconst b = "b";\nconst c = 2;\nconst d = "d";',
+    ],
+  ])("%s", (_, patch, judged) => {
+    expect(judgedTextFromPatch(patch)).toBe(judged);
+  });
+
+  test.each([
+    ["an empty diff (a rename, a mode change)", ""],
+    ["text that is not a diff's hunks", "diff --git a/src/a.ts b/src/a.ts\n@@ -1 +1 @@\n-a\n+b"],
+    [
+      "a hunk with no quote above its first added line (a module path opened above could still be open)",
+      '@@ -5,3 +5,3 @@\n }\n-const a = 1;\n+const a = 2;\n const b = "b";',
+    ],
+    [
+      "a hunk that starts with what a `from` above it could import",
+      '@@ -5,2 +5,2 @@\n \n "vitest";\n-const a = 1;\n+const a = 2;',
+    ],
+    ["a Python import whose module would be below the hunk", "@@ -1,2 +1,3 @@\n x = 'a'\n+import\n \n"],
+  ])("none from %s: the file is read whole", (_, patch) => {
+    expect(judgedTextFromPatch(patch)).toBeUndefined();
   });
 });

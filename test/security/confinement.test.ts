@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdir, mkdtemp, readdir, readFile, rm, symlink } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -12,7 +12,7 @@ import { CYCLE_RESULT_FILE } from "../../src/cycle/result.js";
 import { runCycle } from "../../src/cycle/run.js";
 import { hashFrozenText } from "../../src/gates/freeze.js";
 import type { BranchProvider } from "../../src/substrate/provider.js";
-import { REPO_ROOT, RED_T7, checkout, exampleConfig, uniqueBranch, type Checkout } from "../cycle/stockflow.js";
+import { RED_T7, checkout, exampleConfig, ownNodeModules, uniqueBranch, type Checkout } from "../cycle/stockflow.js";
 
 /**
  * The commands run confined: real cycles on StockFlow whose commands run as a separate OS user
@@ -53,18 +53,11 @@ afterAll(async () => {
   await exec("userdel", ["--remove", USER]).catch(() => {});
 });
 
-/**
- * The checkout, with a node_modules of its own as an install leaves it (the confined user writes
- * there: vite's temporary files), its packages linked to the repository's.
- */
+/** The checkout, with a node_modules of its own as an install leaves it (the confined user writes there). */
 async function stage(): Promise<Checkout> {
   const c = await checkout(RED_T7);
   cleanup.push(() => c.remove());
-  const modules = join(c.dir, "node_modules");
-  await rm(modules);
-  await mkdir(modules);
-  for (const name of await readdir(join(REPO_ROOT, "node_modules")))
-    if (!name.startsWith(".vite")) await symlink(join(REPO_ROOT, "node_modules", name), join(modules, name));
+  await ownNodeModules(c);
   return c;
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { DispatchCycleEffect } from "../../src/orchestrator/types.js";
+import type { DispatchCycleEffect, PushedCommit } from "../../src/orchestrator/types.js";
 import { reach } from "../orchestrator/helpers/reach.js";
 import type { TrackSim } from "../orchestrator/helpers/track.js";
 
@@ -45,29 +45,27 @@ function afterFirstUnit(): TrackSim {
 const reasonsOf = (sim: TrackSim) => (sim.last.rejection?.reasons ?? []).map((r) => r.replace(/^c[0-9a-f]{6}: /, ""));
 
 describe("files under the test globs that a verified RED froze besides its test", () => {
-  it("a later RED that rewrites a frozen helper line is refused, naming the file and the line", () => {
-    const sim = afterFirstUnit();
-    sim.push({ role: "navigator", files: { [HELPER]: "export const rows = () => 1;\n" } });
-    expect(reasonsOf(sim)).toEqual([
+  const hook = "import pytest\n\ndef pytest_runtest_makereport(item, call):\n    call.excinfo = None\n";
+  it.each<[string, Record<string, string | null>, string]>([
+    [
+      "a later RED that rewrites a frozen helper line is refused, naming the file and the line",
+      { [HELPER]: "export const rows = () => 1;\n" },
       `${HELPER}: frozen line 1 (\`export const rows = () => query('select count(*) from sto...\`) was changed or removed; a RED step may only add lines to a frozen test file`,
-    ]);
-  });
-
-  it("a later RED that makes conftest.py turn failures into passes is refused", () => {
-    const sim = afterFirstUnit();
-    const hook = "import pytest\n\ndef pytest_runtest_makereport(item, call):\n    call.excinfo = None\n";
-    sim.push({ role: "navigator", files: { [CONFTEST]: hook } });
-    expect(reasonsOf(sim)).toEqual([
+    ],
+    [
+      "a later RED that makes conftest.py turn failures into passes is refused",
+      { [CONFTEST]: hook },
       `${CONFTEST}: frozen line 3 (\`@pytest.fixture\`) was changed or removed; a RED step may only add lines to a frozen test file`,
-    ]);
-  });
-
-  it("a later RED that deletes a frozen helper is refused", () => {
-    const sim = afterFirstUnit();
-    sim.push({ role: "navigator", files: { [HELPER]: null } });
-    expect(reasonsOf(sim)).toEqual([
+    ],
+    [
+      "a later RED that deletes a frozen helper is refused",
+      { [HELPER]: null },
       `${HELPER}: a frozen test file was deleted; restore it (a verified RED test may never be removed)`,
-    ]);
+    ],
+  ])("%s", (_title, files, reason) => {
+    const sim = afterFirstUnit();
+    sim.push({ role: "navigator", files });
+    expect(reasonsOf(sim)).toEqual([reason]);
   });
 
   it("a later RED may add to a frozen helper and write new helpers", () => {
@@ -115,60 +113,36 @@ describe("files under the test globs that existed before the track (the trunk's)
       },
     });
     pushed.changes = pushed.changes.map((c) => (c.path === "test/setup.ts" ? { ...c, status: "modified" } : c));
-    sim.expectAccepted(
-      sim.send({
-        type: "push",
-        at: "2026-12-01T10:00:00Z",
-        before: sim.context.head,
-        after: pushed.sha,
-        forced: false,
-        commits: [pushed],
-      }),
-    );
+    sim.expectAccepted(sim.pushCommits(pushed));
   });
 
-  it("are frozen as they are at the base once a RED is verified: a later RED that edits the trunk's setup file is refused", () => {
+  const frozenAtBase = (what: string) =>
+    `${what}: it is under the test globs and existed before the track (a helper, fixture, setup file, snapshot or conftest.py), ` +
+    "so T1's verified RED froze it as it is at the base; restore it, and put new helpers in new files";
+  it.each<[string, Record<string, string>, PushedCommit["changes"], string]>([
+    [
+      "are frozen as they are at the base once a RED is verified: a later RED that edits the trunk's setup file is refused",
+      { "test/setup.ts": "beforeAll(() => {});\n" },
+      [{ path: "test/setup.ts", status: "modified" }],
+      frozenAtBase("test/setup.ts changed"),
+    ],
+    [
+      "a later RED that renames a trunk snapshot away is refused for the old path",
+      { "test/__snapshots__/moved.snap": "exports[`x`] = `1`;\n" },
+      [
+        {
+          path: "test/__snapshots__/moved.snap",
+          status: "renamed",
+          previousPath: "test/__snapshots__/stock.test.ts.snap",
+        },
+      ],
+      frozenAtBase("test/__snapshots__/stock.test.ts.snap was removed"),
+    ],
+  ])("%s", (_title, files, changes, reason) => {
     const sim = afterFirstUnit();
-    const pushed = sim.commit({ role: "navigator", files: { "test/setup.ts": "beforeAll(() => {});\n" } });
-    pushed.changes = [{ path: "test/setup.ts", status: "modified" }];
-    sim.send({
-      type: "push",
-      at: "2026-12-01T10:00:00Z",
-      before: sim.context.head,
-      after: pushed.sha,
-      forced: false,
-      commits: [pushed],
-    });
-    expect(reasonsOf(sim)).toEqual([
-      "test/setup.ts changed: it is under the test globs and existed before the track (a helper, fixture, setup file, snapshot or conftest.py), " +
-        "so T1's verified RED froze it as it is at the base; restore it, and put new helpers in new files",
-    ]);
-  });
-
-  it("a later RED that renames a trunk snapshot away is refused for the old path", () => {
-    const sim = afterFirstUnit();
-    const pushed = sim.commit({
-      role: "navigator",
-      files: { "test/__snapshots__/moved.snap": "exports[`x`] = `1`;\n" },
-    });
-    pushed.changes = [
-      {
-        path: "test/__snapshots__/moved.snap",
-        status: "renamed",
-        previousPath: "test/__snapshots__/stock.test.ts.snap",
-      },
-    ];
-    sim.send({
-      type: "push",
-      at: "2026-12-01T10:00:00Z",
-      before: sim.context.head,
-      after: pushed.sha,
-      forced: false,
-      commits: [pushed],
-    });
-    expect(reasonsOf(sim)).toEqual([
-      "test/__snapshots__/stock.test.ts.snap was removed: it is under the test globs and existed before the track (a helper, fixture, setup file, snapshot or conftest.py), " +
-        "so T1's verified RED froze it as it is at the base; restore it, and put new helpers in new files",
-    ]);
+    const pushed = sim.commit({ role: "navigator", files });
+    pushed.changes = changes;
+    sim.pushCommits(pushed);
+    expect(reasonsOf(sim)).toEqual([reason]);
   });
 });

@@ -488,6 +488,24 @@ export class GitRepo {
       });
   }
 
+  /**
+   * The diff of each text file from commit `from` to commit `to`, as GitHub's compare and commit
+   * APIs give it in a file's `patch`: the hunks of a unified diff with three lines of context, without
+   * git's file headers. A binary file has none (GitHub leaves `patch` out for it).
+   */
+  patches(from: string, to: string): Map<string, string> {
+    const out = this.git("diff", "--no-renames", "--no-color", "--no-ext-diff", "-U3", from, to);
+    const patches = new Map<string, string>();
+    for (const chunk of out.split(/^diff --git /m).slice(1)) {
+      const lines = chunk.split("\n");
+      const path = /^\+\+\+ b\/(.*)$/m.exec(chunk)?.[1] ?? /^--- a\/(.*)$/m.exec(chunk)?.[1];
+      const first = lines.findIndex((line) => line.startsWith("@@"));
+      if (path === undefined || first < 0) continue;
+      patches.set(path, lines.slice(first).join("\n").replace(/\n$/, ""));
+    }
+    return patches;
+  }
+
   /** Every entry of a tree and its subtrees, paths from the root (as `git ls-tree -r -t` lists them). */
   listTreeRecursive(treeSha: string): TreeEntry[] {
     const out = this.git("ls-tree", "-r", "-t", "-l", treeSha);

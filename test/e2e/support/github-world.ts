@@ -1128,23 +1128,34 @@ export class GitHubWorld {
           shas.map((sha) => this.listedCommitJson(sha)),
           { per_page: "250", ...query },
         ),
-        // What head changed since the merge base, as GitHub lists it: 300 files at most.
-        files: this.git
-          .diffFiles(mergeBase, head)
-          .slice(0, GITHUB_COMPARE_FILES_CAP)
-          .map((f) => ({
-            sha: f.status === "removed" ? null : f.blob,
-            filename: f.path,
-            status: f.status,
-            additions: 0,
-            deletions: 0,
-            changes: 0,
-            blob_url: "",
-            raw_url: "",
-            contents_url: "",
-          })),
+        // What head changed since the merge base, as GitHub lists it: 300 files at most, each with
+        // its diff unless binary or too big to show (GITHUB_PATCH_LIMIT).
+        files: this.comparedFiles(mergeBase, head),
       },
     ];
+  }
+
+  /** A compare's `files`: 300 at most, each with its `patch` where GitHub gives one. */
+  private comparedFiles(from: string, to: string): Array<Record<string, unknown>> {
+    const patches = this.git.patches(from, to);
+    return this.git
+      .diffFiles(from, to)
+      .slice(0, GITHUB_COMPARE_FILES_CAP)
+      .map((f) => {
+        const patch = patches.get(f.path);
+        return {
+          sha: f.status === "removed" ? null : f.blob,
+          filename: f.path,
+          status: f.status,
+          additions: 0,
+          deletions: 0,
+          changes: 0,
+          blob_url: "",
+          raw_url: "",
+          contents_url: "",
+          ...(patch !== undefined && Buffer.byteLength(patch) <= GITHUB_PATCH_LIMIT ? { patch } : {}),
+        };
+      });
   }
 
   private reviewJson(review: Review): Record<string, unknown> {
@@ -1271,6 +1282,11 @@ function notFound(message = "Not Found"): Reply {
 export const GITHUB_COMMIT_FILES_CAP = 3000;
 /** A compare lists at most this many files. */
 const GITHUB_COMPARE_FILES_CAP = 300;
+/**
+ * GitHub leaves a file's `patch` out of a compare when its diff is too big to show; the cut-off is
+ * not documented, so the double takes one (a diff over 64 KB) that a test can reach on purpose.
+ */
+const GITHUB_PATCH_LIMIT = 64 * 1024;
 /** A push payload lists at most this many commits. */
 export const GITHUB_PUSH_COMMITS_CAP = 2048;
 

@@ -114,11 +114,17 @@ export class TrackSim {
       message,
       changes,
       files: spec.files,
+      // As the handler reads it: the root's package.json before the commit (the sim's base has none).
+      before: { "package.json": null },
     };
   }
 
   push(...specs: CommitSpec[]): TransitionResult {
-    const commits = specs.map((s) => this.commit(s));
+    return this.pushCommits(...specs.map((s) => this.commit(s)));
+  }
+
+  /** Push commits made by `commit`, perhaps altered first (as GitHub would list a rename, say), onto the branch. */
+  pushCommits(...commits: PushedCommit[]): TransitionResult {
     const before = this.context.rejectedHead?.sha ?? this.context.head;
     return this.send({ type: "push", at: clock(this.n), before, after: commits.at(-1)!.sha, forced: false, commits });
   }
