@@ -1,11 +1,11 @@
-import { pathsToRead, runnerPathsToRead } from "../orchestrator/index.js";
-import { isRunnerConfigPath } from "../gates/freeze.js";
+import { pathsToRead, runnerPackagesToRead, runnerPathsToRead } from "../orchestrator/index.js";
+import { configuredCommands, isRunnerConfigPath } from "../gates/freeze.js";
 import type { ChangedPath, PushedCommit, PushEvent, TrackEvent, TrackSnapshot } from "../orchestrator/types.js";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { globMatcher } from "../roles/globs.js";
 import { judgedTextFromPatch } from "../roles/test-code.js";
-import { compareAll, type Compared, type ListedCommit, type Ref } from "./compare.js";
 import { httpStatus, type GitHub, type RepoRef } from "./github.js";
+import { compareAll, type Compared, type ListedCommit, type Ref } from "./compare.js";
 import { conflictingMigrations, recogniseRebase, type Replayed } from "./rebase.js";
 
 /** A pushed commit as the `push` payload describes it (GitHub's own record of the push). */
@@ -116,15 +116,17 @@ export async function verifiedPush({
   const { status } = compared;
   if (status !== "ahead") {
     const head = await frozenCandidatesAt(ref, after, config);
+    const problems = [...head.problems];
     const trees = { before: compared.baseTree, after: head.tree };
     // Rewritten history is taken only as a rebase onto the default branch; else it says why not.
     const rebase =
       status === "diverged" ? await recogniseRebase(ref, { before, after, defaultBranch, config }) : undefined;
+    if (rebase?.kind === "rewritten") problems.push(rebase.reason);
     return {
       status,
       forced,
       commits: [],
-      problems: [...head.problems, ...(rebase?.kind === "rewritten" ? [rebase.reason] : [])],
+      problems,
       headBlobs: head.blobs,
       trees,
       migrationConflicts: rebase?.kind === "rebased" ? rebase.migrationConflicts : [],
@@ -240,6 +242,55 @@ export function frozenCheckPending(push: VerifiedPush, before: string, snapshot:
   return push.headBlobs === undefined && before !== snapshot.context.head;
 }
 
+/**
+ * Whether the push's commits lack a package.json text the frozen runner configuration needs
+ * (runnerPackagesToRead): only the snapshot says whether the test-list gate has opened.
+ */
+export function runnerPackagesPending(push: VerifiedPush, snapshot: TrackSnapshot, config: ConsortConfig): boolean {
+  return push.commits.some((commit) =>
+    runnerPackagesToRead(commit.changes, config, snapshot).some((path) => commit.before?.[path] === undefined),
+  );
+}
+
+/**
+ * The push with those package.json texts read, each at its commit's first parent, once a push: a
+ * text a commit leaves (unchanged, or read after it) is the next commit's, and a merge starts over.
+ */
+export async function withRunnerPackages(
+  {
+    octokit,
+    owner,
+    repo,
+    before,
+    config,
+    snapshot,
+  }: Ref & { before: string; config: ConsortConfig; snapshot: TrackSnapshot },
+  push: VerifiedPush,
+): Promise<VerifiedPush> {
+  const known = new Map<string, string | null>();
+  let at = before;
+  const commits: PushedCommit[] = [];
+  for (const commit of push.commits) {
+    const texts: Record<string, string | null> = {};
+    for (const path of commit.merge ? [] : runnerPackagesToRead(commit.changes, config, snapshot)) {
+      const given = commit.before?.[path];
+      if (given !== undefined) texts[path] = given;
+      else {
+        if (!known.has(path)) known.set(path, await fileAt({ octokit, owner, repo, path, ref: at }));
+        texts[path] = known.get(path)!;
+      }
+    }
+    commits.push(Object.keys(texts).length > 0 ? { ...commit, before: { ...commit.before, ...texts } } : commit);
+    if (commit.merge) known.clear();
+    for (const change of commit.changes)
+      for (const path of [change.path, change.previousPath]) if (path !== undefined) known.delete(path);
+    for (const [path, text] of Object.entries(commit.files))
+      if (path === "package.json" || path.endsWith("/package.json")) known.set(path, text);
+    at = commit.sha;
+  }
+  return { ...push, commits };
+}
+
 /** The push with the head's blobs read (one tree read at `after`), for when `frozenCheckPending`. */
 export async function withFrozenAtHead(
   { octokit, owner, repo, after, config }: Ref & { after: string; config: ConsortConfig },
@@ -306,9 +357,10 @@ function judgedDiffs(
     for (const path of new Set(namedPaths(changes))) touches.set(path, (touches.get(path) ?? 0) + 1);
   const isCode = globMatcher(config.paths.code);
   const frozenMay = mayBeFrozen(config);
+  const commands = Object.values(configuredCommands(config.commands));
   for (const file of files) {
     if (file.patch === undefined || (file.status !== "added" && file.status !== "modified")) continue;
-    if (!isCode(file.path) || frozenMay(file.path) || isRunnerConfigPath(file.path)) continue;
+    if (!isCode(file.path) || frozenMay(file.path) || isRunnerConfigPath(file.path, commands)) continue;
     if (touches.get(file.path) !== 1) continue;
     const judged = judgedTextFromPatch(file.patch);
     if (judged !== undefined) diffs.set(file.path, judged);

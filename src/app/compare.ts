@@ -21,6 +21,7 @@ interface ComparedFile {
   patch?: string;
 }
 
+/** What compare/{base}...{head} says, every commit (100 a page) and the files of its first page. */
 export interface Compared {
   status: string;
   commits: ListedCommit[];
@@ -33,7 +34,6 @@ export interface Compared {
   mergeBase: string;
 }
 
-/** compare/{base}...{head} with every commit (100 a page) and the files of its first page. */
 export async function compareAll({ octokit, owner, repo }: Ref, base: string, head: string): Promise<Compared> {
   const commits: ListedCommit[] = [];
   let status = "";

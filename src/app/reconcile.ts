@@ -7,7 +7,15 @@ import type { TrackEvent, TrackSnapshot } from "../orchestrator/types.js";
 import { STATE_BRANCH, TamperedStateError, type TrackState } from "../state/index.js";
 import { decideApprovals, pendingGates } from "./approvals.js";
 import { failTampered } from "./checks.js";
-import { branchDeletedEvent, frozenCheckPending, pushEvent, verifiedPush, withFrozenAtHead } from "./commits.js";
+import {
+  branchDeletedEvent,
+  frozenCheckPending,
+  pushEvent,
+  runnerPackagesPending,
+  verifiedPush,
+  withFrozenAtHead,
+  withRunnerPackages,
+} from "./commits.js";
 import { readGitHubConfig } from "../config/load.js";
 import { advanceAndShow } from "./engine.js";
 import { dispatchIdOfRunName, WORKFLOWS } from "./dispatch.js";
@@ -189,7 +197,10 @@ async function missedPush(
   const since = frozenCheckPending(read, known, snapshot)
     ? await withFrozenAtHead({ ...ref, after: head, config }, read)
     : read;
-  return pushEvent(snapshot, { before: known, after: head, ...since }, at);
+  const filled = runnerPackagesPending(since, snapshot, config)
+    ? await withRunnerPackages({ ...ref, before: known, config, snapshot }, since)
+    : since;
+  return pushEvent(snapshot, { before: known, after: head, ...filled }, at);
 }
 
 /** A finished run of the pending dispatch whose `workflow_run` webhook never arrived. */

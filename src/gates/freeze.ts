@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { posix } from "node:path";
 import picomatch from "picomatch";
 import { DEPENDENCY_FILES, RUNNERS } from "../cycle/runners.js";
-import { DEPENDENCY_SECTIONS, dependencyEntryChanges, pythonName } from "./runner-deps.js";
+import { DEPENDENCY_SECTIONS, dependencyEntryChanges, isObject, pythonName, same } from "./runner-deps.js";
 
 /**
  * Freezing (design §4): what a gate approves is pinned by sha256 hashes of file texts, and a test
@@ -168,12 +168,25 @@ const isPythonRunnerPackage = (name: string) => matches(PYTHON_PACKAGES, pythonN
 const PYTHON_WORDS = [...new Set(PYTHON_PACKAGES.map((p) => p.replace(/[-*]+$/, "")))];
 
 const isPackageJson = (path: string) => path === "package.json" || path.endsWith("/package.json");
+const DEPENDENCY_MATCHERS = DEPENDENCY_FILES.map((file) => ({
+  file,
+  matches: picomatch([file.path, `**/${file.path}`], { dot: true }),
+}));
+const anyDependencyFile = picomatch(
+  DEPENDENCY_FILES.flatMap((file) => [file.path, `**/${file.path}`]),
+  { dot: true },
+);
 const dependencyFile = (path: string) =>
-  DEPENDENCY_FILES.find((f) => picomatch.isMatch(path, [f.path, `**/${f.path}`], { dot: true }));
-/** The package a path is installed for under node_modules/ (its last node_modules/ folder), if any. */
-function installedPackage(path: string): string | undefined {
-  const found = [...path.matchAll(/(?:^|\/)node_modules\/((?:@[^/]+\/)?[^/]+)(?=\/|$)/g)].at(-1);
-  return found?.[1];
+  anyDependencyFile(path) ? DEPENDENCY_MATCHERS.find(({ matches }) => matches(path))?.file : undefined;
+const RUNNER_MATCHERS = RUNNER_FILES.map((file) => ({ file, matches: picomatch(file.path, { dot: true }) }));
+/**
+ * The runner package a path is installed for under node_modules/ (by its last node_modules/
+ * folder), if any: committed, such a file is run as the runner wherever the install does not
+ * replace node_modules. Any change to one is refused without reading it.
+ */
+export function installedRunnerPackage(path: string): string | undefined {
+  const found = [...path.matchAll(/(?:^|\/)node_modules\/((?:@[^/]+\/)?[^/]+)(?=\/|$)/g)].at(-1)?.[1];
+  return found !== undefined && isRunnerPackage(found) ? found : undefined;
 }
 
 /**
@@ -193,6 +206,18 @@ export const configuredCommands = (commands: Readonly<Record<string, unknown>>):
  * `npm --prefix api test`): a runner's configuration files there are frozen as at the root.
  */
 export function commandFolders(commands: readonly string[]): string[] {
+  const key = commands.join("\u0000");
+  const known = FOLDERS_OF.get(key);
+  if (known) return known;
+  const folders = foldersOf(commands);
+  if (FOLDERS_OF.size > 100) FOLDERS_OF.clear();
+  FOLDERS_OF.set(key, folders);
+  return folders;
+}
+/** commandFolders is asked once per changed path: the commands are parsed once. */
+const FOLDERS_OF = new Map<string, string[]>();
+
+function foldersOf(commands: readonly string[]): string[] {
   const out = new Set<string>();
   for (const command of commands)
     for (const segment of segments(command, "", "")) if (segment.cwd) out.add(segment.cwd);
@@ -204,17 +229,16 @@ function runnerFilesOf(path: string, folders: readonly string[]) {
   const relative = ["", ...folders].flatMap((dir) =>
     dir === "" ? [path] : path.startsWith(`${dir}/`) ? [path.slice(dir.length + 1)] : [],
   );
-  return RUNNER_FILES.filter((f) => relative.some((rel) => picomatch.isMatch(rel, f.path, { dot: true })));
+  return RUNNER_MATCHERS.filter(({ matches }) => relative.some((rel) => matches(rel))).map(({ file }) => file);
 }
 
 /**
  * True for a file whose text (or part of it) configures a supported runner: every package.json,
  * the runners' own files at the root (or where a command runs, given `commands`), the dependency
- * files that pin the runner's packages, and a file installed under node_modules/ for a runner.
+ * files that pin the runner's packages. Nothing under node_modules/ (see installedRunnerPackage).
  */
 export function isRunnerConfigPath(path: string, commands: readonly string[] = []): boolean {
-  const installed = installedPackage(path);
-  if (installed !== undefined) return isRunnerPackage(installed);
+  if (/(?:^|\/)node_modules\//.test(path)) return false;
   return (
     isPackageJson(path) ||
     dependencyFile(path) !== undefined ||
@@ -287,9 +311,6 @@ const pathLike = (word: string) =>
   !/[$*?{}[\]<>~=]/.test(word) &&
   (word.includes("/") || /\.[A-Za-z][A-Za-z0-9]{0,5}$/.test(word));
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
-const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 const scriptOf = (pkg: Record<string, unknown>, name: string) =>
   isObject(pkg.scripts) && typeof pkg.scripts[name] === "string" ? pkg.scripts[name] : undefined;
 const parsePackage = (text: string | null | undefined): Record<string, unknown> | undefined => {
@@ -461,13 +482,6 @@ export function runnerConfigChanges(input: {
 }): string[] {
   const { path, before, after, commands } = input;
   const plugins = input.plugins ?? new Set<string>();
-  const installed = installedPackage(path);
-  if (installed !== undefined)
-    return isRunnerPackage(installed) && before !== after
-      ? [
-          `a file of the installed ${installed} package, ${before === null ? "added" : after === null ? "removed" : "changed"}`,
-        ]
-      : [];
   if (isPackageJson(path)) return packageJsonChanges(before, after, commands, plugins);
   const norm = (text: string | null) => (text === null ? null : normaliseLineEndings(text));
   const changed: string[] = [];

@@ -11,9 +11,9 @@ import type { DependencyFormat } from "../cycle/runners.js";
  * reads them. Every other entry stays the driver's to add and change.
  */
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
+export const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
-const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+export const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 /** package.json's sections that name dependencies (and what replaces them). */
 export const DEPENDENCY_SECTIONS = [

@@ -1,4 +1,12 @@
-import { frozenCheckPending, pushEvent, verifiedPush, withFrozenAtHead, type VerifiedPush } from "../app/commits.js";
+import {
+  frozenCheckPending,
+  pushEvent,
+  runnerPackagesPending,
+  verifiedPush,
+  withFrozenAtHead,
+  withRunnerPackages,
+  type VerifiedPush,
+} from "../app/commits.js";
 import type { PushEvent, TrackSnapshot } from "../orchestrator/types.js";
 import { advanceAndAct } from "../app/engine.js";
 import type { HandlerInput } from "../app/services.js";
@@ -67,6 +75,8 @@ export async function handlePush(input: HandlerInput<PushPayload>): Promise<void
   };
   let unseen: string | undefined;
   let treeNeeded = false;
+  let packagesNeeded = false;
+  let seen: TrackSnapshot | undefined;
   const advance = () =>
     advanceAndAct(deps, {
       trackId,
@@ -80,24 +90,30 @@ export async function handlePush(input: HandlerInput<PushPayload>): Promise<void
           unseen = head;
           return undefined;
         }
+        seen = snapshot;
         // The head's frozen files were not read, and `before` is not a head the track checked.
         treeNeeded = frozenCheckPending(verified, before, snapshot);
-        return treeNeeded ? undefined : event(snapshot, before, verified);
+        // The runner's configuration is frozen: what the test command runs is read from package.json.
+        packagesNeeded = runnerPackagesPending(verified, snapshot, config);
+        return treeNeeded || packagesNeeded ? undefined : event(snapshot, before, verified);
       },
     });
   let outcome = await advance();
-  if (outcome.kind === "unchanged" && treeNeeded) {
-    verified = await withFrozenAtHead(
-      { octokit, owner: deps.repo.owner, repo: deps.repo.repo, after: payload.after, config },
-      verified,
-    );
+  const ref = { octokit, owner: deps.repo.owner, repo: deps.repo.repo };
+  if (outcome.kind === "unchanged" && (treeNeeded || packagesNeeded)) {
+    if (treeNeeded) verified = await withFrozenAtHead({ ...ref, after: payload.after, config }, verified);
+    if (packagesNeeded && seen)
+      verified = await withRunnerPackages({ ...ref, before, config, snapshot: seen }, verified);
     outcome = await advance();
   }
   if (outcome.kind !== "unchanged" || unseen === undefined) return;
   // Read from the track's own head instead: when the branch has moved on from it, the push holds
   // the late one's commits too; when the track is already past this push, the delivery is stale.
   const from = unseen;
-  const caughtUp = await verify(from);
+  const read = await verify(from);
+  // The late push's commits need the package.json texts as much as this one's.
+  const caughtUp = seen ? await withRunnerPackages({ ...ref, before: from, config, snapshot: seen }, read) : read;
+  if (seen) verified = await withRunnerPackages({ ...ref, before, config, snapshot: seen }, verified);
   if (caughtUp.status === "behind" || caughtUp.status === "identical") {
     input.log.info({ trackId, delivery: deps.deliveryId }, `push to ${payload.after} is older than the track's head`);
     return;

@@ -10,6 +10,7 @@ export {
   restoreSnapshot,
   pathsToRead,
   runnerPathsToRead,
+  runnerPackagesToRead,
   SnapshotError,
 } from "./transition.js";
 export { nextAction, renderNextAction, describeLane, renderLane } from "./next-action.js";

@@ -12,7 +12,8 @@ import { frozenChangesAtHead } from "../gates/withdrawal.js";
 import { classifyCommit } from "../roles/classify.js";
 import { globMatcher } from "../roles/globs.js";
 import { currentUnit, frozenState, initialContext } from "./context.js";
-import { trackMachine, type MachineEvent } from "./machine.js";
+import { trackMachine } from "./machine.js";
+import type { MachineEvent } from "./machine-setup.js";
 import { nextAction } from "./next-action.js";
 import { CreateTrackInputSchema, TrackEventSchema, TrackSnapshotSchema } from "./schema.js";
 import {
@@ -62,24 +63,30 @@ export function pathsToRead(changes: ChangedPath[], config: ConsortConfig): stri
   return [...out];
 }
 
-/**
- * The paths whose text before the commit a handler must put in `PushedCommit.before`: the runner
- * configuration files it changed, and, for a commit that changes anything outside `.consort/`, the package.json of
- * the root and of each folder a command runs in, whose scripts say which files the test command
- * runs (see runnerReach).
- */
+/** The paths whose text before the commit a handler must put in `PushedCommit.before`: the runner configuration files it changed. */
 export function runnerPathsToRead(changes: ChangedPath[], config: ConsortConfig): string[] {
   const commands = Object.values(configuredCommands(config.commands));
   const out = new Set<string>();
-  if (changes.some((change) => touchesBeyondConsort(change))) {
-    out.add("package.json");
-    for (const dir of commandFolders(commands)) out.add(`${dir}/package.json`);
-  }
   for (const change of changes) {
     for (const path of [change.path, change.previousPath])
       if (path !== undefined && isRunnerConfigPath(path, commands)) out.add(path);
   }
   return [...out];
+}
+
+/**
+ * Once the runner's configuration is frozen (the test-list gate has opened), the paths whose text
+ * before each commit that changes anything outside `.consort/` a handler must also put in
+ * `PushedCommit.before`: the package.json of the root and of each folder a command runs in,
+ * whose scripts say which files the test command runs (see runnerReach). Empty before then, so
+ * the design lane's pushes read nothing more.
+ */
+export function runnerPackagesToRead(changes: ChangedPath[], config: ConsortConfig, snapshot: TrackSnapshot): string[] {
+  if (snapshot.context.gates["test-list"].status === "closed" || !changes.some(touchesBeyondConsort)) return [];
+  return [
+    "package.json",
+    ...commandFolders(Object.values(configuredCommands(config.commands))).map((dir) => `${dir}/package.json`),
+  ];
 }
 
 /** Start a track: the first snapshot (at `stories`) and its effects (fork the database branch, ask the Product Owner). */

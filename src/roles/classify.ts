@@ -3,6 +3,7 @@ import {
   checkFrozenTestFile,
   configuredCommands,
   hashFrozenText,
+  installedRunnerPackage,
   isRunnerConfigPath,
   runnerConfigChanges,
   runnerReach,
@@ -101,6 +102,10 @@ function reachOf(commit: PushedCommit, commands: Record<string, string>): Runner
   return runnerReach(commands, packages);
 }
 
+const runnerConfigRefusal = (path: string, changed: readonly string[]) =>
+  `${path}: changes the test runner's configuration (${changed.join(", ")}), frozen at the test-list gate because it decides which tests pass: ` +
+  "restore it (other dependencies may change), or ask a person to renegotiate the test list";
+
 export function classifyCommit({ commit, stage, unit, config, frozen, pusher }: ClassifyInput): Classification {
   const reasons: string[] = [];
   const frozenTouched: Array<{ path: string; gate: GateName }> = [];
@@ -190,6 +195,12 @@ export function classifyCommit({ commit, stage, unit, config, frozen, pusher }: 
     }
     // A package.json or dependency file among a fixture's test files keeps the test-file rule.
     const nestedTestFile = path !== "package.json" && isTest(path);
+    const installed = frozen.runnerConfig ? installedRunnerPackage(path) : undefined;
+    if (installed !== undefined) {
+      frozenTouched.push({ path, gate: "test-list" });
+      reasons.push(runnerConfigRefusal(path, [`a file of the installed ${installed} package`]));
+      continue;
+    }
     if (frozen.runnerConfig && isRunnerConfigPath(path, commandLines) && !nestedTestFile) {
       const before = commit.before?.[path];
       const after = removed ? null : commit.files[path];
@@ -202,10 +213,7 @@ export function classifyCommit({ commit, stage, unit, config, frozen, pusher }: 
       const changed = runnerConfigChanges({ path, before, after, commands: commandLines, plugins: reach?.plugins });
       if (changed.length > 0) {
         frozenTouched.push({ path, gate: "test-list" });
-        reasons.push(
-          `${path}: changes the test runner's configuration (${changed.join(", ")}), frozen at the test-list gate because it decides which tests pass: ` +
-            "restore it (other dependencies may change), or ask a person to renegotiate the test list",
-        );
+        reasons.push(runnerConfigRefusal(path, changed));
         continue;
       }
     }

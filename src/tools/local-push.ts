@@ -1,7 +1,7 @@
 import picomatch from "picomatch";
 import { simpleGit } from "simple-git";
 import type { ConsortConfig } from "../config/consort-config.js";
-import { configuredCommands, isRunnerConfigPath } from "../gates/freeze.js";
+import { commandFolders, configuredCommands, isRunnerConfigPath, touchesBeyondConsort } from "../gates/freeze.js";
 import { runnerPathsToRead } from "../orchestrator/index.js";
 import type { ChangedPath, PushedCommit, PushEvent } from "../orchestrator/types.js";
 import { ToolError } from "./registry.js";
@@ -78,7 +78,12 @@ export async function localPush(
     }
     // The runner's configuration is compared before and after the commit (see runnerConfigChanges).
     const before: Record<string, string | null> = {};
-    for (const path of runnerPathsToRead(changes, config)) before[path] = await textAt(`${sha}^`, path);
+    // And the package.json files whose scripts say what the test command runs (read locally, so always).
+    const packages = changes.some(touchesBeyondConsort)
+      ? ["package.json", ...commandFolders(commands).map((dir) => `${dir}/package.json`)]
+      : [];
+    for (const path of [...runnerPathsToRead(changes, config), ...packages])
+      before[path] = await textAt(`${sha}^`, path);
     commits.push({
       sha,
       authorLogin: loginFromEmail(email),

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { commandFolders, isRunnerConfigPath, runnerConfigChanges, runnerReach } from "../../src/gates/freeze.js";
+import {
+  commandFolders,
+  installedRunnerPackage,
+  isRunnerConfigPath,
+  runnerConfigChanges,
+  runnerReach,
+} from "../../src/gates/freeze.js";
 
 /**
  * The runner's entries in each dependency file the freezing rule reads (src/gates/runner-deps.ts,
@@ -200,13 +206,11 @@ describe("pytest's entries in Python dependency files", () => {
 });
 
 describe("files installed under node_modules/", () => {
-  it("a committed file of a runner's package is refused; another package's is no runner file", () => {
-    expect(isRunnerConfigPath("node_modules/vitest/dist/index.js")).toBe(true);
-    expect(change("node_modules/vitest/dist/index.js", null, "export {};\n")).toEqual([
-      "a file of the installed vitest package, added",
-    ]);
-    expect(isRunnerConfigPath("api/node_modules/@vitest/runner/index.js")).toBe(true);
-    expect(isRunnerConfigPath("node_modules/pg/index.js")).toBe(false);
+  it("a committed file of a runner's package is the runner's; another package's, and node_modules itself, are no runner files", () => {
+    expect(installedRunnerPackage("node_modules/vitest/dist/index.js")).toBe("vitest");
+    expect(installedRunnerPackage("api/node_modules/a/node_modules/@vitest/runner/index.js")).toBe("@vitest/runner");
+    expect(installedRunnerPackage("node_modules/pg/index.js")).toBeUndefined();
+    expect(isRunnerConfigPath("node_modules/vitest/package.json")).toBe(false);
   });
 });
 

@@ -95,8 +95,6 @@ describe("push", () => {
     expectStickyComment(h.github, branch, wrong);
     // Code files are read too: the classifier refuses test code in production code.
     h.github.on("GET", "/repos/acme/shop/contents/src%2Fapp.ts", contentFile("src/app.ts", "export {};\n"));
-    // And the root's package.json before a commit beyond .consort/: its scripts say which files the test command runs.
-    h.github.on("GET", "/repos/acme/shop/contents/package.json", [404, { message: "Not Found" }]);
 
     await h.receive(
       "push",

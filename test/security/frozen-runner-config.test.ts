@@ -261,6 +261,13 @@ describe("what the frozen runner configuration reaches", () => {
     sim.expectAccepted(pushChange(sim, "package-lock.json", text(LOCK), text(after), true, text(PACKAGE)));
   });
 
+  it("committing a file of the installed vitest under node_modules/ is refused", () => {
+    const sim = atGreen({ code: ["src/**", "node_modules/**"] });
+    pushChange(sim, "node_modules/vitest/vitest.mjs", null, "process.exit(0);\n");
+    expect(reasons(sim)).toEqual([refusal("a file of the installed vitest package", "node_modules/vitest/vitest.mjs")]);
+    expect(sim.context.gates["test-list"].status).toBe("withdrawn");
+  });
+
   it("a GREEN that rewrites the file a frozen test script runs is refused, naming the script", () => {
     const code = ["src/**", "scripts/**", "package.json"];
     const sim = atGreen({ code });
@@ -315,49 +322,38 @@ describe("what the frozen runner configuration reaches", () => {
     );
   });
 
-  it("pytest's own dependency entries in pyproject.toml are frozen; other dependencies are not", () => {
-    const code = ["src/**", "pyproject.toml"];
-    const pyproject =
-      '[project]\nname = "shop"\ndependencies = ["psycopg"]\n\n[project.optional-dependencies]\ntest = ["pytest>=8", "pytest-cov"]\n\n' +
-      '[tool.poetry.group.dev.dependencies]\npytest-xdist = "^3"\n';
-    const sim = atGreen({ code }, "pytest --junitxml=junit.xml");
-    pushChange(
-      sim,
-      "pyproject.toml",
-      pyproject,
-      pyproject.replace('"pytest>=8"', '"pytest @ file:///tmp/always-green"').replace('"^3"', '{ path = "../fake" }'),
-    );
-    expect(reasons(sim)).toEqual([
-      refusal(
-        "[project.optional-dependencies] test: pytest, [tool.poetry.group.dev.dependencies] pytest-xdist",
-        "pyproject.toml",
+  const PYPROJECT =
+    '[project]\nname = "shop"\ndependencies = ["psycopg"]\n\n[project.optional-dependencies]\ntest = ["pytest>=8", "pytest-cov"]\n\n' +
+    '[tool.poetry.group.dev.dependencies]\npytest-xdist = "^3"\n';
+  const REQUIREMENTS = "psycopg==3.2.0\npytest==8.3.0  # the runner\nPytest_Cov==5.0\n";
+  const PYTHON_FILES = [
+    {
+      file: "pyproject.toml",
+      what: "pytest's own dependency entries in pyproject.toml",
+      text: PYPROJECT,
+      forged: PYPROJECT.replace('"pytest>=8"', '"pytest @ file:///tmp/always-green"').replace(
+        '"^3"',
+        '{ path = "../fake" }',
       ),
-    ]);
-    const other = atGreen({ code }, "pytest --junitxml=junit.xml");
-    other.expectAccepted(
-      pushChange(other, "pyproject.toml", pyproject, pyproject.replace('["psycopg"]', '["psycopg", "httpx"]')),
-    );
-  });
-
-  it("pytest's lines in a requirements file are frozen; other lines are not", () => {
-    const code = ["src/**", "requirements-dev.txt"];
-    const requirements = "psycopg==3.2.0\npytest==8.3.0  # the runner\nPytest_Cov==5.0\n";
-    const sim = atGreen({ code }, "pytest --junitxml=junit.xml");
-    pushChange(
-      sim,
-      "requirements-dev.txt",
-      requirements,
-      requirements.replace("pytest==8.3.0", "./wheels/pytest-99.0-py3-none-any.whl").replace("5.0", "5.1"),
-    );
-    expect(reasons(sim)).toEqual([refusal("pytest, pytest-cov", "requirements-dev.txt")]);
-    const other = atGreen({ code }, "pytest --junitxml=junit.xml");
-    other.expectAccepted(
-      pushChange(
-        other,
-        "requirements-dev.txt",
-        requirements,
-        requirements.replace("psycopg==3.2.0", "psycopg==3.2.1\nhttpx==0.28"),
-      ),
-    );
-  });
+      keys: "[project.optional-dependencies] test: pytest, [tool.poetry.group.dev.dependencies] pytest-xdist",
+      other: PYPROJECT.replace('["psycopg"]', '["psycopg", "httpx"]'),
+    },
+    {
+      file: "requirements-dev.txt",
+      what: "pytest's lines in a requirements file",
+      text: REQUIREMENTS,
+      forged: REQUIREMENTS.replace("pytest==8.3.0", "./wheels/pytest-99.0-py3-none-any.whl").replace("5.0", "5.1"),
+      keys: "pytest, pytest-cov",
+      other: REQUIREMENTS.replace("psycopg==3.2.0", "psycopg==3.2.1\nhttpx==0.28"),
+    },
+  ];
+  for (const { file, what, text, forged, keys, other } of PYTHON_FILES)
+    it(`${what} are frozen; other dependencies are not`, () => {
+      const code = ["src/**", file];
+      const sim = atGreen({ code }, "pytest --junitxml=junit.xml");
+      pushChange(sim, file, text, forged);
+      expect(reasons(sim)).toEqual([refusal(keys, file)]);
+      const driver = atGreen({ code }, "pytest --junitxml=junit.xml");
+      driver.expectAccepted(pushChange(driver, file, text, other));
+    });
 });
