@@ -6,12 +6,13 @@ import { ARTIFACT_PATHS } from "../src/artifacts/paths.js";
 import { defaultConfig, type RoleName } from "../src/config/consort-config.js";
 import { projectState } from "../src/app/projection.js";
 import { createConsortApp } from "../src/index.js";
+import type { AppServices } from "../src/app/services.js";
 import { createTrack, transition } from "../src/orchestrator/index.js";
 import type { TrackEvent, TrackSnapshot } from "../src/orchestrator/types.js";
 import { gitBlobId } from "../src/gates/freeze.js";
 import { emptyTrackState, sealState, serialiseStateFile } from "../src/state/index.js";
 import { stickyMarker } from "../src/report/render.js";
-import { checkRequest } from "../test/helpers/github-api.js";
+import { checkRequest, compareAnswer } from "../test/helpers/github-api.js";
 import { benchRuns, measure, printJson, printTable, tailEntry, wantsJson, type Summary } from "./lib.js";
 
 /**
@@ -29,8 +30,11 @@ import { benchRuns, measure, printJson, printTable, tailEntry, wantsJson, type S
  * each call before the next): our measured time, plus one GitHub round trip per call, plus the
  * waits Probot's write spacing adds (see GITHUB_ROUND_TRIP_MS and PROBOT_WRITE_SPACING_MS).
  * With --json the last line is { push100_ms_median, push100_ms_p95 (the tail BENCH_RUNS supports),
- * push1_api_calls, push1_api_writes, push1_github_ms_low, push1_github_ms_high, burst10_writes_per_min
- * (the writes of ten tracks' pushes delivered at once, simulated by burst()) }.
+ * push1_api_calls, push1_api_calls_charged (less the 304s of conditional reads, which GitHub does not
+ * count against the rate limit), push1_api_calls_cold (the same push on a process that has not yet
+ * found the PR's sticky comment or the configuration's ETag), push1_api_writes, push1_github_ms_low,
+ * push1_github_ms_high, burst10_writes_per_min (the writes of ten tracks' pushes delivered at once,
+ * simulated by burst()) }.
  */
 
 /**
@@ -70,6 +74,12 @@ const CODE_TEXT = "export const stock = () => [];\n";
 /** What a driver's step leaves in the migration it adds. */
 const MIGRATION_TEXT = "create table stock (sku text primary key);\n";
 const KEY = "bench-state-key-0123456789abcdef0123456789";
+/** The repository's .github/consort.yml on main: the one `consort init` writes for GitHub-hosted runners. */
+const CONFIG_TEXT = readFileSync(new URL("../templates/consort.yml", import.meta.url), "utf8").replaceAll(
+  "__RUNS_ON_LIST__",
+  "[ubuntu-latest]",
+);
+const CONFIG_ETAG = `"${createHash("sha1").update(CONFIG_TEXT).digest("hex")}"`;
 
 /** The text of every file the setup pushed (the last one wins): the track's tree at any head, as the app reads it. */
 const TREE_TEXTS = new Map<string, string>();
@@ -186,7 +196,13 @@ const pullOf = (branch: string) => 100 + BURST_BRANCHES.indexOf(branch);
 /** GitHub, in memory: the state branch with a real compare-and-swap, and every other answer the push needs. */
 class FakeGitHub {
   /** Every request of the current event, in order. */
-  requests: Array<{ method: string; path: string; body: Record<string, unknown> | undefined }> = [];
+  requests: Array<{
+    method: string;
+    path: string;
+    body: Record<string, unknown> | undefined;
+    /** Answered 304 Not Modified to a conditional read: GitHub does not count it against the rate limit. */
+    notModified?: boolean;
+  }> = [];
   private head = "s0";
   private files = new Map<string, string>();
   private commits = new Map<string, { tree: string; parent: string | null }>();
@@ -232,15 +248,25 @@ class FakeGitHub {
     method: string,
     uri: string,
     sent: Record<string, unknown> | undefined,
+    ifNoneMatch?: string | null,
   ): [number, unknown?, Record<string, string>?] {
     const full = new URL(uri, "https://api.github.com");
-    this.requests.push({ method, path: full.pathname + full.search, body: sent });
+    const request: FakeGitHub["requests"][number] = { method, path: full.pathname + full.search, body: sent };
+    this.requests.push(request);
     const body = sent ?? {};
     const path = decodeURIComponent(full.pathname).replace("/repos/acme/shop", "");
     const id = () => `x${(++this.n).toString(16)}`;
     if (method === "POST" && path.startsWith("/app/installations/"))
       return [201, { token: "ghs_bench", expires_at: "2099-01-01T00:00:00Z" }];
-    if (method === "GET" && path === "/contents/.github/consort.yml") return [404, { message: "Not Found" }];
+    if (method === "GET" && path === "/contents/.github/consort.yml") {
+      // The file `consort init` writes (the defaults), with its ETag: unchanged since, it is a 304.
+      if (ifNoneMatch === CONFIG_ETAG) {
+        request.notModified = true;
+        return [304];
+      }
+      const content = Buffer.from(CONFIG_TEXT).toString("base64");
+      return [200, { type: "file", encoding: "base64", content, sha: blobOf(CONFIG_TEXT) }, { etag: CONFIG_ETAG }];
+    }
     if (method === "GET" && path === "/git/ref/heads/consort/state") return [200, { object: { sha: this.head } }];
     if (method === "GET" && path.startsWith("/git/commits/"))
       return [200, { sha: path.split("/").pop(), tree: { sha: this.commits.get(path.split("/").pop()!)!.tree } }];
@@ -292,27 +318,16 @@ class FakeGitHub {
       const pushed = this.pushed.get(head);
       const commits =
         pushed && pushed.before === base
-          ? pushed.commits.map((c, i) => ({
+          ? pushed.commits.map((c) => ({
               sha: c.id,
-              parents: [{ sha: i === 0 ? base : pushed.commits[i - 1]!.id }],
-              author: { login: c.author.username },
-              commit: { message: c.message, tree: { sha: treeOf(c.id) } },
+              author: c.author.username,
+              message: c.message,
+              tree: treeOf(c.id),
             }))
           : [];
-      return [
-        200,
-        {
-          status: commits.length ? "ahead" : "identical",
-          ahead_by: commits.length,
-          behind_by: 0,
-          total_commits: commits.length,
-          base_commit: { sha: base, commit: { tree: { sha: treeOf(base) } } },
-          merge_base_commit: { sha: base },
-          commits,
-          // The files the push changed, with their diffs as GitHub gives them (the code files from the setup's text).
-          files: comparedFiles(pushed && pushed.before === base ? pushed.commits : []),
-        },
-      ];
+      // The files the push changed, with their diffs as GitHub gives them (the code files from the setup's text).
+      const files = comparedFiles(pushed && pushed.before === base ? pushed.commits : []);
+      return [200, compareAnswer({ sha: base, tree: treeOf(base) }, commits, { files })];
     }
     if (method === "GET" && path.startsWith("/git/trees/")) {
       const entries = [...TREE_TEXTS].map(([p, text]) => ({
@@ -409,16 +424,19 @@ const fakeFetch = async (input: string | URL | Request, init?: RequestInit): Pro
     await new Promise((resolve) => setImmediate(resolve));
     overlap.inFlight -= 1;
   }
-  const [status, data] = fake.answer(method, url, body);
-  const response = new Response(status === 204 ? null : JSON.stringify(data ?? {}), {
+  const ifNoneMatch = new Headers(init?.headers).get("if-none-match");
+  const [status, data, headers] = fake.answer(method, url, body, ifNoneMatch);
+  const response = new Response(status === 204 || status === 304 ? null : JSON.stringify(data ?? {}), {
     status,
-    headers: { "content-type": "application/json; charset=utf-8" },
+    headers: { "content-type": "application/json; charset=utf-8", ...headers },
   });
   // A constructed Response has no url; Octokit reads it (as fetch would set it).
   Object.defineProperty(response, "url", { value: url });
   return response;
 };
 
+const stickyComments: NonNullable<AppServices["stickyComments"]> = new Map();
+const configReads: NonNullable<AppServices["configReads"]> = new Map();
 const probot = new Probot({
   appId: 1,
   privateKey: generateKeyPairSync("rsa", { modulusLength: 2048 })
@@ -437,9 +455,11 @@ await probot.load(
   createConsortApp({
     appId: 1,
     stateKey: KEY,
-    // As servicesFromEnv makes it: the sticky comment this process found stays known across deliveries.
-    // (Its state sequences are left out: each run starts consort/state again from the same file.)
-    stickyComments: new Map(),
+    // As servicesFromEnv makes them: the sticky comment this process found and the configuration's
+    // ETag stay known across deliveries. (Its state sequences are left out: each run starts
+    // consort/state again from the same file.)
+    stickyComments,
+    configReads,
     clock: () => new Date(at(500)),
     openProvider: async () => {
       throw new Error("a GREEN push touches no database");
@@ -554,8 +574,9 @@ function modelOnGitHub(calls: RecordedCall[], roundTripMs: number): { totalMs: n
   return { totalMs: clock, spacingMs };
 }
 
-// The first event pays the installation token exchange; the token is cached for later events.
-await deliverChecked(1);
+// The first event pays the installation token exchange; the token is cached for later events. It
+// also finds the PR's sticky comment and the configuration's ETag: what a process new to the track pays.
+const cold = await deliverChecked(1);
 const sizes = [1, 10, 100];
 const recorded = new Map<number, RecordedCall[]>();
 for (const n of sizes) recorded.set(n, await deliverChecked(n));
@@ -634,12 +655,19 @@ for (const m of modelled) {
 console.log(
   "(calls counted from the run; the installation token, cached after an installation's first event, not included)",
 );
+console.log(
+  `push of 1: ${recorded.get(1)!.filter((c) => c.notModified).length} of its calls a 304 (free); on a process new to the track ${cold.filter((c) => !/^\/app\/installations\//.test(c.path)).length} calls`,
+);
 if (wantsJson()) {
   const push1 = modelled[0]!;
   printJson({
     push100_ms_median: Number(rows[2]!.median.toFixed(2)),
     ...tailEntry("push100_ms", rows[2]!),
     push1_api_calls: push1.calls,
+    // The calls GitHub counts against the rate limit (a 304 to a conditional read is free).
+    push1_api_calls_charged: push1.calls - recorded.get(1)!.filter((c) => c.notModified).length,
+    // A process that has not yet seen this PR's comment or the configuration's ETag (the token exchange left out).
+    push1_api_calls_cold: cold.filter((c) => !/^\/app\/installations\//.test(c.path)).length,
     push1_api_writes: push1.writes,
     push1_github_ms_low: Math.round(push1.low),
     push1_github_ms_high: Math.round(push1.high),

@@ -120,5 +120,6 @@ export function servicesFromEnv(): AppServices {
     openProvider: (database) => createProvider(database),
     stateSequences: new Map(),
     stickyComments: new Map(),
+    configReads: new Map(),
   };
 }

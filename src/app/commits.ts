@@ -5,6 +5,8 @@ import type { ConsortConfig } from "../config/consort-config.js";
 import { globMatcher } from "../roles/globs.js";
 import { judgedTextFromPatch } from "../roles/test-code.js";
 import { httpStatus, type GitHub, type RepoRef } from "./github.js";
+import { compareAll, type Compared, type ListedCommit, type Ref } from "./compare.js";
+import { conflictingMigrations, recogniseRebase, type Replayed } from "./rebase.js";
 
 /** A pushed commit as the `push` payload describes it (GitHub's own record of the push). */
 export interface PayloadCommit {
@@ -57,16 +59,6 @@ const COMPARE_FILES_CAP = 300;
 
 const short = (sha: string) => sha.slice(0, 7);
 
-/** A commit as GitHub's compare lists it: enough to walk the parent chain. */
-interface ListedCommit {
-  sha: string;
-  parents: string[];
-  message: string;
-  authorLogin: string | null;
-  /** The commit's tree id, as compare lists it. */
-  tree?: string;
-}
-
 /** What a push is, verified against git rather than read off its payload. */
 export interface VerifiedPush {
   /** How `after` stands to `before` (GitHub's compare: ahead, behind, diverged, identical). */
@@ -87,9 +79,9 @@ export interface VerifiedPush {
   trees: { before: string; after: string };
   /** The track's migrations that conflict with the ones a merge of the default branch brought in. */
   migrationConflicts: string[];
+  /** A force-push that replayed the track's accepted commits onto the default branch's head. */
+  rebased?: { onto: string; commits: Replayed[] };
 }
-
-type Ref = RepoRef & { octokit: GitHub };
 
 /**
  * The commits and files of a branch moving from `before` to `after`, read from git (the payload is
@@ -124,15 +116,21 @@ export async function verifiedPush({
   const { status } = compared;
   if (status !== "ahead") {
     const head = await frozenCandidatesAt(ref, after, config);
+    const problems = [...head.problems];
     const trees = { before: compared.baseTree, after: head.tree };
+    // Rewritten history is taken only as a rebase onto the default branch; else it says why not.
+    const rebase =
+      status === "diverged" ? await recogniseRebase(ref, { before, after, defaultBranch, config }) : undefined;
+    if (rebase?.kind === "rewritten") problems.push(rebase.reason);
     return {
       status,
       forced,
       commits: [],
-      problems: head.problems,
+      problems,
       headBlobs: head.blobs,
       trees,
-      migrationConflicts: [],
+      migrationConflicts: rebase?.kind === "rebased" ? rebase.migrationConflicts : [],
+      ...(rebase?.kind === "rebased" ? { rebased: { onto: rebase.onto, commits: rebase.commits } } : {}),
     };
   }
 
@@ -399,61 +397,6 @@ function payloadChanges(commit: PayloadCommit): ChangedPath[] {
   ];
 }
 
-/** A file of a compare, as GitHub lists it (page 1 only, 300 at most). */
-interface ComparedFile {
-  path: string;
-  previousPath?: string;
-  status: string;
-  /** The diff text; GitHub leaves it out for a binary file or one too big to show. */
-  patch?: string;
-}
-
-interface Compared {
-  status: string;
-  commits: ListedCommit[];
-  files: string[];
-  /** The files as listed, undefined when the answer had no list. */
-  listed: ComparedFile[] | undefined;
-  baseTree: string;
-}
-
-/** compare/{base}...{head} with every commit (100 a page) and the files of its first page. */
-async function compareAll({ octokit, owner, repo }: Ref, base: string, head: string): Promise<Compared> {
-  const commits: ListedCommit[] = [];
-  let status = "";
-  let listed: ComparedFile[] | undefined;
-  let baseTree = "";
-  for (let page = 1; ; page++) {
-    const { data } = await octokit.request("GET /repos/{owner}/{repo}/compare/{basehead}", {
-      owner,
-      repo,
-      basehead: `${base}...${head}`,
-      per_page: 100,
-      page,
-    });
-    status = data.status;
-    if (page === 1) {
-      listed = data.files?.map((f) => ({
-        path: f.filename,
-        status: f.status,
-        ...(f.previous_filename ? { previousPath: f.previous_filename } : {}),
-        ...(f.patch !== undefined ? { patch: f.patch } : {}),
-      }));
-      baseTree = data.base_commit.commit.tree.sha;
-    }
-    for (const c of data.commits)
-      commits.push({
-        sha: c.sha,
-        parents: c.parents.map((p) => p.sha),
-        message: c.commit.message,
-        authorLogin: c.author?.login ?? null,
-        ...(c.commit.tree?.sha ? { tree: c.commit.tree.sha } : {}),
-      });
-    if (data.commits.length < 100 || commits.length >= data.total_commits) break;
-  }
-  return { status, commits, files: (listed ?? []).map((f) => f.path), listed, baseTree };
-}
-
 /** A commit's changed paths from the commit API, every page (GitHub lists 3000 at most). */
 async function commitChanges({ octokit, owner, repo }: Ref, sha: string): Promise<ChangedPath[]> {
   const changes: ChangedPath[] = [];
@@ -522,32 +465,14 @@ async function mergedMigrationConflicts(
   defaultBranch: string,
   config: ConsortConfig,
 ): Promise<string[]> {
-  const isMigration = globMatcher(config.paths.migrations);
-  const stem = (path: string) => path.replace(/\.(up|down)\.sql$/, "");
-  const version = (path: string) => (path.split("/").pop() ?? path).split(/[_.]/)[0]!;
   const [first, ...others] = merge.parents as [string, ...string[]];
-  const ours = new Set<string>();
-  const theirs = new Set<string>();
+  const ours: string[] = [];
+  const theirs: string[] = [];
   for (const other of others) {
-    for (const path of (await compareAll(ref, other, first)).files) if (isMigration(path)) ours.add(stem(path));
-    for (const path of (await compareAll(ref, first, other)).files) if (isMigration(path)) theirs.add(stem(path));
+    ours.push(...(await compareAll(ref, other, first)).files);
+    theirs.push(...(await compareAll(ref, first, other)).files);
   }
-  const byVersion = (a: string, b: string) => version(a).localeCompare(version(b), "en", { numeric: true });
-  const latest = [...theirs].sort(byVersion).at(-1);
-  if (!latest) return [];
-  const conflicts: string[] = [];
-  for (const path of [...ours].filter((p) => !theirs.has(p)).sort(byVersion)) {
-    const same = [...theirs].find((t) => version(t) === version(path));
-    if (same)
-      conflicts.push(
-        `${path} has version ${version(path)}, as ${same} from ${defaultBranch} does: renumber the track's migration after ${version(latest)}`,
-      );
-    else if (byVersion(path, latest) < 0)
-      conflicts.push(
-        `${path} would run before ${latest}, which ${defaultBranch} gained meanwhile and its database has already run: renumber it after ${version(latest)}`,
-      );
-  }
-  return conflicts;
+  return conflictingMigrations(ours, theirs, defaultBranch, config);
 }
 
 /** Blob ids at `sha` of the paths a frozen file may be (`.consort/**`, test files), from one recursive tree read. */

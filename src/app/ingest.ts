@@ -165,8 +165,11 @@ async function readReport(deps: EngineDeps, run: ReportedRun, recorded: Recorded
     const parsed = PromoteResult.safeParse(raw);
     if (!parsed.success) return malformed(parsed.error);
     const report = decided(parsed.data);
-    // A promotion that passed tells what it did (e.g. that no persistent parent was migrated).
-    return report.outcome === "valid" ? { ...report, reasons: parsed.data.notes } : report;
+    // A promotion that passed tells what it did (e.g. that no persistent parent was migrated), and
+    // that its migrate command ran unconfined when it did (weaker evidence).
+    const { notes, migrate, confinement } = parsed.data;
+    const unconfined = migrate && !confinement?.confined ? [confinementLine(confinement)] : [];
+    return report.outcome === "valid" ? { ...report, reasons: [...notes, ...unconfined] } : report;
   }
   const parsed = CycleResult.safeParse(raw);
   if (!parsed.success) return malformed(parsed.error);
@@ -254,7 +257,7 @@ export function reportedEvent(
 }
 
 /** What the check says beside the verdict: an unconfined run first (weaker evidence), then the warnings. */
-function notesOf(result: CycleResult): { notes?: string[] } {
+function notesOf(result: Pick<CycleResult, "confinement" | "warnings">): { notes?: string[] } {
   const notes = [...(result.confinement?.confined ? [] : [confinementLine(result.confinement)]), ...result.warnings];
   return notes.length > 0 ? { notes } : {};
 }
@@ -285,6 +288,8 @@ function deployEvidence(report: Report, summary: string, snapshot: TrackSnapshot
     databaseBranch: d.database.branch,
     checks,
     runUrl: run.htmlUrl,
+    ...notesOf(d),
+    confined: d.confinement?.confined ?? false,
     ...(d.previewUrl ? { previewUrl: d.previewUrl } : {}),
     ...(d.schema ? { schema: d.schema } : {}),
   };

@@ -1,4 +1,5 @@
 import type { DatabaseConfig } from "../config/consort-config.js";
+import type { ConfigReads } from "../config/load.js";
 import type { BranchProvider } from "../substrate/provider.js";
 import type { z } from "zod";
 import type { GitHub, Log } from "./github.js";
@@ -21,6 +22,8 @@ export interface AppServices {
   stateSequences?: Map<string, number>;
   /** The sticky comment this process found per PR and track, so a changed body costs one update (see upsertStickyComment). */
   stickyComments?: RememberedComments;
+  /** The configuration file's answers this process keeps, so it is read conditionally (a 304 costs no rate limit). */
+  configReads?: ConfigReads;
   /** Told after each state write (`owner/name`), so the board's open pages update at once. */
   onStateWritten?: (repository: string) => void;
 }

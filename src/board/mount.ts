@@ -12,7 +12,8 @@ import { gitHubSignIn } from "./sign-in.js";
  * key) the board answers 503 saying what to set: it never shows anything unsigned-in.
  */
 
-const BOARD_BASE = "/consort";
+/** Where the app serves the board; its sign-in callback is `${BOARD_BASE}/callback` (app.yml registers it). */
+export const BOARD_BASE = "/consort";
 
 export interface BoardMount {
   env: AppEnv;

@@ -145,7 +145,7 @@ const TIMELINE_GROUP = 25;
 function timelineSection(entries: TimelineEntry[], source: string): SafeHtml {
   const row = (entry: TimelineEntry) => {
     const commit = entry.commit
-      ? entry.commit.url
+      ? entry.commit.url && /^https?:\/\//.test(entry.commit.url)
         ? markup`<a href="${entry.commit.url}"><code>${short(entry.commit.sha)}</code></a>`
         : markup`<code>${short(entry.commit.sha)}</code>`
       : "";
@@ -185,15 +185,17 @@ function databaseSection(track: BoardTrack, evidence: TrackEvidence, details: Tr
       : track.snapshot.stage === "abandoned"
         ? `deleted with the abandoned track${ctx.ended ? ` (${ctx.ended.at})` : ""}`
         : "never: a track's branch has no TTL (on Lakebase a branch that expires cannot have children); it is deleted when the track is merged and promoted, abandoned, or its git branch is deleted";
+  const ttl = (seconds: number) => (seconds >= 3600 ? `${seconds / 3600} h` : `${seconds / 60} min`);
   const throwaway =
     db.cycleBranches.length === 0
       ? markup`<p class="empty">No cycle has run on a throwaway branch yet.</p>`
-      : markup`<table class="cycles"><thead><tr><th>Throwaway branch</th><th>Cycle</th><th>TTL</th><th>Gone by</th></tr></thead><tbody>${db.cycleBranches.map(
+      : markup`<p id="throwaway-ttl">Each cycle forks a throwaway branch from <code>${db.branch}</code> with a TTL of ${ttl(db.cycleBranches[0]!.ttlSeconds)} and deletes it at the run's end; it is gone by the time shown at the latest.</p>
+<table class="cycles"><thead><tr><th>Throwaway branch</th><th>Cycle</th><th>Gone by</th></tr></thead><tbody>${db.cycleBranches.map(
           (b) =>
-            markup`<tr><td><code>${b.branch}</code></td><td>${b.step} ${b.unit}</td><td>${b.ttlSeconds / 3600 >= 1 ? `${b.ttlSeconds / 3600} h` : `${b.ttlSeconds / 60} min`} from its fork; deleted at the run's end</td><td>${b.expiresBy ? markup`<time datetime="${b.expiresBy}">${b.expiresBy}</time>` : "running"}</td></tr>`,
+            markup`<tr><td><code>${b.branch}</code></td><td>${b.step} ${b.unit}</td><td>${b.expiresBy ? markup`<time datetime="${b.expiresBy}">${b.expiresBy}</time>` : "running"}</td></tr>`,
         )}</tbody></table>`;
   const schema = details.schema
-    ? markup`<h3 id="schema-diff">Schema diff against ${ctx.parentDatabaseBranch}${details.schema.conclusion ? markup` <span class="tag ${details.schema.conclusion === "success" ? "success" : details.schema.conclusion === "failure" ? "failure" : "pending"}">${details.schema.conclusion}</span>` : ""}</h3>${sourceMark(details.schema.source)}<div class="md">${markdownHtml(details.schema.markdown)}</div>`
+    ? markup`<h3 id="schema-diff">Schema diff against ${ctx.parentDatabaseBranch}${details.schema.conclusion ? markup` <span class="tag ${details.schema.conclusion === "success" ? "success" : details.schema.conclusion === "failure" ? "failure" : "pending"}">${details.schema.conclusion}</span>` : ""}</h3>${sourceMark(details.schema.source)}${details.schema.markdown === null ? markup`<p class="empty">No diff to show yet.</p>` : markup`<div class="md">${markdownHtml(details.schema.markdown)}</div>`}`
     : markup`<h3 id="schema-diff">Schema diff against ${ctx.parentDatabaseBranch}</h3><p class="empty">Not shown here: it is the consort/schema check of the pull request (\`consort db diff\` computes it on your machine).</p>`;
   return markup`<section aria-labelledby="database"><h2 id="database">Database branch</h2>${sourceMark(`${evidence.sources.state}; throwaway branches from the cycle results`)}
 <dl class="facts"><dt>Branch</dt><dd><code>${db.branch}</code></dd><dt>Parent</dt><dd><code>${db.parent}</code></dd><dt>Forked</dt><dd><time datetime="${db.forkedAt}">${db.forkedAt}</time> (when the track started)</dd>

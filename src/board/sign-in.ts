@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { z } from "zod";
+import { markup, page } from "./html.js";
 import type { BoardViewer } from "./server.js";
 
 /**
@@ -65,6 +66,24 @@ export function returnPath(base: string, next: string | null): string {
   return next && next.startsWith(`${base}/`) && !/[\\\r\n]/.test(next) ? next : `${base}/`;
 }
 
+/** The page at /sign-in: the button, and what to do when the app does not have the board's callback URL. */
+function signInPage(base: string, next: string, callback: string): string {
+  return page(
+    { title: "Sign in · Consort board", base, viewer: null, signOut: false },
+    markup`<h2 class="title">Sign in</h2>
+<p>The board shows the tracks of the repositories your GitHub account can read through the app's installations.</p>
+<p><a id="sign-in" href="${base}/login?next=${encodeURIComponent(next)}">Sign in with GitHub</a></p>
+${callbackHelp(callback)}`,
+  );
+}
+
+/** What a person does when GitHub refuses the board's callback URL (it is not registered on the app). */
+function callbackHelp(callback: string) {
+  return markup`<section aria-labelledby="callback-help"><h2 id="callback-help">If GitHub says "The redirect_uri is not associated with this application"</h2>
+<p>The app does not have this board's callback URL. On GitHub open the app's settings (<strong>Settings → Developer settings → GitHub Apps → the app → Edit</strong>), add <code id="callback-url">${callback}</code> under <strong>Callback URL</strong>, save, and sign in again.</p>
+<p class="empty">If that is not the board's public address, set <code>CONSORT_BOARD_URL</code> to it (the callback is <code>&lt;CONSORT_BOARD_URL&gt;/consort/callback</code>) and restart the app.</p></section>`;
+}
+
 export interface SignIn {
   /** The signed-in viewer, or undefined after answering (sent to sign in, or 401 for the event stream). */
   viewer(req: IncomingMessage, res: ServerResponse): Promise<BoardViewer | undefined>;
@@ -115,6 +134,18 @@ export function gitHubSignIn(options: SignInOptions): SignIn {
   }
 
   const safeNext = (next: string | null) => returnPath(options.base, next);
+  /** The callback URL GitHub must have: the configured one, else this request's own address. */
+  const callbackOf = (req: IncomingMessage) =>
+    options.callbackUrl ??
+    `${options.secure ? "https" : "http"}://${req.headers.host ?? "localhost"}${options.base}/callback`;
+  const html = (res: ServerResponse, status: number, body: string, setCookies: string[] = []) => {
+    res.writeHead(status, {
+      "content-type": "text/html; charset=utf-8",
+      "cache-control": "no-store",
+      ...(setCookies.length ? { "set-cookie": setCookies } : {}),
+    });
+    res.end(body);
+  };
 
   async function exchange(code: string): Promise<string> {
     const response = await fetch(`${options.githubUrl}/login/oauth/access_token`, {
@@ -156,12 +187,35 @@ export function gitHubSignIn(options: SignInOptions): SignIn {
         refuse(res, 401, "Sign in first.");
         return undefined;
       }
-      redirect(res, `${options.base}/login?next=${encodeURIComponent(url.pathname + url.search)}`);
+      redirect(res, `${options.base}/sign-in?next=${encodeURIComponent(url.pathname + url.search)}`);
       return undefined;
     },
 
     async handle(req, res) {
       const url = new URL(req.url ?? "/", "http://board.invalid");
+      if (url.pathname === `${options.base}/sign-in` && req.method === "GET") {
+        html(res, 200, signInPage(options.base, safeNext(url.searchParams.get("next")), callbackOf(req)));
+        return true;
+      }
+      // GitHub sends the browser back with an error instead of a code (its documented authorization errors).
+      if (url.pathname === `${options.base}/callback` && req.method === "GET" && url.searchParams.has("error")) {
+        const error = url.searchParams.get("error");
+        const said = url.searchParams.get("error_description") ?? error ?? "";
+        const body =
+          error === "redirect_uri_mismatch"
+            ? callbackHelp(callbackOf(req))
+            : markup`<p><a href="${options.base}/sign-in">Sign in again</a>.</p>`;
+        html(
+          res,
+          400,
+          page(
+            { title: "Sign-in refused · Consort board", base: options.base, viewer: null, signOut: false },
+            markup`<h2 class="title">GitHub refused the sign-in</h2><p id="github-said">GitHub said: ${said}</p>${body}`,
+          ),
+          [`${STATE_COOKIE}=; ${attributes(0)}`],
+        );
+        return true;
+      }
       if (url.pathname === `${options.base}/login` && req.method === "GET") {
         const state = randomBytes(32).toString("base64url");
         const next = safeNext(url.searchParams.get("next"));

@@ -49,7 +49,7 @@ export interface TrackDetails {
   /** Every commit of the track's branch since its merge base, oldest first. */
   commits?: { list: BranchCommit[]; source: string };
   /** The consort/schema check's summary as it shows on the pull request (Markdown). */
-  schema?: { markdown: string; conclusion: string | null; source: string };
+  schema?: { markdown: string | null; conclusion: string | null; source: string };
   /** What could not be read, with why: shown on the page, never hidden. */
   problems: string[];
 }

@@ -4,6 +4,7 @@ import { parse as parseYaml, YAMLParseError } from "yaml";
 import { jsonPath, type ArtifactIssue } from "../artifacts/issues.js";
 import { schemaFile } from "../artifacts/paths.js";
 import { httpStatus, type GitHubClient, type RepoRef } from "../github/client.js";
+import { readConditionally, type ConditionalReads } from "../github/conditional.js";
 import { ConsortConfig, defaultConfig } from "./consort-config.js";
 import { CONFIG_PATH } from "./path.js";
 import { formatZodError, type ProblemAt } from "./zod-error.js";
@@ -102,10 +103,16 @@ export async function readGitHubConfig({
   owner,
   repo,
   defaultBranch,
-}: RepoRef & { octokit: GitHubClient; defaultBranch: string }): Promise<ConfigResult> {
+  kept,
+}: RepoRef & {
+  octokit: GitHubClient;
+  defaultBranch: string;
+  /** The answers this process keeps: the file is then read conditionally, and an unchanged one costs no rate limit. */
+  kept?: ConfigReads;
+}): Promise<ConfigResult> {
   const file = `${CONFIG_PATH} on ${defaultBranch}`;
   try {
-    const text = await fetchText(octokit, { owner, repo, ref: defaultBranch }, file);
+    const text = await fetchText(octokit, { owner, repo, ref: defaultBranch }, file, kept);
     if (text === undefined) return { ok: true, config: defaultConfig(), source: "defaults", ref: defaultBranch };
     return { ok: true, config: parseConfigText(text, file), source: "file", ref: defaultBranch };
   } catch (error) {
@@ -115,20 +122,27 @@ export async function readGitHubConfig({
   }
 }
 
+const requestGitHubConfig = (
+  octokit: GitHubClient,
+  { owner, repo, ref }: RepoRef & { ref: string },
+  headers: Record<string, string>,
+) => octokit.request("GET /repos/{owner}/{repo}/contents/{path}", { owner, repo, path: CONFIG_PATH, ref, headers });
+
+/** The configuration file's answers a process keeps (see readConditionally). */
+export type ConfigReads = ConditionalReads<Awaited<ReturnType<typeof requestGitHubConfig>>["data"]>;
+
 /** The file's text at `ref`, undefined when there is none; ConfigError when GitHub holds something else there. */
 async function fetchText(
   octokit: GitHubClient,
   { owner, repo, ref }: RepoRef & { ref: string },
   file: string,
+  kept: ConfigReads | undefined,
 ): Promise<string | undefined> {
   let data;
   try {
-    ({ data } = await octokit.request("GET /repos/{owner}/{repo}/contents/{path}", {
-      owner,
-      repo,
-      path: CONFIG_PATH,
-      ref,
-    }));
+    data = await readConditionally(kept, `${owner}/${repo}@${ref}`, (headers) =>
+      requestGitHubConfig(octokit, { owner, repo, ref }, headers),
+    );
   } catch (error) {
     if (httpStatus(error) === 404) return undefined;
     throw error;

@@ -88,6 +88,12 @@ export async function prepareConfinement(user = CONFINED_USER): Promise<Confinem
   return { confined: true, jail: { ...found, via } };
 }
 
+/** How commands run outside a Consort job (`consort cycle`, tests): as the caller, and the result says so. */
+export const OUTSIDE_A_JOB: Extract<Confinement, { confined: false }> = {
+  confined: false,
+  reason: "run outside a Consort job (consort cycle on a workstation): the commands ran as the caller's own user",
+};
+
 /** What the result records about how the commands ran. */
 export function confinementRecord(confinement: Confinement): ConfinementRecord {
   return confinement.confined

@@ -7,6 +7,7 @@ import {
   confinementRecord,
   endConfinedProcesses,
   grantCheckout,
+  OUTSIDE_A_JOB,
   resultFolderOutOfReach,
   type Confinement,
 } from "./confine.js";
@@ -66,12 +67,6 @@ export interface CycleDeps {
   confinement?: Confinement;
 }
 
-/** What a cycle outside a job (`consort cycle`, tests) records: the commands ran as the caller. */
-const NOT_CONFINED: Confinement = {
-  confined: false,
-  reason: "run outside a Consort job (consort cycle on a workstation): the commands ran as the caller's own user",
-};
-
 /** A throwaway branch id under the provider's rules (leading letter, [a-z0-9-], at most 63 chars). */
 export function throwawayBranchName(trackBranch: string, suffix = randomBytes(4).toString("hex")): string {
   const head = trackBranch
@@ -97,7 +92,7 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
   const reasons: string[] = [];
   const warnings: string[] = [];
   const commands: { install?: CommandRecord; migrate?: CommandRecord; test?: CommandRecord } = {};
-  const confinement = deps.confinement ?? NOT_CONFINED;
+  const confinement = deps.confinement ?? OUTSIDE_A_JOB;
   const jail = confinement.confined ? confinement.jail : undefined;
   const confining = async (step: Promise<unknown>) => {
     const mark = performance.now();

@@ -12,6 +12,7 @@ import {
 } from "../cycle/action-io.js";
 import { withInstallCommand } from "../cycle/commands.js";
 import { confinedUserOf, prepareConfinement } from "../cycle/confine.js";
+import { confinementLine } from "../cycle/summary.js";
 import { openJobProvider } from "../substrate/index.js";
 import { runDeploy, type DeployDeps } from "./deploy.js";
 import { runPromote } from "./promote.js";
@@ -50,6 +51,8 @@ function renderDeploy(evidence: DeployEvidence): string {
     `Migrations: ${evidence.migrationsApplied.length ? evidence.migrationsApplied.map((m) => `\`${m}\``).join(", ") : "none"}.`,
     `Verify: ${evidence.verify.outcome}${evidence.previewUrl ? `; preview ${evidence.previewUrl}` : ""}.`,
     "",
+    confinementLine(evidence.confinement),
+    "",
     ...evidence.reasons.map((r) => `- ${r}`),
   ];
   return `${lines.join("\n")}\n`;
@@ -65,6 +68,8 @@ function renderPromote(result: PromoteResult): string {
       ? `Commit \`${result.commit.slice(0, 12)}\`; snapshot \`${result.database.snapshot ?? "none"}\` ${result.database.snapshotKept ? "kept" : "deleted"}.`
       : `Commit \`${result.commit.slice(0, 12)}\`; no database was migrated.`,
     "",
+    // Said whenever the repository's migrate command ran: unconfined is weaker evidence.
+    ...(result.migrate ? [confinementLine(result.confinement), ""] : []),
     ...[...result.reasons, ...result.notes].map((r) => `- ${r}`),
   ];
   return `${lines.join("\n")}\n`;

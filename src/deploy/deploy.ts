@@ -10,7 +10,13 @@ import {
   type CommandOptions,
   type CommandRunner,
 } from "../cycle/commands.js";
-import { endConfinedProcesses, grantCheckout, type Confinement } from "../cycle/confine.js";
+import {
+  confinementRecord,
+  endConfinedProcesses,
+  grantCheckout,
+  OUTSIDE_A_JOB,
+  type Confinement,
+} from "../cycle/confine.js";
 import { CycleRequest } from "../cycle/request.js";
 import type { CommandRecord } from "../cycle/result.js";
 import { canRefreshBase, runCycle } from "../cycle/run.js";
@@ -35,20 +41,22 @@ export interface DeployDeps {
   runCommand?: CommandRunner;
   now?: () => Date;
   onProgress?: (message: string) => void;
-  /** How the repository's commands run (see src/cycle/confine.ts); default unconfined. */
+  /** How the repository's commands run (see src/cycle/confine.ts); default unconfined, and the result says so. */
   confinement?: Confinement;
 }
 
 /** The deps with the real clock, the shell and silent progress where none is given; commands confined when asked. */
 export function withDefaults(deps: DeployDeps) {
   const base = deps.runCommand ?? runShellCommand;
-  const jail = deps.confinement?.confined ? deps.confinement.jail : undefined;
+  const confinement = deps.confinement ?? OUTSIDE_A_JOB;
+  const jail = confinement.confined ? confinement.jail : undefined;
   const runCommand: CommandRunner = jail ? (command, options) => base(command, { ...options, jail }) : base;
   return {
     ...deps,
     now: deps.now ?? (() => new Date()),
     runCommand,
     progress: deps.onProgress ?? (() => {}),
+    confinement,
     jail,
     /**
      * Hand the checkout to the confined user (after git was read: git refuses a foreign tree) and
@@ -118,7 +126,7 @@ const failed = (record: CommandRecord) =>
   record.exitCode === null ? `was killed (${record.signal ?? "signal"})` : `exited ${record.exitCode}`;
 
 export async function runDeploy(request: DeployRequest, deps: DeployDeps): Promise<DeployEvidence> {
-  const { now, runCommand, progress, config, provider, cwd, prepare, finish } = withDefaults(deps);
+  const { now, runCommand, progress, config, provider, cwd, prepare, finish, confinement } = withDefaults(deps);
   const startedAt = now().toISOString();
   const reasons: string[] = [];
   const warnings: string[] = [];
@@ -164,7 +172,8 @@ export async function runDeploy(request: DeployRequest, deps: DeployDeps): Promi
       if (!(await provider.getBranch(branch)))
         throw new Error(`the track's database branch ${branch} does not exist; the preview needs it`);
       const url = await provider.connectionUrl(branch);
-      const env = { DATABASE_URL: url, CONSORT_TRACK: request.track, CONSORT_COMMIT: request.commit };
+      // The allow-list's DATABASE_URL and nothing of the job's: no track, commit or step name.
+      const env = { DATABASE_URL: url };
       const { secrets: providerSecrets, ...inherit } = projectCommandEnvironment(config);
       const secrets = [...secretsOfUrl(url), ...providerSecrets];
       await prepare(inherit, providerSecrets);
@@ -220,7 +229,7 @@ export async function runDeploy(request: DeployRequest, deps: DeployDeps): Promi
         cwd,
         ...(deps.runCommand ? { runCommand: deps.runCommand } : {}),
         onProgress: progress,
-        ...(deps.confinement ? { confinement: deps.confinement } : {}),
+        confinement,
       });
       branch = cycle.database.cycleBranch ?? branch;
       warnings.push(...cycle.warnings);
@@ -266,6 +275,7 @@ export async function runDeploy(request: DeployRequest, deps: DeployDeps): Promi
     ...(schema ? { schema } : {}),
     startedAt,
     finishedAt: now().toISOString(),
+    confinement: confinementRecord(confinement),
     verdict: reasons.length === 0 && verify.outcome === "passed" ? "verified" : "refused",
     reasons: reasons.length === 0 && verify.outcome !== "passed" ? ["the release was not verified"] : reasons,
     warnings,

@@ -1,5 +1,6 @@
 import { projectCommandEnvironment, secretsOfUrl } from "../cycle/commands.js";
 import type { CommandRecord } from "../cycle/result.js";
+import { confinementRecord } from "../cycle/confine.js";
 import { canRefreshBase } from "../cycle/run.js";
 import { headCommit } from "../cycle/workspace.js";
 import { plainBranchId } from "../substrate/names.js";
@@ -28,7 +29,7 @@ export function noPersistentParent(parent: string): string {
 }
 
 export async function runPromote(request: PromoteRequest, deps: DeployDeps): Promise<PromoteResult> {
-  const { now, runCommand, progress, config, provider, cwd, prepare, finish } = withDefaults(deps);
+  const { now, runCommand, progress, config, provider, cwd, prepare, finish, confinement } = withDefaults(deps);
   const startedAt = now().toISOString();
   const parent = request.database.parent;
   const reasons: string[] = [];
@@ -72,7 +73,8 @@ export async function runPromote(request: PromoteRequest, deps: DeployDeps): Pro
     await prepare(inherit, secrets);
     migrate = await runCommand(config.commands.migrate, {
       cwd,
-      env: { DATABASE_URL: url, CONSORT_TRACK: request.track, CONSORT_COMMIT: request.commit },
+      // The allow-list's DATABASE_URL and nothing of the job's: no track, commit or step name.
+      env: { DATABASE_URL: url },
       ...inherit,
       timeoutMs: config.cycle.timeoutMinutes * 60_000,
       secrets: [...secretsOfUrl(url), ...secrets],
@@ -109,6 +111,7 @@ export async function runPromote(request: PromoteRequest, deps: DeployDeps): Pro
     ...(migrate ? { migrate } : {}),
     startedAt,
     finishedAt: now().toISOString(),
+    confinement: confinementRecord(confinement),
     verdict: reasons.length === 0 ? "promoted" : "failed",
     reasons,
     warnings,

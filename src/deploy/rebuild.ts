@@ -53,7 +53,8 @@ export async function migrateBranch(deps: ReleaseDeps, branch: string, cwd: stri
   deps.progress(`migrating ${branch} at ${commit.slice(0, 12)}: ${config.commands.migrate}`);
   const record = await deps.runCommand(config.commands.migrate, {
     cwd,
-    env: { DATABASE_URL: url, CONSORT_COMMIT: commit },
+    // The allow-list's DATABASE_URL only: a migrate command that knew the commit could tell a rebuilt parent from the track.
+    env: { DATABASE_URL: url },
     ...inherit,
     timeoutMs: config.cycle.timeoutMinutes * 60_000,
     secrets: [...secretsOfUrl(url), ...secrets],

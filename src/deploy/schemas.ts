@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { RepoPath } from "../artifacts/ids.js";
-import { CommandRecord, CycleVerdict } from "../cycle/result.js";
+import { CommandRecord, ConfinementRecord, CycleVerdict } from "../cycle/result.js";
 import {
   answering,
   BranchId,
@@ -102,6 +102,8 @@ export const DeployEvidence = z
     schema: ReleaseSchemaDiff.strict().optional(),
     startedAt: z.iso.datetime(),
     finishedAt: z.iso.datetime(),
+    /** How the deploy, verify and test commands ran; absent from actions older than this record (read as unconfined). */
+    confinement: ConfinementRecord.optional(),
     verdict: CycleVerdict,
     reasons: z.array(z.string()),
     warnings: z.array(z.string()),
@@ -139,6 +141,8 @@ export const PromoteResult = z
     migrate: CommandRecord.optional(),
     startedAt: z.iso.datetime(),
     finishedAt: z.iso.datetime(),
+    /** How the migrate command ran; absent from actions older than this record (read as unconfined). */
+    confinement: ConfinementRecord.optional(),
     verdict: z.enum(["promoted", "failed"]),
     reasons: z.array(z.string()),
     warnings: z.array(z.string()),

@@ -30,10 +30,9 @@ export function withdrawalEvents(
       review.state === "DISMISSED" ? a.reviewId === review.id : a.approver.toLowerCase() === reviewer,
     );
     if (record.status !== "approved" || !theirs) return [];
+    const who = review.user ?? "a deleted user";
     const reason =
-      review.state === "DISMISSED"
-        ? `${review.user}'s review ${review.id} was dismissed`
-        : `${review.user} now requests changes`;
+      review.state === "DISMISSED" ? `${who}'s review ${review.id} was dismissed` : `${who} now requests changes`;
     return [{ type: "gate.withdrawn", at, gate, reason, reviewId: review.id }];
   });
 }

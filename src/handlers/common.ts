@@ -63,6 +63,7 @@ export async function configOrFail(
     owner: deps.repo.owner,
     repo: deps.repo.repo,
     defaultBranch: deps.repo.defaultBranch,
+    ...(deps.services.configReads ? { kept: deps.services.configReads } : {}),
   });
   if (result.ok) return result;
   deps.log.warn({ repository: deps.repo.fullName }, result.message);

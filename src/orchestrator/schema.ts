@@ -93,6 +93,10 @@ export const DeployEvidenceSchema = z.object({
   /** Each verification the release cycle ran. */
   checks: z.array(z.object({ name: z.string(), ok: z.boolean(), detail: z.string().optional() })),
   runUrl: z.string().optional(),
+  /** Caveats a person should see beside the verdict, e.g. that the release ran unconfined. */
+  notes: z.array(z.string()).optional(),
+  /** false when the repository's commands ran as the job's own user (see src/cycle/confine.ts). */
+  confined: z.boolean().optional(),
   /** The schema diff the release job computed where its databases were (src/deploy/schemas.ts). */
   schema: ReleaseSchemaDiff.optional(),
 });
@@ -120,6 +124,14 @@ export const PushEventSchema = z.object({
   trees: z.object({ before: sha, after: sha }).optional(),
   /** Migrations of the track that conflict with ones a merged-in default branch brought (same version, or out of order). */
   migrationConflicts: z.array(z.string()).optional(),
+  /**
+   * A force-push the app verified as a rebase onto the default branch's head `onto`: each accepted
+   * commit of the track (`from`) and its replay (`to`), nothing else changed.
+   */
+  rebased: z
+    .object({ onto: sha, commits: z.array(z.object({ from: sha, to: sha }).strict()) })
+    .strict()
+    .optional(),
 });
 
 /**

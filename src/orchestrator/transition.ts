@@ -12,7 +12,8 @@ import { frozenChangesAtHead } from "../gates/withdrawal.js";
 import { classifyCommit } from "../roles/classify.js";
 import { globMatcher } from "../roles/globs.js";
 import { currentUnit, frozenState, initialContext } from "./context.js";
-import { trackMachine, type MachineEvent } from "./machine.js";
+import { trackMachine } from "./machine.js";
+import type { MachineEvent } from "./machine-setup.js";
 import { nextAction } from "./next-action.js";
 import { CreateTrackInputSchema, TrackEventSchema, TrackSnapshotSchema } from "./schema.js";
 import {
@@ -340,6 +341,46 @@ function translate(snapshot: TrackSnapshot, event: TrackEvent, config: ConsortCo
   }
 }
 
+/**
+ * A force-push from the last accepted commit: taken only when the app verified it as the track's
+ * accepted commits replayed onto the default branch's head, and the frozen files at the new head
+ * are what the gates froze. Then it is an update from the default branch (the release is verified
+ * again, migration conflicts are named); anything else rewritten is refused with the reason.
+ */
+function rebasedPush(
+  snapshot: TrackSnapshot,
+  push: PushEvent,
+  events: MachineEvent[],
+  rejected: (reasons: string[], withdraw?: FileGate | null) => Translation,
+): Translation {
+  const context = snapshot.context;
+  const atHead = push.headBlobs
+    ? frozenChangesAtHead({
+        frozen: frozenState(context),
+        accepted: acceptedTexts(context, []),
+        headBlobs: push.headBlobs,
+        head: push.after,
+      })
+    : { reasons: [], withdraw: null };
+  const reasons = [...(push.problems ?? []), ...atHead.reasons];
+  if (reasons.length > 0 || !push.rebased) return rejected(reasons, atHead.withdraw);
+  const { onto, commits } = push.rebased;
+  return {
+    events: [
+      ...events,
+      {
+        type: "BRANCH_UPDATED",
+        at: push.at,
+        head: push.after,
+        migrationConflicts: push.migrationConflicts ?? [],
+        replayed: commits,
+      },
+    ],
+    notes: [
+      `The branch is rebased onto ${context.baseBranch} at ${onto.slice(0, 7)}: its ${commits.length} commit(s) are the track's accepted ones replayed, and the track stays at ${snapshot.stage}.`,
+    ],
+  };
+}
 function translatePush(snapshot: TrackSnapshot, push: PushEvent, config: ConsortConfig): Translation {
   const context = snapshot.context;
   const events: MachineEvent[] = [];
@@ -406,6 +447,9 @@ function translatePush(snapshot: TrackSnapshot, push: PushEvent, config: Consort
     ]);
   }
   if (context.rejectedHead) events.push({ type: "BRANCH_RESET", at: push.at });
+  // Rewritten history: a rebase the app verified, or the reason it is none (a reset behind the head is neither).
+  if (push.rebased || (push.forced && push.commits.length === 0 && (push.problems ?? []).length > 0))
+    return rebasedPush(snapshot, push, events, rejected);
   if (push.commits.length === 0) return { refused: ["the push carries no commits"] };
   if (push.commits.at(-1)!.sha !== push.after)
     return {

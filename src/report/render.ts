@@ -148,7 +148,8 @@ function deploySection(report: TrackReport): string {
   ]
     .filter(Boolean)
     .join(", ");
-  return `${d.summary} (${where})\n\n${checks}`;
+  const notes = d.notes?.length ? `\n\n${d.notes.map((n) => `> ${n}`).join("\n>\n")}` : "";
+  return `${d.summary} (${where})${notes}\n\n${checks}`;
 }
 
 function buildRun(report: TrackReport): RenderedCheckRun {

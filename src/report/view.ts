@@ -89,6 +89,8 @@ interface DeployEvidenceView {
   databaseBranch: string;
   runUrl?: string;
   checks: Array<{ name: string; ok: boolean; detail?: string }>;
+  /** Caveats beside the verdict, e.g. that the release ran unconfined (weaker evidence). */
+  notes?: string[];
 }
 
 export interface TrackReport {

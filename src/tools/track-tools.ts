@@ -20,7 +20,7 @@ import {
 import { readRoleTrailer } from "../roles/trailer.js";
 import type { ToolContext } from "./context.js";
 import { localPush } from "./local-push.js";
-import { defineTool, ToolError } from "./registry.js";
+import { defineTool, ToolError, type ToolDefinition, type ToolOutputSchema } from "./registry.js";
 import type { LoadedState } from "./track-state.js";
 
 /**
@@ -89,6 +89,34 @@ const stateInfo = (loaded: LoadedState): z.infer<typeof StateInfo> => ({
   verified: loaded.source.verified,
 });
 
+/**
+ * A tool that reads one track (`input.track`, default the checkout's) and writes nothing: read-only
+ * and idempotent, it restores the track and answers with `state`, where the track was read from.
+ */
+function trackTool<I extends z.ZodObject<{ track: typeof TrackInput }>, O extends ToolOutputSchema>(tool: {
+  name: string;
+  title: string;
+  description: string;
+  input: I;
+  output: O;
+  answer(
+    track: LoadedTrack & { state: z.infer<typeof StateInfo> },
+    input: z.output<I>,
+    context: ToolContext,
+  ): Promise<z.input<O>> | z.input<O>;
+}): ToolDefinition {
+  const { answer, ...described } = tool;
+  return defineTool({
+    ...described,
+    readOnly: true,
+    idempotent: true,
+    async run(input, context) {
+      const track = await loadTrack(context, input.track);
+      return answer({ ...track, state: stateInfo(track.loaded) }, input, context);
+    },
+  });
+}
+
 // ---------------------------------------------------------------------------------------------
 
 export const NextActionOutput = z.object({
@@ -97,7 +125,7 @@ export const NextActionOutput = z.object({
   text: z.string().describe("The same, as text for a person."),
 });
 
-export const nextActionTool = defineTool({
+export const nextActionTool = trackTool({
   name: "next_action",
   title: "What to do next",
   description:
@@ -105,12 +133,9 @@ export const nextActionTool = defineTool({
     "A commit by another role, or touching other paths, is rejected by the app.",
   input: z.object({ track: TrackInput }).strict(),
   output: NextActionOutput,
-  readOnly: true,
-  idempotent: true,
-  async run(input, context) {
-    const { loaded, snapshot, config } = await loadTrack(context, input.track);
+  answer({ state, snapshot, config }) {
     const action = nextAction(snapshot, config);
-    return { state: stateInfo(loaded), action, text: renderNextAction(action) };
+    return { state, action, text: renderNextAction(action) };
   },
 });
 
@@ -165,20 +190,17 @@ export const TrackStatusOutput = z.object({
   text: z.string().describe("The lane as text: done, now, next."),
 });
 
-export const trackStatusTool = defineTool({
+export const trackStatusTool = trackTool({
   name: "track_status",
   title: "Where the track stands",
   description:
     "The whole lane of the track and where it stands: design steps and gates done, the step now, what comes next; each gate's status and approvals; each build unit's RED, GREEN and review evidence; the cycle in flight and recent cycle outcomes; a rejected commit if the branch holds one; and the state each consort/* check shows.",
   input: z.object({ track: TrackInput }).strict(),
   output: TrackStatusOutput,
-  readOnly: true,
-  idempotent: true,
-  async run(input, context) {
-    const { loaded, snapshot, config } = await loadTrack(context, input.track);
+  answer({ state, snapshot, config }) {
     const c = snapshot.context;
     return {
-      state: stateInfo(loaded),
+      state,
       stage: snapshot.stage,
       branch: c.branch,
       baseBranch: c.baseBranch,
@@ -255,7 +277,7 @@ export const ExplainRejectionOutput = z.object({
   advice: z.array(z.string()),
 });
 
-export const explainRejectionTool = defineTool({
+export const explainRejectionTool = trackTool({
   name: "explain_rejection",
   title: "Why a commit was refused",
   description:
@@ -271,10 +293,7 @@ export const explainRejectionTool = defineTool({
     })
     .strict(),
   output: ExplainRejectionOutput,
-  readOnly: true,
-  idempotent: true,
-  async run(input, context) {
-    const { loaded, snapshot, config } = await loadTrack(context, input.track);
+  async answer({ state, snapshot, config }, input, context) {
     const c = snapshot.context;
     const expected = nextAction(snapshot, config);
     const advice: string[] = [];
@@ -335,7 +354,7 @@ export const explainRejectionTool = defineTool({
       );
     else advice.push(`Next: ${expected.task}`);
     return {
-      state: stateInfo(loaded),
+      state,
       stage: snapshot.stage,
       recorded: c.rejectedHead
         ? { commit: c.rejectedHead.sha, reasons: c.rejectedHead.reasons, at: c.rejectedHead.at }

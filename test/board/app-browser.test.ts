@@ -48,6 +48,60 @@ const ledger = (() => {
 })();
 const ledgerContext = ledger.track.snapshot.context;
 
+/**
+ * consort/schema on the ledger's head as the app writes it (src/report/render.ts from a real diff's
+ * Markdown), and a check of the same name by another app, which the board must not show.
+ */
+function writeSchemaChecks(): void {
+  const head = ledgerContext.rejectedHead!.sha;
+  const diff: SchemaDiff = {
+    changes: [
+      {
+        object: "column",
+        action: "added",
+        name: "public.stock_records.note",
+        table: "public.stock_records",
+        column: "note",
+        details: ["text, default '<script>alert(1)</script>'"],
+      },
+      {
+        object: "index",
+        action: "added",
+        name: "public.stock_records_sku_idx",
+        table: "public.stock_records",
+        details: [],
+      },
+    ],
+    summary: { added: 2, dropped: 0, changed: 0 },
+  };
+  const report = trackReport({
+    repository: SHOP,
+    snapshot: ledger.track.snapshot,
+    headSha: head,
+    config: ledger.track.config,
+    schema: {
+      state: "ready",
+      diffMarkdown: renderSchemaDiff(diff, { findings: [], ok: true }, { branch: "feature-f1-stock", parent: "main" }),
+      breaking: [],
+    },
+  });
+  const written = renderCheckRuns(report).find((run) => run.name === "consort/schema")!;
+  github.addCheckRun(SHOP, head, {
+    name: "consort/schema",
+    appId: 999,
+    conclusion: "success",
+    summary: "Another app says: all good <img src=x onerror=alert(1)>",
+    completedAt: "2026-11-30T10:00:00Z",
+  });
+  github.addCheckRun(SHOP, head, {
+    name: "consort/schema",
+    appId: APP_ID,
+    conclusion: "success",
+    summary: written.output.summary,
+    completedAt: "2026-11-30T10:01:00Z",
+  });
+}
+
 let browser: Browser;
 let github: BoardGitHub;
 let server: Server;
@@ -63,6 +117,7 @@ beforeAll(async () => {
   github.writeState(SECRET, payroll.snapshot);
   github.writeState(SHOP, ledger.track.snapshot);
   github.setCommits(SHOP, "main...feature/ledger", ledger.commits);
+  writeSchemaChecks();
   // The board's address is its callback URL, so the routes are made once the server listens.
   const routes: { handle?: ReturnType<typeof boardRoutes> } = {};
   server = createServer((req, res) => {
@@ -105,6 +160,8 @@ async function signedIn(login: string, viewport: { width: number; height: number
   const page = await context.newPage();
   github.nextUser = login;
   await page.goto(`${origin}/consort/`);
+  await page.waitForURL(`${origin}/consort/sign-in?next=%2Fconsort%2F`);
+  await page.click("#sign-in");
   await page.waitForURL(`${origin}/consort/`);
   return { context, page };
 }
@@ -136,6 +193,34 @@ describe("the app's board in a browser", () => {
       expect(
         await page.locator("tr[data-track]").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-track"))),
       ).toEqual(["feature-orders", "feature-payroll", "feature-ledger"]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("says plainly on the sign-in page, and when GitHub refuses the callback, which callback URL to add where", async () => {
+    const context = await browser.newContext({ viewport: VIEWPORTS.desktop });
+    try {
+      const exchanges = () => github.oauthCalls.filter((call) => call.path === "/login/oauth/access_token").length;
+      const before = exchanges();
+      const page = await context.newPage();
+      await page.goto(`${origin}/consort/sign-in`);
+      const help = `The app does not have this board's callback URL. On GitHub open the app's settings (Settings → Developer settings → GitHub Apps → the app → Edit), add ${origin}/consort/callback under Callback URL, save, and sign in again.`;
+      await expect(page.locator("#callback-help + p").textContent()).resolves.toBe(help);
+      // A board at an address the app does not have: GitHub sends the browser to the registered callback with the error.
+      const elsewhere = new URL(`${github.url}/login/oauth/authorize`);
+      elsewhere.searchParams.set("client_id", github.clientId);
+      elsewhere.searchParams.set("redirect_uri", "http://127.0.0.1:9/consort/callback");
+      elsewhere.searchParams.set("state", "s");
+      const response = await page.goto(elsewhere.toString());
+      expect(response!.status()).toBe(400);
+      expect(new URL(page.url()).pathname).toBe("/consort/callback");
+      await expect(page.locator("#github-said").textContent()).resolves.toBe(
+        "GitHub said: The redirect_uri MUST match the registered callback URL for this application.",
+      );
+      await expect(page.locator("#callback-help + p").textContent()).resolves.toBe(help);
+      // Nothing was exchanged: there was no code to exchange.
+      expect(exchanges()).toBe(before);
     } finally {
       await context.close();
     }
@@ -179,7 +264,7 @@ describe("the app's board in a browser", () => {
   it("answers an unsigned-in visitor with sign-in, never a page, and the event stream with 401", async () => {
     const page = await fetch(`${origin}/consort/t/acme/secret/feature-payroll`, { redirect: "manual" });
     expect(page.status).toBe(302);
-    expect(page.headers.get("location")).toBe("/consort/login?next=%2Fconsort%2Ft%2Facme%2Fsecret%2Ffeature-payroll");
+    expect(page.headers.get("location")).toBe("/consort/sign-in?next=%2Fconsort%2Ft%2Facme%2Fsecret%2Ffeature-payroll");
     expect((await fetch(`${origin}/consort/events`)).status).toBe(401);
   });
 
@@ -298,7 +383,7 @@ describe("the app's board in a browser", () => {
       try {
         const pages = {
           board: `${origin}/consort/`,
-          track: trackHref(SECRET, "feature-payroll"),
+          track: trackHref(SHOP, "feature-ledger"),
           evidence: `${trackHref(SHOP, "feature-shipped")}/evidence`,
         };
         for (const [name, url] of Object.entries(pages)) {
@@ -353,9 +438,11 @@ describe("a track's page in a browser: the database branch, the schema diff, eve
         cycles.map((c) => [
           (c.evidence as { databaseBranch: string }).databaseBranch,
           `${c.step} ${c.unit}`,
-          "1 h from its fork; deleted at the run's end",
           new Date(Date.parse(c.reportedAt!) + 3_600_000).toISOString(),
         ]),
+      );
+      await expect(page.locator("#throwaway-ttl").textContent()).resolves.toBe(
+        "Each cycle forks a throwaway branch from feature-f1-stock with a TTL of 1 h and deletes it at the run's end; it is gone by the time shown at the latest.",
       );
       // Where these facts come from, named on the section.
       await expect(page.locator("#database ~ p.src").first().textContent()).resolves.toBe(
@@ -368,56 +455,6 @@ describe("a track's page in a browser: the database branch, the schema diff, eve
 
   it("draws consort/schema's diff as the check run this app wrote shows it, and never a check of that name by another app", async () => {
     const head = ledgerContext.rejectedHead!.sha;
-    const diff: SchemaDiff = {
-      changes: [
-        {
-          object: "column",
-          action: "added",
-          name: "public.stock_records.note",
-          table: "public.stock_records",
-          column: "note",
-          details: ["text, default '<script>alert(1)</script>'"],
-        },
-        {
-          object: "index",
-          action: "added",
-          name: "public.stock_records_sku_idx",
-          table: "public.stock_records",
-          details: [],
-        },
-      ],
-      summary: { added: 2, dropped: 0, changed: 0 },
-    };
-    const report = trackReport({
-      repository: SHOP,
-      snapshot: ledger.track.snapshot,
-      headSha: head,
-      config: ledger.track.config,
-      schema: {
-        state: "ready",
-        diffMarkdown: renderSchemaDiff(
-          diff,
-          { findings: [], ok: true },
-          { branch: "feature-f1-stock", parent: "main" },
-        ),
-        breaking: [],
-      },
-    });
-    const written = renderCheckRuns(report).find((run) => run.name === "consort/schema")!;
-    github.addCheckRun(SHOP, head, {
-      name: "consort/schema",
-      appId: 999,
-      conclusion: "success",
-      summary: "Another app says: all good <img src=x onerror=alert(1)>",
-      completedAt: "2026-11-30T10:00:00Z",
-    });
-    github.addCheckRun(SHOP, head, {
-      name: "consort/schema",
-      appId: APP_ID,
-      conclusion: "success",
-      summary: written.output.summary,
-      completedAt: "2026-11-30T10:01:00Z",
-    });
     const { context, page } = await signedIn("alice");
     try {
       await page.goto(ledgerUrl());

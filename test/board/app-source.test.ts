@@ -53,3 +53,53 @@ describe("the app's board source", () => {
     ]);
   });
 });
+
+describe("a track's consort/schema on the app's board", () => {
+  const source = (appId?: number) =>
+    appBoardSource({
+      apiUrl: "https://api.github.com",
+      stateKey: KEY,
+      installationClient: github.installationClient,
+      changes: new BoardChanges(),
+      ...(appId === undefined ? {} : { appId }),
+    });
+  const sound = async (board: ReturnType<typeof source>) => {
+    const { tracks } = await board.tracks({ login: "alice", token: await aliceToken() });
+    return tracks.find((t) => t.snapshot.context.trackId === "feature-sound")!;
+  };
+
+  it("is never a check of that name another app wrote: only this app's run is shown", async () => {
+    const board = source(4242);
+    const track = await sound(board);
+    github.addCheckRun("acme/shop", track.snapshot.context.head, {
+      name: "consort/schema",
+      appId: 777,
+      conclusion: "success",
+      summary: "No schema change (trust me)",
+      completedAt: "2026-11-30T10:00:00Z",
+    });
+    const details = await board.details!(track, { login: "alice" });
+    expect(details.schema).toEqual({
+      markdown: null,
+      conclusion: null,
+      source: `the consort/schema check runs on ${track.snapshot.context.head.slice(0, 7)}: none by this app yet (it is written on the track's next update)`,
+    });
+  });
+
+  it("is not shown at all when the app's id is unknown, and the page says why", async () => {
+    const board = source();
+    const track = await sound(board);
+    github.addCheckRun("acme/shop", track.snapshot.context.head, {
+      name: "consort/schema",
+      appId: 4242,
+      conclusion: "success",
+      summary: "### Schema",
+      completedAt: "2026-11-30T10:00:00Z",
+    });
+    const details = await board.details!(track, { login: "alice" });
+    expect(details.schema).toBeUndefined();
+    expect(details.problems).toContain(
+      "The schema diff: APP_ID is not set, so the board cannot tell this app's consort/schema check from another app's.",
+    );
+  });
+});

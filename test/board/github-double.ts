@@ -134,7 +134,7 @@ export class BoardGitHub {
       log: { debug() {}, info() {}, warn() {}, error() {} },
     });
 
-  /** Start github.com's OAuth server on 127.0.0.1. */
+  /** Start github.com's OAuth server on 127.0.0.1; `callback` is the app's registered callback URL. */
   async start(callback: () => string): Promise<void> {
     this.server = createServer((req, res) => {
       const url = new URL(req.url ?? "/", "http://127.0.0.1");
@@ -145,9 +145,27 @@ export class BoardGitHub {
           res.writeHead(404).end("Not Found");
           return;
         }
+        // GitHub takes a redirect_uri only if it is one of the app's callback URLs; otherwise it sends
+        // the browser to the first registered one with the error, or shows its own page when none is.
+        const registered = callback();
+        if (params.redirect_uri !== undefined && params.redirect_uri !== registered) {
+          const refused = new URL(registered);
+          refused.searchParams.set("error", "redirect_uri_mismatch");
+          refused.searchParams.set(
+            "error_description",
+            "The redirect_uri MUST match the registered callback URL for this application.",
+          );
+          refused.searchParams.set(
+            "error_uri",
+            "https://docs.github.com/apps/managing-oauth-apps/troubleshooting-authorization-request-errors/#redirect-uri-mismatch",
+          );
+          if (params.state !== undefined) refused.searchParams.set("state", params.state);
+          res.writeHead(302, { location: refused.toString() }).end();
+          return;
+        }
         const code = randomBytes(10).toString("hex");
         this.codes.set(code, this.nextUser);
-        const back = new URL(params.redirect_uri ?? callback());
+        const back = new URL(params.redirect_uri ?? registered);
         back.searchParams.set("code", code);
         if (params.state !== undefined) back.searchParams.set("state", params.state);
         res.writeHead(302, { location: back.toString() }).end();

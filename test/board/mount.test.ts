@@ -1,9 +1,11 @@
+import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
 import consortApp from "../../src/index.js";
 import { BoardChanges } from "../../src/board/app-source.js";
-import { boardRoutes } from "../../src/board/mount.js";
+import { BOARD_BASE, boardRoutes } from "../../src/board/mount.js";
 import { loadEnv } from "../../src/config/env.js";
 import { createTestProbot } from "../helpers/github.js";
 
@@ -30,6 +32,11 @@ async function serve(handler: Handler, path: string): Promise<{ status: number; 
 const unused = () => Promise.reject(new Error("no installation in this test"));
 
 describe("the board in the app's server", () => {
+  it("has its callback URL registered by the app's manifest for Probot's setup on localhost:3000", () => {
+    const manifest = parse(readFileSync("app.yml", "utf8")) as { callback_urls?: unknown };
+    expect(manifest.callback_urls).toEqual([`http://localhost:3000${BOARD_BASE}/callback`]);
+  });
+
   it("is registered by the app through Probot's addHandler, under /consort only", async () => {
     const handlers: Handler[] = [];
     await createTestProbot().load(consortApp, { cwd: process.cwd(), addHandler: (handler) => handlers.push(handler) });

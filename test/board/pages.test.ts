@@ -114,6 +114,20 @@ describe("a track's page", () => {
     expect(page).toContain("<strong>driver</strong> GREEN of T1 verified");
   });
 
+  it("says so when this app has written no consort/schema check on the track's head yet", () => {
+    const page = trackPage(done, render(null), {
+      schema: {
+        markdown: null,
+        conclusion: null,
+        source: "the consort/schema check runs on c000016: none by this app yet",
+      },
+      problems: [],
+    });
+    expect(page).toContain(
+      '<p class="src"><span class="src-tag">source</span> the consort/schema check runs on c000016: none by this app yet</p><p class="empty">No diff to show yet.</p>',
+    );
+  });
+
   it("is addressed by repository and track id, each encoded", () => {
     expect(trackUrl("/consort", "acme/stockflow", "acme/stockflow#12")).toBe(
       "/consort/t/acme/stockflow/acme%2Fstockflow%2312",

@@ -12,6 +12,7 @@ import {
   readCheckoutConfig,
   readConfigFile,
   readGitHubConfig,
+  type ConfigReads,
 } from "../../src/config/load.js";
 import { GitHubMock } from "../helpers/github.js";
 
@@ -183,6 +184,46 @@ describe("a configuration on GitHub, at the default branch", () => {
     });
     expect(github.requests[0]!.query).toEqual({ ref: "main" });
     github.verify();
+  });
+
+  it("read again with the ETag GitHub gave: an unchanged file is GitHub's 304 (no rate limit), a changed one is read anew", async () => {
+    const kept: ConfigReads = new Map();
+    const keptRead = () => readGitHubConfig({ octokit, owner, repo, defaultBranch: "main", kept });
+    const [status, body] = file("repairBound: 5\n");
+    github
+      .on("GET", contents, [status, body, { etag: '"v1"' }])
+      .on("GET", contents, (request) =>
+        request.headers["if-none-match"] === '"v1"' ? [304] : [500, { message: "asked without the ETag" }],
+      )
+      .on("GET", contents, (request) =>
+        request.headers["if-none-match"] === '"v1"'
+          ? [200, file("repairBound: 7\n")[1], { etag: '"v2"' }]
+          : [500, { message: "asked without the ETag" }],
+      );
+    const bounds = [];
+    for (let i = 0; i < 3; i++) {
+      const result = await keptRead();
+      bounds.push(result.ok ? result.config.repairBound : result.message);
+    }
+    github.verify();
+    expect(bounds).toEqual([5, 5, 7]);
+    expect(github.requests.map((r) => r.headers["if-none-match"] ?? null)).toEqual([null, '"v1"', '"v1"']);
+    expect([...kept.values()].map((k) => k.etag)).toEqual(['"v2"']);
+  });
+
+  it("a kept answer is never used unasked: a file deleted since is GitHub's 404 and the defaults", async () => {
+    const kept: ConfigReads = new Map();
+    const [status, body] = file("repairBound: 5\n");
+    github.on("GET", contents, [status, body, { etag: '"v1"' }]).on("GET", contents, [404, { message: "Not Found" }]);
+    await readGitHubConfig({ octokit, owner, repo, defaultBranch: "main", kept });
+    expect(await readGitHubConfig({ octokit, owner, repo, defaultBranch: "main", kept })).toEqual({
+      ok: true,
+      source: "defaults",
+      ref: "main",
+      config: defaultConfig(),
+    });
+    github.verify();
+    expect(kept.size).toBe(0);
   });
 
   it("uses the defaults when the repository has no configuration", async () => {

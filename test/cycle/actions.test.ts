@@ -120,6 +120,11 @@ describe("the actions' entry points", { timeout: 60_000 }, () => {
     );
     expect(evidence).toMatchObject({ verdict: "verified", mode: "preview", previewUrl: "https://f1.preview.example/" });
     expect(await job.output()).toContain("https://f1.preview.example/");
+    // As root, the deploy and verify commands ran as the confined user, and the record and summary say so.
+    expect(evidence.confinement).toEqual({ confined: true, user: CONFINED_USER, uid: expect.any(Number) });
+    expect(await job.summary()).toContain(
+      `🔒 The repository's commands ran confined, as the OS user \`${CONFINED_USER}\``,
+    );
   });
 
   test("actions/promote migrates the parent and reports promoted", async () => {
@@ -131,5 +136,9 @@ describe("the actions' entry points", { timeout: 60_000 }, () => {
     );
     expect(result).toMatchObject({ verdict: "promoted", database: { parent: TRUNK, snapshotKept: false } });
     expect(await job.summary()).toContain(`Promoted: ${TRUNK}`);
+    expect(result.confinement).toEqual({ confined: true, user: CONFINED_USER, uid: expect.any(Number) });
+    expect(await job.summary()).toContain(
+      `🔒 The repository's commands ran confined, as the OS user \`${CONFINED_USER}\``,
+    );
   });
 });

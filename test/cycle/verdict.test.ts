@@ -66,6 +66,22 @@ describe("RED", () => {
     ]);
   });
 
+  test("the disagreement counts the tests failing with an error too", () => {
+    const v = decideVerdict({
+      request: request("red"),
+      report: report(
+        passed("files stock"),
+        failed("lists stock", "failed-assertion"),
+        failed("audits stock", "failed-error", "TypeError"),
+      ),
+      testExitCode: 0,
+      frozenFiles: [],
+    });
+    expect(v.reasons).toEqual([
+      `the test command exited 0 although the report shows 2 failing test(s) ("lists stock" (${FILE}), "audits stock" (${FILE})): the runner's exit code and its report disagree; make the test command exit non-zero when a test fails`,
+    ]);
+  });
+
   test("a TypeError is not a RED", () => {
     const v = decideVerdict({
       request: request("red"),
@@ -316,6 +332,55 @@ describe("every reason, exactly", () => {
     ]);
   });
 
+  test("a missing test names every near title, and the setting to change when the report points at one", () => {
+    const v = decideVerdict({
+      request: request("green", [T2], []),
+      report: { flavour: "unknown", tests: [passed("lists stocks"), passed("list stock")], loadErrors: [] },
+      testExitCode: 0,
+      frozenFiles: [],
+    });
+    const hint =
+      "the report's runner was not recognised, so only the generic title forms were tried: name it with runner: in .github/consort.yml";
+    expect(v.reasons).toEqual([
+      `${T2_LABEL} (in turn) is not in the test report (the report has no test of that title; nearest: "list stock", "lists stocks"): it was removed or renamed, or its file did not load (likely a setting: ${hint})`,
+    ]);
+    expect(v.tests).toStrictEqual([
+      {
+        id: "T2",
+        file: FILE,
+        title: "lists stock",
+        role: "turn",
+        outcome: "missing",
+        message: 'the report has no test of that title; nearest: "list stock", "lists stocks"',
+        hint,
+      },
+    ]);
+  });
+
+  test("GREEN: a non-zero exit names the tests failing with an error as failing", () => {
+    expect(
+      green([failed("files stock", "failed-error", "TypeError", "boom"), passed("lists stock")], 1).reasons,
+    ).toEqual([
+      `the test command exited 1; failing: "files stock" (${FILE})`,
+      `${T1_LABEL} (verified green earlier) fails with TypeError: boom`,
+    ]);
+  });
+
+  test("a request that names its tests by id is never judged as naming none", () => {
+    const byId = CycleRequest.parse({
+      track: "f1",
+      step: "green",
+      commit: "a".repeat(40),
+      testList: { path: ".consort/test-list.json", sha256: "b".repeat(64), inTurn: ["T2"], earlierGreen: ["T1"] },
+      database: { branch: "f1" },
+    });
+    expect(() =>
+      decideVerdict({ request: byId, report: report(passed("files stock")), testExitCode: 0, frozenFiles: [] }),
+    ).toThrow(
+      new Error("the request names its tests by id in the test list: read them from git (testsOfRequest) first"),
+    );
+  });
+
   test("a title two test cases share is missing, never a guess at one of them", () => {
     const v = green([passed("files stock"), passed("lists stock"), failed("lists stock", "failed-assertion")]);
     expect(v.verdict).toBe("refused");
@@ -377,7 +442,8 @@ describe("every reason, exactly", () => {
 
   test("a test's duration is kept when the report gives one, and absent when it does not", () => {
     const v = green([{ ...passed("files stock"), durationMs: 0 }, passed("lists stock")]);
-    expect(v.tests).toEqual([
+    // Strict: a duration the report did not give is absent, not present as undefined.
+    expect(v.tests).toStrictEqual([
       { id: "T2", file: FILE, title: "lists stock", role: "turn", outcome: "passed" },
       { id: "T1", file: FILE, title: "files stock", role: "earlier", outcome: "passed", durationMs: 0 },
     ]);

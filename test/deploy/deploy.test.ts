@@ -3,6 +3,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { ConsortConfig } from "../../src/config/consort-config.js";
+import { OUTSIDE_A_JOB } from "../../src/cycle/confine.js";
 import { runDeploy } from "../../src/deploy/deploy.js";
 import { hashFrozenText } from "../../src/gates/freeze.js";
 import { runPromote, snapshotBranchName } from "../../src/deploy/promote.js";
@@ -67,6 +68,7 @@ describe.concurrent("deploy", { timeout: 120_000 }, () => {
     });
     expect(evidence.migrationsApplied).toContain("migrations/0001_create_stock_records.up.sql");
     expect(evidence.database.branch).not.toBe(root);
+    expect(evidence.confinement).toEqual({ confined: false, reason: OUTSIDE_A_JOB.reason });
     expect(await provider.getBranch(evidence.database.branch)).toBeUndefined();
     expect(await hasTable(root, "stock_records")).toBe(false);
     expect(DeployEvidence.parse(JSON.parse(JSON.stringify(evidence)))).toEqual(evidence);
@@ -134,6 +136,8 @@ describe.concurrent("promote", { timeout: 120_000 }, () => {
     });
     expect(await hasTable(TRUNK_OK, "stock_records")).toBe(true);
     expect(await provider.getBranch(result.database.snapshot!)).toBeUndefined();
+    // Outside a job the migrate command ran as the caller, and the result says so.
+    expect(result.confinement).toEqual({ confined: false, reason: OUTSIDE_A_JOB.reason });
   });
 
   test("a migration that fails on the parent keeps the pre-migration snapshot for a restore", async () => {

@@ -122,6 +122,70 @@ describe("pushes are verified against git, not the payload", () => {
   });
 });
 
+describe("a rebase onto main", () => {
+  test("the track's accepted commits replayed on main's head are taken as an update: the gates stay approved and the track goes on", async () => {
+    s.restore(atRed);
+    const accepted = s.head();
+    landOnMain({ "docs/NEWS.md": "Stock by batch\n" });
+    const rebased = s.repo.rebaseOn(s.branch, s.repo.branchHead("main")!, AGENTS.navigator);
+    await s.push(accepted, { forced: true });
+
+    const snapshot = s.snapshot();
+    expect([snapshot.stage, snapshot.context.head, snapshot.context.rejectedHead]).toEqual(["red", rebased, null]);
+    expect(snapshot.context.lastProblem).toEqual([]);
+    expect(checkTable(s.world, rebased)).toMatchObject({
+      "consort/design": "success",
+      "consort/test-list": "success",
+      "consort/discipline": "success",
+    });
+    await s.step("navigator", { [F.INDEX_TEST_FILE]: F.RED_T1 });
+    expect(s.snapshot().stage).toBe("red-verify");
+    expect(s.world.mock.violations).toEqual([]);
+  });
+
+  test("a replay that also changes a file is history rewritten: refused, naming the commit and the file", async () => {
+    s.restore(atRed);
+    const accepted = s.head();
+    landOnMain({ "docs/NEWS.md": "Stock by batch\n" });
+    const rebased = s.repo.rebaseOn(s.branch, s.repo.branchHead("main")!, AGENTS.navigator);
+    const replay = s.repo.commitInfo(rebased)!;
+    const amended = s.repo.writeCommit(
+      s.repo.writeTree(replay.tree, [
+        { path: "src/routes/backdoor.ts", mode: "100644", sha: s.repo.writeBlob("export const open = true;\n") },
+      ]),
+      replay.parents,
+      replay.message,
+      replay.author,
+      AGENTS.navigator,
+    );
+    s.repo.setBranch(s.branch, amended, rebased);
+    await s.push(accepted, { forced: true });
+
+    expect([s.snapshot().stage, s.snapshot().context.head]).toEqual(["red", accepted]);
+    expect(violationsOn(s.world.check(amended, "consort/discipline"))).toEqual([
+      `history was rewritten: ${short(amended)} is not a replay of the accepted ${short(accepted)}: it also changes src/routes/backdoor.ts`,
+    ]);
+  });
+
+  test("a rebase that leaves out an accepted commit is refused, saying how many the track had", async () => {
+    s.restore(atRed);
+    const accepted = s.head();
+    landOnMain({ "docs/NEWS.md": "Stock by batch\n" });
+    const rebased = s.repo.rebaseOn(s.branch, s.repo.branchHead("main")!, AGENTS.navigator);
+    const dropped = s.repo.commitInfo(rebased)!.parents[0]!;
+    s.repo.setBranch(s.branch, dropped, rebased);
+    await s.push(accepted, { forced: true });
+
+    expect(s.snapshot().context.head).toBe(accepted);
+    const own = s.repo.revList(accepted, s.repo.branchHead("main")!).length;
+    expect(violationsOn(s.world.check(dropped, "consort/discipline"))).toEqual([
+      `history was rewritten: ${short(dropped)} holds ${own - 1} commit(s) of its own on main, where the track had ${own} accepted since it left main`,
+      // The commit left out was the test list's: the head no longer holds what its gate froze.
+      `.consort/test-list.json: frozen by the test-list gate, but at ${short(dropped)} it is not the text the gate froze (changed beneath this push); restore it`,
+    ]);
+  });
+});
+
 describe("every check describes the head it is posted on", () => {
   test("a frozen spec changed on top of a refused commit withdraws the design gate on that head", async () => {
     s.restore(atRed);

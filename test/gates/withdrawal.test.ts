@@ -66,6 +66,46 @@ describe("withdrawing an approval", () => {
     expect(withdrawalEvents(snapshot, review({ user: "drive-by", state: "CHANGES_REQUESTED" }), at)).toEqual([]);
   });
 
+  it("GitHub's own dismissal of a stale review on push withdraws nothing; a request for changes still does", () => {
+    const { snapshot, listReview } = approvedByLead();
+    expect(withdrawalEvents(snapshot, review({ id: listReview, state: "DISMISSED" }), at, true)).toEqual([]);
+    expect(withdrawalEvents(snapshot, review({ state: "CHANGES_REQUESTED" }), at, true).map((e) => e.gate)).toEqual([
+      "design",
+      "test-list",
+    ]);
+  });
+
+  it("a review from a deleted account withdraws only by its id, and says whose it was", () => {
+    const { snapshot, listReview } = approvedByLead();
+    expect(withdrawalEvents(snapshot, review({ user: null, state: "CHANGES_REQUESTED" }), at)).toEqual([]);
+    expect(withdrawalEvents(snapshot, review({ id: listReview, user: null, state: "DISMISSED" }), at)).toEqual([
+      {
+        type: "gate.withdrawn",
+        at,
+        gate: "test-list",
+        reason: `a deleted user's review ${listReview} was dismissed`,
+        reviewId: listReview,
+      },
+    ]);
+  });
+
+  it("a dismissal withdraws a gate approved again, whose record keeps the earlier approval too", () => {
+    const sim = reach("test-list-gate");
+    sim.expectAccepted(sim.send({ type: "gate.withdrawn", at, gate: "design", reason: "first review dismissed" }));
+    sim.expectAccepted(sim.approve("design"));
+    const [first, again] = sim.context.gates.design.approvals;
+    expect(first!.reviewId).not.toBe(again!.reviewId);
+    expect(withdrawalEvents(sim.snapshot, review({ id: again!.reviewId, state: "DISMISSED" }), at)).toEqual([
+      {
+        type: "gate.withdrawn",
+        at,
+        gate: "design",
+        reason: `lead-human's review ${again!.reviewId} was dismissed`,
+        reviewId: again!.reviewId,
+      },
+    ]);
+  });
+
   it("a gate that is no longer approved is not withdrawn again", () => {
     const sim = reach("test-list-gate");
     sim.expectAccepted(
@@ -131,6 +171,27 @@ describe("the frozen files at a pushed head", () => {
     expect(frozenChangesAtHead({ frozen, accepted: { ...accepted, "test/a.test.ts": null }, headBlobs, head })).toEqual(
       { reasons: [], withdraw: null },
     );
+  });
+
+  it("count a gate file this push removes, yet still at the head, as changed beneath the push", () => {
+    expect(
+      frozenChangesAtHead({ frozen, accepted: { ...accepted, ".consort/spec.json": null }, headBlobs: blobs, head }),
+    ).toEqual({
+      reasons: [
+        ".consort/spec.json: frozen by the design gate, but at bbbbbbb it is not the text the gate froze (changed beneath this push); restore it",
+      ],
+      withdraw: "design",
+    });
+  });
+
+  it("count a gate file whose accepted text is unknown as changed: it cannot be shown to be the frozen one", () => {
+    const { ".consort/test-list.json": _unknown, ...known } = accepted;
+    expect(frozenChangesAtHead({ frozen, accepted: known, headBlobs: blobs, head })).toEqual({
+      reasons: [
+        ".consort/test-list.json: frozen by the test-list gate, but at bbbbbbb it is not the text the gate froze (changed beneath this push); restore it",
+      ],
+      withdraw: "test-list",
+    });
   });
 
   it("take this push's own text of a path, which commit classification has judged", () => {

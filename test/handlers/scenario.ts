@@ -5,6 +5,7 @@ import { createTrack } from "../../src/orchestrator/index.js";
 import type { TrackSnapshot } from "../../src/orchestrator/types.js";
 import { emptyTrackState, type TrackState } from "../../src/state/index.js";
 import { TEST_APP_ID, type GitHubMock, type RecordedRequest } from "../helpers/github.js";
+import { compareAnswer } from "../helpers/github-api.js";
 import { TrackSim } from "../orchestrator/helpers/track.js";
 import { contentFile, FULL_NAME, inRepo, REPOSITORY_ID, type FakeStateBranch } from "./fake-repo.js";
 
@@ -231,19 +232,11 @@ export function expectVerifiedPush(
     `/repos/acme/shop/compare/${before}...${after}`,
     [
       200,
-      {
-        status,
-        ahead_by: commits.length,
-        behind_by: 0,
-        total_commits: commits.length,
-        base_commit: { sha: before, commit: { tree: { sha: commitSha(`tree-${before}`) } } },
-        commits: commits.map((c, i) => ({
-          sha: c.sha,
-          parents: [{ sha: i === 0 ? before : commits[i - 1]!.sha }],
-          author: c.author ? { login: c.author } : null,
-          commit: { message: c.message ?? "A step\n" },
-        })),
-      },
+      compareAnswer(
+        { sha: before, tree: commitSha(`tree-${before}`) },
+        commits.map((c) => ({ sha: c.sha, author: c.author ?? null, message: c.message ?? "A step\n" })),
+        { status },
+      ),
     ],
     times,
   );

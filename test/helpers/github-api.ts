@@ -196,3 +196,42 @@ export function documentedStatuses(operation: MatchedOperation): string[] {
   const op = load().doc.paths[operation.template]![operation.method]!;
   return Object.keys(op.responses);
 }
+
+/** A commit of a push, as a compare answer lists it. */
+interface ComparedCommit {
+  sha: string;
+  author: string | null;
+  message: string;
+  /** Its tree, where the caller's double knows it (the app reads trees from the tree API, not from here). */
+  tree?: string;
+}
+
+/**
+ * GitHub's answer to `GET /repos/{owner}/{repo}/compare/{base}...{head}` for `commits` pushed onto
+ * `base`, each the previous one's child, and the `files` they changed: the fields src/app/commits.ts reads. One
+ * answer for the handler scenarios' mocks and the bench's fake GitHub.
+ */
+export function compareAnswer(
+  base: { sha: string; tree: string },
+  commits: readonly ComparedCommit[],
+  {
+    status = commits.length === 0 ? "identical" : "ahead",
+    files = [],
+  }: { status?: string; files?: ReadonlyArray<{ filename: string; status: string; sha: string; patch?: string }> } = {},
+) {
+  return {
+    status,
+    ahead_by: commits.length,
+    behind_by: 0,
+    total_commits: commits.length,
+    base_commit: { sha: base.sha, commit: { tree: { sha: base.tree } } },
+    merge_base_commit: { sha: base.sha },
+    commits: commits.map((c, i) => ({
+      sha: c.sha,
+      parents: [{ sha: i === 0 ? base.sha : commits[i - 1]!.sha }],
+      author: c.author === null ? null : { login: c.author },
+      commit: { message: c.message, ...(c.tree === undefined ? {} : { tree: { sha: c.tree } }) },
+    })),
+    files,
+  };
+}

@@ -11,6 +11,8 @@ export interface RecordedRequest {
   query: Record<string, string>;
   body: unknown;
   operationId: string | undefined;
+  /** The request's headers, lower-cased names (e.g. if-none-match for a conditional read). */
+  headers: Record<string, string>;
 }
 
 type Reply = [status: number, body?: unknown, headers?: Record<string, string>];
@@ -45,7 +47,13 @@ export class GitHubMock {
   constructor(readonly baseUrl: string = GITHUB_API) {
     this.scope = nock(baseUrl).persist();
     for (const method of ["GET", "POST", "PUT", "PATCH", "DELETE"]) {
-      this.scope.intercept(() => true, method).reply((uri, body) => this.answer(method, uri, body));
+      const answer = (uri: string, body: nock.Body, headers: Record<string, string | string[]>) =>
+        this.answer(method, uri, body, headers);
+      this.scope
+        .intercept(() => true, method)
+        .reply(function (uri, body) {
+          return answer(uri, body, this.req.headers);
+        });
     }
     nock.emitter.on("no match", this.onNoMatch);
   }
@@ -74,7 +82,12 @@ export class GitHubMock {
     }
   }
 
-  private answer(method: string, uri: string, rawBody: unknown): Reply {
+  private answer(
+    method: string,
+    uri: string,
+    rawBody: unknown,
+    headers: Record<string, string | string[]> = {},
+  ): Reply {
     const url = new URL(uri, this.baseUrl);
     const body = parseBody(rawBody);
     const { operation, violations } = checkRequest(method, uri, body);
@@ -85,6 +98,12 @@ export class GitHubMock {
       query: Object.fromEntries(url.searchParams),
       body,
       operationId: operation?.operationId,
+      headers: Object.fromEntries(
+        Object.entries(headers).map(([name, value]) => [
+          name.toLowerCase(),
+          Array.isArray(value) ? value.join(", ") : value,
+        ]),
+      ),
     };
     this.requests.push(recorded);
     // GitHub's documented limits, answered as GitHub answers them: what it would refuse is refused here.

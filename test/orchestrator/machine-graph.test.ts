@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { ARTIFACT_PATHS } from "../../src/artifacts/paths.js";
 import { ConsortConfig } from "../../src/config/consort-config.js";
 import { initialContext } from "../../src/orchestrator/context.js";
-import { trackMachine, type MachineEvent } from "../../src/orchestrator/machine.js";
+import { trackMachine } from "../../src/orchestrator/machine.js";
+import type { MachineEvent } from "../../src/orchestrator/machine-setup.js";
 import type { GateName, TrackContext } from "../../src/orchestrator/types.js";
 import { smallDesign, twoTestList } from "./helpers/track.js";
 

@@ -18,7 +18,6 @@ function hostileTrack() {
   }));
   return {
     ...track,
-    schemaDiff: `CREATE TABLE x (); ${ATTACK}`,
     snapshot: {
       ...track.snapshot,
       context: {
@@ -37,7 +36,28 @@ describe("the board escapes what a repository wrote", () => {
   const context = { base: "/consort", viewer: "lead-human", signOut: true, now: NOW, events: "/consort/events" };
   const pages = {
     board: boardPage([track], context, { mine: false, problems: [`acme/shop: track x is left off: ${ATTACK}`] }),
-    track: trackPage(track, context),
+    track: trackPage(track, context, {
+      // consort/schema's summary holds what a migration named; a commit what its author wrote.
+      schema: {
+        markdown: `### Schema\n\n| change | name |\n|---|---|\n| added | \`${ATTACK}\` |\n\n${ATTACK} [run](javascript:alert(3))`,
+        conclusion: "success",
+        source: "the consort/schema check run",
+      },
+      commits: {
+        list: [
+          {
+            sha: track.snapshot.context.head,
+            at: track.snapshot.context.updatedAt,
+            author: ATTACK,
+            message: `Step ${ATTACK}\n\nConsort-Role: driver`,
+            merge: false,
+            url: "javascript:alert(4)",
+          },
+        ],
+        source: `git log ${ATTACK}`,
+      },
+      problems: [`could not read ${ATTACK}`],
+    }),
     evidence: evidencePage(trackEvidence(track), context),
   };
 
@@ -47,6 +67,7 @@ describe("the board escapes what a repository wrote", () => {
       expect(html).not.toContain("<script>alert");
       expect(html).not.toMatch(/"><img|onerror=alert\(1\)>/);
       expect(html).toContain("&quot;&gt;&lt;img src=x onerror=alert(1)&gt;&lt;script&gt;alert(2)&lt;/script&gt;");
+      expect(html).not.toMatch(/href="javascript:/i);
       // The only scripts are the board's own live script.
       expect(html.match(/<script>/g)?.length ?? 0).toBeLessThanOrEqual(1);
     });

@@ -62,7 +62,7 @@ describe("signing in to the board", () => {
     const forged = `consort_session=${Buffer.from(JSON.stringify({ login: "admin", token: "x", expires: 9e15 })).toString("base64url")}`;
     const response = await get("/consort/", forged);
     expect(response.status).toBe(302);
-    expect(response.headers.get("location")).toBe("/consort/login?next=%2Fconsort%2F");
+    expect(response.headers.get("location")).toBe("/consort/sign-in?next=%2Fconsort%2F");
   });
 
   it("returns only to a path on the board after sign-in, never to another site", () => {

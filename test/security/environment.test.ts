@@ -5,6 +5,9 @@ import type { ConsortConfig } from "../../src/config/consort-config.js";
 import { hashFrozenText } from "../../src/gates/freeze.js";
 import { CycleRequest } from "../../src/cycle/request.js";
 import { runCycle } from "../../src/cycle/run.js";
+import { runDeploy } from "../../src/deploy/deploy.js";
+import { runPromote } from "../../src/deploy/promote.js";
+import { DeployRequest, PromoteRequest } from "../../src/deploy/schemas.js";
 import type { BranchProvider } from "../../src/substrate/provider.js";
 import { postgresUrl } from "../helpers/postgres.js";
 import { RED_T7, checkout, exampleConfig, uniqueBranch, type Checkout } from "../cycle/stockflow.js";
@@ -142,5 +145,64 @@ describe("the commands' environment", { timeout: 120_000 }, () => {
     );
 
     expect(result.commands.migrate!.outputTail).toBe("shared=***");
+  });
+});
+
+/** What a command prints of the names that would tell it where it runs. */
+const ORACLE_PROBE = 'echo "track=${CONSORT_TRACK:-unset} commit=${CONSORT_COMMIT:-unset} step=${CONSORT_STEP:-unset}"';
+const NO_ORACLE = "track=unset commit=unset step=unset";
+
+describe("the release and promotion commands' environment", { timeout: 120_000 }, () => {
+  test("the deploy and verify commands of a release see no track, commit or step name", async () => {
+    const c = await stage(RED_T7);
+    const evidence = await runDeploy(
+      DeployRequest.parse({ track: "env-attack", commit: c.commit, database: { branch: TRACK_DB, parent: TRACK_DB } }),
+      {
+        provider,
+        config: { ...config, commands: { ...config.commands, deploy: ORACLE_PROBE, verify: ORACLE_PROBE } },
+        cwd: c.dir,
+      },
+    );
+
+    expect(evidence.deploy!.outputTail).toBe(NO_ORACLE);
+    expect(evidence.verify.record!.outputTail).toBe(NO_ORACLE);
+  });
+
+  test("a replayed release's migrate command sees no commit name where it migrates the track's branch", async () => {
+    const done = await stage([{ message: "F1 done" }]);
+    const parent = uniqueBranch("env-replay");
+    await provider.createBranch(parent, { from: await provider.rootBranch() });
+    await provider.createBranch(`${parent}-t`, { from: parent });
+    // A migrate command that behaves only where it cannot tell which commit it migrates.
+    const migrate = `test -z "$CONSORT_COMMIT" && ${config.commands.migrate}`;
+    const evidence = await runDeploy(
+      DeployRequest.parse({
+        track: "env-attack",
+        commit: done.commit,
+        database: { branch: `${parent}-t`, parent },
+        testList: {
+          path: ".consort/test-list.json",
+          sha256: hashFrozenText(await done.read(".consort/test-list.json")),
+          tests: ["T1-T8"],
+        },
+      }),
+      { provider, config: { ...config, commands: { ...config.commands, migrate } }, cwd: done.dir },
+    );
+
+    expect(evidence.reasons).toEqual([]);
+    expect(evidence).toMatchObject({ mode: "replay", verdict: "verified", schema: { computedOn: "shared" } });
+  });
+
+  test("the promotion's migrate command sees no track, commit or step name", async () => {
+    const c = await stage(RED_T7);
+    const parent = uniqueBranch("env-parent");
+    await provider.createBranch(parent, { from: await provider.rootBranch() });
+    const result = await runPromote(
+      PromoteRequest.parse({ track: "env-attack", commit: c.commit, database: { parent } }),
+      { provider, config: { ...config, commands: { ...config.commands, migrate: ORACLE_PROBE } }, cwd: c.dir },
+    );
+
+    expect(result.reasons).toEqual([]);
+    expect(result.migrate!.outputTail).toBe(NO_ORACLE);
   });
 });

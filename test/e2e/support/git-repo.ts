@@ -428,6 +428,49 @@ export class GitRepo {
     return this.diffFiles(parent, sha);
   }
 
+  /**
+   * The unified diff of each text file a commit changed against its first parent, from its first
+   * hunk on (GitHub's `patch` of a file in the commit API); binary files have none.
+   */
+  patchesOf(sha: string): Map<string, string> {
+    const parent = this.commitInfo(sha)!.parents[0];
+    const out = parent
+      ? this.git("diff", "--no-color", "--no-renames", parent, sha)
+      : this.git("show", "--no-color", "--format=", sha);
+    const patches = new Map<string, string>();
+    for (const section of out.split(/^diff --git /m).slice(1)) {
+      const path = /^\+\+\+ b\/(.+)$/m.exec(section)?.[1] ?? /^--- a\/(.+)$/m.exec(section)?.[1];
+      const hunks = section.indexOf("\n@@");
+      if (path && hunks >= 0) patches.set(path, section.slice(hunks + 1).replace(/\n$/, ""));
+    }
+    return patches;
+  }
+
+  /**
+   * `git rebase onto`: the branch's own commits since it left `onto`'s history replayed one by one
+   * on top of `onto` (merges of it dropped), authors and messages kept, `committer` the rebaser.
+   * Only for paths `onto` did not also change: such a replay would need a merge, and this throws.
+   */
+  rebaseOn(branch: string, onto: string, committer: GitIdentity): string {
+    const head = this.branchHead(branch)!;
+    const own = this.revList(head, onto).filter((sha) => this.commitInfo(sha)!.parents.length === 1);
+    let parent = onto;
+    for (const sha of own) {
+      const info = this.commitInfo(sha)!;
+      const changes = this.diffFiles(info.parents[0]!, sha);
+      for (const change of changes)
+        if (this.blobSha(parent, change.path) !== this.blobSha(info.parents[0]!, change.path))
+          throw new Error(`${change.path} changed on both sides: rebasing ${sha.slice(0, 7)} needs a merge`);
+      const tree = this.writeTree(
+        this.commitInfo(parent)!.tree,
+        changes.map((c) => ({ path: c.path, mode: "100644", sha: c.status === "removed" ? null : c.blob })),
+      );
+      parent = this.writeCommit(tree, [parent], info.message, info.author, committer);
+    }
+    this.setBranch(branch, parent, head);
+    return parent;
+  }
+
   /** What changed from commit `from` to commit `to`, path by path. */
   diffFiles(from: string, to: string): FileChange[] {
     const out = this.git("diff-tree", "--no-commit-id", "--no-renames", "-r", from, to);

@@ -1070,6 +1070,7 @@ export class GitHubWorld {
   private getCommitWithFiles(ref: string, query: Record<string, string>): Reply {
     const sha = this.git.resolve(ref);
     if (!sha) return [422, { message: `No commit found for SHA: ${ref}` }];
+    const patches = this.git.patchesOf(sha);
     const files = this.git
       .fileChanges(sha)
       .slice(0, GITHUB_COMMIT_FILES_CAP)
@@ -1077,6 +1078,7 @@ export class GitHubWorld {
         sha: f.status === "removed" ? null : f.blob,
         filename: f.path,
         status: f.status,
+        ...(patches.has(f.path) ? { patch: patches.get(f.path) } : {}),
         additions: 0,
         deletions: 0,
         changes: 0,

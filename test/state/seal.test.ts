@@ -1,0 +1,109 @@
+import { createHmac } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import {
+  canonicalJson,
+  checkStateFile,
+  keyIdOf,
+  openStateFile,
+  sealState,
+  serialiseStateFile,
+} from "../../src/state/seal.js";
+import { TamperedStateError } from "../../src/state/errors.js";
+import { KEY, TRACK, trackState } from "./helpers.js";
+
+/**
+ * Sealing and checking a state file on its own, every problem word for word: written against the
+ * mutants `npm run mutate -- --mutate src/state/seal.ts` left alive behind the store's scenarios.
+ */
+
+const expected = { trackId: TRACK, repository: "acme/shop" };
+const EMPTY_KEY =
+  "The state key is empty: set CONSORT_STATE_KEY (32+ random characters) before reading or writing state";
+const MISMATCH = "signature does not match the content (edited outside the app, or sealed with another key)";
+
+/** A stored file's JSON, sealed by the app, with `changes` applied to the parsed object afterwards. */
+function storedWith(changes: Record<string, unknown>): string {
+  return JSON.stringify({ ...JSON.parse(serialiseStateFile(sealState(trackState(), KEY))), ...changes });
+}
+
+/** The design's seal, computed independently: HMAC-SHA256 over the canonical JSON of all but `signature`. */
+const designSeal = (body: unknown, key = KEY) =>
+  `hmac-sha256:${createHmac("sha256", key).update(canonicalJson(body)).digest("hex")}`;
+
+describe("sealing a state", () => {
+  it("names the key's id and signs the canonical JSON of everything else", () => {
+    const file = sealState(trackState(), KEY);
+    const { signature, ...body } = file;
+    expect(body.keyId).toBe(keyIdOf(KEY));
+    expect(signature).toBe(designSeal(body));
+    expect(checkStateFile(serialiseStateFile(file), KEY, expected)).toMatchObject({ problems: [] });
+  });
+
+  it("refuses an empty or absent state key, saying which setting to set", () => {
+    expect(() => sealState(trackState(), "")).toThrow(new Error(EMPTY_KEY));
+    // As a missing environment variable reaches it at run time.
+    const unset = process.env.CONSORT_STATE_KEY_NEVER_SET as string;
+    expect(() => sealState(trackState(), unset)).toThrow(new Error(EMPTY_KEY));
+    expect(() => checkStateFile(storedWith({}), "", expected)).toThrow(new Error(EMPTY_KEY));
+  });
+});
+
+describe("checking a stored file", () => {
+  it("a file that is JSON but not an object is refused as such", () => {
+    for (const text of ["[1, 2]", "null", '"a state"', "42"])
+      expect(checkStateFile(text, KEY, expected)).toEqual({ problems: ["not a JSON object"] });
+  });
+
+  it("a file without a signature says so, and nothing about a mismatch", () => {
+    const { signature: _dropped, ...unsigned } = JSON.parse(storedWith({})) as Record<string, unknown>;
+    expect(checkStateFile(JSON.stringify(unsigned), KEY, expected).problems).toEqual([
+      "signature is missing",
+      "schema: signature: Invalid input: expected string, received undefined",
+    ]);
+  });
+
+  it("a signature that is not text, or not of a signature's length, does not match", () => {
+    expect(checkStateFile(storedWith({ signature: 12345 }), KEY, expected).problems).toEqual([
+      MISMATCH,
+      "schema: signature: Invalid input: expected string, received number",
+    ]);
+    expect(checkStateFile(storedWith({ signature: "hmac-sha256:abc" }), KEY, expected).problems).toEqual([
+      MISMATCH,
+      "schema: signature: hmac-sha256:<64 hex digits>",
+    ]);
+  });
+
+  it("a file sealed before key ids were kept opens with its signature alone", () => {
+    const { signature: _old, keyId: _none, ...body } = sealState(trackState(), KEY);
+    const text = JSON.stringify({ ...body, signature: designSeal(body) });
+    expect(checkStateFile(text, KEY, expected).problems).toEqual([]);
+    // Without a key id to compare, another key is told by its signature.
+    expect(
+      checkStateFile(JSON.stringify({ ...body, signature: designSeal(body, "x".repeat(40)) }), KEY, expected),
+    ).toMatchObject({ problems: [MISMATCH] });
+  });
+
+  it("a key id that is not text is not taken for a key: the signature decides", () => {
+    const text = storedWith({ keyId: 7 });
+    expect(checkStateFile(text, KEY, expected).problems).toEqual([
+      MISMATCH,
+      "schema: keyId: Invalid input: expected string, received number",
+    ]);
+  });
+
+  it("a file of another repository is refused, whatever the case of the names", () => {
+    const text = storedWith({});
+    expect(checkStateFile(text, KEY, { trackId: TRACK, repository: "acme/other" }).problems).toEqual([
+      'repository is "acme/shop" but this is acme/other',
+    ]);
+    expect(checkStateFile(text, KEY, { trackId: TRACK, repository: "ACME/Shop" }).problems).toEqual([]);
+    expect(checkStateFile(text, KEY, { trackId: TRACK }).problems).toEqual([]);
+  });
+
+  it("opening a file with any problem throws the tampered-state error naming them", () => {
+    const text = storedWith({ keyId: 7 });
+    const where = { trackId: TRACK, path: `tracks/${TRACK}.json` };
+    expect(() => openStateFile(text, KEY, where)).toThrow(TamperedStateError);
+    expect(openStateFile(storedWith({}), KEY, where)).toMatchObject({ trackId: TRACK, keyId: keyIdOf(KEY) });
+  });
+});
