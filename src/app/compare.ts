@@ -13,7 +13,7 @@ export interface ListedCommit {
 }
 
 /** A file of a compare, as GitHub lists it (page 1 only, 300 at most). */
-export interface ComparedFile {
+interface ComparedFile {
   path: string;
   previousPath?: string;
   status: string;

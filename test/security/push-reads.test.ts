@@ -45,6 +45,7 @@ function compareAnswers(files: Listed[] | undefined): void {
       behind_by: 0,
       total_commits: 1,
       base_commit: { sha: BEFORE, commit: { tree: { sha: "b".repeat(40) } } },
+      merge_base_commit: { sha: BEFORE },
       commits: [
         {
           sha: AFTER,
