@@ -36,6 +36,11 @@ describe("the GitHub mock checks requests against GitHub's REST description", ()
           conclusion: "failure",
           output: { title: "Design gate", summary: "Waiting for approval" },
         },
+        // The headers are recorded too, so a test can answer a conditional read (If-None-Match) with 304.
+        headers: expect.objectContaining({
+          authorization: "token ghs_test",
+          "content-type": "application/json; charset=utf-8",
+        }),
       },
     ]);
   });
