@@ -440,6 +440,7 @@ const fakeFetch = async (input: string | URL | Request, init?: RequestInit): Pro
 
 const stickyComments: NonNullable<AppServices["stickyComments"]> = new Map();
 const configReads: NonNullable<AppServices["configReads"]> = new Map();
+const commitTexts: NonNullable<AppServices["commitTexts"]> = new Map();
 const probot = new Probot({
   appId: 1,
   privateKey: generateKeyPairSync("rsa", { modulusLength: 2048 })
@@ -459,10 +460,11 @@ await probot.load(
     appId: 1,
     stateKey: KEY,
     // As servicesFromEnv makes them: the sticky comment this process found and the configuration's
-    // ETag stay known across deliveries. (Its state sequences are left out: each run starts
-    // consort/state again from the same file.)
+    // ETag stay known across deliveries, and so do the texts of files at commits. (Its state
+    // sequences are left out: each run starts consort/state again from the same file.)
     stickyComments,
     configReads,
+    commitTexts,
     clock: () => new Date(at(500)),
     openProvider: async () => {
       throw new Error("a GREEN push touches no database");

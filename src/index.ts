@@ -121,5 +121,6 @@ export function servicesFromEnv(): AppServices {
     stateSequences: new Map(),
     stickyComments: new Map(),
     configReads: new Map(),
+    commitTexts: new Map(),
   };
 }

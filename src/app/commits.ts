@@ -264,9 +264,22 @@ export async function withRunnerPackages(
     before,
     config,
     snapshot,
-  }: Ref & { before: string; config: ConsortConfig; snapshot: TrackSnapshot },
+    texts: atCommits,
+  }: Ref & {
+    before: string;
+    config: ConsortConfig;
+    snapshot: TrackSnapshot;
+    /** The process's texts at commits (AppServices.commitTexts), read and kept. */
+    texts?: Map<string, string | null>;
+  },
   push: VerifiedPush,
 ): Promise<VerifiedPush> {
+  const key = (sha: string, path: string) => `${owner}/${repo}@${sha}:${path}`;
+  const keep = (sha: string, path: string, text: string | null) => {
+    if (!atCommits || !/^[0-9a-f]{40}$/.test(sha)) return;
+    atCommits.set(key(sha, path), text);
+    if (atCommits.size > COMMIT_TEXTS_MAX) atCommits.delete(atCommits.keys().next().value!);
+  };
   const known = new Map<string, string | null>();
   let at = before;
   const commits: PushedCommit[] = [];
@@ -276,7 +289,12 @@ export async function withRunnerPackages(
       const given = commit.before?.[path];
       if (given !== undefined) texts[path] = given;
       else {
-        if (!known.has(path)) known.set(path, await fileAt({ octokit, owner, repo, path, ref: at }));
+        if (!known.has(path)) {
+          const kept = atCommits?.get(key(at, path));
+          const text = kept !== undefined ? kept : await fileAt({ octokit, owner, repo, path, ref: at });
+          keep(at, path, text);
+          known.set(path, text);
+        }
         texts[path] = known.get(path)!;
       }
     }
@@ -288,8 +306,13 @@ export async function withRunnerPackages(
       if (path === "package.json" || path.endsWith("/package.json")) known.set(path, text);
     at = commit.sha;
   }
+  // What the last commit left is the head's, where the next push starts.
+  for (const [path, text] of known) keep(at, path, text);
   return { ...push, commits };
 }
+
+/** How many texts at commits a process keeps (the oldest are dropped first). */
+const COMMIT_TEXTS_MAX = 2000;
 
 /** The push with the head's blobs read (one tree read at `after`), for when `frozenCheckPending`. */
 export async function withFrozenAtHead(

@@ -24,6 +24,12 @@ export interface AppServices {
   stickyComments?: RememberedComments;
   /** The configuration file's answers this process keeps, so it is read conditionally (a 304 costs no rate limit). */
   configReads?: ConfigReads;
+  /**
+   * Texts of files at commits this process read or worked out (`owner/repo@sha:path`, null for no
+   * file): a commit id names its content, so they never change, and the next push, which starts at
+   * the last one's head, does not read its runner files again.
+   */
+  commitTexts?: Map<string, string | null>;
   /** Told after each state write (`owner/name`), so the board's open pages update at once. */
   onStateWritten?: (repository: string) => void;
 }

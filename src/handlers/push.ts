@@ -103,7 +103,10 @@ export async function handlePush(input: HandlerInput<PushPayload>): Promise<void
   if (outcome.kind === "unchanged" && (treeNeeded || packagesNeeded)) {
     if (treeNeeded) verified = await withFrozenAtHead({ ...ref, after: payload.after, config }, verified);
     if (packagesNeeded && seen)
-      verified = await withRunnerPackages({ ...ref, before, config, snapshot: seen }, verified);
+      verified = await withRunnerPackages(
+        { ...ref, before, config, snapshot: seen, texts: deps.services.commitTexts },
+        verified,
+      );
     outcome = await advance();
   }
   if (outcome.kind !== "unchanged" || unseen === undefined) return;
@@ -112,8 +115,14 @@ export async function handlePush(input: HandlerInput<PushPayload>): Promise<void
   const from = unseen;
   const read = await verify(from);
   // The late push's commits need the package.json texts as much as this one's.
-  const caughtUp = seen ? await withRunnerPackages({ ...ref, before: from, config, snapshot: seen }, read) : read;
-  if (seen) verified = await withRunnerPackages({ ...ref, before, config, snapshot: seen }, verified);
+  const caughtUp = seen
+    ? await withRunnerPackages({ ...ref, before: from, config, snapshot: seen, texts: deps.services.commitTexts }, read)
+    : read;
+  if (seen)
+    verified = await withRunnerPackages(
+      { ...ref, before, config, snapshot: seen, texts: deps.services.commitTexts },
+      verified,
+    );
   if (caughtUp.status === "behind" || caughtUp.status === "identical") {
     input.log.info({ trackId, delivery: deps.deliveryId }, `push to ${payload.after} is older than the track's head`);
     return;

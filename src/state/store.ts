@@ -98,6 +98,14 @@ interface StoredFile {
 
 const REF = `heads/${STATE_BRANCH}`;
 
+/**
+ * What `read` last found for each track, per client (one client serves one webhook delivery), so
+ * the `update` that follows in the same delivery need not read the file again. It is only a
+ * starting guess: a write names the blob it replaces, so GitHub refuses it when the file changed
+ * since (then the file is read again), and an update that would write nothing re-reads first.
+ */
+const lastReads = new WeakMap<object, Map<string, StoredFile>>();
+
 export function createStateStore(options: StateStoreOptions): StateStore {
   const { octokit, owner, repo, key } = options;
   const maxAttempts = options.maxAttempts ?? 5;
@@ -326,30 +334,53 @@ export function createStateStore(options: StateStoreOptions): StateStore {
     return canonicalJson(strip(a)) === canonicalJson(strip(b));
   }
 
+  /** Keep what this client found of a track's file, for the update that may follow (see lastReads). */
+  function remember(trackId: string, file: StoredFile): void {
+    const reads = lastReads.get(octokit) ?? new Map<string, StoredFile>();
+    lastReads.set(octokit, reads);
+    reads.set(trackId, file);
+  }
+
   return {
     branch: STATE_BRANCH,
 
     async read(trackId) {
       TrackId.parse(trackId);
-      const text = await readText(STATE_BRANCH, trackId);
-      if (text === undefined) return undefined;
-      return unsealed(openCurrent(text, trackId));
+      const read = await readFile(STATE_BRANCH, trackId);
+      lastReads.get(octokit)?.delete(trackId);
+      if (read.file === undefined) return undefined;
+      const state = unsealed(openCurrent(read.file.text, trackId));
+      remember(trackId, read.file);
+      return state;
     },
 
     async update(trackId, deliveryId, change) {
       const path = trackPath(trackId);
       if (!deliveryId)
         throw new StateStoreError("update needs the webhook delivery id (X-GitHub-Delivery) to stay idempotent");
+      const reads = lastReads.get(octokit);
+      let remembered = reads?.get(trackId);
+      reads?.delete(trackId);
       for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-        const read = await readFile(STATE_BRANCH, trackId);
+        const guessed = remembered !== undefined;
+        const read = guessed ? { file: remembered, branch: true } : await readFile(STATE_BRANCH, trackId);
+        remembered = undefined;
         const currentFile = read.file ? await openRead(trackId, read.file.text) : undefined;
         const current = currentFile && unsealed(currentFile);
-        if (current?.processedDeliveries.includes(deliveryId))
-          return { outcome: "duplicate-delivery", state: current, attempts: attempt };
-        const proposed = change(current === undefined ? undefined : structuredClone(current));
-        if (proposed === undefined) return { outcome: "unchanged", state: current, attempts: attempt };
-        const next = checkNext(trackId, proposed);
-        if (current && sameContent(current, next)) return { outcome: "unchanged", state: current, attempts: attempt };
+        const duplicate = current?.processedDeliveries.includes(deliveryId) === true;
+        const proposed = duplicate ? undefined : change(current === undefined ? undefined : structuredClone(current));
+        const next = proposed === undefined ? undefined : checkNext(trackId, proposed);
+        // Only a write proves a remembered read current (GitHub checks its blob): anything else reads again.
+        if (guessed && (next === undefined || (current && sameContent(current, next)))) {
+          attempt--;
+          continue;
+        }
+        if (duplicate && current) return { outcome: "duplicate-delivery", state: current, attempts: attempt };
+        if (next === undefined || (current && sameContent(current, next))) {
+          // A handler that asked for no change yet may ask again in this delivery, once it has read more.
+          if (read.file) remember(trackId, read.file);
+          return { outcome: "unchanged", state: current, attempts: attempt };
+        }
         const seen = (current?.processedDeliveries ?? []).filter((id) => id !== deliveryId);
         next.processedDeliveries = [...seen, deliveryId].slice(-MAX_PROCESSED_DELIVERIES);
         next.updatedAt = clock().toISOString();

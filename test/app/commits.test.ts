@@ -62,6 +62,23 @@ describe("the package.json texts of a push, once the runner's configuration is f
     expect(runnerPackagesPending(read, snapshot, config)).toBe(false);
   });
 
+  it("are read no more by the process that kept them: the next push starts at this one's head, whose texts it knows", async () => {
+    const snapshot = reach("green").snapshot;
+    const texts = new Map<string, string | null>();
+    const first = push([commit(1, ["src/a.ts"]), commit(2, ["src/b.ts"])]);
+    github.on("GET", "/repos/acme/shop/contents/package.json", contentFile("package.json", PACKAGE));
+    const ref = { octokit: octokit(), owner: "acme", repo: "shop", config, snapshot, texts };
+    await withRunnerPackages({ ...ref, before: BEFORE }, first);
+
+    // The next push builds on commit 2: what commit 2 left is known, and GitHub is not asked again.
+    const next = await withRunnerPackages({ ...ref, before: "2".repeat(40) }, push([commit(3, ["src/c.ts"])]));
+    github.verify();
+    expect(github.calls("GET", "/repos/acme/shop/contents/package.json")).toHaveLength(1);
+    expect(next.commits[0]!.before?.["package.json"]).toBe(PACKAGE);
+    // Another repository's commit of the same id is not this one's.
+    expect(texts.has(`acme/other@${"2".repeat(40)}:package.json`)).toBe(false);
+  });
+
   it("are not needed before the test-list gate opens, nor for a commit that changes only .consort/", () => {
     const design = reach("spec").snapshot;
     expect(runnerPackagesPending(push([commit(1, ["src/a.ts"])]), design, config)).toBe(false);

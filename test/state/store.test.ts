@@ -287,6 +287,86 @@ describe("updating a track's state with compare-and-swap", () => {
     expect(github.calls("PUT", contentsUrl())).toHaveLength(2);
   });
 
+  describe("a read and the update that follows it in one delivery (one client)", () => {
+    const oneClient = () =>
+      createStateStore({ octokit: octokit(), owner: OWNER, repo: REPO, key: KEY, clock: () => NOW });
+
+    it("reads the file once: the update starts from what the read found and names its blob", async () => {
+      mockRead(github, fileText(trackState()), sha("b"));
+      github.on("PUT", contentsUrl(), putReply(sha("4")));
+      const delivery = oneClient();
+
+      expect(await delivery.read(TRACK)).toEqual(trackState());
+      const result = await delivery.update(TRACK, "delivery-2", addCycle);
+
+      expect(result).toMatchObject({ outcome: "written", commit: sha("4"), attempts: 1 });
+      github.verify();
+      expect(github.requests.map((r) => r.method)).toEqual(["GET", "PUT"]);
+      expect((github.calls("PUT", contentsUrl())[0]!.body as { sha: string }).sha).toBe(sha("b"));
+    });
+
+    it("a file changed since the read: GitHub refuses the write (409), and the change is applied again on the file as it is", async () => {
+      const theirs = addCycle(trackState());
+      theirs.cycles[0]!.dispatchId = "T1-red-by-b";
+      theirs.processedDeliveries = ["delivery-1", "delivery-b"];
+      mockRead(github, fileText(trackState()), sha("b"));
+      github.on("PUT", contentsUrl(), [409, { message: `${FILE_PATH} does not match ${sha("b")}` }]);
+      mockRead(github, fileText(theirs), sha("c"));
+      github.on("PUT", contentsUrl(), putReply(sha("8")));
+      const delivery = oneClient();
+
+      await delivery.read(TRACK);
+      const result = await delivery.update(TRACK, "delivery-2", addCycle);
+
+      expect(result).toMatchObject({ outcome: "written", commit: sha("8"), attempts: 2 });
+      github.verify();
+      expect(github.requests.map((r) => r.method)).toEqual(["GET", "PUT", "GET", "PUT"]);
+      const second = openStateFile(writtenText(1), KEY, { trackId: TRACK, path: FILE_PATH });
+      expect(second.cycles.map((c) => c.dispatchId)).toEqual(["T1-red-by-b", "T1-red-1"]);
+    });
+
+    it("an update that would write nothing from the remembered read reads the file again before it says so", async () => {
+      // Another replica applied this delivery between the read and the update: only a fresh read knows.
+      const applied = { ...trackState(), processedDeliveries: ["delivery-1", "delivery-2"] };
+      mockRead(github, fileText(trackState()), sha("b"));
+      mockRead(github, fileText(applied), sha("c"));
+      const delivery = oneClient();
+
+      await delivery.read(TRACK);
+      const result = await delivery.update(TRACK, "delivery-2", (current) => current);
+
+      expect(result).toEqual({ outcome: "duplicate-delivery", state: applied, attempts: 1 });
+      github.verify();
+      expect(github.requests.map((r) => r.method)).toEqual(["GET", "GET"]);
+    });
+
+    it("an update that asked for no change leaves its read for the next update of the delivery, which writes on it", async () => {
+      mockRead(github, fileText(trackState()), sha("b"));
+      github.on("PUT", contentsUrl(), putReply(sha("4")));
+      const delivery = oneClient();
+
+      // The push handler asks first, learns it must read more from GitHub, then asks again.
+      expect((await delivery.update(TRACK, "delivery-2", () => undefined)).outcome).toBe("unchanged");
+      const result = await delivery.update(TRACK, "delivery-2", addCycle);
+
+      expect(result).toMatchObject({ outcome: "written", commit: sha("4"), attempts: 1 });
+      github.verify();
+      expect(github.requests.map((r) => r.method)).toEqual(["GET", "PUT"]);
+    });
+
+    it("another client (another delivery) does not start from this one's read", async () => {
+      mockRead(github, fileText(trackState()), sha("b"));
+      mockRead(github, fileText(trackState()), sha("b"));
+      github.on("PUT", contentsUrl(), putReply(sha("4")));
+
+      await oneClient().read(TRACK);
+      await oneClient().update(TRACK, "delivery-2", addCycle);
+
+      github.verify();
+      expect(github.requests.map((r) => r.method)).toEqual(["GET", "GET", "PUT"]);
+    });
+  });
+
   it("writes nothing for a redelivered webhook whose delivery id was already applied", async () => {
     mockRead(github, fileText(trackState()));
     let called = false;
