@@ -5,7 +5,7 @@ import type { ConsortConfig } from "../config/consort-config.js";
 import { globMatcher } from "../roles/globs.js";
 import { judgedTextFromPatch } from "../roles/test-code.js";
 import { httpStatus, type GitHub, type RepoRef } from "./github.js";
-import { compareAll, type Compared, type ListedCommit, type Ref } from "./compare.js";
+import { COMMIT_FILES_CAP, commitFiles, compareAll, type Compared, type ListedCommit, type Ref } from "./compare.js";
 import { conflictingMigrations, recogniseRebase, type Replayed } from "./rebase.js";
 
 /** A pushed commit as the `push` payload describes it (GitHub's own record of the push). */
@@ -52,8 +52,6 @@ export function branchDeletedEvent(
 
 /** GitHub lists at most this many commits in a push payload; a push listing this many may hold more. */
 const PAYLOAD_COMMITS_CAP = 2048;
-/** GitHub lists at most this many paths of one commit (in a payload, and in the commit API). */
-const COMMIT_FILES_CAP = 3000;
 /** GitHub's compare lists at most this many files. */
 const COMPARE_FILES_CAP = 300;
 
@@ -422,27 +420,12 @@ function payloadChanges(commit: PayloadCommit): ChangedPath[] {
 }
 
 /** A commit's changed paths from the commit API, every page (GitHub lists 3000 at most). */
-async function commitChanges({ octokit, owner, repo }: Ref, sha: string): Promise<ChangedPath[]> {
-  const changes: ChangedPath[] = [];
-  for (let page = 1; changes.length < COMMIT_FILES_CAP; page++) {
-    const { data } = await octokit.request("GET /repos/{owner}/{repo}/commits/{ref}", {
-      owner,
-      repo,
-      ref: sha,
-      per_page: 100,
-      page,
-    });
-    const files = data.files ?? [];
-    for (const f of files)
-      if (f.status !== "unchanged")
-        changes.push({
-          path: f.filename,
-          status: f.status,
-          ...(f.previous_filename ? { previousPath: f.previous_filename } : {}),
-        });
-    if (files.length < 100) break;
-  }
-  return changes;
+async function commitChanges(ref: Ref, sha: string): Promise<ChangedPath[]> {
+  return (await commitFiles(ref, sha)).flatMap((f) =>
+    f.status === "unchanged"
+      ? []
+      : [{ path: f.filename, status: f.status, ...(f.previous_filename ? { previousPath: f.previous_filename } : {}) }],
+  );
 }
 
 /**

@@ -73,3 +73,23 @@ export async function compareAll({ octokit, owner, repo }: Ref, base: string, he
   }
   return { status, commits, files: (listed ?? []).map((f) => f.path), listed, baseTree, baseSha, mergeBase };
 }
+
+/** GitHub lists at most this many paths of one commit (in a push payload, and in the commit API). */
+export const COMMIT_FILES_CAP = 3000;
+
+const commitPage = ({ octokit, owner, repo }: Ref, sha: string, page: number) =>
+  octokit.request("GET /repos/{owner}/{repo}/commits/{ref}", { owner, repo, ref: sha, per_page: 100, page });
+
+/** A file of a commit, as the commit API lists it. */
+export type CommitFile = NonNullable<Awaited<ReturnType<typeof commitPage>>["data"]["files"]>[number];
+
+/** A commit's files from the commit API, every page (100 a page), up to GitHub's COMMIT_FILES_CAP. */
+export async function commitFiles(ref: Ref, sha: string): Promise<CommitFile[]> {
+  const files: CommitFile[] = [];
+  for (let page = 1; files.length < COMMIT_FILES_CAP; page++) {
+    const listed = (await commitPage(ref, sha, page)).data.files ?? [];
+    files.push(...listed);
+    if (listed.length < 100) break;
+  }
+  return files;
+}

@@ -1,6 +1,6 @@
 import type { ConsortConfig } from "../config/consort-config.js";
 import { globMatcher } from "../roles/globs.js";
-import { compareAll, type ListedCommit, type Ref } from "./compare.js";
+import { COMMIT_FILES_CAP, commitFiles, compareAll, type ListedCommit, type Ref } from "./compare.js";
 
 /** One accepted commit of the track and its replay on the default branch. */
 export interface Replayed {
@@ -99,28 +99,14 @@ async function replayDiffers(ref: Ref, original: ListedCommit, replay: ListedCom
   return undefined;
 }
 
-/** GitHub lists at most this many files of a commit; a commit with more cannot be compared whole. */
-const COMMIT_FILES_CAP = 3000;
-
-async function changedFiles({ octokit, owner, repo }: Ref, sha: string): Promise<Map<string, ChangedFile>> {
+async function changedFiles(ref: Ref, sha: string): Promise<Map<string, ChangedFile>> {
   const files = new Map<string, ChangedFile>();
-  for (let page = 1; ; page++) {
-    const { data } = await octokit.request("GET /repos/{owner}/{repo}/commits/{ref}", {
-      owner,
-      repo,
-      ref: sha,
-      per_page: 100,
-      page,
+  for (const f of await commitFiles(ref, sha))
+    files.set(f.filename, {
+      status: f.status,
+      blob: f.status === "removed" ? null : (f.sha ?? null),
+      hunks: f.patch?.replace(/^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@/gm, "@@"),
     });
-    const listed = data.files ?? [];
-    for (const f of listed)
-      files.set(f.filename, {
-        status: f.status,
-        blob: f.status === "removed" ? null : (f.sha ?? null),
-        hunks: f.patch?.replace(/^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@/gm, "@@"),
-      });
-    if (listed.length < 100 || files.size >= COMMIT_FILES_CAP) break;
-  }
   return files;
 }
 
