@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { execFile } from "node:child_process";
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -111,6 +112,22 @@ export const GREEN_T7 = [...RED_T7, { message: "GREEN T7: list stock at a locati
  * A database branch name no other test uses: every test file shares one Postgres server, and a
  * branch is a database, so names are global on it whatever root they descend from.
  */
+const EXAMPLE_TESTS = (
+  JSON.parse(readFileSync(join(EXAMPLE, ".consort/test-list.json"), "utf8")) as {
+    tests: Array<{ id: string; file: string; title: string }>;
+  }
+).tests;
+
+/** StockFlow's test `id` as a cycle request names it: its id, file and title in the test list. */
+function exampleTest(id: string): { id: string; file: string; title: string } {
+  const { file, title } = EXAMPLE_TESTS.find((t) => t.id === id)!;
+  return { id, file, title };
+}
+
+/** StockFlow's T7 (story S2's first test) and the six tests of story S1 before it. */
+export const T7 = exampleTest("T7");
+export const S1_TESTS = ["T1", "T2", "T3", "T4", "T5", "T6"].map(exampleTest);
+
 export const uniqueBranch = (prefix: string): string => `${prefix}-${randomBytes(4).toString("hex")}`;
 
 /** The example's own configuration with the database on the run's shared server, under its own root. */

@@ -12,7 +12,16 @@ import { CYCLE_RESULT_FILE } from "../../src/cycle/result.js";
 import { runCycle } from "../../src/cycle/run.js";
 import { hashFrozenText } from "../../src/gates/freeze.js";
 import type { BranchProvider } from "../../src/substrate/provider.js";
-import { RED_T7, checkout, exampleConfig, ownNodeModules, uniqueBranch, type Checkout } from "../cycle/stockflow.js";
+import {
+  RED_T7,
+  checkout,
+  exampleConfig,
+  ownNodeModules,
+  uniqueBranch,
+  type Checkout,
+  S1_TESTS,
+  T7,
+} from "../cycle/stockflow.js";
 
 /**
  * The commands run confined: real cycles on StockFlow whose commands run as a separate OS user
@@ -23,15 +32,6 @@ import { RED_T7, checkout, exampleConfig, ownNodeModules, uniqueBranch, type Che
 
 const exec = promisify(execFile);
 const USER = `consort-s-${randomBytes(3).toString("hex")}`;
-const TEST_LIST = JSON.parse(
-  await readFile(new URL("../../examples/stockflow/.consort/test-list.json", import.meta.url), "utf8"),
-) as { tests: Array<{ id: string; file: string; title: string }> };
-const entry = (id: string) => {
-  const { file, title } = TEST_LIST.tests.find((t) => t.id === id)!;
-  return { id, file, title };
-};
-const T7 = entry("T7");
-const S1 = ["T1", "T2", "T3", "T4", "T5", "T6"].map(entry);
 
 let config: ConsortConfig;
 let provider: BranchProvider;
@@ -74,9 +74,9 @@ async function greenWithoutCode(c: Checkout) {
     commit: c.commit,
     step: "green",
     database: { branch: TRACK_DB },
-    tests: { inTurn: [T7], earlierGreen: S1 },
+    tests: { inTurn: [T7], earlierGreen: S1_TESTS },
     frozenTestFiles: await Promise.all(
-      [...new Set([...S1, T7].map((t) => t.file))].map(async (path) => ({
+      [...new Set([...S1_TESTS, T7].map((t) => t.file))].map(async (path) => ({
         path,
         sha256: hashFrozenText(await c.read(path)),
         commit: c.commit,

@@ -1,4 +1,4 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { ConsortConfig } from "../../src/config/consort-config.js";
@@ -10,7 +10,7 @@ import { runPromote } from "../../src/deploy/promote.js";
 import { DeployRequest, PromoteRequest } from "../../src/deploy/schemas.js";
 import type { BranchProvider } from "../../src/substrate/provider.js";
 import { postgresUrl } from "../helpers/postgres.js";
-import { RED_T7, checkout, exampleConfig, uniqueBranch, type Checkout } from "../cycle/stockflow.js";
+import { RED_T7, checkout, exampleConfig, uniqueBranch, type Checkout, S1_TESTS, T7 } from "../cycle/stockflow.js";
 
 /**
  * No step oracle and no secrets in the commands' environment. Real cycles on StockFlow, run with a
@@ -18,16 +18,6 @@ import { RED_T7, checkout, exampleConfig, uniqueBranch, type Checkout } from "..
  * runtime token and the job's input all present. The commands see PATH, HOME, CI, the throwaway
  * branch's DATABASE_URL and what `commands.env` names; nothing else, and secrets are redacted.
  */
-
-const TEST_LIST = JSON.parse(
-  await readFile(new URL("../../examples/stockflow/.consort/test-list.json", import.meta.url), "utf8"),
-) as { tests: Array<{ id: string; file: string; title: string }> };
-const entry = (id: string) => {
-  const { file, title } = TEST_LIST.tests.find((t) => t.id === id)!;
-  return { id, file, title };
-};
-const T7 = entry("T7");
-const S1 = ["T1", "T2", "T3", "T4", "T5", "T6"].map(entry);
 
 let config: ConsortConfig;
 let provider: BranchProvider;
@@ -85,8 +75,8 @@ describe("the commands' environment", { timeout: 120_000 }, () => {
         commit: c.commit,
         step: "green",
         database: { branch: TRACK_DB },
-        tests: { inTurn: [T7], earlierGreen: S1 },
-        frozenTestFiles: await frozenOf(c, [...new Set([...S1, T7].map((t) => t.file))]),
+        tests: { inTurn: [T7], earlierGreen: S1_TESTS },
+        frozenTestFiles: await frozenOf(c, [...new Set([...S1_TESTS, T7].map((t) => t.file))]),
       }),
       { provider, config, cwd: c.dir, env: job },
     );

@@ -1,11 +1,19 @@
-import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { ConsortConfig } from "../../src/config/consort-config.js";
 import { hashFrozenText } from "../../src/gates/freeze.js";
 import { CycleRequest } from "../../src/cycle/request.js";
 import { runCycle } from "../../src/cycle/run.js";
 import type { BranchProvider } from "../../src/substrate/provider.js";
-import { RED_T7, checkout, exampleConfig, replaceIn, uniqueBranch, type Checkout } from "../cycle/stockflow.js";
+import {
+  RED_T7,
+  checkout,
+  exampleConfig,
+  replaceIn,
+  uniqueBranch,
+  type Checkout,
+  S1_TESTS,
+  T7,
+} from "../cycle/stockflow.js";
 
 /**
  * Frozen means frozen at the commit, before and after. A real GREEN cycle on StockFlow where the
@@ -13,16 +21,6 @@ import { RED_T7, checkout, exampleConfig, replaceIn, uniqueBranch, type Checkout
  * GREEN) that rewrites the frozen T7 test into one that passes. The runner read its evidence before
  * the commands ran, so the weakened copy used to verify; now the cycle refuses and names the file.
  */
-
-const TEST_LIST = JSON.parse(
-  await readFile(new URL("../../examples/stockflow/.consort/test-list.json", import.meta.url), "utf8"),
-) as { tests: Array<{ id: string; file: string; title: string }> };
-const entry = (id: string) => {
-  const { file, title } = TEST_LIST.tests.find((t) => t.id === id)!;
-  return { id, file, title };
-};
-const T7 = entry("T7");
-const S1 = ["T1", "T2", "T3", "T4", "T5", "T6"].map(entry);
 
 let config: ConsortConfig;
 let provider: BranchProvider;
@@ -58,7 +56,7 @@ describe("a command that rewrites a frozen test", { timeout: 120_000 }, () => {
     ]);
     checkouts.push(green);
     const frozen = await Promise.all(
-      [...new Set([...S1, T7].map((t) => t.file))].map(async (path) => {
+      [...new Set([...S1_TESTS, T7].map((t) => t.file))].map(async (path) => {
         const text = await green.read(path);
         return { path, sha256: hashFrozenText(text), commit: green.commit };
       }),
@@ -69,7 +67,7 @@ describe("a command that rewrites a frozen test", { timeout: 120_000 }, () => {
         commit: green.commit,
         step: "green",
         database: { branch: TRACK_DB },
-        tests: { inTurn: [T7], earlierGreen: S1 },
+        tests: { inTurn: [T7], earlierGreen: S1_TESTS },
         frozenTestFiles: frozen,
       }),
       { provider, config, cwd: green.dir },
@@ -88,19 +86,19 @@ describe("a command that rewrites a frozen test", { timeout: 120_000 }, () => {
     const red = await checkout(RED_T7);
     checkouts.push(red);
     const frozen = await Promise.all(
-      [...new Set(S1.map((t) => t.file))].map(async (path) => {
+      [...new Set(S1_TESTS.map((t) => t.file))].map(async (path) => {
         const text = await red.read(path);
         return { path, sha256: hashFrozenText(text), commit: red.commit };
       }),
     );
-    await replaceIn(S1[0]!.file, "expect(", "void (")(red.dir);
+    await replaceIn(S1_TESTS[0]!.file, "expect(", "void (")(red.dir);
     const result = await runCycle(
       CycleRequest.parse({
         track: "frozen-attack",
         commit: red.commit,
         step: "red",
         database: { branch: TRACK_DB },
-        tests: { inTurn: [T7], earlierGreen: S1 },
+        tests: { inTurn: [T7], earlierGreen: S1_TESTS },
         frozenTestFiles: frozen,
       }),
       {
@@ -113,7 +111,7 @@ describe("a command that rewrites a frozen test", { timeout: 120_000 }, () => {
     expect(result.verdict).toBe("refused");
     expect(result.commands.migrate).toBeUndefined();
     expect(result.reasons).toEqual([
-      `${S1[0]!.file} in the checkout is not what the commit under test holds, before any command ran (an install script of the track's?): the tests would not run the commit's files, so the cycle refuses`,
+      `${S1_TESTS[0]!.file} in the checkout is not what the commit under test holds, before any command ran (an install script of the track's?): the tests would not run the commit's files, so the cycle refuses`,
     ]);
   });
 });
