@@ -309,6 +309,53 @@ export async function withRunnerPackages(
   return { ...push, commits };
 }
 
+/**
+ * Whether only the track's snapshot can tell that the push lacks a read the machine needs to judge
+ * it: the head's frozen files (frozenCheckPending) or a package.json text the frozen runner
+ * configuration needs (runnerPackagesPending). `completedPush` reads them.
+ */
+export function readsPending(
+  push: VerifiedPush,
+  before: string,
+  snapshot: TrackSnapshot,
+  config: ConsortConfig,
+): boolean {
+  return frozenCheckPending(push, before, snapshot) || runnerPackagesPending(push, snapshot, config);
+}
+
+/**
+ * The push with what the snapshot says it lacks read: the head's blobs, then the runner's
+ * package.json texts. The `push` webhook and `consort reconcile` both complete a verified push so.
+ */
+export async function completedPush(
+  {
+    octokit,
+    owner,
+    repo,
+    before,
+    after,
+    config,
+    snapshot,
+    texts,
+  }: Ref & {
+    before: string;
+    after: string;
+    config: ConsortConfig;
+    snapshot: TrackSnapshot;
+    /** The process's texts at commits (AppServices.commitTexts). */
+    texts?: Map<string, string | null>;
+  },
+  push: VerifiedPush,
+): Promise<VerifiedPush> {
+  const ref = { octokit, owner, repo };
+  const atHead = frozenCheckPending(push, before, snapshot)
+    ? await withFrozenAtHead({ ...ref, after, config }, push)
+    : push;
+  return runnerPackagesPending(atHead, snapshot, config)
+    ? await withRunnerPackages({ ...ref, before, config, snapshot, texts }, atHead)
+    : atHead;
+}
+
 /** How many texts at commits a process keeps (the oldest are dropped first). */
 const COMMIT_TEXTS_MAX = 2000;
 
