@@ -11,6 +11,8 @@ import {
   GREEN_T7,
   IMPORT_ERROR_TEST,
   RED_T7,
+  S1_TESTS,
+  T7,
   checkout,
   copyInto,
   exampleConfig,
@@ -23,18 +25,6 @@ import {
  * Real cycles on the StockFlow example: real vitest runs against throwaway branches of a track's
  * database on the run's Postgres. Each scenario has its own checkout, so they run concurrently.
  */
-
-const TEST_LIST = JSON.parse(
-  await readFile(new URL("../../examples/stockflow/.consort/test-list.json", import.meta.url), "utf8"),
-) as {
-  tests: Array<{ id: string; file: string; title: string }>;
-};
-const entry = (id: string) => {
-  const { file, title } = TEST_LIST.tests.find((t) => t.id === id)!;
-  return { id, file, title };
-};
-const S1_TESTS = ["T1", "T2", "T3", "T4", "T5", "T6"].map(entry);
-const T7 = entry("T7");
 
 let config: ConsortConfig;
 let provider: BranchProvider;
