@@ -2,6 +2,7 @@ import type { z } from "zod";
 import type { TestListEntry } from "../artifacts/test-list.js";
 import type { CycleStep } from "../cycle/request.js";
 import type { RoleName } from "../roles/roles.js";
+import { GATE_NAMES, type GateName } from "../gates/names.js";
 import type {
   ApprovalRecordSchema,
   BuildUnitSchema,
@@ -69,6 +70,26 @@ export const STAGES = [
   "abandoned",
 ] as const;
 export type Stage = (typeof STAGES)[number];
+
+/** The stage where a person approves `gate`: `design` → `design-gate`. */
+export const gateStage = (gate: GateName): Stage => `${gate}-gate`;
+/** The gate a gate stage waits on (`design-gate` → `design`); none at any other stage. */
+export const gateAtStage = (stage: string): GateName | undefined =>
+  GATE_NAMES.find((gate) => gateStage(gate) === stage);
+
+/**
+ * The stages where the track waits for a dispatched cycle to report (a verification, the release,
+ * the promotion): the orchestrator acts, no role commits.
+ */
+const CYCLE_STAGES = [
+  "red-verify",
+  "green-verify",
+  "refactor-verify",
+  "deploying",
+  "promoting",
+] as const satisfies readonly Stage[];
+export const isCycleStage = (stage: Stage): stage is (typeof CYCLE_STAGES)[number] =>
+  (CYCLE_STAGES as readonly Stage[]).includes(stage);
 
 /** The four gates a person approves with a PR review (declared in src/gates). */
 export { GATE_NAMES, type GateName } from "../gates/names.js";
