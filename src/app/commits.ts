@@ -250,26 +250,21 @@ export function runnerPackagesPending(push: VerifiedPush, snapshot: TrackSnapsho
   );
 }
 
+/** What the reads that complete a push go by: the track's snapshot, and where the push starts. */
+interface PushReads extends Ref {
+  before: string;
+  config: ConsortConfig;
+  snapshot: TrackSnapshot;
+  /** The process's texts at commits (AppServices.commitTexts), read and kept. */
+  texts?: Map<string, string | null> | undefined;
+}
+
 /**
  * The push with those package.json texts read, each at its commit's first parent, once a push: a
  * text a commit leaves (unchanged, or read after it) is the next commit's, and a merge starts over.
  */
 export async function withRunnerPackages(
-  {
-    octokit,
-    owner,
-    repo,
-    before,
-    config,
-    snapshot,
-    texts: atCommits,
-  }: Ref & {
-    before: string;
-    config: ConsortConfig;
-    snapshot: TrackSnapshot;
-    /** The process's texts at commits (AppServices.commitTexts), read and kept. */
-    texts?: Map<string, string | null>;
-  },
+  { octokit, owner, repo, before, config, snapshot, texts: atCommits }: PushReads,
   push: VerifiedPush,
 ): Promise<VerifiedPush> {
   const key = (sha: string, path: string) => `${owner}/${repo}@${sha}:${path}`;
@@ -328,23 +323,7 @@ export function readsPending(
  * package.json texts. The `push` webhook and `consort reconcile` both complete a verified push so.
  */
 export async function completedPush(
-  {
-    octokit,
-    owner,
-    repo,
-    before,
-    after,
-    config,
-    snapshot,
-    texts,
-  }: Ref & {
-    before: string;
-    after: string;
-    config: ConsortConfig;
-    snapshot: TrackSnapshot;
-    /** The process's texts at commits (AppServices.commitTexts). */
-    texts?: Map<string, string | null>;
-  },
+  { octokit, owner, repo, before, after, config, snapshot, texts }: PushReads & { after: string },
   push: VerifiedPush,
 ): Promise<VerifiedPush> {
   const ref = { octokit, owner, repo };
