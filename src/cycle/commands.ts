@@ -114,6 +114,10 @@ export function withInstallCommand(config: ConsortConfig, cwd: string): ConsortC
   return { ...config, commands: { ...config.commands, install: "npm ci --no-audit --no-fund" } };
 }
 
+/** How a command that did not succeed ended, for a reason: `exited 2`, or `was killed (SIGTERM)` (a timeout or a signal). */
+export const howItEnded = (record: CommandRecord): string =>
+  record.exitCode === null ? `was killed (${record.signal ?? "signal"})` : `exited ${record.exitCode}`;
+
 /** Run the install command (its scripts are the track's code); a failure stops the job with the reason. */
 export async function runInstall(
   runCommand: CommandRunner,
@@ -123,7 +127,7 @@ export async function runInstall(
   const record = await runCommand(command, options);
   if (record.exitCode !== 0)
     throw new Error(
-      `the install command \`${command}\` ${record.exitCode === null ? `was killed (${record.signal ?? "signal"})` : `exited ${record.exitCode}`}; nothing else ran (see its output in the result)`,
+      `the install command \`${command}\` ${howItEnded(record)}; nothing else ran (see its output in the result)`,
     );
   return record;
 }

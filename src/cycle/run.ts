@@ -12,6 +12,7 @@ import {
   type Confinement,
 } from "./confine.js";
 import {
+  howItEnded,
   projectCommandEnvironment,
   runInstall,
   runShellCommand,
@@ -212,7 +213,7 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
     timings.migrate = elapsed(mark);
     if (commands.migrate.exitCode !== 0) {
       reasons.push(
-        `the migrate command \`${config.commands.migrate}\` ${commands.migrate.exitCode === null ? `was killed (${commands.migrate.signal ?? "signal"})` : `exited ${commands.migrate.exitCode}`}; ` +
+        `the migrate command \`${config.commands.migrate}\` ${howItEnded(commands.migrate)}; ` +
           "the tests did not run (see its output in the result)",
       );
     } else {

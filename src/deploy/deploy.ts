@@ -3,6 +3,7 @@ import { promisify } from "node:util";
 import picomatch from "picomatch";
 import type { ConsortConfig } from "../config/consort-config.js";
 import {
+  howItEnded,
   projectCommandEnvironment,
   runInstall,
   runShellCommand,
@@ -122,9 +123,6 @@ function sharedSchema(provider: BranchProvider, request: DeployRequest) {
   );
 }
 
-const failed = (record: CommandRecord) =>
-  record.exitCode === null ? `was killed (${record.signal ?? "signal"})` : `exited ${record.exitCode}`;
-
 export async function runDeploy(request: DeployRequest, deps: DeployDeps): Promise<DeployEvidence> {
   const { now, runCommand, progress, config, provider, cwd, prepare, finish, confinement } = withDefaults(deps);
   const startedAt = now().toISOString();
@@ -186,7 +184,7 @@ export async function runDeploy(request: DeployRequest, deps: DeployDeps): Promi
         secrets,
         tailLines: 200,
       });
-      if (deploy.exitCode !== 0) throw new Error(`the deploy command \`${deploy.command}\` ${failed(deploy)}`);
+      if (deploy.exitCode !== 0) throw new Error(`the deploy command \`${deploy.command}\` ${howItEnded(deploy)}`);
       previewUrl = previewUrlFrom(deploy.outputTail);
       // The deploy migrated the track's branch: later forks must start from that state.
       if (canRefreshBase(provider)) await provider.refreshBase(branch);
@@ -200,7 +198,7 @@ export async function runDeploy(request: DeployRequest, deps: DeployDeps): Promi
       });
       verify = { outcome: record.exitCode === 0 ? "passed" : "failed", command: config.commands.verify, record };
       if (record.exitCode !== 0)
-        reasons.push(`the verify command \`${record.command}\` ${failed(record)} against the preview`);
+        reasons.push(`the verify command \`${record.command}\` ${howItEnded(record)} against the preview`);
       if (placement.shared) schema = await sharedSchema(provider, request);
     } else {
       progress(`no deploy command: replaying the migrations on a fork of ${replayFrom} and running the whole suite`);

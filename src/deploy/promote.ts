@@ -1,4 +1,4 @@
-import { projectCommandEnvironment, secretsOfUrl } from "../cycle/commands.js";
+import { howItEnded, projectCommandEnvironment, secretsOfUrl } from "../cycle/commands.js";
 import type { CommandRecord } from "../cycle/result.js";
 import { confinementRecord } from "../cycle/confine.js";
 import { canRefreshBase } from "../cycle/run.js";
@@ -93,7 +93,7 @@ export async function runPromote(request: PromoteRequest, deps: DeployDeps): Pro
     } else {
       snapshotKept = true;
       reasons.push(
-        `the migrate command \`${migrate.command}\` ${migrate.exitCode === null ? "was killed" : `exited ${migrate.exitCode}`} on ${parent}; ` +
+        `the migrate command \`${migrate.command}\` ${howItEnded(migrate)} on ${parent}; ` +
           `the pre-migration snapshot ${snapshot} is kept: inspect ${parent}, and restore from ${snapshot} if the migration left it half-done`,
       );
     }

@@ -4,7 +4,7 @@ import { mkdtemp, rm, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { projectCommandEnvironment, secretsOfUrl, type CommandRunner } from "../cycle/commands.js";
+import { howItEnded, projectCommandEnvironment, secretsOfUrl, type CommandRunner } from "../cycle/commands.js";
 import { canRefreshBase, seedRoot } from "../cycle/run.js";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { breakingFindings, compareBranches } from "../substrate/schema/index.js";
@@ -61,7 +61,7 @@ export async function migrateBranch(deps: ReleaseDeps, branch: string, cwd: stri
   });
   if (record.exitCode !== 0)
     throw new Error(
-      `the migrate command \`${record.command}\` ${record.exitCode === null ? "was killed" : `exited ${record.exitCode}`} on ${branch} at ${commit.slice(0, 12)}`,
+      `the migrate command \`${record.command}\` ${howItEnded(record)} on ${branch} at ${commit.slice(0, 12)}`,
     );
   if (canRefreshBase(provider)) await provider.refreshBase(branch);
 }
