@@ -87,6 +87,9 @@ function providerSecretNames(database: ConsortConfig["database"]): string[] {
     .map((variable) => variable.name);
 }
 
+/** What `projectCommandEnvironment` decides: what a project command inherits, and the provider secrets to redact. */
+export type ProjectEnvironment = Pick<CommandOptions, "parentEnv" | "passEnv"> & { secrets: string[] };
+
 /**
  * How a job runs the project's commands (install, migrate, test, deploy, verify, seed): from the
  * job's environment only what `commands.env` names (never a provider secret, even if named), and
@@ -95,7 +98,7 @@ function providerSecretNames(database: ConsortConfig["database"]): string[] {
 export function projectCommandEnvironment(
   config: ConsortConfig,
   parentEnv: Record<string, string | undefined> = process.env,
-): Pick<CommandOptions, "parentEnv" | "passEnv"> & { secrets: string[] } {
+): ProjectEnvironment {
   const secretNames = providerSecretNames(config.database);
   const secrets = secretNames.flatMap((name) => {
     const value = parentEnv[name];
@@ -112,6 +115,20 @@ export function projectCommandEnvironment(
 export function withInstallCommand(config: ConsortConfig, cwd: string): ConsortConfig {
   if (config.commands.install || !existsSync(join(cwd, "package-lock.json"))) return config;
   return { ...config, commands: { ...config.commands, install: "npm ci --no-audit --no-fund" } };
+}
+
+/**
+ * How a project command runs against the database at `url` (migrate, test, seed, deploy, verify):
+ * DATABASE_URL and nothing else of the job's (no track, commit or step name: a command that knew
+ * them could tell RED from GREEN, or a rebuilt parent from the track), what the project environment
+ * lets it inherit, and the URL's and the provider secrets' values kept out of what it prints.
+ */
+export function againstDatabase(
+  project: ProjectEnvironment,
+  url: string,
+): Pick<CommandOptions, "env" | "parentEnv" | "passEnv" | "secrets"> {
+  const { secrets, ...inherit } = project;
+  return { env: { DATABASE_URL: url }, ...inherit, secrets: [...secretsOfUrl(url), ...secrets] };
 }
 
 /** How a command that did not succeed ended, for a reason: `exited 2`, or `was killed (SIGTERM)` (a timeout or a signal). */

@@ -3,13 +3,13 @@ import { promisify } from "node:util";
 import picomatch from "picomatch";
 import type { ConsortConfig } from "../config/consort-config.js";
 import {
+  againstDatabase,
   howItEnded,
   projectCommandEnvironment,
   runInstall,
   runShellCommand,
-  secretsOfUrl,
-  type CommandOptions,
   type CommandRunner,
+  type ProjectEnvironment,
 } from "../cycle/commands.js";
 import {
   confinementRecord,
@@ -63,7 +63,7 @@ export function withDefaults(deps: DeployDeps) {
      * Hand the checkout to the confined user (after git was read: git refuses a foreign tree) and
      * run the install command there; every process of that user ends in `finish`.
      */
-    prepare: async (inherit: Pick<CommandOptions, "parentEnv" | "passEnv">, secrets: string[]) => {
+    prepare: async ({ secrets, ...inherit }: ProjectEnvironment) => {
       if (jail) await grantCheckout(jail, deps.cwd);
       const install = deps.config.commands.install;
       if (!install) return undefined;
@@ -170,20 +170,11 @@ export async function runDeploy(request: DeployRequest, deps: DeployDeps): Promi
       if (!(await provider.getBranch(branch)))
         throw new Error(`the track's database branch ${branch} does not exist; the preview needs it`);
       const url = await provider.connectionUrl(branch);
-      // The allow-list's DATABASE_URL and nothing of the job's: no track, commit or step name.
-      const env = { DATABASE_URL: url };
-      const { secrets: providerSecrets, ...inherit } = projectCommandEnvironment(config);
-      const secrets = [...secretsOfUrl(url), ...providerSecrets];
-      await prepare(inherit, providerSecrets);
+      const project = projectCommandEnvironment(config);
+      const onDatabase = againstDatabase(project, url);
+      await prepare(project);
       progress(`deploying: ${config.commands.deploy}`);
-      deploy = await runCommand(config.commands.deploy!, {
-        cwd,
-        env,
-        ...inherit,
-        timeoutMs,
-        secrets,
-        tailLines: 200,
-      });
+      deploy = await runCommand(config.commands.deploy!, { cwd, ...onDatabase, timeoutMs, tailLines: 200 });
       if (deploy.exitCode !== 0) throw new Error(`the deploy command \`${deploy.command}\` ${howItEnded(deploy)}`);
       previewUrl = previewUrlFrom(deploy.outputTail);
       // The deploy migrated the track's branch: later forks must start from that state.
@@ -191,10 +182,9 @@ export async function runDeploy(request: DeployRequest, deps: DeployDeps): Promi
       progress(`verifying: ${config.commands.verify}`);
       const record = await runCommand(config.commands.verify, {
         cwd,
-        env: { ...env, ...(previewUrl ? { PREVIEW_URL: previewUrl } : {}) },
-        ...inherit,
+        ...onDatabase,
+        env: { ...onDatabase.env, ...(previewUrl ? { PREVIEW_URL: previewUrl } : {}) },
         timeoutMs,
-        secrets,
       });
       verify = { outcome: record.exitCode === 0 ? "passed" : "failed", command: config.commands.verify, record };
       if (record.exitCode !== 0)
