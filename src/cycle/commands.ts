@@ -52,7 +52,7 @@ function binPaths(cwd: string): string[] {
 }
 
 /** A URL's password (and the URL itself) count as secrets wherever they appear. */
-export function secretsOfUrl(url: string): string[] {
+function secretsOfUrl(url: string): string[] {
   const secrets = [url];
   try {
     const parsed = new URL(url);
