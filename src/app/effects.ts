@@ -16,7 +16,7 @@ import {
   type SchemaView,
 } from "../report/index.js";
 import { breakingFindings, compareBranches } from "../substrate/schema/index.js";
-import { dispatchWorkflow } from "./dispatch.js";
+import { dispatchWorkflow, type WorkflowKind } from "./dispatch.js";
 import { workflowRequestOf } from "./requests.js";
 import { BUTTONS } from "./checks.js";
 import { openPullRequestFor } from "./pull-request.js";
@@ -76,15 +76,7 @@ export async function runEffects(deps: EngineDeps, run: EffectRun): Promise<void
                 nextAction: effect.nextAction,
                 allowedPaths: effect.nextAction.allowedPaths,
               });
-              await dispatchWorkflow({
-                octokit,
-                owner: repo.owner,
-                repo: repo.repo,
-                defaultBranch: repo.defaultBranch,
-                workflow: "agent",
-                request,
-                now: services.clock(),
-              });
+              await dispatchNow(deps, "agent", request);
             }
             break;
           case "updateChecks":
@@ -158,14 +150,19 @@ export class EffectsError extends Error {
 async function dispatchRecorded(deps: EngineDeps, run: EffectRun, effect: Effect): Promise<void> {
   const dispatched = workflowRequestOf(effect, run.state.branch, run.snapshot);
   if (!dispatched) return;
+  await dispatchNow(deps, dispatched.workflow, dispatched.request);
+}
+
+/** Dispatch `workflow` on the repository's default branch with `request`, now. */
+async function dispatchNow(deps: EngineDeps, workflow: WorkflowKind, request: unknown): Promise<void> {
   const { octokit, repo, services } = deps;
   await dispatchWorkflow({
     octokit,
     owner: repo.owner,
     repo: repo.repo,
     defaultBranch: repo.defaultBranch,
-    workflow: dispatched.workflow,
-    request: dispatched.request,
+    workflow,
+    request,
     now: services.clock(),
   });
 }
