@@ -139,6 +139,10 @@ function parseComment(datname: string, comment: string | null): CatalogEntry {
 const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
 const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
+/** The statement that labels database `datname` as a branch with `record` (read back by parseComment). */
+const recordBranch = (datname: string, record: BranchRecord) =>
+  `COMMENT ON DATABASE ${ident(datname)} IS ${literal(BRANCH_COMMENT + JSON.stringify(record))}`;
+
 export class PostgresBranchProvider implements BranchProvider {
   readonly kind: "postgres" | "local";
   private pool: pg.Pool;
@@ -272,9 +276,7 @@ export class PostgresBranchProvider implements BranchProvider {
             progress(`taking the frozen base of "${name}"`);
             const tmpBase = temporaryDatabaseName(makerPid(client));
             made.push(tmpBase);
-            await client.query(`CREATE DATABASE ${ident(tmpBase)} TEMPLATE ${ident(parentBase)} STRATEGY FILE_COPY`);
-            await client.query(`ALTER DATABASE ${ident(tmpBase)} WITH ALLOW_CONNECTIONS false`);
-            await client.query(`COMMENT ON DATABASE ${ident(tmpBase)} IS ${literal(BASE_COMMENT + name)}`);
+            await this.copyAsBase(client, tmpBase, parentBase, name);
             await client.query(`ALTER DATABASE ${ident(tmpBase)} RENAME TO ${ident(baseDatabaseName(name))}`);
             made[made.length - 1] = baseDatabaseName(name);
           }
@@ -287,7 +289,7 @@ export class PostgresBranchProvider implements BranchProvider {
           // One round trip: connections allowed (a spare has none), shut to every login but the
           // branch's own (see branch-role.ts), the comment and the rename commit together.
           await client.query(
-            `${spare ? `ALTER DATABASE ${ident(tmp)} WITH ALLOW_CONNECTIONS true; ` : ""}REVOKE CONNECT, TEMPORARY ON DATABASE ${ident(tmp)} FROM PUBLIC; COMMENT ON DATABASE ${ident(tmp)} IS ${literal(BRANCH_COMMENT + JSON.stringify(record))}; ALTER DATABASE ${ident(tmp)} RENAME TO ${ident(name)}`,
+            `${spare ? `ALTER DATABASE ${ident(tmp)} WITH ALLOW_CONNECTIONS true; ` : ""}REVOKE CONNECT, TEMPORARY ON DATABASE ${ident(tmp)} FROM PUBLIC; ${recordBranch(tmp, record)}; ALTER DATABASE ${ident(tmp)} RENAME TO ${ident(name)}`,
           );
           // A throwaway fork's parent gets its spares back when its forks have ended (see forkStarted).
           if (ttl === undefined) this.replenish(name);
@@ -402,9 +404,7 @@ export class PostgresBranchProvider implements BranchProvider {
         progress(`taking a new frozen base of "${name}"`);
         const tmp = temporaryDatabaseName(makerPid(client));
         try {
-          await client.query(`CREATE DATABASE ${ident(tmp)} TEMPLATE ${ident(name)} STRATEGY FILE_COPY`);
-          await client.query(`ALTER DATABASE ${ident(tmp)} WITH ALLOW_CONNECTIONS false`);
-          await client.query(`COMMENT ON DATABASE ${ident(tmp)} IS ${literal(BASE_COMMENT + name)}`);
+          await this.copyAsBase(client, tmp, name, name);
           await this.lock(client, LOCK_BASE, name);
           try {
             await this.dropSpares(client, name);
@@ -422,7 +422,7 @@ export class PostgresBranchProvider implements BranchProvider {
           });
         }
         const record: BranchRecord = { ...entry.record, frozenAt: new Date().toISOString() };
-        await client.query(`COMMENT ON DATABASE ${ident(name)} IS ${literal(BRANCH_COMMENT + JSON.stringify(record))}`);
+        await client.query(recordBranch(name, record));
         this.replenish(name);
         return this.toBranch({ datname: name, record });
       } finally {
@@ -527,16 +527,12 @@ export class PostgresBranchProvider implements BranchProvider {
             createdAt: new Date().toISOString(),
             frozenAt: new Date().toISOString(),
           };
-          await client.query(
-            `COMMENT ON DATABASE ${ident(this.root)} IS ${literal(BRANCH_COMMENT + JSON.stringify(record))}`,
-          );
+          await client.query(recordBranch(this.root, record));
         }
         if (!catalog.has(baseDatabaseName(this.root))) {
           const tmp = temporaryDatabaseName(makerPid(client));
           try {
-            await client.query(`CREATE DATABASE ${ident(tmp)} TEMPLATE ${ident(this.root)} STRATEGY FILE_COPY`);
-            await client.query(`ALTER DATABASE ${ident(tmp)} WITH ALLOW_CONNECTIONS false`);
-            await client.query(`COMMENT ON DATABASE ${ident(tmp)} IS ${literal(BASE_COMMENT + this.root)}`);
+            await this.copyAsBase(client, tmp, this.root, this.root);
             await client.query(`ALTER DATABASE ${ident(tmp)} RENAME TO ${ident(baseDatabaseName(this.root))}`);
           } catch (error) {
             await client.query(`DROP DATABASE IF EXISTS ${ident(tmp)} WITH (FORCE)`).catch(() => {});
@@ -551,6 +547,17 @@ export class PostgresBranchProvider implements BranchProvider {
         await this.unlock(client, LOCK_BRANCH, this.root);
       }
     });
+  }
+
+  /**
+   * Copy `template` under the temporary name `tmp` as `branch`'s frozen base: nobody may connect to
+   * it, and its comment says whose base it is. The caller renames it to baseDatabaseName(branch)
+   * once the old one is out of the way, and drops `tmp` when anything fails.
+   */
+  private async copyAsBase(client: pg.PoolClient, tmp: string, template: string, branch: string): Promise<void> {
+    await client.query(`CREATE DATABASE ${ident(tmp)} TEMPLATE ${ident(template)} STRATEGY FILE_COPY`);
+    await client.query(`ALTER DATABASE ${ident(tmp)} WITH ALLOW_CONNECTIONS false`);
+    await client.query(`COMMENT ON DATABASE ${ident(tmp)} IS ${literal(BASE_COMMENT + branch)}`);
   }
 
   /** Count a throwaway fork of `parent` as running (sizing its spare pool); call the result when it ends. */
