@@ -4,6 +4,7 @@ import { z } from "zod";
 import { branchRoleName, branchRolePassword, branchRoleUrl, grantBranchRole, ownEverything } from "./branch-role.js";
 import { BRANCH_ID_PATTERN } from "./names.js";
 import { describeServer, toSubstrateError } from "./pg-errors.js";
+import { ident, literal } from "./sql.js";
 import {
   SubstrateError,
   checkFork,
@@ -135,9 +136,6 @@ function parseComment(datname: string, comment: string | null): CatalogEntry {
   if (comment?.startsWith(SPARE_COMMENT)) return { datname, spareOf: comment.slice(SPARE_COMMENT.length) };
   return { datname };
 }
-
-const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
-const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
 /** The statement that labels database `datname` as a branch with `record` (read back by parseComment). */
 const recordBranch = (datname: string, record: BranchRecord) =>
