@@ -62,10 +62,12 @@ function header(report: TrackReport): string {
   return `Track ${code(report.trackId)} on ${code(report.branch)} at ${commitLink(report, report.headSha)}.`;
 }
 
-function approvalsTable(report: TrackReport, approvals: ApprovalView[]): string {
+/** The approvals as a table: who, when, on which commit, at which frozen hash; the gate too in the comment, which lists every gate's. */
+function approvalsTable(report: TrackReport, approvals: ApprovalView[], withGate = false): string {
   return table(
-    ["Who", "When", "Commit", "Frozen hash"],
+    [...(withGate ? ["Gate"] : []), "Who", "When", "Commit", "Frozen hash"],
     approvals.map((a) => [
+      ...(withGate ? [gateTitle(a.gate)] : []),
       link(`@${a.approver}`, a.reviewUrl),
       a.at,
       commitLink(report, a.commit),
@@ -304,17 +306,7 @@ export function renderComment(report: TrackReport): string {
     `### Gates\n\n${table(["Gate", "State"], gates, "")}`,
     `### Tests\n\n${testsTable(report.tests, true)}`,
     `### Frozen hashes\n\n${frozen}`,
-    `### Approvals\n\n${table(
-      ["Gate", "Who", "When", "Commit", "Frozen hash"],
-      report.approvals.map((a) => [
-        gateTitle(a.gate),
-        link(`@${a.approver}`, a.reviewUrl),
-        a.at,
-        commitLink(report, a.commit),
-        code(short(a.manifestHash)),
-      ]),
-      "No approvals yet.",
-    )}`,
+    `### Approvals\n\n${approvalsTable(report, report.approvals, true)}`,
     `### Schema\n\n${schema}`,
     ...(report.sources ? [`### Where the facts come from\n\n${report.sources}`] : []),
   ].join("\n\n");
