@@ -101,14 +101,47 @@ export function greenTests(context: TrackContext): TestListEntry[] {
 
 const testNumber = (id: string) => Number(id.slice(1));
 
-/** The frozen text of each test file: the one frozen by the latest verified RED touching it. */
-export function effectiveFrozenTests(context: TrackContext): Record<string, FrozenTestFile> {
-  const out: Record<string, FrozenTestFile> = {};
+interface FrozenTestIndex {
+  /** path → the entry of the latest verified RED that froze the file. */
+  effective: Readonly<Record<string, FrozenTestFile>>;
+  /** The entry of the earliest test whose RED froze anything (the first such in the record on a tie). */
+  first: FrozenTestFile | undefined;
+}
+
+/**
+ * The index of each frozen-test record already read. A record is replaced on every change, never
+ * changed in place, and a long track holds an entry per test file per verified RED, read by the
+ * push's classification, the dispatch, its request and the state's projection alike: once is enough.
+ */
+const indexOf = new WeakMap<TrackContext["frozenTests"], FrozenTestIndex>();
+
+function frozenTestIndex(context: TrackContext): FrozenTestIndex {
+  const known = indexOf.get(context.frozenTests);
+  if (known) return known;
+  const effective: Record<string, FrozenTestFile> = {};
+  const latest = new Map<string, number>();
+  let first: FrozenTestFile | undefined;
+  let lowest = Infinity;
   for (const entry of Object.values(context.frozenTests)) {
-    const current = out[entry.file];
-    if (!current || testNumber(entry.test) > testNumber(current.test)) out[entry.file] = entry;
+    const number = testNumber(entry.test);
+    const current = latest.get(entry.file);
+    if (current === undefined || number > current) {
+      effective[entry.file] = entry;
+      latest.set(entry.file, number);
+    }
+    if (first === undefined || number < lowest) {
+      first = entry;
+      lowest = number;
+    }
   }
-  return out;
+  const index = { effective: Object.freeze(effective), first };
+  indexOf.set(context.frozenTests, index);
+  return index;
+}
+
+/** The frozen text of each test file: the one frozen by the latest verified RED touching it. */
+export function effectiveFrozenTests(context: TrackContext): Readonly<Record<string, FrozenTestFile>> {
+  return frozenTestIndex(context).effective;
 }
 
 /** Frozen files as commit classification needs them. Gate files stay frozen from the moment the gate opens. */
@@ -122,7 +155,7 @@ export function frozenState(context: TrackContext): FrozenState {
   const tests: Record<string, string> = {};
   for (const [path, entry] of Object.entries(effectiveFrozenTests(context))) tests[path] = entry.text;
   const runnerConfig = context.gates["test-list"].status !== "closed";
-  const first = Object.values(context.frozenTests).sort((a, b) => testNumber(a.test) - testNumber(b.test))[0];
+  const { first } = frozenTestIndex(context);
   if (!first) return { gated, tests, runnerConfig };
   return { gated, tests, runnerConfig, baseTests: { by: first.test, known: Object.keys(context.testFiles) } };
 }
