@@ -181,17 +181,22 @@ printTable("decide: classify a push and compute the next snapshot (µs)", rows, 
 const LONG_TESTS = 500;
 const STATE_KEY = "bench-state-key-0123456789abcdef0123456789";
 
-interface Position {
-  decide: () => unknown;
-  restore: () => unknown;
-  open: () => unknown;
-  seal: () => unknown;
-  delivery: () => unknown;
-  stateFileBytes: number;
+/** A measured case: `before` runs ahead of each run, unmeasured. */
+interface Case {
+  run: () => unknown;
+  before?: () => unknown;
 }
+const CASES = {
+  decide: "decide the RED push",
+  restore: "restore the snapshot",
+  open: "open the state file",
+  seal: "seal and serialise the state file",
+  delivery: "the delivery: open, restore, decide, seal",
+} as const;
+type CaseName = keyof typeof CASES;
 
 /** What one delivery of the unit's RED push costs at the sim's position, and the state file's size there. */
-function position(sim: TrackSim): Position {
+function position(sim: TrackSim): { cases: Record<CaseName, Case>; stateFileBytes: number } {
   const snapshot = sim.snapshot;
   const commit = sim.redCommit();
   const event: PushEvent = {
@@ -213,21 +218,30 @@ function position(sim: TrackSim): Position {
     snapshot,
   );
   const text = serialiseStateFile(sealState(state, STATE_KEY));
-  const restored: unknown = JSON.parse(JSON.stringify(snapshot));
+  const stored: unknown = JSON.parse(JSON.stringify(snapshot));
   const where = { trackId: "f1-stock", path: "tracks/f1-stock.json", repository: "acme/stockflow" };
   const sanity = transition(snapshot, event, sim.config);
   if (sanity.rejection || sanity.snapshot.stage !== "red-verify")
     throw new Error(`the RED push should be accepted: ${sanity.rejection?.reasons.join("; ")}`);
+  // As a delivery finds it: restored from the stored file, so nothing read of it before is known.
+  let restored = restoreSnapshot(stored);
   return {
-    decide: () => transition(snapshot, event, sim.config),
-    restore: () => restoreSnapshot(restored),
-    open: () => openStateFile(text, STATE_KEY, where),
-    seal: () => serialiseStateFile(sealState(state, STATE_KEY)),
-    delivery: () => {
-      const current = unsealed(openStateFile(text, STATE_KEY, where));
-      const result = transition(restoreSnapshot(current.snapshot), event, sim.config);
-      const next = recordRequestDigests(projectState(current, result.snapshot), result.effects, result.snapshot);
-      return serialiseStateFile(sealState(next, STATE_KEY));
+    cases: {
+      decide: {
+        before: () => (restored = restoreSnapshot(stored)),
+        run: () => transition(restored, event, sim.config),
+      },
+      restore: { run: () => restoreSnapshot(stored) },
+      open: { run: () => openStateFile(text, STATE_KEY, where) },
+      seal: { run: () => serialiseStateFile(sealState(state, STATE_KEY)) },
+      delivery: {
+        run: () => {
+          const current = unsealed(openStateFile(text, STATE_KEY, where));
+          const result = transition(restoreSnapshot(current.snapshot), event, sim.config);
+          const next = recordRequestDigests(projectState(current, result.snapshot), result.effects, result.snapshot);
+          return serialiseStateFile(sealState(next, STATE_KEY));
+        },
+      },
     },
     stateFileBytes: Buffer.byteLength(text),
   };
@@ -240,22 +254,19 @@ for (let i = 1; i < units; i++) longSim.throughUnit();
 const late = position(longSim);
 
 const longRuns = benchRuns(60);
-const long = { runs: longRuns, warmup: 10, unit: "us" as const };
-const pairs = {
-  decide: ["decide the RED push", early.decide, late.decide],
-  restore: ["restore the snapshot", early.restore, late.restore],
-  open: ["open the state file", early.open, late.open],
-  seal: ["seal and serialise the state file", early.seal, late.seal],
-  delivery: ["the delivery: open, restore, decide, seal", early.delivery, late.delivery],
-} as const;
-const longRows: Record<keyof typeof pairs, [Summary, Summary]> = {} as Record<keyof typeof pairs, [Summary, Summary]>;
-for (const [key, [name, atEarly, atLate]] of Object.entries(pairs) as Array<
-  [keyof typeof pairs, (typeof pairs)[keyof typeof pairs]]
->)
-  longRows[key] = [
-    await measure(`${name}, unit 1 of ${units}`, atEarly, long),
-    await measure(`${name}, unit ${units} of ${units}`, atLate, long),
+const longRows = {} as Record<CaseName, [Summary, Summary]>;
+for (const name of Object.keys(CASES) as CaseName[]) {
+  const options = (c: Case) => ({
+    runs: longRuns,
+    warmup: 10,
+    unit: "us" as const,
+    ...(c.before ? { before: c.before } : {}),
+  });
+  longRows[name] = [
+    await measure(`${CASES[name]}, unit 1 of ${units}`, early.cases[name].run, options(early.cases[name])),
+    await measure(`${CASES[name]}, unit ${units} of ${units}`, late.cases[name].run, options(late.cases[name])),
   ];
+}
 const build = await measure(
   `drive a ${LONG_TESTS}-test track through its ${units} units`,
   () => {
@@ -264,15 +275,14 @@ const build = await measure(
   },
   { runs: benchRuns(5), warmup: 1, unit: "us" },
 );
-const ratio = (key: keyof typeof pairs) => longRows[key][1].median / longRows[key][0].median;
+const ratio = (key: CaseName) => longRows[key][1].median / longRows[key][0].median;
 printTable(
   `decide on a long track (${LONG_TESTS} tests, ${units} units): unit 1 against unit ${units} (µs)`,
   Object.values(longRows).flat(),
   { unit: "us" },
 );
 console.log(`\nlate over early (median, unit ${units} ÷ unit 1; goal: within 2×):`);
-for (const [key, [name]] of Object.entries(pairs) as Array<[keyof typeof pairs, (typeof pairs)[keyof typeof pairs]]>)
-  console.log(`  ${name}: ${ratio(key).toFixed(2)}×`);
+for (const name of Object.keys(CASES) as CaseName[]) console.log(`  ${CASES[name]}: ${ratio(name).toFixed(2)}×`);
 console.log(
   `state file at unit 1: ${(early.stateFileBytes / 1024).toFixed(0)} KiB; at unit ${units}: ${(late.stateFileBytes / 1024).toFixed(0)} KiB (the Contents API's GET inlines a file up to 1 MiB)`,
 );
