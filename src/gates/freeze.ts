@@ -246,13 +246,22 @@ function runnerFilesOf(path: string, folders: readonly string[]) {
  * files that pin the runner's packages. Nothing under node_modules/ (see installedRunnerPackage).
  */
 export function isRunnerConfigPath(path: string, commands: readonly string[] = []): boolean {
-  if (/(?:^|\/)node_modules\//.test(path)) return false;
-  return (
-    isPackageJson(path) ||
-    dependencyFile(path) !== undefined ||
-    runnerFilesOf(path, commandFolders(commands)).length > 0
-  );
+  // Asked for every path of every commit, and the same paths and commands recur push after push.
+  const key = `${commands.join("\u0000")}\u0001${path}`;
+  const known = runnerConfigPaths.get(key);
+  if (known !== undefined) return known;
+  const answer =
+    !/(?:^|\/)node_modules\//.test(path) &&
+    (isPackageJson(path) ||
+      dependencyFile(path) !== undefined ||
+      runnerFilesOf(path, commandFolders(commands)).length > 0);
+  if (runnerConfigPaths.size >= 4096) runnerConfigPaths.clear();
+  runnerConfigPaths.set(key, answer);
+  return answer;
 }
+
+/** isRunnerConfigPath's answers by commands and path (a pure function of its key). */
+const runnerConfigPaths = new Map<string, boolean>();
 
 /** npm, pnpm, yarn and bun subcommands that are not scripts. */
 const NOT_SCRIPTS = new Set(["install", "i", "ci", "add", "exec", "x", "dlx", "create", "init", "publish", "audit"]);
