@@ -61,20 +61,30 @@ export function initialContext(input: CreateTrackInput, config: ConsortConfig): 
   };
 }
 
+/**
+ * The last test list read, by its text: approving the test-list gate asks for the units once per
+ * stage it may resume at and once more to build them, each a parse of the whole list.
+ */
+let lastList: { text: string; tests: readonly TestListEntry[] | null } | undefined;
+
 /** The approved (or pending) test list in the context, or null when absent or invalid. */
-export function testListOf(context: TrackContext): TestListEntry[] | null {
+export function testListOf(context: TrackContext): readonly TestListEntry[] | null {
   const text = context.artifacts[ARTIFACT_PATHS.testList];
   if (text === undefined) return null;
+  if (lastList?.text === text) return lastList.tests;
+  let tests: readonly TestListEntry[] | null;
   try {
     const parsed = TestList.safeParse(JSON.parse(text));
-    return parsed.success ? parsed.data.tests : null;
+    tests = parsed.success ? parsed.data.tests : null;
   } catch {
-    return null;
+    tests = null;
   }
+  lastList = { text, tests };
+  return tests;
 }
 
 /** Build units in list order: one per test, or one per acceptance criterion (its tests in list order). */
-function buildUnits(tests: TestListEntry[], granularity: "test" | "ac"): BuildUnit[] {
+function buildUnits(tests: readonly TestListEntry[], granularity: "test" | "ac"): BuildUnit[] {
   if (granularity === "test") return tests.map((test) => ({ id: test.id, tests: [test] }));
   const units: BuildUnit[] = [];
   const byAc = new Map<string, BuildUnit>();
