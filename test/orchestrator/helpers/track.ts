@@ -280,7 +280,9 @@ export class TrackSim {
   }
 
   expectAccepted(result: TransitionResult): TransitionResult {
-    expect(result.rejection?.reasons ?? []).toEqual([]);
+    // Asserted only when there is something to show: a long track accepts hundreds of steps, and
+    // an expect() on an accepted one (always []) cost a fifth of driving it.
+    if (result.rejection) expect(result.rejection.reasons).toEqual([]);
     return result;
   }
 
