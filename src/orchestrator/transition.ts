@@ -541,7 +541,8 @@ function translatePush(snapshot: TrackSnapshot, push: PushEvent, config: Consort
       verdict = review.value?.verdict ?? null;
     }
   }
-  const spec = merged[ARTIFACT_PATHS.spec];
+  // Only the db-design step goes on to ux or not: every later push would parse the spec for nothing.
+  const spec = snapshot.stage === "db-design" ? merged[ARTIFACT_PATHS.spec] : undefined;
   const needsUx =
     spec !== undefined &&
     (parseArtifact(ARTIFACT_PATHS.spec, spec, Spec).value?.stories.some((s) => s.userFacing) ?? false);

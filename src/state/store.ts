@@ -159,11 +159,16 @@ export function createStateStore(options: StateStoreOptions): StateStore {
     if (Array.isArray(data) || file.type !== "file") {
       throw new TamperedStateError(trackId, path, ["the path is not a regular file"], commit);
     }
+    // GitHub inlines a file of up to 1 MB; a larger one (a long track's) comes with encoding
+    // "none" and no content, and its blob is read through the Git Data API (up to 100 MB).
+    if (file.encoding === "none" && typeof file.sha === "string") {
+      return { file: { text: await readBlob(file.sha, trackId, commit), blob: file.sha }, branch: true };
+    }
     if (file.encoding !== "base64" || typeof file.content !== "string") {
       throw new TamperedStateError(
         trackId,
         path,
-        [`the file is not readable through the contents API (encoding ${file.encoding ?? "none"}; over 1 MB?)`],
+        [`the file is not readable through the contents API (encoding ${file.encoding ?? "none"})`],
         commit,
       );
     }
@@ -171,6 +176,28 @@ export function createStateStore(options: StateStoreOptions): StateStore {
       file: { text: Buffer.from(file.content, "base64").toString("utf8"), blob: String(file.sha) },
       branch: true,
     };
+  }
+
+  /** A state file's text by its blob sha, for a file too large for the Contents API to inline. */
+  async function readBlob(blob: string, trackId: string, commit: string | undefined): Promise<string> {
+    let data: { encoding?: string; content?: string };
+    try {
+      data = (await octokit.rest.git.getBlob({ owner, repo, file_sha: blob })).data;
+    } catch (error) {
+      throw new StateStoreError(
+        `Could not read the blob ${blob.slice(0, 12)} of ${trackPath(trackId)} on ${STATE_BRANCH} of ${repository}: ${githubMessage(error)}`,
+      );
+    }
+    if (data.encoding !== "base64" || typeof data.content !== "string")
+      throw new TamperedStateError(
+        trackId,
+        trackPath(trackId),
+        [
+          `the file's blob ${blob.slice(0, 12)} is not readable through the Git Data API (encoding ${data.encoding ?? "none"})`,
+        ],
+        commit,
+      );
+    return Buffer.from(data.content, "base64").toString("utf8");
   }
 
   async function readText(ref: string, trackId: string): Promise<string | undefined> {

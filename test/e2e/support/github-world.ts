@@ -1,6 +1,6 @@
 import { zipSync, strToU8 } from "fflate";
 import nock from "nock";
-import { GitHubMock, TEST_APP_ID, type RecordedRequest } from "../../helpers/github.js";
+import { contentsBody, GitHubMock, TEST_APP_ID, type RecordedRequest } from "../../helpers/github.js";
 import type { GitRepo } from "./git-repo.js";
 
 /**
@@ -923,11 +923,10 @@ export class GitHubWorld {
       200,
       {
         type: "file",
-        encoding: "base64",
+        ...contentsBody(content),
         size: content.length,
         name: path.split("/").pop(),
         path,
-        content: content.toString("base64"),
         sha,
         url: "",
         git_url: "",
