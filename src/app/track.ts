@@ -54,6 +54,8 @@ export function stateStoreFor(deps: Pick<EngineDeps, "octokit" | "services" | "r
     key: deps.services.stateKey,
     clock: deps.services.clock,
     ...(deps.services.stateSequences ? { sequences: deps.services.stateSequences } : {}),
+    ...(deps.services.appLogin ? { writer: deps.services.appLogin } : {}),
+    ...(deps.services.stateBlobs ? { blobTexts: deps.services.stateBlobs } : {}),
   });
   const written = deps.services.onStateWritten;
   if (!written) return store;

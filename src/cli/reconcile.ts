@@ -4,6 +4,7 @@ import { reconcileRepository, type RepositoryReconciliation } from "../app/recon
 import type { GitHub, Log } from "../app/github.js";
 import type { AppServices } from "../app/services.js";
 import { EnvSchema, privateKeyOf } from "../config/env.js";
+import { appLoginOnce } from "../github/app-login.js";
 import { GitHubSetupError, resolveRepository } from "../github/env-client.js";
 import { createProvider } from "../substrate/create-provider.js";
 import { CliError, printResult, progress } from "./output.js";
@@ -85,6 +86,7 @@ async function appClient(owner: string, repo: string): Promise<{ octokit: GitHub
       stateKey: env.CONSORT_STATE_KEY,
       clock: () => new Date(),
       openProvider: (database) => createProvider(database),
+      appLogin: appLoginOnce(async () => (await app.request("GET /app")).data),
     },
   };
 }

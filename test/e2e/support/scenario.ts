@@ -209,6 +209,8 @@ export class Scenario {
       openProvider: options.openProvider ?? (() => this.openProvider()),
       // One app process: it remembers the newest state version it read or wrote, as the real one does.
       stateSequences: new Map(),
+      stateBlobs: new Map(),
+      appLogin: async () => this.world.appLogin,
     };
     // What the app logs (info and up) is kept, to assert what it said about ignored events.
     const sink = new Writable({
