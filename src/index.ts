@@ -121,6 +121,7 @@ export function servicesFromEnv(): AppServices {
   return {
     appId: Number(env.APP_ID ?? 0),
     stateKey: env.CONSORT_STATE_KEY ?? "",
+    previousStateKeys: env.CONSORT_STATE_KEYS_PREVIOUS,
     clock: () => new Date(),
     openProvider: (database) => createProvider(database),
     stateSequences: new Map(),

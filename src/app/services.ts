@@ -14,6 +14,8 @@ export interface AppServices {
   appId: number;
   /** CONSORT_STATE_KEY, the HMAC key of the state files. Never logged. */
   stateKey: string;
+  /** CONSORT_STATE_KEYS_PREVIOUS: keys retired by a rotation, which still open the files they sealed. Never logged. */
+  previousStateKeys?: readonly string[];
   /** The time now; tests freeze it. */
   clock: () => Date;
   /** Open the repository's database provider (configured by its `.github/consort.yml`). */

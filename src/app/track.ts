@@ -52,6 +52,7 @@ export function stateStoreFor(deps: Pick<EngineDeps, "octokit" | "services" | "r
     owner: deps.repo.owner,
     repo: deps.repo.repo,
     key: deps.services.stateKey,
+    ...(deps.services.previousStateKeys ? { previousKeys: deps.services.previousStateKeys } : {}),
     clock: deps.services.clock,
     ...(deps.services.stateSequences ? { sequences: deps.services.stateSequences } : {}),
     ...(deps.services.appLogin ? { writer: deps.services.appLogin } : {}),

@@ -27,8 +27,10 @@ export interface StateStoreOptions {
   octokit: GitHubClient;
   owner: string;
   repo: string;
-  /** The HMAC key (CONSORT_STATE_KEY). Never logged. */
+  /** The HMAC key (CONSORT_STATE_KEY) that seals every write. Never logged. */
   key: string;
+  /** Keys retired by a rotation (CONSORT_STATE_KEYS_PREVIOUS): files they sealed still open; the next write re-seals them with `key`. Never logged. */
+  previousKeys?: readonly string[];
   /** Attempts at the compare-and-swap before giving up; default 5. */
   maxAttempts?: number;
   clock?: () => Date;
@@ -135,6 +137,7 @@ const lastReads = new WeakMap<object, Map<string, CurrentRead>>();
 
 export function createStateStore(options: StateStoreOptions): StateStore {
   const { octokit, owner, repo, key } = options;
+  const previousKeys = options.previousKeys ?? [];
   const maxAttempts = options.maxAttempts ?? 5;
   const clock = options.clock ?? (() => new Date());
   const retryDelayMs = options.retryDelayMs ?? 50;
@@ -383,7 +386,7 @@ export function createStateStore(options: StateStoreOptions): StateStore {
   /** Open a file and refuse it when it is older than a version this app already saw. */
   function openCurrent(text: string, trackId: string, note = true): TrackStateFile {
     const path = trackPath(trackId);
-    const file = openStateFile(text, key, { trackId, path, repository });
+    const file = openStateFile(text, key, { trackId, path, repository }, previousKeys);
     const newest = sequences?.get(sequenceKey(trackId));
     if (newest !== undefined && (file.sequence ?? 0) < newest)
       throw new TamperedStateError(
@@ -430,7 +433,7 @@ export function createStateStore(options: StateStoreOptions): StateStore {
       }
       const text = await readText(sha, trackId);
       if (text === undefined || text === refused) continue;
-      const { problems, file } = checkStateFile(text, key, { trackId, repository });
+      const { problems, file } = checkStateFile(text, key, { trackId, repository }, previousKeys);
       if (problems.length === 0 && file && (file.sequence ?? 0) >= newest) return { commit: sha, text, file };
     }
     return undefined;
@@ -582,7 +585,7 @@ export function createStateStore(options: StateStoreOptions): StateStore {
             `There is no ${path} on ${STATE_BRANCH} of ${repository}`,
             "check the track id with `consort state list`",
           );
-        const { problems, file, raw } = checkStateFile(text, key, { trackId, repository });
+        const { problems, file, raw } = checkStateFile(text, key, { trackId, repository }, previousKeys);
         const newest = sequences?.get(sequenceKey(trackId));
         const rolledBack = file !== undefined && newest !== undefined && (file.sequence ?? 0) < newest;
         const sound = problems.length === 0 && file !== undefined && !rolledBack;
@@ -631,7 +634,7 @@ export function createStateStore(options: StateStoreOptions): StateStore {
       const path = trackPath(trackId);
       const read = await readCurrent(trackId);
       if (read.file === undefined) return undefined;
-      const { problems } = checkStateFile(read.file.text, key, { trackId, repository });
+      const { problems } = checkStateFile(read.file.text, key, { trackId, repository }, previousKeys);
       return { path, text: read.file.text, problems: read.foreignTip ? [read.foreignTip, ...problems] : problems };
     },
 
