@@ -356,6 +356,10 @@ describe("approvals that do not count", () => {
     expect(s.snapshot().context.gates.design.status).toBe("pending");
     expect(checkTable(s.world, s.head())["consort/design"]).toBe("in_progress");
     expect(comment()).toContain(`> @${reviewer}'s approval does not count for the design gate: ${why}\n`);
+    // The gate's check says so too, under its approvals: a reviewer may look only there.
+    expect(summaryOf(s.world.check(s.head(), "consort/design"))).toContain(
+      `### Approvals\n\n_No approvals yet._\n\n> @${reviewer}'s approval does not count for the design gate: ${why}`,
+    );
     expect(s.world.mock.violations).toEqual([]);
   }
 
