@@ -315,8 +315,9 @@ export function createStateStore(options: StateStoreOptions): StateStore {
   /**
    * The commit a write landed on is the tip that was judged, unless someone wrote in between (the
    * blob's compare-and-swap only guards this track's file). Then that commit is judged too, at one
-   * read, so a foreign commit is not buried under the app's own; the write stands, and this
-   * delivery ends as tampered.
+   * read: a foreign one ends this delivery as tampered, naming it. The write stands, so later reads
+   * see the app's commit on top: a foreign commit landing in that instant is reported once, not
+   * refused for good (and a commit of another replica's is not judged further down).
    */
   async function vouchForParent(trackId: string, read: CurrentRead, parent: string | undefined): Promise<void> {
     if (!options.writer || !read.tip || parent === read.tip.sha) return;
