@@ -456,12 +456,16 @@ async function commitChanges(ref: Ref, sha: string): Promise<ChangedPath[]> {
 
 /**
  * Why a merge commit on the track cannot be taken: it merges something not on the default branch,
- * or it changes paths that what it merges did not (work slipped into a merge is no role's step).
+ * or it changes paths that what it merges did not, or it leaves a path only the default branch
+ * changed since the fork other than the default branch made it (git's merge takes that text as it
+ * is; work slipped into a merge is no role's step).
  */
 async function mergeProblems(ref: Ref, merge: ListedCommit, defaultBranch: string): Promise<string[]> {
   const [first, ...others] = merge.parents as [string, ...string[]];
   const problems: string[] = [];
   const brought = new Set<string>();
+  /** The paths only the merged-in side changed since the fork, with their blob there (undefined: removed). */
+  const theirsAlone = new Map<string, string | undefined>();
   for (const other of others) {
     const onDefault = await compareAll(ref, other, defaultBranch);
     if (onDefault.status !== "identical" && onDefault.status !== "ahead") {
@@ -476,12 +480,24 @@ async function mergeProblems(ref: Ref, merge: ListedCommit, defaultBranch: strin
         `${short(merge.sha)}: brings in ${COMPARE_FILES_CAP} files or more from ${defaultBranch}, more than GitHub's compare lists, so Consort cannot tell them from the merge's own changes`,
       );
     for (const path of incoming.files) brought.add(path);
+    const ours = new Set((await compareAll(ref, other, first)).files);
+    for (const f of incoming.listed ?? []) if (!ours.has(f.path)) theirsAlone.set(f.path, f.blob);
   }
   if (problems.length > 0) return problems;
-  const own = (await commitChanges(ref, merge.sha)).map((c) => c.path).filter((path) => !brought.has(path));
+  const changed = await commitFiles(ref, merge.sha);
+  const own = changed.map((c) => c.filename).filter((path) => !brought.has(path));
   if (own.length > 0)
     problems.push(
       `${short(merge.sha)}: merges ${defaultBranch} but also changes ${own.join(", ")}, which ${defaultBranch} did not: make such a change a step of its own`,
+    );
+  // A path the merge did not change against the track keeps the fork's text: main's change was dropped.
+  const merged = new Map(changed.map((c) => [c.filename, c.status === "removed" ? undefined : c.sha]));
+  const altered = [...theirsAlone]
+    .filter(([path, blob]) => !merged.has(path) || merged.get(path) !== blob)
+    .map(([path]) => path);
+  if (altered.length > 0)
+    problems.push(
+      `${short(merge.sha)}: merges ${defaultBranch} but leaves ${altered.join(", ")} other than ${defaultBranch} made ${altered.length > 1 ? "them" : "it"}, though only ${defaultBranch} changed ${altered.length > 1 ? "them" : "it"} since the track forked: take ${defaultBranch}'s text in the merge, and make any change of your own a step`,
     );
   return problems;
 }

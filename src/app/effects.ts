@@ -1,6 +1,6 @@
 import type { ConsortConfig } from "../config/consort-config.js";
 import { AgentRequest } from "../cycle/agent-turn.js";
-import type { CheckName } from "../gates/names.js";
+import { GATE_NAMES, gateCheckName, type CheckName, type GateName } from "../gates/names.js";
 import type { Effect, TrackSnapshot } from "../orchestrator/types.js";
 import { restoreSnapshot } from "../orchestrator/index.js";
 import type { TrackState } from "../state/index.js";
@@ -165,6 +165,27 @@ async function dispatchNow(deps: EngineDeps, workflow: WorkflowKind, request: un
     request,
     now: services.clock(),
   });
+}
+
+/**
+ * The checks of the gates a review was just refused for, on the PR's head, saying why under their
+ * approvals (the rest of each check as the snapshot decides), so a reviewer who looks at the
+ * check, not only at the comment, learns why the gate still waits.
+ */
+export async function showRefusedApprovals(
+  deps: EngineDeps,
+  {
+    snapshot,
+    config,
+    headSha,
+    refused,
+  }: { snapshot: TrackSnapshot; config: ConsortConfig; headSha: string; refused: Partial<Record<GateName, string[]>> },
+): Promise<void> {
+  const { octokit, repo, services } = deps;
+  const report = trackReport({ repository: repo.fullName, snapshot, headSha, config, refusedApprovals: refused });
+  const names = new Set<string>(GATE_NAMES.filter((gate) => refused[gate]?.length).map(gateCheckName));
+  const runs = renderCheckRuns(report).filter((run) => names.has(run.name));
+  await writeCheckRuns(octokit, { owner: repo.owner, repo: repo.repo, appId: services.appId, headSha }, runs);
 }
 
 /** Bring the track's ONE sticky comment on its open PR (if any) up to date. */

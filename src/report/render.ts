@@ -118,11 +118,12 @@ function gateRun(report: TrackReport, gate: GateName): RenderedCheckRun {
   if (gate === "design" || gate === "test-list") parts.push(`### Frozen files\n\n${frozenSection(report, gate)}`);
   if (gate === "test-list") parts.push(`### Test list\n\n${testsTable(report.tests, false)}`);
   if (gate === "deploy") parts.push(`### Deploy evidence\n\n${deploySection(report)}`);
+  const refused = report.refusedApprovals?.[gate] ?? [];
   parts.push(
     `### Approvals\n\n${approvalsTable(
       report,
       report.approvals.filter((a) => a.gate === gate),
-    )}`,
+    )}${refused.length ? `\n\n${refused.map((n) => `> ${n}`).join("\n>\n")}` : ""}`,
   );
   return run(
     name,

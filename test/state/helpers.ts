@@ -133,12 +133,12 @@ export function mockNoBranch(github: GitHubMock): void {
   github.on("GET", contentsUrl(), [404, { message: "No commit found for the ref consort/state" }]);
 }
 
-/** A Contents API write that GitHub accepted, making `commit`. */
-export const putReply = (commit: string, blob = sha("e")) =>
+/** A Contents API write that GitHub accepted, making `commit` (on `parent`, the branch's tip it found). */
+export const putReply = (commit: string, blob = sha("e"), parent?: string) =>
   [
     200,
     {
       content: { name: `${TRACK}.json`, path: FILE_PATH, sha: blob, type: "file" },
-      commit: { sha: commit, message: "", tree: { sha: sha("9") }, parents: [] },
+      commit: { sha: commit, message: "", tree: { sha: sha("9") }, parents: parent ? [{ sha: parent }] : [] },
     },
   ] as [number, unknown];

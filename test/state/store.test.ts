@@ -207,9 +207,30 @@ describe("reading a track's state", () => {
     const other = "another-key-".repeat(4);
     github.on("GET", contentsUrl(), contentsReply(fileText(trackState(), other)));
     await expect(store().read(TRACK)).rejects.toThrow(
-      `sealed with state key ${keyIdOf(other)}, not this app's key ${keyIdOf(KEY)} (CONSORT_STATE_KEY changed? set it back, or re-seal from the last version sealed with this key)`,
+      `sealed with state key ${keyIdOf(other)}, which is not this app's key ${keyIdOf(KEY)}: if the key was rotated, list the old one in CONSORT_STATE_KEYS_PREVIOUS; otherwise re-seal from the last version sealed with a key the app has`,
     );
     github.verify();
+  });
+
+  it("opens a file sealed with a key retired by a rotation, and the next write seals it with the current key", async () => {
+    const retired = "retired-key-".repeat(4);
+    mockRead(github, fileText(trackState(), retired));
+    github.on("PUT", contentsUrl(), putReply(sha("4")));
+    const rotated = createStateStore({
+      octokit: octokit(),
+      owner: OWNER,
+      repo: REPO,
+      key: KEY,
+      previousKeys: [retired],
+      clock: () => NOW,
+    });
+
+    await expect(rotated.update(TRACK, "delivery-2", addCycle)).resolves.toMatchObject({ outcome: "written" });
+
+    github.verify();
+    const written = openStateFile(writtenText(), KEY, { trackId: TRACK, path: FILE_PATH });
+    expect(written.keyId).toBe(keyIdOf(KEY));
+    expect(written.cycles.map((c) => c.dispatchId)).toEqual(["T1-red-1"]);
   });
 
   it("refuses a validly signed file older than the version this app already wrote: the state branch was rolled back", async () => {
