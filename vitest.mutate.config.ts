@@ -30,6 +30,10 @@ export default defineConfig({
       "test/handlers/review.test.ts",
       "test/handlers/services.test.ts",
       "test/app/services.test.ts",
+      // The attacks on the frozen runner configuration drive the pure machine only: they are most of
+      // what decides src/gates/freeze.ts, and each runs in milliseconds.
+      "test/security/frozen-runner-config.test.ts",
+      "test/security/frozen-helpers.test.ts",
     ],
     exclude: [
       "**/node_modules/**",
