@@ -9,13 +9,24 @@ import base from "./vitest.config.js";
  * runner narrows this list to the tests that import the mutated files (`vitest.related`), then, per
  * mutant, to the tests that cover it (`coverageAnalysis: "perTest"`).
  *
+ * `MUTATE_TESTS` (comma-separated globs) replaces the list: a file's static mutants (module-level
+ * tables such as freeze.ts's skip markers) cannot be narrowed per test and run every related test,
+ * so they are measured against the tests that exercise the file directly:
+ *
+ *   MUTATE_TESTS='test/gates/**' npm run mutate -- --mutate src/gates/freeze.ts \
+ *     --incrementalFile reports/stryker-incremental-narrow.json
+ *
+ * (a separate incremental file, so the full run's results are kept).
+ *
  * Built by hand rather than with mergeConfig, which concatenates arrays: the base's `include` and its
  * Postgres global setup would come back.
  */
+const only = process.env.MUTATE_TESTS?.split(",").filter((glob) => glob !== "");
+
 export default defineConfig({
   test: {
     ...base.test,
-    include: [
+    include: only ?? [
       "test/gates/**/*.test.ts",
       "test/roles/**/*.test.ts",
       "test/orchestrator/**/*.test.ts",
@@ -30,6 +41,10 @@ export default defineConfig({
       "test/handlers/review.test.ts",
       "test/handlers/services.test.ts",
       "test/app/services.test.ts",
+      // The attacks on the frozen runner configuration drive the pure machine only: they are most of
+      // what decides src/gates/freeze.ts, and each runs in milliseconds.
+      "test/security/frozen-runner-config.test.ts",
+      "test/security/frozen-helpers.test.ts",
     ],
     exclude: [
       "**/node_modules/**",

@@ -484,7 +484,8 @@ function sectionsText(text: string | null, sections: readonly string[]): string 
   const kept: string[] = [];
   let keep = false;
   for (const line of normaliseLineEndings(text).split("\n")) {
-    const header = /^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*$/.exec(line)?.[1];
+    // A comment may follow a header (TOML, and pytest's ini reader, iniconfig, drops `#` and `;` ones).
+    const header = /^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:[#;].*)?$/.exec(line)?.[1];
     if (header !== undefined)
       keep = sections.some((s) => header === s || header.startsWith(`${s}.`) || header.startsWith(`${s}:`));
     if (keep) kept.push(line);

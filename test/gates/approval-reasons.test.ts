@@ -93,6 +93,14 @@ describe("why a review does not count, word for word", () => {
     expect(approvalCounts(review(), context({ approvers, codeowners })).counts).toBe(false);
   });
 
+  it("an owner written with a look-alike of @ (the full-width ＠) owns nothing, though the rest is the reviewer's login", () => {
+    const approvers = ApproversConfig.parse({ users: [], teams: [], codeowners: true });
+    const codeowners = parseCodeowners(".consort/ ＠lee\n");
+    expect(reasons(review(), context({ approvers, codeowners }))).toEqual([
+      "lee is not an approver for the design gate: approvers are the CODEOWNERS of .consort/",
+    ]);
+  });
+
   it("an author, unknown commits, and a commit with no GitHub author", () => {
     expect(reasons(review(), context({ commits: [{ sha: "1".repeat(40), authorLogin: "LEE" }] }))).toEqual([
       "lee authored 1111111 under approval and cannot approve their own work",
@@ -195,6 +203,7 @@ describe("which review stands", () => {
     const unsubmitted = review({ id: 9, submittedAt: null });
     const approve = review({ id: 1 });
     expect(standingReviews([approve, unsubmitted])).toEqual([approve]);
+    expect(standingReviews([unsubmitted, approve])).toEqual([approve]);
   });
 
   it("a deleted account's review stands for nobody and breaks nothing", () => {

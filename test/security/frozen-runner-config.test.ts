@@ -157,6 +157,23 @@ describe("the runner's configuration, frozen at the test-list gate", () => {
     );
   });
 
+  it("pytest's table stays frozen when its header line carries a comment (as TOML and pytest allow)", () => {
+    const code = ["src/**", "pyproject.toml", "tox.ini"];
+    const pyproject = '[project]\nname = "shop"\n\n[tool.pytest.ini_options]  # test settings\naddopts = "-q"\n';
+    const sim = atGreen({ code });
+    pushChange(
+      sim,
+      "pyproject.toml",
+      pyproject,
+      pyproject.replace('addopts = "-q"', 'addopts = "-q --deselect tests"'),
+    );
+    expect(reasons(sim)).toEqual([refusal("[tool.pytest]", "pyproject.toml")]);
+    const tox = "[tox]\nenvlist = py3\n\n[pytest] ; test settings\naddopts = -q\n";
+    const other = atGreen({ code });
+    pushChange(other, "tox.ini", tox, tox.replace("addopts = -q", "addopts = -q -p no:junitxml"));
+    expect(reasons(other)).toEqual([refusal("[pytest]", "tox.ini")]);
+  });
+
   it("a runner config file the code globs cover is frozen whole", () => {
     const sim = atGreen({ code: ["src/**", "vitest.config.ts"] });
     pushChange(
