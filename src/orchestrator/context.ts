@@ -51,6 +51,7 @@ export function initialContext(input: CreateTrackInput, config: ConsortConfig): 
     evidence: {},
     attempts: 0,
     frozenTests: {},
+    frozenTexts: {},
     pendingDispatch: null,
     cycles: [],
     deployEvidence: null,
@@ -164,6 +165,17 @@ export function effectiveFrozenTests(context: TrackContext): Readonly<Record<str
   return frozenTestIndex(context).effective;
 }
 
+/**
+ * The text a frozen test entry froze. A restored snapshot holds every entry's text (its schema
+ * checks it); one that does not cannot be decided on, so this throws rather than guess.
+ */
+export function frozenTextOf(context: TrackContext, entry: FrozenTestFile): string {
+  const text = context.frozenTexts[entry.hash];
+  if (text === undefined)
+    throw new Error(`the frozen text of ${entry.file} (frozen by ${entry.test}) is missing from the track's snapshot`);
+  return text;
+}
+
 /** Frozen files as commit classification needs them. Gate files stay frozen from the moment the gate opens. */
 export function frozenState(context: TrackContext): FrozenState {
   const gated: FrozenState["gated"] = {};
@@ -173,7 +185,7 @@ export function frozenState(context: TrackContext): FrozenState {
     for (const [path, hash] of Object.entries(record.files)) gated[path] = { hash, gate };
   }
   const tests: Record<string, string> = {};
-  for (const [path, entry] of Object.entries(effectiveFrozenTests(context))) tests[path] = entry.text;
+  for (const [path, entry] of Object.entries(effectiveFrozenTests(context))) tests[path] = frozenTextOf(context, entry);
   const runnerConfig = context.gates["test-list"].status !== "closed";
   const { first } = frozenTestIndex(context);
   if (!first) return { gated, tests, runnerConfig };
@@ -299,7 +311,10 @@ export function resumeBuild(context: TrackContext): TrackContext {
   const frozenTests = Object.fromEntries(
     Object.entries(context.frozenTests).filter(([, entry]) => keptTests.has(entry.test)),
   );
-  return { ...context, units, unitIndex, evidence, frozenTests, attempts: 0, blocked: null };
+  // The texts of the entries kept, and no other.
+  const frozenTexts: TrackContext["frozenTexts"] = {};
+  for (const entry of Object.values(frozenTests)) frozenTexts[entry.hash] = frozenTextOf(context, entry);
+  return { ...context, units, unitIndex, evidence, frozenTests, frozenTexts, attempts: 0, blocked: null };
 }
 
 /** Start a cycle: a deterministic dispatch id and the pending record. */

@@ -276,16 +276,19 @@ export const machineSetup = setup({
       // Copied key by key: V8 spreads a record this large (an entry per file per RED) twice as slowly.
       const frozenTests: TrackContext["frozenTests"] = {};
       for (const key of Object.keys(context.frozenTests)) frozenTests[key] = context.frozenTests[key]!;
+      // Each distinct text once: most files a RED freezes again are unchanged since the last one.
+      let frozenTexts = context.frozenTexts;
+      const freeze = (key: string, file: string, text: string, test: string) => {
+        const hash = hashFrozenText(text);
+        if (frozenTexts[hash] === undefined) {
+          if (frozenTexts === context.frozenTexts) frozenTexts = { ...context.frozenTexts };
+          frozenTexts[hash] = text;
+        }
+        frozenTests[key] = { file, hash, test, commit: pending.commit };
+      };
       for (const test of unit.tests) {
         const text = context.testFiles[test.file];
-        if (text !== undefined)
-          frozenTests[test.id] = {
-            file: test.file,
-            text,
-            hash: hashFrozenText(text),
-            test: test.id,
-            commit: pending.commit,
-          };
+        if (text !== undefined) freeze(test.id, test.file, text, test.id);
       }
       // Everything else under the test globs decides results too (helpers, fixtures, setup files,
       // snapshots, conftest.py): frozen by the same rule, keyed by the unit's first test and the path.
@@ -293,13 +296,13 @@ export const machineSetup = setup({
       const by = unit.tests[0]!.id;
       for (const [file, text] of Object.entries(context.testFiles)) {
         if (own.has(file)) continue;
-        frozenTests[`${by} ${file}`] = { file, text, hash: hashFrozenText(text), test: by, commit: pending.commit };
+        freeze(`${by} ${file}`, file, text, by);
       }
       const next = withUnitEvidence(context, (ev) => ({
         ...ev,
         red: { dispatchId: pending.dispatchId, commit: pending.commit, at: event.at },
       }));
-      return { ...next, frozenTests, attempts: 0 };
+      return { ...next, frozenTests, frozenTexts, attempts: 0 };
     }),
     recordGreen: assign(({ context, event }) => {
       const pending = context.cycles.at(-1)!;

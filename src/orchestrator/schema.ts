@@ -304,17 +304,23 @@ export const UnitEvidenceSchema = z
   })
   .strict();
 
-/** A test file frozen when a RED including this test was verified: its text at that RED commit. */
+/**
+ * A test file frozen when a RED including this test was verified, at that RED commit. Its text is
+ * `frozenTexts[hash]`: every RED freezes every test file again, mostly unchanged, so each distinct
+ * text is held once.
+ */
 export const FrozenTestFileSchema = z
   .object({
     file: z.string(),
-    text: z.string(),
     hash: z.string(),
     /** The test whose verified RED froze this text. */
     test: z.string(),
     commit: z.string(),
   })
   .strict();
+
+/** Snapshot version 1's entry, which held its text: read only to convert it (`restoreSnapshot`). */
+const FrozenTestFileV1Schema = FrozenTestFileSchema.extend({ text: z.string() }).strict();
 
 /** A cycle (or release/promotion) the machine dispatched and what came back. */
 const CycleRecordSchema = z
@@ -376,6 +382,8 @@ export const TrackContextSchema = z
     attempts: z.number().int().min(0),
     /** Frozen test texts, per test id. The effective frozen text of a file is its latest entry. */
     frozenTests: z.record(z.string(), FrozenTestFileSchema),
+    /** The text of each frozen test entry, by its hash (`hashFrozenText`): each distinct text once. */
+    frozenTexts: z.record(z.string(), z.string()),
     /** The cycle the machine waits for, if any. */
     pendingDispatch: z
       .object({ dispatchId: z.string(), step: dispatchStep, commit: z.string(), unit: z.string() })
@@ -412,6 +420,31 @@ export const TrackSnapshotSchema = z
     schemaVersion: z.literal(SNAPSHOT_SCHEMA_VERSION),
     stage,
     context: TrackContextSchema,
+  })
+  .strict()
+  .superRefine(({ context }, ctx) => {
+    // Fail closed: an entry whose text is missing cannot be compared with what a push changes.
+    for (const [key, entry] of Object.entries(context.frozenTests)) {
+      if (Object.hasOwn(context.frozenTexts, entry.hash)) continue;
+      ctx.addIssue({
+        code: "custom",
+        path: ["context", "frozenTests", key, "hash"],
+        message: `the frozen text of ${entry.file} (frozen by ${entry.test}) is missing: no frozenTexts entry for hash ${entry.hash}`,
+      });
+    }
+  });
+
+/**
+ * A version-1 snapshot, in which each frozen test entry held its text: `restoreSnapshot` converts
+ * it (`snapshotFromV1`), so a track in flight when Consort moved to version 2 carries on.
+ */
+export const TrackSnapshotV1Schema = z
+  .object({
+    schemaVersion: z.literal(1),
+    stage,
+    context: TrackContextSchema.omit({ frozenTests: true, frozenTexts: true })
+      .extend({ frozenTests: z.record(z.string(), FrozenTestFileV1Schema) })
+      .strict(),
   })
   .strict();
 

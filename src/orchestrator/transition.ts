@@ -6,7 +6,13 @@ import { formatIssue } from "../artifacts/issues.js";
 import { parseArtifact, validateArtifacts, type Checkpoint } from "../artifacts/validate.js";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { formatZodError, zodProblems } from "../config/zod-error.js";
-import { commandFolders, configuredCommands, isRunnerConfigPath, touchesBeyondConsort } from "../gates/freeze.js";
+import {
+  commandFolders,
+  configuredCommands,
+  hashFrozenText,
+  isRunnerConfigPath,
+  touchesBeyondConsort,
+} from "../gates/freeze.js";
 import type { FileGate } from "../gates/names.js";
 import { frozenChangesAtHead } from "../gates/withdrawal.js";
 import { classifyCommit, type FrozenState } from "../roles/classify.js";
@@ -15,7 +21,7 @@ import { currentUnit, frozenState, initialContext } from "./context.js";
 import { trackMachine } from "./machine.js";
 import type { MachineEvent } from "./machine-setup.js";
 import { nextAction } from "./next-action.js";
-import { CreateTrackInputSchema, TrackEventSchema, TrackSnapshotSchema } from "./schema.js";
+import { CreateTrackInputSchema, TrackEventSchema, TrackSnapshotSchema, TrackSnapshotV1Schema } from "./schema.js";
 import {
   SNAPSHOT_SCHEMA_VERSION,
   type ChangedPath,
@@ -114,9 +120,10 @@ export function restoreSnapshot(json: unknown): TrackSnapshot {
       "this is not a track snapshot: it has no schemaVersion",
       "pass a snapshot or a tracks/<id>.json file from the consort/state branch, or leave the state out to derive it from the branch's commits",
     );
+  if (version === 1) return snapshotFromV1(value);
   if (version !== SNAPSHOT_SCHEMA_VERSION) {
     throw new SnapshotError(
-      `track snapshot schema version ${JSON.stringify(version)} is not supported: this Consort reads version ${SNAPSHOT_SCHEMA_VERSION}`,
+      `track snapshot schema version ${JSON.stringify(version)} is not supported: this Consort reads version ${SNAPSHOT_SCHEMA_VERSION} (and converts version 1)`,
       typeof version === "number" && version > SNAPSHOT_SCHEMA_VERSION
         ? "upgrade Consort: the state was written by a newer version"
         : "the state file is damaged or not a Consort track: restore it from the consort/state history",
@@ -130,6 +137,35 @@ export function restoreSnapshot(json: unknown): TrackSnapshot {
     );
   }
   return parsed.data;
+}
+
+/**
+ * Convert a version-1 snapshot, whose frozen test entries held their texts, to the current
+ * version: the same entries without the text, and each distinct text once by its hash. It decides
+ * exactly as before; the next write is the current version.
+ */
+function snapshotFromV1(value: object): TrackSnapshot {
+  const parsed = TrackSnapshotV1Schema.safeParse(value);
+  if (!parsed.success) {
+    throw new SnapshotError(
+      formatZodError(parsed.error, "the track snapshot (version 1) is malformed", { inline: true, limit: 8 }),
+      "the state file is damaged: restore it from the consort/state history",
+    );
+  }
+  const { context, stage } = parsed.data;
+  const frozenTests: TrackContext["frozenTests"] = {};
+  const frozenTexts: TrackContext["frozenTexts"] = {};
+  for (const [key, { text, ...entry }] of Object.entries(context.frozenTests)) {
+    // The hash is what the cycle re-checks on the runner: a text that does not match it is not the one frozen.
+    if (hashFrozenText(text) !== entry.hash)
+      throw new SnapshotError(
+        `the track snapshot (version 1) is malformed: the frozen text of ${entry.file} (frozen by ${entry.test}) does not match its hash ${entry.hash}`,
+        "the state file is damaged: restore it from the consort/state history",
+      );
+    frozenTests[key] = entry;
+    frozenTexts[entry.hash] = text;
+  }
+  return { schemaVersion: SNAPSHOT_SCHEMA_VERSION, stage, context: { ...context, frozenTests, frozenTexts } };
 }
 
 export class SnapshotError extends Error {

@@ -29,8 +29,11 @@ import type {
  * or reads the clock: time arrives inside events (`at`, ISO 8601).
  */
 
-/** The version of the persisted snapshot format. `restoreSnapshot` refuses any other. */
-export const SNAPSHOT_SCHEMA_VERSION = 1 as const;
+/**
+ * The version of the persisted snapshot format. `restoreSnapshot` converts version 1 (frozen test
+ * entries holding their texts) and refuses any other.
+ */
+export const SNAPSHOT_SCHEMA_VERSION = 2 as const;
 
 /** The design-lane steps a person may reopen with `renegotiate` (scope `design`). */
 export const DESIGN_STEPS = ["stories", "spec", "architecture", "db-design", "ux"] as const;

@@ -3,7 +3,7 @@ import { simpleGit } from "simple-git";
 import { TestId } from "../artifacts/ids.js";
 import { buildLocalRequest } from "../cycle/local-request.js";
 import { CycleRequest } from "../cycle/request.js";
-import { effectiveFrozenTests, greenTests } from "../orchestrator/context.js";
+import { effectiveFrozenTests, frozenTextOf, greenTests } from "../orchestrator/context.js";
 import { nextAction } from "../orchestrator/index.js";
 import type { ToolContext } from "./context.js";
 import { loadTrack, type LoadedTrack } from "./track-tools.js";
@@ -149,7 +149,7 @@ export const runCycleTool = defineTool({
         const frozen = Object.entries(effectiveFrozenTests(track.snapshot.context)).map(([path, entry]) => ({
           path,
           sha256: entry.hash,
-          text: entry.text,
+          text: frozenTextOf(track.snapshot.context, entry),
         }));
         request = CycleRequest.parse({ ...request, frozenTestFiles: frozen });
       }

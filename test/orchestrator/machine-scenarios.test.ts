@@ -248,8 +248,8 @@ describe("snapshots", () => {
 
   it("fail closed on an unknown version", () => {
     const sim = reach("red");
-    expect(() => restoreSnapshot({ ...sim.snapshot, schemaVersion: 2 })).toThrow(
-      /schema version 2 is not supported: this Consort reads version 1/,
+    expect(() => restoreSnapshot({ ...sim.snapshot, schemaVersion: 3 })).toThrow(
+      /schema version 3 is not supported: this Consort reads version 2 \(and converts version 1\)/,
     );
     expect(() => restoreSnapshot({ ...sim.snapshot, schemaVersion: undefined })).toThrow(
       /this is not a track snapshot: it has no schemaVersion/,

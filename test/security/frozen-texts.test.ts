@@ -1,0 +1,55 @@
+import { describe, expect, it } from "vitest";
+import { restoreSnapshot, SnapshotError } from "../../src/orchestrator/index.js";
+import type { TrackSnapshot } from "../../src/orchestrator/types.js";
+import { TrackSim } from "../orchestrator/helpers/track.js";
+
+/**
+ * A frozen test entry names its text by hash (snapshot version 2). A snapshot edited so that an
+ * entry's text is gone cannot be compared with what a push changes: restoring it fails closed,
+ * naming the file, the test that froze it and the hash, rather than treating the file as unfrozen.
+ */
+function lateSnapshot(): TrackSnapshot {
+  const sim = TrackSim.longTrack(20);
+  sim.throughUnit();
+  sim.throughUnit();
+  return JSON.parse(JSON.stringify(sim.snapshot)) as TrackSnapshot;
+}
+
+describe("a snapshot whose frozen entry names a text it does not hold", () => {
+  it("is refused when the text is deleted", () => {
+    const tampered = lateSnapshot();
+    const entry = tampered.context.frozenTests.T11!;
+    const others = Object.entries(tampered.context.frozenTests).filter(([, e]) => e.hash === entry.hash);
+    delete tampered.context.frozenTexts[entry.hash];
+    expect(() => restoreSnapshot(tampered)).toThrow(SnapshotError);
+    const message = (() => {
+      try {
+        restoreSnapshot(tampered);
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return "";
+    })();
+    expect(message).toContain(
+      `the frozen text of ${entry.file} (frozen by T11) is missing: no frozenTexts entry for hash ${entry.hash}`,
+    );
+    // Every entry that named that text is reported, not just the first.
+    for (const [, other] of others)
+      expect(message).toContain(`the frozen text of ${other.file} (frozen by ${other.test}) is missing`);
+  });
+
+  it("is refused when the entry is pointed at a hash nothing holds", () => {
+    const tampered = lateSnapshot();
+    const forged = "0".repeat(64);
+    tampered.context.frozenTests.T11!.hash = forged;
+    expect(() => restoreSnapshot(tampered)).toThrow(
+      `the frozen text of ${tampered.context.frozenTests.T11!.file} (frozen by T11) is missing: no frozenTexts entry for hash ${forged}`,
+    );
+  });
+
+  it("is refused when the record of texts is removed altogether", () => {
+    const tampered = lateSnapshot() as unknown as { context: Record<string, unknown> };
+    delete tampered.context.frozenTexts;
+    expect(() => restoreSnapshot(tampered)).toThrow(/the track snapshot is malformed: .*frozenTexts/);
+  });
+});
