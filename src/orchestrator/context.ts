@@ -170,10 +170,39 @@ export function effectiveFrozenTests(context: TrackContext): Readonly<Record<str
  * checks it); one that does not cannot be decided on, so this throws rather than guess.
  */
 export function frozenTextOf(context: TrackContext, entry: FrozenTestFile): string {
-  const text = context.frozenTexts[entry.hash];
+  const text = storedText(context.frozenTexts, entry.hash);
   if (text === undefined)
     throw new Error(`the frozen text of ${entry.file} (frozen by ${entry.test}) is missing from the track's snapshot`);
   return text;
+}
+
+type FrozenTexts = TrackContext["frozenTexts"];
+
+/** The text stored under `hash`, a prefix reference followed; undefined when it is not held. */
+function storedText(texts: FrozenTexts, hash: string): string | undefined {
+  const stored = Object.hasOwn(texts, hash) ? texts[hash] : undefined;
+  if (stored === undefined || typeof stored === "string") return stored;
+  const base = Object.hasOwn(texts, stored.of) ? texts[stored.of] : undefined;
+  return typeof base === "string" && stored.length <= base.length ? base.slice(0, stored.length) : undefined;
+}
+
+/**
+ * Add `text`, hashed `hash`, to `texts` (changed in place: a copy the caller owns). `previous`
+ * names the text the file had frozen before: when the new one starts with it (a RED appends to a
+ * frozen file), the previous text, and every text stored as a prefix of it, becomes a prefix of
+ * the new one, so a file's texts are held once however many REDs froze it.
+ */
+export function addFrozenText(texts: FrozenTexts, hash: string, text: string, previous?: string): void {
+  if (Object.hasOwn(texts, hash)) return;
+  texts[hash] = text;
+  if (previous === undefined || previous === hash || !Object.hasOwn(texts, previous)) return;
+  const before = texts[previous];
+  if (typeof before !== "string" || !text.startsWith(before)) return;
+  texts[previous] = { of: hash, length: before.length };
+  for (const key of Object.keys(texts)) {
+    const stored = texts[key]!;
+    if (typeof stored !== "string" && stored.of === previous) texts[key] = { of: hash, length: stored.length };
+  }
 }
 
 /** Frozen files as commit classification needs them. Gate files stay frozen from the moment the gate opens. */
@@ -311,9 +340,13 @@ export function resumeBuild(context: TrackContext): TrackContext {
   const frozenTests = Object.fromEntries(
     Object.entries(context.frozenTests).filter(([, entry]) => keptTests.has(entry.test)),
   );
-  // The texts of the entries kept, and no other.
-  const frozenTexts: TrackContext["frozenTexts"] = {};
-  for (const entry of Object.values(frozenTests)) frozenTexts[entry.hash] = frozenTextOf(context, entry);
+  // The texts of the entries kept (and the texts they are prefixes of), and no other.
+  const frozenTexts: FrozenTexts = {};
+  for (const entry of Object.values(frozenTests)) {
+    const stored = context.frozenTexts[entry.hash]!;
+    frozenTexts[entry.hash] = stored;
+    if (typeof stored !== "string") frozenTexts[stored.of] = context.frozenTexts[stored.of]!;
+  }
   return { ...context, units, unitIndex, evidence, frozenTests, frozenTexts, attempts: 0, blocked: null };
 }
 

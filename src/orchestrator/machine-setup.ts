@@ -3,8 +3,10 @@ import { hashFrozenText, manifestHashFromHashes } from "../gates/freeze.js";
 import type { FileGate } from "../gates/names.js";
 import {
   addAuthors,
+  addFrozenText,
   currentUnit,
   designManifest,
+  effectiveFrozenTests,
   openGate,
   promoteManifest,
   resumeBuild,
@@ -276,13 +278,15 @@ export const machineSetup = setup({
       // Copied key by key: V8 spreads a record this large (an entry per file per RED) twice as slowly.
       const frozenTests: TrackContext["frozenTests"] = {};
       for (const key of Object.keys(context.frozenTests)) frozenTests[key] = context.frozenTests[key]!;
-      // Each distinct text once: most files a RED freezes again are unchanged since the last one.
+      // Each distinct text once: most files a RED freezes again are unchanged since the last one,
+      // and the others have had tests appended (addFrozenText).
       let frozenTexts = context.frozenTexts;
+      const before = effectiveFrozenTests(context);
       const freeze = (key: string, file: string, text: string, test: string) => {
         const hash = hashFrozenText(text);
-        if (frozenTexts[hash] === undefined) {
+        if (!Object.hasOwn(frozenTexts, hash)) {
           if (frozenTexts === context.frozenTexts) frozenTexts = { ...context.frozenTexts };
-          frozenTexts[hash] = text;
+          addFrozenText(frozenTexts, hash, text, before[file]?.hash);
         }
         frozenTests[key] = { file, hash, test, commit: pending.commit };
       };

@@ -319,6 +319,12 @@ export const FrozenTestFileSchema = z
   })
   .strict();
 
+/**
+ * A frozen text, or a prefix of another (`of`, its hash, holding the whole text): frozen test
+ * files grow by appending, so most older texts are the first `length` characters of the latest.
+ */
+const FrozenTextSchema = z.union([z.string(), z.object({ of: z.string(), length: z.number().int().min(0) }).strict()]);
+
 /** Snapshot version 1's entry, which held its text: read only to convert it (`restoreSnapshot`). */
 const FrozenTestFileV1Schema = FrozenTestFileSchema.extend({ text: z.string() }).strict();
 
@@ -382,8 +388,11 @@ export const TrackContextSchema = z
     attempts: z.number().int().min(0),
     /** Frozen test texts, per test id. The effective frozen text of a file is its latest entry. */
     frozenTests: z.record(z.string(), FrozenTestFileSchema),
-    /** The text of each frozen test entry, by its hash (`hashFrozenText`): each distinct text once. */
-    frozenTexts: z.record(z.string(), z.string()),
+    /**
+     * The text of each frozen test entry, by its hash (`hashFrozenText`): each distinct text once,
+     * and a text another one starts with (a test file before a RED appended to it) as that prefix.
+     */
+    frozenTexts: z.record(z.string(), FrozenTextSchema),
     /** The cycle the machine waits for, if any. */
     pendingDispatch: z
       .object({ dispatchId: z.string(), step: dispatchStep, commit: z.string(), unit: z.string() })
@@ -424,12 +433,23 @@ export const TrackSnapshotSchema = z
   .strict()
   .superRefine(({ context }, ctx) => {
     // Fail closed: an entry whose text is missing cannot be compared with what a push changes.
+    const texts = context.frozenTexts;
     for (const [key, entry] of Object.entries(context.frozenTests)) {
-      if (Object.hasOwn(context.frozenTexts, entry.hash)) continue;
+      if (Object.hasOwn(texts, entry.hash)) continue;
       ctx.addIssue({
         code: "custom",
         path: ["context", "frozenTests", key, "hash"],
         message: `the frozen text of ${entry.file} (frozen by ${entry.test}) is missing: no frozenTexts entry for hash ${entry.hash}`,
+      });
+    }
+    for (const [hash, stored] of Object.entries(texts)) {
+      if (typeof stored === "string") continue;
+      const base = Object.hasOwn(texts, stored.of) ? texts[stored.of] : undefined;
+      if (typeof base === "string" && stored.length <= base.length) continue;
+      ctx.addIssue({
+        code: "custom",
+        path: ["context", "frozenTexts", hash],
+        message: `the frozen text ${hash} is missing: it is the first ${stored.length} characters of ${stored.of}, which holds no text that long`,
       });
     }
   });

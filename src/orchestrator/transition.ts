@@ -17,7 +17,7 @@ import type { FileGate } from "../gates/names.js";
 import { frozenChangesAtHead } from "../gates/withdrawal.js";
 import { classifyCommit, type FrozenState } from "../roles/classify.js";
 import { globMatcher } from "../roles/globs.js";
-import { currentUnit, frozenState, initialContext } from "./context.js";
+import { addFrozenText, currentUnit, frozenState, initialContext } from "./context.js";
 import { trackMachine } from "./machine.js";
 import type { MachineEvent } from "./machine-setup.js";
 import { nextAction } from "./next-action.js";
@@ -155,6 +155,8 @@ function snapshotFromV1(value: object): TrackSnapshot {
   const { context, stage } = parsed.data;
   const frozenTests: TrackContext["frozenTests"] = {};
   const frozenTexts: TrackContext["frozenTexts"] = {};
+  // In the order they were frozen: each file's text then starts with the one frozen before it.
+  const latest = new Map<string, string>();
   for (const [key, { text, ...entry }] of Object.entries(context.frozenTests)) {
     // The hash is what the cycle re-checks on the runner: a text that does not match it is not the one frozen.
     if (hashFrozenText(text) !== entry.hash)
@@ -163,7 +165,8 @@ function snapshotFromV1(value: object): TrackSnapshot {
         "the state file is damaged: restore it from the consort/state history",
       );
     frozenTests[key] = entry;
-    frozenTexts[entry.hash] = text;
+    addFrozenText(frozenTexts, entry.hash, text, latest.get(entry.file));
+    latest.set(entry.file, entry.hash);
   }
   return { schemaVersion: SNAPSHOT_SCHEMA_VERSION, stage, context: { ...context, frozenTests, frozenTexts } };
 }

@@ -2,6 +2,8 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { workflowRequestOf } from "../../src/app/requests.js";
 import { defaultConfig } from "../../src/config/consort-config.js";
+import { hashFrozenText } from "../../src/gates/freeze.js";
+import { frozenTextOf } from "../../src/orchestrator/context.js";
 import { restoreSnapshot, SnapshotError, transition } from "../../src/orchestrator/index.js";
 import type { TrackEvent, TrackSnapshot } from "../../src/orchestrator/types.js";
 import { TrackSim } from "./helpers/track.js";
@@ -19,7 +21,12 @@ interface Recorded {
   effects: unknown[];
 }
 const fixture = JSON.parse(readFileSync(new URL("./fixtures/snapshot-v1.json", import.meta.url), "utf8")) as {
-  start: { schemaVersion: number; context: { frozenTests: Record<string, { text: string; hash: string }> } };
+  start: {
+    schemaVersion: number;
+    context: {
+      frozenTests: Record<string, { file: string; text: string; hash: string; test: string; commit: string }>;
+    };
+  };
   steps: Array<Recorded & { requests: unknown[] }>;
   end: unknown;
   refusedRewrite: Recorded;
@@ -42,8 +49,12 @@ describe("a version-1 snapshot", () => {
     expect(Object.keys(restored.context.frozenTests)).toEqual(Object.keys(v1));
     for (const [key, { text, ...entry }] of Object.entries(v1)) {
       expect(restored.context.frozenTests[key]).toEqual(entry);
-      expect(restored.context.frozenTexts[entry.hash]).toBe(text);
+      expect(frozenTextOf(restored.context, entry)).toBe(text);
     }
+    // Each file's tests were appended RED by RED: its latest text whole, the older ones as its prefixes.
+    const files = new Set(Object.values(v1).map((e) => e.file));
+    const whole = Object.values(restored.context.frozenTexts).filter((t) => typeof t === "string");
+    expect(whole).toHaveLength(files.size);
     expect(Object.keys(restored.context.frozenTexts).sort()).toEqual(
       [...new Set(Object.values(v1).map((e) => e.hash))].sort(),
     );
@@ -109,5 +120,11 @@ describe("a version-2 snapshot", () => {
     const hashes = new Set(Object.values(frozenTests).map((e) => e.hash));
     expect(Object.keys(frozenTexts).sort()).toEqual([...hashes].sort());
     expect(hashes.size).toBeLessThan(Object.keys(frozenTests).length);
+    // Only each file's latest text is held whole; every older one is its prefix, and reads back as frozen.
+    const files = new Set(Object.values(frozenTests).map((e) => e.file));
+    expect(Object.values(frozenTexts).filter((t) => typeof t === "string")).toHaveLength(files.size);
+    expect(files.size).toBeLessThan(hashes.size);
+    for (const entry of Object.values(frozenTests))
+      expect(hashFrozenText(frozenTextOf(sim.context, entry))).toBe(entry.hash);
   });
 });
