@@ -248,8 +248,11 @@ export function createStateStore(options: StateStoreOptions): StateStore {
     try {
       data = (await octokit.rest.repos.getCommit({ owner, repo, ref })).data;
     } catch (error) {
-      // GitHub answers 422 "No commit found for SHA: consort/state" when the branch does not exist.
-      if (httpStatus(error) === 422 && /no commit found/i.test(githubMessage(error))) return undefined;
+      // GitHub answers 422 "No commit found for SHA: consort/state" when the branch does not exist
+      // (404 where it cannot find the ref at all): the first write then starts the branch, and
+      // GitHub refuses that ref's creation if the branch was there after all.
+      if (httpStatus(error) === 404 || (httpStatus(error) === 422 && /no commit found/i.test(githubMessage(error))))
+        return undefined;
       if (httpStatus(error) === 409)
         throw new StateStoreError(
           `${repository} is empty, so it cannot hold ${STATE_BRANCH}`,
