@@ -1,4 +1,5 @@
 import { formatZodError } from "../config/zod-error.js";
+import { blobText, textLeftOut } from "../github/blob-text.js";
 import type { GitHubClient } from "../github/client.js";
 import { githubMessage, httpStatus } from "../github/client.js";
 import { StateConflictError, StateStoreError, TamperedStateError } from "./errors.js";
@@ -191,7 +192,7 @@ export function createStateStore(options: StateStoreOptions): StateStore {
     }
     // GitHub inlines a file of up to 1 MB; a larger one (a long track's) comes with encoding
     // "none" and no content, and its blob is read through the Git Data API (up to 100 MB).
-    if (file.encoding === "none" && typeof file.sha === "string") {
+    if (textLeftOut(file)) {
       return { file: { text: await readBlob(file.sha, trackId, commit), blob: file.sha }, branch: true };
     }
     if (file.encoding !== "base64" || typeof file.content !== "string") {
@@ -210,24 +211,22 @@ export function createStateStore(options: StateStoreOptions): StateStore {
 
   /** A state file's text by its blob sha, for a file too large for the Contents API to inline. */
   async function readBlob(blob: string, trackId: string, commit: string | undefined): Promise<string> {
-    let data: { encoding?: string; content?: string };
+    let text: string | undefined;
     try {
-      data = (await octokit.rest.git.getBlob({ owner, repo, file_sha: blob })).data;
+      text = await blobText(octokit, owner, repo, blob);
     } catch (error) {
       throw new StateStoreError(
         `Could not read the blob ${blob.slice(0, 12)} of ${trackPath(trackId)} on ${STATE_BRANCH} of ${repository}: ${githubMessage(error)}`,
       );
     }
-    if (data.encoding !== "base64" || typeof data.content !== "string")
+    if (text === undefined)
       throw new TamperedStateError(
         trackId,
         trackPath(trackId),
-        [
-          `the file's blob ${blob.slice(0, 12)} is not readable through the Git Data API (encoding ${data.encoding ?? "none"})`,
-        ],
+        [`the file's blob ${blob.slice(0, 12)} is not readable through the Git Data API`],
         commit,
       );
-    return Buffer.from(data.content, "base64").toString("utf8");
+    return text;
   }
 
   async function readText(ref: string, trackId: string): Promise<string | undefined> {
