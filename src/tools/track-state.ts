@@ -2,6 +2,7 @@ import { readFile, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { simpleGit } from "simple-git";
 import { formatZodError } from "../config/zod-error.js";
+import { blobText, textLeftOut } from "../github/blob-text.js";
 import type { GitHubClient } from "../github/client.js";
 import { githubMessage, httpStatus } from "../github/client.js";
 import {
@@ -201,15 +202,28 @@ async function loadFromGitHub(
       "STATE_UNAVAILABLE",
     );
   }
-  const file = data as { type?: string; encoding?: string; content?: string };
-  if (Array.isArray(data) || file.type !== "file" || file.encoding !== "base64" || typeof file.content !== "string") {
+  const file = data as { type?: string; encoding?: string; content?: string; sha?: string };
+  let text: string | undefined;
+  if (!Array.isArray(data) && file.type === "file") {
+    if (file.encoding === "base64" && typeof file.content === "string")
+      text = Buffer.from(file.content, "base64").toString("utf8");
+    else if (textLeftOut(file))
+      text = await blobText(octokit, owner, repo, file.sha).catch((error: unknown) => {
+        throw new ToolError(
+          `Could not read ${location} (its blob ${file.sha.slice(0, 12)}): ${githubMessage(error)}`,
+          "Check the token's access to the repository and try again.",
+          "STATE_UNAVAILABLE",
+        );
+      });
+  }
+  if (text === undefined) {
     throw new ToolError(
       `${location} is not a readable state file.`,
       "Ask a maintainer to check the consort/state branch.",
       "INVALID_STATE",
     );
   }
-  const parsed = verifySigned(Buffer.from(file.content, "base64").toString("utf8"), reading, trackId, location);
+  const parsed = verifySigned(text, reading, trackId, location);
   return { trackId, snapshot: parsed.snapshot, source: { kind: "github", location, verified: false } };
 }
 

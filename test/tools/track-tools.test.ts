@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { consortTools } from "../../src/tools/index.js";
 import { RunCycleOutput } from "../../src/tools/run-cycle.js";
 import { ExplainRejectionOutput, NextActionOutput, TrackStatusOutput } from "../../src/tools/track-tools.js";
-import { GitHubMock } from "../helpers/github.js";
+import { CONTENTS_INLINE_BYTES, contentsBody, GitHubMock } from "../helpers/github.js";
 import { call, connectClient, errorText } from "./mcp-client.js";
 import { REPOSITORY, STATE_KEY, stockflowTrack, type StockflowTrack } from "./track-fixture.js";
 
@@ -147,23 +147,9 @@ describe("state from the repository's consort/state branch", () => {
   it("reads the track's file with the token and verifies it", async () => {
     github = new GitHubMock();
     const [owner, repo] = REPOSITORY.split("/") as [string, string];
-    const text = track.signedStateText();
     github.on("GET", `/repos/${owner}/${repo}/contents/tracks%2F${track.trackId}.json`, [
       200,
-      {
-        type: "file",
-        encoding: "base64",
-        size: text.length,
-        name: `${track.trackId}.json`,
-        path: `tracks/${track.trackId}.json`,
-        content: Buffer.from(text).toString("base64"),
-        sha: "f".repeat(40),
-        url: "",
-        git_url: null,
-        html_url: null,
-        download_url: null,
-        _links: { self: "", git: null, html: null },
-      },
+      contentsAnswer(track.signedStateText()),
     ]);
     const octokit = new Octokit({
       auth: "ghs_test",
@@ -182,6 +168,47 @@ describe("state from the repository's consort/state branch", () => {
       expect(github.calls("GET", `/repos/${owner}/${repo}/contents/tracks%2F${track.trackId}.json`)[0]?.query).toEqual({
         ref: "consort/state",
       });
+    } finally {
+      await close();
+    }
+    github.verify();
+  });
+
+  it("reads a long track's file over the 1 MB a contents read inlines through its blob, also unverified", async () => {
+    github = new GitHubMock();
+    const [owner, repo] = REPOSITORY.split("/") as [string, string];
+    // A valid state file as long as a late step of a 500-test track's (JSON allows the padding).
+    const text = track.signedStateText() + " ".repeat(CONTENTS_INLINE_BYTES);
+    const blob = "e".repeat(40);
+    github.on("GET", `/repos/${owner}/${repo}/contents/tracks%2F${track.trackId}.json`, [
+      200,
+      contentsAnswer(text, blob),
+    ]);
+    github.on("GET", `/repos/${owner}/${repo}/git/blobs/${blob}`, [
+      200,
+      {
+        sha: blob,
+        node_id: "B_1",
+        size: Buffer.byteLength(text),
+        url: "",
+        content: Buffer.from(text).toString("base64"),
+        encoding: "base64",
+      },
+    ]);
+    const octokit = new Octokit({
+      auth: "ghs_test",
+      request: { retries: 0 },
+      log: { debug() {}, info() {}, warn() {}, error() {} },
+    });
+    const { client, close } = await serve({
+      state: { kind: "github", owner, repo, octokit },
+      allowUnverifiedState: true,
+    });
+    try {
+      const output = NextActionOutput.parse((await call(client, "next_action", {})).structuredContent);
+      expect(output.state).toMatchObject({ source: "github", verified: false });
+      expect(output.action.unit).toBe("T1");
+      expect(github.calls("GET", `/repos/${owner}/${repo}/git/blobs/${blob}`)).toHaveLength(1);
     } finally {
       await close();
     }
@@ -300,3 +327,20 @@ describe("run_cycle with track state", () => {
     }
   }, 120_000);
 });
+
+/** GitHub's contents answer for a track's state file: its text inline up to 1 MB, left out past that. */
+function contentsAnswer(text: string, sha = "f".repeat(40)) {
+  return {
+    type: "file",
+    size: Buffer.byteLength(text),
+    name: `${track.trackId}.json`,
+    path: `tracks/${track.trackId}.json`,
+    ...contentsBody(Buffer.from(text)),
+    sha,
+    url: "",
+    git_url: null,
+    html_url: null,
+    download_url: null,
+    _links: { self: "", git: null, html: null },
+  };
+}
