@@ -199,6 +199,10 @@ describe("checkFrozenTestFile: which line a refusal names", () => {
     ).toEqual([
       "test/stock.test.ts: line 3 adds the skip/focus marker `.skip`; a frozen or new test may not be skipped or focused",
     ]);
+    const twoSkipped = file("it.skip('a', () => {});", "it.skip('b', () => {});", "it('kept', () => {});");
+    expect(check(twoSkipped, `${twoSkipped}it.skip('a', () => {});\n`).reasons).toEqual([
+      "test/stock.test.ts: line 4 adds the skip/focus marker `.skip`; a frozen or new test may not be skipped or focused",
+    ]);
   });
 
   it("a new skipped test inserted above a frozen skipped one is named, not the frozen one", () => {
@@ -358,7 +362,13 @@ describe("runnerConfigChanges: what of a runner's configuration a change alters"
 });
 
 describe("runnerConfigChanges: the scripts a command line calls", () => {
-  const scripts = { test: "vitest run", unit: "vitest run test/unit", ci: "vitest run --ci", t: "vitest run -t x" };
+  const scripts = {
+    test: "vitest run",
+    unit: "vitest run test/unit",
+    ci: "vitest run --ci",
+    t: "vitest run -t x",
+    start: "vitest",
+  };
   const changed = (command: string, script: keyof typeof scripts) =>
     runnerConfigChanges({
       path: "package.json",
@@ -377,6 +387,8 @@ describe("runnerConfigChanges: the scripts a command line calls", () => {
     ["yarn t", "t"],
     ["npm t", "test"],
     ["npm run unit", "unit"],
+    ["npm --silent  run unit", "unit"],
+    ["npm start", "start"],
   ] as const)("%s calls scripts.%s", (command, script) => {
     expect(changed(command, script)).toEqual([`scripts.${script}`]);
   });
