@@ -69,6 +69,10 @@ const sha = () => `b${(++counter).toString(16).padStart(6, "0")}${"0".repeat(33)
 const BRANCH = "feature-f1";
 /** A commit's tree id in the fake: a sha of its own, as git's. */
 const treeOf = (commitSha: string) => createHash("sha1").update(`tree ${commitSha}`).digest("hex");
+/** A consort/state commit's sha as GitHub gives it (the fake names them s0, x1, …). */
+const shaOf = (id: string) => createHash("sha1").update(`state ${id}`).digest("hex");
+/** The app's bot, as GET /app names it: the author of every state commit the app writes. */
+const APP_LOGIN = "consort[bot]";
 /** What a driver's step leaves in each code file it changes. */
 const CODE_TEXT = "export const stock = () => [];\n";
 /** What a driver's step leaves in the migration it adds. */
@@ -208,6 +212,25 @@ class FakeGitHub {
   private head = "s0";
   private files = new Map<string, string>();
   private commits = new Map<string, { tree: string; parent: string | null }>();
+  /** The commit API's answer for a state commit: the app's own (its bot the author, signed by GitHub), with the files it changed. */
+  private stateCommit(sha: string): Record<string, unknown> {
+    const { tree, parent } = this.commits.get(sha)!;
+    const files = this.trees.get(tree)!;
+    const before = parent ? this.trees.get(this.commits.get(parent)!.tree)! : new Map<string, string>();
+    return {
+      sha: shaOf(sha),
+      author: { login: APP_LOGIN },
+      commit: { tree: { sha: tree }, verification: { verified: true, reason: "valid" } },
+      parents: parent ? [{ sha: shaOf(parent) }] : [],
+      files: [...files]
+        .filter(([path, text]) => before.get(path) !== text)
+        .map(([filename, text]) => ({
+          filename,
+          sha: blobOf(text),
+          status: before.has(filename) ? "modified" : "added",
+        })),
+    };
+  }
   private trees = new Map<string, Map<string, string>>();
   private n = 0;
   /** The PRs' comments by id: each PR starts with its track's sticky comment, as earlier steps left it. */
@@ -272,8 +295,15 @@ class FakeGitHub {
     if (method === "GET" && path === "/git/ref/heads/consort/state") return [200, { object: { sha: this.head } }];
     if (method === "GET" && path.startsWith("/git/commits/"))
       return [200, { sha: path.split("/").pop(), tree: { sha: this.commits.get(path.split("/").pop()!)!.tree } }];
+    if (method === "GET" && path === "/commits/consort/state") return [200, this.stateCommit(this.head)];
+    const stateCommit = [...this.commits.keys()].find((c) => path === `/commits/${shaOf(c)}`);
+    if (method === "GET" && stateCommit) return [200, this.stateCommit(stateCommit)];
     if (method === "GET" && path.startsWith("/contents/tracks/")) {
-      const text = this.files.get(path.slice("/contents/".length));
+      const ref = full.searchParams.get("ref");
+      const at =
+        ref === null || ref === "consort/state" ? this.head : [...this.commits.keys()].find((c) => shaOf(c) === ref);
+      const text =
+        at === undefined ? undefined : this.trees.get(this.commits.get(at)!.tree)!.get(path.slice("/contents/".length));
       return text === undefined
         ? [404, {}]
         : [200, { type: "file", encoding: "base64", content: Buffer.from(text).toString("base64"), sha: blobOf(text) }];
@@ -288,9 +318,16 @@ class FakeGitHub {
       const [t, c] = [id(), id()];
       this.trees.set(t, tree);
       this.commits.set(c, { tree: t, parent: this.head });
+      const parent = this.head;
       this.head = c;
       this.files = tree;
-      return [200, { content: { path: file }, commit: { sha: c } }];
+      return [
+        200,
+        {
+          content: { path: file, sha: blobOf(tree.get(file)!) },
+          commit: { sha: shaOf(c), parents: [{ sha: shaOf(parent) }] },
+        },
+      ];
     }
     if (method === "POST" && path === "/git/trees") {
       const tree = new Map(this.trees.get(String(body.base_tree)) ?? []);
@@ -465,6 +502,9 @@ await probot.load(
     stickyComments,
     configReads,
     commitTexts,
+    // The tip of consort/state is judged (the app's own commit?), and the state file's text kept by its blob.
+    appLogin: async () => APP_LOGIN,
+    stateBlobs: new Map(),
     clock: () => new Date(at(500)),
     openProvider: async () => {
       throw new Error("a GREEN push touches no database");

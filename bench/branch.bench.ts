@@ -9,7 +9,8 @@ import { logicalCopy } from "./logical-copy.js";
 import { LakebaseProviderSettings } from "../src/config/consort-config.js";
 import { createLakebaseProvider } from "../src/substrate/lakebase/provider.js";
 import { ensureLocalServer, stopLocalServer } from "../src/substrate/local-server.js";
-import { PostgresBranchProvider, baseDatabaseName } from "../src/substrate/postgres-provider.js";
+import { baseDatabaseName } from "../src/substrate/postgres-catalog.js";
+import { PostgresBranchProvider } from "../src/substrate/postgres-provider.js";
 
 /**
  * `npm run bench:branch [-- --json] [-- --dir <folder>]`: how long a database branch takes.

@@ -1,9 +1,13 @@
 import { readFileSync } from "node:fs";
 import { ARTIFACT_PATHS } from "../src/artifacts/paths.js";
 import { defaultConfig, type RoleName } from "../src/config/consort-config.js";
-import { createTrack, transition } from "../src/orchestrator/index.js";
+import { projectState } from "../src/app/projection.js";
+import { recordRequestDigests } from "../src/app/requests.js";
+import { createTrack, restoreSnapshot, transition } from "../src/orchestrator/index.js";
 import type { PushEvent, PushedCommit, TrackEvent, TrackSnapshot } from "../src/orchestrator/types.js";
-import { benchRuns, measure, printJson, printTable, tailEntry, wantsJson } from "./lib.js";
+import { emptyTrackState, openStateFile, sealState, serialiseStateFile, unsealed } from "../src/state/index.js";
+import { LONG_TRACK_TESTS_PER_UNIT, TrackSim } from "../test/orchestrator/helpers/track.js";
+import { benchRuns, measure, printJson, printTable, tailEntry, wantsJson, type Summary } from "./lib.js";
 
 /**
  * `npm run bench:decide`: how long the pure machine takes to decide a push of 100 commits: classify
@@ -27,6 +31,8 @@ function commit(role: RoleName, files: Record<string, string>): PushedCommit {
     message: `${role} step\n\nWhy this change.\n\nConsort-Role: ${role}\n`,
     changes: Object.keys(files).map((path) => ({ path, status: "modified" as const })),
     files,
+    // As the handler reads it: the root's package.json before the commit (the bench's base has none).
+    before: { "package.json": null },
   };
 }
 
@@ -162,5 +168,145 @@ printTable("decide: classify a push and compute the next snapshot (µs)", rows, 
   unit: "us",
   baseline: "push of 1 commit",
 });
+
+/**
+ * A long track: one step early (unit 1) and late (unit 50) in a track of 500 tests, ten tests a
+ * unit over 25 test files (TrackSim.longTrack, as test/security/dispatch-size.test.ts drives it).
+ * The app runs one `transition` per webhook delivery and GitHub gives a delivery 10 seconds, so a
+ * step late in a long track must cost what an early one does. Each position is measured on the
+ * navigator's RED push (classified against every frozen test file) and on what the app does around
+ * it per delivery: open the signed state file (parse, verify the seal, schema), restore the
+ * snapshot, decide, project the state, seal and serialise it.
+ */
+const LONG_TESTS = 500;
+const STATE_KEY = "bench-state-key-0123456789abcdef0123456789";
+
+/** A measured case: `before` runs ahead of each run, unmeasured. */
+interface Case {
+  run: () => unknown;
+  before?: () => unknown;
+}
+const CASES = {
+  decide: "decide the RED push",
+  restore: "restore the snapshot",
+  open: "open the state file",
+  seal: "seal and serialise the state file",
+  delivery: "the delivery: open, restore, decide, seal",
+} as const;
+type CaseName = keyof typeof CASES;
+
+/** What one delivery of the unit's RED push costs at the sim's position, and the state file's size there. */
+function position(sim: TrackSim): { cases: Record<CaseName, Case>; stateFileBytes: number } {
+  const snapshot = sim.snapshot;
+  const commit = sim.redCommit();
+  const event: PushEvent = {
+    type: "push",
+    at: at(++counter),
+    before: snapshot.context.head,
+    after: commit.sha,
+    forced: false,
+    commits: [commit],
+  };
+  const state = projectState(
+    emptyTrackState({
+      trackId: "f1-stock",
+      repository: "acme/stockflow",
+      branch: snapshot.context.branch,
+      snapshot,
+      now: new Date(at(0)),
+    }),
+    snapshot,
+  );
+  const text = serialiseStateFile(sealState(state, STATE_KEY));
+  const stored: unknown = JSON.parse(JSON.stringify(snapshot));
+  const where = { trackId: "f1-stock", path: "tracks/f1-stock.json", repository: "acme/stockflow" };
+  const sanity = transition(snapshot, event, sim.config);
+  if (sanity.rejection || sanity.snapshot.stage !== "red-verify")
+    throw new Error(`the RED push should be accepted: ${sanity.rejection?.reasons.join("; ")}`);
+  // As a delivery finds it: restored from the stored file, so nothing read of it before is known.
+  let restored = restoreSnapshot(stored);
+  return {
+    cases: {
+      decide: {
+        before: () => (restored = restoreSnapshot(stored)),
+        run: () => transition(restored, event, sim.config),
+      },
+      restore: { run: () => restoreSnapshot(stored) },
+      open: { run: () => openStateFile(text, STATE_KEY, where) },
+      seal: { run: () => serialiseStateFile(sealState(state, STATE_KEY)) },
+      delivery: {
+        run: () => {
+          const current = unsealed(openStateFile(text, STATE_KEY, where));
+          const result = transition(restoreSnapshot(current.snapshot), event, sim.config);
+          const next = recordRequestDigests(projectState(current, result.snapshot), result.effects, result.snapshot);
+          return serialiseStateFile(sealState(next, STATE_KEY));
+        },
+      },
+    },
+    stateFileBytes: Buffer.byteLength(text),
+  };
+}
+
+const longSim = TrackSim.longTrack(LONG_TESTS);
+const early = position(longSim);
+const units = LONG_TESTS / LONG_TRACK_TESTS_PER_UNIT;
+for (let i = 1; i < units; i++) longSim.throughUnit();
+const late = position(longSim);
+
+const longRuns = benchRuns(60);
+const longRows = {} as Record<CaseName, [Summary, Summary]>;
+for (const name of Object.keys(CASES) as CaseName[]) {
+  const options = (c: Case) => ({
+    runs: longRuns,
+    warmup: 10,
+    unit: "us" as const,
+    ...(c.before ? { before: c.before } : {}),
+  });
+  longRows[name] = [
+    await measure(`${CASES[name]}, unit 1 of ${units}`, early.cases[name].run, options(early.cases[name])),
+    await measure(`${CASES[name]}, unit ${units} of ${units}`, late.cases[name].run, options(late.cases[name])),
+  ];
+}
+const build = await measure(
+  `drive a ${LONG_TESTS}-test track through its ${units} units`,
+  () => {
+    const sim = TrackSim.longTrack(LONG_TESTS);
+    for (let i = 0; i < units; i++) sim.throughUnit();
+  },
+  { runs: benchRuns(5), warmup: 1, unit: "us" },
+);
+const ratio = (key: CaseName) => longRows[key][1].median / longRows[key][0].median;
+printTable(
+  `decide on a long track (${LONG_TESTS} tests, ${units} units): unit 1 against unit ${units} (µs)`,
+  Object.values(longRows).flat(),
+  { unit: "us" },
+);
+console.log(`\nlate over early (median, unit ${units} ÷ unit 1; goal: within 2×):`);
+for (const name of Object.keys(CASES) as CaseName[]) console.log(`  ${CASES[name]}: ${ratio(name).toFixed(2)}×`);
+console.log(
+  `state file at unit 1: ${(early.stateFileBytes / 1024).toFixed(0)} KiB; at unit ${units}: ${(late.stateFileBytes / 1024).toFixed(0)} KiB (the Contents API's GET inlines a file up to 1 MiB)`,
+);
+console.log(`${build.name}: ${(build.median / 1000).toFixed(0)} ms median of ${build.samples.length}`);
+
 const main = rows[1]!;
-if (wantsJson()) printJson({ decide_us_median: Math.round(main.median), ...tailEntry("decide_us", main, 0) });
+if (wantsJson())
+  printJson({
+    decide_us_median: Math.round(main.median),
+    ...tailEntry("decide_us", main, 0),
+    decide_us_early_500: Math.round(longRows.decide[0].median),
+    decide_us_late_500: Math.round(longRows.decide[1].median),
+    late_over_early: Number(ratio("decide").toFixed(2)),
+    restore_us_early_500: Math.round(longRows.restore[0].median),
+    restore_us_late_500: Math.round(longRows.restore[1].median),
+    restore_late_over_early: Number(ratio("restore").toFixed(2)),
+    state_open_us_early_500: Math.round(longRows.open[0].median),
+    state_open_us_late_500: Math.round(longRows.open[1].median),
+    state_seal_us_early_500: Math.round(longRows.seal[0].median),
+    state_seal_us_late_500: Math.round(longRows.seal[1].median),
+    delivery_us_early_500: Math.round(longRows.delivery[0].median),
+    delivery_us_late_500: Math.round(longRows.delivery[1].median),
+    delivery_late_over_early: Number(ratio("delivery").toFixed(2)),
+    state_file_bytes_early_500: early.stateFileBytes,
+    state_file_bytes_late_500: late.stateFileBytes,
+    track_500_build_ms: Math.round(build.median / 1000),
+  });

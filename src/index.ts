@@ -3,6 +3,7 @@ import { BoardChanges } from "./board/app-source.js";
 import { boardRoutes } from "./board/mount.js";
 import type { GitHubClient } from "./github/client.js";
 import { loadEnv } from "./config/env.js";
+import { appLoginOnce } from "./github/app-login.js";
 import type { AppServices } from "./app/services.js";
 import { route } from "./app/wire.js";
 import { createProvider } from "./substrate/create-provider.js";
@@ -98,7 +99,11 @@ export function createConsortApp(services: AppServices): (app: Probot) => void {
 
 export default function consortApp(app: Probot, options?: ApplicationFunctionOptions): void {
   const changes = new BoardChanges();
-  createConsortApp({ ...servicesFromEnv(), onStateWritten: (repository) => changes.notify(repository) })(app);
+  createConsortApp({
+    ...servicesFromEnv(),
+    appLogin: appLoginOnce(async () => (await (await app.auth()).request("GET /app")).data),
+    onStateWritten: (repository) => changes.notify(repository),
+  })(app);
   // The board under /consort, in the same server (src/board).
   options?.addHandler(
     boardRoutes({
@@ -116,9 +121,11 @@ export function servicesFromEnv(): AppServices {
   return {
     appId: Number(env.APP_ID ?? 0),
     stateKey: env.CONSORT_STATE_KEY ?? "",
+    previousStateKeys: env.CONSORT_STATE_KEYS_PREVIOUS,
     clock: () => new Date(),
     openProvider: (database) => createProvider(database),
     stateSequences: new Map(),
+    stateBlobs: new Map(),
     stickyComments: new Map(),
     configReads: new Map(),
     commitTexts: new Map(),

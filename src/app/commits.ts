@@ -250,26 +250,21 @@ export function runnerPackagesPending(push: VerifiedPush, snapshot: TrackSnapsho
   );
 }
 
+/** What the reads that complete a push go by: the track's snapshot, and where the push starts. */
+interface PushReads extends Ref {
+  before: string;
+  config: ConsortConfig;
+  snapshot: TrackSnapshot;
+  /** The process's texts at commits (AppServices.commitTexts), read and kept. */
+  texts?: Map<string, string | null> | undefined;
+}
+
 /**
  * The push with those package.json texts read, each at its commit's first parent, once a push: a
  * text a commit leaves (unchanged, or read after it) is the next commit's, and a merge starts over.
  */
 export async function withRunnerPackages(
-  {
-    octokit,
-    owner,
-    repo,
-    before,
-    config,
-    snapshot,
-    texts: atCommits,
-  }: Ref & {
-    before: string;
-    config: ConsortConfig;
-    snapshot: TrackSnapshot;
-    /** The process's texts at commits (AppServices.commitTexts), read and kept. */
-    texts?: Map<string, string | null>;
-  },
+  { octokit, owner, repo, before, config, snapshot, texts: atCommits }: PushReads,
   push: VerifiedPush,
 ): Promise<VerifiedPush> {
   const key = (sha: string, path: string) => `${owner}/${repo}@${sha}:${path}`;
@@ -307,6 +302,37 @@ export async function withRunnerPackages(
   // What the last commit left is the head's, where the next push starts.
   for (const [path, text] of known) keep(at, path, text);
   return { ...push, commits };
+}
+
+/**
+ * Whether only the track's snapshot can tell that the push lacks a read the machine needs to judge
+ * it: the head's frozen files (frozenCheckPending) or a package.json text the frozen runner
+ * configuration needs (runnerPackagesPending). `completedPush` reads them.
+ */
+export function readsPending(
+  push: VerifiedPush,
+  before: string,
+  snapshot: TrackSnapshot,
+  config: ConsortConfig,
+): boolean {
+  return frozenCheckPending(push, before, snapshot) || runnerPackagesPending(push, snapshot, config);
+}
+
+/**
+ * The push with what the snapshot says it lacks read: the head's blobs, then the runner's
+ * package.json texts. The `push` webhook and `consort reconcile` both complete a verified push so.
+ */
+export async function completedPush(
+  { octokit, owner, repo, before, after, config, snapshot, texts }: PushReads & { after: string },
+  push: VerifiedPush,
+): Promise<VerifiedPush> {
+  const ref = { octokit, owner, repo };
+  const atHead = frozenCheckPending(push, before, snapshot)
+    ? await withFrozenAtHead({ ...ref, after, config }, push)
+    : push;
+  return runnerPackagesPending(atHead, snapshot, config)
+    ? await withRunnerPackages({ ...ref, before, config, snapshot, texts }, atHead)
+    : atHead;
 }
 
 /** How many texts at commits a process keeps (the oldest are dropped first). */
@@ -430,12 +456,16 @@ async function commitChanges(ref: Ref, sha: string): Promise<ChangedPath[]> {
 
 /**
  * Why a merge commit on the track cannot be taken: it merges something not on the default branch,
- * or it changes paths that what it merges did not (work slipped into a merge is no role's step).
+ * or it changes paths that what it merges did not, or it leaves a path only the default branch
+ * changed since the fork other than the default branch made it (git's merge takes that text as it
+ * is; work slipped into a merge is no role's step).
  */
 async function mergeProblems(ref: Ref, merge: ListedCommit, defaultBranch: string): Promise<string[]> {
   const [first, ...others] = merge.parents as [string, ...string[]];
   const problems: string[] = [];
   const brought = new Set<string>();
+  /** The paths only the merged-in side changed since the fork, with their blob there (undefined: removed). */
+  const theirsAlone = new Map<string, string | undefined>();
   for (const other of others) {
     const onDefault = await compareAll(ref, other, defaultBranch);
     if (onDefault.status !== "identical" && onDefault.status !== "ahead") {
@@ -450,12 +480,24 @@ async function mergeProblems(ref: Ref, merge: ListedCommit, defaultBranch: strin
         `${short(merge.sha)}: brings in ${COMPARE_FILES_CAP} files or more from ${defaultBranch}, more than GitHub's compare lists, so Consort cannot tell them from the merge's own changes`,
       );
     for (const path of incoming.files) brought.add(path);
+    const ours = new Set((await compareAll(ref, other, first)).files);
+    for (const f of incoming.listed ?? []) if (!ours.has(f.path)) theirsAlone.set(f.path, f.blob);
   }
   if (problems.length > 0) return problems;
-  const own = (await commitChanges(ref, merge.sha)).map((c) => c.path).filter((path) => !brought.has(path));
+  const changed = await commitFiles(ref, merge.sha);
+  const own = changed.map((c) => c.filename).filter((path) => !brought.has(path));
   if (own.length > 0)
     problems.push(
       `${short(merge.sha)}: merges ${defaultBranch} but also changes ${own.join(", ")}, which ${defaultBranch} did not: make such a change a step of its own`,
+    );
+  // A path the merge did not change against the track keeps the fork's text: main's change was dropped.
+  const merged = new Map(changed.map((c) => [c.filename, c.status === "removed" ? undefined : c.sha]));
+  const altered = [...theirsAlone]
+    .filter(([path, blob]) => !merged.has(path) || merged.get(path) !== blob)
+    .map(([path]) => path);
+  if (altered.length > 0)
+    problems.push(
+      `${short(merge.sha)}: merges ${defaultBranch} but leaves ${altered.join(", ")} other than ${defaultBranch} made ${altered.length > 1 ? "them" : "it"}, though only ${defaultBranch} changed ${altered.length > 1 ? "them" : "it"} since the track forked: take ${defaultBranch}'s text in the merge, and make any change of your own a step`,
     );
   return problems;
 }

@@ -17,6 +17,8 @@ interface ComparedFile {
   path: string;
   previousPath?: string;
   status: string;
+  /** The file's blob at the compare's head; absent when it was removed there. */
+  blob?: string;
   /** The diff text; GitHub leaves it out for a binary file or one too big to show. */
   patch?: string;
 }
@@ -55,6 +57,7 @@ export async function compareAll({ octokit, owner, repo }: Ref, base: string, he
         path: f.filename,
         status: f.status,
         ...(f.previous_filename ? { previousPath: f.previous_filename } : {}),
+        ...(f.sha && f.status !== "removed" ? { blob: f.sha } : {}),
         ...(f.patch !== undefined ? { patch: f.patch } : {}),
       }));
       baseTree = data.base_commit.commit.tree.sha;

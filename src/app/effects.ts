@@ -1,6 +1,6 @@
 import type { ConsortConfig } from "../config/consort-config.js";
 import { AgentRequest } from "../cycle/agent-turn.js";
-import type { CheckName } from "../gates/names.js";
+import { GATE_NAMES, gateCheckName, type CheckName, type GateName } from "../gates/names.js";
 import type { Effect, TrackSnapshot } from "../orchestrator/types.js";
 import { restoreSnapshot } from "../orchestrator/index.js";
 import type { TrackState } from "../state/index.js";
@@ -16,7 +16,7 @@ import {
   type SchemaView,
 } from "../report/index.js";
 import { breakingFindings, compareBranches } from "../substrate/schema/index.js";
-import { dispatchWorkflow } from "./dispatch.js";
+import { dispatchWorkflow, type WorkflowKind } from "./dispatch.js";
 import { workflowRequestOf } from "./requests.js";
 import { BUTTONS } from "./checks.js";
 import { openPullRequestFor } from "./pull-request.js";
@@ -76,15 +76,7 @@ export async function runEffects(deps: EngineDeps, run: EffectRun): Promise<void
                 nextAction: effect.nextAction,
                 allowedPaths: effect.nextAction.allowedPaths,
               });
-              await dispatchWorkflow({
-                octokit,
-                owner: repo.owner,
-                repo: repo.repo,
-                defaultBranch: repo.defaultBranch,
-                workflow: "agent",
-                request,
-                now: services.clock(),
-              });
+              await dispatchNow(deps, "agent", request);
             }
             break;
           case "updateChecks":
@@ -158,16 +150,42 @@ export class EffectsError extends Error {
 async function dispatchRecorded(deps: EngineDeps, run: EffectRun, effect: Effect): Promise<void> {
   const dispatched = workflowRequestOf(effect, run.state.branch, run.snapshot);
   if (!dispatched) return;
+  await dispatchNow(deps, dispatched.workflow, dispatched.request);
+}
+
+/** Dispatch `workflow` on the repository's default branch with `request`, now. */
+async function dispatchNow(deps: EngineDeps, workflow: WorkflowKind, request: unknown): Promise<void> {
   const { octokit, repo, services } = deps;
   await dispatchWorkflow({
     octokit,
     owner: repo.owner,
     repo: repo.repo,
     defaultBranch: repo.defaultBranch,
-    workflow: dispatched.workflow,
-    request: dispatched.request,
+    workflow,
+    request,
     now: services.clock(),
   });
+}
+
+/**
+ * The checks of the gates a review was just refused for, on the PR's head, saying why under their
+ * approvals (the rest of each check as the snapshot decides), so a reviewer who looks at the
+ * check, not only at the comment, learns why the gate still waits.
+ */
+export async function showRefusedApprovals(
+  deps: EngineDeps,
+  {
+    snapshot,
+    config,
+    headSha,
+    refused,
+  }: { snapshot: TrackSnapshot; config: ConsortConfig; headSha: string; refused: Partial<Record<GateName, string[]>> },
+): Promise<void> {
+  const { octokit, repo, services } = deps;
+  const report = trackReport({ repository: repo.fullName, snapshot, headSha, config, refusedApprovals: refused });
+  const names = new Set<string>(GATE_NAMES.filter((gate) => refused[gate]?.length).map(gateCheckName));
+  const runs = renderCheckRuns(report).filter((run) => names.has(run.name));
+  await writeCheckRuns(octokit, { owner: repo.owner, repo: repo.repo, appId: services.appId, headSha }, runs);
 }
 
 /** Bring the track's ONE sticky comment on its open PR (if any) up to date. */

@@ -7,15 +7,7 @@ import type { TrackEvent, TrackSnapshot } from "../orchestrator/types.js";
 import { STATE_BRANCH, TamperedStateError, type TrackState } from "../state/index.js";
 import { decideApprovals, pendingGates } from "./approvals.js";
 import { failTampered } from "./checks.js";
-import {
-  branchDeletedEvent,
-  frozenCheckPending,
-  pushEvent,
-  runnerPackagesPending,
-  verifiedPush,
-  withFrozenAtHead,
-  withRunnerPackages,
-} from "./commits.js";
+import { branchDeletedEvent, completedPush, pushEvent, verifiedPush } from "./commits.js";
 import { readGitHubConfig } from "../config/load.js";
 import { advanceAndShow } from "./engine.js";
 import { dispatchIdOfRunName, WORKFLOWS } from "./dispatch.js";
@@ -194,12 +186,10 @@ async function missedPush(
     defaultBranch: repo.defaultBranch,
     config,
   });
-  const since = frozenCheckPending(read, known, snapshot)
-    ? await withFrozenAtHead({ ...ref, after: head, config }, read)
-    : read;
-  const filled = runnerPackagesPending(since, snapshot, config)
-    ? await withRunnerPackages({ ...ref, before: known, config, snapshot }, since)
-    : since;
+  const filled = await completedPush(
+    { ...ref, before: known, after: head, config, snapshot, texts: deps.services.commitTexts },
+    read,
+  );
   return pushEvent(snapshot, { before: known, after: head, ...filled }, at);
 }
 

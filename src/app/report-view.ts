@@ -32,6 +32,8 @@ export interface ReportInput {
   config: ConsortConfig;
   schema?: SchemaView;
   notes?: string[];
+  /** Why a review just submitted does not count, by gate (shown in the gate's check). */
+  refusedApprovals?: TrackReport["refusedApprovals"];
   /** The track's pull request, when known: each approval then links to its review. */
   pullNumber?: number;
 }
@@ -43,6 +45,7 @@ export function trackReport({
   config,
   schema,
   notes,
+  refusedApprovals,
   pullNumber,
 }: ReportInput): TrackReport {
   const ctx = snapshot.context;
@@ -86,6 +89,7 @@ export function trackReport({
     },
     ...(ctx.deployEvidence ? { deploy: ctx.deployEvidence.evidence } : {}),
     ...(notes && notes.length > 0 ? { notes } : {}),
+    ...(refusedApprovals ? { refusedApprovals } : {}),
     sources: factSources(placementOf(config)),
   };
 }

@@ -14,12 +14,22 @@ export interface AppServices {
   appId: number;
   /** CONSORT_STATE_KEY, the HMAC key of the state files. Never logged. */
   stateKey: string;
+  /** CONSORT_STATE_KEYS_PREVIOUS: keys retired by a rotation, which still open the files they sealed. Never logged. */
+  previousStateKeys?: readonly string[];
   /** The time now; tests freeze it. */
   clock: () => Date;
   /** Open the repository's database provider (configured by its `.github/consort.yml`). */
   openProvider: (database: z.infer<typeof DatabaseConfig>) => Promise<BranchProvider>;
   /** The newest state-file version this process read or wrote per track: an older one is refused as rolled back. */
   stateSequences?: Map<string, number>;
+  /**
+   * The app's bot login (`<slug>[bot]`), the author of every commit it writes on consort/state:
+   * given, a tip of that branch the app did not write is refused (src/state/tip.ts). Asked of
+   * GitHub once per process (`GET /app`, see appLoginOnce).
+   */
+  appLogin?: () => Promise<string>;
+  /** Texts of state files by blob sha this process read or wrote, so a tip naming the blob costs no read. */
+  stateBlobs?: Map<string, string>;
   /** The sticky comment this process found per PR and track, so a changed body costs one update (see upsertStickyComment). */
   stickyComments?: RememberedComments;
   /** The configuration file's answers this process keeps, so it is read conditionally (a 304 costs no rate limit). */

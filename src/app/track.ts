@@ -52,8 +52,11 @@ export function stateStoreFor(deps: Pick<EngineDeps, "octokit" | "services" | "r
     owner: deps.repo.owner,
     repo: deps.repo.repo,
     key: deps.services.stateKey,
+    ...(deps.services.previousStateKeys ? { previousKeys: deps.services.previousStateKeys } : {}),
     clock: deps.services.clock,
     ...(deps.services.stateSequences ? { sequences: deps.services.stateSequences } : {}),
+    ...(deps.services.appLogin ? { writer: deps.services.appLogin } : {}),
+    ...(deps.services.stateBlobs ? { blobTexts: deps.services.stateBlobs } : {}),
   });
   const written = deps.services.onStateWritten;
   if (!written) return store;

@@ -21,7 +21,10 @@ export const RepoPath = z
   .string()
   .min(1)
   .refine(
-    (p) => !p.startsWith("/") && !p.includes("\\") && !p.split("/").includes("..") && !p.split("/").includes(""),
+    (p) => {
+      const parts = p.split("/");
+      return !p.startsWith("/") && !p.includes("\\") && !parts.includes("..") && !parts.includes("");
+    },
     {
       message: "a repository-relative path such as test/stock.test.ts (forward slashes, no leading slash, no ..)",
     },

@@ -23,6 +23,8 @@ export interface AppSourceOptions {
   /** https://api.github.com, or a test double. */
   apiUrl: string;
   stateKey: string;
+  /** Keys retired by a rotation (CONSORT_STATE_KEYS_PREVIOUS), which still open the files they sealed. */
+  previousStateKeys?: readonly string[];
   /**
    * The app's id: a track's page shows the consort/schema check run this app wrote, never one of
    * that name by another app. Without it the page shows none, and says why.
@@ -199,7 +201,13 @@ export function appBoardSource(options: AppSourceOptions): BoardSource {
       repoCache.set(target.fullName, { etag: "", tracks: [] });
       return [];
     }
-    const store = createStateStore({ octokit, owner: target.owner, repo: target.repo, key: options.stateKey });
+    const store = createStateStore({
+      octokit,
+      owner: target.owner,
+      repo: target.repo,
+      key: options.stateKey,
+      previousKeys: options.previousStateKeys ?? [],
+    });
     const config = await readGitHubConfig({
       octokit,
       owner: target.owner,

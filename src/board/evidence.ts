@@ -91,13 +91,10 @@ export const TrackEvidence = z
         forkedAt: z.string(),
         /** Null: a track's branch has no TTL (on Lakebase a branch that expires cannot have children). */
         expiresAt: z.null(),
-        /** The throwaway branch each cycle forked from the track's, as its result recorded it. */
+        /** The throwaway branch each cycle forked from the track's, as its result recorded it (the cycle named as in `cycles`). */
         cycleBranches: z.array(
-          z
-            .object({
-              dispatchId: z.string(),
-              step: z.string(),
-              unit: z.string(),
+          CycleEvidence.pick({ dispatchId: true, step: true, unit: true })
+            .extend({
               branch: z.string(),
               /** Its time to live from the fork (it is also deleted at the run's end). */
               ttlSeconds: z.number().int(),

@@ -68,6 +68,7 @@ export function boardRoutes(mount: BoardMount): Handler {
     source: appBoardSource({
       apiUrl,
       stateKey: env.CONSORT_STATE_KEY,
+      previousStateKeys: env.CONSORT_STATE_KEYS_PREVIOUS,
       ...(env.APP_ID ? { appId: Number(env.APP_ID) } : {}),
       installationClient: mount.installationClient,
       changes: mount.changes,

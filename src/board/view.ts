@@ -2,7 +2,7 @@ import type { ConsortConfig } from "../config/consort-config.js";
 import { checkStates, type CheckState } from "../gates/checks.js";
 import { gateCheckName, gateTitle, type GateName } from "../gates/names.js";
 import { nextAction, type NextAction, type TrackSnapshot } from "../orchestrator/index.js";
-import { DESIGN_STEPS, GATE_NAMES, isBuildStage, type Stage } from "../orchestrator/types.js";
+import { DESIGN_STEPS, gateAtStage, gateStage, isBuildStage, type Stage } from "../orchestrator/types.js";
 import { ownershipAt } from "../roles/roles.js";
 import type { BranchCommit } from "./timeline.js";
 
@@ -103,11 +103,6 @@ export interface TrackView {
 
 const lower = (login: string) => login.toLowerCase();
 
-/** The gate a gate stage waits on (`design-gate` → `design`). */
-function gateOfStage(stage: Stage): GateName | undefined {
-  return GATE_NAMES.find((gate) => `${gate}-gate` === stage);
-}
-
 /**
  * Who may approve `gate` as the board can tell without asking GitHub: the configured users less the
  * gate's authors. With no users named, any approver with write access may (teams, CODEOWNERS), so
@@ -125,7 +120,7 @@ function approversFor(track: BoardTrack, gate: GateName): { who: string[]; may: 
 
 function waitingOf(track: BoardTrack, action: NextAction, viewer: string | null): Waiting {
   const { stage, context } = track.snapshot;
-  const gate = gateOfStage(stage);
+  const gate = gateAtStage(stage);
   if (action.actor === "person" && gate) {
     const { who, may } = approversFor(track, gate);
     return {
@@ -166,7 +161,7 @@ function laneOf(snapshot: TrackSnapshot, checks: CheckState[]): LaneNode[] {
   const { stage, context } = snapshot;
   const failedCheck = new Set(checks.filter((c) => c.status === "failure").map((c) => c.name));
   const gateNode = (gate: GateName): Omit<LaneNode, "status"> => ({
-    key: `${gate}-gate`,
+    key: gateStage(gate),
     label: gateTitle(gate),
     kind: "gate",
   });
@@ -195,7 +190,7 @@ function laneOf(snapshot: TrackSnapshot, checks: CheckState[]): LaneNode[] {
   const failedHere =
     stage === "blocked" || stage === "abandoned" || context.rejectedHead !== null || context.lastProblem.length > 0;
   return nodes.map(({ stages: _stages, ...node }, index) => {
-    const gate = node.kind === "gate" ? GATE_NAMES.find((name) => `${name}-gate` === node.key) : undefined;
+    const gate = node.kind === "gate" ? gateAtStage(node.key) : undefined;
     let status: LaneNodeStatus = index < current ? "done" : index === current ? "current" : "ahead";
     if (index === current && failedHere) status = "failed";
     if (gate && status === "done" && failedCheck.has(gateCheckName(gate))) status = "failed";

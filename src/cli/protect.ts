@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { z } from "zod";
 import { formatZodError } from "../config/zod-error.js";
 import { clientFromEnv, GitHubSetupError, resolveRepository } from "../github/env-client.js";
-import { formatPlan, protectRepository, ProtectError } from "../protect/index.js";
+import { DEFAULT_APPROVALS, formatPlan, protectRepository, ProtectError } from "../protect/index.js";
 import { CliError, printResult, progress } from "./output.js";
 
 /**
@@ -33,7 +33,7 @@ export function registerProtectCommands(program: Command): void {
     )
     .option("--repo <owner/name>", "the repository (default: GITHUB_REPOSITORY, else the origin remote)")
     .option("--app-id <id>", "the Consort GitHub App's id (default: CONSORT_APP_ID or APP_ID)")
-    .option("--approvals <n>", "approving reviews a merge needs", "1")
+    .option("--approvals <n>", "approving reviews a merge needs", String(DEFAULT_APPROVALS))
     .option("--dry-run", "print the difference; change nothing")
     .option("--json", "print the plan as JSON")
     .addHelpText("after", "\nAuth: GITHUB_TOKEN with the repository's Administration: write permission.")

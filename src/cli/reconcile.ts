@@ -1,11 +1,8 @@
 import type { Command } from "commander";
-import { ProbotOctokit } from "probot";
 import { reconcileRepository, type RepositoryReconciliation } from "../app/reconcile.js";
-import type { GitHub, Log } from "../app/github.js";
-import type { AppServices } from "../app/services.js";
-import { EnvSchema, privateKeyOf } from "../config/env.js";
+import type { Log } from "../app/github.js";
 import { GitHubSetupError, resolveRepository } from "../github/env-client.js";
-import { createProvider } from "../substrate/create-provider.js";
+import { appClient } from "./app-client.js";
 import { CliError, printResult, progress } from "./output.js";
 
 /**
@@ -36,7 +33,7 @@ export function registerReconcileCommands(program: Command): void {
     .action(async (options: Options) => {
       const say = progress(options);
       const { owner, repo } = repository(options.repo);
-      const { octokit, services } = await appClient(owner, repo);
+      const { octokit, services } = await appClient(owner, repo, "consort reconcile");
       const log = stderrLog(options.quiet ? () => {} : say);
       say(`reconciling ${owner}/${repo}`);
       const result = await reconcileRepository({ octokit, owner, repo, services, log, onProgress: say });
@@ -53,40 +50,6 @@ function repository(flag: string | undefined) {
     if (error instanceof GitHubSetupError) throw new CliError(error.message, error.hint);
     throw new CliError((error as Error).message, "pass --repo owner/name");
   }
-}
-
-async function appClient(owner: string, repo: string): Promise<{ octokit: GitHub; services: AppServices }> {
-  const env = EnvSchema.parse(process.env);
-  const privateKey = privateKeyOf(env);
-  const appId = Number(env.APP_ID);
-  if (!env.APP_ID || !Number.isInteger(appId) || !privateKey) {
-    throw new CliError(
-      "consort reconcile runs as the GitHub App, but APP_ID or PRIVATE_KEY is not set",
-      "export APP_ID and PRIVATE_KEY (or PRIVATE_KEY_PATH) as the app has them",
-    );
-  }
-  if (!env.CONSORT_STATE_KEY)
-    throw new CliError("CONSORT_STATE_KEY is not set", "export the key the app seals consort/state with");
-  const app = new ProbotOctokit({ auth: { appId, privateKey } });
-  let installationId: number;
-  try {
-    installationId = (await app.request("GET /repos/{owner}/{repo}/installation", { owner, repo })).data.id;
-  } catch (error) {
-    throw new CliError(
-      `The app is not installed on ${owner}/${repo} (${(error as Error).message})`,
-      "install the Consort app on the repository first",
-    );
-  }
-  const octokit = new ProbotOctokit({ auth: { appId, privateKey, installationId } }) as unknown as GitHub;
-  return {
-    octokit,
-    services: {
-      appId,
-      stateKey: env.CONSORT_STATE_KEY,
-      clock: () => new Date(),
-      openProvider: (database) => createProvider(database),
-    },
-  };
 }
 
 function stderrLog(say: (message: string) => void): Log {

@@ -9,6 +9,8 @@ import {
   TamperedStateError,
   TrackId,
 } from "../state/index.js";
+import { EnvSchema } from "../config/env.js";
+import { appClient } from "./app-client.js";
 import { CliError, printResult, progress } from "./output.js";
 
 /**
@@ -31,11 +33,19 @@ function stateKey(): string {
   return key;
 }
 
-function setup(options: Common): { octokit: GitHubClient; owner: string; repo: string; key: string } {
+function setup(options: Common): {
+  octokit: GitHubClient;
+  owner: string;
+  repo: string;
+  key: string;
+  previousKeys: readonly string[];
+} {
   const key = stateKey();
+  // Validated where the app's environment is (src/config/env.ts): the keys retired by a rotation.
+  const previousKeys = EnvSchema.shape.CONSORT_STATE_KEYS_PREVIOUS.parse(process.env.CONSORT_STATE_KEYS_PREVIOUS);
   try {
     const { owner, repo } = resolveRepository(options.repo);
-    return { octokit: clientFromEnv(), owner, repo, key };
+    return { octokit: clientFromEnv(), owner, repo, key, previousKeys };
   } catch (error) {
     if (error instanceof GitHubSetupError) throw new CliError(error.message, error.hint);
     throw new CliError((error as Error).message, "pass --repo owner/name");
@@ -72,8 +82,8 @@ export function registerStateCommands(program: Command): void {
 
   withRepo(state.command("list").description("List the tracks that have a state file")).action(
     async (options: Common) => {
-      const { octokit, owner, repo, key } = setup(options);
-      const tracks = await run(() => createStateStore({ octokit, owner, repo, key }).list());
+      const { octokit, owner, repo, key, previousKeys } = setup(options);
+      const tracks = await run(() => createStateStore({ octokit, owner, repo, key, previousKeys }).list());
       printResult(options, { repository: `${owner}/${repo}`, tracks }, () =>
         tracks.length ? tracks.join("\n") : `${owner}/${repo} has no tracks on consort/state`,
       );
@@ -87,8 +97,8 @@ export function registerStateCommands(program: Command): void {
       .option("--raw", "print the file as stored and what fails in it, even when tampered (to decide on a re-seal)")
       .description("Print a track's verified state; fails if it is tampered"),
   ).action(async (trackId: string, options: Common & { raw?: boolean }) => {
-    const { octokit, owner, repo, key } = setup(options);
-    const store = createStateStore({ octokit, owner, repo, key });
+    const { octokit, owner, repo, key, previousKeys } = setup(options);
+    const store = createStateStore({ octokit, owner, repo, key, previousKeys });
     if (options.raw) {
       const found = await run(() => store.inspect(trackArgument(trackId)));
       if (!found)
@@ -127,16 +137,25 @@ export function registerStateCommands(program: Command): void {
         "re-sealed by a maintainer with consort state reseal",
       )
       .description(
-        "Restore the newest earlier version of a track's state file that still verifies, showing the difference; needs admin permission, checked with GitHub. Where the consort/state ruleset lets only the app write, use the Re-seal button on the failing check instead",
+        "Restore the newest earlier version of a track's state file that still verifies (moving consort/state back to the app's own last commit when someone else wrote on it), showing the difference. Needs admin permission, checked with GitHub for the user of GITHUB_TOKEN, and writes as the GitHub App (APP_ID and PRIVATE_KEY), because the app refuses a consort/state commit it did not write. Without the app's key, use the Re-seal state button on the failing check",
       ),
   ).action(async (trackId: string, options: Common & { reason: string }) => {
-    const { octokit, owner, repo, key } = setup(options);
+    const { octokit, owner, repo, key, previousKeys } = setup(options);
     const say = progress({});
     const result = await run(async () => {
       const { data: me } = await octokit.rest.users.getAuthenticated();
       say(`checking that ${me.login} is an admin of ${owner}/${repo}`);
       await assertCanReseal(octokit, owner, repo, me.login);
-      return createStateStore({ octokit, owner, repo, key }).reseal(trackArgument(trackId), me.login, options.reason);
+      const app = await appClient(owner, repo, "consort state reseal");
+      const store = createStateStore({
+        octokit: app.octokit,
+        owner,
+        repo,
+        key,
+        previousKeys,
+        writer: app.services.appLogin,
+      });
+      return store.reseal(trackArgument(trackId), me.login, options.reason);
     });
     const text =
       result.outcome === "written"

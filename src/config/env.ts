@@ -20,6 +20,19 @@ export const EnvSchema = z.object({
   WEBHOOK_SECRET: optionalText,
   /** Key for the HMAC that seals every state file on `consort/state`. */
   CONSORT_STATE_KEY: optionalText,
+  /**
+   * Keys CONSORT_STATE_KEY had before it was rotated, comma-separated: files they sealed still
+   * open, and the app's next write of each seals it with the current key.
+   */
+  CONSORT_STATE_KEYS_PREVIOUS: z
+    .string()
+    .optional()
+    .transform((value) =>
+      (value ?? "")
+        .split(",")
+        .map((key) => key.trim())
+        .filter((key) => key !== ""),
+    ),
   PORT: z.coerce.number().int().min(1).max(65535).default(3000),
   HOST: z.string().default("localhost"),
   LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal"]).default("info"),
@@ -69,6 +82,13 @@ export function loadEnv(source: NodeJS.ProcessEnv = process.env): AppEnv {
   if (env.CONSORT_STATE_KEY && env.CONSORT_STATE_KEY.length < 32) {
     problems.push("CONSORT_STATE_KEY is too short: use at least 32 random characters.");
   }
+  // Never echo a key: say which one by its place in the list.
+  env.CONSORT_STATE_KEYS_PREVIOUS.forEach((key, i) => {
+    if (key.length < 32)
+      problems.push(
+        `CONSORT_STATE_KEYS_PREVIOUS: key ${i + 1} is too short to be a state key the app sealed with (32+ characters); list the old CONSORT_STATE_KEY values, comma-separated.`,
+      );
+  });
   if (problems.length > 0) throw new EnvError(problems);
   return env;
 }

@@ -7,7 +7,7 @@ import picomatch from "picomatch";
 import { z } from "zod";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { RoleName } from "../roles/roles.js";
-import { runShellCommand, type CommandRunner } from "./commands.js";
+import { howItEnded, runShellCommand, type CommandRunner } from "./commands.js";
 import { answering, CommitSha, dispatchedRequest } from "./request.js";
 import { CommandRecord } from "./result.js";
 
@@ -170,10 +170,7 @@ export async function runAgentTurn(request: AgentRequest, deps: AgentTurnDeps): 
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }
-  if (agent.exitCode !== 0)
-    reasons.push(
-      `the agent command ${agent.exitCode === null ? `was killed (${agent.signal ?? "signal"})` : `exited ${agent.exitCode}`}; nothing is committed`,
-    );
+  if (agent.exitCode !== 0) reasons.push(`the agent command ${howItEnded(agent)}; nothing is committed`);
 
   const endHead = (await gitOut(cwd, ["rev-parse", "HEAD"])).trim();
   if (endHead !== startHead) {

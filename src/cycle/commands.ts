@@ -52,7 +52,7 @@ function binPaths(cwd: string): string[] {
 }
 
 /** A URL's password (and the URL itself) count as secrets wherever they appear. */
-export function secretsOfUrl(url: string): string[] {
+function secretsOfUrl(url: string): string[] {
   const secrets = [url];
   try {
     const parsed = new URL(url);
@@ -87,6 +87,9 @@ function providerSecretNames(database: ConsortConfig["database"]): string[] {
     .map((variable) => variable.name);
 }
 
+/** What `projectCommandEnvironment` decides: what a project command inherits, and the provider secrets to redact. */
+export type ProjectEnvironment = Pick<CommandOptions, "parentEnv" | "passEnv"> & { secrets: string[] };
+
 /**
  * How a job runs the project's commands (install, migrate, test, deploy, verify, seed): from the
  * job's environment only what `commands.env` names (never a provider secret, even if named), and
@@ -95,7 +98,7 @@ function providerSecretNames(database: ConsortConfig["database"]): string[] {
 export function projectCommandEnvironment(
   config: ConsortConfig,
   parentEnv: Record<string, string | undefined> = process.env,
-): Pick<CommandOptions, "parentEnv" | "passEnv"> & { secrets: string[] } {
+): ProjectEnvironment {
   const secretNames = providerSecretNames(config.database);
   const secrets = secretNames.flatMap((name) => {
     const value = parentEnv[name];
@@ -114,6 +117,24 @@ export function withInstallCommand(config: ConsortConfig, cwd: string): ConsortC
   return { ...config, commands: { ...config.commands, install: "npm ci --no-audit --no-fund" } };
 }
 
+/**
+ * How a project command runs against the database at `url` (migrate, test, seed, deploy, verify):
+ * DATABASE_URL and nothing else of the job's (no track, commit or step name: a command that knew
+ * them could tell RED from GREEN, or a rebuilt parent from the track), what the project environment
+ * lets it inherit, and the URL's and the provider secrets' values kept out of what it prints.
+ */
+export function againstDatabase(
+  project: ProjectEnvironment,
+  url: string,
+): Pick<CommandOptions, "env" | "parentEnv" | "passEnv" | "secrets"> {
+  const { secrets, ...inherit } = project;
+  return { env: { DATABASE_URL: url }, ...inherit, secrets: [...secretsOfUrl(url), ...secrets] };
+}
+
+/** How a command that did not succeed ended, for a reason: `exited 2`, or `was killed (SIGTERM)` (a timeout or a signal). */
+export const howItEnded = (record: CommandRecord): string =>
+  record.exitCode === null ? `was killed (${record.signal ?? "signal"})` : `exited ${record.exitCode}`;
+
 /** Run the install command (its scripts are the track's code); a failure stops the job with the reason. */
 export async function runInstall(
   runCommand: CommandRunner,
@@ -123,7 +144,7 @@ export async function runInstall(
   const record = await runCommand(command, options);
   if (record.exitCode !== 0)
     throw new Error(
-      `the install command \`${command}\` ${record.exitCode === null ? `was killed (${record.signal ?? "signal"})` : `exited ${record.exitCode}`}; nothing else ran (see its output in the result)`,
+      `the install command \`${command}\` ${howItEnded(record)}; nothing else ran (see its output in the result)`,
     );
   return record;
 }

@@ -12,10 +12,11 @@ import {
   type Confinement,
 } from "./confine.js";
 import {
+  againstDatabase,
+  howItEnded,
   projectCommandEnvironment,
   runInstall,
   runShellCommand,
-  secretsOfUrl,
   type CommandRunner,
 } from "./commands.js";
 import { clearReports, JUnitError, readJUnitReports } from "./junit/index.js";
@@ -184,7 +185,8 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
     const url = await provider.connectionUrl(name);
     timings.fork = elapsed(mark);
     const frozenFiles = frozenFilesAt(committed, request.frozenTestFiles, frozenTexts);
-    const { secrets: providerSecrets, ...inherit } = projectCommandEnvironment(config, deps.env);
+    const project = projectCommandEnvironment(config, deps.env);
+    const { secrets: providerSecrets, ...inherit } = project;
     if (config.commands.install) {
       progress(`installing: ${config.commands.install}`);
       commands.install = await runInstall(runConfined, config.commands.install, {
@@ -203,16 +205,15 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
       ? { ...testChanges, files: testChanges.files.filter((f) => !frozenPaths.has(f.path)) }
       : testChanges;
     // No step or track name: a test that could tell RED from GREEN could fail, then pass, with no code.
-    const env = { DATABASE_URL: url };
-    const secrets = [...secretsOfUrl(url), ...providerSecrets];
+    const onDatabase = againstDatabase(project, url);
 
     mark = performance.now();
     progress(`migrating: ${config.commands.migrate}`);
-    commands.migrate = await runConfined(config.commands.migrate, { cwd, env, ...inherit, timeoutMs, secrets });
+    commands.migrate = await runConfined(config.commands.migrate, { cwd, ...onDatabase, timeoutMs });
     timings.migrate = elapsed(mark);
     if (commands.migrate.exitCode !== 0) {
       reasons.push(
-        `the migrate command \`${config.commands.migrate}\` ${commands.migrate.exitCode === null ? `was killed (${commands.migrate.signal ?? "signal"})` : `exited ${commands.migrate.exitCode}`}; ` +
+        `the migrate command \`${config.commands.migrate}\` ${howItEnded(commands.migrate)}; ` +
           "the tests did not run (see its output in the result)",
       );
     } else {
@@ -221,7 +222,7 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
       await clearReports(config.junit, cwd);
       const testStartWall = Date.now();
       progress(`testing: ${config.commands.test}`);
-      commands.test = await runConfined(config.commands.test, { cwd, env, ...inherit, timeoutMs, secrets });
+      commands.test = await runConfined(config.commands.test, { cwd, ...onDatabase, timeoutMs });
       timings.tests = elapsed(mark);
       // The branch is not needed once the tests ran: drop it while the report is read.
       dropping = dropBranch();
@@ -342,13 +343,10 @@ export async function seedRoot(options: SeedDeps): Promise<void> {
   const root = await provider.rootBranch();
   options.progress(`seeding the root branch: ${config.database.seed}`);
   const url = await provider.connectionUrl(root);
-  const { secrets, ...inherit } = projectCommandEnvironment(config, options.parentEnv);
   const seeded = await options.runCommand(config.database.seed, {
     cwd: options.cwd,
-    env: { DATABASE_URL: url },
-    ...inherit,
+    ...againstDatabase(projectCommandEnvironment(config, options.parentEnv), url),
     timeoutMs: options.timeoutMs,
-    secrets: [...secretsOfUrl(url), ...secrets],
   });
   if (seeded.exitCode !== 0)
     throw new Error(

@@ -3,12 +3,13 @@ import { promisify } from "node:util";
 import picomatch from "picomatch";
 import type { ConsortConfig } from "../config/consort-config.js";
 import {
+  againstDatabase,
+  howItEnded,
   projectCommandEnvironment,
   runInstall,
   runShellCommand,
-  secretsOfUrl,
-  type CommandOptions,
   type CommandRunner,
+  type ProjectEnvironment,
 } from "../cycle/commands.js";
 import {
   confinementRecord,
@@ -62,7 +63,7 @@ export function withDefaults(deps: DeployDeps) {
      * Hand the checkout to the confined user (after git was read: git refuses a foreign tree) and
      * run the install command there; every process of that user ends in `finish`.
      */
-    prepare: async (inherit: Pick<CommandOptions, "parentEnv" | "passEnv">, secrets: string[]) => {
+    prepare: async ({ secrets, ...inherit }: ProjectEnvironment) => {
       if (jail) await grantCheckout(jail, deps.cwd);
       const install = deps.config.commands.install;
       if (!install) return undefined;
@@ -122,9 +123,6 @@ function sharedSchema(provider: BranchProvider, request: DeployRequest) {
   );
 }
 
-const failed = (record: CommandRecord) =>
-  record.exitCode === null ? `was killed (${record.signal ?? "signal"})` : `exited ${record.exitCode}`;
-
 export async function runDeploy(request: DeployRequest, deps: DeployDeps): Promise<DeployEvidence> {
   const { now, runCommand, progress, config, provider, cwd, prepare, finish, confinement } = withDefaults(deps);
   const startedAt = now().toISOString();
@@ -172,35 +170,25 @@ export async function runDeploy(request: DeployRequest, deps: DeployDeps): Promi
       if (!(await provider.getBranch(branch)))
         throw new Error(`the track's database branch ${branch} does not exist; the preview needs it`);
       const url = await provider.connectionUrl(branch);
-      // The allow-list's DATABASE_URL and nothing of the job's: no track, commit or step name.
-      const env = { DATABASE_URL: url };
-      const { secrets: providerSecrets, ...inherit } = projectCommandEnvironment(config);
-      const secrets = [...secretsOfUrl(url), ...providerSecrets];
-      await prepare(inherit, providerSecrets);
+      const project = projectCommandEnvironment(config);
+      const onDatabase = againstDatabase(project, url);
+      await prepare(project);
       progress(`deploying: ${config.commands.deploy}`);
-      deploy = await runCommand(config.commands.deploy!, {
-        cwd,
-        env,
-        ...inherit,
-        timeoutMs,
-        secrets,
-        tailLines: 200,
-      });
-      if (deploy.exitCode !== 0) throw new Error(`the deploy command \`${deploy.command}\` ${failed(deploy)}`);
+      deploy = await runCommand(config.commands.deploy!, { cwd, ...onDatabase, timeoutMs, tailLines: 200 });
+      if (deploy.exitCode !== 0) throw new Error(`the deploy command \`${deploy.command}\` ${howItEnded(deploy)}`);
       previewUrl = previewUrlFrom(deploy.outputTail);
       // The deploy migrated the track's branch: later forks must start from that state.
       if (canRefreshBase(provider)) await provider.refreshBase(branch);
       progress(`verifying: ${config.commands.verify}`);
       const record = await runCommand(config.commands.verify, {
         cwd,
-        env: { ...env, ...(previewUrl ? { PREVIEW_URL: previewUrl } : {}) },
-        ...inherit,
+        ...onDatabase,
+        env: { ...onDatabase.env, ...(previewUrl ? { PREVIEW_URL: previewUrl } : {}) },
         timeoutMs,
-        secrets,
       });
       verify = { outcome: record.exitCode === 0 ? "passed" : "failed", command: config.commands.verify, record };
       if (record.exitCode !== 0)
-        reasons.push(`the verify command \`${record.command}\` ${failed(record)} against the preview`);
+        reasons.push(`the verify command \`${record.command}\` ${howItEnded(record)} against the preview`);
       if (placement.shared) schema = await sharedSchema(provider, request);
     } else {
       progress(`no deploy command: replaying the migrations on a fork of ${replayFrom} and running the whole suite`);

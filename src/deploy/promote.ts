@@ -1,4 +1,4 @@
-import { projectCommandEnvironment, secretsOfUrl } from "../cycle/commands.js";
+import { againstDatabase, howItEnded, projectCommandEnvironment } from "../cycle/commands.js";
 import type { CommandRecord } from "../cycle/result.js";
 import { confinementRecord } from "../cycle/confine.js";
 import { canRefreshBase } from "../cycle/run.js";
@@ -69,15 +69,12 @@ export async function runPromote(request: PromoteRequest, deps: DeployDeps): Pro
     snapshot = name;
     const url = await provider.connectionUrl(parent);
     progress(`migrating ${parent}: ${config.commands.migrate}`);
-    const { secrets, ...inherit } = projectCommandEnvironment(config);
-    await prepare(inherit, secrets);
+    const project = projectCommandEnvironment(config);
+    await prepare(project);
     migrate = await runCommand(config.commands.migrate, {
       cwd,
-      // The allow-list's DATABASE_URL and nothing of the job's: no track, commit or step name.
-      env: { DATABASE_URL: url },
-      ...inherit,
+      ...againstDatabase(project, url),
       timeoutMs: config.cycle.timeoutMinutes * 60_000,
-      secrets: [...secretsOfUrl(url), ...secrets],
     });
     await finish();
     if (migrate.exitCode === 0) {
@@ -93,7 +90,7 @@ export async function runPromote(request: PromoteRequest, deps: DeployDeps): Pro
     } else {
       snapshotKept = true;
       reasons.push(
-        `the migrate command \`${migrate.command}\` ${migrate.exitCode === null ? "was killed" : `exited ${migrate.exitCode}`} on ${parent}; ` +
+        `the migrate command \`${migrate.command}\` ${howItEnded(migrate)} on ${parent}; ` +
           `the pre-migration snapshot ${snapshot} is kept: inspect ${parent}, and restore from ${snapshot} if the migration left it half-done`,
       );
     }

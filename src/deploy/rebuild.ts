@@ -4,7 +4,7 @@ import { mkdtemp, rm, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { projectCommandEnvironment, secretsOfUrl, type CommandRunner } from "../cycle/commands.js";
+import { againstDatabase, howItEnded, projectCommandEnvironment, type CommandRunner } from "../cycle/commands.js";
 import { canRefreshBase, seedRoot } from "../cycle/run.js";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { breakingFindings, compareBranches } from "../substrate/schema/index.js";
@@ -49,19 +49,15 @@ export async function releaseSchema(
 export async function migrateBranch(deps: ReleaseDeps, branch: string, cwd: string, commit: string): Promise<void> {
   const { config, provider } = deps;
   const url = await provider.connectionUrl(branch);
-  const { secrets, ...inherit } = projectCommandEnvironment(config);
   deps.progress(`migrating ${branch} at ${commit.slice(0, 12)}: ${config.commands.migrate}`);
   const record = await deps.runCommand(config.commands.migrate, {
     cwd,
-    // The allow-list's DATABASE_URL only: a migrate command that knew the commit could tell a rebuilt parent from the track.
-    env: { DATABASE_URL: url },
-    ...inherit,
+    ...againstDatabase(projectCommandEnvironment(config), url),
     timeoutMs: config.cycle.timeoutMinutes * 60_000,
-    secrets: [...secretsOfUrl(url), ...secrets],
   });
   if (record.exitCode !== 0)
     throw new Error(
-      `the migrate command \`${record.command}\` ${record.exitCode === null ? "was killed" : `exited ${record.exitCode}`} on ${branch} at ${commit.slice(0, 12)}`,
+      `the migrate command \`${record.command}\` ${howItEnded(record)} on ${branch} at ${commit.slice(0, 12)}`,
     );
   if (canRefreshBase(provider)) await provider.refreshBase(branch);
 }

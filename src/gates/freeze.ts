@@ -71,7 +71,6 @@ export function skipOrFocusMarkers(line: string): string[] {
   return SKIP_OR_FOCUS_MARKERS.filter(({ pattern }) => pattern.test(line)).map(({ marker }) => marker);
 }
 
-const lines = (text: string) => normaliseLineEndings(text).split("\n");
 const excerpt = (line: string) => (line.trim().length > 60 ? `${line.trim().slice(0, 57)}...` : line.trim());
 
 export interface FrozenTestFileCheck {
@@ -96,13 +95,17 @@ export function checkFrozenTestFile(input: FrozenTestFileCheck): { ok: boolean; 
       reasons: [`${path}: a frozen test file was deleted; restore it (a verified RED test may never be removed)`],
     };
   }
-  if (hashFrozenText(current) === hashFrozenText(frozen)) return { ok: true, reasons: [] };
+  // The texts hashFrozenText would hash: equal exactly when their hashes are.
+  const [frozenText, currentText] = [normaliseLineEndings(frozen), normaliseLineEndings(current)];
+  if (currentText === frozenText) return { ok: true, reasons: [] };
 
-  const frozenLines = lines(frozen);
-  const currentLines = lines(current);
+  const frozenLines = frozenText.split("\n");
+  const currentLines = currentText.split("\n");
   // Greedy subsequence match: each frozen line at the earliest place after the previous one.
   let at = 0;
   let missing: { line: string; number: number } | undefined;
+  // The lines of the current text the match passed over: what the step added, when nothing is missing.
+  const added: string[] = [];
   for (let i = 0; i < frozenLines.length; i++) {
     const wanted = frozenLines[i]!;
     let found = -1;
@@ -116,8 +119,10 @@ export function checkFrozenTestFile(input: FrozenTestFileCheck): { ok: boolean; 
       missing = { line: wanted, number: i + 1 };
       break;
     }
+    added.push(...currentLines.slice(at, found));
     at = found + 1;
   }
+  if (!missing) added.push(...currentLines.slice(at));
 
   const reasons: string[] = [];
   if (step === "other") {
@@ -132,6 +137,9 @@ export function checkFrozenTestFile(input: FrozenTestFileCheck): { ok: boolean; 
   // A marker counts as added when the file now has more lines carrying it than the frozen text had
   // (so a marker edited into a frozen line is caught as well as one on an inserted line).
   for (const { marker, pattern } of SKIP_OR_FOCUS_MARKERS) {
+    // With every frozen line matched, the file has more lines carrying the marker exactly when an
+    // added line carries it: a long frozen file is not scanned fifteen times on every RED.
+    if (!missing && !added.some((line) => pattern.test(line))) continue;
     const before = frozenLines.filter((line) => pattern.test(line)).length;
     const carrying = currentLines.map((line, i) => ({ line, number: i + 1 })).filter(({ line }) => pattern.test(line));
     if (carrying.length > before) {
@@ -238,13 +246,22 @@ function runnerFilesOf(path: string, folders: readonly string[]) {
  * files that pin the runner's packages. Nothing under node_modules/ (see installedRunnerPackage).
  */
 export function isRunnerConfigPath(path: string, commands: readonly string[] = []): boolean {
-  if (/(?:^|\/)node_modules\//.test(path)) return false;
-  return (
-    isPackageJson(path) ||
-    dependencyFile(path) !== undefined ||
-    runnerFilesOf(path, commandFolders(commands)).length > 0
-  );
+  // Asked for every path of every commit, and the same paths and commands recur push after push.
+  const key = `${commands.join("\u0000")}\u0001${path}`;
+  const known = runnerConfigPaths.get(key);
+  if (known !== undefined) return known;
+  const answer =
+    !/(?:^|\/)node_modules\//.test(path) &&
+    (isPackageJson(path) ||
+      dependencyFile(path) !== undefined ||
+      runnerFilesOf(path, commandFolders(commands)).length > 0);
+  if (runnerConfigPaths.size >= 4096) runnerConfigPaths.clear();
+  runnerConfigPaths.set(key, answer);
+  return answer;
 }
+
+/** isRunnerConfigPath's answers by commands and path (a pure function of its key). */
+const runnerConfigPaths = new Map<string, boolean>();
 
 /** npm, pnpm, yarn and bun subcommands that are not scripts. */
 const NOT_SCRIPTS = new Set(["install", "i", "ci", "add", "exec", "x", "dlx", "create", "init", "publish", "audit"]);
@@ -333,12 +350,12 @@ const stringsIn = (value: unknown): string[] =>
         ? Object.values(value).flatMap(stringsIn)
         : [];
 
-/** What the frozen runner configuration reaches beyond its own keys. */
+/** What the frozen runner configuration reaches beyond its own keys (shared by every caller that asks about the same texts: read only). */
 export interface RunnerReach {
   /** Files the configured commands, the scripts they call and the runners' package.json blocks name (path → who names it). */
-  files: Map<string, string>;
+  files: ReadonlyMap<string, string>;
   /** Packages the commands, scripts and blocks name that a package.json depends on: the runner's plugins. */
-  plugins: Set<string>;
+  plugins: ReadonlySet<string>;
 }
 
 /**
@@ -350,6 +367,24 @@ export interface RunnerReach {
  * is not among them contributes only the command's own words.
  */
 export function runnerReach(
+  commands: Readonly<Record<string, string>>,
+  packages: Readonly<Record<string, ReadonlyArray<string | null>>>,
+): RunnerReach {
+  // Every commit of a push, and of the pushes after it, mostly asks about the same texts.
+  const key = JSON.stringify([commands, packages]);
+  const known = reachOfTexts.get(key);
+  if (known) return known;
+  const reach = computeRunnerReach(commands, packages);
+  reachOfTexts.set(key, reach);
+  if (reachOfTexts.size > REACH_CACHE_SIZE) reachOfTexts.delete(reachOfTexts.keys().next().value!);
+  return reach;
+}
+
+/** The reaches worked out last, by their commands and package.json texts (oldest first). */
+const reachOfTexts = new Map<string, RunnerReach>();
+const REACH_CACHE_SIZE = 32;
+
+function computeRunnerReach(
   commands: Readonly<Record<string, string>>,
   packages: Readonly<Record<string, ReadonlyArray<string | null>>>,
 ): RunnerReach {

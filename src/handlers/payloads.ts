@@ -23,18 +23,17 @@ const Installation = z.object({ id: z.number().int() });
 
 const base = { repository: Repository, installation: Installation, sender: User };
 
-export const CreatePayload = z.object({
+/** `create` and `delete` carry the same fields: the ref and whether it is a branch or a tag. */
+const RefPayload = z.object({
   ...base,
   ref: z.string().min(1),
   ref_type: z.enum(["branch", "tag"]),
 });
+
+export const CreatePayload = RefPayload;
 export type CreatePayload = z.infer<typeof CreatePayload>;
 
-export const DeletePayload = z.object({
-  ...base,
-  ref: z.string().min(1),
-  ref_type: z.enum(["branch", "tag"]),
-});
+export const DeletePayload = RefPayload;
 export type DeletePayload = z.infer<typeof DeletePayload>;
 
 const GitUser = z.object({
@@ -100,15 +99,20 @@ export const ReviewPayload = z.object({
 });
 export type ReviewPayload = z.infer<typeof ReviewPayload>;
 
+/** What a check run and a check suite both say: which one, on which head, made by which app (a handler acts on its own app's only). */
+const check = {
+  id: z.number().int(),
+  head_sha: Sha,
+  app: z.object({ id: z.number().int() }).nullable().optional(),
+};
+
 export const CheckRunPayload = z.object({
   ...base,
   action: z.string(),
   check_run: z.object({
-    id: z.number().int(),
+    ...check,
     name: z.string(),
-    head_sha: Sha,
     external_id: z.string().nullable().optional(),
-    app: z.object({ id: z.number().int() }).nullable().optional(),
     check_suite: z.object({ head_branch: z.string().nullable() }).optional(),
   }),
   requested_action: z.object({ identifier: z.string() }).nullable().optional(),
@@ -119,12 +123,7 @@ export type CheckRunPayload = z.infer<typeof CheckRunPayload>;
 export const CheckSuitePayload = z.object({
   ...base,
   action: z.string(),
-  check_suite: z.object({
-    id: z.number().int(),
-    head_branch: z.string().nullable(),
-    head_sha: Sha,
-    app: z.object({ id: z.number().int() }).nullable().optional(),
-  }),
+  check_suite: z.object({ ...check, head_branch: z.string().nullable() }),
 });
 export type CheckSuitePayload = z.infer<typeof CheckSuitePayload>;
 

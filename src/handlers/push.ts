@@ -1,9 +1,8 @@
 import {
-  frozenCheckPending,
+  completedPush,
   pushEvent,
-  runnerPackagesPending,
+  readsPending,
   verifiedPush,
-  withFrozenAtHead,
   withRunnerPackages,
   type VerifiedPush,
 } from "../app/commits.js";
@@ -74,8 +73,7 @@ export async function handlePush(input: HandlerInput<PushPayload>): Promise<void
     return found ? [found] : undefined;
   };
   let unseen: string | undefined;
-  let treeNeeded = false;
-  let packagesNeeded = false;
+  let pending = false;
   let seen: TrackSnapshot | undefined;
   const advance = () =>
     advanceAndAct(deps, {
@@ -91,22 +89,19 @@ export async function handlePush(input: HandlerInput<PushPayload>): Promise<void
           return undefined;
         }
         seen = snapshot;
-        // The head's frozen files were not read, and `before` is not a head the track checked.
-        treeNeeded = frozenCheckPending(verified, before, snapshot);
-        // The runner's configuration is frozen: what the test command runs is read from package.json.
-        packagesNeeded = runnerPackagesPending(verified, snapshot, config);
-        return treeNeeded || packagesNeeded ? undefined : event(snapshot, before, verified);
+        // The head's frozen files, or the package.json texts the frozen runner configuration reads:
+        // only the snapshot says whether they are needed, so they are read after it, and it asked again.
+        pending = readsPending(verified, before, snapshot, config);
+        return pending ? undefined : event(snapshot, before, verified);
       },
     });
   let outcome = await advance();
   const ref = { octokit, owner: deps.repo.owner, repo: deps.repo.repo };
-  if (outcome.kind === "unchanged" && (treeNeeded || packagesNeeded)) {
-    if (treeNeeded) verified = await withFrozenAtHead({ ...ref, after: payload.after, config }, verified);
-    if (packagesNeeded && seen)
-      verified = await withRunnerPackages(
-        { ...ref, before, config, snapshot: seen, texts: deps.services.commitTexts },
-        verified,
-      );
+  if (outcome.kind === "unchanged" && pending && seen) {
+    verified = await completedPush(
+      { ...ref, before, after: payload.after, config, snapshot: seen, texts: deps.services.commitTexts },
+      verified,
+    );
     outcome = await advance();
   }
   if (outcome.kind !== "unchanged" || unseen === undefined) return;

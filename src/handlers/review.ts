@@ -1,6 +1,6 @@
 import { decideApprovals } from "../app/approvals.js";
 import { failTampered } from "../app/checks.js";
-import { updateStickyComment } from "../app/effects.js";
+import { showRefusedApprovals, updateStickyComment } from "../app/effects.js";
 import { advanceAndAct } from "../app/engine.js";
 import type { HandlerInput } from "../app/services.js";
 import { isTracksBranch, stateStoreFor, targetOf } from "../app/track.js";
@@ -85,15 +85,22 @@ export async function handleReview(input: HandlerInput<ReviewPayload>): Promise<
     refused.length === decisions.length &&
     outcome.kind !== "tampered"
   ) {
-    const notes = refused.map(
-      (d) =>
-        `@${review.user}'s approval does not count for the ${d.gate} gate: ${d.decisions
-          .filter((x) => x.reviewId === review.id)
-          .flatMap((x) => x.reasons)
-          .join("; ")}`,
-    );
+    const byGate = refused.map((d) => ({
+      gate: d.gate,
+      note: `@${review.user}'s approval does not count for the ${d.gate} gate: ${d.decisions
+        .filter((x) => x.reviewId === review.id)
+        .flatMap((x) => x.reasons)
+        .join("; ")}`,
+    }));
     const snapshot = "state" in outcome ? restoreSnapshot(outcome.state.snapshot) : before;
+    const notes = byGate.map((d) => d.note);
     await updateStickyComment(deps, { trackId, branch: pull.head.ref, snapshot, config, notes });
+    await showRefusedApprovals(deps, {
+      snapshot,
+      config,
+      headSha: pull.head.sha,
+      refused: Object.fromEntries(byGate.map((d) => [d.gate, [d.note]])),
+    });
   }
 }
 

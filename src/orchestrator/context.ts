@@ -61,20 +61,30 @@ export function initialContext(input: CreateTrackInput, config: ConsortConfig): 
   };
 }
 
+/**
+ * The last test list read, by its text: approving the test-list gate asks for the units once per
+ * stage it may resume at and once more to build them, each a parse of the whole list.
+ */
+let lastList: { text: string; tests: readonly TestListEntry[] | null } | undefined;
+
 /** The approved (or pending) test list in the context, or null when absent or invalid. */
-export function testListOf(context: TrackContext): TestListEntry[] | null {
+export function testListOf(context: TrackContext): readonly TestListEntry[] | null {
   const text = context.artifacts[ARTIFACT_PATHS.testList];
   if (text === undefined) return null;
+  if (lastList?.text === text) return lastList.tests;
+  let tests: readonly TestListEntry[] | null;
   try {
     const parsed = TestList.safeParse(JSON.parse(text));
-    return parsed.success ? parsed.data.tests : null;
+    tests = parsed.success ? parsed.data.tests : null;
   } catch {
-    return null;
+    tests = null;
   }
+  lastList = { text, tests };
+  return tests;
 }
 
 /** Build units in list order: one per test, or one per acceptance criterion (its tests in list order). */
-function buildUnits(tests: TestListEntry[], granularity: "test" | "ac"): BuildUnit[] {
+function buildUnits(tests: readonly TestListEntry[], granularity: "test" | "ac"): BuildUnit[] {
   if (granularity === "test") return tests.map((test) => ({ id: test.id, tests: [test] }));
   const units: BuildUnit[] = [];
   const byAc = new Map<string, BuildUnit>();
@@ -94,21 +104,64 @@ export function currentUnit(context: TrackContext): BuildUnit | null {
   return context.units[context.unitIndex] ?? null;
 }
 
+/** The tests of `units`, in order (a loop: flatMap is ten times slower over a long track's units). */
+function testsOf(units: readonly BuildUnit[]): TestListEntry[] {
+  const tests: TestListEntry[] = [];
+  for (const unit of units) for (const test of unit.tests) tests.push(test);
+  return tests;
+}
+
 /** Tests of the units already complete: they must stay green. */
 export function greenTests(context: TrackContext): TestListEntry[] {
-  return context.units.slice(0, context.unitIndex).flatMap((unit) => unit.tests);
+  return testsOf(context.units.slice(0, context.unitIndex));
 }
 
 const testNumber = (id: string) => Number(id.slice(1));
 
-/** The frozen text of each test file: the one frozen by the latest verified RED touching it. */
-export function effectiveFrozenTests(context: TrackContext): Record<string, FrozenTestFile> {
-  const out: Record<string, FrozenTestFile> = {};
-  for (const entry of Object.values(context.frozenTests)) {
-    const current = out[entry.file];
-    if (!current || testNumber(entry.test) > testNumber(current.test)) out[entry.file] = entry;
+interface FrozenTestIndex {
+  /** path → the entry of the latest verified RED that froze the file. */
+  effective: Readonly<Record<string, FrozenTestFile>>;
+  /** The entry of the earliest test whose RED froze anything (the first such in the record on a tie). */
+  first: FrozenTestFile | undefined;
+}
+
+/**
+ * The index of each frozen-test record already read. A record is replaced on every change, never
+ * changed in place, and a long track holds an entry per test file per verified RED, read by the
+ * push's classification, the dispatch, its request and the state's projection alike: once is enough.
+ */
+const indexOf = new WeakMap<TrackContext["frozenTests"], FrozenTestIndex>();
+
+function frozenTestIndex(context: TrackContext): FrozenTestIndex {
+  const known = indexOf.get(context.frozenTests);
+  if (known) return known;
+  const effective: Record<string, FrozenTestFile> = {};
+  const latest = new Map<string, number>();
+  let first: FrozenTestFile | undefined;
+  let lowest = Infinity;
+  // By key: Object.values of a record this large (V8 keeps it as a hash table) takes twice as long.
+  const record = context.frozenTests;
+  for (const key of Object.keys(record)) {
+    const entry = record[key]!;
+    const number = testNumber(entry.test);
+    const current = latest.get(entry.file);
+    if (current === undefined || number > current) {
+      effective[entry.file] = entry;
+      latest.set(entry.file, number);
+    }
+    if (first === undefined || number < lowest) {
+      first = entry;
+      lowest = number;
+    }
   }
-  return out;
+  const index = { effective: Object.freeze(effective), first };
+  indexOf.set(context.frozenTests, index);
+  return index;
+}
+
+/** The frozen text of each test file: the one frozen by the latest verified RED touching it. */
+export function effectiveFrozenTests(context: TrackContext): Readonly<Record<string, FrozenTestFile>> {
+  return frozenTestIndex(context).effective;
 }
 
 /** Frozen files as commit classification needs them. Gate files stay frozen from the moment the gate opens. */
@@ -122,7 +175,7 @@ export function frozenState(context: TrackContext): FrozenState {
   const tests: Record<string, string> = {};
   for (const [path, entry] of Object.entries(effectiveFrozenTests(context))) tests[path] = entry.text;
   const runnerConfig = context.gates["test-list"].status !== "closed";
-  const first = Object.values(context.frozenTests).sort((a, b) => testNumber(a.test) - testNumber(b.test))[0];
+  const { first } = frozenTestIndex(context);
   if (!first) return { gated, tests, runnerConfig };
   return { gated, tests, runnerConfig, baseTests: { by: first.test, known: Object.keys(context.testFiles) } };
 }
@@ -290,7 +343,7 @@ export function cycleEffect(context: TrackContext): DispatchCycleEffect {
     step: pending.step,
     commit: pending.commit,
     unit: pending.unit,
-    tests: release ? context.units.flatMap((u) => u.tests) : (unit?.tests ?? []),
+    tests: release ? testsOf(context.units) : (unit?.tests ?? []),
     greenTests: release ? [] : greenTests(context),
     frozen: frozenHashes(context),
     databaseBranch: context.databaseBranch,

@@ -6,8 +6,9 @@ import { globMatcher } from "../roles/globs.js";
 import { placementOf } from "../substrate/placement.js";
 import { currentUnit, effectiveFrozenTests } from "./context.js";
 import {
-  GATE_NAMES,
+  gateAtStage,
   isBuildStage,
+  isCycleStage,
   STAGES,
   type GateName,
   type NextAction,
@@ -46,9 +47,6 @@ const DESIGN_TASKS: Partial<Record<Stage, { task: string; schema: string }>> = {
     schema: schemaFile("test-list"),
   },
 };
-
-/** The gate a person approves at each gate stage (`design-gate` → `design`). */
-const GATE_OF: Partial<Record<Stage, GateName>> = Object.fromEntries(GATE_NAMES.map((gate) => [`${gate}-gate`, gate]));
 
 const GATE_TASK: Record<GateName, string> = {
   design:
@@ -107,7 +105,7 @@ function describe(snapshot: TrackSnapshot, config: ConsortConfig, base: NextActi
       ],
     };
   }
-  const gate = GATE_OF[stage];
+  const gate = gateAtStage(stage);
   if (gate) {
     const record = context.gates[gate];
     return {
@@ -122,6 +120,18 @@ function describe(snapshot: TrackSnapshot, config: ConsortConfig, base: NextActi
       ],
     };
   }
+  if (isCycleStage(stage))
+    return {
+      ...base,
+      actor: "orchestrator",
+      task: `Waiting for cycle ${context.pendingDispatch?.dispatchId ?? "(none: retry)"} (${context.pendingDispatch?.step ?? stage}) on ${context.pendingDispatch?.commit.slice(0, 7) ?? context.head.slice(0, 7)}.${problems ? ` Last report:${problems.slice(" Fix first:".length)}` : ""}`,
+      checks:
+        stage === "deploying"
+          ? ["the preview deploys on the track's database branch and every verification passes"]
+          : stage === "promoting"
+            ? ["the parent's database branch migrates to the merged commit"]
+            : [],
+    };
   const tests = unit?.tests ?? [];
   const titles = tests.map((t) => `${t.id} "${t.title}" in ${t.file}`).join("; ");
   const frozen = Object.keys(effectiveFrozenTests(context)).sort();
@@ -174,22 +184,6 @@ function describe(snapshot: TrackSnapshot, config: ConsortConfig, base: NextActi
         checks: ["every test verified so far still passes", "no frozen test file changed"],
       };
     }
-    case "red-verify":
-    case "green-verify":
-    case "refactor-verify":
-    case "deploying":
-    case "promoting":
-      return {
-        ...base,
-        actor: "orchestrator",
-        task: `Waiting for cycle ${context.pendingDispatch?.dispatchId ?? "(none: retry)"} (${context.pendingDispatch?.step ?? stage}) on ${context.pendingDispatch?.commit.slice(0, 7) ?? context.head.slice(0, 7)}.${problems ? ` Last report:${problems.slice(" Fix first:".length)}` : ""}`,
-        checks:
-          stage === "deploying"
-            ? ["the preview deploys on the track's database branch and every verification passes"]
-            : stage === "promoting"
-              ? ["the parent's database branch migrates to the merged commit"]
-              : [],
-      };
     case "blocked":
       return {
         ...base,

@@ -9,7 +9,7 @@ import { formatZodError, zodProblems } from "../config/zod-error.js";
 import { commandFolders, configuredCommands, isRunnerConfigPath, touchesBeyondConsort } from "../gates/freeze.js";
 import type { FileGate } from "../gates/names.js";
 import { frozenChangesAtHead } from "../gates/withdrawal.js";
-import { classifyCommit } from "../roles/classify.js";
+import { classifyCommit, type FrozenState } from "../roles/classify.js";
 import { globMatcher } from "../roles/globs.js";
 import { currentUnit, frozenState, initialContext } from "./context.js";
 import { trackMachine } from "./machine.js";
@@ -354,17 +354,28 @@ function rebasedPush(
   rejected: (reasons: string[], withdraw?: FileGate | null) => Translation,
 ): Translation {
   const context = snapshot.context;
-  const atHead = push.headBlobs
-    ? frozenChangesAtHead({
-        frozen: frozenState(context),
-        accepted: acceptedTexts(context, []),
-        headBlobs: push.headBlobs,
-        head: push.after,
-      })
-    : { reasons: [], withdraw: null };
+  const atHead = frozenAtHead(push, frozenState(context), acceptedTexts(context, []));
   const reasons = [...(push.problems ?? []), ...atHead.reasons];
   if (reasons.length > 0 || !push.rebased) return rejected(reasons, atHead.withdraw);
   const { onto, commits } = push.rebased;
+  return updatedFromBase(
+    push,
+    events,
+    { replayed: commits },
+    `The branch is rebased onto ${context.baseBranch} at ${onto.slice(0, 7)}: its ${commits.length} commit(s) are the track's accepted ones replayed, and the track stays at ${snapshot.stage}.`,
+  );
+}
+
+/**
+ * The branch brought up to date with the default branch, by a merge (`merges`) or a verified rebase
+ * (`replayed`): the head moves, no step was taken, and the release is verified again.
+ */
+function updatedFromBase(
+  push: PushEvent,
+  events: MachineEvent[],
+  how: { merges: string[] } | { replayed: Array<{ from: string; to: string }> },
+  note: string,
+): Translation {
   return {
     events: [
       ...events,
@@ -373,13 +384,21 @@ function rebasedPush(
         at: push.at,
         head: push.after,
         migrationConflicts: push.migrationConflicts ?? [],
-        replayed: commits,
+        ...how,
       },
     ],
-    notes: [
-      `The branch is rebased onto ${context.baseBranch} at ${onto.slice(0, 7)}: its ${commits.length} commit(s) are the track's accepted ones replayed, and the track stays at ${snapshot.stage}.`,
-    ],
+    notes: [note],
   };
+}
+
+/** What the push's head does to the frozen files against the accepted texts (nothing known without the head's blobs). */
+function frozenAtHead(
+  push: PushEvent,
+  frozen: FrozenState,
+  accepted: Record<string, string | null | undefined>,
+): ReturnType<typeof frozenChangesAtHead> {
+  if (!push.headBlobs) return { reasons: [], withdraw: null };
+  return frozenChangesAtHead({ frozen, accepted, headBlobs: push.headBlobs, head: push.after });
 }
 function translatePush(snapshot: TrackSnapshot, push: PushEvent, config: ConsortConfig): Translation {
   const context = snapshot.context;
@@ -428,14 +447,7 @@ function translatePush(snapshot: TrackSnapshot, push: PushEvent, config: Consort
           `The branch is back at the tree of ${short(head)}: ${short(push.after)} reverts the rejected commits, and the track goes on from it.`,
         ],
       };
-    const atHead = push.headBlobs
-      ? frozenChangesAtHead({
-          frozen,
-          accepted: acceptedTexts(context, []),
-          headBlobs: push.headBlobs,
-          head: push.after,
-        })
-      : { reasons: [], withdraw: null };
+    const atHead = frozenAtHead(push, frozen, acceptedTexts(context, []));
     return rejected(
       [`the branch still holds rejected commit ${short(context.rejectedHead.sha)}`, ...atHead.reasons],
       atHead.withdraw,
@@ -492,33 +504,17 @@ function translatePush(snapshot: TrackSnapshot, push: PushEvent, config: Consort
       }
     }
   }
-  if (push.headBlobs) {
-    const atHead = frozenChangesAtHead({
-      frozen,
-      accepted: acceptedTexts(context, [artifacts, testFiles]),
-      headBlobs: push.headBlobs,
-      head: push.after,
-    });
-    reasons.push(...atHead.reasons);
-    if (atHead.withdraw === "design" || withdraw === null) withdraw = atHead.withdraw ?? withdraw;
-  }
+  const atHead = frozenAtHead(push, frozen, acceptedTexts(context, [artifacts, testFiles]));
+  reasons.push(...atHead.reasons);
+  if (atHead.withdraw === "design" || withdraw === null) withdraw = atHead.withdraw ?? withdraw;
   if (reasons.length > 0) return rejected(reasons, withdraw);
   if (steps.length === 0)
-    return {
-      events: [
-        ...events,
-        {
-          type: "BRANCH_UPDATED",
-          at: push.at,
-          head: push.after,
-          migrationConflicts: push.migrationConflicts ?? [],
-          merges: push.commits.filter((commit) => commit.merge).map((commit) => commit.sha),
-        },
-      ],
-      notes: [
-        `The branch is brought up to date with ${context.baseBranch} at ${short(push.after)}: the merged-in commits are not the track's, and the track stays at ${snapshot.stage}.`,
-      ],
-    };
+    return updatedFromBase(
+      push,
+      events,
+      { merges: push.commits.filter((commit) => commit.merge).map((commit) => commit.sha) },
+      `The branch is brought up to date with ${context.baseBranch} at ${short(push.after)}: the merged-in commits are not the track's, and the track stays at ${snapshot.stage}.`,
+    );
 
   // Every commit is the step in turn: is the step's output complete?
   const merged: Record<string, string | undefined> = { ...context.artifacts };
@@ -545,7 +541,8 @@ function translatePush(snapshot: TrackSnapshot, push: PushEvent, config: Consort
       verdict = review.value?.verdict ?? null;
     }
   }
-  const spec = merged[ARTIFACT_PATHS.spec];
+  // Only the db-design step goes on to ux or not: every later push would parse the spec for nothing.
+  const spec = snapshot.stage === "db-design" ? merged[ARTIFACT_PATHS.spec] : undefined;
   const needsUx =
     spec !== undefined &&
     (parseArtifact(ARTIFACT_PATHS.spec, spec, Spec).value?.stories.some((s) => s.userFacing) ?? false);

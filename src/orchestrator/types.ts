@@ -2,6 +2,7 @@ import type { z } from "zod";
 import type { TestListEntry } from "../artifacts/test-list.js";
 import type { CycleStep } from "../cycle/request.js";
 import type { RoleName } from "../roles/roles.js";
+import { GATE_NAMES, type GateName } from "../gates/names.js";
 import type {
   ApprovalRecordSchema,
   BuildUnitSchema,
@@ -70,18 +71,39 @@ export const STAGES = [
 ] as const;
 export type Stage = (typeof STAGES)[number];
 
+/** The stage where a person approves `gate`: `design` → `design-gate`. */
+export const gateStage = (gate: GateName): Stage => `${gate}-gate`;
+/** The gate a gate stage waits on (`design-gate` → `design`); none at any other stage. */
+export const gateAtStage = (stage: string): GateName | undefined =>
+  GATE_NAMES.find((gate) => gateStage(gate) === stage);
+
+/**
+ * The stages where the track waits for a dispatched cycle to report (a verification, the release,
+ * the promotion): the orchestrator acts, no role commits.
+ */
+const CYCLE_STAGES = [
+  "red-verify",
+  "green-verify",
+  "refactor-verify",
+  "deploying",
+  "promoting",
+] as const satisfies readonly Stage[];
+export const isCycleStage = (stage: Stage): stage is (typeof CYCLE_STAGES)[number] =>
+  (CYCLE_STAGES as readonly Stage[]).includes(stage);
+
 /** The four gates a person approves with a PR review (declared in src/gates). */
 export { GATE_NAMES, type GateName } from "../gates/names.js";
 
 /** What a dispatched cycle proves: a valid RED, a valid GREEN, a refactor that stays green, a verified preview deploy. */
 export type { CycleStep };
 
+// ---------------------------------------------------------------------------------------------
+// Events, the snapshot, the next action: each type is inferred from its schema in ./schema.ts,
+// where its fields are documented (the edge parses events with them, `restoreSnapshot` the snapshot)
+// ---------------------------------------------------------------------------------------------
+
 /** How a cycle ended. `valid`: the step is proven. `invalid`: it is disproven. `error`: nothing could be decided (fail closed: nothing advances). */
 export type CycleOutcome = z.infer<typeof CycleOutcomeSchema>;
-
-// ---------------------------------------------------------------------------------------------
-// Events (each type is inferred from its schema in ./schema.ts, where its fields are documented)
-// ---------------------------------------------------------------------------------------------
 
 export type ChangedPath = z.infer<typeof ChangedPathSchema>;
 export type PushedCommit = z.infer<typeof PushedCommitSchema>;
@@ -92,8 +114,26 @@ export type PushEvent = z.infer<typeof PushEventSchema>;
 /** Everything that can happen to a track. Parse webhooks into these at the edge (see `TrackEventSchema`). */
 export type TrackEvent = z.infer<typeof TrackEventSchema>;
 
+export type ApprovalRecord = z.infer<typeof ApprovalRecordSchema>;
+export type GateRecord = z.infer<typeof GateRecordSchema>;
+export type BuildUnit = z.infer<typeof BuildUnitSchema>;
+export type UnitEvidence = z.infer<typeof UnitEvidenceSchema>;
+export type FrozenTestFile = z.infer<typeof FrozenTestFileSchema>;
+export type TrackContext = z.infer<typeof TrackContextSchema>;
+export type TrackSnapshot = z.infer<typeof TrackSnapshotSchema>;
+
+/** What `createTrack` needs: the branch pairing and where the track starts. */
+export type CreateTrackInput = z.infer<typeof CreateTrackInputSchema>;
+
+/**
+ * What happens next on a track, for an agent (as JSON with its role prompt) or a person (as text).
+ * `actor` says who: an agent playing `role`, a person (a gate, a decision), the orchestrator
+ * (a cycle is running), or nobody (the track has ended).
+ */
+export type NextAction = z.infer<typeof NextActionSchema>;
+
 // ---------------------------------------------------------------------------------------------
-// Effects (data only; handlers execute them in order)
+// Effects and the result of a transition (data only; handlers execute the effects in order)
 // ---------------------------------------------------------------------------------------------
 
 /**
@@ -168,35 +208,9 @@ export type Effect =
   | UpdateChecksEffect
   | CommentEffect;
 
-// ---------------------------------------------------------------------------------------------
-// Next action
-// ---------------------------------------------------------------------------------------------
-
-/**
- * What happens next on a track, for an agent (as JSON with its role prompt) or a person (as text).
- * `actor` says who: an agent playing `role`, a person (a gate, a decision), the orchestrator
- * (a cycle is running), or nobody (the track has ended).
- */
-export type NextAction = z.infer<typeof NextActionSchema>;
-
-// ---------------------------------------------------------------------------------------------
-// Snapshot (inferred from ./schema.ts, which `restoreSnapshot` parses with)
-// ---------------------------------------------------------------------------------------------
-
-export type ApprovalRecord = z.infer<typeof ApprovalRecordSchema>;
-export type GateRecord = z.infer<typeof GateRecordSchema>;
-export type BuildUnit = z.infer<typeof BuildUnitSchema>;
-export type UnitEvidence = z.infer<typeof UnitEvidenceSchema>;
-export type FrozenTestFile = z.infer<typeof FrozenTestFileSchema>;
-export type TrackContext = z.infer<typeof TrackContextSchema>;
-export type TrackSnapshot = z.infer<typeof TrackSnapshotSchema>;
-
 /** What `transition` returns. With `rejection`, the event was refused: the stage did not advance. */
 export interface TransitionResult {
   snapshot: TrackSnapshot;
   effects: Effect[];
   rejection?: { reasons: string[] };
 }
-
-/** What `createTrack` needs: the branch pairing and where the track starts. */
-export type CreateTrackInput = z.infer<typeof CreateTrackInputSchema>;

@@ -12,6 +12,9 @@ import { STATE_BRANCH } from "../state/schema.js";
 export const DEFAULT_BRANCH_RULESET = "consort: default branch";
 export const STATE_BRANCH_RULESET = "consort: state branch";
 
+/** Approving reviews `consort protect` asks for when `--approvals` is not given. */
+export const DEFAULT_APPROVALS = 1;
+
 export interface ProtectSettings {
   /** The GitHub App's id (the integration id of its check runs). */
   appId: number;
@@ -98,7 +101,7 @@ export interface ExistingRuleset {
 }
 
 /** Keys of managed parameters whose existing values are kept when present (Consort only sets a default). */
-const KEEP_IF_SET: Record<string, string[]> = {
+export const KEEP_IF_SET: Record<string, string[]> = {
   pull_request: ["required_review_thread_resolution", "dismiss_stale_reviews_on_push"],
 };
 /** Status-check entries other than Consort's seven are the repository's own: kept. */

@@ -62,10 +62,12 @@ function header(report: TrackReport): string {
   return `Track ${code(report.trackId)} on ${code(report.branch)} at ${commitLink(report, report.headSha)}.`;
 }
 
-function approvalsTable(report: TrackReport, approvals: ApprovalView[]): string {
+/** The approvals as a table: who, when, on which commit, at which frozen hash; the gate too in the comment, which lists every gate's. */
+function approvalsTable(report: TrackReport, approvals: ApprovalView[], withGate = false): string {
   return table(
-    ["Who", "When", "Commit", "Frozen hash"],
+    [...(withGate ? ["Gate"] : []), "Who", "When", "Commit", "Frozen hash"],
     approvals.map((a) => [
+      ...(withGate ? [gateTitle(a.gate)] : []),
       link(`@${a.approver}`, a.reviewUrl),
       a.at,
       commitLink(report, a.commit),
@@ -116,11 +118,12 @@ function gateRun(report: TrackReport, gate: GateName): RenderedCheckRun {
   if (gate === "design" || gate === "test-list") parts.push(`### Frozen files\n\n${frozenSection(report, gate)}`);
   if (gate === "test-list") parts.push(`### Test list\n\n${testsTable(report.tests, false)}`);
   if (gate === "deploy") parts.push(`### Deploy evidence\n\n${deploySection(report)}`);
+  const refused = report.refusedApprovals?.[gate] ?? [];
   parts.push(
     `### Approvals\n\n${approvalsTable(
       report,
       report.approvals.filter((a) => a.gate === gate),
-    )}`,
+    )}${refused.length ? `\n\n${refused.map((n) => `> ${n}`).join("\n>\n")}` : ""}`,
   );
   return run(
     name,
@@ -304,17 +307,7 @@ export function renderComment(report: TrackReport): string {
     `### Gates\n\n${table(["Gate", "State"], gates, "")}`,
     `### Tests\n\n${testsTable(report.tests, true)}`,
     `### Frozen hashes\n\n${frozen}`,
-    `### Approvals\n\n${table(
-      ["Gate", "Who", "When", "Commit", "Frozen hash"],
-      report.approvals.map((a) => [
-        gateTitle(a.gate),
-        link(`@${a.approver}`, a.reviewUrl),
-        a.at,
-        commitLink(report, a.commit),
-        code(short(a.manifestHash)),
-      ]),
-      "No approvals yet.",
-    )}`,
+    `### Approvals\n\n${approvalsTable(report, report.approvals, true)}`,
     `### Schema\n\n${schema}`,
     ...(report.sources ? [`### Where the facts come from\n\n${report.sources}`] : []),
   ].join("\n\n");

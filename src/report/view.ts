@@ -113,6 +113,8 @@ export interface TrackReport {
   deploy?: DeployEvidenceView;
   /** Caveats a person should see, e.g. "database rebuilt from the seed on a hosted runner". */
   notes?: string[];
+  /** Why a review just submitted does not count, by gate: shown in that gate's check, under its approvals. */
+  refusedApprovals?: Partial<Record<GateName, string[]>>;
   /** Where the database facts of the checks come from (src/substrate/placement.ts). */
   sources?: string;
 }

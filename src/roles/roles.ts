@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { ARTIFACT_PATHS, reviewPath } from "../artifacts/paths.js";
 import { CONFIG_PATH } from "../config/path.js";
-import type { Stage } from "../orchestrator/types.js";
+import { gateAtStage, isCycleStage, type Stage } from "../orchestrator/types.js";
 
 /**
  * The eight roles (design §2) and what each owns at each step. Ownership is per step: the Navigator
@@ -115,18 +115,9 @@ export function ownershipAt(stage: Stage, config: ConsortConfig, unit: string | 
 
 /** Who the machine is waiting for at a stage that no role commits in (for messages). */
 export function waitingFor(stage: Stage): string {
+  if (gateAtStage(stage)) return "a person's approving review";
+  if (isCycleStage(stage)) return "a verification cycle to report";
   switch (stage) {
-    case "design-gate":
-    case "test-list-gate":
-    case "deploy-gate":
-    case "promote-gate":
-      return "a person's approving review";
-    case "red-verify":
-    case "green-verify":
-    case "refactor-verify":
-    case "deploying":
-    case "promoting":
-      return "a verification cycle to report";
     case "blocked":
       return "a person to retry, renegotiate or abandon";
     case "merging":

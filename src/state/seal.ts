@@ -66,11 +66,16 @@ function signatureMatches(actual: unknown, expected: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-/** Everything that is wrong with a stored file's text; empty when it is sound. */
+/**
+ * Everything that is wrong with a stored file's text; empty when it is sound. The file names the
+ * key that sealed it: the app's key, or one of `previousKeys` (retired by a rotation, kept so the
+ * files they sealed still open until the app writes them again with the current key).
+ */
 export function checkStateFile(
   text: string,
   key: string,
   expected: { trackId: string; repository?: string },
+  previousKeys: readonly string[] = [],
 ): { problems: string[]; file?: TrackStateFile; raw?: Record<string, unknown> } {
   requireKey(key);
   let raw: unknown;
@@ -84,12 +89,14 @@ export function checkStateFile(
   const { signature, ...body } = raw;
   // The signature is checked over the raw content, before the schema could coerce anything.
   const keyId = typeof body.keyId === "string" ? body.keyId : undefined;
+  // A file sealed before key ids were kept names none: only the current key can have sealed it.
+  const sealedWith = keyId === undefined ? key : [key, ...previousKeys].find((k) => k && keyIdOf(k) === keyId);
   if (signature === undefined) problems.push("signature is missing");
-  else if (keyId !== undefined && keyId !== keyIdOf(key))
+  else if (sealedWith === undefined)
     problems.push(
-      `sealed with state key ${keyId}, not this app's key ${keyIdOf(key)} (CONSORT_STATE_KEY changed? set it back, or re-seal from the last version sealed with this key)`,
+      `sealed with state key ${keyId}, which is not this app's key ${keyIdOf(key)}${previousKeys.length > 0 ? ` nor one of its previous keys (${previousKeys.map(keyIdOf).join(", ")})` : ""}: if the key was rotated, list the old one in CONSORT_STATE_KEYS_PREVIOUS; otherwise re-seal from the last version sealed with a key the app has`,
     );
-  else if (!signatureMatches(signature, hmac(body, key)))
+  else if (!signatureMatches(signature, hmac(body, sealedWith)))
     problems.push("signature does not match the content (edited outside the app, or sealed with another key)");
   const parsed = TrackStateFile.safeParse(raw);
   if (!parsed.success) {
@@ -109,8 +116,9 @@ export function openStateFile(
   text: string,
   key: string,
   where: { trackId: string; path: string; repository?: string; commit?: string },
+  previousKeys: readonly string[] = [],
 ): TrackStateFile {
-  const { problems, file } = checkStateFile(text, key, where);
+  const { problems, file } = checkStateFile(text, key, where, previousKeys);
   if (problems.length > 0 || !file) throw new TamperedStateError(where.trackId, where.path, problems, where.commit);
   return file;
 }

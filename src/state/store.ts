@@ -3,6 +3,7 @@ import type { GitHubClient } from "../github/client.js";
 import { githubMessage, httpStatus } from "../github/client.js";
 import { StateConflictError, StateStoreError, TamperedStateError } from "./errors.js";
 import { canonicalJson, checkStateFile, openStateFile, sealState, serialiseStateFile, unsealed } from "./seal.js";
+import { notTheAppsCommit, StateCommit } from "./tip.js";
 import {
   MAX_PROCESSED_DELIVERIES,
   STATE_BRANCH,
@@ -26,8 +27,10 @@ export interface StateStoreOptions {
   octokit: GitHubClient;
   owner: string;
   repo: string;
-  /** The HMAC key (CONSORT_STATE_KEY). Never logged. */
+  /** The HMAC key (CONSORT_STATE_KEY) that seals every write. Never logged. */
   key: string;
+  /** Keys retired by a rotation (CONSORT_STATE_KEYS_PREVIOUS): files they sealed still open; the next write re-seals them with `key`. Never logged. */
+  previousKeys?: readonly string[];
   /** Attempts at the compare-and-swap before giving up; default 5. */
   maxAttempts?: number;
   clock?: () => Date;
@@ -38,6 +41,18 @@ export interface StateStoreOptions {
    * every store of the process: a file older than that was rolled back and is refused.
    */
   sequences?: Map<string, number>;
+  /**
+   * The app's bot login (`<slug>[bot]`), asked for once when first needed. Given, the tip of
+   * consort/state must be a commit the app wrote (see src/state/tip.ts), else every read of the
+   * branch is refused as tampered until a maintainer re-seals; the CLI's and the board's readers,
+   * which have no app identity, leave it out and check the files' seals only.
+   */
+  writer?: () => Promise<string>;
+  /**
+   * Texts of state files by blob sha that this process read or wrote, shared by its stores: a blob
+   * sha names its content, so when the tip commit names the track's blob, the file is not read again.
+   */
+  blobTexts?: Map<string, string>;
 }
 
 /** What a re-seal did: nothing to do, or which version it restored and how that differs from the refused file. */
@@ -96,6 +111,20 @@ interface StoredFile {
   blob: string;
 }
 
+/** The branch as read for one track: its file, whether the branch exists, and (with a writer) the tip commit and what is wrong with it. */
+interface CurrentRead {
+  file?: StoredFile;
+  branch: boolean;
+  tip?: StateCommit;
+  /** Why the tip is not the app's own commit; undefined when it is, or when no writer was given. */
+  foreignTip?: string;
+}
+
+/** How many blob texts a process keeps (a state file is a few KB). */
+const BLOB_TEXTS_KEPT = 500;
+/** How far below a foreign tip re-seal looks for the app's own last commit. */
+const FOREIGN_COMMITS_WALKED = 50;
+
 const REF = `heads/${STATE_BRANCH}`;
 
 /**
@@ -104,10 +133,11 @@ const REF = `heads/${STATE_BRANCH}`;
  * starting guess: a write names the blob it replaces, so GitHub refuses it when the file changed
  * since (then the file is read again), and an update that would write nothing re-reads first.
  */
-const lastReads = new WeakMap<object, Map<string, StoredFile>>();
+const lastReads = new WeakMap<object, Map<string, CurrentRead>>();
 
 export function createStateStore(options: StateStoreOptions): StateStore {
   const { octokit, owner, repo, key } = options;
+  const previousKeys = options.previousKeys ?? [];
   const maxAttempts = options.maxAttempts ?? 5;
   const clock = options.clock ?? (() => new Date());
   const retryDelayMs = options.retryDelayMs ?? 50;
@@ -159,11 +189,16 @@ export function createStateStore(options: StateStoreOptions): StateStore {
     if (Array.isArray(data) || file.type !== "file") {
       throw new TamperedStateError(trackId, path, ["the path is not a regular file"], commit);
     }
+    // GitHub inlines a file of up to 1 MB; a larger one (a long track's) comes with encoding
+    // "none" and no content, and its blob is read through the Git Data API (up to 100 MB).
+    if (file.encoding === "none" && typeof file.sha === "string") {
+      return { file: { text: await readBlob(file.sha, trackId, commit), blob: file.sha }, branch: true };
+    }
     if (file.encoding !== "base64" || typeof file.content !== "string") {
       throw new TamperedStateError(
         trackId,
         path,
-        [`the file is not readable through the contents API (encoding ${file.encoding ?? "none"}; over 1 MB?)`],
+        [`the file is not readable through the contents API (encoding ${file.encoding ?? "none"})`],
         commit,
       );
     }
@@ -173,8 +208,87 @@ export function createStateStore(options: StateStoreOptions): StateStore {
     };
   }
 
+  /** A state file's text by its blob sha, for a file too large for the Contents API to inline. */
+  async function readBlob(blob: string, trackId: string, commit: string | undefined): Promise<string> {
+    let data: { encoding?: string; content?: string };
+    try {
+      data = (await octokit.rest.git.getBlob({ owner, repo, file_sha: blob })).data;
+    } catch (error) {
+      throw new StateStoreError(
+        `Could not read the blob ${blob.slice(0, 12)} of ${trackPath(trackId)} on ${STATE_BRANCH} of ${repository}: ${githubMessage(error)}`,
+      );
+    }
+    if (data.encoding !== "base64" || typeof data.content !== "string")
+      throw new TamperedStateError(
+        trackId,
+        trackPath(trackId),
+        [
+          `the file's blob ${blob.slice(0, 12)} is not readable through the Git Data API (encoding ${data.encoding ?? "none"})`,
+        ],
+        commit,
+      );
+    return Buffer.from(data.content, "base64").toString("utf8");
+  }
+
   async function readText(ref: string, trackId: string): Promise<string | undefined> {
     return (await readFile(ref, trackId)).file?.text;
+  }
+
+  const blobTexts = options.blobTexts;
+  function keepBlob(file: StoredFile): void {
+    if (!blobTexts) return;
+    blobTexts.delete(file.blob);
+    blobTexts.set(file.blob, file.text);
+    if (blobTexts.size > BLOB_TEXTS_KEPT) blobTexts.delete(blobTexts.keys().next().value!);
+  }
+
+  /** A commit of the state branch (its tip by default) as GitHub's commit API gives it; undefined when the branch is missing. */
+  async function readCommit(ref: string): Promise<StateCommit | undefined> {
+    let data: unknown;
+    try {
+      data = (await octokit.rest.repos.getCommit({ owner, repo, ref })).data;
+    } catch (error) {
+      // GitHub answers 422 "No commit found for SHA: consort/state" when the branch does not exist.
+      if (httpStatus(error) === 422 && /no commit found/i.test(githubMessage(error))) return undefined;
+      if (httpStatus(error) === 409)
+        throw new StateStoreError(
+          `${repository} is empty, so it cannot hold ${STATE_BRANCH}`,
+          "push a first commit to the default branch",
+        );
+      throw new StateStoreError(`Could not read ${ref} of ${repository}: ${githubMessage(error)}`);
+    }
+    const parsed = StateCommit.safeParse(data);
+    if (!parsed.success)
+      throw new StateStoreError(
+        formatZodError(parsed.error, `GitHub's answer for commit ${ref} of ${repository} is not a commit`, {
+          inline: true,
+        }),
+      );
+    return parsed.data;
+  }
+
+  /**
+   * The track's file on the branch. With a writer, the tip commit is read first and judged (one
+   * read, where the file's read was), and the file is read at that commit, unless the tip names
+   * the file's blob and this process already holds its text: then the tip's read is all it costs.
+   */
+  async function readCurrent(trackId: string): Promise<CurrentRead> {
+    if (!options.writer) {
+      const read = await readFile(STATE_BRANCH, trackId);
+      if (read.file) keepBlob(read.file);
+      return read;
+    }
+    const tip = await readCommit(STATE_BRANCH);
+    if (!tip) return { branch: false };
+    const foreignTip = notTheAppsCommit(tip, await options.writer());
+    const changed = tip.files?.find((entry) => entry.filename === trackPath(trackId));
+    const kept = changed?.sha ? blobTexts?.get(changed.sha) : undefined;
+    if (changed?.status === "removed") return { branch: true, tip, foreignTip };
+    if (changed?.sha && kept !== undefined)
+      return { file: { text: kept, blob: changed.sha }, branch: true, tip, foreignTip };
+    const { file } = await readFile(tip.sha, trackId);
+    if (file) keepBlob(file);
+    return { ...(file ? { file } : {}), branch: true, tip, foreignTip };
   }
 
   function isLostRace(error: unknown): boolean {
@@ -194,12 +308,14 @@ export function createStateStore(options: StateStoreOptions): StateStore {
    * appeared since it was read, or the branch moved under a concurrent write), so re-read and retry.
    */
   async function writeFile(
-    read: { file?: StoredFile; branch: boolean },
+    trackId: string,
+    read: CurrentRead,
     path: string,
     text: string,
     message: string,
   ): Promise<string | undefined> {
     if (!read.branch) return startBranch(path, text, message);
+    let written: { commit?: string; parent?: string; blob?: string };
     try {
       // No author or committer: GitHub then signs the commit as made by the app.
       const { data } = await octokit.rest.repos.createOrUpdateFileContents({
@@ -211,13 +327,32 @@ export function createStateStore(options: StateStoreOptions): StateStore {
         branch: STATE_BRANCH,
         ...(read.file ? { sha: read.file.blob } : {}),
       });
-      return data.commit.sha ?? undefined;
+      written = { commit: data.commit.sha, parent: data.commit.parents?.[0]?.sha, blob: data.content?.sha };
     } catch (error) {
       // The branch is not there (never made, or deleted since the read): start it with this file.
       if (httpStatus(error) === 404 && !read.file) return startBranch(path, text, message);
       if (isLostWrite(error)) return undefined;
       throw new StateStoreError(`Could not write ${path} on ${STATE_BRANCH} of ${repository}: ${githubMessage(error)}`);
     }
+    if (written.blob) keepBlob({ text, blob: written.blob });
+    await vouchForParent(trackId, read, written.parent);
+    return written.commit;
+  }
+
+  /**
+   * The commit a write landed on is the tip that was judged, unless someone wrote in between (the
+   * blob's compare-and-swap only guards this track's file). Then that commit is judged too, at one
+   * read: a foreign one ends this delivery as tampered, naming it. The write stands, so later reads
+   * see the app's commit on top: a foreign commit landing in that instant is reported once, not
+   * refused for good (and a commit of another replica's is not judged further down).
+   */
+  async function vouchForParent(trackId: string, read: CurrentRead, parent: string | undefined): Promise<void> {
+    if (!options.writer || !read.tip || parent === read.tip.sha) return;
+    const landedOn = parent === undefined ? undefined : await readCommit(parent);
+    const problem = landedOn
+      ? notTheAppsCommit(landedOn, await options.writer())
+      : `the write's commit names no parent on ${STATE_BRANCH}, so the commit under it cannot be judged`;
+    if (problem) throw new TamperedStateError(trackId, trackPath(trackId), [problem], parent);
   }
 
   /** The first write of a repository: an orphan commit holding the file, and the branch created on it. */
@@ -248,27 +383,38 @@ export function createStateStore(options: StateStoreOptions): StateStore {
    * Open a file read at the branch. A tampered one is reported with the commit it was read at (one
    * more read, on this path only), so a maintainer can look at exactly that version.
    */
-  async function openRead(trackId: string, text: string): Promise<TrackStateFile> {
+  async function openRead(trackId: string, read: CurrentRead, findCommit = true): Promise<TrackStateFile | undefined> {
     const path = trackPath(trackId);
+    let problems: string[] = [];
+    let opened: TrackStateFile | undefined;
     try {
-      return openCurrent(text, trackId);
+      // A file under a foreign tip is not the newest this app has seen, however well sealed.
+      opened = read.file ? openCurrent(read.file.text, trackId, read.foreignTip === undefined) : undefined;
     } catch (error) {
-      if (!(error instanceof TamperedStateError) || error.commit) throw error;
-      const commit = await octokit.rest.git
-        .getRef({ owner, repo, ref: REF })
-        .then(({ data }) => data.object.sha)
-        .catch(() => undefined);
-      throw new TamperedStateError(trackId, path, error.problems, commit);
+      if (!(error instanceof TamperedStateError)) throw error;
+      problems = error.problems;
     }
+    // Under a commit the app did not write, even a missing file is refused: deleting it would end the track.
+    if (read.foreignTip) problems = [read.foreignTip, ...problems];
+    if (problems.length === 0) return opened;
+    const commit =
+      read.tip?.sha ??
+      (findCommit
+        ? await octokit.rest.git
+            .getRef({ owner, repo, ref: REF })
+            .then(({ data }) => data.object.sha)
+            .catch(() => undefined)
+        : undefined);
+    throw new TamperedStateError(trackId, path, problems, commit);
   }
 
   const sequences = options.sequences;
   const sequenceKey = (trackId: string) => `${repository.toLowerCase()}/${trackId}`;
 
   /** Open a file and refuse it when it is older than a version this app already saw. */
-  function openCurrent(text: string, trackId: string): TrackStateFile {
+  function openCurrent(text: string, trackId: string, note = true): TrackStateFile {
     const path = trackPath(trackId);
-    const file = openStateFile(text, key, { trackId, path, repository });
+    const file = openStateFile(text, key, { trackId, path, repository }, previousKeys);
     const newest = sequences?.get(sequenceKey(trackId));
     if (newest !== undefined && (file.sequence ?? 0) < newest)
       throw new TamperedStateError(
@@ -279,7 +425,7 @@ export function createStateStore(options: StateStoreOptions): StateStore {
         ],
         undefined,
       );
-    noteSequence(trackId, file.sequence);
+    if (note) noteSequence(trackId, file.sequence);
     return file;
   }
 
@@ -288,27 +434,64 @@ export function createStateStore(options: StateStoreOptions): StateStore {
     sequences.set(sequenceKey(trackId), Math.max(sequences.get(sequenceKey(trackId)) ?? 0, sequence));
   }
 
-  /** The newest earlier version of a track's file (not `refused`) that verifies and is not older than one already seen. */
+  /**
+   * The newest version of a track's file at or below `from` (not `refused`) that verifies, is not
+   * older than one already seen and, with a writer, was written by the app.
+   */
   async function lastValidVersion(
     trackId: string,
-    refused: string,
+    refused: string | undefined,
+    from: string,
   ): Promise<{ commit: string; text: string; file: TrackStateFile } | undefined> {
     const path = trackPath(trackId);
     const newest = sequences?.get(sequenceKey(trackId)) ?? 0;
     const { data: history } = await octokit.rest.repos.listCommits({
       owner,
       repo,
-      sha: STATE_BRANCH,
+      sha: from,
       path,
       per_page: RESEAL_HISTORY,
     });
-    for (const { sha } of history) {
+    const login = options.writer ? await options.writer() : undefined;
+    for (const entry of history) {
+      const { sha } = entry;
+      if (login !== undefined) {
+        const listed = StateCommit.safeParse(entry);
+        if (!listed.success || notTheAppsCommit(listed.data, login)) continue;
+      }
       const text = await readText(sha, trackId);
       if (text === undefined || text === refused) continue;
-      const { problems, file } = checkStateFile(text, key, { trackId, repository });
+      const { problems, file } = checkStateFile(text, key, { trackId, repository }, previousKeys);
       if (problems.length === 0 && file && (file.sequence ?? 0) >= newest) return { commit: sha, text, file };
     }
     return undefined;
+  }
+
+  /** The newest commit the app wrote on the first-parent line below a foreign tip. */
+  async function lastOwnCommit(tip: StateCommit): Promise<StateCommit | undefined> {
+    const login = await options.writer!();
+    let at: StateCommit | undefined = tip;
+    for (let walked = 0; at && walked < FOREIGN_COMMITS_WALKED; walked++) {
+      if (!notTheAppsCommit(at, login)) return at;
+      const parent: string | undefined = at.parents[0]?.sha;
+      at = parent ? await readCommit(parent) : undefined;
+    }
+    return undefined;
+  }
+
+  /**
+   * Move the branch back to the app's own commit `own`, dropping the foreign commits above it (the
+   * app is the ruleset's bypass actor, so it may): every file they changed is as the app last wrote
+   * it. One forced ref update, where a restoring commit would cost a tree, a commit and a ref.
+   */
+  async function resetBranch(own: StateCommit): Promise<void> {
+    try {
+      await octokit.rest.git.updateRef({ owner, repo, ref: REF, sha: own.sha, force: true });
+    } catch (error) {
+      throw new StateStoreError(
+        `Could not move ${STATE_BRANCH} of ${repository} back to ${own.sha.slice(0, 7)}: ${githubMessage(error)}`,
+      );
+    }
   }
 
   function checkNext(trackId: string, next: TrackState): TrackState {
@@ -335,10 +518,10 @@ export function createStateStore(options: StateStoreOptions): StateStore {
   }
 
   /** Keep what this client found of a track's file, for the update that may follow (see lastReads). */
-  function remember(trackId: string, file: StoredFile): void {
-    const reads = lastReads.get(octokit) ?? new Map<string, StoredFile>();
+  function remember(trackId: string, read: CurrentRead): void {
+    const reads = lastReads.get(octokit) ?? new Map<string, CurrentRead>();
     lastReads.set(octokit, reads);
-    reads.set(trackId, file);
+    reads.set(trackId, read);
   }
 
   return {
@@ -346,12 +529,12 @@ export function createStateStore(options: StateStoreOptions): StateStore {
 
     async read(trackId) {
       TrackId.parse(trackId);
-      const read = await readFile(STATE_BRANCH, trackId);
+      const read = await readCurrent(trackId);
       lastReads.get(octokit)?.delete(trackId);
-      if (read.file === undefined) return undefined;
-      const state = unsealed(openCurrent(read.file.text, trackId));
-      remember(trackId, read.file);
-      return state;
+      const file = await openRead(trackId, read, false);
+      if (file === undefined) return undefined;
+      remember(trackId, read);
+      return unsealed(file);
     },
 
     async update(trackId, deliveryId, change) {
@@ -363,9 +546,9 @@ export function createStateStore(options: StateStoreOptions): StateStore {
       reads?.delete(trackId);
       for (let attempt = 1; attempt <= maxAttempts; attempt++) {
         const guessed = remembered !== undefined;
-        const read = guessed ? { file: remembered, branch: true } : await readFile(STATE_BRANCH, trackId);
+        const read = remembered ?? (await readCurrent(trackId));
         remembered = undefined;
-        const currentFile = read.file ? await openRead(trackId, read.file.text) : undefined;
+        const currentFile = await openRead(trackId, read);
         const current = currentFile && unsealed(currentFile);
         const duplicate = current?.processedDeliveries.includes(deliveryId) === true;
         const proposed = duplicate ? undefined : change(current === undefined ? undefined : structuredClone(current));
@@ -378,7 +561,7 @@ export function createStateStore(options: StateStoreOptions): StateStore {
         if (duplicate && current) return { outcome: "duplicate-delivery", state: current, attempts: attempt };
         if (next === undefined || (current && sameContent(current, next))) {
           // A handler that asked for no change yet may ask again in this delivery, once it has read more.
-          if (read.file) remember(trackId, read.file);
+          if (read.file) remember(trackId, read);
           return { outcome: "unchanged", state: current, attempts: attempt };
         }
         const seen = (current?.processedDeliveries ?? []).filter((id) => id !== deliveryId);
@@ -388,6 +571,7 @@ export function createStateStore(options: StateStoreOptions): StateStore {
         next.previousSeal = currentFile?.signature ?? null;
         const file = sealState(next, key);
         const commit = await writeFile(
+          trackId,
           read,
           path,
           serialiseStateFile(file),
@@ -404,23 +588,40 @@ export function createStateStore(options: StateStoreOptions): StateStore {
 
     async reseal(trackId, actor, reason = "re-sealed by a maintainer") {
       const path = trackPath(trackId);
+      /** The foreign tip this re-seal moved the branch back from, once it has. */
+      let dropped: { tip: StateCommit; text: string | undefined } | undefined;
       for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-        const read = await readFile(STATE_BRANCH, trackId);
+        let read = await readCurrent(trackId);
         if (!read.branch)
           throw new StateStoreError(`${repository} has no ${STATE_BRANCH} branch, so there is nothing to re-seal`);
+        if (read.foreignTip && read.tip) {
+          // Under a tip the app did not write, the branch goes back to the app's own last commit first.
+          const own = await lastOwnCommit(read.tip);
+          if (!own)
+            throw new StateStoreError(
+              `Cannot re-seal ${path}: none of the ${FOREIGN_COMMITS_WALKED} commits below the tip of ${STATE_BRANCH} was written by this app (${read.foreignTip})`,
+              `delete the ${STATE_BRANCH} branch to start every track's state over`,
+            );
+          dropped = { tip: read.tip, text: read.file?.text };
+          await resetBranch(own);
+          const { file } = await readFile(own.sha, trackId);
+          read = { ...(file ? { file } : {}), branch: true, tip: own };
+        }
         const text = read.file?.text;
         if (text === undefined)
           throw new StateStoreError(
             `There is no ${path} on ${STATE_BRANCH} of ${repository}`,
             "check the track id with `consort state list`",
           );
-        const { problems, file, raw } = checkStateFile(text, key, { trackId, repository });
+        const { problems, file, raw } = checkStateFile(text, key, { trackId, repository }, previousKeys);
         const newest = sequences?.get(sequenceKey(trackId));
         const rolledBack = file !== undefined && newest !== undefined && (file.sequence ?? 0) < newest;
-        if (problems.length === 0 && file && !rolledBack)
-          return { outcome: "unchanged", state: unsealed(file), attempts: attempt };
+        const sound = problems.length === 0 && file !== undefined && !rolledBack;
+        if (sound && !dropped) return { outcome: "unchanged", state: unsealed(file), attempts: attempt };
         // Only a version the app itself sealed can be vouched for: the newest one that still verifies.
-        const restored = await lastValidVersion(trackId, text);
+        const restored = sound
+          ? { commit: read.tip?.sha ?? STATE_BRANCH, text, file }
+          : await lastValidVersion(trackId, text, STATE_BRANCH);
         if (!restored)
           throw new StateStoreError(
             `Cannot re-seal ${path}: no earlier version on ${STATE_BRANCH} verifies with this app's key (${problems.join("; ") || "rolled back"})`,
@@ -435,10 +636,11 @@ export function createStateStore(options: StateStoreOptions): StateStore {
         next.updatedAt = now;
         const sealed = sealState(next, key);
         const commit = await writeFile(
+          trackId,
           read,
           path,
           serialiseStateFile(sealed),
-          `consort: re-seal ${path} from ${restored.commit.slice(0, 7)} (by ${actor})`,
+          `consort: re-seal ${path} from ${restored.commit.slice(0, 7)}${dropped ? `, dropping the commits down to ${dropped.tip.sha.slice(0, 7)} that this app did not write` : ""} (by ${actor})`,
         );
         if (commit) {
           noteSequence(trackId, sealed.sequence);
@@ -448,7 +650,7 @@ export function createStateStore(options: StateStoreOptions): StateStore {
             commit,
             attempts: attempt,
             restoredFrom: restored.commit,
-            difference: lineDifference(text, restored.text),
+            difference: lineDifference(dropped ? (dropped.text ?? "") : text, restored.text),
           };
         }
         await pause(attempt);
@@ -458,9 +660,10 @@ export function createStateStore(options: StateStoreOptions): StateStore {
 
     async inspect(trackId) {
       const path = trackPath(trackId);
-      const text = await readText(STATE_BRANCH, trackId);
-      if (text === undefined) return undefined;
-      return { path, text, problems: checkStateFile(text, key, { trackId, repository }).problems };
+      const read = await readCurrent(trackId);
+      if (read.file === undefined) return undefined;
+      const { problems } = checkStateFile(read.file.text, key, { trackId, repository }, previousKeys);
+      return { path, text: read.file.text, problems: read.foreignTip ? [read.foreignTip, ...problems] : problems };
     },
 
     async list() {

@@ -1,5 +1,6 @@
 import { createHash, createHmac } from "node:crypto";
 import pg from "pg";
+import { ident, literal } from "./sql.js";
 
 /**
  * A least-privilege login per database branch (postgres and local providers): the URL a cycle's
@@ -8,8 +9,6 @@ import pg from "pg";
  * password is derived from the provider's admin URL, so it is unguessable without that secret,
  * and every process computes the same one without storing it.
  */
-
-const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 /** The role of a branch: cluster-wide, so named after the root and the branch together. */
 export function branchRoleName(root: string, branch: string): string {
@@ -74,7 +73,7 @@ async function grantUnderLock(
 const OWN_EVERYTHING = (role: string) => `
 DO $consort$
 DECLARE
-  target text := ${pgLiteral(role)};
+  target text := ${literal(role)};
   item record;
 BEGIN
   FOR item IN
@@ -116,10 +115,6 @@ BEGIN
   END LOOP;
 END
 $consort$`;
-
-function pgLiteral(text: string): string {
-  return `'${text.replace(/'/g, "''")}'`;
-}
 
 /** Run OWN_EVERYTHING in `database`, reached with the admin URL. */
 export async function ownEverything(adminUrl: string, database: string, role: string): Promise<void> {

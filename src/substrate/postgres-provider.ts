@@ -1,9 +1,23 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { z } from "zod";
 import { branchRoleName, branchRolePassword, branchRoleUrl, grantBranchRole, ownEverything } from "./branch-role.js";
 import { BRANCH_ID_PATTERN } from "./names.js";
 import { describeServer, toSubstrateError } from "./pg-errors.js";
+import { ident } from "./sql.js";
+import {
+  allSpareNames,
+  baseDatabaseName,
+  isBeingMade,
+  labelAsBase,
+  labelAsBranch,
+  labelAsSpare,
+  makerOf,
+  MAX_SPARES,
+  readCatalog,
+  temporaryDatabaseName,
+  type BranchRecord,
+  type CatalogEntry,
+} from "./postgres-catalog.js";
 import {
   SubstrateError,
   checkFork,
@@ -23,19 +37,14 @@ import {
  * Lakebase, so they get no base and fork with one file copy.
  *
  * Metadata lives with each database, as a COMMENT ON DATABASE, so `list` and the parent checks
- * work across processes and vanish with the database. A new database is made under a temporary
- * name and renamed once complete: a branch name never points at a half-made copy.
+ * work across processes and vanish with the database (the names and labels: postgres-catalog.ts).
+ * A new database is made under a temporary name and renamed once complete: a branch name never
+ * points at a half-made copy.
  */
 
 // Base rule: a base is taken when its branch is created (a copy of the parent's base) and again
 // only by refreshBase, which our seed, migrate and promote steps call after changing the branch.
 
-const BRANCH_COMMENT = "consort-branch:";
-const BASE_COMMENT = "consort-base:";
-const BASE_PREFIX = "consort_base_";
-const SPARE_COMMENT = "consort-spare:";
-const SPARE_PREFIX = "consort_spare_";
-const NEW_PREFIX = "consort_new_";
 /** pg_advisory_lock namespaces: one per branch name, one per base (shared while forking). */
 const LOCK_BRANCH = 0x436f6e73;
 const LOCK_BASE = 0x42617365;
@@ -43,31 +52,10 @@ const LOCK_BASE = 0x42617365;
 const LOCK_SPARE = 0x53706172;
 /** Half-made databases older than this belong to a process that died: reap them. */
 const ORPHAN_AGE_MS = 60 * 60 * 1000;
-/** The most warm spares one parent keeps (a burst of this many concurrent forks is served from spares). */
-const MAX_SPARES = 16;
 /** How long a burst of concurrent forks keeps its parent's spare pool at the burst's size. */
 const SPARE_DEMAND_WINDOW_MS = 10 * 60 * 1000;
 /** How long a refresh waits for sessions on the branch to end before it refuses (see waitForSessionsToEnd). */
 const SESSION_EXIT_WAIT_MS = 5000;
-
-/** A branch's metadata, kept as its database's comment and parsed where it is read back. */
-const BranchRecord = z.object({
-  v: z.literal(1),
-  /** The root database this branch descends from: one server may hold several Consort roots. */
-  root: z.string(),
-  parent: z.string().nullable(),
-  createdAt: z.string(),
-  expiresAt: z.string().optional(),
-  frozenAt: z.string().optional(),
-});
-type BranchRecord = z.infer<typeof BranchRecord>;
-
-interface CatalogEntry {
-  datname: string;
-  record?: BranchRecord;
-  baseOf?: string;
-  spareOf?: string;
-}
 
 export interface PostgresProviderOptions {
   kind?: "postgres" | "local";
@@ -94,50 +82,6 @@ export interface PostgresProviderOptions {
   /** How long refreshBase waits for the branch's sessions to end before refusing. Default 5 s. */
   sessionExitWaitMs?: number;
 }
-
-/** The frozen base of a branch: a deterministic, short name well inside Postgres's 63 bytes. */
-export function baseDatabaseName(branch: string): string {
-  return `${BASE_PREFIX}${createHash("sha256").update(branch).digest("hex").slice(0, 24)}`;
-}
-
-/** The warm spare number `index` of a branch's base (see PostgresProviderOptions.warmSpares). */
-export function spareDatabaseName(branch: string, index = 0): string {
-  const name = `${SPARE_PREFIX}${createHash("sha256").update(branch).digest("hex").slice(0, 24)}`;
-  return index === 0 ? name : `${name}_${index}`;
-}
-
-/** The server process id of a client's session (from the login handshake). */
-const makerPid = (client: pg.PoolClient): number | undefined =>
-  (client as unknown as { processID?: number | null }).processID ?? undefined;
-
-const allSpareNames = (branch: string) => Array.from({ length: MAX_SPARES }, (_, i) => spareDatabaseName(branch, i));
-
-/**
- * A name for a database being made: it carries the making session's server process id, so a
- * copy whose maker is gone (a crash, a killed process) is known to be half-made at once.
- */
-function temporaryDatabaseName(makerPid?: number): string {
-  return `${NEW_PREFIX}${Date.now().toString(36)}_${(makerPid ?? 0).toString(36)}_${randomBytes(4).toString("hex")}`;
-}
-
-function parseComment(datname: string, comment: string | null): CatalogEntry {
-  // A database still under its temporary name is not a branch yet, whatever its comment says.
-  if (datname.startsWith(NEW_PREFIX)) return { datname };
-  if (comment?.startsWith(BRANCH_COMMENT)) {
-    try {
-      const record = BranchRecord.safeParse(JSON.parse(comment.slice(BRANCH_COMMENT.length)));
-      return record.success ? { datname, record: record.data } : { datname };
-    } catch {
-      return { datname };
-    }
-  }
-  if (comment?.startsWith(BASE_COMMENT)) return { datname, baseOf: comment.slice(BASE_COMMENT.length) };
-  if (comment?.startsWith(SPARE_COMMENT)) return { datname, spareOf: comment.slice(SPARE_COMMENT.length) };
-  return { datname };
-}
-
-const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
-const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
 export class PostgresBranchProvider implements BranchProvider {
   readonly kind: "postgres" | "local";
@@ -213,8 +157,8 @@ export class PostgresBranchProvider implements BranchProvider {
     return this.withClient(`creating branch "${name}"`, async (client) => {
       await this.lock(client, LOCK_BRANCH, name);
       try {
-        let catalog = await this.catalog(client);
-        if ((await this.reap(client, catalog, name)).length > 0) catalog = await this.catalog(client);
+        let catalog = await readCatalog(client);
+        if ((await this.reap(client, catalog, name)).length > 0) catalog = await readCatalog(client);
         const existing = catalog.get(name);
         if (existing) {
           if (!existing.record || existing.record.root !== this.root) throw this.notOurs(name);
@@ -270,16 +214,14 @@ export class PostgresBranchProvider implements BranchProvider {
           };
           if (ttl === undefined) {
             progress(`taking the frozen base of "${name}"`);
-            const tmpBase = temporaryDatabaseName(makerPid(client));
+            const tmpBase = temporaryDatabaseName(client);
             made.push(tmpBase);
-            await client.query(`CREATE DATABASE ${ident(tmpBase)} TEMPLATE ${ident(parentBase)} STRATEGY FILE_COPY`);
-            await client.query(`ALTER DATABASE ${ident(tmpBase)} WITH ALLOW_CONNECTIONS false`);
-            await client.query(`COMMENT ON DATABASE ${ident(tmpBase)} IS ${literal(BASE_COMMENT + name)}`);
+            await this.copyAsBase(client, tmpBase, parentBase, name);
             await client.query(`ALTER DATABASE ${ident(tmpBase)} RENAME TO ${ident(baseDatabaseName(name))}`);
             made[made.length - 1] = baseDatabaseName(name);
           }
           progress(`forking "${name}" from "${parent}"`);
-          const tmp = temporaryDatabaseName(makerPid(client));
+          const tmp = temporaryDatabaseName(client);
           made.push(tmp);
           const spare = ttl !== undefined && (await this.takeSpareOrWait(client, parent, tmp));
           if (!spare)
@@ -287,7 +229,7 @@ export class PostgresBranchProvider implements BranchProvider {
           // One round trip: connections allowed (a spare has none), shut to every login but the
           // branch's own (see branch-role.ts), the comment and the rename commit together.
           await client.query(
-            `${spare ? `ALTER DATABASE ${ident(tmp)} WITH ALLOW_CONNECTIONS true; ` : ""}REVOKE CONNECT, TEMPORARY ON DATABASE ${ident(tmp)} FROM PUBLIC; COMMENT ON DATABASE ${ident(tmp)} IS ${literal(BRANCH_COMMENT + JSON.stringify(record))}; ALTER DATABASE ${ident(tmp)} RENAME TO ${ident(name)}`,
+            `${spare ? `ALTER DATABASE ${ident(tmp)} WITH ALLOW_CONNECTIONS true; ` : ""}REVOKE CONNECT, TEMPORARY ON DATABASE ${ident(tmp)} FROM PUBLIC; ${labelAsBranch(tmp, record)}; ALTER DATABASE ${ident(tmp)} RENAME TO ${ident(name)}`,
           );
           // A throwaway fork's parent gets its spares back when its forks have ended (see forkStarted).
           if (ttl === undefined) this.replenish(name);
@@ -341,7 +283,7 @@ export class PostgresBranchProvider implements BranchProvider {
         // Taken before looking for children, so no child can be forked while we delete.
         await this.lock(client, LOCK_BASE, name);
         try {
-          const catalog = await this.catalog(client);
+          const catalog = await readCatalog(client);
           const entry = catalog.get(name);
           if (entry && !entry.record) throw this.notOurs(name);
           if (entry?.record && entry.record.root !== this.root) {
@@ -379,7 +321,7 @@ export class PostgresBranchProvider implements BranchProvider {
     return this.withClient(`refreshing the base of "${name}"`, async (client) => {
       await this.lock(client, LOCK_BRANCH, name);
       try {
-        const catalog = await this.catalog(client);
+        const catalog = await readCatalog(client);
         const entry = catalog.get(name);
         if (!entry) throw this.missing(name);
         if (!entry.record) throw this.notOurs(name);
@@ -400,11 +342,9 @@ export class PostgresBranchProvider implements BranchProvider {
           );
         }
         progress(`taking a new frozen base of "${name}"`);
-        const tmp = temporaryDatabaseName(makerPid(client));
+        const tmp = temporaryDatabaseName(client);
         try {
-          await client.query(`CREATE DATABASE ${ident(tmp)} TEMPLATE ${ident(name)} STRATEGY FILE_COPY`);
-          await client.query(`ALTER DATABASE ${ident(tmp)} WITH ALLOW_CONNECTIONS false`);
-          await client.query(`COMMENT ON DATABASE ${ident(tmp)} IS ${literal(BASE_COMMENT + name)}`);
+          await this.copyAsBase(client, tmp, name, name);
           await this.lock(client, LOCK_BASE, name);
           try {
             await this.dropSpares(client, name);
@@ -422,7 +362,7 @@ export class PostgresBranchProvider implements BranchProvider {
           });
         }
         const record: BranchRecord = { ...entry.record, frozenAt: new Date().toISOString() };
-        await client.query(`COMMENT ON DATABASE ${ident(name)} IS ${literal(BRANCH_COMMENT + JSON.stringify(record))}`);
+        await client.query(labelAsBranch(name, record));
         this.replenish(name);
         return this.toBranch({ datname: name, record });
       } finally {
@@ -434,7 +374,7 @@ export class PostgresBranchProvider implements BranchProvider {
   async listBranches(): Promise<DatabaseBranch[]> {
     await this.ensureRoot();
     return this.withClient("listing branches", async (client) => {
-      const catalog = await this.catalog(client);
+      const catalog = await readCatalog(client);
       return [...catalog.values()]
         .filter((e) => e.record?.root === this.root)
         .map((e) => this.toBranch(e))
@@ -445,14 +385,8 @@ export class PostgresBranchProvider implements BranchProvider {
   async getBranch(name: string): Promise<DatabaseBranch | undefined> {
     if (name === this.root) await this.ensureRoot();
     return this.withClient(`reading branch "${name}"`, async (client) => {
-      const row = await client.query<{ datname: string; comment: string | null }>(
-        "SELECT datname, shobj_description(oid, 'pg_database') AS comment FROM pg_database WHERE datname = $1",
-        [name],
-      );
-      const first = row.rows[0];
-      if (!first) return undefined;
-      const entry = parseComment(first.datname, first.comment);
-      if (!entry.record || entry.record.root !== this.root) return undefined;
+      const entry = (await readCatalog(client, name)).get(name);
+      if (!entry?.record || entry.record.root !== this.root) return undefined;
       return this.toBranch(entry);
     });
   }
@@ -464,7 +398,7 @@ export class PostgresBranchProvider implements BranchProvider {
     const role = branchRoleName(this.root, name);
     const password = branchRolePassword(this.adminUrl, role);
     await this.withClient(`making the login role of branch "${name}"`, async (client) => {
-      const rootDatabases = [...(await this.catalog(client)).values()]
+      const rootDatabases = [...(await readCatalog(client)).values()]
         .filter((e) => e.record?.root === this.root || e.baseOf !== undefined || e.spareOf !== undefined)
         .map((e) => e.datname);
       await grantBranchRole(client, { role, password, database: name, rootDatabases: [this.root, ...rootDatabases] });
@@ -476,7 +410,7 @@ export class PostgresBranchProvider implements BranchProvider {
   /** The warm spares this root's branches keep, and the disk they take (full copies without reflink). */
   async spareUsage(): Promise<{ count: number; bytes: number }> {
     return this.withClient("measuring warm spares", async (client) => {
-      const catalog = await this.catalog(client);
+      const catalog = await readCatalog(client);
       const ours = new Set([...catalog.values()].filter((e) => e.record?.root === this.root).map((e) => e.datname));
       const spares = [...catalog.values()].filter((e) => e.spareOf !== undefined && ours.has(e.spareOf));
       if (spares.length === 0) return { count: 0, bytes: 0 };
@@ -515,7 +449,7 @@ export class PostgresBranchProvider implements BranchProvider {
     await this.withClient("preparing the root branch", async (client) => {
       await this.lock(client, LOCK_BRANCH, this.root);
       try {
-        const catalog = await this.catalog(client);
+        const catalog = await readCatalog(client);
         const entry = catalog.get(this.root);
         if (entry?.record && entry.record.root !== this.root) throw this.notOurs(this.root);
         if (!entry) await client.query(`CREATE DATABASE ${ident(this.root)}`);
@@ -527,16 +461,12 @@ export class PostgresBranchProvider implements BranchProvider {
             createdAt: new Date().toISOString(),
             frozenAt: new Date().toISOString(),
           };
-          await client.query(
-            `COMMENT ON DATABASE ${ident(this.root)} IS ${literal(BRANCH_COMMENT + JSON.stringify(record))}`,
-          );
+          await client.query(labelAsBranch(this.root, record));
         }
         if (!catalog.has(baseDatabaseName(this.root))) {
-          const tmp = temporaryDatabaseName(makerPid(client));
+          const tmp = temporaryDatabaseName(client);
           try {
-            await client.query(`CREATE DATABASE ${ident(tmp)} TEMPLATE ${ident(this.root)} STRATEGY FILE_COPY`);
-            await client.query(`ALTER DATABASE ${ident(tmp)} WITH ALLOW_CONNECTIONS false`);
-            await client.query(`COMMENT ON DATABASE ${ident(tmp)} IS ${literal(BASE_COMMENT + this.root)}`);
+            await this.copyAsBase(client, tmp, this.root, this.root);
             await client.query(`ALTER DATABASE ${ident(tmp)} RENAME TO ${ident(baseDatabaseName(this.root))}`);
           } catch (error) {
             await client.query(`DROP DATABASE IF EXISTS ${ident(tmp)} WITH (FORCE)`).catch(() => {});
@@ -551,6 +481,17 @@ export class PostgresBranchProvider implements BranchProvider {
         await this.unlock(client, LOCK_BRANCH, this.root);
       }
     });
+  }
+
+  /**
+   * Copy `template` under the temporary name `tmp` as `branch`'s frozen base: nobody may connect to
+   * it, and its comment says whose base it is. The caller renames it to baseDatabaseName(branch)
+   * once the old one is out of the way, and drops `tmp` when anything fails.
+   */
+  private async copyAsBase(client: pg.PoolClient, tmp: string, template: string, branch: string): Promise<void> {
+    await client.query(`CREATE DATABASE ${ident(tmp)} TEMPLATE ${ident(template)} STRATEGY FILE_COPY`);
+    await client.query(`ALTER DATABASE ${ident(tmp)} WITH ALLOW_CONNECTIONS false`);
+    await client.query(labelAsBase(tmp, branch));
   }
 
   /** Count a throwaway fork of `parent` as running (sizing its spare pool); call the result when it ends. */
@@ -698,13 +639,13 @@ export class PostgresBranchProvider implements BranchProvider {
         try {
           const base = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [baseDatabaseName(branch)]);
           if (base.rowCount === 0) return false;
-          const tmp = temporaryDatabaseName(makerPid(client));
+          const tmp = temporaryDatabaseName(client);
           try {
             await client.query(
               `CREATE DATABASE ${ident(tmp)} TEMPLATE ${ident(baseDatabaseName(branch))} STRATEGY FILE_COPY`,
             );
             await client.query(
-              `ALTER DATABASE ${ident(tmp)} WITH ALLOW_CONNECTIONS false; COMMENT ON DATABASE ${ident(tmp)} IS ${literal(SPARE_COMMENT + branch)}; ALTER DATABASE ${ident(tmp)} RENAME TO ${ident(target)}`,
+              `ALTER DATABASE ${ident(tmp)} WITH ALLOW_CONNECTIONS false; ${labelAsSpare(tmp, branch)}; ALTER DATABASE ${ident(tmp)} RENAME TO ${ident(target)}`,
             );
           } catch (error) {
             await client.query(`DROP DATABASE IF EXISTS ${ident(tmp)} WITH (FORCE)`).catch(() => {});
@@ -728,13 +669,13 @@ export class PostgresBranchProvider implements BranchProvider {
    * no longer exists and is not being made. Returns the names dropped.
    */
   async reapOrphans(): Promise<string[]> {
-    return this.withClient("reaping orphaned copies", async (client) => this.reap(client, await this.catalog(client)));
+    return this.withClient("reaping orphaned copies", async (client) => this.reap(client, await readCatalog(client)));
   }
 
   private async reap(client: pg.PoolClient, catalog: Map<string, CatalogEntry>, except?: string): Promise<string[]> {
     const now = Date.now();
     // Whose sessions live matters only when there are copies in progress to judge.
-    const live = [...catalog.keys()].some((n) => n.startsWith(NEW_PREFIX))
+    const live = [...catalog.keys()].some(isBeingMade)
       ? new Set(
           (await client.query<{ pid: number }>("SELECT pid FROM pg_stat_activity")).rows.map((r) => Number(r.pid)),
         )
@@ -746,10 +687,9 @@ export class PostgresBranchProvider implements BranchProvider {
     };
     for (const entry of catalog.values()) {
       try {
-        if (entry.datname.startsWith(NEW_PREFIX)) {
-          const [born, maker] = entry.datname.slice(NEW_PREFIX.length).split("_");
-          const pid = parseInt(maker ?? "", 36);
-          const age = now - parseInt(born ?? "", 36);
+        if (isBeingMade(entry.datname)) {
+          const { pid, born } = makerOf(entry.datname);
+          const age = now - born;
           // A copy whose maker's session has ended is never finished; one from before makers were named, after an hour.
           if ((pid > 0 && !live.has(pid)) || (!(pid > 0) && Number.isFinite(age) && age > ORPHAN_AGE_MS))
             await drop(entry.datname);
@@ -797,13 +737,6 @@ export class PostgresBranchProvider implements BranchProvider {
       await new Promise((resolve) => setTimeout(resolve, Math.min(pause, Math.max(0, deadline - Date.now()))));
       pause = Math.min(pause * 2, 100);
     }
-  }
-
-  private async catalog(client: pg.PoolClient): Promise<Map<string, CatalogEntry>> {
-    const rows = await client.query<{ datname: string; comment: string | null }>(
-      "SELECT datname, shobj_description(oid, 'pg_database') AS comment FROM pg_database",
-    );
-    return new Map(rows.rows.map((r) => [r.datname, parseComment(r.datname, r.comment)]));
   }
 
   private toBranch(entry: CatalogEntry): DatabaseBranch {

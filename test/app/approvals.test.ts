@@ -113,15 +113,18 @@ describe.each(["deploy", "promote"] as const)("the %s gate", (gate) => {
     expectFacts();
     expectReviews(h.github, [{ id: REVIEW_ID, login: "lead-human", state: "APPROVED", commit: earlier }]);
     expectStickyComment(h.github, branch, track.context.head);
+    expectChecks(h.github, track.context.head, 1);
 
     await h.receive("pull_request_review", approval(track, earlier));
     h.github.verify();
 
     expect(state.head).toBe(before);
+    const why = `> @lead-human's approval does not count for the ${gate} gate: the frozen manifest hash at ${earlier.slice(0, 7)} is unknown, so the review cannot be tied to the pending files`;
     const comment = (h.github.calls("POST", "/repos/acme/shop/issues/7/comments")[0]!.body as { body: string }).body;
-    expect(comment).toContain(
-      `> @lead-human's approval does not count for the ${gate} gate: the frozen manifest hash at ${earlier.slice(0, 7)} is unknown, so the review cannot be tied to the pending files`,
-    );
+    expect(comment).toContain(why);
+    // The gate's own check says why too, where a reviewer looking at consort/${gate} reads it.
+    expect(Object.keys(createdChecks(h.github))).toEqual([`consort/${gate}`]);
+    expect(createdChecks(h.github)[`consort/${gate}`]!.output.summary).toContain(why);
   });
 
   it(`is approved by the person who brought the track up to date, when Consort took that merge of main`, async () => {
@@ -151,15 +154,16 @@ describe.each(["deploy", "promote"] as const)("the %s gate", (gate) => {
     expectFacts(leadsMerge);
     expectReviews(h.github, [{ id: REVIEW_ID, login: "lead-human", state: "APPROVED", commit: head }]);
     expectStickyComment(h.github, branch, head);
+    expectChecks(h.github, head, 1);
 
     await h.receive("pull_request_review", approval(track, head));
     h.github.verify();
 
     expect(state.head).toBe(before);
+    const why = `> @lead-human's approval does not count for the ${gate} gate: lead-human authored aaaaaaa; committed aaaaaaa under approval and cannot approve their own work`;
     const comment = (h.github.calls("POST", "/repos/acme/shop/issues/7/comments")[0]!.body as { body: string }).body;
-    expect(comment).toContain(
-      `> @lead-human's approval does not count for the ${gate} gate: lead-human authored aaaaaaa; committed aaaaaaa under approval and cannot approve their own work`,
-    );
+    expect(comment).toContain(why);
+    expect(createdChecks(h.github)[`consort/${gate}`]!.output.summary).toContain(why);
   });
 });
 

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { runCli } from "../../src/cli/main.js";
 import { stopLocalServer } from "../../src/substrate/local-server.js";
 import { sanitiseBranchName } from "../../src/substrate/names.js";
-import { baseDatabaseName } from "../../src/substrate/postgres-provider.js";
+import { baseDatabaseName } from "../../src/substrate/postgres-catalog.js";
 import { postgresUrl } from "../helpers/postgres.js";
 
 /** `consort db …` as a person types it: in process against the shared server, and as real processes on the embedded default. */

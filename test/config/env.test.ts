@@ -55,3 +55,28 @@ describe("credential shapes, in development as in production", () => {
     );
   });
 });
+
+describe("the state keys retired by a rotation", () => {
+  const production = {
+    NODE_ENV: "production",
+    APP_ID: "123456",
+    PRIVATE_KEY: pem,
+    WEBHOOK_SECRET: "s",
+    CONSORT_STATE_KEY: "n".repeat(40),
+  };
+
+  it("are read from CONSORT_STATE_KEYS_PREVIOUS, comma-separated, blanks dropped", () => {
+    expect(
+      loadEnv({ CONSORT_STATE_KEYS_PREVIOUS: ` ${"a".repeat(32)} ,, ${"b".repeat(40)}` }).CONSORT_STATE_KEYS_PREVIOUS,
+    ).toEqual(["a".repeat(32), "b".repeat(40)]);
+    expect(loadEnv({}).CONSORT_STATE_KEYS_PREVIOUS).toEqual([]);
+  });
+
+  it("a key too short to have been a state key is refused in production, by its place and without echoing it", () => {
+    const refused = problems({ ...production, CONSORT_STATE_KEYS_PREVIOUS: `${"a".repeat(32)},short-secret` });
+    expect(refused).toEqual([
+      "CONSORT_STATE_KEYS_PREVIOUS: key 2 is too short to be a state key the app sealed with (32+ characters); list the old CONSORT_STATE_KEY values, comma-separated.",
+    ]);
+    expect(refused.join("")).not.toContain("short-secret");
+  });
+});

@@ -1,22 +1,20 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import type { ConsortConfig } from "../../src/config/consort-config.js";
+import { describe, expect, test } from "vitest";
 import { hashFrozenText } from "../../src/gates/freeze.js";
 import { CycleRequest, type CycleRequestInput } from "../../src/cycle/request.js";
 import { CYCLE_RESULT_FILE, CYCLE_SUMMARY_FILE, CycleResult } from "../../src/cycle/result.js";
 import { runCycle } from "../../src/cycle/run.js";
-import type { BranchProvider } from "../../src/substrate/provider.js";
 import {
   GREEN_T7,
   IMPORT_ERROR_TEST,
   RED_T7,
-  checkout,
+  S1_TESTS,
+  T7,
   copyInto,
-  exampleConfig,
   replaceIn,
-  uniqueBranch,
   type Checkout,
+  exampleSuite,
 } from "./stockflow.js";
 
 /**
@@ -24,37 +22,7 @@ import {
  * database on the run's Postgres. Each scenario has its own checkout, so they run concurrently.
  */
 
-const TEST_LIST = JSON.parse(
-  await readFile(new URL("../../examples/stockflow/.consort/test-list.json", import.meta.url), "utf8"),
-) as {
-  tests: Array<{ id: string; file: string; title: string }>;
-};
-const entry = (id: string) => {
-  const { file, title } = TEST_LIST.tests.find((t) => t.id === id)!;
-  return { id, file, title };
-};
-const S1_TESTS = ["T1", "T2", "T3", "T4", "T5", "T6"].map(entry);
-const T7 = entry("T7");
-
-let config: ConsortConfig;
-let provider: BranchProvider;
-const TRACK_DB = uniqueBranch("f1-record-stock");
-const checkouts: Checkout[] = [];
-
-beforeAll(async () => {
-  ({ config, provider } = await exampleConfig());
-  await provider.createBranch(TRACK_DB, { from: await provider.rootBranch() });
-});
-afterAll(async () => {
-  await Promise.all(checkouts.map((c) => c.remove()));
-  await provider?.close();
-});
-
-async function stage(commits: Parameters<typeof checkout>[0]): Promise<Checkout> {
-  const c = await checkout(commits);
-  checkouts.push(c);
-  return c;
-}
+const suite = exampleSuite("f1-record-stock");
 
 /**
  * The frozen test files of the S1 tests, as the RED stage holds them: hashes, and the commit the
@@ -70,14 +38,19 @@ function request(
   c: Checkout,
   input: Omit<CycleRequestInput, "track" | "commit" | "database" | "version">,
 ): CycleRequest {
-  return CycleRequest.parse({ track: "f1-record-stock", commit: c.commit, database: { branch: TRACK_DB }, ...input });
+  return CycleRequest.parse({
+    track: "f1-record-stock",
+    commit: c.commit,
+    database: { branch: suite.trackDb },
+    ...input,
+  });
 }
 
 const reasonsOf = (r: CycleResult) => r.reasons.join("\n");
 
 describe.concurrent("RED and GREEN on StockFlow's T7 (stock by location)", { timeout: 120_000 }, () => {
   test("a new test that fails by an assertion, with every earlier test green, is a verified RED", async () => {
-    const red = await stage(RED_T7);
+    const red = await suite.stage(RED_T7);
     const out = join(red.dir, ".consort-out");
     const result = await runCycle(
       request(red, {
@@ -86,8 +59,8 @@ describe.concurrent("RED and GREEN on StockFlow's T7 (stock by location)", { tim
         frozenTestFiles: await frozenS1(red),
       }),
       {
-        provider,
-        config,
+        provider: suite.provider,
+        config: suite.config,
         cwd: red.dir,
         outDir: out,
       },
@@ -100,8 +73,8 @@ describe.concurrent("RED and GREEN on StockFlow's T7 (stock by location)", { tim
       message: expect.stringContaining("expected 404 to be 200"),
     });
     expect(result.tests.filter((t) => t.role === "earlier").map((t) => t.outcome)).toEqual(Array(6).fill("passed"));
-    expect(result.database).toMatchObject({ trackBranch: TRACK_DB, dropped: true });
-    expect(await provider.getBranch(result.database.cycleBranch!)).toBeUndefined();
+    expect(result.database).toMatchObject({ trackBranch: suite.trackDb, dropped: true });
+    expect(await suite.provider.getBranch(result.database.cycleBranch!)).toBeUndefined();
     expect(result.commit).toBe(red.commit);
     // What the app downloads parses with the same schema, and people get a summary.
     expect(CycleResult.parse(JSON.parse(await readFile(join(out, CYCLE_RESULT_FILE), "utf8")))).toEqual(result);
@@ -109,7 +82,7 @@ describe.concurrent("RED and GREEN on StockFlow's T7 (stock by location)", { tim
   });
 
   test("after the driver implements S2 the same test passes, its file unchanged: a verified GREEN", async () => {
-    const green = await stage(GREEN_T7);
+    const green = await suite.stage(GREEN_T7);
     const redText = await green.read(T7.file);
     const result = await runCycle(
       request(green, {
@@ -117,7 +90,7 @@ describe.concurrent("RED and GREEN on StockFlow's T7 (stock by location)", { tim
         tests: { inTurn: [T7], earlierGreen: S1_TESTS },
         frozenTestFiles: await frozenS1(green, [{ path: T7.file, text: redText }]),
       }),
-      { provider, config, cwd: green.dir },
+      { provider: suite.provider, config: suite.config, cwd: green.dir },
     );
 
     expect(reasonsOf(result)).toBe("");
@@ -127,7 +100,7 @@ describe.concurrent("RED and GREEN on StockFlow's T7 (stock by location)", { tim
   });
 
   test("a RED test that fails because its import does not exist is refused: it never reached an assertion", async () => {
-    const red = await stage([
+    const red = await suite.stage([
       {
         message: "RED T7 calling a service that is not there",
         mutate: [...RED_T7[0]!.mutate, copyInto(IMPORT_ERROR_TEST, T7.file)],
@@ -140,8 +113,8 @@ describe.concurrent("RED and GREEN on StockFlow's T7 (stock by location)", { tim
         frozenTestFiles: await frozenS1(red),
       }),
       {
-        provider,
-        config,
+        provider: suite.provider,
+        config: suite.config,
         cwd: red.dir,
       },
     );
@@ -153,7 +126,7 @@ describe.concurrent("RED and GREEN on StockFlow's T7 (stock by location)", { tim
   });
 
   test("a RED whose test already passes is refused", async () => {
-    const done = await stage(GREEN_T7);
+    const done = await suite.stage(GREEN_T7);
     const result = await runCycle(
       request(done, {
         step: "red",
@@ -161,8 +134,8 @@ describe.concurrent("RED and GREEN on StockFlow's T7 (stock by location)", { tim
         frozenTestFiles: await frozenS1(done),
       }),
       {
-        provider,
-        config,
+        provider: suite.provider,
+        config: suite.config,
         cwd: done.dir,
       },
     );
@@ -173,9 +146,9 @@ describe.concurrent("RED and GREEN on StockFlow's T7 (stock by location)", { tim
   });
 
   test("a GREEN that weakened the frozen test is refused even though everything passes", async () => {
-    const red = await stage(RED_T7);
+    const red = await suite.stage(RED_T7);
     const frozenT7 = await red.read(T7.file);
-    const edited = await stage([
+    const edited = await suite.stage([
       ...GREEN_T7,
       {
         message: "GREEN T7 (and a quieter test)",
@@ -190,7 +163,7 @@ describe.concurrent("RED and GREEN on StockFlow's T7 (stock by location)", { tim
         tests: { inTurn: [T7], earlierGreen: S1_TESTS },
         frozenTestFiles: await frozenS1(edited, [{ path: T7.file, text: frozenT7 }]),
       }),
-      { provider, config, cwd: edited.dir },
+      { provider: suite.provider, config: suite.config, cwd: edited.dir },
     );
 
     expect(result.tests.map((t) => t.outcome)).toEqual(Array(7).fill("passed"));
@@ -199,7 +172,7 @@ describe.concurrent("RED and GREEN on StockFlow's T7 (stock by location)", { tim
   });
 
   test("a GREEN that breaks an earlier green test is refused, naming it", async () => {
-    const broken = await stage([
+    const broken = await suite.stage([
       ...GREEN_T7,
       {
         message: "GREEN T7, with an upsert that no longer updates",
@@ -219,7 +192,7 @@ describe.concurrent("RED and GREEN on StockFlow's T7 (stock by location)", { tim
         tests: { inTurn: [T7], earlierGreen: S1_TESTS },
         frozenTestFiles: await frozenS1(broken, [{ path: T7.file, text: redText }]),
       }),
-      { provider, config, cwd: broken.dir },
+      { provider: suite.provider, config: suite.config, cwd: broken.dir },
     );
 
     expect(result.verdict).toBe("refused");

@@ -6,6 +6,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll } from "vitest";
 import { readCheckoutConfig } from "../../src/config/load.js";
 import type { ConsortConfig } from "../../src/config/consort-config.js";
 import { createProvider } from "../../src/substrate/index.js";
@@ -129,6 +130,50 @@ export const T7 = exampleTest("T7");
 export const S1_TESTS = ["T1", "T2", "T3", "T4", "T5", "T6"].map(exampleTest);
 
 export const uniqueBranch = (prefix: string): string => `${prefix}-${randomBytes(4).toString("hex")}`;
+
+/**
+ * A suite of real cycles on the example: before it, the example's configuration (`exampleConfig`)
+ * and a track database forked from its root (`trackDb`); after it, every checkout it staged
+ * removed and the provider closed. `config` and `provider` are there once the suite has started.
+ */
+export function exampleSuite(trackPrefix: string): {
+  readonly config: ConsortConfig;
+  readonly provider: BranchProvider;
+  trackDb: string;
+  /** A checkout of the example (`checkout`), removed after the suite. */
+  stage(commits: Parameters<typeof checkout>[0]): Promise<Checkout>;
+} {
+  let example: { config: ConsortConfig; provider: BranchProvider } | undefined;
+  const started = () => {
+    if (!example) throw new Error("exampleSuite: config and provider are set in beforeAll; read them in a test");
+    return example;
+  };
+  const trackDb = uniqueBranch(trackPrefix);
+  const checkouts: Checkout[] = [];
+  beforeAll(async () => {
+    const { config, provider } = await exampleConfig();
+    example = { config, provider };
+    await provider.createBranch(trackDb, { from: await provider.rootBranch() });
+  });
+  afterAll(async () => {
+    await Promise.all(checkouts.map((c) => c.remove()));
+    await example?.provider.close();
+  });
+  return {
+    get config() {
+      return started().config;
+    },
+    get provider() {
+      return started().provider;
+    },
+    trackDb,
+    async stage(commits) {
+      const c = await checkout(commits);
+      checkouts.push(c);
+      return c;
+    },
+  };
+}
 
 /** The example's own configuration with the database on the run's shared server, under its own root. */
 export async function exampleConfig(): Promise<{

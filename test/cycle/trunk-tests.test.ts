@@ -1,11 +1,9 @@
 import { appendFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import type { ConsortConfig } from "../../src/config/consort-config.js";
+import { describe, expect, test } from "vitest";
 import { CycleRequest } from "../../src/cycle/request.js";
 import { runCycle } from "../../src/cycle/run.js";
-import type { BranchProvider } from "../../src/substrate/provider.js";
-import { checkout, exampleConfig, git, uniqueBranch, type Checkout, type Mutation } from "./stockflow.js";
+import { git, type Checkout, type Mutation, exampleSuite } from "./stockflow.js";
 
 /**
  * A REFACTOR on a repository whose default branch already has its own tests (real cycles on the
@@ -13,19 +11,7 @@ import { checkout, exampleConfig, git, uniqueBranch, type Checkout, type Mutatio
  * track's to change. Only what the track did to the tests since its merge base with the trunk counts.
  */
 
-let config: ConsortConfig;
-let provider: BranchProvider;
-const TRACK_DB = uniqueBranch("refactor-trunk");
-const checkouts: Checkout[] = [];
-
-beforeAll(async () => {
-  ({ config, provider } = await exampleConfig());
-  await provider.createBranch(TRACK_DB, { from: await provider.rootBranch() });
-});
-afterAll(async () => {
-  await Promise.all(checkouts.map((c) => c.remove()));
-  await provider?.close();
-});
+const suite = exampleSuite("refactor-trunk");
 
 const appendTo =
   (path: string, text: string): Mutation =>
@@ -34,11 +20,10 @@ const appendTo =
 
 /** main holds the finished example with all its tests; the track branches off it and commits `track` on top. */
 async function trackOffTrunk(track: Mutation[]): Promise<Checkout> {
-  const c = await checkout([
+  const c = await suite.stage([
     { message: "main: StockFlow with its tests" },
     { message: "refactor on the track", mutate: track },
   ]);
-  checkouts.push(c);
   await git(c.dir, "branch", "main", "HEAD~1");
   return c;
 }
@@ -49,7 +34,7 @@ const refactor = (c: Checkout, base?: { branch?: string; commit?: string }) =>
     step: "refactor",
     commit: c.commit,
     tests: {},
-    database: { branch: TRACK_DB },
+    database: { branch: suite.trackDb },
     ...(base ? { base } : {}),
   });
 
@@ -58,7 +43,11 @@ const CODE_ONLY = appendTo("src/app.ts", "\n// The handler reads better as one e
 describe.concurrent("REFACTOR on a trunk that has its own test files", { timeout: 120_000 }, () => {
   test("a refactor that changes only code is verified: the trunk's untouched tests pass and are not the track's changes", async () => {
     const c = await trackOffTrunk([CODE_ONLY]);
-    const result = await runCycle(refactor(c, { branch: "main" }), { provider, config, cwd: c.dir });
+    const result = await runCycle(refactor(c, { branch: "main" }), {
+      provider: suite.provider,
+      config: suite.config,
+      cwd: c.dir,
+    });
     expect(result.reasons).toEqual([]);
     expect(result.verdict).toBe("verified");
     expect(result.report?.passed).toBeGreaterThan(0);
@@ -67,8 +56,8 @@ describe.concurrent("REFACTOR on a trunk that has its own test files", { timeout
   test("a refactor that edits a trunk test file is refused: it changed a test it does not own", async () => {
     const c = await trackOffTrunk([CODE_ONLY, appendTo("test/file-stock.test.ts", "\n// tidied by the track\n")]);
     const result = await runCycle(refactor(c, { commit: await git(c.dir, "rev-parse", "main") }), {
-      provider,
-      config,
+      provider: suite.provider,
+      config: suite.config,
       cwd: c.dir,
     });
     expect(result.verdict).toBe("refused");
@@ -84,7 +73,7 @@ describe.concurrent("REFACTOR on a trunk that has its own test files", { timeout
       CODE_ONLY,
       appendTo("test/extra.test.ts", "import { test } from 'vitest';\ntest('extra', () => {});\n"),
     ]);
-    const result = await runCycle(refactor(c), { provider, config, cwd: c.dir });
+    const result = await runCycle(refactor(c), { provider: suite.provider, config: suite.config, cwd: c.dir });
     expect(result.reasons).toEqual([
       expect.stringContaining(
         "test/extra.test.ts: a test file that no verified RED froze was added since the merge base",
@@ -95,7 +84,11 @@ describe.concurrent("REFACTOR on a trunk that has its own test files", { timeout
 
   test("a base that is not in the checkout fails closed with the reason and the fix", async () => {
     const c = await trackOffTrunk([CODE_ONLY]);
-    const result = await runCycle(refactor(c, { branch: "trunk-not-fetched" }), { provider, config, cwd: c.dir });
+    const result = await runCycle(refactor(c, { branch: "trunk-not-fetched" }), {
+      provider: suite.provider,
+      config: suite.config,
+      cwd: c.dir,
+    });
     expect(result.verdict).toBe("refused");
     expect(result.reasons).toEqual([expect.stringContaining("the branch trunk-not-fetched, is not in the checkout")]);
     expect(result.reasons[0]).toContain("fetch-depth: 0");

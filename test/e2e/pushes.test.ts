@@ -84,6 +84,30 @@ describe("pushes are verified against git, not the payload", () => {
     ]);
   });
 
+  test("a merge cannot change a file only main changed, nor drop main's change to it: git's merge takes main's text", async () => {
+    s.restore(atRed);
+    const before = s.head();
+    landOnMain({ "src/services/prices.ts": "export const price = (sku: string) => 0;\n", "docs/NEWS.md": "Prices\n" });
+    const merge = s.repo.mergeOn(
+      s.branch,
+      s.repo.branchHead("main")!,
+      "Merge branch 'main'\n\nConsort-Role: navigator\n",
+      AGENTS.navigator,
+      // Main's new module, with a line main never wrote; and main's news left out.
+      {
+        "src/services/prices.ts": "export const price = (sku: string) => 0;\nexport const open = true;\n",
+        "docs/NEWS.md": null,
+      },
+    );
+    await s.push(before);
+
+    expect(s.snapshot().context.head).toBe(before);
+    expect(violationsOn(s.world.check(merge, "consort/discipline"))).toEqual([
+      `${short(merge)}: merges main but leaves docs/NEWS.md, src/services/prices.ts other than main made them, though only main changed them since the track forked: take main's text in the merge, and make any change of your own a step`,
+    ]);
+    expect(s.world.mock.violations).toEqual([]);
+  });
+
   test("a merge of a branch that is not main is refused: only the default branch may be merged into a track", async () => {
     s.restore(atRed);
     const before = s.head();

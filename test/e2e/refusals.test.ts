@@ -356,6 +356,10 @@ describe("approvals that do not count", () => {
     expect(s.snapshot().context.gates.design.status).toBe("pending");
     expect(checkTable(s.world, s.head())["consort/design"]).toBe("in_progress");
     expect(comment()).toContain(`> @${reviewer}'s approval does not count for the design gate: ${why}\n`);
+    // The gate's check says so too, under its approvals: a reviewer may look only there.
+    expect(summaryOf(s.world.check(s.head(), "consort/design"))).toContain(
+      `### Approvals\n\n_No approvals yet._\n\n> @${reviewer}'s approval does not count for the design gate: ${why}`,
+    );
     expect(s.world.mock.violations).toEqual([]);
   }
 
@@ -545,7 +549,7 @@ describe("deliveries", () => {
     for (const check of s.world.checksOn(sha).values()) {
       expect(check.output.title, check.name).toBe("State file is tampered");
       expect(summaryOf(check), check.name).toContain(
-        "**What failed**\n\n- signature does not match the content (edited outside the app, or sealed with another key)\n\n",
+        `**What failed**\n\n- commit ${tampered!.slice(0, 7)} on consort/state was not written by this app (authored by ${OUTSIDER}, not signed by GitHub (unsigned); the app's own are authored by consort[bot] and signed by GitHub): someone pushed to consort/state past its ruleset\n- signature does not match the content (edited outside the app, or sealed with another key)\n\n`,
       );
       expect(check.actions, check.name).toEqual([
         { label: "Re-seal state", description: "Admins: vouch for the state file", identifier: "reseal" },

@@ -45,7 +45,7 @@ test("a validly signed older state file put back on consort/state is refused, an
   const discipline = s.world.check(sha, "consort/discipline");
   expect([discipline.conclusion, discipline.output.title]).toEqual(["failure", "State file is tampered"]);
   expect(summaryOf(discipline)).toContain(
-    `- version ${JSON.parse(older).sequence} is older than version ${newest.sequence}, which this app already wrote or read: consort/state was rolled back`,
+    `**What failed**\n\n- commit ${rolledBack!.slice(0, 7)} on consort/state was not written by this app (authored by ${OUTSIDER}, not signed by GitHub (unsigned); the app's own are authored by consort[bot] and signed by GitHub): someone pushed to consort/state past its ruleset\n- version ${JSON.parse(older).sequence} is older than version ${newest.sequence}, which this app already wrote or read: consort/state was rolled back\n\n`,
   );
 
   await s.deliver("check_run", {

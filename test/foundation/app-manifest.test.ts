@@ -19,7 +19,7 @@ const manifest = parse(text) as Record<string, unknown>;
 /** Which permission each GitHub call of the app needs (GitHub's "Permissions required for GitHub Apps"). */
 const NEEDS: Array<[RegExp, string]> = [
   [/^rest\.checks\./, "checks"],
-  [/^rest\.(git\.|repos\.(getContent|createOrUpdateFileContents|listCommits)$)/, "contents"],
+  [/^rest\.(git\.|repos\.(getContent|createOrUpdateFileContents|listCommits|getCommit)$)/, "contents"],
   [/^(GET|POST) \/repos\/\{owner\}\/\{repo\}\/(git|contents|compare|commits)\//, "contents"],
   // Comments on a PR are issue comments: "Pull requests" write grants them without "Issues".
   // So are a PR's issue events (who dismissed a review): "Pull requests" read grants them.
@@ -29,6 +29,8 @@ const NEEDS: Array<[RegExp, string]> = [
   [/^rest\.teams\.getMembershipForUserInOrg$/, "members"],
   [/^rest\.repos\.getCollaboratorPermissionLevel$/, "metadata"],
   [/^GET \/repos\/\{owner\}\/\{repo\}$/, "metadata"],
+  // The app's own description, asked with its JWT: GitHub answers it whatever the app may do, as it does metadata.
+  [/^GET \/app$/, "metadata"],
 ];
 /** Events GitHub sends every app without a subscription (they cannot be listed in default_events). */
 const ALWAYS_SENT = ["installation", "installation_repositories"];

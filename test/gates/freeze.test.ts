@@ -103,6 +103,21 @@ describe("checkFrozenTestFile", () => {
     expect(check(focused, "red").reasons.join()).toMatch(/\.only/);
   });
 
+  it("does not count a marker the frozen text already carried when a RED adds other lines, and counts one more copy of it", () => {
+    const skipping = `${frozen}it.skip("waits for the importer", () => {});\n`;
+    const added = `${skipping}it("lists stock by location", () => {});\n`;
+    expect(checkFrozenTestFile({ path: "test/stock.test.ts", frozen: skipping, current: added, step: "red" })).toEqual({
+      ok: true,
+      reasons: [],
+    });
+    const again = `${skipping}it.skip("waits for the importer", () => {});\n`;
+    expect(
+      checkFrozenTestFile({ path: "test/stock.test.ts", frozen: skipping, current: again, step: "red" }).reasons,
+    ).toEqual([
+      `test/stock.test.ts: line ${again.split("\n").length - 1} adds the skip/focus marker \`.skip\`; a frozen or new test may not be skipped or focused`,
+    ]);
+  });
+
   it("treats a deleted frozen file as a change", () => {
     const result = check(undefined, "red");
     expect(result.ok).toBe(false);

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import type { DatabaseConfig } from "../../src/config/consort-config.js";
 import { createProvider } from "../../src/substrate/create-provider.js";
-import { baseDatabaseName } from "../../src/substrate/postgres-provider.js";
+import { baseDatabaseName } from "../../src/substrate/postgres-catalog.js";
 import type { BranchProvider } from "../../src/substrate/provider.js";
 import type { z } from "zod";
 import { postgresUrl } from "../helpers/postgres.js";

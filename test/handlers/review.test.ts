@@ -150,6 +150,7 @@ describe("pull_request_review", () => {
     expectFacts("lead-human", "read");
     expectFilesAt(head, designFiles());
     expectStickyComment(h.github, branch, head);
+    expectChecks(h.github, head, 1);
 
     await h.receive("pull_request_review", reviewPayload("submitted", "lead-human", "approved", head));
     h.github.verify();
@@ -157,6 +158,9 @@ describe("pull_request_review", () => {
     expect(state.head).toBe(before);
     const comment = (h.github.calls("POST", "/repos/acme/shop/issues/7/comments")[0]!.body as { body: string }).body;
     expect(comment).toContain("lead-human has read permission; approvals need write");
+    expect(createdChecks(h.github)["consort/design"]!.output.summary).toContain(
+      "> @lead-human's approval does not count for the design gate: lead-human has read permission; approvals need write",
+    );
   });
 
   it("an approval by someone who authored a commit under approval does not count", async () => {
@@ -167,6 +171,7 @@ describe("pull_request_review", () => {
     expectFacts("lead-human", "admin", ["po-bot[bot]", "lead-human"]);
     expectFilesAt(head, designFiles());
     expectStickyComment(h.github, branch, head);
+    expectChecks(h.github, head, 1);
 
     await h.receive("pull_request_review", reviewPayload("submitted", "lead-human", "approved", head));
     h.github.verify();
@@ -185,6 +190,7 @@ describe("pull_request_review", () => {
     expectFacts("lead-human", "write");
     expectFilesAt(older, { ...designFiles(), [ARTIFACT_PATHS.spec]: edited(smallDesign.spec, (j) => delete j.nfrs) });
     expectStickyComment(h.github, branch, sim.context.head);
+    expectChecks(h.github, sim.context.head, 1);
 
     await h.receive("pull_request_review", reviewPayload("submitted", "lead-human", "approved", older));
     h.github.verify();
@@ -203,6 +209,7 @@ describe("pull_request_review", () => {
     expectFacts("drive-by", "write");
     expectFilesAt(head, designFiles());
     expectStickyComment(h.github, branch, head);
+    expectChecks(h.github, head, 1);
     await h.receive("pull_request_review", reviewPayload("submitted", "drive-by", "approved", head));
     h.github.verify();
     expect(state.head).toBe(before);

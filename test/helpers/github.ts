@@ -152,6 +152,20 @@ export class GitHubMock {
   }
 }
 
+/**
+ * A contents read inlines a file of up to 1 MB; a larger one (up to 100 MB) comes with
+ * `encoding: "none"` and an empty `content`, to be read as raw or through its blob (GitHub's
+ * "Get repository content": "Between 1-100 MB: only the raw or object custom media types").
+ */
+export const CONTENTS_INLINE_BYTES = 1_000_000;
+
+/** The `content` and `encoding` of a contents read of a file holding `bytes`, as GitHub gives them. */
+export function contentsBody(bytes: Buffer): { content: string; encoding: "base64" | "none" } {
+  return bytes.length > CONTENTS_INLINE_BYTES
+    ? { content: "", encoding: "none" }
+    : { content: bytes.toString("base64"), encoding: "base64" };
+}
+
 /** GitHub counts check-run output and comment bodies in UTF-8 bytes. */
 export const CHECK_OUTPUT_BYTES = 65_535;
 export const COMMENT_BYTES = 65_536;

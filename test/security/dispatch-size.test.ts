@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { stringify } from "yaml";
 import { dispatchWorkflow, requestDigest } from "../../src/app/dispatch.js";
 import { TestList } from "../../src/artifacts/test-list.js";
-import { DatabaseConfig, defaultConfig } from "../../src/config/consort-config.js";
+import { DatabaseConfig } from "../../src/config/consort-config.js";
 import { readCheckoutConfig } from "../../src/config/load.js";
 import { runCycleAction } from "../../src/cycle/action.js";
 import { CycleRequest } from "../../src/cycle/request.js";
@@ -30,8 +30,7 @@ import {
 } from "../cycle/stockflow.js";
 import { GitHubMock } from "../helpers/github.js";
 import { postgresUrl } from "../helpers/postgres.js";
-import { edited } from "../orchestrator/fixtures/stockflow.js";
-import { smallDesign, TrackSim, twoTestList } from "../orchestrator/helpers/track.js";
+import { LONG_TRACK_TESTS_PER_UNIT, TrackSim } from "../orchestrator/helpers/track.js";
 
 /**
  * A long-lived track stays dispatchable: the cycle, release and promotion requests name tests by
@@ -39,40 +38,6 @@ import { smallDesign, TrackSim, twoTestList } from "../orchestrator/helpers/trac
  * a title or a text. GitHub refuses `workflow_dispatch` inputs over 65,535 characters; a track that
  * passed that could no longer be tested, released or re-run.
  */
-
-/** Twenty-five test files, whatever the length of the list: only the number of tests changes. */
-const FILES = 25;
-
-/** Tests per acceptance criterion: a build unit is one criterion's tests (granularity `ac`). */
-const PER_AC = 10;
-
-/** A test list of `n` tests with titles as long as real ones, ten per criterion, spread over the same files. */
-function longList(n: number): string {
-  return edited(twoTestList, (j) => {
-    j.tests = Array.from({ length: n }, (_, i) => ({
-      id: `T${i + 1}`,
-      ac: `S1-AC${Math.floor(i / PER_AC) + 1}`,
-      kind: "behavior",
-      file: `test/stock-${i % FILES}.test.ts`,
-      title: `stock ${i + 1}: a location keeps its count through a transfer and a refusal names the field`,
-    }));
-  });
-}
-
-/** The small design with one criterion per ten tests, so every test proves a criterion the spec has. */
-function manyCriteria(n: number): typeof smallDesign {
-  return {
-    ...smallDesign,
-    spec: edited(smallDesign.spec, (j) => {
-      j.stories[0].acceptanceCriteria = Array.from({ length: n / PER_AC }, (_, i) => ({
-        id: `S1-AC${i + 1}`,
-        given: `${i + 1} skus are filed at A-01`,
-        when: "I move one to B-07",
-        then: "both locations keep their counts",
-      }));
-    }),
-  };
-}
 
 interface Measured {
   red: WorkflowRequest;
@@ -97,13 +62,10 @@ function dispatched(sim: TrackSim, type: Effect["type"]): WorkflowRequest {
  * release and its promotion. One unit per criterion keeps 500 tests to 50 units of the pure core.
  */
 function throughTrack(n: number): Measured {
-  const sim = new TrackSim({ ...defaultConfig(), granularity: "ac" }).throughDesign(longList(n), manyCriteria(n));
-  for (let i = 1; i < n / PER_AC; i++) sim.throughUnit();
+  const sim = TrackSim.longTrack(n);
+  for (let i = 1; i < n / LONG_TRACK_TESTS_PER_UNIT; i++) sim.throughUnit();
   const unit = sim.context.units[sim.context.unitIndex]!;
-  const files: Record<string, string> = {};
-  for (const test of unit.tests)
-    files[test.file] = `${sim.context.testFiles[test.file] ?? ""}it(${JSON.stringify(test.title)}, () => {});\n`;
-  sim.expectAccepted(sim.push({ role: "navigator", files }));
+  sim.expectAccepted(sim.pushCommits(sim.redCommit("{}")));
   const red = dispatched(sim, "dispatchCycle");
   sim.expectAccepted(sim.report("valid"));
   sim.expectAccepted(sim.push({ role: "driver", files: { "src/services/stock.ts": "export const done = 1;\n" } }));

@@ -1,16 +1,14 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import type { ConsortConfig } from "../../src/config/consort-config.js";
+import { beforeAll, describe, expect, test } from "vitest";
 import { hashFrozenText } from "../../src/gates/freeze.js";
 import { CycleRequest } from "../../src/cycle/request.js";
 import { runCycle } from "../../src/cycle/run.js";
 import { runDeploy } from "../../src/deploy/deploy.js";
 import { runPromote } from "../../src/deploy/promote.js";
 import { DeployRequest, PromoteRequest } from "../../src/deploy/schemas.js";
-import type { BranchProvider } from "../../src/substrate/provider.js";
 import { postgresUrl } from "../helpers/postgres.js";
-import { RED_T7, checkout, exampleConfig, uniqueBranch, type Checkout, S1_TESTS, T7 } from "../cycle/stockflow.js";
+import { RED_T7, type Checkout, S1_TESTS, T7, exampleSuite, uniqueBranch } from "../cycle/stockflow.js";
 
 /**
  * No step oracle and no secrets in the commands' environment. Real cycles on StockFlow, run with a
@@ -19,16 +17,11 @@ import { RED_T7, checkout, exampleConfig, uniqueBranch, type Checkout, S1_TESTS,
  * branch's DATABASE_URL and what `commands.env` names; nothing else, and secrets are redacted.
  */
 
-let config: ConsortConfig;
-let provider: BranchProvider;
-const TRACK_DB = uniqueBranch("env-attack");
-const checkouts: Checkout[] = [];
+const suite = exampleSuite("env-attack");
 /** The job's environment on a hosted runner, as the cycle step sees it. */
 let job: Record<string, string | undefined>;
 
 beforeAll(async () => {
-  ({ config, provider } = await exampleConfig());
-  await provider.createBranch(TRACK_DB, { from: await provider.rootBranch() });
   job = {
     ...process.env,
     CONSORT_TEST_PG_URL: postgresUrl(),
@@ -38,16 +31,6 @@ beforeAll(async () => {
     APP_MODE: "test",
   };
 });
-afterAll(async () => {
-  await Promise.all(checkouts.map((c) => c.remove()));
-  await provider?.close();
-});
-
-async function stage(commits: Parameters<typeof checkout>[0]): Promise<Checkout> {
-  const c = await checkout(commits);
-  checkouts.push(c);
-  return c;
-}
 
 async function frozenOf(c: Checkout, paths: string[]) {
   return Promise.all(
@@ -62,7 +45,7 @@ describe("the commands' environment", { timeout: 120_000 }, () => {
   test("a test that fails at RED and passes at GREEN by reading the step (no code written) is refused at GREEN", async () => {
     // The navigator's RED: T7 asserts it is running at GREEN, so it fails by an assertion at RED.
     const oracle = `import { expect, test } from "vitest";\ntest(${JSON.stringify(T7.title)}, () => {\n  expect(process.env.CONSORT_STEP).toBe("green");\n});\n`;
-    const c = await stage([
+    const c = await suite.stage([
       ...RED_T7,
       {
         message: "RED T7 that reads the step",
@@ -74,11 +57,11 @@ describe("the commands' environment", { timeout: 120_000 }, () => {
         track: "env-attack",
         commit: c.commit,
         step: "green",
-        database: { branch: TRACK_DB },
+        database: { branch: suite.trackDb },
         tests: { inTurn: [T7], earlierGreen: S1_TESTS },
         frozenTestFiles: await frozenOf(c, [...new Set([...S1_TESTS, T7].map((t) => t.file))]),
       }),
-      { provider, config, cwd: c.dir, env: job },
+      { provider: suite.provider, config: suite.config, cwd: c.dir, env: job },
     );
 
     expect(result.verdict).toBe("refused");
@@ -89,7 +72,7 @@ describe("the commands' environment", { timeout: 120_000 }, () => {
   });
 
   test("the migrate and test commands see no provider secret, runtime token, input or step: only PATH, HOME, CI, DATABASE_URL and commands.env", async () => {
-    const c = await stage(RED_T7);
+    const c = await suite.stage(RED_T7);
     const probe =
       'echo "admin=${CONSORT_TEST_PG_URL:-unset} databricks=${DATABRICKS_TOKEN:-unset} runtime=${ACTIONS_RUNTIME_TOKEN:-unset} input=${INPUT_REQUEST:-unset} step=${CONSORT_STEP:-unset} track=${CONSORT_TRACK:-unset} mode=${APP_MODE:-unset} db=${DATABASE_URL:+set}"';
     const result = await runCycle(
@@ -97,12 +80,15 @@ describe("the commands' environment", { timeout: 120_000 }, () => {
         track: "env-attack",
         commit: c.commit,
         step: "red",
-        database: { branch: TRACK_DB },
+        database: { branch: suite.trackDb },
         tests: { inTurn: [T7], earlierGreen: [] },
       }),
       {
-        provider,
-        config: { ...config, commands: { ...config.commands, migrate: probe, test: probe, env: ["APP_MODE"] } },
+        provider: suite.provider,
+        config: {
+          ...suite.config,
+          commands: { ...suite.config.commands, migrate: probe, test: probe, env: ["APP_MODE"] },
+        },
         cwd: c.dir,
         env: job,
       },
@@ -114,20 +100,20 @@ describe("the commands' environment", { timeout: 120_000 }, () => {
   });
 
   test("a provider secret's value is redacted from the output tail wherever it comes from (here a variable commands.env passes that holds the same token)", async () => {
-    const c = await stage(RED_T7);
+    const c = await suite.stage(RED_T7);
     const result = await runCycle(
       CycleRequest.parse({
         track: "env-attack",
         commit: c.commit,
         step: "red",
-        database: { branch: TRACK_DB },
+        database: { branch: suite.trackDb },
         tests: { inTurn: [T7], earlierGreen: [] },
       }),
       {
-        provider,
+        provider: suite.provider,
         config: {
-          ...config,
-          commands: { ...config.commands, migrate: 'echo "shared=$SHARED_TOKEN"; exit 1', env: ["SHARED_TOKEN"] },
+          ...suite.config,
+          commands: { ...suite.config.commands, migrate: 'echo "shared=$SHARED_TOKEN"; exit 1', env: ["SHARED_TOKEN"] },
         },
         cwd: c.dir,
         env: { ...job, SHARED_TOKEN: job.DATABRICKS_TOKEN },
@@ -144,12 +130,16 @@ const NO_ORACLE = "track=unset commit=unset step=unset";
 
 describe("the release and promotion commands' environment", { timeout: 120_000 }, () => {
   test("the deploy and verify commands of a release see no track, commit or step name", async () => {
-    const c = await stage(RED_T7);
+    const c = await suite.stage(RED_T7);
     const evidence = await runDeploy(
-      DeployRequest.parse({ track: "env-attack", commit: c.commit, database: { branch: TRACK_DB, parent: TRACK_DB } }),
+      DeployRequest.parse({
+        track: "env-attack",
+        commit: c.commit,
+        database: { branch: suite.trackDb, parent: suite.trackDb },
+      }),
       {
-        provider,
-        config: { ...config, commands: { ...config.commands, deploy: ORACLE_PROBE, verify: ORACLE_PROBE } },
+        provider: suite.provider,
+        config: { ...suite.config, commands: { ...suite.config.commands, deploy: ORACLE_PROBE, verify: ORACLE_PROBE } },
         cwd: c.dir,
       },
     );
@@ -159,12 +149,12 @@ describe("the release and promotion commands' environment", { timeout: 120_000 }
   });
 
   test("a replayed release's migrate command sees no commit name where it migrates the track's branch", async () => {
-    const done = await stage([{ message: "F1 done" }]);
+    const done = await suite.stage([{ message: "F1 done" }]);
     const parent = uniqueBranch("env-replay");
-    await provider.createBranch(parent, { from: await provider.rootBranch() });
-    await provider.createBranch(`${parent}-t`, { from: parent });
+    await suite.provider.createBranch(parent, { from: await suite.provider.rootBranch() });
+    await suite.provider.createBranch(`${parent}-t`, { from: parent });
     // A migrate command that behaves only where it cannot tell which commit it migrates.
-    const migrate = `test -z "$CONSORT_COMMIT" && ${config.commands.migrate}`;
+    const migrate = `test -z "$CONSORT_COMMIT" && ${suite.config.commands.migrate}`;
     const evidence = await runDeploy(
       DeployRequest.parse({
         track: "env-attack",
@@ -176,7 +166,11 @@ describe("the release and promotion commands' environment", { timeout: 120_000 }
           tests: ["T1-T8"],
         },
       }),
-      { provider, config: { ...config, commands: { ...config.commands, migrate } }, cwd: done.dir },
+      {
+        provider: suite.provider,
+        config: { ...suite.config, commands: { ...suite.config.commands, migrate } },
+        cwd: done.dir,
+      },
     );
 
     expect(evidence.reasons).toEqual([]);
@@ -184,12 +178,16 @@ describe("the release and promotion commands' environment", { timeout: 120_000 }
   });
 
   test("the promotion's migrate command sees no track, commit or step name", async () => {
-    const c = await stage(RED_T7);
+    const c = await suite.stage(RED_T7);
     const parent = uniqueBranch("env-parent");
-    await provider.createBranch(parent, { from: await provider.rootBranch() });
+    await suite.provider.createBranch(parent, { from: await suite.provider.rootBranch() });
     const result = await runPromote(
       PromoteRequest.parse({ track: "env-attack", commit: c.commit, database: { parent } }),
-      { provider, config: { ...config, commands: { ...config.commands, migrate: ORACLE_PROBE } }, cwd: c.dir },
+      {
+        provider: suite.provider,
+        config: { ...suite.config, commands: { ...suite.config.commands, migrate: ORACLE_PROBE } },
+        cwd: c.dir,
+      },
     );
 
     expect(result.reasons).toEqual([]);

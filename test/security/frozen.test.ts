@@ -1,19 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import type { ConsortConfig } from "../../src/config/consort-config.js";
+import { describe, expect, test } from "vitest";
 import { hashFrozenText } from "../../src/gates/freeze.js";
 import { CycleRequest } from "../../src/cycle/request.js";
 import { runCycle } from "../../src/cycle/run.js";
-import type { BranchProvider } from "../../src/substrate/provider.js";
-import {
-  RED_T7,
-  checkout,
-  exampleConfig,
-  replaceIn,
-  uniqueBranch,
-  type Checkout,
-  S1_TESTS,
-  T7,
-} from "../cycle/stockflow.js";
+import { RED_T7, replaceIn, S1_TESTS, T7, exampleSuite } from "../cycle/stockflow.js";
 
 /**
  * Frozen means frozen at the commit, before and after. A real GREEN cycle on StockFlow where the
@@ -22,26 +11,14 @@ import {
  * the commands ran, so the weakened copy used to verify; now the cycle refuses and names the file.
  */
 
-let config: ConsortConfig;
-let provider: BranchProvider;
-const TRACK_DB = uniqueBranch("frozen-attack");
-const checkouts: Checkout[] = [];
-
-beforeAll(async () => {
-  ({ config, provider } = await exampleConfig());
-  await provider.createBranch(TRACK_DB, { from: await provider.rootBranch() });
-});
-afterAll(async () => {
-  await Promise.all(checkouts.map((c) => c.remove()));
-  await provider?.close();
-});
+const suite = exampleSuite("frozen-attack");
 
 /** What the migrate script writes over the frozen test: T7's title, asserting nothing. */
 const WEAKENED = `import { test } from "vitest";\ntest(${JSON.stringify(T7.title)}, () => {});\n`;
 
 describe("a command that rewrites a frozen test", { timeout: 120_000 }, () => {
   test("a GREEN whose migrate script rewrites the frozen T7 test (no implementation written) is refused, naming the file", async () => {
-    const green = await checkout([
+    const green = await suite.stage([
       ...RED_T7,
       {
         message: "GREEN T7: no implementation, a migrate script that weakens the test",
@@ -54,7 +31,6 @@ describe("a command that rewrites a frozen test", { timeout: 120_000 }, () => {
         ],
       },
     ]);
-    checkouts.push(green);
     const frozen = await Promise.all(
       [...new Set([...S1_TESTS, T7].map((t) => t.file))].map(async (path) => {
         const text = await green.read(path);
@@ -66,11 +42,11 @@ describe("a command that rewrites a frozen test", { timeout: 120_000 }, () => {
         track: "frozen-attack",
         commit: green.commit,
         step: "green",
-        database: { branch: TRACK_DB },
+        database: { branch: suite.trackDb },
         tests: { inTurn: [T7], earlierGreen: S1_TESTS },
         frozenTestFiles: frozen,
       }),
-      { provider, config, cwd: green.dir },
+      { provider: suite.provider, config: suite.config, cwd: green.dir },
     );
 
     // The weakened copy ran and passed: only the check after the commands tells.
@@ -83,8 +59,7 @@ describe("a command that rewrites a frozen test", { timeout: 120_000 }, () => {
   });
 
   test("a frozen test changed in the checkout before the cycle starts (by an install script) is refused before any command runs", async () => {
-    const red = await checkout(RED_T7);
-    checkouts.push(red);
+    const red = await suite.stage(RED_T7);
     const frozen = await Promise.all(
       [...new Set(S1_TESTS.map((t) => t.file))].map(async (path) => {
         const text = await red.read(path);
@@ -97,13 +72,13 @@ describe("a command that rewrites a frozen test", { timeout: 120_000 }, () => {
         track: "frozen-attack",
         commit: red.commit,
         step: "red",
-        database: { branch: TRACK_DB },
+        database: { branch: suite.trackDb },
         tests: { inTurn: [T7], earlierGreen: S1_TESTS },
         frozenTestFiles: frozen,
       }),
       {
-        provider,
-        config: { ...config, commands: { ...config.commands, migrate: "touch migrate-ran" } },
+        provider: suite.provider,
+        config: { ...suite.config, commands: { ...suite.config.commands, migrate: "touch migrate-ran" } },
         cwd: red.dir,
       },
     );

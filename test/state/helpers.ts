@@ -1,5 +1,5 @@
 import { Octokit } from "@octokit/rest";
-import type { GitHubMock } from "../helpers/github.js";
+import { contentsBody, type GitHubMock } from "../helpers/github.js";
 import { emptyTrackState, keyIdOf, sealState, serialiseStateFile, type TrackState } from "../../src/state/index.js";
 
 /** Shared fixtures for the state-store scenarios: one repository, one key, fixed shas. */
@@ -78,17 +78,31 @@ export function contentsReply(text: string, path = FILE_PATH, blob = sha("f")) {
     200,
     {
       type: "file",
-      encoding: "base64",
-      size: text.length,
+      ...contentsBody(Buffer.from(text)),
+      size: Buffer.byteLength(text),
       name: path.split("/").pop(),
       path,
-      content: Buffer.from(text).toString("base64"),
       sha: blob,
       url: "",
       git_url: null,
       html_url: null,
       download_url: null,
       _links: { self: "", git: null, html: null },
+    },
+  ] as [number, unknown];
+}
+
+/** The Git Data API's answer for a blob: its content, base64 (files up to 100 MB). */
+export function blobReply(text: string, blob = sha("f")) {
+  return [
+    200,
+    {
+      sha: blob,
+      node_id: "B",
+      size: Buffer.byteLength(text),
+      url: "",
+      content: Buffer.from(text).toString("base64"),
+      encoding: "base64",
     },
   ] as [number, unknown];
 }
@@ -119,12 +133,12 @@ export function mockNoBranch(github: GitHubMock): void {
   github.on("GET", contentsUrl(), [404, { message: "No commit found for the ref consort/state" }]);
 }
 
-/** A Contents API write that GitHub accepted, making `commit`. */
-export const putReply = (commit: string, blob = sha("e")) =>
+/** A Contents API write that GitHub accepted, making `commit` (on `parent`, the branch's tip it found). */
+export const putReply = (commit: string, blob = sha("e"), parent?: string) =>
   [
     200,
     {
       content: { name: `${TRACK}.json`, path: FILE_PATH, sha: blob, type: "file" },
-      commit: { sha: commit, message: "", tree: { sha: sha("9") }, parents: [] },
+      commit: { sha: commit, message: "", tree: { sha: sha("9") }, parents: parent ? [{ sha: parent }] : [] },
     },
   ] as [number, unknown];

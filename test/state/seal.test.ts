@@ -83,6 +83,26 @@ describe("checking a stored file", () => {
     ).toMatchObject({ problems: [MISMATCH] });
   });
 
+  it("a file sealed with a key retired by a rotation opens while that key is listed as a previous one", () => {
+    const old = "o".repeat(40);
+    const text = serialiseStateFile(sealState(trackState(), old));
+    expect(checkStateFile(text, KEY, expected, [old]).problems).toEqual([]);
+    // The retired key opens only what it sealed: a file it did not seal still has to match the current key.
+    expect(checkStateFile(storedWith({}), KEY, expected, [old]).problems).toEqual([]);
+    expect(checkStateFile(storedWith({ branch: "feature/edited" }), KEY, expected, [old]).problems).toEqual([MISMATCH]);
+  });
+
+  it("a file sealed with a key in neither place is refused, naming its key id and what to set", () => {
+    const text = serialiseStateFile(sealState(trackState(), "o".repeat(40)));
+    const other = "p".repeat(40);
+    expect(checkStateFile(text, KEY, expected).problems).toEqual([
+      `sealed with state key ${keyIdOf("o".repeat(40))}, which is not this app's key ${keyIdOf(KEY)}: if the key was rotated, list the old one in CONSORT_STATE_KEYS_PREVIOUS; otherwise re-seal from the last version sealed with a key the app has`,
+    ]);
+    expect(checkStateFile(text, KEY, expected, [other]).problems).toEqual([
+      `sealed with state key ${keyIdOf("o".repeat(40))}, which is not this app's key ${keyIdOf(KEY)} nor one of its previous keys (${keyIdOf(other)}): if the key was rotated, list the old one in CONSORT_STATE_KEYS_PREVIOUS; otherwise re-seal from the last version sealed with a key the app has`,
+    ]);
+  });
+
   it("a key id that is not text is not taken for a key: the signature decides", () => {
     const text = storedWith({ keyId: 7 });
     expect(checkStateFile(text, KEY, expected).problems).toEqual([

@@ -1,6 +1,8 @@
 import { createHmac } from "node:crypto";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { GitHubMock } from "../helpers/github.js";
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { projectState } from "../../src/app/projection.js";
+import { CONTENTS_INLINE_BYTES, GitHubMock } from "../helpers/github.js";
+import { LONG_TRACK_TESTS_PER_UNIT, TrackSim } from "../orchestrator/helpers/track.js";
 import {
   createStateStore,
   keyIdOf,
@@ -12,6 +14,7 @@ import {
   type TrackState,
 } from "../../src/state/index.js";
 import {
+  blobReply,
   COMMITS_URL,
   CREATE_REF_URL,
   contentsReply,
@@ -112,6 +115,54 @@ describe("reading a track's state", () => {
     github.verify();
   });
 
+  describe("a long track's file, over the 1 MB a contents read inlines", () => {
+    /** The state of a 500-test track at its last unit, as the app projects it: 2.4 MB sealed. */
+    let long: TrackState;
+    beforeAll(() => {
+      const sim = TrackSim.longTrack(500);
+      for (let i = 1; i < 500 / LONG_TRACK_TESTS_PER_UNIT; i++) sim.throughUnit();
+      long = projectState(trackState(), sim.snapshot);
+    });
+    const blobUrl = (blob: string) => `/repos/${OWNER}/${REPO}/git/blobs/${blob}`;
+
+    it("is read through its blob, the one call more a file that large costs", async () => {
+      const text = fileText(long);
+      expect(Buffer.byteLength(text)).toBeGreaterThan(CONTENTS_INLINE_BYTES);
+      github.on("GET", contentsUrl(), contentsReply(text, FILE_PATH, sha("b")));
+      github.on("GET", blobUrl(sha("b")), blobReply(text, sha("b")));
+
+      await expect(store().read(TRACK)).resolves.toEqual(long);
+      github.verify();
+      expect(github.requests.map((r) => [r.method, r.path])).toEqual([
+        ["GET", contentsUrl()],
+        ["GET", blobUrl(sha("b"))],
+      ]);
+    });
+
+    it("is updated with a PUT naming the blob it was read from", async () => {
+      const text = fileText(long);
+      github.on("GET", contentsUrl(), contentsReply(text, FILE_PATH, sha("b")));
+      github.on("GET", blobUrl(sha("b")), blobReply(text, sha("b")));
+      github.on("PUT", contentsUrl(), putReply(sha("4")));
+
+      const result = await store().update(TRACK, "delivery-2", addCycle);
+
+      expect(result).toMatchObject({ outcome: "written", commit: sha("4"), attempts: 1 });
+      github.verify();
+      expect(github.requests.at(-1)!.body).toMatchObject({ sha: sha("b"), branch: "consort/state" });
+      expect(JSON.parse(writtenText())).toMatchObject({ snapshot: long.snapshot, sequence: 1 });
+    });
+
+    it("whose blob GitHub does not give is not guessed at: the read fails, naming the blob", async () => {
+      github.on("GET", contentsUrl(), contentsReply(fileText(long), FILE_PATH, sha("b")));
+      github.on("GET", blobUrl(sha("b")), [404, { message: "Not Found" }]);
+
+      await expect(store().read(TRACK)).rejects.toThrow(
+        `Could not read the blob ${sha("b").slice(0, 12)} of ${FILE_PATH} on consort/state of ${OWNER}/${REPO}: Not Found`,
+      );
+    });
+  });
+
   it("returns nothing for a track without a file", async () => {
     github.on("GET", contentsUrl(), [404, { message: "Not Found" }]);
     await expect(store().read(TRACK)).resolves.toBeUndefined();
@@ -156,9 +207,30 @@ describe("reading a track's state", () => {
     const other = "another-key-".repeat(4);
     github.on("GET", contentsUrl(), contentsReply(fileText(trackState(), other)));
     await expect(store().read(TRACK)).rejects.toThrow(
-      `sealed with state key ${keyIdOf(other)}, not this app's key ${keyIdOf(KEY)} (CONSORT_STATE_KEY changed? set it back, or re-seal from the last version sealed with this key)`,
+      `sealed with state key ${keyIdOf(other)}, which is not this app's key ${keyIdOf(KEY)}: if the key was rotated, list the old one in CONSORT_STATE_KEYS_PREVIOUS; otherwise re-seal from the last version sealed with a key the app has`,
     );
     github.verify();
+  });
+
+  it("opens a file sealed with a key retired by a rotation, and the next write seals it with the current key", async () => {
+    const retired = "retired-key-".repeat(4);
+    mockRead(github, fileText(trackState(), retired));
+    github.on("PUT", contentsUrl(), putReply(sha("4")));
+    const rotated = createStateStore({
+      octokit: octokit(),
+      owner: OWNER,
+      repo: REPO,
+      key: KEY,
+      previousKeys: [retired],
+      clock: () => NOW,
+    });
+
+    await expect(rotated.update(TRACK, "delivery-2", addCycle)).resolves.toMatchObject({ outcome: "written" });
+
+    github.verify();
+    const written = openStateFile(writtenText(), KEY, { trackId: TRACK, path: FILE_PATH });
+    expect(written.keyId).toBe(keyIdOf(KEY));
+    expect(written.cycles.map((c) => c.dispatchId)).toEqual(["T1-red-1"]);
   });
 
   it("refuses a validly signed file older than the version this app already wrote: the state branch was rolled back", async () => {

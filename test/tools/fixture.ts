@@ -8,7 +8,7 @@ import { stringify } from "yaml";
 import { parse as parseYaml } from "yaml";
 import { readFileSync } from "node:fs";
 import { createProvider } from "../../src/substrate/index.js";
-import { baseDatabaseName } from "../../src/substrate/postgres-provider.js";
+import { baseDatabaseName } from "../../src/substrate/postgres-catalog.js";
 import { ToolContext, type StateSource } from "../../src/tools/index.js";
 import { postgresUrl } from "../helpers/postgres.js";
 

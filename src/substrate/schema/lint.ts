@@ -2,6 +2,7 @@ import pg from "pg";
 import { describeServer, toSubstrateError } from "../pg-errors.js";
 import type { SchemaChange, SchemaDiff } from "./diff.js";
 import type { SchemaSnapshot, TableInfo } from "./snapshot.js";
+import { ident } from "../sql.js";
 
 /**
  * A lint that uses the real data: for each risky change, count the parent's rows the change would
@@ -38,8 +39,7 @@ export interface SchemaLint {
   ok: boolean;
 }
 
-const q = (name: string) => `"${name.replace(/"/g, '""')}"`;
-const rel = (table: TableInfo) => `${q(table.schema)}.${q(table.name)}`;
+const rel = (table: TableInfo) => `${ident(table.schema)}.${ident(table.name)}`;
 
 interface Probe {
   rule: LintRule;
@@ -75,7 +75,7 @@ function probesFor(change: SchemaChange, parent: SchemaSnapshot, version: number
 
     case "column": {
       if (!table) return [];
-      const col = q(change.column);
+      const col = ident(change.column);
       if (change.action === "dropped") {
         return [
           {
@@ -152,10 +152,10 @@ function probesFor(change: SchemaChange, parent: SchemaSnapshot, version: number
       if (after.type === "foreign key" && after.references) {
         if (missing.length) return [onNewColumns("foreign-key-added", nameOf, missing)];
         const target = parent.tables[after.references.table];
-        const notNull = after.columns.map((c) => `t.${q(c)} IS NOT NULL`).join(" AND ");
+        const notNull = after.columns.map((c) => `t.${ident(c)} IS NOT NULL`).join(" AND ");
         const sql = target
           ? `SELECT count(*)::bigint AS n FROM ${rel(table)} t WHERE ${notNull} AND NOT EXISTS (SELECT 1 FROM ${rel(target)} r WHERE ${after.columns
-              .map((c, i) => `r.${q(after.references!.columns[i] ?? c)} = t.${q(c)}`)
+              .map((c, i) => `r.${ident(after.references!.columns[i] ?? c)} = t.${ident(c)}`)
               .join(" AND ")})`
           : // The referenced table is new in this branch, so on the parent it is empty.
             `SELECT count(*)::bigint AS n FROM ${rel(table)} t WHERE ${notNull}`;
@@ -201,9 +201,13 @@ function probesFor(change: SchemaChange, parent: SchemaSnapshot, version: number
       const users: string[] = [];
       for (const t of Object.values(parent.tables)) {
         for (const c of t.columns) {
-          if (c.type === typeName || c.type === `${schema}.${typeName}` || c.type === `${q(schema)}.${q(typeName)}`) {
+          if (
+            c.type === typeName ||
+            c.type === `${schema}.${typeName}` ||
+            c.type === `${ident(schema)}.${ident(typeName)}`
+          ) {
             users.push(
-              `SELECT count(*) AS n FROM ${rel(t)} WHERE ${q(c.name)}::text = ANY(${pg.Client.prototype.escapeLiteral(`{${removed.map((r) => `"${r.replace(/["\\]/g, "\\$&")}"`).join(",")}}`)}::text[])`,
+              `SELECT count(*) AS n FROM ${rel(t)} WHERE ${ident(c.name)}::text = ANY(${pg.Client.prototype.escapeLiteral(`{${removed.map((r) => `"${r.replace(/["\\]/g, "\\$&")}"`).join(",")}}`)}::text[])`,
             );
           }
         }
@@ -250,8 +254,8 @@ function uniqueProbe(change: string, table: TableInfo, columns: string[], missin
           describe,
         };
   }
-  const cols = columns.map(q).join(", ");
-  const notNull = columns.map((c) => `${q(c)} IS NOT NULL`).join(" AND ");
+  const cols = columns.map(ident).join(", ");
+  const notNull = columns.map((c) => `${ident(c)} IS NOT NULL`).join(" AND ");
   const duplicates = `SELECT count(*) AS c FROM ${rel(table)} WHERE ${notNull} GROUP BY ${cols} HAVING count(*) > 1`;
   const nulls = primary ? ` + (SELECT count(*) FROM ${rel(table)} WHERE NOT (${notNull}))` : "";
   return {

@@ -88,6 +88,12 @@ const USER_NAMESPACE = `n.nspname NOT IN ('pg_catalog', 'information_schema') AN
 const notFromExtension = (classid: string, oid: string) =>
   `NOT EXISTS (SELECT 1 FROM pg_depend dep WHERE dep.classid = '${classid}'::regclass AND dep.objid = ${oid} AND dep.deptype = 'e')`;
 
+/** The snapshot keys each object by its qualified name, `schema.name`. */
+const byQualifiedName = <R extends { schema: string; name: string }, T>(
+  rows: R[],
+  info: (row: R) => T,
+): Record<string, T> => Object.fromEntries(rows.map((row) => [`${row.schema}.${row.name}`, info(row)]));
+
 const CONSTRAINT_TYPES: Record<string, ConstraintType> = {
   p: "primary key",
   u: "unique",
@@ -118,7 +124,6 @@ async function readSnapshot(client: pg.Client): Promise<SchemaSnapshot> {
   const version = Number(
     (await client.query<{ v: string }>("SELECT current_setting('server_version_num') AS v")).rows[0]!.v,
   );
-  const tables: Record<string, TableInfo> = {};
   const byOid = new Map<number, TableInfo>();
 
   const tableRows = await client.query<{ oid: number; schema: string; name: string; relkind: string }>(
@@ -127,7 +132,7 @@ async function readSnapshot(client: pg.Client): Promise<SchemaSnapshot> {
       WHERE c.relkind IN ('r', 'p') AND ${USER_NAMESPACE} AND ${notFromExtension("pg_class", "c.oid")}
       ORDER BY 2, 3`,
   );
-  for (const row of tableRows.rows) {
+  const tables = byQualifiedName(tableRows.rows, (row) => {
     const table: TableInfo = {
       schema: row.schema,
       name: row.name,
@@ -135,9 +140,9 @@ async function readSnapshot(client: pg.Client): Promise<SchemaSnapshot> {
       columns: [],
       constraints: {},
     };
-    tables[`${row.schema}.${row.name}`] = table;
     byOid.set(row.oid, table);
-  }
+    return table;
+  });
   const oids = [...byOid.keys()];
 
   const columnRows = await client.query<{
@@ -207,7 +212,6 @@ async function readSnapshot(client: pg.Client): Promise<SchemaSnapshot> {
     };
   }
 
-  const indexes: Record<string, IndexInfo> = {};
   const indexRows = await client.query<{
     schema: string;
     name: string;
@@ -229,44 +233,37 @@ async function readSnapshot(client: pg.Client): Promise<SchemaSnapshot> {
       ORDER BY 1, 2`,
     [oids],
   );
-  for (const row of indexRows.rows) {
-    indexes[`${row.schema}.${row.name}`] = {
-      schema: row.schema,
-      name: row.name,
-      table: `${row.table_schema}.${row.table_name}`,
-      unique: row.unique,
-      columns: row.columns,
-      definition: row.def,
-    };
-  }
+  const indexes = byQualifiedName(indexRows.rows, (row): IndexInfo => ({
+    schema: row.schema,
+    name: row.name,
+    table: `${row.table_schema}.${row.table_name}`,
+    unique: row.unique,
+    columns: row.columns,
+    definition: row.def,
+  }));
 
-  const enums: Record<string, string[]> = {};
   const enumRows = await client.query<{ schema: string; name: string; labels: string[] }>(
     `SELECT n.nspname AS schema, t.typname AS name, array_agg(e.enumlabel::text ORDER BY e.enumsortorder) AS labels
        FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace JOIN pg_enum e ON e.enumtypid = t.oid
       WHERE ${USER_NAMESPACE} AND ${notFromExtension("pg_type", "t.oid")}
       GROUP BY 1, 2 ORDER BY 1, 2`,
   );
-  for (const row of enumRows.rows) enums[`${row.schema}.${row.name}`] = row.labels;
+  const enums = byQualifiedName(enumRows.rows, (row) => row.labels);
 
-  const views: Record<string, ViewInfo> = {};
   const viewRows = await client.query<{ schema: string; name: string; relkind: string; def: string }>(
     `SELECT n.nspname AS schema, c.relname AS name, c.relkind, pg_get_viewdef(c.oid, true) AS def
        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
       WHERE c.relkind IN ('v', 'm') AND ${USER_NAMESPACE} AND ${notFromExtension("pg_class", "c.oid")}
       ORDER BY 1, 2`,
   );
-  for (const row of viewRows.rows) {
-    views[`${row.schema}.${row.name}`] = {
-      schema: row.schema,
-      name: row.name,
-      materialized: row.relkind === "m",
-      definition: row.def.trim(),
-    };
-  }
+  const views = byQualifiedName(viewRows.rows, (row): ViewInfo => ({
+    schema: row.schema,
+    name: row.name,
+    materialized: row.relkind === "m",
+    definition: row.def.trim(),
+  }));
 
   // Sequences behind identity columns belong to the column (deptype 'i') and are not listed.
-  const sequences: Record<string, SequenceInfo> = {};
   const sequenceRows = await client.query<{
     schema: string;
     name: string;
@@ -284,18 +281,16 @@ async function readSnapshot(client: pg.Client): Promise<SchemaSnapshot> {
         AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'i')
       ORDER BY 1, 2`,
   );
-  for (const row of sequenceRows.rows) {
-    sequences[`${row.schema}.${row.name}`] = {
-      schema: row.schema,
-      name: row.name,
-      dataType: row.type,
-      start: row.start,
-      increment: row.increment,
-      min: row.min,
-      max: row.max,
-      cycle: row.cycle,
-    };
-  }
+  const sequences = byQualifiedName(sequenceRows.rows, (row): SequenceInfo => ({
+    schema: row.schema,
+    name: row.name,
+    dataType: row.type,
+    start: row.start,
+    increment: row.increment,
+    min: row.min,
+    max: row.max,
+    cycle: row.cycle,
+  }));
 
   return { serverVersion: version, tables, indexes, enums, views, sequences };
 }

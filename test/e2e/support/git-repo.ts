@@ -49,9 +49,14 @@ export interface ChangedFiles {
   removed: string[];
 }
 
+/**
+ * Who GitHub makes the author and committer of what the app writes through the API: its bot, by
+ * the bot's no-reply address (`<bot id>+<slug>[bot]@users.noreply.github.com`, which GitHub maps
+ * to the login `consort[bot]`), committed and signed by GitHub (web-flow).
+ */
 const APP_IDENTITY = {
   GIT_AUTHOR_NAME: "consort[bot]",
-  GIT_AUTHOR_EMAIL: "consort@users.noreply.github.com",
+  GIT_AUTHOR_EMAIL: "41898282+consort[bot]@users.noreply.github.com",
   GIT_COMMITTER_NAME: "GitHub",
   GIT_COMMITTER_EMAIL: "noreply@github.com",
 };
@@ -384,6 +389,7 @@ export class GitRepo {
     author: GitIdentity,
     message: string,
     files: Record<string, string | null>,
+    committer: { name: string; email: string } = author,
   ): { sha: string; changes: ChangedFiles } {
     const parent = this.branchHead(branch);
     if (!parent) throw new Error(`no branch ${branch} to commit on`);
@@ -394,7 +400,7 @@ export class GitRepo {
       sha: text === null ? null : this.writeBlob(text),
     }));
     const tree = this.writeTree(parentTree, entries);
-    const sha = this.writeCommit(tree, [parent], message, author, author);
+    const sha = this.writeCommit(tree, [parent], message, author, committer);
     this.setBranch(branch, sha, parent);
     return { sha, changes: this.changesOf(sha) };
   }

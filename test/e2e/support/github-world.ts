@@ -1,7 +1,7 @@
 import { zipSync, strToU8 } from "fflate";
 import nock from "nock";
-import { GitHubMock, TEST_APP_ID, type RecordedRequest } from "../../helpers/github.js";
-import type { GitRepo } from "./git-repo.js";
+import { contentsBody, GitHubMock, TEST_APP_ID, type RecordedRequest } from "../../helpers/github.js";
+import type { GitIdentity, GitRepo } from "./git-repo.js";
 
 /**
  * A GitHub that remembers. Built on GitHubMock, so every request the app makes is still checked
@@ -122,6 +122,8 @@ const WRITES_PER_DELIVERY = SECONDARY_LIMIT_PER_MINUTE / 8;
 /** Where GitHub's artifact download redirects to: a short-lived blob URL on another host. */
 const ARTIFACT_BLOB_ORIGIN = "https://productionresultssa0.blob.core.windows.net";
 const APP_BOT_LOGIN = `${SLUG}[bot]`;
+/** When GitHub checked the signatures of the commits it signed (the scenarios' commits share one date). */
+const FIXED_VERIFIED_AT = "2026-03-01T12:00:00Z";
 
 export class GitHubWorld {
   mock: GitHubMock;
@@ -131,6 +133,8 @@ export class GitHubWorld {
   readonly defaultBranch: string;
   readonly installationId: number;
   readonly appId: number;
+  /** The app's bot, as GET /app names it (`<slug>[bot]`): the author of what the app writes through the API. */
+  readonly appLogin = APP_BOT_LOGIN;
 
   readonly checkRuns: CheckRun[] = [];
   readonly comments: IssueComment[] = [];
@@ -162,6 +166,12 @@ export class GitHubWorld {
    * "secondary rate limit") and is a violation, so a scenario fails when the app writes too much.
    */
   readonly writeBudget = { inFlight: 0, budget: 0, used: 0, most: 0 };
+  /**
+   * The commits GitHub itself made and signed: the app's API writes (a Contents API PUT, a Git Data
+   * commit with no author, committer or signature of its own) and merges of PRs. The commit API
+   * shows them `verified`; anything pushed with git is `unsigned`.
+   */
+  private readonly signed = new Set<string>();
 
   constructor(
     readonly git: GitRepo,
@@ -420,6 +430,16 @@ export class GitHubWorld {
     return dismissed;
   }
 
+  /**
+   * A commit GitHub makes for a person who edits `branch` on github.com or through the Contents API
+   * with their own token: they are its author, GitHub (web-flow) its committer, and GitHub signs it.
+   */
+  commitAsGitHub(branch: string, author: GitIdentity, message: string, files: Record<string, string | null>): string {
+    const { sha } = this.git.commitOn(branch, author, message, files, { name: "GitHub", email: "noreply@github.com" });
+    this.signed.add(sha);
+    return sha;
+  }
+
   /** Merge a PR as GitHub does: a merge commit on the base branch, the PR closed. */
   merge(pull: Pull, by: string): string {
     const head = this.git.branchHead(pull.head)!;
@@ -433,6 +453,7 @@ export class GitHubWorld {
       { name: "GitHub", email: "noreply@github.com" },
     );
     this.git.setBranch(pull.base, merge, base);
+    this.signed.add(merge);
     pull.state = "closed";
     pull.merged = true;
     pull.merge_commit_sha = merge;
@@ -592,6 +613,8 @@ export class GitHubWorld {
       if (this.git.objectType(String(body.tree)) !== "tree" || parents.some((p) => this.git.objectType(p) !== "commit"))
         return [422, { message: "Tree SHA does not exist" }];
       const sha = this.git.writeCommit(String(body.tree), parents, String(body.message));
+      if (body.author === undefined && body.committer === undefined && body.signature === undefined)
+        this.signed.add(sha);
       return [201, this.commitJson(sha)];
     }
     if (route === "POST /git/refs") return this.createRef(String(body.ref), String(body.sha));
@@ -811,7 +834,19 @@ export class GitHubWorld {
       message: info.message,
       tree: { sha: info.tree, url: "" },
       parents: info.parents.map((p) => ({ sha: p, url: "", html_url: "" })),
-      verification: { verified: true, reason: "valid", signature: null, payload: null, verified_at: null },
+      verification: this.verificationOf(sha),
+    };
+  }
+
+  /** GitHub's verdict on a commit's signature: valid for those it signed, unsigned for pushed ones. */
+  private verificationOf(sha: string): Record<string, unknown> {
+    const signed = this.signed.has(sha);
+    return {
+      verified: signed,
+      reason: signed ? "valid" : "unsigned",
+      signature: null,
+      payload: null,
+      verified_at: signed ? FIXED_VERIFIED_AT : null,
     };
   }
 
@@ -903,6 +938,7 @@ export class GitHubWorld {
     const blob = this.git.writeBlob(Buffer.from(String(body.content), "base64"));
     const tree = this.git.writeTree(this.git.commitInfo(head)!.tree, [{ path, mode: "100644", sha: blob }]);
     const commit = this.git.writeCommit(tree, [head], String(body.message));
+    this.signed.add(commit);
     this.git.setBranch(branch, commit, head);
     return [
       current === undefined ? 201 : 200,
@@ -923,11 +959,10 @@ export class GitHubWorld {
       200,
       {
         type: "file",
-        encoding: "base64",
+        ...contentsBody(content),
         size: content.length,
         name: path.split("/").pop(),
         path,
-        content: content.toString("base64"),
         sha,
         url: "",
         git_url: "",
@@ -1056,6 +1091,7 @@ export class GitHubWorld {
         tree: { sha: info.tree, url: "" },
         url: "",
         comment_count: 0,
+        verification: this.verificationOf(sha),
       },
       author: login ? { login, id: idOf(login) } : null,
       committer: committer ? { login: committer, id: idOf(committer) } : null,

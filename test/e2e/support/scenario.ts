@@ -209,6 +209,8 @@ export class Scenario {
       openProvider: options.openProvider ?? (() => this.openProvider()),
       // One app process: it remembers the newest state version it read or wrote, as the real one does.
       stateSequences: new Map(),
+      stateBlobs: new Map(),
+      appLogin: async () => this.world.appLogin,
     };
     // What the app logs (info and up) is kept, to assert what it said about ignored events.
     const sink = new Writable({
@@ -552,17 +554,22 @@ export class Scenario {
     });
   }
 
-  /** The track's state as the app last committed it on consort/state (verified with the key). */
+  /** The track's state as the app last committed it on consort/state (verified with the app's keys). */
   state(): TrackState {
     const text = this.world.stateFileText(this.trackId);
     if (!text) throw new Error(`no state file for ${this.trackId} on consort/state`);
     return unsealed(
-      openStateFile(text, STATE_KEY, {
-        trackId: this.trackId,
-        path: trackPath(this.trackId),
-        repository: this.world.fullName,
-        commit: this.world.stateHead()!,
-      }),
+      openStateFile(
+        text,
+        this.services.stateKey,
+        {
+          trackId: this.trackId,
+          path: trackPath(this.trackId),
+          repository: this.world.fullName,
+          commit: this.world.stateHead()!,
+        },
+        this.services.previousStateKeys,
+      ),
     );
   }
 
