@@ -220,6 +220,24 @@ describe("checkFrozenTestFile: which line a refusal names", () => {
     ]);
   });
 
+  it("a skipped test among other added lines, or added after a last line with no newline, is refused", () => {
+    const plain = file("it('kept', () => {});");
+    expect(check(plain, file("it('kept', () => {});", "// helpers", "it.only('new', () => {});")).reasons).toEqual([
+      "test/stock.test.ts: line 3 adds the skip/focus marker `.only`; a frozen or new test may not be skipped or focused",
+    ]);
+    const noNewline = "it('kept', () => {});";
+    expect(check(noNewline, `${noNewline}\nit.only('new', () => {});`).reasons).toEqual([
+      "test/stock.test.ts: line 2 adds the skip/focus marker `.only`; a frozen or new test may not be skipped or focused",
+    ]);
+  });
+
+  it("a RED that edits a frozen line of a file that already skipped a test is refused for the edit alone", () => {
+    const skipped = file("it.skip('old', () => {});", "  expect(total).toBe(2);");
+    expect(check(skipped, file("it.skip('old', () => {});", "  expect(total).toBe(3);")).reasons).toEqual([
+      "test/stock.test.ts: frozen line 2 (`expect(total).toBe(2);`) was changed or removed; a RED step may only add lines to a frozen test file",
+    ]);
+  });
+
   it("a new skipped test inserted above a frozen skipped one is named, not the frozen one", () => {
     const skipped = file("it.skip('old', () => {});");
     expect(check(skipped, file("it.skip('new', () => {});", "it.skip('old', () => {});")).reasons).toEqual([
