@@ -24,7 +24,7 @@ export type CheckAction = z.infer<typeof CheckAction>;
 export const CHECK_ACTIONS = {
   reseal: CheckAction.parse({
     label: "Re-seal state",
-    description: "Admins: vouch for the state file",
+    description: "Admins: restore the last sealed state",
     identifier: "reseal",
   }),
   rerunCycle: CheckAction.parse({

@@ -252,9 +252,9 @@ function tamperedText(view: TamperedView): string {
   return [
     `The state file ${code(view.path)} of track ${code(view.trackId)} on ${code("consort/state")}${at} failed verification, so nothing advances and every Consort check fails.`,
     `**What failed**\n\n${view.problems.map((p) => `- ${p}`).join("\n")}`,
-    "Only the app writes that branch. If a maintainer knows why the file changed and vouches for its content, a repository admin can re-seal it with the **Re-seal state** button or `consort state reseal " +
+    "Only the app writes that branch. A repository admin re-seals the track with the **Re-seal state** button or `consort state reseal " +
       view.trackId +
-      "`. Otherwise restore the file from the branch history.",
+      "`: that restores the newest version this app sealed (moving the branch back past any commit the app did not write), shows what it dropped, and the track goes on from there. Nothing else brings it back: an edited file is never signed as it stands.",
   ].join("\n\n");
 }
 

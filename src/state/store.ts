@@ -248,8 +248,11 @@ export function createStateStore(options: StateStoreOptions): StateStore {
     try {
       data = (await octokit.rest.repos.getCommit({ owner, repo, ref })).data;
     } catch (error) {
-      // GitHub answers 422 "No commit found for SHA: consort/state" when the branch does not exist.
-      if (httpStatus(error) === 422 && /no commit found/i.test(githubMessage(error))) return undefined;
+      // GitHub answers 422 "No commit found for SHA: consort/state" when the branch does not exist
+      // (404 where it cannot find the ref at all): the first write then starts the branch, and
+      // GitHub refuses that ref's creation if the branch was there after all.
+      if (httpStatus(error) === 404 || (httpStatus(error) === 422 && /no commit found/i.test(githubMessage(error))))
+        return undefined;
       if (httpStatus(error) === 409)
         throw new StateStoreError(
           `${repository} is empty, so it cannot hold ${STATE_BRANCH}`,
@@ -494,6 +497,23 @@ export function createStateStore(options: StateStoreOptions): StateStore {
     }
   }
 
+  /**
+   * Seal `next` as the version after every sequence number known for the file (the one read, the one
+   * this process last wrote, a damaged file's), chained to `previousSeal`: what orders the versions, so
+   * an older file, however well sealed, is refused (an update and a re-seal both seal this way).
+   */
+  function sealNextVersion(
+    next: TrackState,
+    known: (number | undefined)[],
+    previousSeal: string | null,
+    at: string,
+  ): TrackStateFile {
+    next.sequence = Math.max(0, ...known.map((sequence) => sequence ?? 0)) + 1;
+    next.previousSeal = previousSeal;
+    next.updatedAt = at;
+    return sealState(next, key);
+  }
+
   function checkNext(trackId: string, next: TrackState): TrackState {
     const parsed = TrackState.safeParse(next);
     if (!parsed.success) {
@@ -566,10 +586,12 @@ export function createStateStore(options: StateStoreOptions): StateStore {
         }
         const seen = (current?.processedDeliveries ?? []).filter((id) => id !== deliveryId);
         next.processedDeliveries = [...seen, deliveryId].slice(-MAX_PROCESSED_DELIVERIES);
-        next.updatedAt = clock().toISOString();
-        next.sequence = (currentFile?.sequence ?? 0) + 1;
-        next.previousSeal = currentFile?.signature ?? null;
-        const file = sealState(next, key);
+        const file = sealNextVersion(
+          next,
+          [currentFile?.sequence],
+          currentFile?.signature ?? null,
+          clock().toISOString(),
+        );
         const commit = await writeFile(
           trackId,
           read,
@@ -629,12 +651,14 @@ export function createStateStore(options: StateStoreOptions): StateStore {
           );
         const next = checkNext(trackId, unsealed(restored.file));
         const now = clock().toISOString();
-        const rawSequence = typeof raw?.sequence === "number" ? raw.sequence : 0;
-        next.sequence = Math.max(restored.file.sequence ?? 0, rawSequence, newest ?? 0) + 1;
-        next.previousSeal = restored.file.signature;
+        const rawSequence = typeof raw?.sequence === "number" ? raw.sequence : undefined;
         next.reseals = [...next.reseals, { actor, at: now, reason: reason.slice(0, 500) }];
-        next.updatedAt = now;
-        const sealed = sealState(next, key);
+        const sealed = sealNextVersion(
+          next,
+          [restored.file.sequence, rawSequence, newest],
+          restored.file.signature,
+          now,
+        );
         const commit = await writeFile(
           trackId,
           read,

@@ -28,6 +28,8 @@ export interface ToolDefinition<
   idempotent: boolean;
   /** True when it may delete something (a database branch). */
   destructive?: boolean;
+  /** True when it reads the checkout's files: the call then first checks the checkout is there (NO_CHECKOUT). */
+  readsCheckout?: boolean;
   run(input: z.output<I>, context: ToolContext): Promise<z.input<O>>;
 }
 
@@ -86,6 +88,7 @@ export async function callTool(
   }
   let raw: unknown;
   try {
+    if (tool.readsCheckout) await context.assertCheckout();
     raw = await tool.run(parsed.data, context);
   } catch (error) {
     return failureFrom(error);

@@ -111,8 +111,8 @@ export const runCycleTool = defineTool({
   output: RunCycleOutput,
   readOnly: false,
   idempotent: true,
+  readsCheckout: true,
   async run(input, context) {
-    await context.assertCheckout();
     const config = await context.config();
     const track = await trackFor(context, input.tests !== undefined);
     const action = track ? nextAction(track.snapshot, track.config) : null;

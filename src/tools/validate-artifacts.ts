@@ -39,8 +39,8 @@ export const validateArtifactsTool = defineTool({
   output: ValidateArtifactsOutput,
   readOnly: true,
   idempotent: true,
+  readsCheckout: true,
   async run(input, context) {
-    await context.assertCheckout();
     const files: Record<string, string | undefined> = {};
     for (const path of Object.values(ARTIFACT_PATHS)) files[path] = await readIfExists(join(context.repoPath, path));
     const issues: ArtifactIssue[] = [];

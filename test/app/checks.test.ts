@@ -49,7 +49,7 @@ describe("from a tampered state file to failing checks", () => {
     );
     for (const body of bodies) {
       expect(body.actions).toEqual([
-        { label: "Re-seal state", description: "Admins: vouch for the state file", identifier: "reseal" },
+        { label: "Re-seal state", description: "Admins: restore the last sealed state", identifier: "reseal" },
       ]);
       expect((body.output as { summary: string }).summary).toContain("- signature does not match the content");
     }

@@ -552,7 +552,7 @@ describe("deliveries", () => {
         `**What failed**\n\n- commit ${tampered!.slice(0, 7)} on consort/state was not written by this app (authored by ${OUTSIDER}, not signed by GitHub (unsigned); the app's own are authored by consort[bot] and signed by GitHub): someone pushed to consort/state past its ruleset\n- signature does not match the content (edited outside the app, or sealed with another key)\n\n`,
       );
       expect(check.actions, check.name).toEqual([
-        { label: "Re-seal state", description: "Admins: vouch for the state file", identifier: "reseal" },
+        { label: "Re-seal state", description: "Admins: restore the last sealed state", identifier: "reseal" },
       ]);
     }
   });

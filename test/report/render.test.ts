@@ -189,12 +189,14 @@ describe("a tampered state file", () => {
     );
     for (const run of runs) {
       expect(run.actions).toEqual([
-        { label: "Re-seal state", description: "Admins: vouch for the state file", identifier: "reseal" },
+        { label: "Re-seal state", description: "Admins: restore the last sealed state", identifier: "reseal" },
       ]);
       expect(run.output.summary).toContain(
         "- signature does not match the content (edited outside the app, or sealed with another key)",
       );
-      expect(run.output.summary).toContain("`consort state reseal feature-orders-1a2b3c4d`");
+      expect(run.output.summary).toContain(
+        "`consort state reseal feature-orders-1a2b3c4d`: that restores the newest version this app sealed (moving the branch back past any commit the app did not write), shows what it dropped, and the track goes on from there.",
+      );
     }
   });
 

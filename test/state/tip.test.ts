@@ -239,10 +239,19 @@ describe("a store that knows the app's bot", () => {
     expect(written.reseals.map((r) => r.actor)).toEqual(["octo-admin"]);
   });
 
-  it("starts the branch when GitHub says consort/state has no commit", async () => {
+  it("finds no track when GitHub says consort/state has no commit (422), or no such ref (404)", async () => {
     github.on("GET", TIP_URL, [422, { message: "No commit found for SHA: consort/state" }]);
+    github.on("GET", TIP_URL, [404, { message: "Not Found" }]);
 
     await expect(judged().read(TRACK)).resolves.toBeUndefined();
+    await expect(judged().read(TRACK)).resolves.toBeUndefined();
+    github.verify();
+  });
+
+  it("does not take another refusal of the tip's read for a missing branch: it says what GitHub answered", async () => {
+    github.on("GET", TIP_URL, [422, { message: "Validation Failed" }]);
+
+    await expect(judged().read(TRACK)).rejects.toThrow("Could not read consort/state of acme/shop: Validation Failed");
     github.verify();
   });
 });

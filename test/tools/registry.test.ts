@@ -89,4 +89,41 @@ describe("callTool", () => {
     expect(outcome).toMatchObject({ ok: false, error: { code: "INTERNAL_ERROR" } });
     expect(!outcome.ok && outcome.error.message).toContain("count");
   });
+
+  it("checks the checkout is there before a tool that reads it runs, and only then", async () => {
+    let ran = 0;
+    const reads = defineTool({
+      name: "reads",
+      title: "Reads",
+      description: "Reads the checkout.",
+      input: z.object({}),
+      output: z.object({}),
+      readOnly: true,
+      idempotent: true,
+      readsCheckout: true,
+      async run() {
+        ran += 1;
+        return {};
+      },
+    });
+    const nowhere = new ToolContext({
+      repoPath: "/nonexistent/consort-checkout",
+      state: { kind: "none" },
+      createProvider: async () => {
+        throw new Error("not used by these tools");
+      },
+    });
+    expect(await callTool([reads, echo], "reads", {}, nowhere)).toEqual({
+      ok: false,
+      error: {
+        code: "NO_CHECKOUT",
+        message: "The repository path /nonexistent/consort-checkout does not exist or is not a folder.",
+        hint: "Start the server with -C pointing at a local checkout.",
+      },
+    });
+    expect(ran).toBe(0);
+    expect(await callTool([reads, echo], "echo", { text: "a" }, nowhere)).toEqual({ ok: true, output: { text: "a" } });
+    expect(await callTool([reads], "reads", {}, context)).toEqual({ ok: true, output: {} });
+    expect(ran).toBe(1);
+  });
 });
