@@ -257,6 +257,11 @@ describe("what the report shows around the checks", () => {
     const { checks } = report(sim.snapshot);
     expect(checks["consort/deploy"]).toMatchObject({ status: "failure", actions: [CHECK_ACTIONS.rerunCycle] });
     expect(checks["consort/build"].actions).toEqual([]);
+    // Another failing check at the same time (a refused commit) offers no re-run of the release.
+    sim.push({ role: null, files: { "test/stock.test.ts": "x" } });
+    const after = report(sim.snapshot).checks;
+    expect(after["consort/discipline"]).toMatchObject({ status: "failure", actions: [] });
+    expect(after["consort/deploy"].actions).toEqual([CHECK_ACTIONS.rerunCycle]);
   });
 
   it("at the promote gate: the deploy evidence, and the deploy gate's frozen evidence beside the files", () => {
@@ -271,6 +276,14 @@ describe("what the report shows around the checks", () => {
       commit: deploy.approvals[0]!.commit,
       files: Object.entries(deploy.files).map(([path, hash]) => ({ path, hash })),
     });
+  });
+
+  it("a withdrawn gate shows no frozen files, though it keeps the hash it was approved at", () => {
+    const sim = reach("green");
+    sim.push({ role: "driver", files: { [ARTIFACT_PATHS.spec]: "{}" } });
+    expect(sim.context.gates.design).toMatchObject({ status: "withdrawn", approvedHash: expect.any(String) });
+    expect(sim.context.gates["test-list"].status).toBe("withdrawn");
+    expect(report(sim.snapshot).frozen).toEqual([]);
   });
 
   it("a schema diff and notes given are shown as given; no notes, no notes section", () => {

@@ -214,6 +214,28 @@ describe("checkFrozenTestFile: which line a refusal names", () => {
     ).toEqual([
       "test/stock.test.ts: line 3 adds the skip/focus marker `.skip`; a frozen or new test may not be skipped or focused",
     ]);
+    const twoSkipped = file("it.skip('a', () => {});", "it.skip('b', () => {});", "it('kept', () => {});");
+    expect(check(twoSkipped, `${twoSkipped}it.skip('a', () => {});\n`).reasons).toEqual([
+      "test/stock.test.ts: line 4 adds the skip/focus marker `.skip`; a frozen or new test may not be skipped or focused",
+    ]);
+  });
+
+  it("a skipped test among other added lines, or added after a last line with no newline, is refused", () => {
+    const plain = file("it('kept', () => {});");
+    expect(check(plain, file("it('kept', () => {});", "// helpers", "it.only('new', () => {});")).reasons).toEqual([
+      "test/stock.test.ts: line 3 adds the skip/focus marker `.only`; a frozen or new test may not be skipped or focused",
+    ]);
+    const noNewline = "it('kept', () => {});";
+    expect(check(noNewline, `${noNewline}\nit.only('new', () => {});`).reasons).toEqual([
+      "test/stock.test.ts: line 2 adds the skip/focus marker `.only`; a frozen or new test may not be skipped or focused",
+    ]);
+  });
+
+  it("a RED that edits a frozen line of a file that already skipped a test is refused for the edit alone", () => {
+    const skipped = file("it.skip('old', () => {});", "  expect(total).toBe(2);");
+    expect(check(skipped, file("it.skip('old', () => {});", "  expect(total).toBe(3);")).reasons).toEqual([
+      "test/stock.test.ts: frozen line 2 (`expect(total).toBe(2);`) was changed or removed; a RED step may only add lines to a frozen test file",
+    ]);
   });
 
   it("a new skipped test inserted above a frozen skipped one is named, not the frozen one", () => {
@@ -373,7 +395,13 @@ describe("runnerConfigChanges: what of a runner's configuration a change alters"
 });
 
 describe("runnerConfigChanges: the scripts a command line calls", () => {
-  const scripts = { test: "vitest run", unit: "vitest run test/unit", ci: "vitest run --ci", t: "vitest run -t x" };
+  const scripts = {
+    test: "vitest run",
+    unit: "vitest run test/unit",
+    ci: "vitest run --ci",
+    t: "vitest run -t x",
+    start: "vitest",
+  };
   const changed = (command: string, script: keyof typeof scripts) =>
     runnerConfigChanges({
       path: "package.json",
@@ -392,6 +420,8 @@ describe("runnerConfigChanges: the scripts a command line calls", () => {
     ["yarn t", "t"],
     ["npm t", "test"],
     ["npm run unit", "unit"],
+    ["npm --silent  run unit", "unit"],
+    ["npm start", "start"],
   ] as const)("%s calls scripts.%s", (command, script) => {
     expect(changed(command, script)).toEqual([`scripts.${script}`]);
   });
