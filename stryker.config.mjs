@@ -39,6 +39,16 @@ export default {
   thresholds: { high: 85, low: 70, break: null },
   tempDirName: ".stryker-tmp",
   cleanTempDir: "always",
-  // The sandbox needs the sources, the tests and the configs; not the examples, benches or actions bundle.
-  ignorePatterns: ["/examples", "/bench", "/actions/dist", "/reports", "/coverage", "/.consort-data", "/.stryker-tmp*"],
+  // The sandbox needs the sources, the tests and the configs; not the examples, benches (but the big
+  // report a junit test builds) or actions bundle.
+  ignorePatterns: [
+    "/examples",
+    "/bench/*",
+    "!/bench/big-report.ts",
+    "/actions/dist",
+    "/reports",
+    "/coverage",
+    "/.consort-data",
+    "/.stryker-tmp*",
+  ],
 };
