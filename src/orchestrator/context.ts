@@ -398,10 +398,8 @@ export function cycleEffect(context: TrackContext): DispatchCycleEffect {
   };
 }
 
-/** The unit's evidence record, created empty on first use. */
-function unitEvidence(context: TrackContext): UnitEvidence {
-  const unit = currentUnit(context);
-  if (!unit) throw new Error("no build unit in turn");
+/** The evidence record of `unit` (the unit in turn), created empty on first use. */
+function unitEvidence(context: TrackContext, unit: BuildUnit): UnitEvidence {
   return (
     context.evidence[unit.id] ?? {
       tests: unit.tests,
@@ -420,7 +418,7 @@ export function withUnitEvidence(
 ): TrackContext {
   const unit = currentUnit(context);
   if (!unit) return context;
-  return { ...context, evidence: { ...context.evidence, [unit.id]: change(unitEvidence(context)) } };
+  return { ...context, evidence: { ...context.evidence, [unit.id]: change(unitEvidence(context, unit)) } };
 }
 
 /** Add logins to a gate's author list (no duplicates, stable order). */
