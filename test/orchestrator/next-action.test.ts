@@ -199,6 +199,18 @@ describe("nextAction at a gate", () => {
     expect(next(sim).task).toBe(`${gateTask}${withdrawn}`);
   });
 
+  it("gives every reason a commit was rejected", () => {
+    const sim = reach("green");
+    const rejectedHead = {
+      sha: "d".repeat(40),
+      reasons: ["no Consort-Role trailer", "touches test/stock.test.ts"],
+      at: "2026-11-30T12:00:00Z",
+    };
+    expect(nextAction(withContext(sim.snapshot, { rejectedHead }), sim.config).task).toBe(
+      `First reset the branch to ${sim.context.head.slice(0, 7)} (git push --force-with-lease origin ${sim.context.head}:feature/f1-stock): commit ddddddd was rejected (no Consort-Role trailer; touches test/stock.test.ts). Then: Make T1 pass by changing application code and migrations only; never a test file.`,
+    );
+  });
+
   it("says when no author is recorded, and offers no manifest when none is pending", () => {
     const sim = reach("design-gate");
     const gates = sim.context.gates;
@@ -322,6 +334,63 @@ describe("nextAction in the build lane", () => {
     sim.expectAccepted(sim.report("invalid", ["T2 passed already"]));
     expect(sim.stage).toBe("red");
     expect(next(sim).task).toMatch(/Change only test files\. Fix first: T2 passed already\.$/);
+    sim.expectAccepted(sim.pushCommits(sim.redCommit()));
+    sim.expectAccepted(sim.report("valid"));
+    expect(sim.stage).toBe("green");
+    expect(next(sim)).toMatchObject({
+      task: "Make T1, T2 pass by changing application code and migrations only; never a test file.",
+      checks: greenChecks("T2"),
+    });
+  });
+
+  it("lists every frozen file in path order, helpers beside the tests", () => {
+    const sim = reach("red");
+    const title = JSON.stringify(T1.title);
+    sim.expectAccepted(
+      sim.push({
+        role: "navigator",
+        files: {
+          "test/stock.test.ts": `it(${title}, () => expect(1).toBe(2));\n`,
+          "test/helpers/db.ts": "export const db = 1;\n",
+        },
+      }),
+    );
+    sim.expectAccepted(sim.report("valid"));
+    expect(sim.stage).toBe("green");
+    // The RED froze the unit's own file first, the helper after it.
+    expect(Object.values(sim.context.frozenTests).map((e) => e.file)).toEqual([
+      "test/stock.test.ts",
+      "test/helpers/db.ts",
+    ]);
+    const action = next(sim);
+    expect(action.frozenPaths).toEqual([
+      { path: "test/helpers/db.ts", rule: "unchanged" },
+      { path: "test/stock.test.ts", rule: "unchanged" },
+    ]);
+    expect(renderNextAction(action).split("\n")).toContain(
+      "frozen: test/helpers/db.ts (unchanged), test/stock.test.ts (unchanged)",
+    );
+  });
+
+  it("answers a build stage whose list is used up (a hand-edited snapshot) with no unit, not a crash", () => {
+    for (const stage of ["red", "green", "review", "refactor"] as const) {
+      const sim = reach(stage);
+      const action = nextAction(withContext(sim.snapshot, { units: [] }), sim.config);
+      expect(action).toMatchObject({ stage, unit: null, testsInTurn: [] });
+      if (stage === "red") expect(action.task).toMatch(/^Write the failing test \. Each must fail/);
+      if (stage === "green") {
+        expect(action.task).toBe("Make  pass by changing application code and migrations only; never a test file.");
+        expect(action.checks[1]).toBe("every test up to and including the turn passes");
+      }
+      if (stage === "review")
+        expect(action.task).toBe(
+          'Review the GREEN of undefined: write .consort/reviews/T1.json with "verdict": "accept" or "refactor" and notes (required for refactor).',
+        );
+      if (stage === "refactor")
+        expect(action.task).toBe(
+          "Refactor as the review of undefined asks, keeping every test green; never change a test file.",
+        );
+    }
   });
 
   it("asks the driver to make T1 pass in code and migrations, T1's test file frozen", () => {
@@ -384,6 +453,10 @@ describe("nextAction in the build lane", () => {
       ...expected,
       task: `${task} Review: {"unit":"T1","verdict":"refactor","notes":["extract the SQL into src/db"]}`,
     });
+    const padded = { ...sim.context.artifacts, ".consort/reviews/T1.json": '\n  {"verdict":"refactor"}\n' };
+    expect(nextAction(withContext(sim.snapshot, { artifacts: padded }), sim.config).task).toBe(
+      `${task} Review: {"verdict":"refactor"}`,
+    );
     const { [".consort/reviews/T1.json"]: _, ...artifacts } = sim.context.artifacts;
     expect(nextAction(withContext(sim.snapshot, { artifacts }), sim.config)).toMatchObject({ ...expected, task });
   });
@@ -537,6 +610,10 @@ describe("describeLane", () => {
     expect(spaced).toContain('"userFacing": true');
     const lane = describeLane(withContext(sim.snapshot, { artifacts: { [ARTIFACT_PATHS.spec]: spaced } }));
     expect(lane.now).toBe("screens and states (ux-designer)");
+    for (const spec of ['{"userFacing":true}', '{"userFacing" :\ttrue}'])
+      expect(describeLane(withContext(sim.snapshot, { artifacts: { [ARTIFACT_PATHS.spec]: spec } })).now).toBe(
+        "screens and states (ux-designer)",
+      );
     // Without a user-facing story, and no screens yet, the lane has no screens step.
     const plain = describeLane(
       withContext(sim.snapshot, { artifacts: { [ARTIFACT_PATHS.spec]: '{"userFacing": false}' } }),
