@@ -261,3 +261,237 @@ describe("the retry and renegotiation guards", () => {
     expect(reopened.context.gates["test-list"].withdrawnReason).toBe("renegotiated by lead: r");
   });
 });
+
+describe("the actions", () => {
+  it("apply a push's texts, a null removing the file, and take its problems", () => {
+    const sim = reach("red");
+    const after = send(
+      sim.snapshot,
+      pushed({
+        testFiles: { "test/stock.test.ts": null, "test/new.test.ts": "it('n', () => {});\n" },
+        artifacts: { ".consort/notes.json": "{}" },
+        problems: ["a warning"],
+      }),
+    );
+    expect(after.context.testFiles).toEqual({ "test/new.test.ts": "it('n', () => {});\n" });
+    expect(after.context.artifacts[".consort/notes.json"]).toBe("{}");
+    expect(after.context.artifacts).toMatchObject(sim.context.artifacts);
+    expect([after.context.head, after.context.lastProblem]).toEqual(["f".repeat(40), ["a warning"]]);
+  });
+
+  it("record a rejected commit with the accepted tree when known, and clear it on a reset", () => {
+    const sim = reach("green");
+    const base = { type: "PUSH_REJECTED", at, sha: "d".repeat(40), reasons: ["r"], withdraw: null } as const;
+    expect(send(sim.snapshot, { ...base, acceptedTree: "a".repeat(40) }).context.rejectedHead).toEqual({
+      sha: "d".repeat(40),
+      reasons: ["r"],
+      at,
+      acceptedTree: "a".repeat(40),
+    });
+    const rejected = send(sim.snapshot, base).context;
+    expect(rejected.rejectedHead).toEqual({ sha: "d".repeat(40), reasons: ["r"], at });
+    const snapshot = { ...sim.snapshot, context: rejected };
+    expect(send(snapshot, { type: "BRANCH_RESET", at }).context).toMatchObject({
+      rejectedHead: null,
+      head: sim.context.head,
+    });
+    expect(send(snapshot, { type: "BRANCH_RESET", at, head: "9".repeat(40) }).context).toMatchObject({
+      rejectedHead: null,
+      head: "9".repeat(40),
+    });
+  });
+
+  it("move the head on an update, recording merges and following a rebase's replays", () => {
+    const sim = reach("green");
+    const redCommit = sim.context.frozenTests.T1!.commit;
+    const plain = send(sim.snapshot, {
+      type: "BRANCH_UPDATED",
+      at,
+      head: "1".repeat(40),
+      migrationConflicts: ["0002"],
+    });
+    expect(plain.stage).toBe("green");
+    expect(plain.context).toMatchObject({ head: "1".repeat(40), migrationConflicts: ["0002"] });
+    expect(plain.context.updateMerges).toBeUndefined();
+    expect(plain.context.frozenTests).toBe(sim.context.frozenTests);
+    const merged = send(
+      sim.snapshot,
+      { type: "BRANCH_UPDATED", at, head: "1".repeat(40), migrationConflicts: [], merges: ["2".repeat(40)] },
+      { updateMerges: ["3".repeat(40)] },
+    );
+    expect(merged.context.updateMerges).toEqual(["3".repeat(40), "2".repeat(40)]);
+    expect(
+      send(sim.snapshot, {
+        type: "BRANCH_UPDATED",
+        at,
+        head: "1".repeat(40),
+        migrationConflicts: [],
+        merges: ["2".repeat(40)],
+      }).context.updateMerges,
+    ).toEqual(["2".repeat(40)]);
+    const rebased = send(sim.snapshot, {
+      type: "BRANCH_UPDATED",
+      at,
+      head: "1".repeat(40),
+      migrationConflicts: [],
+      replayed: [
+        { from: redCommit, to: "4".repeat(40) },
+        { from: "5".repeat(40), to: "6".repeat(40) },
+      ],
+    });
+    expect(rebased.context.frozenTests.T1).toEqual({ ...sim.context.frozenTests.T1, commit: "4".repeat(40) });
+    const elsewhere = send(sim.snapshot, {
+      type: "BRANCH_UPDATED",
+      at,
+      head: "1".repeat(40),
+      migrationConflicts: [],
+      replayed: [{ from: "5".repeat(40), to: "6".repeat(40) }],
+    });
+    expect(elsewhere.context.frozenTests.T1).toEqual(sim.context.frozenTests.T1);
+  });
+
+  it("on an update at the release withdraw only the release, not the design or the test list", () => {
+    const sim = reach("deploy-gate");
+    const after = send(sim.snapshot, { type: "BRANCH_UPDATED", at, head: "1".repeat(40), migrationConflicts: [] });
+    expect(after.stage).toBe("deploying");
+    expect([after.context.gates.design.status, after.context.gates["test-list"].status]).toEqual([
+      "approved",
+      "approved",
+    ]);
+    expect(after.context.deployEvidence).toBeNull();
+    expect(after.context.gates.deploy.status).toBe("closed");
+  });
+
+  it("hash the deploy evidence canonically (keys sorted, undefined left out), and open the deploy gate on that hash", async () => {
+    const { hashFrozenText, manifestHashFromHashes } = await import("../../src/gates/freeze.js");
+    const sim = reach("deploying");
+    const report = (evidence: unknown): MachineEvent => ({
+      type: "CYCLE_REPORTED",
+      at,
+      step: "release",
+      outcome: "valid",
+      runId: 7,
+      reasons: [],
+      evidence: evidence as never,
+    });
+    const evidence = {
+      summary: "up",
+      databaseBranch: "feature-f1-stock",
+      notes: undefined,
+      checks: [{ ok: true, name: "GET /health", detail: "200" }],
+    };
+    const after = send(sim.snapshot, report(evidence));
+    expect(after.stage).toBe("deploy-gate");
+    const canonical =
+      '{"checks":[{"detail":"200","name":"GET /health","ok":true}],"databaseBranch":"feature-f1-stock","summary":"up"}';
+    expect(after.context.deployEvidence).toEqual({
+      dispatchId: sim.context.pendingDispatch!.dispatchId,
+      commit: sim.context.pendingDispatch!.commit,
+      hash: hashFrozenText(canonical),
+      evidence,
+    });
+    expect(after.context.gates.deploy.pendingHash).toBe(
+      manifestHashFromHashes({ "deploy-evidence": hashFrozenText(canonical) }),
+    );
+    const reordered = {
+      checks: [{ name: "GET /health", detail: "200", ok: true }],
+      databaseBranch: "feature-f1-stock",
+      summary: "up",
+    };
+    expect(send(sim.snapshot, report(reordered)).context.deployEvidence!.hash).toBe(hashFrozenText(canonical));
+    expect(() => send(sim.snapshot, report(null))).toThrow(
+      `the release cycle ${sim.context.pendingDispatch!.dispatchId} reported no deploy evidence`,
+    );
+    expect(() => send(sim.snapshot, report({ summary: "a build cycle's evidence" }))).toThrow(
+      /reported no deploy evidence/,
+    );
+  });
+
+  it("record a report on its own cycle only, and clear the problems once valid", () => {
+    const sim = reach("green-verify");
+    const cycles = sim.context.cycles;
+    expect(cycles.length).toBeGreaterThan(1);
+    const after = send(sim.snapshot, reported("green", "valid", ["a note"]), { lastProblem: ["old"] });
+    expect(after.context.lastProblem).toEqual([]);
+    expect(after.context.pendingDispatch).toBeNull();
+    expect(after.context.cycles.slice(0, -1)).toEqual(cycles.slice(0, -1));
+    expect(after.context.cycles.at(-1)).toEqual({
+      ...cycles.at(-1),
+      runId: 7,
+      outcome: "valid",
+      reasons: ["a note"],
+      reportedAt: at,
+      evidence: null,
+    });
+    const pending = cycles.at(-1)!;
+    expect(after.context.evidence.T1!.green).toEqual({ dispatchId: pending.dispatchId, commit: pending.commit, at });
+  });
+
+  it("stamp each step's evidence with its own cycle", () => {
+    const sim = reach("refactor-verify");
+    const pending = sim.context.cycles.at(-1)!;
+    expect(sim.context.cycles.length).toBeGreaterThan(2);
+    const after = send(sim.snapshot, reported("refactor", "valid"));
+    expect(after.context.evidence.T1).toMatchObject({
+      refactor: { dispatchId: pending.dispatchId, commit: pending.commit, at },
+      review: { verdict: "refactor" },
+      complete: true,
+    });
+    const red = reach("red-verify");
+    const redPending = red.context.cycles.at(-1)!;
+    const frozen = send(red.snapshot, reported("red", "valid"));
+    expect(frozen.context.evidence.T1!.red).toEqual({
+      dispatchId: redPending.dispatchId,
+      commit: redPending.commit,
+      at,
+    });
+  });
+
+  it("freeze only the test files the track holds, without touching the snapshot it started from", () => {
+    const sim = reach("red-verify");
+    const before = JSON.stringify(sim.snapshot);
+    const after = send(sim.snapshot, reported("red", "valid"), {
+      testFiles: { ...sim.context.testFiles, "test/helpers/db.ts": "export const db = 1;\n" },
+    });
+    expect(Object.keys(after.context.frozenTests)).toEqual(["T1", "T1 test/helpers/db.ts"]);
+    expect(JSON.stringify(sim.snapshot)).toBe(before);
+    const missing = send(sim.snapshot, reported("red", "valid"), { testFiles: {} });
+    expect([missing.stage, missing.context.frozenTests, missing.context.frozenTexts]).toEqual(["green", {}, {}]);
+  });
+
+  it("block with every reason, and unblock with the problems cleared", () => {
+    const sim = reach("green-verify");
+    const blocked = send(sim.snapshot, reported("green", "invalid", ["T1 fails", "T0 broke"]), { attempts: 1 });
+    expect(blocked.context.blocked).toEqual({ reason: "T1 fails; T0 broke", resume: "repair" });
+    const retried = send(
+      { ...sim.snapshot, stage: "blocked", context: blocked.context },
+      { type: "RETRY", at, by: "lead" },
+    );
+    expect([retried.stage, retried.context.lastProblem, retried.context.updatedAt]).toEqual(["repair", [], at]);
+  });
+
+  it("record the merged commit, and promote that commit", () => {
+    const sim = reach("merging");
+    const after = send(sim.snapshot, { type: "MERGED", at, commit: "7".repeat(40) });
+    expect([after.stage, after.context.mergedCommit]).toEqual(["promoting", "7".repeat(40)]);
+    expect(after.effects).toContainEqual(expect.objectContaining({ type: "promoteDatabase", commit: "7".repeat(40) }));
+  });
+
+  it("keep the review on the last unit when its push carries no verdict", () => {
+    const sim = reach("review");
+    const units = sim.context.units.slice(0, 1);
+    expect(send(sim.snapshot, pushed({ verdict: null }), { units }).stage).toBe("review");
+  });
+
+  it("resume at the release when the re-approved list has no unit left to build", () => {
+    const sim = reach("deploy-gate");
+    const gates = sim.context.gates;
+    const hash = gates["test-list"].approvedHash!;
+    const reopened = {
+      ...gates,
+      "test-list": { ...gates["test-list"], status: "withdrawn" as const, pendingHash: hash },
+    };
+    const after = send({ ...sim.snapshot, stage: "test-list-gate" }, approval("test-list", hash), { gates: reopened });
+    expect(after.stage).toBe("deploying");
+  });
+});
