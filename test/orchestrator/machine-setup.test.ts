@@ -281,7 +281,13 @@ describe("the actions", () => {
 
   it("record a rejected commit with the accepted tree when known, and clear it on a reset", () => {
     const sim = reach("green");
-    const base = { type: "PUSH_REJECTED", at, sha: "d".repeat(40), reasons: ["r"], withdraw: null } as const;
+    const base: Extract<MachineEvent, { type: "PUSH_REJECTED" }> = {
+      type: "PUSH_REJECTED",
+      at,
+      sha: "d".repeat(40),
+      reasons: ["r"],
+      withdraw: null,
+    };
     expect(send(sim.snapshot, { ...base, acceptedTree: "a".repeat(40) }).context.rejectedHead).toEqual({
       sha: "d".repeat(40),
       reasons: ["r"],
