@@ -25,29 +25,20 @@ export const RoleName = z.enum(ROLE_NAMES);
 export type RoleName = z.infer<typeof RoleName>;
 
 export interface RoleInfo {
+  /** What a person reads: the heading of the role's prompt (`# Role: <title>` in roles/<role>.md). */
   title: string;
-  /** One line: what the role is for. */
-  purpose: string;
 }
 
+/** What each role is for is said once, in its prompt (roles/<role>.md). */
 export const ROLES: Record<RoleName, RoleInfo> = {
-  "product-owner": {
-    title: "Product Owner",
-    purpose: "states the feature as stories with acceptance criteria (given/when/then)",
-  },
-  "spec-author": { title: "Spec Author", purpose: "makes the spec precise and adds the non-functional requirements" },
-  architect: {
-    title: "Architect Reviewer",
-    purpose: "decides layers, modules, allowed imports and the persistence invariants",
-  },
-  dba: { title: "DBA", purpose: "designs the tables and the per-story migration plan that realises the invariants" },
-  "test-strategist": { title: "Test Strategist", purpose: "orders the tests T1..Tn that prove every AC and invariant" },
-  "ux-designer": { title: "UX Designer", purpose: "designs screens and their states for user-facing stories" },
-  navigator: { title: "Navigator", purpose: "writes each failing test (RED) and reviews each GREEN" },
-  driver: {
-    title: "Driver",
-    purpose: "writes the code and migrations that make the tests pass (GREEN, repair, refactor)",
-  },
+  "product-owner": { title: "Product Owner" },
+  "spec-author": { title: "Spec Author" },
+  architect: { title: "Architect Reviewer" },
+  dba: { title: "DBA" },
+  "test-strategist": { title: "Test Strategist" },
+  "ux-designer": { title: "UX Designer" },
+  navigator: { title: "Navigator" },
+  driver: { title: "Driver" },
 };
 
 /**

@@ -272,3 +272,248 @@ describe("runnerReach: what the configured commands reach", () => {
     ).toEqual(["api", "pkg", "tools/cli", "web"]);
   });
 });
+
+/**
+ * Every table and field the readers of src/gates/runner-deps.ts look in, one change each: a change of
+ * the runner's entry there is named exactly, and a change that leaves it alone is none. A reader that
+ * missed one would let a commit repoint the frozen runner and the test-list gate would not see it.
+ */
+describe("each place a dependency file names the runner", () => {
+  describe("npm's package-lock.json", () => {
+    it("the root package's entry repeats package.json's sections", () => {
+      const lock = (spec: string) => ({
+        lockfileVersion: 3,
+        packages: { "": { name: "shop", devDependencies: { vitest: spec, zod: "^4" } } },
+      });
+      expect(change("package-lock.json", json(lock("~4.1")), json(lock("file:../fake")))).toEqual([
+        'packages[""].devDependencies.vitest',
+      ]);
+      const zod = { lockfileVersion: 3, packages: { "": { devDependencies: { vitest: "~4.1", zod: "^5" } } } };
+      expect(change("package-lock.json", json(lock("~4.1")), json(zod))).toEqual([]);
+    });
+    it("a workspace folder's own entry is not the runner's, whatever its folder is called", () => {
+      const lock = (version: string) => ({ lockfileVersion: 3, packages: { "workspace/a/vitest": { version } } });
+      expect(change("package-lock.json", json(lock("1.0.0")), json(lock("1.0.1")))).toEqual([]);
+    });
+    it("v1's tree: a runner nested under another package, beside an entry that is no object", () => {
+      const lock = (resolved: string) => ({
+        lockfileVersion: 1,
+        packages: null,
+        dependencies: { odd: null, a: { version: "1.0.0", dependencies: { vitest: { version: "4.1.0", resolved } } } },
+      });
+      expect(change("package-lock.json", json(lock("https://r.example/v.tgz")), json(lock("file:../x")))).toEqual([
+        "dependencies.a.dependencies.vitest.resolved",
+      ]);
+    });
+    it("a new lockfile: every runner entry it has", () => {
+      const lock = { lockfileVersion: 3, packages: { "node_modules/vitest": { version: "4.1.0" } } };
+      expect(change("package-lock.json", null, json(lock))).toEqual(['packages["node_modules/vitest"]']);
+      expect(change("package-lock.json", "\n", json(lock))).toEqual(['packages["node_modules/vitest"]']);
+    });
+    it("a text that parses to no object is no lockfile; an unchanged text is no change, even one that does not parse", () => {
+      const lock = { lockfileVersion: 3, packages: {} };
+      expect(change("package-lock.json", json(lock), "[]\n")).toEqual([
+        "its text is not JSON, so which entries changed cannot be told",
+      ]);
+      expect(change("package-lock.json", "{ not json", "{ not json")).toEqual([]);
+    });
+  });
+
+  describe("yarn.lock", () => {
+    it("a line inside the runner's block is part of it; blank lines are no part of any", () => {
+      const noted = YARN_CLASSIC.replace("  integrity sha512-vitest\n", "  integrity sha512-vitest\n  # pinned #\n");
+      expect(change("yarn.lock", YARN_CLASSIC, noted)).toEqual(['"vitest@~4.1"']);
+      const spaced = YARN_CLASSIC.replace(
+        '  version "4.1.0"\n  resolved "https://registry.yarnpkg.com/vitest',
+        '  version "4.1.0"\n   \n  resolved "https://registry.yarnpkg.com/vitest',
+      );
+      expect(change("yarn.lock", YARN_CLASSIC, spaced)).toEqual([]);
+    });
+  });
+
+  describe("pnpm-lock.yaml", () => {
+    const lock = (value: unknown) => json(value);
+    it("a scoped runner package, by the keys of lockfile v9 and v5", () => {
+      const v9 = (integrity: string) => ({
+        lockfileVersion: "9.0",
+        packages: { "@vitest/runner@4.1.0": { resolution: { integrity } } },
+      });
+      expect(change("pnpm-lock.yaml", lock(v9("sha512-a")), lock(v9("sha512-b")))).toEqual([
+        'packages["@vitest/runner@4.1.0"].resolution',
+      ]);
+      const v5 = (integrity: string) => ({
+        lockfileVersion: 5.4,
+        packages: { "/@vitest/runner/1.0.0": { resolution: { integrity } } },
+      });
+      expect(change("pnpm-lock.yaml", lock(v5("sha512-a")), lock(v5("sha512-b")))).toEqual([
+        'packages["/@vitest/runner/1.0.0"].resolution',
+      ]);
+    });
+    it("a patch of the runner, and overrides by name, by version and by parent", () => {
+      const before = { lockfileVersion: "9.0", overrides: { pg: "8.16.0" } };
+      const after = {
+        lockfileVersion: "9.0",
+        overrides: { pg: "8.16.0", vitest: "link:../fake", "a>vitest@4": "link:../fake", "b>zod": "4.0.0" },
+        patchedDependencies: { "vitest@4.1.0": { path: "patches/vitest.patch", hash: "x" } },
+      };
+      expect(change("pnpm-lock.yaml", lock(before), lock(after))).toEqual([
+        'overrides["a>vitest@4"]',
+        'overrides["vitest"]',
+        'patchedDependencies["vitest@4.1.0"]',
+      ]);
+    });
+    it("every section of an importer, and a v5 lockfile's sections at its top", () => {
+      const importer = (spec: string) => ({
+        dependencies: { vitest: spec },
+        optionalDependencies: { "@vitest/ui": spec },
+        specifiers: { vitest: spec },
+      });
+      expect(
+        change(
+          "pnpm-lock.yaml",
+          lock({ lockfileVersion: "9.0", importers: { web: importer("4.1.0"), odd: "x" } }),
+          lock({ lockfileVersion: "9.0", importers: { web: importer("link:../fake"), odd: "x" } }),
+        ),
+      ).toEqual([
+        'importers["web"].dependencies.vitest',
+        'importers["web"].optionalDependencies.@vitest/ui',
+        'importers["web"].specifiers.vitest',
+      ]);
+      expect(
+        change(
+          "pnpm-lock.yaml",
+          lock({ lockfileVersion: 5.4, ...importer("4.1.0") }),
+          lock({ lockfileVersion: 5.4, ...importer("link:../fake") }),
+        ),
+      ).toEqual(["dependencies.vitest", "optionalDependencies.@vitest/ui", "specifiers.vitest"]);
+    });
+    it("a .pnpmfile.cjs appearing, which may rewrite any package as it is installed", () => {
+      expect(
+        change(
+          "pnpm-lock.yaml",
+          lock({ lockfileVersion: "9.0" }),
+          lock({ lockfileVersion: "9.0", pnpmfileChecksum: "abc" }),
+        ),
+      ).toEqual(["pnpmfileChecksum"]);
+    });
+    it("a text that is not YAML", () => {
+      expect(change("pnpm-lock.yaml", PNPM, "a: [\n")).toEqual([
+        "its text is not YAML, so which entries changed cannot be told",
+      ]);
+    });
+  });
+
+  describe("pyproject.toml", () => {
+    const forged = "pytest @ file:///tmp/fake";
+    it.each([
+      [
+        "PEP 621's dependencies",
+        (r: string) => `[project]\ndependencies = ["${r}"]\n`,
+        "[project] dependencies: pytest",
+      ],
+      [
+        "Poetry's dependencies",
+        (r: string) => `[tool.poetry.dependencies]\npytest = "${r === "pytest>=8" ? "^8" : "path:../fake"}"\n`,
+        "[tool.poetry.dependencies] pytest",
+      ],
+      [
+        "Poetry's dev-dependencies",
+        (r: string) => `[tool.poetry.dev-dependencies]\npytest = "${r === "pytest>=8" ? "^8" : "path:../fake"}"\n`,
+        "[tool.poetry.dev-dependencies] pytest",
+      ],
+      [
+        "uv's dev-dependencies",
+        (r: string) => `[tool.uv]\ndev-dependencies = ["${r}"]\n`,
+        "[tool.uv] dev-dependencies: pytest",
+      ],
+      [
+        "uv's override-dependencies",
+        (r: string) => `[tool.uv]\noverride-dependencies = ["${r}"]\n`,
+        "[tool.uv] override-dependencies: pytest",
+      ],
+      [
+        "uv's constraint-dependencies",
+        (r: string) => `[tool.uv]\nconstraint-dependencies = ["${r}"]\n`,
+        "[tool.uv] constraint-dependencies: pytest",
+      ],
+      [
+        "PDM's dev-dependencies",
+        (r: string) => `[tool.pdm.dev-dependencies]\ntest = ["${r}"]\n`,
+        "[tool.pdm.dev-dependencies] test: pytest",
+      ],
+      [
+        "a Hatch environment's dependencies",
+        (r: string) => `[tool.hatch.envs.test]\ndependencies = ["${r}"]\n`,
+        "[tool.hatch.envs.test] dependencies: pytest",
+      ],
+      [
+        "a Hatch environment's extra-dependencies",
+        (r: string) => `[tool.hatch.envs.test]\nextra-dependencies = ["${r}"]\n`,
+        "[tool.hatch.envs.test] extra-dependencies: pytest",
+      ],
+      [
+        "a Poetry plugin registered with pytest",
+        (r: string) => (r === "pytest>=8" ? "" : '[tool.poetry.plugins."pytest11"]\ngreen = "shop.always_green"\n'),
+        '[tool.poetry.plugins."pytest11"]',
+      ],
+    ])("%s", (_, text, key) => {
+      expect(change("pyproject.toml", text("pytest>=8"), text(forged))).toEqual([key]);
+    });
+    it("other packages' entries change freely, and a requirement's order is no change", () => {
+      const poetry = (pg: string) => `[tool.poetry.dependencies]\npsycopg = "${pg}"\npytest = "^8"\n`;
+      expect(change("pyproject.toml", poetry("^3.1"), poetry("^3.2"))).toEqual([]);
+      expect(
+        change(
+          "pyproject.toml",
+          '[project]\ndependencies = ["pytest>=8", "pytest<9"]\n',
+          '[project]\ndependencies = ["pytest<9", "pytest>=8"]\n',
+        ),
+      ).toEqual([]);
+    });
+    it("names compare as PEP 503 says: runs of -, _ and . are one -", () => {
+      expect(
+        change(
+          "pyproject.toml",
+          '[project]\ndependencies = ["pytest__asyncio>=0.23"]\n',
+          '[project]\ndependencies = ["pytest__asyncio @ file:///tmp/fake"]\n',
+        ),
+      ).toEqual(["[project] dependencies: pytest-asyncio"]);
+    });
+    it("a text that is not TOML", () => {
+      expect(change("pyproject.toml", "[project]\n", "[project\n")).toEqual([
+        "its text is not TOML, so which entries changed cannot be told",
+      ]);
+    });
+  });
+
+  describe("Python lockfiles", () => {
+    it("a package table without a name is no runner's", () => {
+      const unnamed = '[[package]]\nversion = "1.0"\n';
+      const pytest = (version: string) => `[[package]]\nname = "pytest"\nversion = "${version}"\n`;
+      expect(change("uv.lock", `${unnamed}\n${pytest("8.3.0")}`, `${unnamed}\n${pytest("8.3.0")}\n`)).toEqual([]);
+      expect(change("uv.lock", `${unnamed}\n${pytest("8.3.0")}`, `${unnamed}\n${pytest("7.4.0")}`)).toEqual([
+        "[[package]] pytest",
+      ]);
+    });
+  });
+
+  describe("requirements files", () => {
+    const before = "psycopg==3.2.0\npytest==8.3.0\n";
+    it("a comment is no requirement, even one that names pytest or follows a line continuation", () => {
+      expect(change("requirements.txt", before, `# pytest is pinned below\n${before}`)).toEqual([]);
+      expect(change("requirements.txt", before, "psycopg==3.2.0\npytest==8.3.0\\\n# pinned\n")).toEqual([]);
+    });
+    it("a line is read by its requirement's name, not a word inside it", () => {
+      expect(change("requirements.txt", before, "psycopg==3.2.0\npytest==8.3.0\n./pytest_fake\n")).toEqual(["pytest"]);
+    });
+    it("the order of pytest's lines is no change", () => {
+      const two = "pytest==8.3.0; python_version > '3.9'\npytest==7.4.0; python_version <= '3.9'\n";
+      const swapped = "pytest==7.4.0; python_version <= '3.9'\npytest==8.3.0; python_version > '3.9'\n";
+      expect(change("requirements.txt", two, swapped)).toEqual([]);
+    });
+    it("line endings are no change: CRLF or CR", () => {
+      expect(change("requirements.txt", before, before.replace(/\n/g, "\r\n"))).toEqual([]);
+      expect(change("requirements.txt", before, before.replace(/\n/g, "\r"))).toEqual([]);
+    });
+  });
+});

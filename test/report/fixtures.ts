@@ -1,4 +1,4 @@
-import type { CheckView, TrackReport } from "../../src/report/index.js";
+import { CHECK_ACTIONS, type CheckView, type TrackReport } from "../../src/report/index.js";
 
 /**
  * A realistic track mid-build: acme/shop's `feature/orders` track, design and test list approved,
@@ -130,5 +130,56 @@ export function midBuildReport(): TrackReport {
       breaking: [],
     },
     notes: ["The database was rebuilt from the seed on a hosted runner: weaker evidence than a persistent branch."],
+  };
+}
+
+/** A track at its deploy gate, as different from mid-build as the renderer can be given. */
+export function releaseReport(): TrackReport {
+  return {
+    repository: "acme/shop",
+    trackId: "feature-orders-1a2b3c4d",
+    branch: "feature/orders",
+    headSha: HEAD,
+    serverUrl: "https://ghe.example",
+    lane: { done: [{ id: "stories", label: "Stories" }], now: { id: "deploy-gate", label: "Deploy gate" }, next: [] },
+    nextAction: { role: "person", summary: "Approve the deploy gate." },
+    tests: [
+      {
+        id: "T1",
+        title: "reserves stock",
+        file: "test/orders.test.ts",
+        status: "green",
+        green: { verdict: "invalid", commit: "5".repeat(40) },
+        red: { verdict: "error", commit: "6".repeat(40), summary: "runner crashed" },
+      },
+    ],
+    frozen: [],
+    approvals: [],
+    checks: {
+      "consort/design": check("failure", "Approval is for other files", "Approve again.", "At the current commit."),
+      "consort/test-list": check("pending", "Waiting for approval"),
+      "consort/build": {
+        ...check("failure", "B".repeat(300), "Blocked."),
+        actions: [CHECK_ACTIONS.rerunCycle, CHECK_ACTIONS.renegotiate, CHECK_ACTIONS.reseal, CHECK_ACTIONS.rerunCycle],
+      },
+      "consort/deploy": check("pending", "Waiting for approval", "Approve the release."),
+      "consort/promote": check("success", "Promoted"),
+      "consort/discipline": check("failure", "Commit c0ffee0 refused", "The state cannot be read.", "Try again."),
+    },
+    discipline: { violations: [] },
+    schema: { state: "failed", reason: "The substrate could not compare the schemas." },
+    deploy: {
+      summary: "Release verified",
+      previewUrl: "https://preview.example/orders",
+      databaseBranch: "br-orders",
+      runUrl: "https://ghe.example/acme/shop/actions/runs/950",
+      checks: [
+        { name: "smoke | home", ok: true },
+        { name: "migrations", ok: false, detail: "replay failed" },
+      ],
+      notes: ["Ran unconfined.", "On a hosted runner."],
+    },
+    refusedApprovals: { design: ["@ann is not an approver.", "@bob approved another commit."] },
+    sources: "Database facts from the persistent branch.",
   };
 }

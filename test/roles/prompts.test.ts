@@ -22,7 +22,7 @@ describe("role prompts (roles/<role>.md)", () => {
     "%s: names the role, its trailer, and what it owns, reads, produces and must never do",
     (role) => {
       const text = prompt(role);
-      expect(text).toMatch(new RegExp(`^# Role: ${ROLES[role].title}`));
+      expect(text.split("\n")[0]).toBe(`# Role: ${ROLES[role].title}`);
       expect(text).toContain(`Consort-Role: ${role}`);
       for (const section of ["## You own", "## You read", "## Hard rules"]) expect(text).toContain(section);
       expect(text).toMatch(/## (You produce|At red you produce)/);
@@ -61,6 +61,15 @@ describe("the agent action's role prompts (written from roles/<role>.md by npm r
       expect(rest(turn).slice(0, rest(source).length - 1)).toEqual(rest(source).slice(0, -1));
     },
   );
+
+  it("ends the prompt with how a turn works, one blank line after its last line", () => {
+    const turn = agentTurnPrompt(
+      "# Role: Driver\n\n- Every commit ends with the trailer `Consort-Role: driver`.\n\n\n",
+    );
+    const head =
+      "# Role: Driver\n\n- Consort commits your work with the trailer `Consort-Role: driver` after checking it: do not commit yourself.\n\n## How a turn works (the agent action)\n- Your task";
+    expect(turn.slice(0, head.length)).toBe(head);
+  });
 
   it("refuses a prompt that does not state its commit rule, so no role ships without one", () => {
     expect(() => agentTurnPrompt("# Role: Someone\n\n## Hard rules\n- Be nice.\n")).toThrow(

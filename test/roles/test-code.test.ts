@@ -29,6 +29,18 @@ describe("test code in production code", () => {
     ["src/a.ts", "const worker = process.env.JEST_WORKER_ID;", READS("src/a.ts", "JEST_WORKER_ID")],
     ["src/a.ts", 'if (process.env["CONSORT_STEP"] === "green") {}', READS("src/a.ts", "CONSORT_STEP")],
     ["lib/x.py", 'if os.environ.get("PYTEST_CURRENT_TEST"): pass', READS("lib/x.py", "PYTEST_CURRENT_TEST")],
+    ["src/a.js", 'const { test } = require("jest");', IMPORTS("src/a.js", "jest")],
+    ["src/a.js", 'import test from "ava";', IMPORTS("src/a.js", "ava")],
+    ["src/a.js", 'import t from "tap";', IMPORTS("src/a.js", "tap")],
+    ["src/a.js", 'import { test } from "uvu";', IMPORTS("src/a.js", "uvu")],
+    ["src/a.js", 'import "jasmine";', IMPORTS("src/a.js", "jasmine")],
+    ["src/a.ts", 'import { test } from "@playwright/test";', IMPORTS("src/a.ts", "@playwright/test")],
+    ["app/models.py", "import nose\n", IMPORTS("app/models.py", "nose")],
+    ["app/models.py", "from nose2.tools import params\n", IMPORTS("app/models.py", "nose2")],
+    ["app/models.py", "from hypothesis import given\n", IMPORTS("app/models.py", "hypothesis")],
+    ["src/a.ts", 'const a = 1;\nimport "mocha";', IMPORTS("src/a.ts", "mocha")],
+    ["app/models.py", "x = 1\nimport pytest\n", IMPORTS("app/models.py", "pytest")],
+    ["src/a.ts", "const pool = process.env.VITEST_POOL_ID;", READS("src/a.ts", "VITEST_POOL_ID")],
   ])("%s: %s is refused", (path, text, reason) => {
     expect(testCodeIn(path, text)).toBe(reason);
   });
@@ -58,6 +70,18 @@ describe("what the rule judges from a diff instead of the whole file", () => {
       '@@ -1,2 +1,2 @@\n import { z } from "zod";\n-export const a = 1;\n+export const a = 2;\n@@ -20,3 +20,3 @@\n const b = "b";\n-const c = 1;\n+const c = 2;\n const d = "d";\n\\ No newline at end of file',
       'import { z } from "zod";\nexport const a = 2;\nconst b = "b";\nconst c = 2;\nconst d = "d";',
     ],
+    [
+      "a context line that reads like a hunk header: a line of the file",
+      '@@ -1,2 +1,2 @@\n const marker = "@@ -9 +9 @@";\n-const a = 1;\n+const a = 2;',
+      'const marker = "@@ -9 +9 @@";\nconst a = 2;',
+    ],
+    [
+      "hunks with counts of two digits",
+      '@@ -10,12 +10,12 @@\n const b = "b";\n-const c = 1;\n+const c = 2;',
+      'const b = "b";\nconst c = 2;',
+    ],
+    ["a file emptied: nothing", '@@ -1,2 +0,0 @@\n-import { vi } from "vitest";\n-export const a = vi;', ""],
+    ["a diff that ends with a line break", "@@ -0,0 +1 @@\n+const a = 1;\n", "const a = 1;"],
   ])("%s", (_, patch, judged) => {
     expect(judgedTextFromPatch(patch)).toBe(judged);
   });
@@ -74,6 +98,12 @@ describe("what the rule judges from a diff instead of the whole file", () => {
       '@@ -5,2 +5,2 @@\n \n "vitest";\n-const a = 1;\n+const a = 2;',
     ],
     ["a Python import whose module would be below the hunk", "@@ -1,2 +1,3 @@\n x = 'a'\n+import\n \n"],
+    ["a context line before any hunk", " const a = 1;\n@@ -1 +1 @@\n+const a = 2;"],
+    ["a line that is no part of a hunk", "@@ -1 +1 @@\n+const a = 2;\nnot a diff line"],
+    [
+      "a hunk that starts with the module a Python `import` or `from` above it could name",
+      '@@ -5,2 +5,2 @@\n pytest.fixture = "x"\n-a = 1\n+a = 2',
+    ],
   ])("none from %s: the file is read whole", (_, patch) => {
     expect(judgedTextFromPatch(patch)).toBeUndefined();
   });
