@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { beforeAll, expect, it } from "vitest";
+import { beforeAll, beforeEach, expect, it } from "vitest";
 import { findTestCase, locateTestCase, parseJUnit, type JUnitReport } from "../../../src/cycle/junit/index.js";
 import { FIXTURES } from "./fixtures.js";
 
@@ -18,11 +18,16 @@ export function describeNodeReport(
 ): () => JUnitReport {
   let report: JUnitReport;
   let exitCode: number;
+  let xml: string;
   beforeAll(async () => {
     const run = await load();
     expect(run.xml, "node --test wrote no JUnit report").toBeDefined();
-    report = parseJUnit(run.xml ?? "");
+    xml = run.xml ?? "";
     exitCode = run.exitCode;
+  });
+  // Read before each test: see fixtureReport.
+  beforeEach(() => {
+    report = parseJUnit(xml);
   });
 
   it("is recognised as node's test runner's", () => {
