@@ -201,10 +201,13 @@ describe("a test's duration", () => {
     ]);
   });
 
-  it("is left out when the case has no time", () => {
-    const xml = vitestReport(`<testcase classname="test/cart.test.js" name="t"></testcase>`);
-    expect(read(xml, "vitest").tests).toEqual([
+  it("is left out when the case has no time, as the classname is when it has none", () => {
+    const xml = vitestReport(
+      `<testcase classname="test/cart.test.js" name="t"></testcase><testcase name="u"></testcase>`,
+    );
+    expect(read(xml, "vitest").tests).toStrictEqual([
       { name: "t", outcome: "passed", file: "test/cart.test.js", classname: "test/cart.test.js" },
+      { name: "u", outcome: "passed" },
     ]);
   });
 });
@@ -1170,6 +1173,74 @@ describe("the edges of each rule", () => {
         type: "Error",
         message: 'a beforeAll/afterAll hook of "stock > shelves" failed: inner hook',
       },
+    ]);
+  });
+});
+
+describe("the last edges", () => {
+  it("on mocha's xunit reporter, reads a stack header with a code in brackets and no space before them", () => {
+    const xml = `<?xml version="1.0" encoding="UTF-8"?>
+<testsuite name="Mocha Tests" tests="1" failures="0" errors="1" skipped="0" timestamp="Tue, 01 Dec 2026 20:12:51 GMT" time="0.003">
+<testcase classname="cart" name="t" file="/repo/test/cart.test.js" time="0.001"><failure>1 !== 2
+AssertionError[ERR_ASSERTION]: 1 !== 2
+  at Context.&lt;anonymous&gt; (test/cart.test.js:16:12)</failure></testcase>
+</testsuite>`;
+    expect(verdicts(xml, "mocha")).toEqual([
+      { name: "t", outcome: "failed-assertion", type: "AssertionError", message: "1 !== 2" },
+    ]);
+  });
+
+  it("on pytest, reads any error of a case with no class as a load error, not only a collection failure", () => {
+    const xml = `<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="1" failures="0" skipped="0" tests="1" time="0.461" timestamp="2026-11-30T06:37:05.463897" hostname="vm"><testcase classname="" name="tests.test_conf" time="0.000"><error message="internal error">E   RuntimeError: the plugin broke</error></testcase></testsuite></testsuites>`;
+    expect(read(xml, "pytest")).toMatchObject({
+      tests: [],
+      loadErrors: [{ file: "tests/test_conf.py", message: "RuntimeError: the plugin broke" }],
+    });
+  });
+
+  it("on vitest, folds tests into a block whose afterAll failed an assertion, and into a block of a short name", () => {
+    const s = "test/db.test.js";
+    const xml = `<?xml version="1.0" encoding="UTF-8" ?>
+<testsuites name="vitest tests" tests="4" failures="2" errors="0">
+<testsuite name="${s}" tests="4" failures="2" errors="0" skipped="0">
+<testcase classname="${s}" name="stock &gt; counts" time="0"></testcase>
+<testcase classname="${s}" name="stock" time="0"><failure message="expected 0 to be 1" type="AssertionError">AssertionError: expected 0 to be 1</failure></testcase>
+<testcase classname="${s}" name="db &gt; connects" time="0"></testcase>
+<testcase classname="${s}" name="db" time="0"><failure message="connect ECONNREFUSED" type="Error">Error: connect ECONNREFUSED</failure></testcase>
+</testsuite>
+</testsuites>`;
+    expect(verdicts(xml, "vitest")).toEqual([
+      {
+        name: "stock > counts",
+        outcome: "failed-error",
+        type: "AssertionError",
+        message: 'a beforeAll/afterAll hook of "stock" failed: expected 0 to be 1',
+      },
+      {
+        name: "db > connects",
+        outcome: "failed-error",
+        type: "Error",
+        message: 'a beforeAll/afterAll hook of "db" failed: connect ECONNREFUSED',
+      },
+    ]);
+  });
+
+  it("on vitest, takes only a failed case for a block: a passed or skipped test named like one is a test", () => {
+    const s = "test/stock.test.js";
+    const xml = `<?xml version="1.0" encoding="UTF-8" ?>
+<testsuites name="vitest tests" tests="4" failures="0" errors="0">
+<testsuite name="${s}" tests="4" failures="0" errors="0" skipped="1">
+<testcase classname="${s}" name="stock" time="0"></testcase>
+<testcase classname="${s}" name="stock &gt; counts" time="0"><skipped/></testcase>
+<testcase classname="${s}" name="shelf" time="0"><skipped/></testcase>
+<testcase classname="${s}" name="shelf &gt; holds" time="0"></testcase>
+</testsuite>
+</testsuites>`;
+    expect(read(xml, "vitest").tests.map((t) => [t.name, t.outcome])).toEqual([
+      ["stock", "passed"],
+      ["stock > counts", "skipped"],
+      ["shelf", "skipped"],
+      ["shelf > holds", "passed"],
     ]);
   });
 });
