@@ -52,6 +52,9 @@ export default defineConfig({
       // These drive the CLI: the CLI layer is not the decision core, and it costs seconds per mutant.
       "test/**/cli.test.ts",
       "test/**/*-cli.test.ts",
+      // These run a real test runner on a sample project (seconds each) and compare its report with
+      // the committed one, whose own tests check the same things of the parser in milliseconds.
+      "test/**/*-live.test.ts",
     ],
     globalSetup: [],
     // Stryker's runner counts a test file that fails to load as no tests at all (stryker-js#6150).

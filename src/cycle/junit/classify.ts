@@ -127,8 +127,9 @@ function classifyFailure(flavour: Flavour, p: RawProblem): Verdict {
   }
 }
 
-function suiteName(c: RawCase, fromInner = 0): string | undefined {
-  return c.suites[c.suites.length - 1 - fromInner]?.attrs.name;
+/** The name of the innermost suite a case sits in. */
+function suiteName(c: RawCase): string | undefined {
+  return c.suites[c.suites.length - 1]?.attrs.name;
 }
 
 const looksLikeFile = (value: string | undefined): value is string =>

@@ -5,7 +5,12 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 
-/** The reports real runners wrote for the sample projects (see generate-fixtures.sh). */
+/**
+ * The reports real runners wrote for the sample projects (see generate-fixtures.sh). Tests read a
+ * report in a beforeEach, not a beforeAll: a mutation run (stryker.config.mjs, perTest coverage)
+ * counts what a beforeAll runs as covered by no test in particular, and runs every test for each
+ * mutant there. A report is read in milliseconds.
+ */
 
 export const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), "fixtures");
 export const REPO_ROOT = join(FIXTURES, "..", "..", "..", "..");

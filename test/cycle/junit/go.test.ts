@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { findTestCase, locateTestCase, parseJUnit, type JUnitReport } from "../../../src/cycle/junit/index.js";
 import { fixtureReport, fixtureRun } from "./fixtures.js";
 
@@ -6,7 +6,7 @@ const CART = "cart/cart_test.go";
 
 describe("gotestsum's report of go test (fixtures/go/report.xml)", () => {
   let report: JUnitReport;
-  beforeAll(async () => {
+  beforeEach(async () => {
     report = parseJUnit(await fixtureReport("go"));
   });
 

@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { findTestCase, locateTestCase, parseJUnit, type JUnitReport } from "../../../src/cycle/junit/index.js";
 import { fixtureReport, fixtureRun } from "./fixtures.js";
 
@@ -7,7 +7,7 @@ const BROKEN = "test/broken.test.cjs";
 
 describe("jest-junit's report with its default settings (fixtures/jest/report.xml)", () => {
   let report: JUnitReport;
-  beforeAll(async () => {
+  beforeEach(async () => {
     report = parseJUnit(await fixtureReport("jest"));
   });
 
@@ -68,7 +68,7 @@ describe("jest-junit's report with its default settings (fixtures/jest/report.xm
 
 describe("jest-junit's report with addFileAttribute and reportTestSuiteErrors (the settings to use)", () => {
   let report: JUnitReport;
-  beforeAll(async () => {
+  beforeEach(async () => {
     report = parseJUnit(await fixtureReport("jest", "report-with-file-and-suite-errors.xml"));
   });
 

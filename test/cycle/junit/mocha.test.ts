@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { findTestCase, locateTestCase, parseJUnit, type JUnitReport } from "../../../src/cycle/junit/index.js";
 import { fixtureReport, fixtureRun } from "./fixtures.js";
 
@@ -6,7 +6,7 @@ const CART = "test/cart.test.js";
 
 describe("mocha-junit-reporter's report (fixtures/mocha/report.xml)", () => {
   let report: JUnitReport;
-  beforeAll(async () => {
+  beforeEach(async () => {
     report = parseJUnit(await fixtureReport("mocha"));
   });
 

@@ -141,3 +141,124 @@ describe("the time of a report", () => {
     expect(Date.parse(report.timestamp ?? "")).toBeGreaterThan(Date.parse("2020-01-01"));
   });
 });
+
+describe("the options", () => {
+  it("are refused with what is wrong with them: a flavour it does not know, or an option it has none of", async () => {
+    const { parseJUnitStream } = await import("../../../src/cycle/junit/parse.js");
+    const wrong = [{ flavour: "karma" }, { runner: "x" }] as unknown as Array<{ flavour?: Flavour }>;
+    const messages = [
+      'parseJUnit options: flavour: Invalid option: expected one of "vitest"|"jest"|"mocha"|"node"|"pytest"|"go"|"surefire"|"unknown"',
+      'parseJUnit options: Unrecognized key: "runner"',
+    ];
+    wrong.forEach((options, i) => {
+      expect(() => parseJUnit("<testsuites/>", options)).toThrow(
+        expect.objectContaining({ name: "JUnitError", code: "bad-option", message: messages[i] }),
+      );
+    });
+    await expect(parseJUnitStream(chunksOf("<testsuites/>", 5), wrong[0])).rejects.toMatchObject({
+      code: "bad-option",
+      message: messages[0],
+    });
+  });
+});
+
+async function* chunksOf(text: string, size: number): AsyncIterable<string> {
+  for (let at = 0; at < text.length; at += size) yield text.slice(at, at + size);
+}
+
+describe("a report read as a stream of chunks", () => {
+  it("reads the same as the report read whole, whatever the chunks' size", async () => {
+    const { parseJUnitStream } = await import("../../../src/cycle/junit/parse.js");
+    for (const [runner, report] of REPORTS) {
+      const xml = await fixtureReport(runner, report);
+      for (const size of [7, 1_999, 2_000, 2_001, 1 << 20])
+        expect(await parseJUnitStream(chunksOf(xml, size)), `${runner} ${report} by ${size}`).toStrictEqual(
+          parseJUnit(xml),
+        );
+    }
+  });
+
+  it("finds the runner's mark in the head of a big report and node's counters in its very end", async () => {
+    const { parseJUnitStream } = await import("../../../src/cycle/junit/parse.js");
+    const { MARKS_HEAD, MARKS_TAIL } = await import("../../../src/cycle/junit/flavour.js");
+    const filler = (n: number) => `<testcase name="${"x".repeat(n)}"/>`;
+    const pytest = `<testsuites><testsuite name="pytest">${filler(MARKS_HEAD)}</testsuite></testsuites>`;
+    const node = `<testsuites>${filler(MARKS_HEAD)}<testcase name="t"/>\n<!-- duration_ms 1.5 -->\n${"\n".repeat(MARKS_TAIL - 40)}</testsuites>`;
+    const middle = `<testsuites>${filler(MARKS_HEAD)}<testsuite name="pytest"/>${filler(MARKS_TAIL)}</testsuites>`;
+    for (const size of [1_000, MARKS_TAIL, 64 * 1024]) {
+      expect((await parseJUnitStream(chunksOf(pytest, size))).flavour, `pytest by ${size}`).toBe("pytest");
+      expect((await parseJUnitStream(chunksOf(node, size))).flavour, `node by ${size}`).toBe("node");
+      expect((await parseJUnitStream(chunksOf(middle, size))).flavour, `middle by ${size}`).toBe("unknown");
+    }
+    expect((await parseJUnitStream(chunksOf(middle, 1_000), { flavour: "pytest" })).flavour).toBe("pytest");
+  });
+});
+
+describe("combining the reports of one run", () => {
+  const one = (flavour: Flavour, name: string, timestamp?: string) => ({
+    flavour,
+    tests: [{ name, outcome: "passed" as const }],
+    loadErrors: [{ message: `${name} broke` }],
+    ...(timestamp ? { timestamp } : {}),
+  });
+
+  it("keeps their tests and load errors in order, their shared flavour and their latest time", () => {
+    expect(
+      combineReports([
+        one("surefire", "a", "2026-11-30T06:36:42"),
+        one("surefire", "b", "2026-11-30T06:37:42"),
+        one("surefire", "c"),
+      ]),
+    ).toStrictEqual({
+      flavour: "surefire",
+      tests: [
+        { name: "a", outcome: "passed" },
+        { name: "b", outcome: "passed" },
+        { name: "c", outcome: "passed" },
+      ],
+      loadErrors: [{ message: "a broke" }, { message: "b broke" }, { message: "c broke" }],
+      timestamp: "2026-11-30T06:37:42",
+    });
+  });
+
+  it("is 'unknown' when the reports' runners differ, or there are none; and has no time when none has one", () => {
+    expect(combineReports([one("jest", "a"), one("vitest", "b")])).toMatchObject({ flavour: "unknown" });
+    expect(combineReports([])).toStrictEqual({ flavour: "unknown", tests: [], loadErrors: [] });
+    expect("timestamp" in combineReports([one("jest", "a")])).toBe(false);
+  });
+});
+
+describe("the time of a report, among its stamps", () => {
+  const stamped = (root: string, ...suites: string[]) =>
+    `<testsuites${root}>${suites.map((s, i) => `<testsuite name="s${i}"${s}/>`).join("")}</testsuites>`;
+  const time = (xml: string) => parseJUnit(xml).timestamp;
+
+  it("is the latest a suite or the root carries, as written", () => {
+    expect(time(stamped(' timestamp="2026-11-30T06:37:00Z"', ' timestamp="2026-11-30T06:36:00Z"'))).toBe(
+      "2026-11-30T06:37:00Z",
+    );
+    expect(
+      time(
+        stamped(
+          "",
+          ' timestamp="2026-11-30T06:36:00Z"',
+          ' timestamp="2026-11-30T06:38:00Z"',
+          ' timestamp="2026-11-30T06:37:00Z"',
+        ),
+      ),
+    ).toBe("2026-11-30T06:38:00Z");
+  });
+
+  it("keeps the first of stamps that name the same instant", () => {
+    expect(time(stamped("", ' timestamp="2026-11-30T06:36:00Z"', ' timestamp="2026-11-30T06:36:00.000Z"'))).toBe(
+      "2026-11-30T06:36:00Z",
+    );
+  });
+
+  it("leaves out a stamp that is blank or not a time, and is none when no stamp is a time", () => {
+    expect(
+      time(stamped(' timestamp="  "', ' timestamp="soon"', ' timestamp="2026-11-30T06:36:00Z"', ' timestamp=""')),
+    ).toBe("2026-11-30T06:36:00Z");
+    expect("timestamp" in parseJUnit(stamped(' timestamp="soon"', ' timestamp=" "'))).toBe(false);
+  });
+});

@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { findTestCase, locateTestCase, parseJUnit, type JUnitReport } from "../../../src/cycle/junit/index.js";
 import { fixtureReport, fixtureRun } from "./fixtures.js";
 
@@ -6,7 +6,7 @@ const CART = "tests/test_cart.py";
 
 describe("pytest's report when a test file fails to import (fixtures/pytest/report.xml)", () => {
   let report: JUnitReport;
-  beforeAll(async () => {
+  beforeEach(async () => {
     report = parseJUnit(await fixtureReport("pytest"));
   });
 
@@ -39,7 +39,7 @@ describe("pytest's report when a test file fails to import (fixtures/pytest/repo
 
 describe("pytest's report with --continue-on-collection-errors", () => {
   let report: JUnitReport;
-  beforeAll(async () => {
+  beforeEach(async () => {
     report = parseJUnit(await fixtureReport("pytest", "report-continue-on-collection-errors.xml"));
   });
 

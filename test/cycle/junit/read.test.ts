@@ -160,3 +160,153 @@ describe("a big report", () => {
     expect(huge).toMatchObject({ outcome: "failed-error", type: "TypeError", message: "boom" });
   });
 });
+
+describe("where the junit setting points", () => {
+  const report = (name: string) =>
+    `<testsuites name="vitest tests"><testsuite name="test/${name}.test.ts"><testcase classname="test/${name}.test.ts" name="${name}"/></testsuite></testsuites>`;
+  const put = async (path: string, text: string, time = after) => {
+    const { mkdir, writeFile } = await import("node:fs/promises");
+    await mkdir(join(dir, path, ".."), { recursive: true });
+    await writeFile(join(dir, path), text);
+    await utimes(join(dir, path), time, time);
+  };
+  const names = async (setting: string) =>
+    (await readJUnitReports(setting, { cwd: dir, notBefore: runStarted })).report.tests.map((t) => t.name);
+
+  it("refuses with the exact reason: no file, a folder with no report, a glob that matches none", async () => {
+    const { mkdir } = await import("node:fs/promises");
+    await mkdir(join(dir, "empty"));
+    const refusal = (setting: string) =>
+      readJUnitReports(setting, { cwd: dir }).then(
+        () => undefined,
+        (error: { code: string; message: string }) => ({ code: error.code, message: error.message }),
+      );
+    expect(await refusal("junit.xml")).toEqual({
+      code: "no-report",
+      message:
+        "no JUnit report at junit.xml: the test command wrote none there (check its reporter settings and output path)",
+    });
+    expect(await refusal("empty")).toEqual({
+      code: "no-report",
+      message: "the JUnit report folder empty has no .xml report: this test run wrote none there",
+    });
+    expect(await refusal("missing/")).toEqual({
+      code: "no-report",
+      message: "the JUnit report folder missing/ has no .xml report: this test run wrote none there",
+    });
+    expect(await refusal("reports/*.xml")).toEqual({
+      code: "no-report",
+      message: "the JUnit report files matching reports/*.xml has no .xml report: this test run wrote none there",
+    });
+    await put("old/junit.xml", report("old"), before);
+    await put("old.xml", report("old"), before);
+    expect(
+      await readJUnitReports("old.xml", { cwd: dir, notBefore: runStarted }).then(
+        () => undefined,
+        (error: { code: string; message: string }) => ({ code: error.code, message: error.message }),
+      ),
+    ).toEqual({
+      code: "stale-report",
+      message: "the JUnit report old.xml is older than this test run: an earlier run left it, so it proves nothing",
+    });
+    expect(
+      await readJUnitReports("old/*.xml", { cwd: dir, notBefore: runStarted }).then(
+        () => undefined,
+        (error: { message: string }) => error.message,
+      ),
+    ).toBe(
+      "the JUnit report files matching old/*.xml has only 1 report(s) an earlier run left behind: this test run wrote none there",
+    );
+  });
+
+  it("names the file a broken report is in, with the parser's reason", async () => {
+    await put("bad.xml", "<testsuites>");
+    await expect(readJUnitReports("bad.xml", { cwd: dir })).rejects.toMatchObject({
+      code: "malformed-xml",
+      message: `${join(dir, "bad.xml")}: the JUnit report is not well-formed XML at line 1, column 12: unclosed tag: testsuites (was the run cut short while writing it?)`,
+    });
+  });
+
+  it("takes a path that is a folder as a folder, with or without a slash, and reads only its .xml files, in order", async () => {
+    await put("out/b.xml", report("b"));
+    await put("out/a.xml", report("a"));
+    await put("out/notes.txt", "not a report");
+    await put("out/nested/c.xml", report("c"));
+    expect(await names("out")).toEqual(["a", "b"]);
+    expect(await names("out/")).toEqual(["a", "b"]);
+    expect(await names(join(dir, "out"))).toEqual(["a", "b"]);
+  });
+
+  it("counts a report written in the run's first second as fresh, and one a second before as stale", async () => {
+    const { writeFile } = await import("node:fs/promises");
+    await writeFile(join(dir, "junit.xml"), report("t"));
+    const start = Date.parse("2026-06-01T12:00:00.900Z");
+    await utimes(join(dir, "junit.xml"), new Date("2026-06-01T12:00:00.100Z"), new Date("2026-06-01T12:00:00.100Z"));
+    expect((await readJUnitReports("junit.xml", { cwd: dir, notBefore: start })).files).toEqual([
+      join(dir, "junit.xml"),
+    ]);
+    await utimes(join(dir, "junit.xml"), new Date("2026-06-01T11:59:59.950Z"), new Date("2026-06-01T11:59:59.950Z"));
+    await expect(readJUnitReports("junit.xml", { cwd: dir, notBefore: start })).rejects.toMatchObject({
+      code: "stale-report",
+    });
+    expect((await readJUnitReports("junit.xml", { cwd: dir })).files).toEqual([join(dir, "junit.xml")]);
+  });
+
+  it("reads a glob's matches in order at any depth up to twelve folders, never in node_modules, .git or a hidden folder", async () => {
+    const deep = Array.from({ length: 12 }, (_, i) => `d${i}`).join("/");
+    for (const path of [
+      "pkgs/b/junit.xml",
+      "pkgs/a/junit.xml",
+      "pkgs/a/other.xml",
+      "pkgs/a/junit.txt",
+      `pkgs/${deep}/junit.xml`,
+      `pkgs/${deep}/d12/junit.xml`,
+      "pkgs/node_modules/junit.xml",
+      "pkgs/x/node_modules/junit.xml",
+      "pkgs/.git/junit.xml",
+      "pkgs/.hidden/junit.xml",
+    ])
+      await put(path, report(path.replace(/\//g, "_").replace(/\.\w+$/, "")));
+    expect(await names("pkgs/**/junit.xml")).toEqual([
+      "pkgs_a_junit",
+      "pkgs_b_junit",
+      `pkgs_${deep.replace(/\//g, "_")}_junit`,
+    ]);
+    expect(await names("pkgs/*/junit.xml")).toEqual(["pkgs_a_junit", "pkgs_b_junit"]);
+  });
+
+  it("reads the glob from the checkout when it names no folder, and keeps what an earlier run left out", async () => {
+    await put("a-junit.xml", report("a"));
+    await put("b-junit.xml", report("b"), before);
+    const { files, staleFiles } = await readJUnitReports("*-junit.xml", { cwd: dir, notBefore: runStarted });
+    expect(files).toEqual([join(dir, "a-junit.xml")]);
+    expect(staleFiles).toEqual([join(dir, "b-junit.xml")]);
+  });
+
+  it("reads a report through a link, and never a link to a folder", async () => {
+    const { mkdir, symlink } = await import("node:fs/promises");
+    await put("real/a.xml", report("a"));
+    await mkdir(join(dir, "out"));
+    await symlink(join(dir, "real", "a.xml"), join(dir, "out", "linked.xml"));
+    await symlink(join(dir, "real"), join(dir, "out", "folder.xml"));
+    expect(await names("out/")).toEqual(["a"]);
+    expect(await names("out/*.xml")).toEqual(["a"]);
+  });
+
+  it("clears the one file a file setting names, the matches of a glob, and nothing a link points to", async () => {
+    const { mkdir, readdir, symlink } = await import("node:fs/promises");
+    await put("junit.xml", report("t"));
+    expect(await clearReports("junit.xml", dir)).toEqual([join(dir, "junit.xml")]);
+    expect(await clearReports("junit.xml", dir)).toEqual([]);
+    await put("pkgs/a/junit.xml", report("a"));
+    await put("pkgs/a/keep.txt", "keep");
+    await put("real/a.xml", report("a"));
+    await mkdir(join(dir, "pkgs", "b"), { recursive: true });
+    await symlink(join(dir, "real", "a.xml"), join(dir, "pkgs", "b", "junit.xml"));
+    expect((await clearReports("pkgs/*/junit.xml", dir)).sort()).toEqual(
+      [join(dir, "pkgs", "a", "junit.xml"), join(dir, "pkgs", "b", "junit.xml")].sort(),
+    );
+    expect(await readdir(join(dir, "pkgs", "a"))).toEqual(["keep.txt"]);
+    expect(await readdir(join(dir, "real"))).toEqual(["a.xml"]);
+  });
+});

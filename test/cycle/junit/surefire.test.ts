@@ -1,6 +1,6 @@
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import {
   combineReports,
   findTestCase,
@@ -14,7 +14,7 @@ const CART = "src/test/java/shop/CartTest.java";
 
 describe("Maven Surefire's reports, one per test class (fixtures/surefire/reports)", () => {
   let report: JUnitReport;
-  beforeAll(async () => {
+  beforeEach(async () => {
     const files = (await readdir(join(FIXTURES, "surefire", "reports"))).filter((f) => f.endsWith(".xml"));
     report = combineReports(
       await Promise.all(files.map(async (f) => parseJUnit(await fixtureReport("surefire", join("reports", f))))),
@@ -111,7 +111,7 @@ describe("Maven with a test class that does not compile", () => {
 
 describe("Maven Surefire's reports of JUnit 5 tests (fixtures/surefire/reports-junit5)", () => {
   let report: JUnitReport;
-  beforeAll(async () => {
+  beforeEach(async () => {
     ({ report } = await readJUnitReports(join(FIXTURES, "surefire", "reports-junit5")));
   });
 

@@ -1,0 +1,425 @@
+import { describe, expect, it } from "vitest";
+import {
+  findTestCase,
+  locateTestCase,
+  locateTestCases,
+  type Flavour,
+  type LoadError,
+  type TestCaseResult,
+} from "../../../src/cycle/junit/index.js";
+
+/**
+ * Finding a test-list entry (match.ts) in reports as the parser gives them: the fields each runner's
+ * report fills (see the runners' test files for the recorded reports), one rule at a time.
+ */
+
+const passed = (name: string, fields: Partial<TestCaseResult> = {}): TestCaseResult => ({
+  name,
+  outcome: "passed",
+  ...fields,
+});
+const on = (flavour: Flavour, tests: TestCaseResult[], loadErrors: LoadError[] = []) => ({
+  flavour,
+  tests,
+  loadErrors,
+});
+const status = (report: ReturnType<typeof on>, file: string, title: string) =>
+  locateTestCase(report, { file, title }).status;
+
+describe("a test's file", () => {
+  it.each([
+    ["test/cart.test.js", "test/cart.test.js"],
+    ["/home/ci/repo/test/cart.test.js", "test/cart.test.js"],
+    ["test/cart.test.js", "/home/ci/repo/test/cart.test.js"],
+    ["file:///home/ci/repo/test/cart.test.js", "test/cart.test.js"],
+    ["test\\cart.test.js", "test/cart.test.js"],
+    ["test//cart.test.js", "test/cart.test.js"],
+    ["././test/cart.test.js", "test/cart.test.js"],
+    ["  test/cart.test.js ", "./test/cart.test.js"],
+  ])("%s is the file %s", (reported, wanted) => {
+    expect(status(on("vitest", [passed("t", { file: reported })]), wanted, "t")).toBe("found");
+  });
+
+  it.each([
+    ["test/mycart.test.js", "test/cart.test.js"],
+    ["test/cart.test.js", "test/cart.test.jsx"],
+    ["other/test/cart.test.js", "another/test/cart.test.js"],
+  ])("%s is not the file %s", (reported, wanted) => {
+    expect(status(on("vitest", [passed("t", { file: reported })]), wanted, "t")).toBe("missing");
+  });
+
+  it("is the dotted class of pytest and Surefire, a leading part of it matching a tail of the file's path", () => {
+    const pytest = on("pytest", [passed("test_x", { classname: "tests.test_cart.TestCart" })]);
+    expect(status(pytest, "tests/test_cart.py", "test_x")).toBe("found");
+    expect(status(pytest, "python/tests/test_cart.py", "test_x")).toBe("found");
+    expect(status(pytest, "test_cart.py", "test_x")).toBe("missing");
+    expect(status(pytest, "tests/test_carts.py", "test_x")).toBe("missing");
+    const surefire = on("surefire", [passed("pays", { classname: "shop.CartTest$Checkout" })]);
+    expect(status(surefire, "src/test/java/shop/CartTest.java", "pays")).toBe("found");
+    expect(status(surefire, "src/test/java/billing/CartTest.java", "pays")).toBe("missing");
+    expect(status(surefire, "CartTest.java", "pays")).toBe("missing");
+  });
+
+  it("is Go's package import path, the file's folder a tail of it, or any file of the module's root package", () => {
+    const go = on("go", [passed("TestX", { classname: "example.com/shop/cart" })]);
+    expect(status(go, "cart/cart_test.go", "TestX")).toBe("found");
+    expect(status(go, "shop/cart/cart_test.go", "TestX")).toBe("found");
+    expect(status(go, "example.com/shop/cart/cart_test.go", "TestX")).toBe("found");
+    expect(status(go, "main_test.go", "TestX")).toBe("found");
+    expect(status(go, "art/cart_test.go", "TestX")).toBe("missing");
+    expect(status(go, "refunds/refunds_test.go", "TestX")).toBe("missing");
+  });
+
+  it("on the generic rules, is the file or the dotted classname", () => {
+    const unknown = on("unknown", [
+      passed("a", { classname: "test/cart.test.js" }),
+      passed("b", { classname: "shop.CartTest" }),
+    ]);
+    expect(status(unknown, "test/cart.test.js", "a")).toBe("found");
+    expect(status(unknown, "src/shop/CartTest.java", "b")).toBe("found");
+    // A classname that is not the file may still be a describe block: the test is not placed, and found.
+    expect(status(unknown, "test/other.test.js", "a")).toBe("found");
+    const both = on("unknown", [
+      passed("a", { classname: "test/cart.test.js" }),
+      passed("a", { classname: "test/other.test.js" }),
+    ]);
+    expect(locateTestCase(both, { file: "test/other.test.js", title: "a" })).toEqual({
+      status: "found",
+      test: passed("a", { classname: "test/other.test.js" }),
+    });
+  });
+
+  it("is not known when the report says none: such a test is found, unless one placed in the file has the title too", () => {
+    expect(status(on("node", [passed("t")]), "test/any.test.js", "t")).toBe("found");
+    expect(status(on("jest", [passed("t", { classname: "t" })]), "test/any.test.js", "t")).toBe("found");
+    expect(status(on("go", [passed("TestX")]), "cart/cart_test.go", "TestX")).toBe("found");
+    expect(status(on("pytest", [passed("test_x", { classname: "" })]), "tests/test_x.py", "test_x")).toBe("found");
+    expect(
+      status(on("surefire", [passed("pays", { classname: "Checkout" })]), "src/test/java/shop/CartTest.java", "pays"),
+    ).toBe("found");
+    const mixed = on("vitest", [passed("t"), passed("t", { file: "test/a.test.js", classname: "placed" })]);
+    expect(locateTestCase(mixed, { file: "test/a.test.js", title: "t" })).toEqual({
+      status: "found",
+      test: passed("t", { file: "test/a.test.js", classname: "placed" }),
+    });
+  });
+
+  it("is another file's when the report places the test elsewhere, whatever its classname", () => {
+    expect(
+      status(
+        on("pytest", [passed("test_x", { classname: "tests.test_a", file: "tests/test_b.py" })]),
+        "tests/test_b.py",
+        "test_x",
+      ),
+    ).toBe("found");
+    expect(
+      status(
+        on("pytest", [passed("test_x", { classname: "tests.test_a", file: "tests/test_a.py" })]),
+        "tests/test_b.py",
+        "test_x",
+      ),
+    ).toBe("missing");
+    expect(
+      status(on("go", [passed("TestX", { classname: "example.com/shop/other" })]), "cart/cart_test.go", "TestX"),
+    ).toBe("missing");
+  });
+});
+
+describe("a test's title", () => {
+  it.each<[Flavour, string, string[]]>([
+    [
+      "vitest",
+      "cart > shipping > ships abroad",
+      ["cart > shipping > ships abroad", "cart › shipping › ships abroad", "  cart >  shipping\t> ships abroad "],
+    ],
+    ["jest", "cart shipping ships abroad", ["cart > shipping > ships abroad", "cart shipping ships abroad"]],
+    ["mocha", "cart shipping ships abroad", ["cart > shipping > ships abroad"]],
+    ["go", "TestCheckout/pays_by_card", ["TestCheckout/pays by card"]],
+    ["surefire", "paysByCard", ["paysByCard()"]],
+    ["pytest", "test_x[Größe]".replace("ö", "\\xf6").replace("ß", "\\xdf"), ["test_x[Größe]"]],
+    ["pytest", "test_x[\\u0100]", ["test_x[Ā]"]],
+    ["pytest", "test_x[\\U0001f600]", ["test_x[😀]"]],
+  ])("on %s, %j is found by its forms", (flavour, name, titles) => {
+    const report = on(flavour, [passed(name)]);
+    for (const title of titles) expect(status(report, "test/a.test.js", title), title).toBe("found");
+  });
+
+  it.each<[Flavour, string, string]>([
+    ["vitest", "cart shipping ships abroad", "cart > shipping > ships abroad"],
+    ["node", "cart shipping ships abroad", "cart > shipping > ships abroad"],
+    ["jest", "cart > shipping > ships abroad", "cart shipping ships abroad"],
+    ["vitest", "TestCheckout/pays_by_card", "TestCheckout/pays by card"],
+    ["vitest", "paysByCard", "paysByCard()"],
+    ["vitest", "test_x[\\xf6]", "test_x[ö]"],
+  ])("on %s, %j is not found as %j: that form belongs to another runner", (flavour, name, title) => {
+    expect(status(on(flavour, [passed(name)]), "test/a.test.js", title)).toBe("missing");
+  });
+
+  it("on pytest, is found by its node id when the id's path is the file's", () => {
+    const report = on("pytest", [passed("test_x", { classname: "tests.test_cart.TestCart" })]);
+    expect(status(report, "tests/test_cart.py", "tests/test_cart.py::TestCart::test_x")).toBe("found");
+    expect(status(report, "tests/test_cart.py", "TestCart::test_x")).toBe("found");
+    expect(status(report, "tests/test_cart.py", "tests/other.py::TestCart::test_x")).toBe("missing");
+    expect(status(report, "tests/test_cart.py", "tests/test_cart.py::")).toBe("missing");
+  });
+
+  it("on node, is found with its suites joined by >, and with the quotes node 20 escaped twice", () => {
+    const report = on("node", [passed("says &quot;hi&quot;", { suites: ["greeting", "in &quot;French&quot;"] })]);
+    for (const title of ['says "hi"', "says &quot;hi&quot;", 'greeting > in "French" > says "hi"'])
+      expect(status(report, "test/a.test.js", title), title).toBe("found");
+    expect(status(on("vitest", [passed("says &quot;hi&quot;")]), "test/a.test.js", 'says "hi"')).toBe("missing");
+  });
+
+  it("on jest and mocha, is found by the describe blocks a title template writes as the classname", () => {
+    const bare = on("jest", [passed("ships abroad", { classname: "cart shipping" })]);
+    expect(status(bare, "test/a.test.js", "cart shipping ships abroad")).toBe("found");
+    const whole = on("mocha", [passed("ships abroad", { classname: "cart shipping ships abroad" })]);
+    expect(status(whole, "test/a.test.js", "cart > shipping > ships abroad")).toBe("found");
+    const same = on("jest", [passed("ships abroad", { classname: "ships abroad" })]);
+    expect(status(same, "test/a.test.js", "ships abroad ships abroad")).toBe("missing");
+    const blank = on("jest", [passed("ships abroad", { classname: "  " })]);
+    expect(status(blank, "test/a.test.js", "ships abroad")).toBe("found");
+    expect(
+      status(
+        on("vitest", [passed("ships abroad", { classname: "cart shipping" })]),
+        "test/a.test.js",
+        "cart shipping ships abroad",
+      ),
+    ).toBe("missing");
+  });
+
+  it("on Surefire, is found by method, Class.method, Class#method, and a nested class's forms", () => {
+    const report = on("surefire", [passed("paysByCard()", { classname: "shop.CartTest$Checkout" })]);
+    for (const title of [
+      "paysByCard",
+      "paysByCard()",
+      "CartTest.paysByCard",
+      "CartTest#paysByCard",
+      "Checkout.paysByCard",
+      "CartTest.Checkout.paysByCard",
+    ])
+      expect(status(report, "src/test/java/shop/CartTest.java", title), title).toBe("found");
+    expect(status(report, "src/test/java/shop/CartTest.java", "Other.paysByCard")).toBe("missing");
+    const flat = on("surefire", [passed("pays", { classname: "shop.CartTest" })]);
+    expect(status(flat, "src/test/java/shop/CartTest.java", "CartTest.CartTest.pays")).toBe("missing");
+  });
+
+  it("on pytest, is found as Class::test", () => {
+    const report = on("pytest", [passed("test_x", { classname: "tests.test_cart.TestCart.TestInner" })]);
+    expect(status(report, "tests/test_cart.py", "TestCart::TestInner::test_x")).toBe("found");
+    expect(
+      status(on("pytest", [passed("test_x", { classname: "tests.test_cart" })]), "tests/test_cart.py", "::test_x"),
+    ).toBe("missing");
+  });
+
+  it("refuses an empty file or title", () => {
+    const report = on("vitest", [passed("t")]);
+    expect(() => locateTestCase(report, { file: " ", title: "t" })).toThrow(/the test file is empty/);
+    expect(() => locateTestCase(report, { file: "a.js", title: "" })).toThrow(/the test title is empty/);
+  });
+});
+
+describe("what a title's matches make of an entry", () => {
+  it("is ambiguous when more than one test could be it, listing them in the report's order", () => {
+    const a = passed("t", { classname: "a" });
+    const b = passed("t", { classname: "b" });
+    expect(locateTestCase(on("node", [a, b]), { file: "test/x.test.js", title: "t" })).toEqual({
+      status: "ambiguous",
+      candidates: [a, b],
+    });
+    const placed = [passed("t", { file: "test/x.test.js" }), passed("t", { file: "test/x.test.js", classname: "2" })];
+    expect(locateTestCase(on("vitest", placed), { file: "test/x.test.js", title: "t" })).toEqual({
+      status: "ambiguous",
+      candidates: placed,
+    });
+    expect(findTestCase(on("node", [a, b]), { file: "test/x.test.js", title: "t" })).toBeUndefined();
+  });
+
+  it("counts one test once, however many of its forms match", () => {
+    // "pays()" is both the name itself and, without its parentheses, the method's name.
+    const report = on("unknown", [passed("pays()", { classname: "shop.CartTest" })]);
+    expect(status(report, "src/shop/CartTest.java", "pays()")).toBe("found");
+    expect(
+      locateTestCases(on("unknown", report.tests), [{ file: "src/shop/CartTest.java", title: "pays()" }]).map(
+        (l) => l.status,
+      ),
+    ).toEqual(["found"]);
+  });
+
+  it("is not loaded when the file, class or package did not load, as a failed-error test saying why", () => {
+    const loadErrors: LoadError[] = [
+      { file: "test/broken.test.js", message: "Cannot find module" },
+      { classname: "shop.RefundTest", message: "java.lang.ExceptionInInitializerError" },
+      { classname: "example.com/shop/refunds", message: "build failed" },
+      { message: "the report counts 1 failure(s)" },
+    ];
+    const not = (flavour: Flavour, file: string) =>
+      locateTestCase(on(flavour, [], loadErrors), { file, title: "the test" });
+    expect(not("vitest", "/repo/test/broken.test.js")).toEqual({
+      status: "not-loaded",
+      loadError: loadErrors[0],
+      test: {
+        file: "/repo/test/broken.test.js",
+        name: "the test",
+        outcome: "failed-error",
+        type: "load error",
+        message:
+          "/repo/test/broken.test.js failed before its tests ran (it did not load, compile or set up), so this test never ran: Cannot find module",
+      },
+    });
+    expect(not("surefire", "src/test/java/shop/RefundTest.java")).toMatchObject({
+      status: "not-loaded",
+      loadError: loadErrors[1],
+    });
+    expect(not("go", "refunds/refunds_test.go")).toMatchObject({ status: "not-loaded", loadError: loadErrors[2] });
+    expect(not("surefire", "refunds/refunds_test.go").status).toBe("missing");
+    expect(not("go", "src/test/java/shop/RefundTest.java").status).toBe("missing");
+    expect(not("vitest", "test/other.test.js").status).toBe("missing");
+    expect(findTestCase(on("vitest", [], loadErrors), { file: "test/broken.test.js", title: "x" })?.outcome).toBe(
+      "failed-error",
+    );
+  });
+
+  it("prefers a test it finds to its file's load error", () => {
+    const report = on(
+      "vitest",
+      [passed("t", { file: "test/a.test.js" })],
+      [{ file: "test/a.test.js", message: "boom" }],
+    );
+    expect(status(report, "test/a.test.js", "t")).toBe("found");
+  });
+});
+
+describe("a missing entry's nearest titles and hint", () => {
+  const missing = (report: ReturnType<typeof on>, file: string, title: string) =>
+    locateTestCase(report, { file, title });
+
+  it("names up to three titles of the file nearest to the one wanted, nearest first, then by name", () => {
+    const report = on("vitest", [
+      passed("applies a ten percent discount", { file: "test/cart.test.js" }),
+      passed("applies a tan percent discount", { file: "test/cart.test.js" }),
+      passed("applies a ten percent discounts", { file: "test/cart.test.js" }),
+      passed("applies a 10 percent discount", { file: "test/cart.test.js" }),
+      passed("applies a ten percent discount!", { file: "test/other.test.js" }),
+      passed("ships abroad", { file: "test/cart.test.js" }),
+    ]);
+    expect(missing(report, "test/cart.test.js", "applies a ten percent discoun")).toEqual({
+      status: "missing",
+      nearest: ["applies a ten percent discount", "applies a tan percent discount", "applies a ten percent discounts"],
+    });
+  });
+
+  it("leaves out titles further than half the wanted title's length, and takes at least three edits as near", () => {
+    const report = on("vitest", [
+      passed("abcdefgh", { file: "a.js" }),
+      passed("xyz", { file: "a.js" }),
+      passed("ab", { file: "a.js" }),
+    ]);
+    expect(missing(report, "a.js", "abcdefghijklmnopq")).toMatchObject({ nearest: ["abcdefgh"] });
+    expect(missing(report, "a.js", "abcdefghijklmnopqr")).toMatchObject({ nearest: [] });
+    expect(missing(report, "a.js", "x")).toMatchObject({ nearest: ["ab", "xyz"] });
+  });
+
+  it("reads titles as a person means them: case, separators and punctuation left out", () => {
+    const report = on("vitest", [passed("Cart > Ships_Abroad (EU)", { file: "a.js" })]);
+    expect(missing(report, "a.js", "cart ships abroad eu!!!!!!!!!")).toMatchObject({
+      nearest: ["Cart > Ships_Abroad (EU)"],
+    });
+  });
+
+  it("names a title that quotes the wanted test's own title, such as mocha's hook, however far it is", () => {
+    const hook = passed('"before all" hook for "files stock at a location"', { file: "test/stock.test.js" });
+    const report = on("mocha", [hook, passed("ab", { file: "test/stock.test.js" })]);
+    expect(missing(report, "test/stock.test.js", "stock > files stock at a location")).toEqual({
+      status: "missing",
+      nearest: ['"before all" hook for "files stock at a location"'],
+    });
+    expect(
+      missing(on("mocha", [passed('"before all" hook for "a b c"', { file: "x.js" })]), "x.js", "z > a b c"),
+    ).toMatchObject({ nearest: [] });
+  });
+
+  it("looks among all the tests when the report places none in the file, and shows a node test with its suites", () => {
+    const report = on("node", [passed("ships abroad", { suites: ["cart", "shipping"] }), passed("ship abroad")]);
+    expect(missing(report, "test/cart.test.js", "cart > shipping > ships abroad!")).toMatchObject({
+      nearest: ["cart > shipping > ships abroad"],
+    });
+    const placedElsewhere = on("vitest", [passed("ships abroad", { file: "test/other.test.js" })]);
+    expect(missing(placedElsewhere, "test/cart.test.js", "ships abroad")).toEqual({ status: "missing", nearest: [] });
+  });
+
+  it("says the runner was not recognised, for a report of unknown flavour", () => {
+    expect(missing(on("unknown", []), "a.js", "t")).toEqual({
+      status: "missing",
+      nearest: [],
+      hint: "the report's runner was not recognised, so only the generic title forms were tried: name it with runner: in .github/consort.yml",
+    });
+    expect(locateTestCase({ tests: [], loadErrors: [] }, { file: "a.js", title: "t" })).toMatchObject({
+      hint: expect.stringMatching(/^the report's runner was not recognised/),
+    });
+  });
+
+  it("on Surefire, says which of method names and display names the report carries, only when a near title shows it", () => {
+    const methods = on("surefire", [passed("appliesATenPercentDiscount", { classname: "shop.CartTest" })]);
+    expect(missing(methods, "src/test/java/shop/CartTest.java", "applies a ten percent discount")).toMatchObject({
+      hint: expect.stringMatching(/^Surefire writes the test method's name, not its @DisplayName/),
+    });
+    expect(missing(methods, "src/test/java/shop/CartTest.java", "ships to the moon and back")).toEqual({
+      status: "missing",
+      nearest: [],
+    });
+    const display = on("surefire", [passed("applies a ten percent discount", { classname: "CartTest" })]);
+    expect(missing(display, "src/test/java/shop/CartTest.java", "appliesATenPercentDiscount")).toMatchObject({
+      hint: expect.stringMatching(/^this Surefire report carries display names/),
+    });
+    expect(missing(display, "src/test/java/shop/CartTest.java", "appliesATenPercentDiscounts")).toMatchObject({
+      hint: expect.stringMatching(/^this Surefire report carries display names/),
+    });
+    const both = on("surefire", [passed("appliesATenPercentDiscoun", { classname: "CartTest" })]);
+    expect(missing(both, "src/test/java/shop/CartTest.java", "appliesATenPercentDiscount")).toEqual({
+      status: "missing",
+      nearest: ["appliesATenPercentDiscoun"],
+    });
+  });
+
+  it("on jest, says the title was written without its describe blocks when a near title is its tail", () => {
+    const report = on("jest", [
+      passed("applies a ten percent discount", { classname: "applies a ten percent discount" }),
+    ]);
+    expect(missing(report, "test/cart.test.js", "cart > applies a ten percent discount")).toEqual({
+      status: "missing",
+      nearest: ["applies a ten percent discount"],
+      hint: "jest-junit wrote the title without its describe blocks: keep jest-junit's default titleTemplate and classNameTemplate, or write the bare title in the test list",
+    });
+    const other = on("jest", [passed("applies a ten percent discounts", { classname: "x" })]);
+    expect(missing(other, "test/cart.test.js", "applies a ten percent discount")).toEqual({
+      status: "missing",
+      nearest: ["applies a ten percent discounts"],
+    });
+  });
+});
+
+describe("finding many entries at once", () => {
+  it("finds each as it finds it alone, with the index of another flavour built or not", () => {
+    const tests = [
+      passed("cart > ships", { file: "test/a.test.js" }),
+      passed("cart ships", { file: "test/a.test.js" }),
+      passed("t", { file: "test/b.test.js" }),
+    ];
+    const queries = [
+      { file: "test/a.test.js", title: "cart > ships" },
+      { file: "test/a.test.js", title: "cart ships" },
+      { file: "test/b.test.js", title: "t" },
+      { file: "test/b.test.js", title: "nope" },
+    ];
+    const vitest = on("vitest", tests);
+    const fresh = locateTestCases(on("jest", tests), queries);
+    expect(fresh.map((l) => l.status)).toEqual(["ambiguous", "found", "found", "missing"]);
+    const alone = queries.map((q) => locateTestCase(vitest, q));
+    expect(alone.map((l) => l.status)).toEqual(["found", "found", "found", "missing"]);
+    expect(locateTestCases(vitest, queries)).toEqual(alone);
+    // The same tests read by another runner's rules: the index built for vitest's is not reused.
+    expect(locateTestCases({ ...vitest, flavour: "jest" }, queries)).toEqual(fresh);
+    expect(queries.map((q) => locateTestCase({ ...vitest, flavour: "jest" }, q))).toEqual(fresh);
+  });
+});
