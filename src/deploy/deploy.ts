@@ -76,6 +76,26 @@ export function withDefaults(deps: DeployDeps) {
   };
 }
 
+/** A release job acts on the commit its request names, or refuses: the checkout must be exactly that commit. */
+export async function checkoutIsRequested(
+  cwd: string,
+  request: { commit: string },
+  doing: "release" | "promote",
+): Promise<void> {
+  const head = await headCommit(cwd);
+  if (head !== request.commit)
+    throw new Error(
+      `the checkout is at ${head?.slice(0, 12) ?? "no commit"}, but the request asks to ${doing} ${request.commit.slice(0, 12)}`,
+    );
+}
+
+/** What a release job's record opens with: its version, the request it answers and the commit it acted on. */
+export const answered = <R extends { commit: string }>(request: R) => ({
+  version: 1 as const,
+  request,
+  commit: request.commit,
+});
+
 const git = promisify(execFile);
 
 /** The last `PREVIEW_URL=…` line a deploy command printed, if any. */
@@ -139,11 +159,7 @@ export async function runDeploy(request: DeployRequest, deps: DeployDeps): Promi
   const placement = placementOf(config);
 
   try {
-    const head = await headCommit(cwd);
-    if (head !== request.commit)
-      throw new Error(
-        `the checkout is at ${head?.slice(0, 12) ?? "no commit"}, but the request asks to release ${request.commit.slice(0, 12)}`,
-      );
+    await checkoutIsRequested(cwd, request, "release");
     const parentCommit = request.parentCommit ?? (await mergeBase(cwd, request.base?.branch));
     migrationsApplied = await releaseMigrations(cwd, config.paths.migrations, parentCommit);
     // Jobs that cannot see the app's branches build the parent and the track here, and carry their diff.
@@ -251,9 +267,7 @@ export async function runDeploy(request: DeployRequest, deps: DeployDeps): Promi
     await finish();
   }
   return DeployEvidence.parse({
-    version: 1,
-    request,
-    commit: request.commit,
+    ...answered(request),
     mode,
     database: { provider: provider.kind, branch, parent: request.database.parent },
     migrationsApplied,
