@@ -1,10 +1,10 @@
 import { againstDatabase, howItEnded, projectCommandEnvironment } from "../cycle/commands.js";
 import type { CommandRecord } from "../cycle/result.js";
 import { confinementRecord } from "../cycle/confine.js";
-import { canRefreshBase } from "../cycle/run.js";
+import { canRefreshBase, type JobDeps } from "../cycle/run.js";
 import { plainBranchId } from "../substrate/names.js";
 import { placementOf } from "../substrate/placement.js";
-import { answered, checkoutIsRequested, withDefaults, type DeployDeps } from "./deploy.js";
+import { answered, checkoutIsRequested, withDefaults } from "./deploy.js";
 import { PromoteResult, type PromoteRequest } from "./schemas.js";
 
 /**
@@ -27,7 +27,7 @@ export function noPersistentParent(parent: string): string {
   return `There is no persistent parent to migrate: the jobs run apart from the app's branches (the local provider on a hosted runner), so \`${parent}\` was not migrated and the merge is the promotion. The release verified the migrations on a parent it rebuilt from the seed.`;
 }
 
-export async function runPromote(request: PromoteRequest, deps: DeployDeps): Promise<PromoteResult> {
+export async function runPromote(request: PromoteRequest, deps: JobDeps): Promise<PromoteResult> {
   const { now, runCommand, progress, config, provider, cwd, prepare, finish, confinement } = withDefaults(deps);
   const startedAt = now().toISOString();
   const parent = request.database.parent;
