@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { webhookPayload } from "../helpers/webhooks.js";
 import { createHarness, mockInstallationToken, type Harness } from "./harness.js";
+import { refAt } from "./fake-repo.js";
 
 let h: Harness;
 beforeEach(() => {
@@ -60,10 +61,7 @@ describe("installation", () => {
   });
 
   it("leaves an existing state branch alone", async () => {
-    h.github.on("GET", "/repos/Codertocat/Hello-World/git/ref/heads%2Fconsort%2Fstate", [
-      200,
-      { ref: "refs/heads/consort/state", node_id: "R", url: "", object: { type: "commit", sha: COMMIT, url: "" } },
-    ]);
+    h.github.on("GET", "/repos/Codertocat/Hello-World/git/ref/heads%2Fconsort%2Fstate", refAt("consort/state", COMMIT));
     await h.receive("installation", webhookPayload("installation", "created"));
     h.github.verify();
   });
