@@ -62,8 +62,8 @@ async function approvalFacts(
     ? await fetchCodeowners(octokit, repo.owner, repo.repo, repo.defaultBranch)
     : undefined;
   const teams = teamsThatMatter(config.approvers, repo.owner, codeowners?.rules);
-  const reviewers = await collectReviewerFacts(octokit, repo.owner, repo.repo, reviews, teams);
-  const pullCommits = await listCommitsUnderApproval(octokit, repo.owner, repo.repo, pullNumber);
+  const reviewers = await collectReviewerFacts(octokit, repo, reviews, teams);
+  const pullCommits = await listCommitsUnderApproval(octokit, repo, pullNumber);
   const gateHashes = new Map<GateName, Map<string, string>>();
   for (const gate of GATE_NAMES) {
     const record = snapshot.context.gates[gate];

@@ -248,7 +248,7 @@ async function missedApprovals(
   const { octokit, repo } = deps;
   const pull = await openPullRequestFor(deps, branch);
   if (!pull) return [];
-  const reviews = standingReviews(await listGateReviews(octokit, repo.owner, repo.repo, pull.number));
+  const reviews = standingReviews(await listGateReviews(octokit, repo, pull.number));
   if (!reviews.some((r) => r.state === "APPROVED")) return [];
   const events = approvalEvents(snapshot, await decideApprovals(deps, config, pull.number, reviews, snapshot), at);
   for (const event of events)

@@ -9,6 +9,11 @@ import { answering, CommitSha, CycleRequest, CycleStep } from "./request.js";
 export const CYCLE_RESULT_FILE = "cycle-result.json";
 export const CYCLE_SUMMARY_FILE = "cycle-summary.md";
 
+/** A duration in milliseconds, as every timing the cycle records is. */
+const Milliseconds = z.number().nonnegative();
+/** How many tests: the report's counts, and the release cycle's that deploy evidence carries. */
+export const TestCount = z.number().int().nonnegative();
+
 /** How one test ended in this run; `missing` = absent from the report (never ran, or did not load). */
 const TEST_OUTCOMES = ["passed", "failed-assertion", "failed-error", "skipped", "missing"] as const;
 export const TestOutcome = z.enum(TEST_OUTCOMES);
@@ -25,7 +30,7 @@ export const CycleTestOutcome = z
     /** What the runner said (first lines of a failure message). */
     message: z.string().optional(),
     type: z.string().optional(),
-    durationMs: z.number().nonnegative().optional(),
+    durationMs: Milliseconds.optional(),
     /** The runner setting that likely hid or changed what the report says, and how to change it. */
     hint: z.string().optional(),
   })
@@ -34,15 +39,15 @@ export type CycleTestOutcome = z.infer<typeof CycleTestOutcome>;
 
 export const StepTimings = z
   .object({
-    fork: z.number().nonnegative(),
-    migrate: z.number().nonnegative(),
-    tests: z.number().nonnegative(),
-    verdict: z.number().nonnegative(),
+    fork: Milliseconds,
+    migrate: Milliseconds,
+    tests: Milliseconds,
+    verdict: Milliseconds,
     /** Deleting the throwaway branch; it starts when the tests end, so it overlaps `verdict`. */
-    drop: z.number().nonnegative(),
+    drop: Milliseconds,
     /** Confinement's own cost: handing the checkout over and ending the confined user's processes. */
-    confine: z.number().nonnegative().optional(),
-    total: z.number().nonnegative(),
+    confine: Milliseconds.optional(),
+    total: Milliseconds,
   })
   .strict();
 export type StepTimings = z.infer<typeof StepTimings>;
@@ -53,7 +58,7 @@ export const CommandRecord = z
     exitCode: z.number().int().nullable(),
     /** Set when the command was killed (timeout) rather than exiting. */
     signal: z.string().optional(),
-    durationMs: z.number().nonnegative(),
+    durationMs: Milliseconds,
     /** The last lines of stdout+stderr, with the database URL and its password removed. */
     outputTail: z.string(),
   })
@@ -105,10 +110,10 @@ export const CycleResult = z
         path: z.string(),
         flavour: z.string().optional(),
         /** Counts over every test case in the report, listed or not. */
-        total: z.number().int().nonnegative(),
-        passed: z.number().int().nonnegative(),
-        failed: z.number().int().nonnegative(),
-        skipped: z.number().int().nonnegative(),
+        total: TestCount,
+        passed: TestCount,
+        failed: TestCount,
+        skipped: TestCount,
         loadErrors: z.array(z.string()),
       })
       .strict()

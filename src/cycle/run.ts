@@ -42,16 +42,25 @@ import {
  * refusal with its reason (fail closed); the branch is deleted in `finally` and has a TTL besides.
  */
 
-export interface CycleDeps {
+/** What every job that runs the repository's commands on a checkout against database branches is given: a cycle, a deploy, a promotion. */
+export interface JobDeps {
   provider: BranchProvider;
   config: ConsortConfig;
   /** The checkout of the commit under test. */
   cwd: string;
-  /** Where `cycle-result.json` and `cycle-summary.md` go; nothing is written when omitted. */
-  outDir?: string;
   runCommand?: CommandRunner;
   now?: () => Date;
   onProgress?: (message: string) => void;
+  /**
+   * How the repository's commands run: as a separate OS user (prepareConfinement), or unconfined
+   * with the reason, which the result states. Default: unconfined (`consort cycle` on a workstation).
+   */
+  confinement?: Confinement;
+}
+
+export interface CycleDeps extends JobDeps {
+  /** Where `cycle-result.json` and `cycle-summary.md` go; nothing is written when omitted. */
+  outDir?: string;
   /** The throwaway branch's name; by default derived from the track's branch plus a random suffix. */
   cycleBranchName?: string;
   /** The job's environment: the commands see only its allow-listed part (default: this process's). */
@@ -61,11 +70,6 @@ export interface CycleDeps {
    * rebuild it from the root, seeded by the configured seed command, and say so in the result.
    */
   rebuildMissingTrack?: boolean;
-  /**
-   * How the repository's commands run: as a separate OS user (prepareConfinement), or unconfined
-   * with the reason, which the result states. Default: unconfined (`consort cycle` on a workstation).
-   */
-  confinement?: Confinement;
 }
 
 /** A throwaway branch id under the provider's rules (leading letter, [a-z0-9-], at most 63 chars). */

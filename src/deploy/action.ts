@@ -13,8 +13,9 @@ import {
 import { withInstallCommand } from "../cycle/commands.js";
 import { confinedUserOf, prepareConfinement } from "../cycle/confine.js";
 import { confinementLine } from "../cycle/summary.js";
+import type { JobDeps } from "../cycle/run.js";
 import { openJobProvider } from "../substrate/index.js";
-import { runDeploy, type DeployDeps } from "./deploy.js";
+import { runDeploy } from "./deploy.js";
 import { runPromote } from "./promote.js";
 import {
   DEPLOY_EVIDENCE_FILE,
@@ -85,7 +86,7 @@ async function releaseJob<R, T extends { verdict: string; reasons: string[] }>(
   env: NodeJS.ProcessEnv,
   job: {
     request: RequestSchema<R>;
-    run: (request: R, deps: DeployDeps) => Promise<T>;
+    run: (request: R, deps: JobDeps) => Promise<T>;
     file: string;
     render: (result: T) => string;
     passed: T["verdict"];

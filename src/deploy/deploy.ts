@@ -1,7 +1,6 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import picomatch from "picomatch";
-import type { ConsortConfig } from "../config/consort-config.js";
 import {
   againstDatabase,
   howItEnded,
@@ -11,16 +10,10 @@ import {
   type CommandRunner,
   type ProjectEnvironment,
 } from "../cycle/commands.js";
-import {
-  confinementRecord,
-  endConfinedProcesses,
-  grantCheckout,
-  OUTSIDE_A_JOB,
-  type Confinement,
-} from "../cycle/confine.js";
+import { confinementRecord, endConfinedProcesses, grantCheckout, OUTSIDE_A_JOB } from "../cycle/confine.js";
 import { CycleRequest } from "../cycle/request.js";
 import type { CommandRecord } from "../cycle/result.js";
-import { canRefreshBase, runCycle } from "../cycle/run.js";
+import { canRefreshBase, runCycle, type JobDeps } from "../cycle/run.js";
 import { headCommit, listFiles, resolveTestBase } from "../cycle/workspace.js";
 import { placementOf } from "../substrate/placement.js";
 import type { BranchProvider } from "../substrate/provider.js";
@@ -34,20 +27,8 @@ import { DeployEvidence, type DeployRequest } from "./schemas.js";
  * suite there. Either way the result is deploy evidence for the deploy gate; failures refuse.
  */
 
-/** What the release steps (deploy here, promote after the merge) run with. */
-export interface DeployDeps {
-  provider: BranchProvider;
-  config: ConsortConfig;
-  cwd: string;
-  runCommand?: CommandRunner;
-  now?: () => Date;
-  onProgress?: (message: string) => void;
-  /** How the repository's commands run (see src/cycle/confine.ts); default unconfined, and the result says so. */
-  confinement?: Confinement;
-}
-
 /** The deps with the real clock, the shell and silent progress where none is given; commands confined when asked. */
-export function withDefaults(deps: DeployDeps) {
+export function withDefaults(deps: JobDeps) {
   const base = deps.runCommand ?? runShellCommand;
   const confinement = deps.confinement ?? OUTSIDE_A_JOB;
   const jail = confinement.confined ? confinement.jail : undefined;
@@ -75,6 +56,26 @@ export function withDefaults(deps: DeployDeps) {
     },
   };
 }
+
+/** A release job acts on the commit its request names, or refuses: the checkout must be exactly that commit. */
+export async function checkoutIsRequested(
+  cwd: string,
+  request: { commit: string },
+  doing: "release" | "promote",
+): Promise<void> {
+  const head = await headCommit(cwd);
+  if (head !== request.commit)
+    throw new Error(
+      `the checkout is at ${head?.slice(0, 12) ?? "no commit"}, but the request asks to ${doing} ${request.commit.slice(0, 12)}`,
+    );
+}
+
+/** What a release job's record opens with: its version, the request it answers and the commit it acted on. */
+export const answered = <R extends { commit: string }>(request: R) => ({
+  version: 1 as const,
+  request,
+  commit: request.commit,
+});
 
 const git = promisify(execFile);
 
@@ -123,7 +124,7 @@ function sharedSchema(provider: BranchProvider, request: DeployRequest) {
   );
 }
 
-export async function runDeploy(request: DeployRequest, deps: DeployDeps): Promise<DeployEvidence> {
+export async function runDeploy(request: DeployRequest, deps: JobDeps): Promise<DeployEvidence> {
   const { now, runCommand, progress, config, provider, cwd, prepare, finish, confinement } = withDefaults(deps);
   const startedAt = now().toISOString();
   const reasons: string[] = [];
@@ -139,11 +140,7 @@ export async function runDeploy(request: DeployRequest, deps: DeployDeps): Promi
   const placement = placementOf(config);
 
   try {
-    const head = await headCommit(cwd);
-    if (head !== request.commit)
-      throw new Error(
-        `the checkout is at ${head?.slice(0, 12) ?? "no commit"}, but the request asks to release ${request.commit.slice(0, 12)}`,
-      );
+    await checkoutIsRequested(cwd, request, "release");
     const parentCommit = request.parentCommit ?? (await mergeBase(cwd, request.base?.branch));
     migrationsApplied = await releaseMigrations(cwd, config.paths.migrations, parentCommit);
     // Jobs that cannot see the app's branches build the parent and the track here, and carry their diff.
@@ -251,9 +248,7 @@ export async function runDeploy(request: DeployRequest, deps: DeployDeps): Promi
     await finish();
   }
   return DeployEvidence.parse({
-    version: 1,
-    request,
-    commit: request.commit,
+    ...answered(request),
     mode,
     database: { provider: provider.kind, branch, parent: request.database.parent },
     migrationsApplied,

@@ -1,11 +1,10 @@
 import { againstDatabase, howItEnded, projectCommandEnvironment } from "../cycle/commands.js";
 import type { CommandRecord } from "../cycle/result.js";
 import { confinementRecord } from "../cycle/confine.js";
-import { canRefreshBase } from "../cycle/run.js";
-import { headCommit } from "../cycle/workspace.js";
+import { canRefreshBase, type JobDeps } from "../cycle/run.js";
 import { plainBranchId } from "../substrate/names.js";
 import { placementOf } from "../substrate/placement.js";
-import { withDefaults, type DeployDeps } from "./deploy.js";
+import { answered, checkoutIsRequested, withDefaults } from "./deploy.js";
 import { PromoteResult, type PromoteRequest } from "./schemas.js";
 
 /**
@@ -28,7 +27,7 @@ export function noPersistentParent(parent: string): string {
   return `There is no persistent parent to migrate: the jobs run apart from the app's branches (the local provider on a hosted runner), so \`${parent}\` was not migrated and the merge is the promotion. The release verified the migrations on a parent it rebuilt from the seed.`;
 }
 
-export async function runPromote(request: PromoteRequest, deps: DeployDeps): Promise<PromoteResult> {
+export async function runPromote(request: PromoteRequest, deps: JobDeps): Promise<PromoteResult> {
   const { now, runCommand, progress, config, provider, cwd, prepare, finish, confinement } = withDefaults(deps);
   const startedAt = now().toISOString();
   const parent = request.database.parent;
@@ -42,9 +41,7 @@ export async function runPromote(request: PromoteRequest, deps: DeployDeps): Pro
     // This job's server is not the app's: migrating a parent here would migrate a copy that
     // vanishes with the runner, and saying "promoted" about it would be untrue.
     return PromoteResult.parse({
-      version: 1,
-      request,
-      commit: request.commit,
+      ...answered(request),
       database: { provider: provider.kind, parent, snapshot: null, snapshotKept: false, migrated: false },
       startedAt,
       finishedAt: now().toISOString(),
@@ -56,11 +53,7 @@ export async function runPromote(request: PromoteRequest, deps: DeployDeps): Pro
   }
 
   try {
-    const head = await headCommit(cwd);
-    if (head !== request.commit)
-      throw new Error(
-        `the checkout is at ${head?.slice(0, 12) ?? "no commit"}, but the request asks to promote ${request.commit.slice(0, 12)}`,
-      );
+    await checkoutIsRequested(cwd, request, "promote");
     if (!(await provider.getBranch(parent))) throw new Error(`the parent's database branch ${parent} does not exist`);
     const name = snapshotBranchName(parent, request.commit);
     progress(`snapshotting ${parent} as ${name}`);
@@ -101,9 +94,7 @@ export async function runPromote(request: PromoteRequest, deps: DeployDeps): Pro
     await finish();
   }
   return PromoteResult.parse({
-    version: 1,
-    request,
-    commit: request.commit,
+    ...answered(request),
     database: { provider: provider.kind, parent, snapshot, snapshotKept },
     ...(migrate ? { migrate } : {}),
     startedAt,

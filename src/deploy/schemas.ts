@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { RepoPath } from "../artifacts/ids.js";
-import { CommandRecord, ConfinementRecord, CycleVerdict } from "../cycle/result.js";
+import { CommandRecord, ConfinementRecord, CycleVerdict, TestCount } from "../cycle/result.js";
 import {
   answering,
   BranchId,
@@ -85,8 +85,8 @@ export const DeployEvidence = z
         cycle: z
           .object({
             verdict: CycleVerdict,
-            total: z.number().int().nonnegative(),
-            passed: z.number().int().nonnegative(),
+            total: TestCount,
+            passed: TestCount,
             reasons: z.array(z.string()),
           })
           .strict()

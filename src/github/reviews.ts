@@ -1,7 +1,7 @@
 import type { ConsortConfig } from "../config/consort-config.js";
 import type { CommitUnderApproval, GateReview, ReviewerFacts, ReviewState } from "../gates/approval.js";
 import { standingReviews } from "../gates/approval.js";
-import { githubMessage, type GitHubClient } from "./client.js";
+import { githubMessage, type GitHubClient, type RepoRef } from "./client.js";
 import { consortOwners, type CodeownersRule } from "./codeowners.js";
 import { collaboratorPermission, isTeamMember } from "./permissions.js";
 
@@ -35,15 +35,10 @@ export function toGateReview(review: RawReview): GateReview {
 }
 
 /** Every review of a pull request, oldest first (`GET /repos/{o}/{r}/pulls/{n}/reviews`). */
-export async function listGateReviews(
-  octokit: GitHubClient,
-  owner: string,
-  repo: string,
-  pullNumber: number,
-): Promise<GateReview[]> {
+export async function listGateReviews(octokit: GitHubClient, repo: RepoRef, pullNumber: number): Promise<GateReview[]> {
   const reviews = await octokit.paginate(octokit.rest.pulls.listReviews, {
-    owner,
-    repo,
+    owner: repo.owner,
+    repo: repo.repo,
     pull_number: pullNumber,
     per_page: 100,
   });
@@ -67,14 +62,13 @@ export interface Dismissal {
  */
 export async function dismissalOf(
   octokit: GitHubClient,
-  owner: string,
-  repo: string,
+  repo: RepoRef,
   pullNumber: number,
   reviewId: number,
 ): Promise<Dismissal | undefined> {
   const events = await octokit.paginate(octokit.rest.issues.listEvents, {
-    owner,
-    repo,
+    owner: repo.owner,
+    repo: repo.repo,
     issue_number: pullNumber,
     per_page: 100,
   });
@@ -122,13 +116,12 @@ export function coAuthorsOf(message: string): string[] {
  */
 export async function listCommitsUnderApproval(
   octokit: GitHubClient,
-  owner: string,
-  repo: string,
+  repo: RepoRef,
   pullNumber: number,
 ): Promise<CommitUnderApproval[]> {
   const commits = await octokit.paginate(octokit.rest.pulls.listCommits, {
-    owner,
-    repo,
+    owner: repo.owner,
+    repo: repo.repo,
     pull_number: pullNumber,
     per_page: 100,
   });
@@ -165,8 +158,7 @@ export function teamsThatMatter(
  */
 export async function collectReviewerFacts(
   octokit: GitHubClient,
-  owner: string,
-  repo: string,
+  repo: RepoRef,
   reviews: GateReview[],
   teams: string[],
 ): Promise<Map<string, ReviewerFacts>> {
@@ -175,7 +167,7 @@ export async function collectReviewerFacts(
     .map((r) => r.user!);
   const facts = new Map<string, ReviewerFacts>();
   for (const login of approvers) {
-    const permission = await collaboratorPermission(octokit, owner, repo, login);
+    const permission = await collaboratorPermission(octokit, repo.owner, repo.repo, login);
     const member: string[] = [];
     for (const team of teams) {
       const [org, slug] = team.split("/") as [string, string];

@@ -48,8 +48,7 @@ export async function handleReview(input: HandlerInput<ReviewPayload>): Promise<
     return;
   }
   const before = restoreSnapshot(state.snapshot);
-  const { owner, repo } = deps.repo;
-  const listed = await listGateReviews(octokit, owner, repo, pull.number);
+  const listed = await listGateReviews(octokit, deps.repo, pull.number);
   const review = standingReviewOf(listed, payload.review.id, payload.review.user.login);
   if (!review) {
     log.info(
@@ -60,7 +59,7 @@ export async function handleReview(input: HandlerInput<ReviewPayload>): Promise<
   }
   const at = services.clock().toISOString();
   const dismissedOnPush =
-    review.state === "DISMISSED" && (await dismissalOf(octokit, owner, repo, pull.number, review.id))?.onPush === true;
+    review.state === "DISMISSED" && (await dismissalOf(octokit, deps.repo, pull.number, review.id))?.onPush === true;
 
   // Facts are fetched only for an approval of a gate that is waiting for one.
   const decisions: GateDecision[] =

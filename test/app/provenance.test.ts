@@ -27,6 +27,10 @@ const judge = (changes: Partial<ReportedRun>) =>
   judgeRunProvenance({ run: { ...run, ...changes }, defaultBranch: "main", recorded });
 
 describe("the provenance of a finished run", () => {
+  it("trusts the run the app dispatched, of the cycle workflow, from the default branch", () => {
+    expect(judge({})).toEqual({ trusted: true, workflow: "cycle", recorded });
+  });
+
   it("trusts the workflow path GitHub reports with its ref appended", () => {
     expect(judge({ path: ".github/workflows/consort-cycle.yml@refs/heads/main" })).toEqual({
       trusted: true,

@@ -5,7 +5,6 @@ import nock from "nock";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { dispatchIdOfRunName, dispatchWorkflow } from "../../src/app/dispatch.js";
 import { ArtifactError, artifactJson, downloadRunArtifact } from "../../src/app/artifacts.js";
-import { judgeResultCommit, judgeRunProvenance, type ReportedRun } from "../../src/app/provenance.js";
 import { isOverdue } from "../../src/app/timeout.js";
 import { GitHubMock } from "../helpers/github.js";
 
@@ -115,76 +114,6 @@ describe("result artifacts", () => {
       downloadRunArtifact({ octokit, owner, repo, runId: 987, files: ["cycle-result.json"] }),
     ).rejects.toBeInstanceOf(ArtifactError);
     github.verify();
-  });
-});
-
-describe("provenance of a finished run", () => {
-  const run: ReportedRun = {
-    id: 987,
-    path: ".github/workflows/consort-cycle.yml",
-    event: "workflow_dispatch",
-    headBranch: "main",
-    headRepositoryId: 1,
-    repositoryId: 1,
-    conclusion: "success",
-    htmlUrl: "https://github.com/acme/shop/actions/runs/987",
-    dispatchId: "feature-x#1",
-  };
-  const recorded = {
-    runId: 987,
-    dispatchId: "feature-x#1",
-    workflow: "cycle" as const,
-    commit: "c".repeat(40),
-    requestSha256: "e".repeat(64),
-  };
-
-  it("trusts the run the app dispatched, of the cycle workflow, from the default branch", () => {
-    expect(judgeRunProvenance({ run, defaultBranch: "main", recorded })).toEqual({
-      trusted: true,
-      workflow: "cycle",
-      recorded,
-    });
-  });
-  it("ignores a run whose id the app never recorded", () => {
-    expect(judgeRunProvenance({ run, defaultBranch: "main", recorded: undefined })).toMatchObject({
-      trusted: false,
-      reason: expect.stringContaining("not dispatched by Consort"),
-    });
-  });
-  it("ignores a run whose run-name names another dispatch than the one recorded", () => {
-    expect(judgeRunProvenance({ run: { ...run, dispatchId: "feature-x#2" }, defaultBranch: "main", recorded })).toEqual(
-      {
-        trusted: false,
-        reason: "run 987 names dispatch feature-x#2 in its run-name, but Consort dispatched feature-x#1",
-      },
-    );
-  });
-  it("ignores a run of another workflow file", () => {
-    expect(
-      judgeRunProvenance({ run: { ...run, path: ".github/workflows/evil.yml" }, defaultBranch: "main", recorded }),
-    ).toMatchObject({ trusted: false });
-  });
-  it("ignores a run of the workflow as a track rewrote it", () => {
-    expect(
-      judgeRunProvenance({ run: { ...run, headBranch: "feature-x" }, defaultBranch: "main", recorded }),
-    ).toMatchObject({ trusted: false, reason: expect.stringContaining("not from the default branch main") });
-  });
-  it("ignores a run triggered by anything but the app's dispatch", () => {
-    expect(judgeRunProvenance({ run: { ...run, event: "push" }, defaultBranch: "main", recorded })).toMatchObject({
-      trusted: false,
-    });
-  });
-  it("ignores a run from a fork", () => {
-    expect(judgeRunProvenance({ run: { ...run, headRepositoryId: 2 }, defaultBranch: "main", recorded })).toMatchObject(
-      { trusted: false },
-    );
-  });
-  it("ignores a result about another commit", () => {
-    expect(judgeResultCommit(recorded, "d".repeat(40))).toMatchObject({
-      trusted: false,
-      reason: expect.stringContaining("asked it to test cccccccccccc"),
-    });
-    expect(judgeResultCommit(recorded, "c".repeat(40))).toBeUndefined();
   });
 });
 

@@ -3,13 +3,12 @@ import { randomBytes } from "node:crypto";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { runCli } from "../../src/cli/main.js";
 import { stopLocalServer } from "../../src/substrate/local-server.js";
 import { sanitiseBranchName } from "../../src/substrate/names.js";
 import { baseDatabaseName } from "../../src/substrate/postgres-catalog.js";
-import { postgresUrl } from "../helpers/postgres.js";
+import { postgresUrl, sql } from "../helpers/postgres.js";
 
 /** `consort db …` as a person types it: in process against the shared server, and as real processes on the embedded default. */
 
@@ -30,16 +29,6 @@ async function consort(...args: string[]): Promise<{ code: number; stdout: strin
     out.mockRestore();
     err.mockRestore();
     process.exitCode = undefined;
-  }
-}
-
-async function sql(url: string, text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
   }
 }
 

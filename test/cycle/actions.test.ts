@@ -1,11 +1,10 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { stringify } from "yaml";
 import { DatabaseConfig } from "../../src/config/consort-config.js";
 import { runCycleAction } from "../../src/cycle/action.js";
 import { CycleResult } from "../../src/cycle/result.js";
@@ -14,6 +13,7 @@ import { DeployEvidence, PromoteResult } from "../../src/deploy/schemas.js";
 import { createProvider } from "../../src/substrate/index.js";
 import type { BranchProvider } from "../../src/substrate/provider.js";
 import { postgresUrl } from "../helpers/postgres.js";
+import { runnerEnv } from "./runner-env.js";
 import { RED_T7, checkout, uniqueBranch, type Checkout } from "./stockflow.js";
 
 /**
@@ -45,26 +45,16 @@ afterAll(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-async function runnerEnv(name: string, request: unknown, commands: Record<string, string>) {
-  const dir = join(work, name);
-  await writeFile(join(work, `${name}.yml`), stringify({ database, commands }));
-  const env = {
-    ...process.env,
-    CONSORT_TEST_PG_URL: postgresUrl(),
-    GITHUB_WORKSPACE: work,
-    INPUT_REQUEST: JSON.stringify(request),
-    "INPUT_WORKING-DIRECTORY": stage.dir,
-    INPUT_CONFIG: `${name}.yml`,
-    "INPUT_RESULT-DIR": name,
-    GITHUB_OUTPUT: join(work, `${name}.output`),
-    GITHUB_STEP_SUMMARY: join(work, `${name}.summary`),
-    CONSORT_CONFINED_USER: CONFINED_USER,
-  };
-  await writeFile(env.GITHUB_OUTPUT, "");
-  await writeFile(env.GITHUB_STEP_SUMMARY, "");
+async function jobOf(name: string, request: unknown, commands: Record<string, string>) {
+  const env = await runnerEnv(work, name, {
+    request,
+    cwd: stage.dir,
+    config: { database, commands },
+    confinedUser: CONFINED_USER,
+  });
   return {
     env,
-    dir,
+    dir: join(work, name),
     output: () => readFile(env.GITHUB_OUTPUT, "utf8"),
     summary: () => readFile(env.GITHUB_STEP_SUMMARY, "utf8"),
   };
@@ -79,7 +69,7 @@ describe("the actions' entry points", { timeout: 60_000 }, () => {
       tests: { inTurn: [{ id: "T7", file: "test/stock-by-location.test.ts", title: "t" }] },
       database: { branch: TRACK },
     };
-    const job = await runnerEnv("cycle", request, { migrate: "true", test: "true" });
+    const job = await jobOf("cycle", request, { migrate: "true", test: "true" });
     expect(await runCycleAction(job.env)).toBe(1);
     const result = CycleResult.parse(JSON.parse(await readFile(join(work, "cycle", "cycle-result.json"), "utf8")));
     expect(result.verdict).toBe("refused");
@@ -90,7 +80,7 @@ describe("the actions' entry points", { timeout: 60_000 }, () => {
   });
 
   test("actions/cycle refuses a request that breaks its schema, naming the field", async () => {
-    const job = await runnerEnv(
+    const job = await jobOf(
       "bad",
       { track: "f1", step: "green", commit: stage.commit, database: { branch: TRACK } },
       {},
@@ -110,7 +100,7 @@ describe("the actions' entry points", { timeout: 60_000 }, () => {
 
   test("actions/deploy writes the deploy evidence with the preview URL", async () => {
     const request = { track: "f1", commit: stage.commit, database: { branch: TRACK, parent: TRUNK } };
-    const job = await runnerEnv("deploy", request, {
+    const job = await jobOf("deploy", request, {
       deploy: "echo PREVIEW_URL=https://f1.preview.example",
       verify: 'test -n "$PREVIEW_URL"',
     });
@@ -129,7 +119,7 @@ describe("the actions' entry points", { timeout: 60_000 }, () => {
 
   test("actions/promote migrates the parent and reports promoted", async () => {
     const request = { track: "f1", commit: stage.commit, database: { parent: TRUNK } };
-    const job = await runnerEnv("promote", request, { migrate: "node --import tsx src/db/migrate.ts" });
+    const job = await jobOf("promote", request, { migrate: "node --import tsx src/db/migrate.ts" });
     expect(await runPromoteAction(job.env)).toBe(0);
     const result = PromoteResult.parse(
       JSON.parse(await readFile(join(work, "promote", "promote-result.json"), "utf8")),

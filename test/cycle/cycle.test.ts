@@ -4,7 +4,7 @@ import { describe, expect, test } from "vitest";
 import { hashFrozenText } from "../../src/gates/freeze.js";
 import { CycleRequest, type CycleRequestInput } from "../../src/cycle/request.js";
 import { CYCLE_RESULT_FILE, CYCLE_SUMMARY_FILE, CycleResult } from "../../src/cycle/result.js";
-import { runCycle } from "../../src/cycle/run.js";
+import { runCycle, type CycleDeps } from "../../src/cycle/run.js";
 import {
   GREEN_T7,
   IMPORT_ERROR_TEST,
@@ -34,16 +34,25 @@ async function frozenS1(c: Checkout, extra: Array<{ path: string; text: string }
   return [...files, ...extra].map(({ path, text }) => ({ path, sha256: hashFrozenText(text), commit: c.commit }));
 }
 
-function request(
+/**
+ * A `step` cycle of T7, every S1 test green before it, on checkout `c` against the track's database:
+ * each scenario here differs only in its checkout and the frozen files it claims.
+ */
+function cycleOfT7(
   c: Checkout,
-  input: Omit<CycleRequestInput, "track" | "commit" | "database" | "version">,
-): CycleRequest {
-  return CycleRequest.parse({
+  step: "red" | "green",
+  frozenTestFiles: CycleRequestInput["frozenTestFiles"],
+  deps: Pick<CycleDeps, "outDir"> = {},
+): Promise<CycleResult> {
+  const request = CycleRequest.parse({
     track: "f1-record-stock",
     commit: c.commit,
     database: { branch: suite.trackDb },
-    ...input,
+    step,
+    tests: { inTurn: [T7], earlierGreen: S1_TESTS },
+    frozenTestFiles,
   });
+  return runCycle(request, { provider: suite.provider, config: suite.config, cwd: c.dir, ...deps });
 }
 
 const reasonsOf = (r: CycleResult) => r.reasons.join("\n");
@@ -52,19 +61,7 @@ describe.concurrent("RED and GREEN on StockFlow's T7 (stock by location)", { tim
   test("a new test that fails by an assertion, with every earlier test green, is a verified RED", async () => {
     const red = await suite.stage(RED_T7);
     const out = join(red.dir, ".consort-out");
-    const result = await runCycle(
-      request(red, {
-        step: "red",
-        tests: { inTurn: [T7], earlierGreen: S1_TESTS },
-        frozenTestFiles: await frozenS1(red),
-      }),
-      {
-        provider: suite.provider,
-        config: suite.config,
-        cwd: red.dir,
-        outDir: out,
-      },
-    );
+    const result = await cycleOfT7(red, "red", await frozenS1(red), { outDir: out });
 
     expect(reasonsOf(result)).toBe("");
     expect(result.verdict).toBe("verified");
@@ -84,14 +81,7 @@ describe.concurrent("RED and GREEN on StockFlow's T7 (stock by location)", { tim
   test("after the driver implements S2 the same test passes, its file unchanged: a verified GREEN", async () => {
     const green = await suite.stage(GREEN_T7);
     const redText = await green.read(T7.file);
-    const result = await runCycle(
-      request(green, {
-        step: "green",
-        tests: { inTurn: [T7], earlierGreen: S1_TESTS },
-        frozenTestFiles: await frozenS1(green, [{ path: T7.file, text: redText }]),
-      }),
-      { provider: suite.provider, config: suite.config, cwd: green.dir },
-    );
+    const result = await cycleOfT7(green, "green", await frozenS1(green, [{ path: T7.file, text: redText }]));
 
     expect(reasonsOf(result)).toBe("");
     expect(result.verdict).toBe("verified");
@@ -106,18 +96,7 @@ describe.concurrent("RED and GREEN on StockFlow's T7 (stock by location)", { tim
         mutate: [...RED_T7[0]!.mutate, copyInto(IMPORT_ERROR_TEST, T7.file)],
       },
     ]);
-    const result = await runCycle(
-      request(red, {
-        step: "red",
-        tests: { inTurn: [T7], earlierGreen: S1_TESTS },
-        frozenTestFiles: await frozenS1(red),
-      }),
-      {
-        provider: suite.provider,
-        config: suite.config,
-        cwd: red.dir,
-      },
-    );
+    const result = await cycleOfT7(red, "red", await frozenS1(red));
 
     expect(result.verdict).toBe("refused");
     expect(result.tests.find((t) => t.id === "T7")!.outcome).toMatch(/^(failed-error|missing)$/);
@@ -127,18 +106,7 @@ describe.concurrent("RED and GREEN on StockFlow's T7 (stock by location)", { tim
 
   test("a RED whose test already passes is refused", async () => {
     const done = await suite.stage(GREEN_T7);
-    const result = await runCycle(
-      request(done, {
-        step: "red",
-        tests: { inTurn: [T7], earlierGreen: S1_TESTS },
-        frozenTestFiles: await frozenS1(done),
-      }),
-      {
-        provider: suite.provider,
-        config: suite.config,
-        cwd: done.dir,
-      },
-    );
+    const result = await cycleOfT7(done, "red", await frozenS1(done));
 
     expect(result.verdict).toBe("refused");
     expect(result.tests.find((t) => t.id === "T7")!.outcome).toBe("passed");
@@ -157,14 +125,7 @@ describe.concurrent("RED and GREEN on StockFlow's T7 (stock by location)", { tim
         ],
       },
     ]);
-    const result = await runCycle(
-      request(edited, {
-        step: "green",
-        tests: { inTurn: [T7], earlierGreen: S1_TESTS },
-        frozenTestFiles: await frozenS1(edited, [{ path: T7.file, text: frozenT7 }]),
-      }),
-      { provider: suite.provider, config: suite.config, cwd: edited.dir },
-    );
+    const result = await cycleOfT7(edited, "green", await frozenS1(edited, [{ path: T7.file, text: frozenT7 }]));
 
     expect(result.tests.map((t) => t.outcome)).toEqual(Array(7).fill("passed"));
     expect(result.verdict).toBe("refused");
@@ -186,14 +147,7 @@ describe.concurrent("RED and GREEN on StockFlow's T7 (stock by location)", { tim
       },
     ]);
     const redText = await broken.read(T7.file);
-    const result = await runCycle(
-      request(broken, {
-        step: "green",
-        tests: { inTurn: [T7], earlierGreen: S1_TESTS },
-        frozenTestFiles: await frozenS1(broken, [{ path: T7.file, text: redText }]),
-      }),
-      { provider: suite.provider, config: suite.config, cwd: broken.dir },
-    );
+    const result = await cycleOfT7(broken, "green", await frozenS1(broken, [{ path: T7.file, text: redText }]));
 
     expect(result.verdict).toBe("refused");
     expect(result.tests.find((t) => t.id === "T3")).toMatchObject({ role: "earlier", outcome: "failed-assertion" });

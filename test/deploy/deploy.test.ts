@@ -177,6 +177,36 @@ describe.concurrent("promote", { timeout: 120_000 }, () => {
   });
 });
 
+describe.concurrent("a release job on a checkout of another commit", () => {
+  const other = "0".repeat(40);
+  const refusal = (doing: string) =>
+    `the checkout is at ${done.commit.slice(0, 12)}, but the request asks to ${doing} ${other.slice(0, 12)}`;
+
+  test("a deploy refuses before it migrates or runs anything", async () => {
+    const request = DeployRequest.parse({ track: "f1", commit: other, database: { branch: root, parent: root } });
+    const evidence = await runDeploy(request, { provider, config, cwd: done.dir });
+
+    expect(evidence).toMatchObject({ commit: other, verdict: "refused", reasons: [refusal("release")] });
+    expect(evidence.verify).toEqual({ outcome: "not-run", command: config.commands.verify ?? null });
+    expect(evidence.migrationsApplied).toEqual([]);
+  });
+
+  test("a promotion fails before it takes a snapshot of the parent", async () => {
+    const request = PromoteRequest.parse({ track: "f1", commit: other, database: { parent: root } });
+    const result = await runPromote(request, { provider, config, cwd: done.dir });
+
+    expect(result).toMatchObject({ commit: other, verdict: "failed", reasons: [refusal("promote")] });
+    expect(result.database).toEqual({
+      provider: provider.kind,
+      parent: root,
+      snapshot: null,
+      snapshotKept: false,
+      migrated: true,
+    });
+    expect(result.migrate).toBeUndefined();
+  });
+});
+
 describe("the pre-migration snapshot's name", () => {
   test("is a valid branch id even when the parent is a root database such as consort_root", () => {
     const name = snapshotBranchName("consort_root", "0123456789abcdef0123456789abcdef01234567");

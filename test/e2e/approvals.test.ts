@@ -16,9 +16,7 @@ s.world.permissions.set(OTHER, "write");
 const at: Record<"beforeDba" | "designGate", Checkpoint> = {} as never;
 
 beforeAll(async () => {
-  await s.createBranch();
-  await s.openPull();
-  await s.step("product-owner", { ".consort/spec.json": F.STORIES });
+  await s.openTrack();
   await s.step("spec-author", { ".consort/spec.json": F.SPEC });
   await s.step("architect", { ".consort/architecture.json": F.ARCHITECTURE });
   at.beforeDba = s.checkpoint();

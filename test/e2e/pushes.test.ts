@@ -16,9 +16,7 @@ let atTestListGate: Checkpoint;
 let atRed: Checkpoint;
 
 beforeAll(async () => {
-  await s.createBranch();
-  await s.openPull();
-  await s.step("product-owner", { ".consort/spec.json": F.STORIES });
+  await s.openTrack();
   await s.step("spec-author", { ".consort/spec.json": F.SPEC });
   await s.step("architect", { ".consort/architecture.json": F.ARCHITECTURE });
   await s.step("dba", { ".consort/db-design.json": F.DB_DESIGN });

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { CycleResult } from "../../src/cycle/index.js";
 import type { TrackSnapshot } from "../../src/orchestrator/types.js";
-import { checkTable, summaryOf, violationsOn } from "./support/checks.js";
+import { allChecks, checkTable, summaryOf, violationsOn } from "./support/checks.js";
 import * as F from "./support/feature.js";
-import { AGENTS, LEAD, OUTSIDER, Scenario, type Checkpoint } from "./support/scenario.js";
+import { AGENTS, LEAD, OUTSIDER, OUTSIDER_PUSHER, Scenario, type Checkpoint } from "./support/scenario.js";
 
 /**
  * The refusal catalogue: every shortcut an agent (or a person) might take, each driven through the
@@ -527,25 +527,12 @@ describe("deliveries", () => {
     const text = s.world.stateFileText(s.trackId)!;
     const edited = text.replace(/"stage": ?"red"/, '"stage": "deploy-gate"');
     expect(edited).not.toBe(text);
-    s.repo.commitOn(
-      "consort/state",
-      { name: "Someone", email: `${OUTSIDER}@users.noreply.github.com`, login: OUTSIDER },
-      "skip ahead",
-      { [path]: edited },
-    );
+    s.repo.commitOn("consort/state", OUTSIDER_PUSHER, "skip ahead", { [path]: edited });
     const tampered = s.world.stateHead();
     const sha = await s.step("navigator", { [F.INDEX_TEST_FILE]: F.RED_T1 });
     expect(s.world.stateHead()).toBe(tampered);
     expect(s.world.dispatches).toHaveLength(at.red.world.dispatches.length);
-    expect(checkTable(s.world, sha)).toEqual({
-      "consort/design": "failure",
-      "consort/test-list": "failure",
-      "consort/build": "failure",
-      "consort/deploy": "failure",
-      "consort/promote": "failure",
-      "consort/discipline": "failure",
-      "consort/schema": "failure",
-    });
+    expect(checkTable(s.world, sha)).toEqual(allChecks("failure"));
     for (const check of s.world.checksOn(sha).values()) {
       expect(check.output.title, check.name).toBe("State file is tampered");
       expect(summaryOf(check), check.name).toContain(

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { summaryOf } from "./support/checks.js";
 import * as F from "./support/feature.js";
-import { idOf } from "./support/github-world.js";
-import { OUTSIDER, Scenario } from "./support/scenario.js";
+import { OUTSIDER, OUTSIDER_PUSHER, Scenario } from "./support/scenario.js";
 
 /**
  * State that cannot be rolled back (issue #14): an older state file, validly signed by the app
@@ -16,9 +15,7 @@ s.world.permissions.set(ADMIN, "admin");
 let older: string;
 
 beforeAll(async () => {
-  await s.createBranch();
-  await s.openPull();
-  await s.step("product-owner", { ".consort/spec.json": F.STORIES });
+  await s.openTrack();
   older = s.world.stateFileText(s.trackId)!;
   await s.step("spec-author", { ".consort/spec.json": F.SPEC });
 }, 300_000);
@@ -31,12 +28,7 @@ test("a validly signed older state file put back on consort/state is refused, an
   const newest = s.state();
   expect(newest.sequence).toBeGreaterThan(JSON.parse(older).sequence);
   // Someone who got past the ruleset puts the app's own older file back.
-  s.repo.commitOn(
-    "consort/state",
-    { name: "Someone", email: `${OUTSIDER}@users.noreply.github.com`, login: OUTSIDER },
-    "roll back",
-    { [`tracks/${s.trackId}.json`]: older },
-  );
+  s.repo.commitOn("consort/state", OUTSIDER_PUSHER, "roll back", { [`tracks/${s.trackId}.json`]: older });
   const rolledBack = s.world.stateHead();
 
   const sha = await s.step("architect", { ".consort/architecture.json": F.ARCHITECTURE });
@@ -48,20 +40,7 @@ test("a validly signed older state file put back on consort/state is refused, an
     `**What failed**\n\n- commit ${rolledBack!.slice(0, 7)} on consort/state was not written by this app (authored by ${OUTSIDER}, not signed by GitHub (unsigned); the app's own are authored by consort[bot] and signed by GitHub): someone pushed to consort/state past its ruleset\n- version ${JSON.parse(older).sequence} is older than version ${newest.sequence}, which this app already wrote or read: consort/state was rolled back\n\n`,
   );
 
-  await s.deliver("check_run", {
-    ...s.payloadBase,
-    sender: { login: ADMIN, id: idOf(ADMIN), type: "User" },
-    action: "requested_action",
-    check_run: {
-      id: discipline.id,
-      name: discipline.name,
-      head_sha: sha,
-      external_id: null,
-      app: { id: s.world.appId },
-      check_suite: { head_branch: s.branch },
-    },
-    requested_action: { identifier: "reseal" },
-  });
+  await s.pressCheckAction(discipline, "reseal", ADMIN);
 
   const restored = s.state();
   expect(s.world.stateHead()).not.toBe(rolledBack);

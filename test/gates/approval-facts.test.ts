@@ -23,6 +23,7 @@ afterEach(() => {
 });
 
 const H = "a".repeat(40);
+const SHOP = { owner: "acme", repo: "shop" };
 const user = (login: string) => ({ login, id: login.length, type: "User" });
 const reviewJson = (id: number, login: string, state: string, submitted: string) => ({
   id,
@@ -72,12 +73,12 @@ describe("fetching what the approval rules need", () => {
       .on("GET", "/orgs/acme/teams/design-leads/memberships/sam", [404, { message: "Not Found" }]);
 
     const client = octokit();
-    const reviews = await listGateReviews(client, "acme", "shop", 7);
-    const commits = await listCommitsUnderApproval(client, "acme", "shop", 7);
+    const reviews = await listGateReviews(client, SHOP, 7);
+    const commits = await listCommitsUnderApproval(client, SHOP, 7);
     const codeowners = await fetchCodeowners(client, "acme", "shop", "main");
     const approvers = ApproversConfig.parse({ teams: ["design-leads"] });
     const teams = teamsThatMatter(approvers, "acme", codeowners?.rules);
-    const reviewers = await collectReviewerFacts(client, "acme", "shop", reviews, teams);
+    const reviewers = await collectReviewerFacts(client, SHOP, reviews, teams);
 
     github.verify();
     expect(github.calls("GET", "/repos/acme/shop/contents/CODEOWNERS")[0]!.query).toEqual({ ref: "main" });
@@ -140,7 +141,7 @@ describe("fetching what the approval rules need", () => {
         },
       ],
     ]);
-    const commits = await listCommitsUnderApproval(octokit(), "acme", "shop", 7);
+    const commits = await listCommitsUnderApproval(octokit(), SHOP, 7);
     github.verify();
     expect(commits).toEqual([
       {
@@ -174,7 +175,7 @@ describe("fetching what the approval rules need", () => {
       .on("GET", "/repos/acme/shop/pulls/7/commits", [200, page, { link: link(2) }])
       .on("GET", "/repos/acme/shop/pulls/7/commits", [200, page, { link: link(3) }])
       .on("GET", "/repos/acme/shop/pulls/7/commits", [200, page.slice(0, 50)]);
-    await expect(listCommitsUnderApproval(octokit(), "acme", "shop", 7)).rejects.toThrow(
+    await expect(listCommitsUnderApproval(octokit(), SHOP, 7)).rejects.toThrow(
       /250 or more commits.*self-approval cannot be ruled out/,
     );
     github.verify();

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { webhookPayload } from "../helpers/webhooks.js";
 import { type Harness, mockInstallationToken, trackRepo } from "./harness.js";
-import { contentFile, DEFAULT_BRANCH, type FakeStateBranch, inRepo, INSTALLATION_ID } from "./fake-repo.js";
+import { contentFile, DEFAULT_BRANCH, type FakeStateBranch, inRepo, INSTALLATION_ID, refAt } from "./fake-repo.js";
 import { testDatabase, type TestDatabase } from "./database.js";
 import pg from "pg";
 import { TEST_APP_ID } from "../helpers/github.js";
@@ -32,10 +32,7 @@ describe("create", () => {
     mockInstallationToken(h.github, INSTALLATION_ID);
     expectForkPoint(h.github, HEAD);
     h.github
-      .on("GET", `/repos/acme/shop/git/ref/heads%2F${branch}`, [
-        200,
-        { ref: `refs/heads/${branch}`, node_id: "R", url: "", object: { type: "commit", sha: HEAD, url: "" } },
-      ])
+      .on("GET", `/repos/acme/shop/git/ref/heads%2F${branch}`, refAt(branch, HEAD))
       .on("GET", "/repos/acme/shop/contents/.github%2Fconsort.yml", contentFile(".github/consort.yml", db.configYaml))
       .on("GET", `/repos/acme/shop/commits/${HEAD}/check-runs`, [200, { total_count: 0, check_runs: [] }])
       .on(
@@ -100,12 +97,7 @@ describe("create", () => {
     mockInstallationToken(h.github, INSTALLATION_ID);
     expectForkPoint(h.github, HEAD, HEAD, 2);
     h.github
-      .on(
-        "GET",
-        `/repos/acme/shop/git/ref/heads%2F${branch}`,
-        [200, { ref: `refs/heads/${branch}`, node_id: "R", url: "", object: { type: "commit", sha: HEAD, url: "" } }],
-        2,
-      )
+      .on("GET", `/repos/acme/shop/git/ref/heads%2F${branch}`, refAt(branch, HEAD), 2)
       .on(
         "GET",
         "/repos/acme/shop/contents/.github%2Fconsort.yml",
@@ -126,10 +118,7 @@ describe("create", () => {
   it("an invalid configuration fails every check naming the problem and starts nothing", async () => {
     mockInstallationToken(h.github, INSTALLATION_ID);
     h.github
-      .on("GET", `/repos/acme/shop/git/ref/heads%2F${branch}`, [
-        200,
-        { ref: `refs/heads/${branch}`, node_id: "R", url: "", object: { type: "commit", sha: HEAD, url: "" } },
-      ])
+      .on("GET", `/repos/acme/shop/git/ref/heads%2F${branch}`, refAt(branch, HEAD))
       .on(
         "GET",
         "/repos/acme/shop/contents/.github%2Fconsort.yml",
@@ -165,10 +154,7 @@ describe("create", () => {
     mockInstallationToken(h.github, INSTALLATION_ID);
     expectForkPoint(h.github, HEAD);
     h.github
-      .on("GET", `/repos/acme/shop/git/ref/heads%2F${branch}`, [
-        200,
-        { ref: `refs/heads/${branch}`, node_id: "R", url: "", object: { type: "commit", sha: HEAD, url: "" } },
-      ])
+      .on("GET", `/repos/acme/shop/git/ref/heads%2F${branch}`, refAt(branch, HEAD))
       .on(
         "GET",
         "/repos/acme/shop/contents/.github%2Fconsort.yml",

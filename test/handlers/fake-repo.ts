@@ -271,6 +271,14 @@ export function inRepo<T extends Record<string, unknown>>(payload: T): T {
   };
 }
 
+/** A git-refs answer: branch `branch` at `commit`. */
+export function refAt(branch: string, commit: string): Reply {
+  return [
+    200,
+    { ref: `refs/heads/${branch}`, node_id: "R", url: "", object: { type: "commit", sha: commit, url: "" } },
+  ];
+}
+
 /** A contents-API answer for a file's text. */
 export function contentFile(path: string, text: string): Reply {
   return [

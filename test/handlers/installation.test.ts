@@ -1,14 +1,27 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { webhookPayload } from "../helpers/webhooks.js";
 import { createHarness, mockInstallationToken, type Harness } from "./harness.js";
+import { refAt } from "./fake-repo.js";
 
 let h: Harness;
+beforeEach(() => {
+  h = createHarness();
+  mockInstallationToken(h.github, 957387);
+});
 afterEach(() => h.github.dispose());
 
 const TREE = "1".repeat(40);
 const COMMIT = "2".repeat(40);
 
-function expectStateBranchCreated(owner: string, repo: string) {
+/** The state branch's creation in `owner/repo`: not there yet, its orphan commit, then the ref (answered with `refReply`). */
+function expectStateBranchCreated(
+  owner: string,
+  repo: string,
+  refReply: [number, unknown] = [
+    201,
+    { ref: "refs/heads/consort/state", node_id: "R", url: "", object: { type: "commit", sha: COMMIT, url: "" } },
+  ],
+) {
   h.github
     .on("GET", `/repos/${owner}/${repo}/git/ref/heads%2Fconsort%2Fstate`, [404, { message: "Not Found" }])
     .on("POST", `/repos/${owner}/${repo}/git/trees`, [201, { sha: TREE, url: "", tree: [], truncated: false }])
@@ -27,16 +40,11 @@ function expectStateBranchCreated(owner: string, repo: string) {
         verification: { verified: true, reason: "valid", signature: null, payload: null, verified_at: null },
       },
     ])
-    .on("POST", `/repos/${owner}/${repo}/git/refs`, [
-      201,
-      { ref: "refs/heads/consort/state", node_id: "R", url: "", object: { type: "commit", sha: COMMIT, url: "" } },
-    ]);
+    .on("POST", `/repos/${owner}/${repo}/git/refs`, refReply);
 }
 
 describe("installation", () => {
   it("creates consort/state, as an orphan commit, in every repository the app is installed on", async () => {
-    h = createHarness();
-    mockInstallationToken(h.github, 957387);
     expectStateBranchCreated("Codertocat", "Hello-World");
     await h.receive("installation", webhookPayload("installation", "created"));
     h.github.verify();
@@ -53,46 +61,19 @@ describe("installation", () => {
   });
 
   it("leaves an existing state branch alone", async () => {
-    h = createHarness();
-    mockInstallationToken(h.github, 957387);
-    h.github.on("GET", "/repos/Codertocat/Hello-World/git/ref/heads%2Fconsort%2Fstate", [
-      200,
-      { ref: "refs/heads/consort/state", node_id: "R", url: "", object: { type: "commit", sha: COMMIT, url: "" } },
-    ]);
+    h.github.on("GET", "/repos/Codertocat/Hello-World/git/ref/heads%2Fconsort%2Fstate", refAt("consort/state", COMMIT));
     await h.receive("installation", webhookPayload("installation", "created"));
     h.github.verify();
   });
 
   it("a repository added to the installation gets its state branch too", async () => {
-    h = createHarness();
-    mockInstallationToken(h.github, 957387);
     expectStateBranchCreated("Codertocat", "Space");
     await h.receive("installation_repositories", webhookPayload("installation_repositories", "added"));
     h.github.verify();
   });
 
   it("another replica creating the branch first is not an error", async () => {
-    h = createHarness();
-    mockInstallationToken(h.github, 957387);
-    h.github
-      .on("GET", "/repos/Codertocat/Space/git/ref/heads%2Fconsort%2Fstate", [404, { message: "Not Found" }])
-      .on("POST", "/repos/Codertocat/Space/git/trees", [201, { sha: TREE, url: "", tree: [], truncated: false }])
-      .on("POST", "/repos/Codertocat/Space/git/commits", [
-        201,
-        {
-          sha: COMMIT,
-          node_id: "C",
-          url: "",
-          html_url: "",
-          author: { name: "a", email: "a", date: "" },
-          committer: { name: "a", email: "a", date: "" },
-          message: "",
-          tree: { sha: TREE, url: "" },
-          parents: [],
-          verification: { verified: true, reason: "valid", signature: null, payload: null, verified_at: null },
-        },
-      ])
-      .on("POST", "/repos/Codertocat/Space/git/refs", [422, { message: "Reference already exists" }]);
+    expectStateBranchCreated("Codertocat", "Space", [422, { message: "Reference already exists" }]);
     await h.receive("installation_repositories", webhookPayload("installation_repositories", "added"));
     h.github.verify();
   });

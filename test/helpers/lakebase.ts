@@ -80,3 +80,18 @@ export function mockEndpointCreated(scope: nock.Scope, id: string) {
     .query({ endpoint_id: "primary" })
     .reply(200, { name: `${P}/branches/${id}/endpoints/primary/operations/op-e`, done: true, response: endpoint(id) });
 }
+
+/**
+ * The reads before creating branch `id` from the default branch: the project, `id` not found yet,
+ * the parent found. The test then mocks the create itself (`branchCreate`) as its case needs.
+ */
+export function mockForkFromProduction(id: string): nock.Scope {
+  const scope = api();
+  mockProject(scope);
+  scope.get(`${API}/${P}/branches/${id}`).reply(404, notFound);
+  scope.get(`${API}/${P}/branches/production`).reply(200, production);
+  return scope;
+}
+/** The create of branch `id` (`POST …/branches?branch_id=id`), whatever its body; the test gives the reply. */
+export const branchCreate = (scope: nock.Scope, id: string) =>
+  scope.post(`${API}/${P}/branches`).query({ branch_id: id });

@@ -9,30 +9,28 @@ export function postgresUrl(database = "postgres"): string {
   return url.toString();
 }
 
+/** Runs `text` on a connection of its own to `url`, closed either way; the rows of its (last) result. */
+export async function sql(url: string, text: string): Promise<pg.QueryResultRow[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const result = await client.query(text);
+    return (Array.isArray(result) ? (result as pg.QueryResult[]).at(-1)! : result).rows;
+  } finally {
+    await client.end();
+  }
+}
+
 /**
  * A fresh, empty database on the shared server for one test file or test, dropped by the returned
  * function. Tests never share a database, so they can run in parallel.
  */
 export async function freshDatabase(prefix = "t"): Promise<{ name: string; url: string; drop: () => Promise<void> }> {
   const name = `${prefix}_${randomBytes(6).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: postgresUrl() });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE "${name}"`);
-  } finally {
-    await admin.end();
-  }
+  await sql(postgresUrl(), `CREATE DATABASE "${name}"`);
   return {
     name,
     url: postgresUrl(name),
-    drop: async () => {
-      const client = new pg.Client({ connectionString: postgresUrl() });
-      await client.connect();
-      try {
-        await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      } finally {
-        await client.end();
-      }
-    },
+    drop: async () => void (await sql(postgresUrl(), `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)),
   };
 }

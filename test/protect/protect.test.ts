@@ -96,18 +96,25 @@ function loosened() {
   return stored(42, { ...body, bypass_actors: [{ actor_id: 5, actor_type: "RepositoryRole", bypass_mode: "always" }] });
 }
 
+/** A ruleset as the repository's listing names it (the listing leaves out its rules). */
+const listed = (id: number, name: string) => ({ id, name, source_type: "Repository", enforcement: "active" });
+
+/** `consort protect` on acme/shop for the test app, one approval, writing. */
+const protectShop = () =>
+  protectRepository(octokit(), {
+    owner: "acme",
+    repo: "shop",
+    settings: { appId: TEST_APP_ID, approvals: 1 },
+    dryRun: false,
+  });
+
 describe("consort protect", () => {
   it("creates both rulesets on a repository that has none, with whole bodies", async () => {
     github
       .on("GET", LIST, [200, []])
       .on("POST", LIST, [201, stored(42, defaultBranchBody())])
       .on("POST", LIST, [201, stored(43, stateBranchBody())]);
-    const result = await protectRepository(octokit(), {
-      owner: "acme",
-      repo: "shop",
-      settings: { appId: TEST_APP_ID, approvals: 1 },
-      dryRun: false,
-    });
+    const result = await protectShop();
     github.verify();
     expect(github.calls("GET", LIST)[0]!.query).toEqual({ includes_parents: "false", per_page: "100" });
     expect(github.calls("POST", LIST).map((c) => c.body)).toEqual([defaultBranchBody(), stateBranchBody()]);
@@ -119,22 +126,11 @@ describe("consort protect", () => {
 
   it("restores a loosened default-branch ruleset, keeping the repository's own settings, and leaves a sound one alone", async () => {
     github
-      .on("GET", LIST, [
-        200,
-        [
-          { id: 42, name: DEFAULT_BRANCH_RULESET, source_type: "Repository", enforcement: "active" },
-          { id: 43, name: STATE_BRANCH_RULESET, source_type: "Repository", enforcement: "active" },
-        ],
-      ])
+      .on("GET", LIST, [200, [listed(42, DEFAULT_BRANCH_RULESET), listed(43, STATE_BRANCH_RULESET)]])
       .on("GET", `${LIST}/42`, [200, loosened()])
       .on("GET", `${LIST}/43`, [200, stored(43, stateBranchBody())])
       .on("PUT", `${LIST}/42`, [200, stored(42, defaultBranchBody())]);
-    const result = await protectRepository(octokit(), {
-      owner: "acme",
-      repo: "shop",
-      settings: { appId: TEST_APP_ID, approvals: 1 },
-      dryRun: false,
-    });
+    const result = await protectShop();
     github.verify();
     const expected = defaultBranchBody();
     const checks = expected.rules[0]!.parameters as { required_status_checks: unknown[] };
@@ -160,21 +156,10 @@ describe("consort protect", () => {
     const theirs = defaultBranchBody();
     (theirs.rules[1]!.parameters as Record<string, unknown>).dismiss_stale_reviews_on_push = true;
     github
-      .on("GET", LIST, [
-        200,
-        [
-          { id: 42, name: DEFAULT_BRANCH_RULESET, source_type: "Repository", enforcement: "active" },
-          { id: 43, name: STATE_BRANCH_RULESET, source_type: "Repository", enforcement: "active" },
-        ],
-      ])
+      .on("GET", LIST, [200, [listed(42, DEFAULT_BRANCH_RULESET), listed(43, STATE_BRANCH_RULESET)]])
       .on("GET", `${LIST}/42`, [200, stored(42, theirs)])
       .on("GET", `${LIST}/43`, [200, stored(43, stateBranchBody())]);
-    const result = await protectRepository(octokit(), {
-      owner: "acme",
-      repo: "shop",
-      settings: { appId: TEST_APP_ID, approvals: 1 },
-      dryRun: false,
-    });
+    const result = await protectShop();
     github.verify();
     expect((defaultBranchBody().rules[1]!.parameters as Record<string, unknown>).dismiss_stale_reviews_on_push).toBe(
       false,
@@ -186,12 +171,7 @@ describe("consort protect", () => {
   });
 
   it("--dry-run prints the difference and writes nothing", async () => {
-    github
-      .on("GET", LIST, [
-        200,
-        [{ id: 42, name: DEFAULT_BRANCH_RULESET, source_type: "Repository", enforcement: "active" }],
-      ])
-      .on("GET", `${LIST}/42`, [200, loosened()]);
+    github.on("GET", LIST, [200, [listed(42, DEFAULT_BRANCH_RULESET)]]).on("GET", `${LIST}/42`, [200, loosened()]);
     vi.stubEnv("GITHUB_TOKEN", "ghp_test");
     const out: string[] = [];
     vi.spyOn(process.stdout, "write").mockImplementation((chunk) => (out.push(String(chunk)), true));

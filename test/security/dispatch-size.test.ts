@@ -1,12 +1,11 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { Octokit } from "@octokit/rest";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { stringify } from "yaml";
 import { dispatchWorkflow, requestDigest } from "../../src/app/dispatch.js";
 import { TestList } from "../../src/artifacts/test-list.js";
 import { DatabaseConfig } from "../../src/config/consort-config.js";
@@ -30,6 +29,7 @@ import {
 } from "../cycle/stockflow.js";
 import { GitHubMock } from "../helpers/github.js";
 import { postgresUrl } from "../helpers/postgres.js";
+import { runnerEnv } from "../cycle/runner-env.js";
 import { LONG_TRACK_TESTS_PER_UNIT, TrackSim } from "../orchestrator/helpers/track.js";
 
 /**
@@ -221,21 +221,12 @@ describe("the cycle job judges the tests the list names", { timeout: 120_000 }, 
   /** The cycle step as the runner drives it: INPUT_* variables, the default branch's config, a result folder. */
   async function runAction(name: string, c: Checkout, request: CycleRequest) {
     const { config } = readCheckoutConfig(c.dir);
-    await writeFile(join(work, `${name}.yml`), stringify({ ...config, database }));
-    const env = {
-      ...process.env,
-      CONSORT_TEST_PG_URL: postgresUrl(),
-      GITHUB_WORKSPACE: work,
-      INPUT_REQUEST: JSON.stringify(request),
-      "INPUT_WORKING-DIRECTORY": c.dir,
-      INPUT_CONFIG: `${name}.yml`,
-      "INPUT_RESULT-DIR": name,
-      GITHUB_OUTPUT: join(work, `${name}.output`),
-      GITHUB_STEP_SUMMARY: join(work, `${name}.summary`),
-      CONSORT_CONFINED_USER: CONFINED_USER,
-    };
-    await writeFile(env.GITHUB_OUTPUT, "");
-    await writeFile(env.GITHUB_STEP_SUMMARY, "");
+    const env = await runnerEnv(work, name, {
+      request,
+      cwd: c.dir,
+      config: { ...config, database },
+      confinedUser: CONFINED_USER,
+    });
     const code = await runCycleAction(env);
     const result = CycleResult.parse(JSON.parse(await readFile(join(work, name, CYCLE_RESULT_FILE), "utf8")));
     return { code, result };

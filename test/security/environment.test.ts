@@ -1,6 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeAll, describe, expect, test } from "vitest";
+import type { ConsortConfig } from "../../src/config/consort-config.js";
 import { hashFrozenText } from "../../src/gates/freeze.js";
 import { CycleRequest } from "../../src/cycle/request.js";
 import { runCycle } from "../../src/cycle/run.js";
@@ -31,6 +32,26 @@ beforeAll(async () => {
     APP_MODE: "test",
   };
 });
+
+/** The suite's configuration with some of its commands replaced. */
+const withCommands = (commands: Partial<ConsortConfig["commands"]>): ConsortConfig => ({
+  ...suite.config,
+  commands: { ...suite.config.commands, ...commands },
+});
+
+/** A RED cycle of T7 alone on checkout `c`, with `commands` replaced, in the job environment `env`. */
+function redOfT7(c: Checkout, commands: Partial<ConsortConfig["commands"]>, env = job) {
+  return runCycle(
+    CycleRequest.parse({
+      track: "env-attack",
+      commit: c.commit,
+      step: "red",
+      database: { branch: suite.trackDb },
+      tests: { inTurn: [T7], earlierGreen: [] },
+    }),
+    { provider: suite.provider, config: withCommands(commands), cwd: c.dir, env },
+  );
+}
 
 async function frozenOf(c: Checkout, paths: string[]) {
   return Promise.all(
@@ -75,24 +96,7 @@ describe("the commands' environment", { timeout: 120_000 }, () => {
     const c = await suite.stage(RED_T7);
     const probe =
       'echo "admin=${CONSORT_TEST_PG_URL:-unset} databricks=${DATABRICKS_TOKEN:-unset} runtime=${ACTIONS_RUNTIME_TOKEN:-unset} input=${INPUT_REQUEST:-unset} step=${CONSORT_STEP:-unset} track=${CONSORT_TRACK:-unset} mode=${APP_MODE:-unset} db=${DATABASE_URL:+set}"';
-    const result = await runCycle(
-      CycleRequest.parse({
-        track: "env-attack",
-        commit: c.commit,
-        step: "red",
-        database: { branch: suite.trackDb },
-        tests: { inTurn: [T7], earlierGreen: [] },
-      }),
-      {
-        provider: suite.provider,
-        config: {
-          ...suite.config,
-          commands: { ...suite.config.commands, migrate: probe, test: probe, env: ["APP_MODE"] },
-        },
-        cwd: c.dir,
-        env: job,
-      },
-    );
+    const result = await redOfT7(c, { migrate: probe, test: probe, env: ["APP_MODE"] });
 
     const seen = "admin=unset databricks=unset runtime=unset input=unset step=unset track=unset mode=test db=set";
     expect(result.commands.migrate!.outputTail).toBe(seen);
@@ -101,23 +105,10 @@ describe("the commands' environment", { timeout: 120_000 }, () => {
 
   test("a provider secret's value is redacted from the output tail wherever it comes from (here a variable commands.env passes that holds the same token)", async () => {
     const c = await suite.stage(RED_T7);
-    const result = await runCycle(
-      CycleRequest.parse({
-        track: "env-attack",
-        commit: c.commit,
-        step: "red",
-        database: { branch: suite.trackDb },
-        tests: { inTurn: [T7], earlierGreen: [] },
-      }),
-      {
-        provider: suite.provider,
-        config: {
-          ...suite.config,
-          commands: { ...suite.config.commands, migrate: 'echo "shared=$SHARED_TOKEN"; exit 1', env: ["SHARED_TOKEN"] },
-        },
-        cwd: c.dir,
-        env: { ...job, SHARED_TOKEN: job.DATABRICKS_TOKEN },
-      },
+    const result = await redOfT7(
+      c,
+      { migrate: 'echo "shared=$SHARED_TOKEN"; exit 1', env: ["SHARED_TOKEN"] },
+      { ...job, SHARED_TOKEN: job.DATABRICKS_TOKEN },
     );
 
     expect(result.commands.migrate!.outputTail).toBe("shared=***");
@@ -139,7 +130,7 @@ describe("the release and promotion commands' environment", { timeout: 120_000 }
       }),
       {
         provider: suite.provider,
-        config: { ...suite.config, commands: { ...suite.config.commands, deploy: ORACLE_PROBE, verify: ORACLE_PROBE } },
+        config: withCommands({ deploy: ORACLE_PROBE, verify: ORACLE_PROBE }),
         cwd: c.dir,
       },
     );
@@ -168,7 +159,7 @@ describe("the release and promotion commands' environment", { timeout: 120_000 }
       }),
       {
         provider: suite.provider,
-        config: { ...suite.config, commands: { ...suite.config.commands, migrate } },
+        config: withCommands({ migrate }),
         cwd: done.dir,
       },
     );
@@ -185,7 +176,7 @@ describe("the release and promotion commands' environment", { timeout: 120_000 }
       PromoteRequest.parse({ track: "env-attack", commit: c.commit, database: { parent } }),
       {
         provider: suite.provider,
-        config: { ...suite.config, commands: { ...suite.config.commands, migrate: ORACLE_PROBE } },
+        config: withCommands({ migrate: ORACLE_PROBE }),
         cwd: c.dir,
       },
     );

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { checkTable, summaryOf } from "../e2e/support/checks.js";
+import { allChecks, checkTable, summaryOf } from "../e2e/support/checks.js";
 import * as F from "../e2e/support/feature.js";
-import { idOf } from "../e2e/support/github-world.js";
 import { Scenario, type Checkpoint } from "../e2e/support/scenario.js";
 
 /**
@@ -18,25 +17,13 @@ s.world.permissions.set(ADMIN, "admin");
 let start: Checkpoint;
 
 beforeAll(async () => {
-  await s.createBranch();
-  await s.openPull();
-  await s.step("product-owner", { ".consort/spec.json": F.STORIES });
+  await s.openTrack();
   start = s.checkpoint();
 }, 300_000);
 
 afterAll(async () => {
   await s.dispose();
 });
-
-const ALL_FAILED = {
-  "consort/design": "failure",
-  "consort/test-list": "failure",
-  "consort/build": "failure",
-  "consort/deploy": "failure",
-  "consort/promote": "failure",
-  "consort/discipline": "failure",
-  "consort/schema": "failure",
-};
 
 /** What every check says about a tip commit the app did not write. */
 function refusal(commit: string, author: string, signature: string): string {
@@ -54,7 +41,7 @@ test("an admin's commit on consort/state beside the app's current, validly seale
 
   expect(s.world.stateHead()).toBe(foreign);
   expect(s.snapshot().stage).toBe("spec");
-  expect(checkTable(s.world, sha)).toEqual(ALL_FAILED);
+  expect(checkTable(s.world, sha)).toEqual(allChecks("failure"));
   const discipline = s.world.check(sha, "consort/discipline");
   expect(discipline.output.title).toBe("State file is tampered");
   expect(summaryOf(discipline)).toContain(`**What failed**\n\n${refusal(foreign, ADMIN, "signed by GitHub")}\n`);
@@ -74,7 +61,7 @@ test("a push that borrows the app's name and e-mail is not the app's: GitHub did
 
   expect(s.world.stateHead()).toBe(forged);
   expect(s.snapshot().stage).toBe("spec");
-  expect(checkTable(s.world, sha)).toEqual(ALL_FAILED);
+  expect(checkTable(s.world, sha)).toEqual(allChecks("failure"));
   expect(summaryOf(s.world.check(sha, "consort/build"))).toContain(
     `**What failed**\n\n${refusal(forged, "consort[bot]", "not signed by GitHub (unsigned)")}\n`,
   );
@@ -91,20 +78,7 @@ test("Re-seal moves consort/state back to the app's own last commit, and the tra
   const refused = await s.step("spec-author", { ".consort/spec.json": F.SPEC });
   const discipline = s.world.check(refused, "consort/discipline");
 
-  await s.deliver("check_run", {
-    ...s.payloadBase,
-    sender: { login: ADMIN, id: idOf(ADMIN), type: "User" },
-    action: "requested_action",
-    check_run: {
-      id: discipline.id,
-      name: discipline.name,
-      head_sha: refused,
-      external_id: null,
-      app: { id: s.world.appId },
-      check_suite: { head_branch: s.branch },
-    },
-    requested_action: { identifier: "reseal" },
-  });
+  await s.pressCheckAction(discipline, "reseal", ADMIN);
 
   // The foreign commit is gone from the branch, with every file it added; the app's is on top.
   const head = s.world.stateHead()!;

@@ -1,11 +1,10 @@
 import { randomBytes } from "node:crypto";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConsortConfig } from "../../src/config/consort-config.js";
 import { branchRoleName } from "../../src/substrate/branch-role.js";
 import { createProvider } from "../../src/substrate/create-provider.js";
 import type { PostgresBranchProvider } from "../../src/substrate/postgres-provider.js";
-import { postgresUrl } from "../helpers/postgres.js";
+import { postgresUrl, sql } from "../helpers/postgres.js";
 
 /**
  * Each branch's URL is a login of its own on the real embedded server: it owns its database and
@@ -16,16 +15,6 @@ const suffix = randomBytes(3).toString("hex");
 const rootDatabase = `role_root_${suffix}`;
 const id = (name: string) => `${name}-${suffix}`;
 let provider: PostgresBranchProvider;
-
-async function sql(url: string, text: string): Promise<pg.QueryResultRow[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(text)).rows;
-  } finally {
-    await client.end();
-  }
-}
 
 /** What connecting to `database` with a branch's login says: "connected" or the server's refusal. */
 async function reach(url: string, database: string): Promise<string> {

@@ -9,8 +9,11 @@ import { parse as parseYaml } from "yaml";
 import { readFileSync } from "node:fs";
 import { createProvider } from "../../src/substrate/index.js";
 import { baseDatabaseName } from "../../src/substrate/postgres-catalog.js";
-import { ToolContext, type StateSource } from "../../src/tools/index.js";
+import { consortTools, ToolContext, type StateSource } from "../../src/tools/index.js";
+import { afterAll, beforeAll } from "vitest";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { postgresUrl } from "../helpers/postgres.js";
+import { connectClient } from "./mcp-client.js";
 
 export const STOCKFLOW = resolve("examples/stockflow");
 /** The cycle runner's stage patches of the example (read only): S2's code, and T8's test. */
@@ -108,4 +111,35 @@ async function dropEverythingUnder(rootDatabase: string): Promise<void> {
   } finally {
     await admin.end();
   }
+}
+
+/**
+ * For the enclosing describe: a stockflow checkout (made with `options`) and an MCP client of every
+ * Consort tool on it, made before its tests; the client is closed and the checkout removed after them.
+ */
+export function toolsOnCheckout(options?: Parameters<typeof stockflowCheckout>[0]): {
+  readonly checkout: StockflowCheckout;
+  readonly client: Client;
+} {
+  let made: { checkout: StockflowCheckout; client: Client; close: () => Promise<void> } | undefined;
+  beforeAll(async () => {
+    const checkout = await stockflowCheckout(options);
+    made = { checkout, ...(await connectClient(consortTools, checkout.context())) };
+  });
+  afterAll(async () => {
+    await made?.close();
+    await made?.checkout.cleanup();
+  });
+  const started = () => {
+    if (!made) throw new Error("toolsOnCheckout: the checkout and client are made in beforeAll; use them in a test");
+    return made;
+  };
+  return {
+    get checkout() {
+      return started().checkout;
+    },
+    get client() {
+      return started().client;
+    },
+  };
 }

@@ -1,28 +1,16 @@
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { consortTools } from "../../src/tools/index.js";
+import { describe, expect, it } from "vitest";
 import { RunCycleOutput } from "../../src/tools/run-cycle.js";
 import { DbBranchOutput } from "../../src/tools/db-branch.js";
-import { call, connectClient, errorText } from "./mcp-client.js";
-import { stockflowCheckout, type StockflowCheckout } from "./fixture.js";
+import { call, errorText } from "./mcp-client.js";
+import { toolsOnCheckout } from "./fixture.js";
 
 describe("run_cycle: real cycles of examples/stockflow on the embedded Postgres", () => {
-  let checkout: StockflowCheckout;
-  let client: Client;
-  let close: () => Promise<void>;
-  beforeAll(async () => {
-    // examples/stockflow with T7's failing test written and S2 not implemented yet.
-    checkout = await stockflowCheckout({ stage: "t7-red" });
-    ({ client, close } = await connectClient(consortTools, checkout.context()));
-  });
-  afterAll(async () => {
-    await close();
-    await checkout.cleanup();
-  });
+  // examples/stockflow with T7's failing test written and S2 not implemented yet.
+  const tools = toolsOnCheckout({ stage: "t7-red" });
 
   it("verifies the RED of T7: it fails by an assertion while T1-T6 still pass, and drops its branch", async () => {
     const progress: string[] = [];
-    const result = await call(client, "run_cycle", { step: "red", tests: ["T7"] }, 120_000, (message) =>
+    const result = await call(tools.client, "run_cycle", { step: "red", tests: ["T7"] }, 120_000, (message) =>
       progress.push(message),
     );
     expect(result.isError).toBeFalsy();
@@ -53,18 +41,20 @@ describe("run_cycle: real cycles of examples/stockflow on the embedded Postgres"
       ]),
     );
 
-    const { branches } = DbBranchOutput.parse((await call(client, "db_branch", { action: "list" })).structuredContent);
+    const { branches } = DbBranchOutput.parse(
+      (await call(tools.client, "db_branch", { action: "list" })).structuredContent,
+    );
     expect(branches?.map((branch) => branch.name)).not.toContain(output.database.cycleBranch);
   }, 120_000);
 
   it("answers a test id that is not in the test list with a tool error", async () => {
-    const result = await call(client, "run_cycle", { step: "red", tests: ["T99"] });
+    const result = await call(tools.client, "run_cycle", { step: "red", tests: ["T99"] });
     expect(result.isError).toBe(true);
     expect(errorText(result)).toContain("T99 is not in the test list");
   });
 
   it("answers a red step without tests with a tool error saying where the ids come from", async () => {
-    const result = await call(client, "run_cycle", { step: "red" });
+    const result = await call(tools.client, "run_cycle", { step: "red" });
     expect(result.isError).toBe(true);
     expect(errorText(result)).toMatch(
       /^INVALID_CYCLE: A red cycle needs the test ids in turn\.\nWhat to do: Pass tests/,

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import pg from "pg";
+import { sql } from "../helpers/postgres.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sanitiseBranchName, type PostgresBranchProvider } from "../../src/substrate/index.js";
 import { DbBranchOutput } from "../../src/tools/db-branch.js";
@@ -9,16 +9,6 @@ import { consortTools } from "../../src/tools/index.js";
 import { SchemaComparisonOutput } from "../../src/tools/schema-diff.js";
 import { call, connectClient, errorText } from "./mcp-client.js";
 import { stockflowCheckout, type StockflowCheckout } from "./fixture.js";
-
-async function sql(url: string, text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
 
 /**
  * Feature F6 of StockFlow on live data: the root holds stock_records with three filed rows; the

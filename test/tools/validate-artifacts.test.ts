@@ -1,29 +1,17 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { consortTools } from "../../src/tools/index.js";
+import { describe, expect, it } from "vitest";
 import { ValidateArtifactsOutput } from "../../src/tools/validate-artifacts.js";
-import { call, connectClient, errorText } from "./mcp-client.js";
-import { stockflowCheckout, type StockflowCheckout } from "./fixture.js";
+import { call, errorText } from "./mcp-client.js";
+import { toolsOnCheckout } from "./fixture.js";
 
 describe("validate_artifacts on examples/stockflow", () => {
-  let checkout: StockflowCheckout;
-  let client: Client;
-  let close: () => Promise<void>;
-  beforeAll(async () => {
-    checkout = await stockflowCheckout();
-    ({ client, close } = await connectClient(consortTools, checkout.context()));
-  });
-  afterAll(async () => {
-    await close();
-    await checkout.cleanup();
-  });
+  const tools = toolsOnCheckout();
 
   const validate = async (args: Record<string, unknown> = {}) =>
-    ValidateArtifactsOutput.parse((await call(client, "validate_artifacts", args)).structuredContent);
+    ValidateArtifactsOutput.parse((await call(tools.client, "validate_artifacts", args)).structuredContent);
   const edit = async (path: string, change: (text: string) => string) => {
-    const file = join(checkout.path, path);
+    const file = join(tools.checkout.path, path);
     const before = await readFile(file, "utf8");
     await writeFile(file, change(before));
     return () => writeFile(file, before);
@@ -88,7 +76,7 @@ describe("validate_artifacts on examples/stockflow", () => {
   });
 
   it("refuses a checkpoint that does not exist with a tool error listing the real ones", async () => {
-    const result = await call(client, "validate_artifacts", { checkpoint: "everything" });
+    const result = await call(tools.client, "validate_artifacts", { checkpoint: "everything" });
     expect(result.isError).toBe(true);
     expect(errorText(result)).toContain('"test-list"');
   });

@@ -26,6 +26,11 @@ const ENDPOINT_SPEC = {
 };
 const LOGIN_RETRY_MS = 60_000;
 
+/**
+ * A branch as the API answers it. The API leaves out every field it has not set, so each of the
+ * branch's `spec` (what was asked) and `status` (what is) is partial; fields the provider does not
+ * read pass through.
+ */
 export const Branch = z
   .object({
     name: z.string(),
@@ -35,22 +40,24 @@ export const Branch = z
     create_time: z.string().optional(),
     spec: z
       .object({
-        source_branch: z.string().optional(),
-        ttl: z.string().optional(),
-        expire_time: z.string().optional(),
-        no_expiry: z.boolean().optional(),
-        is_protected: z.boolean().optional(),
+        source_branch: z.string(),
+        ttl: z.string(),
+        expire_time: z.string(),
+        no_expiry: z.boolean(),
+        is_protected: z.boolean(),
       })
+      .partial()
       .passthrough()
       .optional(),
     status: z
       .object({
-        current_state: z.string().optional(),
-        default: z.boolean().optional(),
-        source_branch: z.string().optional(),
-        expire_time: z.string().optional(),
-        logical_size_bytes: z.union([z.string(), z.number()]).optional(),
+        current_state: z.string(),
+        default: z.boolean(),
+        source_branch: z.string(),
+        expire_time: z.string(),
+        logical_size_bytes: z.union([z.string(), z.number()]),
       })
+      .partial()
       .passthrough()
       .optional(),
   })

@@ -17,6 +17,10 @@ export function checkTable(world: GitHubWorld, sha: string): Record<CheckName, s
   ) as Record<CheckName, string>;
 }
 
+/** The check table where every one of the seven checks has the one conclusion (a refusal fails them all). */
+export const allChecks = (conclusion: string): Record<CheckName, string> =>
+  Object.fromEntries(CHECK_NAMES.map((name) => [name, conclusion])) as Record<CheckName, string>;
+
 /** A check run's summary as a person reads it, without the hidden content marker the app appends. */
 export function summaryOf(run: CheckRun): string {
   return (run.output.summary ?? "").replace(/\n\n<!-- consort:content [0-9a-f]{64} -->$/, "");

@@ -33,13 +33,14 @@ import type { BranchProvider } from "../../../src/substrate/provider.js";
 import { TEST_WEBHOOK_SECRET, testPrivateKey } from "../../helpers/github.js";
 import { postgresUrl } from "../../helpers/postgres.js";
 import { webhookPayload } from "../../helpers/webhooks.js";
-import { BEFORE, EXAMPLE } from "./feature.js";
+import { BEFORE, EXAMPLE, STORIES } from "./feature.js";
 import { GitRepo, type GitIdentity } from "./git-repo.js";
 import {
   GITHUB_COMMIT_FILES_CAP,
   GITHUB_PUSH_COMMITS_CAP,
   GitHubWorld,
   idOf,
+  type CheckRun,
   type Pull,
   type Review,
   type WorkflowRun,
@@ -79,6 +80,12 @@ export const AGENTS: Record<RoleName, GitIdentity> = Object.fromEntries(
 ) as Record<RoleName, GitIdentity>;
 export const LEAD = "lead-dev";
 export const OUTSIDER = "drive-by";
+/** Someone without the app's name who got past the consort/state ruleset and pushes there. */
+export const OUTSIDER_PUSHER: GitIdentity = {
+  name: "Someone",
+  email: `${OUTSIDER}@users.noreply.github.com`,
+  login: OUTSIDER,
+};
 
 export interface ScenarioOptions {
   /** Extra settings merged into the example's `.github/consort.yml` on main. */
@@ -489,6 +496,13 @@ export class Scenario {
     return this.repo.branchHead(this.branch)!;
   }
 
+  /** Where most tracks' tests start: the branch, its pull request, and the Product Owner's stories pushed. */
+  async openTrack(): Promise<void> {
+    await this.createBranch();
+    await this.openPull();
+    await this.step("product-owner", { ".consort/spec.json": STORIES });
+  }
+
   async openPull(): Promise<Pull> {
     this.pull = this.world.openPull(this.branch, LEAD);
     await this.deliver("pull_request", {
@@ -512,6 +526,24 @@ export class Scenario {
     const review = this.world.addReview(on, login, state, commit);
     this.lastReviewDelivery = await this.deliverReview(review, "submitted", login, state.toLowerCase());
     return review.id;
+  }
+
+  /** `login` presses the button `identifier` (e.g. `reseal`) on a check run: GitHub's `requested_action` delivery. */
+  async pressCheckAction(check: CheckRun, identifier: string, login: string): Promise<string> {
+    return this.deliver("check_run", {
+      ...this.payloadBase,
+      sender: { login, id: idOf(login), type: "User" },
+      action: "requested_action",
+      check_run: {
+        id: check.id,
+        name: check.name,
+        head_sha: check.head_sha,
+        external_id: null,
+        app: { id: this.world.appId },
+        check_suite: { head_branch: this.branch },
+      },
+      requested_action: { identifier },
+    });
   }
 
   /** The delivery id of the last `review()`, to deliver it again. */

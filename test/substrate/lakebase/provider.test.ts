@@ -4,12 +4,14 @@ import {
   API,
   api,
   branch,
+  branchCreate,
   endpoint,
   ENDPOINT_SPEC,
   fakeClock,
   HOST,
   mockEndpointCreated,
   mockEndpointReady,
+  mockForkFromProduction,
   mockProject,
   notFound,
   P,
@@ -30,10 +32,7 @@ afterEach(() => {
 
 describe("the lakebase provider creating branches", () => {
   it("creates a track with no_expiry, polls the operation, waits for READY and gets-or-creates the endpoint", async () => {
-    const scope = api();
-    mockProject(scope);
-    scope.get(`${API}/${P}/branches/feature-cart`).reply(404, notFound);
-    scope.get(`${API}/${P}/branches/production`).reply(200, production);
+    const scope = mockForkFromProduction("feature-cart");
     scope
       .post(`${API}/${P}/branches`, { spec: { source_branch: `${P}/branches/production`, no_expiry: true } })
       .query({ branch_id: "feature-cart" })
@@ -112,14 +111,12 @@ describe("the lakebase provider creating branches", () => {
   });
 
   it("reuses the branch when another process created it first (409)", async () => {
-    const scope = api();
-    mockProject(scope);
-    scope.get(`${API}/${P}/branches/feature-cart`).reply(404, notFound);
-    scope.get(`${API}/${P}/branches/production`).reply(200, production);
-    scope
-      .post(`${API}/${P}/branches`)
-      .query({ branch_id: "feature-cart" })
-      .reply(409, { error_code: "ALREADY_EXISTS", message: "branch already exists", details: [] });
+    const scope = mockForkFromProduction("feature-cart");
+    branchCreate(scope, "feature-cart").reply(409, {
+      error_code: "ALREADY_EXISTS",
+      message: "branch already exists",
+      details: [],
+    });
     scope.get(`${API}/${P}/branches/feature-cart`).reply(200, branch("feature-cart"));
     mockEndpointReady(scope, "feature-cart");
     await expect(provider().createBranch("feature-cart")).resolves.toMatchObject({ name: "feature-cart" });
@@ -148,14 +145,8 @@ describe("the lakebase provider creating branches", () => {
   });
 
   it("deletes the branch again when its creation operation ends in an error", async () => {
-    const scope = api();
-    mockProject(scope);
-    scope.get(`${API}/${P}/branches/feature-cart`).reply(404, notFound);
-    scope.get(`${API}/${P}/branches/production`).reply(200, production);
-    scope
-      .post(`${API}/${P}/branches`)
-      .query({ branch_id: "feature-cart" })
-      .reply(200, { name: "ops/op-3", done: false });
+    const scope = mockForkFromProduction("feature-cart");
+    branchCreate(scope, "feature-cart").reply(200, { name: "ops/op-3", done: false });
     scope.get(`${API}/ops/op-3`).reply(200, {
       name: "ops/op-3",
       done: true,
@@ -174,14 +165,8 @@ describe("the lakebase provider creating branches", () => {
   });
 
   it("gives up on an operation after the deadline with a clear error, and cleans up", async () => {
-    const scope = api();
-    mockProject(scope);
-    scope.get(`${API}/${P}/branches/feature-cart`).reply(404, notFound);
-    scope.get(`${API}/${P}/branches/production`).reply(200, production);
-    scope
-      .post(`${API}/${P}/branches`)
-      .query({ branch_id: "feature-cart" })
-      .reply(200, { name: "ops/slow", done: false });
+    const scope = mockForkFromProduction("feature-cart");
+    branchCreate(scope, "feature-cart").reply(200, { name: "ops/slow", done: false });
     scope.get(`${API}/ops/slow`).times(1000).reply(200, { name: "ops/slow", done: false });
     scope.delete(`${API}/${P}/branches/feature-cart`).reply(200, { name: "ops/del", done: true, response: {} });
     const clock = fakeClock();
@@ -366,16 +351,10 @@ const cycle = (id: string, from = "production") =>
 
 /** A fork whose branch and endpoint operations each take `ms` of the fake clock, as the service would. */
 function mockTimedFork(clock: FakeClock, id: string, ms: number) {
-  const scope = api();
-  mockProject(scope);
-  scope.get(`${API}/${P}/branches/${id}`).reply(404, notFound);
-  scope.get(`${API}/${P}/branches/production`).reply(200, production);
+  const scope = mockForkFromProduction(id);
   let branchDue = 0;
   let endpointDue = 0;
-  scope
-    .post(`${API}/${P}/branches`)
-    .query({ branch_id: id })
-    .reply(200, () => ((branchDue = clock.now() + ms), { name: "ops/b", done: false }));
+  branchCreate(scope, id).reply(200, () => ((branchDue = clock.now() + ms), { name: "ops/b", done: false }));
   scope
     .get(`${API}/ops/b`)
     .times(500)
@@ -415,14 +394,9 @@ describe("the lakebase provider under weather", () => {
   });
 
   it("does not retry the branch limit, and says which branches exist and how to delete them", async () => {
-    const scope = api();
-    mockProject(scope);
-    scope.get(`${API}/${P}/branches/feature-new`).reply(404, notFound);
-    scope.get(`${API}/${P}/branches/production`).reply(200, production);
+    const scope = mockForkFromProduction("feature-new");
     let posts = 0;
-    scope
-      .post(`${API}/${P}/branches`)
-      .query({ branch_id: "feature-new" })
+    branchCreate(scope, "feature-new")
       .times(10)
       .reply(429, () => (posts++, { error_code: "RESOURCE_EXHAUSTED", message: "branch limit reached", details: [] }));
     scope
@@ -443,11 +417,8 @@ describe("the lakebase provider under weather", () => {
   });
 
   it("a timed-out fork retries its cleanup delete while the create still runs (409 ABORTED), leaving nothing", async () => {
-    const scope = api();
-    mockProject(scope);
-    scope.get(`${API}/${P}/branches/pr-9-t1`).reply(404, notFound);
-    scope.get(`${API}/${P}/branches/production`).reply(200, production);
-    scope.post(`${API}/${P}/branches`).query({ branch_id: "pr-9-t1" }).reply(200, { name: "ops/slow", done: false });
+    const scope = mockForkFromProduction("pr-9-t1");
+    branchCreate(scope, "pr-9-t1").reply(200, { name: "ops/slow", done: false });
     scope.get(`${API}/ops/slow`).times(1000).reply(200, { name: "ops/slow", done: false });
     const deletes: string[] = [];
     scope
@@ -469,11 +440,8 @@ describe("the lakebase provider under weather", () => {
   });
 
   it("names the branch a failed fork could not delete", async () => {
-    const scope = api();
-    mockProject(scope);
-    scope.get(`${API}/${P}/branches/pr-9-t2`).reply(404, notFound);
-    scope.get(`${API}/${P}/branches/production`).reply(200, production);
-    scope.post(`${API}/${P}/branches`).query({ branch_id: "pr-9-t2" }).reply(200, { name: "ops/slow", done: false });
+    const scope = mockForkFromProduction("pr-9-t2");
+    branchCreate(scope, "pr-9-t2").reply(200, { name: "ops/slow", done: false });
     scope.get(`${API}/ops/slow`).times(1000).reply(200, { name: "ops/slow", done: false });
     scope
       .delete(`${API}/${P}/branches/pr-9-t2`)
@@ -496,10 +464,7 @@ describe("the lakebase provider under weather", () => {
     scope.get(`${API}/${P}/branches/feature-cart`).replyWithError({ code: "ECONNRESET", message: "socket hang up" });
     scope.get(`${API}/${P}/branches/feature-cart`).reply(404, notFound);
     scope.get(`${API}/${P}/branches/production`).reply(200, production);
-    scope
-      .post(`${API}/${P}/branches`)
-      .query({ branch_id: "feature-cart" })
-      .replyWithError({ code: "ECONNRESET", message: "socket hang up" });
+    branchCreate(scope, "feature-cart").replyWithError({ code: "ECONNRESET", message: "socket hang up" });
     // The service made the branch although the answer never arrived: no second create is sent.
     scope.get(`${API}/${P}/branches/feature-cart`).reply(200, branch("feature-cart"));
     mockEndpointCreated(scope, "feature-cart");
@@ -510,19 +475,10 @@ describe("the lakebase provider under weather", () => {
   });
 
   it("creates the branch again when a create's answer is lost and the branch does not exist", async () => {
-    const scope = api();
-    mockProject(scope);
+    const scope = mockForkFromProduction("feature-cart");
+    branchCreate(scope, "feature-cart").replyWithError({ code: "ECONNRESET", message: "socket hang up" });
     scope.get(`${API}/${P}/branches/feature-cart`).reply(404, notFound);
-    scope.get(`${API}/${P}/branches/production`).reply(200, production);
-    scope
-      .post(`${API}/${P}/branches`)
-      .query({ branch_id: "feature-cart" })
-      .replyWithError({ code: "ECONNRESET", message: "socket hang up" });
-    scope.get(`${API}/${P}/branches/feature-cart`).reply(404, notFound);
-    scope
-      .post(`${API}/${P}/branches`)
-      .query({ branch_id: "feature-cart" })
-      .reply(200, { name: "ops/c", done: true, response: branch("feature-cart") });
+    branchCreate(scope, "feature-cart").reply(200, { name: "ops/c", done: true, response: branch("feature-cart") });
     mockEndpointCreated(scope, "feature-cart");
     await expect(provider().createBranch("feature-cart")).resolves.toMatchObject({ name: "feature-cart" });
     expect(scope.isDone()).toBe(true);
