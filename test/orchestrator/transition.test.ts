@@ -167,10 +167,11 @@ describe("cycle, deploy and promotion reports", () => {
     ["a promotion", { type: "promotion.reported" }, "promote"],
   ])("are refused when %s reports on the pending RED", (_name, change, step) => {
     const sim = reach("red-verify");
+    const kind = "type" in change ? change.type : undefined;
     const report =
-      change.type === "deploy.reported"
+      kind === "deploy.reported"
         ? { ...cycleReport(sim), type: "deploy.reported", evidence: { summary: "up", databaseBranch: "b", checks: [] } }
-        : change.type === "promotion.reported"
+        : kind === "promotion.reported"
           ? {
               type: "promotion.reported",
               at,
@@ -180,7 +181,7 @@ describe("cycle, deploy and promotion reports", () => {
             }
           : cycleReport(sim, change);
     delete (report as { step?: unknown }).step;
-    if (change.type === undefined) (report as { step?: unknown }).step = step;
+    if (kind === undefined) (report as { step?: unknown }).step = step;
     const [before, result] = sendFrom(sim, report as TrackEvent);
     expectRefused(before, result, [`ignored report acme/stockflow#12#1: it reports ${step}, the pending cycle is red`]);
   });
