@@ -159,6 +159,31 @@ describe("the release and the promotion", () => {
     ]);
   });
 
+  it("takes only the promotion's report while promoting, and says the merged commit was migrated", () => {
+    const sim = reach("promoting");
+    const state = trackMachine.resolveState({
+      value: "promoting",
+      context: { ...sim.context, mergedCommit: "7".repeat(40) },
+    });
+    const report = (step: "release" | "promote", outcome: "valid" | "invalid"): MachineEvent => ({
+      type: "CYCLE_REPORTED",
+      at,
+      step,
+      outcome,
+      runId: 1,
+      reasons: [],
+      evidence: null,
+    });
+    for (const outcome of ["valid", "invalid"] as const)
+      expect(machineTransition(trackMachine, state, report("release", outcome))[0]).toBe(state);
+    const [done, actions] = machineTransition(trackMachine, state, report("promote", "valid"));
+    expect(done.value).toBe("done");
+    expect(actions.filter((a) => a.type === "emit").map((a) => a.params)).toContainEqual({
+      type: "comment",
+      body: "**Done.** main is migrated to 7777777. The track's database branch is deleted.",
+    });
+  });
+
   it("ignores closing, merging again or withdrawing once merged", () => {
     const sim = reach("promoting");
     const snapshot = sim.snapshot;

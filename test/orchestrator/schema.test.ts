@@ -273,3 +273,101 @@ describe("the next action", () => {
     expect(NextActionSchema.safeParse({ ...action, frozenPaths: [{ path: "a", rule: "free" }] }).success).toBe(false);
   });
 });
+
+describe("what an event carries through", () => {
+  const report = (evidence: unknown) => ({
+    type: "cycle.reported",
+    at,
+    dispatchId: "t#1",
+    runId: 1,
+    commit: "e".repeat(40),
+    outcome: "valid",
+    reasons: [],
+    step: "red",
+    evidence,
+  });
+
+  it("keeps each test result a cycle reports, and refuses a result it does not know", () => {
+    const results = ["passed", "assertion-failure", "error", "skipped", "missing"];
+    const tests = results.map((result, i) => ({ id: `T${i + 1}`, title: `t${i + 1}`, result }));
+    const parsed = TrackEventSchema.parse(report({ summary: "s", tests }));
+    expect(parsed).toMatchObject({ evidence: { summary: "s", tests } });
+    expect(parses(report({ summary: "s", tests: [{ id: "T1", title: "t", result: "ok" }] }))).toBe(false);
+    expect(parses(report({ summary: "s", tests: [{ id: "T1", result: "passed" }] }))).toBe(false);
+  });
+
+  it("keeps each verification a release reports, and refuses one without its verdict", () => {
+    const release = (checks: unknown) => ({
+      ...report(null),
+      type: "deploy.reported",
+      step: undefined,
+      evidence: { summary: "s", databaseBranch: "f", checks },
+    });
+    const checks = [{ name: "GET /health", ok: false, detail: "502" }];
+    expect(TrackEventSchema.parse(release(checks))).toMatchObject({ evidence: { checks } });
+    expect(parses(release([{ name: "GET /health" }]))).toBe(false);
+  });
+
+  it("keeps the trees of a push and the login that pushed", () => {
+    const trees = { before: "1".repeat(40), after: "2".repeat(40) };
+    expect(TrackEventSchema.parse(push({ trees, pusher: "lead-human" }))).toMatchObject({
+      trees,
+      pusher: "lead-human",
+    });
+    expect(parses(push({ trees: { before: "1".repeat(40) } }))).toBe(false);
+    expect(parses(push({ pusher: "" }))).toBe(false);
+  });
+
+  it("takes a withdrawal, a retry, a close and an abandonment", () => {
+    for (const event of [
+      { type: "gate.withdrawn", at, gate: "design", reason: "dismissed", reviewId: 3 },
+      { type: "retry", at, by: "lead", reason: "fixed the runner" },
+      { type: "closed", at, by: "lead" },
+      { type: "closed", at },
+      { type: "abandon", at, by: "lead", reason: "dropped" },
+      { type: "merged", at, commit: "e".repeat(40) },
+    ])
+      expect([event.type, parses(event)]).toEqual([event.type, true]);
+  });
+});
+
+describe("snapshots that restore", () => {
+  it.each(["blocked", "deploy-gate", "abandoned"] as const)(
+    "at %s (blocked, deploy evidence, ended), exactly as written",
+    (stage) => {
+      const sim = reach(stage);
+      expect(restoreSnapshot(JSON.stringify(sim.snapshot))).toEqual(sim.snapshot);
+    },
+  );
+
+  it("holding a rejected commit, exactly as written", () => {
+    const sim = reach("green");
+    sim.push({ role: "driver", files: { [".consort/spec.json"]: "{}" } });
+    expect(sim.context.rejectedHead).not.toBeNull();
+    expect(restoreSnapshot(JSON.stringify(sim.snapshot))).toEqual(sim.snapshot);
+  });
+});
+
+describe("the next action's JSON Schema, as the MCP tools publish it", () => {
+  it("says what each field means to the agent reading it", async () => {
+    const { z } = await import("zod");
+    const schema = z.toJSONSchema(NextActionSchema) as { properties: Record<string, { description?: string }> };
+    const described = Object.fromEntries(
+      Object.entries(schema.properties)
+        .filter(([, p]) => p.description !== undefined)
+        .map(([name, p]) => [name, p.description]),
+    );
+    expect(described).toEqual({
+      actor:
+        "Who acts now: an agent playing `role`, a person (a gate), the orchestrator (a cycle runs), or nobody (ended).",
+      task: "The task in plain words.",
+      allowedPaths: "Globs the role may touch in this step; a commit touching anything else is rejected.",
+      checks: "What will be checked when the step is pushed.",
+      head: "The track's last accepted commit: work starts from it.",
+      trailer: "The commit trailer the role must add, e.g. `Consort-Role: navigator`.",
+    });
+    const action = nextAction(reach("design-gate").snapshot, reach("design-gate").config);
+    expect(NextActionSchema.parse(action).gate).toEqual(action.gate);
+    expect(NextActionSchema.safeParse({ ...action, gate: { name: "design" } }).success).toBe(false);
+  });
+});
