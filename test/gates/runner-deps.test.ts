@@ -371,8 +371,8 @@ describe("each place a dependency file names the runner", () => {
       expect(
         change(
           "pnpm-lock.yaml",
-          lock({ lockfileVersion: "9.0", importers: { web: importer("4.1.0"), odd: "x" } }),
-          lock({ lockfileVersion: "9.0", importers: { web: importer("link:../fake"), odd: "x" } }),
+          lock({ lockfileVersion: "9.0", importers: { web: importer("4.1.0"), odd: null } }),
+          lock({ lockfileVersion: "9.0", importers: { web: importer("link:../fake"), odd: null } }),
         ),
       ).toEqual([
         'importers["web"].dependencies.vitest',
