@@ -34,6 +34,9 @@ describe("cutting to GitHub's limits", () => {
     const cut = truncate("✅".repeat(200), 301, "here");
     expect(cut).toBe(`${"✅".repeat(70)}${note(390, 301)}`);
   });
+  it("never splits a character of several bytes in a long cut either", () => {
+    expect(truncate("✅".repeat(3000), 7000, "here")).toBe(`${"✅".repeat(2303)}${note(2091, 7000)}`);
+  });
   it("cuts at a line break only when one is near the end", () => {
     const cut = truncate(`${"a".repeat(10)}\n${"b".repeat(5000)}`, 3000, "here");
     expect(cut.indexOf("\n")).toBe(10);

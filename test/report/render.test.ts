@@ -882,3 +882,32 @@ describe("what is shown where there is nothing yet", () => {
     ).toEqual(CHECK_NAMES.map((name) => [name, "failure", []]));
   });
 });
+
+describe("lists of several, and evidence with only what is known", () => {
+  it("joins the build's details and notes, and the comment's notes, one by one", () => {
+    const report = midBuildReport();
+    report.checks["consort/build"] = check("pending", "t", "First.", "Second.");
+    report.notes = ["One.", "Two."];
+    expect(byName(renderCheckRuns(report), "consort/build").output.summary).toContain(
+      "### Build\n\nFirst.\n\nSecond.\n\n> One.\n>\n> Two.\n\n### Tests",
+    );
+    expect(renderComment(report)).toContain("on `feature/orders`.\n\n> One.\n>\n> Two.\n\n### Lane");
+  });
+  it("a release with no preview, run, notes or checks, and a frozen manifest with no files", () => {
+    const report = releaseReport();
+    report.deploy = { summary: "Release verified", databaseBranch: "br-orders", checks: [] };
+    report.frozen = [{ gate: "design", manifestHash: "f".repeat(64), commit: "a".repeat(40), files: [] }];
+    const runs = renderCheckRuns(report);
+    expect(byName(runs, "consort/deploy").output.summary).toContain(
+      "### Deploy evidence\n\nRelease verified (database branch `br-orders`)\n\n_No verification ran._\n\n### Approvals",
+    );
+    expect(byName(runs, "consort/design").output.summary).toContain(
+      `frozen at [\`aaaaaaa\`](https://ghe.example/acme/shop/commit/${"a".repeat(40)}).\n\n_No files._`,
+    );
+  });
+  it("a title of GitHub's limit exactly is kept whole", () => {
+    const report = midBuildReport();
+    report.checks["consort/build"] = check("pending", "t".repeat(255));
+    expect(byName(renderCheckRuns(report), "consort/build").output.title).toBe("t".repeat(255));
+  });
+});

@@ -700,6 +700,18 @@ describe("the sticky comment's own checks and who it belongs to", () => {
     github.verify();
   });
 
+  it("without a bot login, a comment with no user and no app is not ours", async () => {
+    github
+      .on("GET", COMMENTS, [200, [{ id: 5, body: older, user: null, performed_via_github_app: null }]])
+      .on("POST", COMMENTS, [201, { id: 6 }]);
+    await expect(upsertStickyComment(octokit(), sticky, body)).resolves.toEqual({
+      action: "created",
+      id: 6,
+      deleted: [],
+    });
+    github.verify();
+  });
+
   it("remembers the body it wrote: the same body again is checked against the listing, not written", async () => {
     const remembered: RememberedComments = new Map([[key, { id: 5, body: older }]]);
     github.on("PATCH", "/repos/acme/shop/issues/comments/5", [200, { id: 5 }]).on("GET", COMMENTS, [
