@@ -349,6 +349,15 @@ describe("each place a dependency file names the runner", () => {
         'packages["/@vitest/runner/1.0.0"].resolution',
       ]);
     });
+    it("a scoped plugin the configuration names, by its whole name", () => {
+      const v9 = (integrity: string) => ({
+        lockfileVersion: "9.0",
+        packages: { "@swc/jest@0.2.0": { resolution: { integrity } } },
+      });
+      expect(change("pnpm-lock.yaml", lock(v9("sha512-a")), lock(v9("sha512-b")), ["@swc/jest"])).toEqual([
+        'packages["@swc/jest@0.2.0"].resolution',
+      ]);
+    });
     it("a patch of the runner, and overrides by name, by version and by parent", () => {
       const before = { lockfileVersion: "9.0", overrides: { pg: "8.16.0" } };
       const after = {
@@ -371,8 +380,8 @@ describe("each place a dependency file names the runner", () => {
       expect(
         change(
           "pnpm-lock.yaml",
-          lock({ lockfileVersion: "9.0", importers: { web: importer("4.1.0"), odd: "x" } }),
-          lock({ lockfileVersion: "9.0", importers: { web: importer("link:../fake"), odd: "x" } }),
+          lock({ lockfileVersion: "9.0", importers: { web: importer("4.1.0"), odd: null } }),
+          lock({ lockfileVersion: "9.0", importers: { web: importer("link:../fake"), odd: null } }),
         ),
       ).toEqual([
         'importers["web"].dependencies.vitest',

@@ -8,6 +8,7 @@ import {
   OUTPUT_LIMIT,
   renderCheckRuns,
   renderComment,
+  renderFailingCheckRuns,
   renderTamperedCheckRuns,
   renderTamperedComment,
   type CheckView,
@@ -849,5 +850,64 @@ describe("the comment without notes or steps to list", () => {
     );
     delete report.nextAction;
     expect(renderComment(report)).toContain("### Next action\n\n_Nothing to do: the track has ended._\n\n### Gates");
+  });
+});
+
+describe("what is shown where there is nothing yet", () => {
+  it("a track with no test list, and no step in progress", () => {
+    const report = midBuildReport();
+    report.tests = [];
+    report.lane = { done: [{ id: "stories", label: "Stories" }], now: null, next: [{ id: "spec", label: "Spec" }] };
+    expect(byName(renderCheckRuns(report), "consort/test-list").output.summary).toContain(
+      "### Test list\n\n_The test list is not written yet._\n\n### Approvals",
+    );
+    expect(renderComment(report)).toContain("### Lane\n\n✅ Stories → Spec\n\n### Next action");
+  });
+  it("a tampered state file with no state commit to name", () => {
+    const [first] = renderTamperedCheckRuns({
+      repository: "acme/shop",
+      trackId: "t1",
+      branch: "feature/orders",
+      headSha: HEAD,
+      path: "tracks/t1.json",
+      problems: ["unreadable"],
+    });
+    expect(first!.output.summary.split("\n\n")[0]).toBe(
+      "The state file `tracks/t1.json` of track `t1` on `consort/state` failed verification, so nothing advances and every Consort check fails.",
+    );
+  });
+  it("failing every check for configuration Consort cannot trust: no buttons unless given", () => {
+    expect(
+      renderFailingCheckRuns("Bad configuration", "Fix it.", "t1").map((r) => [r.name, outcomeOf(r), r.actions]),
+    ).toEqual(CHECK_NAMES.map((name) => [name, "failure", []]));
+  });
+});
+
+describe("lists of several, and evidence with only what is known", () => {
+  it("joins the build's details and notes, and the comment's notes, one by one", () => {
+    const report = midBuildReport();
+    report.checks["consort/build"] = check("pending", "t", "First.", "Second.");
+    report.notes = ["One.", "Two."];
+    expect(byName(renderCheckRuns(report), "consort/build").output.summary).toContain(
+      "### Build\n\nFirst.\n\nSecond.\n\n> One.\n>\n> Two.\n\n### Tests",
+    );
+    expect(renderComment(report)).toContain("on `feature/orders`.\n\n> One.\n>\n> Two.\n\n### Lane");
+  });
+  it("a release with no preview, run, notes or checks, and a frozen manifest with no files", () => {
+    const report = releaseReport();
+    report.deploy = { summary: "Release verified", databaseBranch: "br-orders", checks: [] };
+    report.frozen = [{ gate: "design", manifestHash: "f".repeat(64), commit: "a".repeat(40), files: [] }];
+    const runs = renderCheckRuns(report);
+    expect(byName(runs, "consort/deploy").output.summary).toContain(
+      "### Deploy evidence\n\nRelease verified (database branch `br-orders`)\n\n_No verification ran._\n\n### Approvals",
+    );
+    expect(byName(runs, "consort/design").output.summary).toContain(
+      `frozen at [\`aaaaaaa\`](https://ghe.example/acme/shop/commit/${"a".repeat(40)}).\n\n_No files._`,
+    );
+  });
+  it("a title of GitHub's limit exactly is kept whole", () => {
+    const report = midBuildReport();
+    report.checks["consort/build"] = check("pending", "t".repeat(255));
+    expect(byName(renderCheckRuns(report), "consort/build").output.title).toBe("t".repeat(255));
   });
 });

@@ -519,3 +519,242 @@ describe("GitHub's limits on what Consort writes", () => {
     );
   });
 });
+
+describe("what the writer reads back from GitHub", () => {
+  const build: RenderedCheckRun = {
+    name: "consort/build",
+    status: "in_progress",
+    output: { title: "Building", summary: "T2 GREEN is being verified." },
+    actions: [],
+  };
+  const approved: RenderedCheckRun = {
+    name: "consort/design",
+    status: "completed",
+    conclusion: "success",
+    output: { title: "Approved", summary: "Approved at the current frozen hash." },
+    actions: [],
+  };
+  /** The summary the writer sends for `run`, with its content marker. */
+  async function written(run: RenderedCheckRun): Promise<string> {
+    github.on("GET", LIST, [200, { total_count: 0, check_runs: [] }]).on("POST", CREATE, [201, { id: 1 }]);
+    await writeCheckRun(octokit(), target, run);
+    return (github.calls("POST", CREATE)[0]!.body as { output: { summary: string } }).output.summary;
+  }
+  const patch = (id: number) => `/repos/acme/shop/check-runs/${id}`;
+
+  it.each([
+    ["a conclusion GitHub shows differently", approved, { status: "completed", conclusion: "cancelled" }, ""],
+    ["a status GitHub shows differently", build, { status: "queued" }, ""],
+    ["text after the content marker", approved, { status: "completed", conclusion: "success" }, "x"],
+  ] as const)("a run of ours with its content marker but %s is written again", async (_, run, shown, after) => {
+    const summary = await written(run);
+    github
+      .on("GET", LIST, [
+        200,
+        {
+          total_count: 1,
+          check_runs: [listed(900, { ...shown, output: { ...run.output, summary: summary + after } }, run.name)],
+        },
+      ])
+      .on("PATCH", patch(900), [200, { id: 900 }]);
+    await expect(writeCheckRun(octokit(), target, run)).resolves.toEqual({
+      name: run.name,
+      action: "updated",
+      id: 900,
+    });
+    github.verify();
+  });
+
+  it("an in-progress run of ours is updated in place, not superseded", async () => {
+    github
+      .on("GET", LIST, [
+        200,
+        { total_count: 1, check_runs: [listed(900, { ...build, output: { ...build.output, summary: "older" } })] },
+      ])
+      .on("PATCH", patch(900), [200, { id: 900 }]);
+    await expect(writeCheckRun(octokit(), target, build)).resolves.toEqual({
+      name: "consort/build",
+      action: "updated",
+      id: 900,
+    });
+    github.verify();
+  });
+
+  it("of two runs of one name, the first listed (the newest) is the one updated", async () => {
+    const old = { ...build, output: { ...build.output, summary: "older" } };
+    github
+      .on("GET", LIST, [200, { total_count: 2, check_runs: [listed(902, old), listed(901, old)] }])
+      .on("PATCH", patch(902), [200, { id: 902 }]);
+    await expect(writeCheckRun(octokit(), target, build)).resolves.toEqual({
+      name: "consort/build",
+      action: "updated",
+      id: 902,
+    });
+    github.verify();
+  });
+});
+
+describe("GitHub's limits, checked before sending", () => {
+  const MARKER_BYTES = "\n\n<!-- consort:content  -->".length + 64;
+  const run = (summary: string, title: string, buttons: number): RenderedCheckRun => ({
+    name: "consort/build",
+    status: "completed",
+    conclusion: "failure",
+    output: { title, summary },
+    actions: [
+      CHECK_ACTIONS.rerunCycle,
+      CHECK_ACTIONS.renegotiate,
+      CHECK_ACTIONS.reseal,
+      CHECK_ACTIONS.rerunCycle,
+    ].slice(0, buttons),
+  });
+
+  it("a run at every limit exactly is written", async () => {
+    github.on("GET", LIST, [200, { total_count: 0, check_runs: [] }]).on("POST", CREATE, [201, { id: 5 }]);
+    await expect(
+      writeCheckRun(octokit(), target, run("a".repeat(65_535 - MARKER_BYTES), "t".repeat(255), 3)),
+    ).resolves.toEqual({ name: "consort/build", action: "created", id: 5 });
+    github.verify();
+  });
+
+  it("a run one past each limit is refused with every reason, and nothing is sent", async () => {
+    github.on("GET", LIST, [200, { total_count: 0, check_runs: [] }]);
+    await expect(
+      writeCheckRun(octokit(), target, run("a".repeat(65_536 - MARKER_BYTES), "t".repeat(256), 4)),
+    ).rejects.toThrow(
+      new Error(
+        "consort/build: output.summary is 65536 bytes, more than GitHub's 65535; output.title is 256 characters, more than 255; 4 buttons, more than GitHub's 3 (render with truncate())",
+      ),
+    );
+    github.verify();
+    expect(github.requests.map((r) => r.method)).toEqual(["GET"]);
+  });
+});
+
+describe("the sticky comment's own checks and who it belongs to", () => {
+  const COMMENTS = "/repos/acme/shop/issues/7/comments";
+  const marker = "<!-- consort:sticky track=feature-orders-1a2b3c4d -->";
+  const sticky = {
+    owner: "acme",
+    repo: "shop",
+    issueNumber: 7,
+    trackId: "feature-orders-1a2b3c4d",
+    appId: TEST_APP_ID,
+  };
+  const key = `acme/shop#7 ${sticky.trackId}`;
+  const body = `${marker}\n\nnow`;
+  const older = `${marker}\n\nbefore`;
+
+  it("refuses a body without its marker, or one past GitHub's limit, before any request", async () => {
+    await expect(upsertStickyComment(octokit(), sticky, "hello")).rejects.toThrow(
+      new Error(`The sticky comment body must start with its marker ${marker}`),
+    );
+    await expect(upsertStickyComment(octokit(), sticky, marker.padEnd(65_537, "a"))).rejects.toThrow(
+      new Error("the sticky comment is 65537 bytes, more than GitHub's 65536 (render with truncate())"),
+    );
+    expect(github.requests).toEqual([]);
+  });
+
+  it("writes a body of GitHub's limit exactly", async () => {
+    github.on("GET", COMMENTS, [200, []]).on("POST", COMMENTS, [201, { id: 9 }]);
+    await expect(upsertStickyComment(octokit(), sticky, marker.padEnd(65_536, "a"))).resolves.toEqual({
+      action: "created",
+      id: 9,
+      deleted: [],
+    });
+    github.verify();
+  });
+
+  it("counts the app's bot login as ours where GitHub omits the app, and never a person's comment", async () => {
+    const withBot = { ...sticky, botLogin: "consort-app[bot]" };
+    github
+      .on("GET", COMMENTS, [
+        200,
+        [
+          { id: 3, body: older, user: null, performed_via_github_app: null },
+          { id: 4, body: older, user: { login: "mallory", type: "User" }, performed_via_github_app: null },
+          { id: 5, body: older, user: { login: "consort-app[bot]", type: "Bot" }, performed_via_github_app: null },
+        ],
+      ])
+      .on("PATCH", "/repos/acme/shop/issues/comments/5", [200, { id: 5 }]);
+    await expect(upsertStickyComment(octokit(), withBot, body)).resolves.toEqual({
+      action: "updated",
+      id: 5,
+      deleted: [],
+    });
+    github.verify();
+  });
+
+  it("without a bot login, a comment GitHub shows without its app is not ours", async () => {
+    github
+      .on("GET", COMMENTS, [
+        200,
+        [{ id: 5, body: older, user: { login: "consort-app[bot]", type: "Bot" }, performed_via_github_app: null }],
+      ])
+      .on("POST", COMMENTS, [201, { id: 6 }]);
+    await expect(upsertStickyComment(octokit(), sticky, body)).resolves.toEqual({
+      action: "created",
+      id: 6,
+      deleted: [],
+    });
+    github.verify();
+  });
+
+  it("without a bot login, a comment with no user and no app is not ours", async () => {
+    github
+      .on("GET", COMMENTS, [200, [{ id: 5, body: older, user: null, performed_via_github_app: null }]])
+      .on("POST", COMMENTS, [201, { id: 6 }]);
+    await expect(upsertStickyComment(octokit(), sticky, body)).resolves.toEqual({
+      action: "created",
+      id: 6,
+      deleted: [],
+    });
+    github.verify();
+  });
+
+  it("remembers the body it wrote: the same body again is checked against the listing, not written", async () => {
+    const remembered: RememberedComments = new Map([[key, { id: 5, body: older }]]);
+    github.on("PATCH", "/repos/acme/shop/issues/comments/5", [200, { id: 5 }]).on("GET", COMMENTS, [
+      200,
+      [
+        {
+          id: 5,
+          body,
+          user: { login: "consort-app[bot]", type: "Bot" },
+          performed_via_github_app: { id: TEST_APP_ID },
+        },
+      ],
+    ]);
+    await upsertStickyComment(octokit(), sticky, body, remembered);
+    await expect(upsertStickyComment(octokit(), sticky, body, remembered)).resolves.toEqual({
+      action: "unchanged",
+      id: 5,
+      deleted: [],
+    });
+    github.verify();
+    expect([...remembered.entries()]).toEqual([[key, { id: 5, body }]]);
+  });
+
+  it("a remembered comment that is gone (410) is looked for again; any other error is thrown", async () => {
+    const remembered: RememberedComments = new Map([[key, { id: 5, body: older }]]);
+    github
+      .on("PATCH", "/repos/acme/shop/issues/comments/5", [410, { message: "Gone" }])
+      .on("GET", COMMENTS, [200, []])
+      .on("POST", COMMENTS, [201, { id: 8 }]);
+    await expect(upsertStickyComment(octokit(), sticky, body, remembered)).resolves.toEqual({
+      action: "created",
+      id: 8,
+      deleted: [],
+    });
+    github.verify();
+    github.dispose();
+
+    github = new GitHubMock().on("PATCH", "/repos/acme/shop/issues/comments/5", [
+      422,
+      { message: "Validation Failed" },
+    ]);
+    const again: RememberedComments = new Map([[key, { id: 5, body: older }]]);
+    await expect(upsertStickyComment(octokit(), sticky, body, again)).rejects.toMatchObject({ status: 422 });
+    github.verify();
+  });
+});

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { globMatcher } from "../../src/roles/globs.js";
 
 /** The compiled glob matchers every ownership and freezing rule uses. */
@@ -18,5 +18,18 @@ describe("glob matchers", () => {
     expect(globMatcher(["a", "b"])("a")).toBe(true);
     expect(globMatcher(["ab"])("a")).toBe(false);
     expect(globMatcher(["ab"])("ab")).toBe(true);
+  });
+});
+
+describe("the matcher cache", () => {
+  it("compiles a glob list once, and holds at most 257 lists before starting again", async () => {
+    vi.resetModules();
+    const { globMatcher: fresh } = await import("../../src/roles/globs.js");
+    const first = fresh(["k0"]);
+    expect(fresh(["k0"])).toBe(first);
+    for (let i = 1; i <= 256; i++) fresh([`k${i}`]);
+    expect(fresh(["k0"])).toBe(first);
+    fresh(["k257"]);
+    expect(fresh(["k0"])).not.toBe(first);
   });
 });
