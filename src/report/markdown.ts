@@ -54,6 +54,6 @@ export function truncate(text: string, limit: number, where: string): string {
   const room = limit - utf8Bytes(note(utf8Bytes(text)));
   let cut = headWithin(text, room);
   const lastBreak = cut.lastIndexOf("\n");
-  if (lastBreak > cut.length - 2000) cut = cut.slice(0, lastBreak);
+  if (lastBreak >= 0 && lastBreak > cut.length - 2000) cut = cut.slice(0, lastBreak);
   return cut + note(utf8Bytes(text) - utf8Bytes(cut));
 }

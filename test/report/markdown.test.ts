@@ -27,12 +27,13 @@ describe("cutting to GitHub's limits", () => {
   });
   it("says how many bytes it cut", () => {
     const cut = truncate("a".repeat(1000), 300, "here");
-    expect(cut).toBe(`${"a".repeat(210)}${note(790, 300)}`);
+    expect(cut).toBe(`${"a".repeat(211)}${note(789, 300)}`);
     expect(utf8Bytes(cut)).toBeLessThanOrEqual(300);
   });
   it("never splits a character of several bytes", () => {
     const cut = truncate("✅".repeat(200), 301, "here");
-    expect(cut).toBe(`${"✅".repeat(70)}${note(390, 301)}`);
+    expect(cut).toBe(`${"✅".repeat(71)}${note(387, 301)}`);
+    expect(utf8Bytes(cut)).toBeLessThanOrEqual(301);
   });
   it("never splits a character of several bytes in a long cut either", () => {
     expect(truncate("✅".repeat(3000), 7000, "here")).toBe(`${"✅".repeat(2303)}${note(2091, 7000)}`);
