@@ -163,7 +163,7 @@ function pythonLockEntries(doc: Record<string, unknown>, frozen: (name: string) 
   for (const entry of Array.isArray(doc.package) ? doc.package : []) {
     if (!isObject(entry) || typeof entry.name !== "string" || !frozen(pythonName(entry.name))) continue;
     const key = `[[package]] ${pythonName(entry.name)}`;
-    out.set(key, [...((out.get(key) as unknown[] | undefined) ?? []), entry].map((e) => JSON.stringify(e)).sort());
+    out.set(key, [...((out.get(key) as string[] | undefined) ?? []), JSON.stringify(entry)].sort());
   }
   return out;
 }

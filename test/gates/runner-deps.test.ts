@@ -504,6 +504,16 @@ describe("each place a dependency file names the runner", () => {
         "[[package]] pytest",
       ]);
     });
+    it("two tables of one package read the same in either order, and a change to either is seen", () => {
+      const pytest = (version: string, marker: string) =>
+        `[[package]]\nname = "pytest"\nversion = "${version}"\nmarker = "${marker}"\n`;
+      const one = pytest("8.3.0", "python_version >= '3.9'");
+      const two = pytest("7.4.0", "python_version < '3.9'");
+      expect(change("uv.lock", `${one}\n${two}`, `${two}\n${one}`)).toEqual([]);
+      expect(change("uv.lock", `${one}\n${two}`, `${two}\n${pytest("8.3.1", "python_version >= '3.9'")}`)).toEqual([
+        "[[package]] pytest",
+      ]);
+    });
   });
 
   describe("requirements files", () => {
