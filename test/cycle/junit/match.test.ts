@@ -104,6 +104,11 @@ describe("a test's file", () => {
     });
   });
 
+  it("on pytest, is another module's when the classname is a top-level module that is not the file", () => {
+    expect(status(on("pytest", [passed("test_x", { classname: "test_a" })]), "test_b.py", "test_x")).toBe("missing");
+    expect(status(on("pytest", [passed("test_x", { classname: "test_a" })]), "test_a.py", "test_x")).toBe("found");
+  });
+
   it("is another file's when the report places the test elsewhere, whatever its classname", () => {
     expect(
       status(

@@ -283,6 +283,17 @@ describe("where the junit setting points", () => {
     expect(staleFiles).toEqual([join(dir, "b-junit.xml")]);
   });
 
+  it("reads one file as the run's only report, with nothing stale, and skips a link to nothing in a folder", async () => {
+    const { symlink } = await import("node:fs/promises");
+    await put("out/a.xml", report("a"));
+    await symlink(join(dir, "gone.xml"), join(dir, "out", "gone.xml"));
+    expect(await readJUnitReports("out/a.xml", { cwd: dir, notBefore: runStarted })).toMatchObject({
+      files: [join(dir, "out", "a.xml")],
+      staleFiles: [],
+    });
+    expect(await names("out/")).toEqual(["a"]);
+  });
+
   it("reads a report through a link, and never a link to a folder", async () => {
     const { mkdir, symlink } = await import("node:fs/promises");
     await put("real/a.xml", report("a"));

@@ -80,6 +80,13 @@ describe("the elements of a report", () => {
     ]);
   });
 
+  it("takes a suite's own <error> as its problem, as its <failure>", () => {
+    const raw = readJUnitXml(
+      `<testsuites><testsuite name="s"><error message="boom" type="E">text</error></testsuite></testsuites>`,
+    );
+    expect(raw.suites[0]?.problems).toEqual([{ message: "boom", type: "E", text: "text" }]);
+  });
+
   it("reads a lone <testsuite> as the root, unwrapped", () => {
     const raw = readJUnitXml(
       `<testsuite name="Mocha Tests" failures="1"><testcase name="t"/><testsuite name="inner"><testcase name="u"/></testsuite></testsuite>`,
@@ -182,6 +189,11 @@ describe("what is refused", () => {
       code: "malformed-xml",
       message:
         "the JUnit report is not well-formed XML at line 2, column 17: unclosed tag: testsuites (was the run cut short while writing it?)",
+    });
+    expect(refusal(`<testsuites>${"\n".repeat(11)}<testcase name="t"></testsuite>`)).toEqual({
+      code: "malformed-xml",
+      message:
+        "the JUnit report is not well-formed XML at line 12, column 31: unexpected close tag. (was the run cut short while writing it?)",
     });
     expect(refusal("<testsuites></testsuite>")).toEqual({
       code: "malformed-xml",
