@@ -539,6 +539,19 @@ describe("a push", () => {
     expect(sim.context.rejectedHead?.sha).toBe(sha(700));
   });
 
+  it("that git found a problem with is rejected with it first, though its commits are the step in turn", () => {
+    const sim = reach("green");
+    const result = sim.send(
+      pushOf(sim, {
+        after: sha(713),
+        commits: [driverCommit(713)],
+        problems: ["a commit of the push is too big to list"],
+      }),
+    );
+    expect(result.rejection).toEqual({ reasons: ["a commit of the push is too big to list"] });
+    expect([sim.stage, sim.context.rejectedHead?.sha]).toEqual(["green", sha(713)]);
+  });
+
   it("that the app verified as a rebase moves the head and keeps the stage", () => {
     const sim = reach("green");
     const from = sim.context.head;
