@@ -201,13 +201,14 @@ describe("cycle, deploy and promotion reports", () => {
     const file = unit.tests[0]!.file;
     // Two tests of the unit in turn in one file the track holds no text of.
     const twin = { ...unit.tests[0]!, id: "T9" };
+    const elsewhere = { ...unit.tests[0]!, id: "T10", file: "test/elsewhere.test.ts" };
     const { [file]: _dropped, ...testFiles } = sim.context.testFiles;
     sim.snapshot = {
       ...sim.snapshot,
       context: {
         ...sim.context,
         testFiles,
-        units: [{ ...unit, tests: [...unit.tests, twin] }, ...sim.context.units.slice(1)],
+        units: [{ ...unit, tests: [...unit.tests, twin, elsewhere] }, ...sim.context.units.slice(1)],
       },
     };
     const result = sim.send(cycleReport(sim, { reasons: ["ran 2 tests"] }));
@@ -218,7 +219,7 @@ describe("cycle, deploy and promotion reports", () => {
       outcome: "invalid",
       reasons: [
         "ran 2 tests",
-        `the text of ${file} was never pushed on this track, so the test cannot be frozen: add the test in a RED commit`,
+        `the text of ${file}, test/elsewhere.test.ts was never pushed on this track, so the test cannot be frozen: add the test in a RED commit`,
       ],
     });
   });
@@ -663,6 +664,7 @@ describe("restoreSnapshot fails closed with what is wrong and what to do", () =>
     [3, "upgrade Consort: the state was written by a newer version"],
     [0, "the state file is damaged or not a Consort track: restore it from the consort/state history"],
     ["2", "the state file is damaged or not a Consort track: restore it from the consort/state history"],
+    ["9", "the state file is damaged or not a Consort track: restore it from the consort/state history"],
   ])("on version %o", (version, hint) => {
     const sim = reach("red");
     expect(caught({ ...sim.snapshot, schemaVersion: version })).toEqual({
@@ -744,6 +746,16 @@ describe("what a handler must read for a push", () => {
     expect(runnerPackagesToRead([{ path: ".consort/reviews/T1.json", status: "added" }], config, sim.snapshot)).toEqual(
       [],
     );
+    expect(
+      runnerPackagesToRead(
+        [
+          { path: ".consort/reviews/T1.json", status: "added" },
+          { path: "src/a.ts", status: "modified" },
+        ],
+        config,
+        sim.snapshot,
+      ),
+    ).toEqual(["package.json", "api/package.json"]);
     expect(
       runnerPackagesToRead([{ path: "src/a.ts", status: "modified" }], defaultConfig(), reach("red").snapshot),
     ).toEqual(["package.json"]);
