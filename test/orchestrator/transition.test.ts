@@ -865,6 +865,35 @@ describe("decisions that hold a gate or a refusal", () => {
     expect([sim.stage, sim.context.gates.design.status]).toEqual(["design-gate", "withdrawn"]);
   });
 
+  it.each([
+    [
+      "a change to the test list, with the spec changed beneath it",
+      { [ARTIFACT_PATHS.testList]: "{}" },
+      ARTIFACT_PATHS.spec,
+      "design-gate",
+    ],
+    ["a change to the code, with the test list changed beneath it", {}, ARTIFACT_PATHS.testList, "test-list-gate"],
+    [
+      "a change to the spec, with the test list changed beneath it",
+      { [ARTIFACT_PATHS.spec]: "{}" },
+      ARTIFACT_PATHS.testList,
+      "design-gate",
+    ],
+  ] as const)("%s withdraws the higher of the two gates", (_name, files, beneath, stage) => {
+    const sim = reach("green");
+    const commit = sim.commit({
+      role: "driver",
+      files: { "src/services/stock.ts": "export const y = 1;\n", ...files },
+    });
+    const headBlobs: Record<string, string> = {};
+    for (const gate of ["design", "test-list"] as const)
+      for (const path of Object.keys(sim.context.gates[gate].files))
+        headBlobs[path] = gitBlobId((files as Record<string, string>)[path] ?? sim.context.artifacts[path]!);
+    headBlobs[beneath] = gitBlobId("changed beneath");
+    sim.send(pushOf(sim, { after: commit.sha, commits: [commit], headBlobs }));
+    expect(sim.stage).toBe(stage);
+  });
+
   it("a commit that changes the spec before the test list withdraws the design gate, not only the test list's", () => {
     const sim = reach("green");
     const commit = sim.commit({
