@@ -318,7 +318,8 @@ describe("resumeBuild", () => {
     const unit = sim.context.units[0]!;
     const started = withUnitEvidence(sim.context, (ev) => ({ ...ev, green: null }));
     expect(Object.keys(started.evidence)).toEqual([unit.id]);
-    expect(resumeBuild(started)).toMatchObject({ unitIndex: 0, evidence: {} });
+    const resumed = resumeBuild(started);
+    expect([resumed.unitIndex, resumed.evidence]).toEqual([0, {}]);
   });
 
   it("keeps a unit in turn's verified RED, its frozen entries and their texts, prefixes with what they point at", () => {
@@ -402,6 +403,10 @@ describe("startDispatch and cycleEffect", () => {
       unit: "promote",
     });
     expect(startDispatch(sim.context, "promote", at).pendingDispatch?.commit).toBe(sim.context.head);
+    // Any other cycle runs on the head, whatever was merged.
+    expect(startDispatch({ ...sim.context, mergedCommit: sha(77) }, "release", at).pendingDispatch?.commit).toBe(
+      sim.context.head,
+    );
     expect(() => cycleEffect(merged)).toThrow(
       new Error("no cycle is pending: a cycle is dispatched on entering a verify or release stage"),
     );

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ARTIFACT_PATHS } from "../../src/artifacts/paths.js";
 import { ConsortConfig, defaultConfig } from "../../src/config/consort-config.js";
+import { gitBlobId } from "../../src/gates/freeze.js";
 import {
   createTrack,
   pathsToRead,
@@ -201,13 +202,14 @@ describe("cycle, deploy and promotion reports", () => {
     const file = unit.tests[0]!.file;
     // Two tests of the unit in turn in one file the track holds no text of.
     const twin = { ...unit.tests[0]!, id: "T9" };
+    const elsewhere = { ...unit.tests[0]!, id: "T10", file: "test/elsewhere.test.ts" };
     const { [file]: _dropped, ...testFiles } = sim.context.testFiles;
     sim.snapshot = {
       ...sim.snapshot,
       context: {
         ...sim.context,
         testFiles,
-        units: [{ ...unit, tests: [...unit.tests, twin] }, ...sim.context.units.slice(1)],
+        units: [{ ...unit, tests: [...unit.tests, twin, elsewhere] }, ...sim.context.units.slice(1)],
       },
     };
     const result = sim.send(cycleReport(sim, { reasons: ["ran 2 tests"] }));
@@ -218,7 +220,7 @@ describe("cycle, deploy and promotion reports", () => {
       outcome: "invalid",
       reasons: [
         "ran 2 tests",
-        `the text of ${file} was never pushed on this track, so the test cannot be frozen: add the test in a RED commit`,
+        `the text of ${file}, test/elsewhere.test.ts was never pushed on this track, so the test cannot be frozen: add the test in a RED commit`,
       ],
     });
   });
@@ -540,6 +542,19 @@ describe("a push", () => {
     expect(sim.context.rejectedHead?.sha).toBe(sha(700));
   });
 
+  it("that git found a problem with is rejected with it first, though its commits are the step in turn", () => {
+    const sim = reach("green");
+    const result = sim.send(
+      pushOf(sim, {
+        after: sha(713),
+        commits: [driverCommit(713)],
+        problems: ["a commit of the push is too big to list"],
+      }),
+    );
+    expect(result.rejection).toEqual({ reasons: ["a commit of the push is too big to list"] });
+    expect([sim.stage, sim.context.rejectedHead?.sha]).toEqual(["green", sha(713)]);
+  });
+
   it("that the app verified as a rebase moves the head and keeps the stage", () => {
     const sim = reach("green");
     const from = sim.context.head;
@@ -650,6 +665,7 @@ describe("restoreSnapshot fails closed with what is wrong and what to do", () =>
     [3, "upgrade Consort: the state was written by a newer version"],
     [0, "the state file is damaged or not a Consort track: restore it from the consort/state history"],
     ["2", "the state file is damaged or not a Consort track: restore it from the consort/state history"],
+    ["9", "the state file is damaged or not a Consort track: restore it from the consort/state history"],
   ])("on version %o", (version, hint) => {
     const sim = reach("red");
     expect(caught({ ...sim.snapshot, schemaVersion: version })).toEqual({
@@ -732,6 +748,16 @@ describe("what a handler must read for a push", () => {
       [],
     );
     expect(
+      runnerPackagesToRead(
+        [
+          { path: ".consort/reviews/T1.json", status: "added" },
+          { path: "src/a.ts", status: "modified" },
+        ],
+        config,
+        sim.snapshot,
+      ),
+    ).toEqual(["package.json", "api/package.json"]);
+    expect(
       runnerPackagesToRead([{ path: "src/a.ts", status: "modified" }], defaultConfig(), reach("red").snapshot),
     ).toEqual(["package.json"]);
   });
@@ -809,5 +835,157 @@ describe("what every transition restates", () => {
     );
     expect(result.snapshot.stage).toBe("test-list");
     expect(agentRoles(result)).toEqual(["test-strategist"]);
+  });
+});
+
+describe("decisions that hold a gate or a refusal", () => {
+  const pushOf = (sim: TrackSim, change: Partial<Extract<TrackEvent, { type: "push" }>>): TrackEvent => ({
+    type: "push",
+    at,
+    before: sim.context.head,
+    after: sha(720),
+    forced: false,
+    commits: [],
+    ...change,
+  });
+
+  it("a frozen design file that is not what the gate froze at the push's head is refused and withdraws the design gate", () => {
+    const sim = reach("red");
+    const commit = sim.redCommit();
+    const headBlobs: Record<string, string> = {};
+    for (const gate of ["design", "test-list"] as const)
+      for (const path of Object.keys(sim.context.gates[gate].files))
+        headBlobs[path] = gitBlobId(sim.context.artifacts[path]!);
+    headBlobs[ARTIFACT_PATHS.spec] = gitBlobId("{}");
+    const result = sim.send(pushOf(sim, { after: commit.sha, commits: [commit], headBlobs }));
+    expect(result.rejection).toEqual({
+      reasons: [
+        `${ARTIFACT_PATHS.spec}: frozen by the design gate, but at ${short(commit.sha)} it is not the text the gate froze (changed beneath this push); restore it`,
+      ],
+    });
+    expect([sim.stage, sim.context.gates.design.status]).toEqual(["design-gate", "withdrawn"]);
+  });
+
+  it.each([
+    [
+      "a change to the test list, with the spec changed beneath it",
+      { [ARTIFACT_PATHS.testList]: "{}" },
+      ARTIFACT_PATHS.spec,
+      "design-gate",
+    ],
+    ["a change to the code, with the test list changed beneath it", {}, ARTIFACT_PATHS.testList, "test-list-gate"],
+    [
+      "a change to the spec, with the test list changed beneath it",
+      { [ARTIFACT_PATHS.spec]: "{}" },
+      ARTIFACT_PATHS.testList,
+      "design-gate",
+    ],
+  ] as const)("%s withdraws the higher of the two gates", (_name, files, beneath, stage) => {
+    const sim = reach("green");
+    const commit = sim.commit({
+      role: "driver",
+      files: { "src/services/stock.ts": "export const y = 1;\n", ...files },
+    });
+    const headBlobs: Record<string, string> = {};
+    for (const gate of ["design", "test-list"] as const)
+      for (const path of Object.keys(sim.context.gates[gate].files))
+        headBlobs[path] = gitBlobId((files as Record<string, string>)[path] ?? sim.context.artifacts[path]!);
+    headBlobs[beneath] = gitBlobId("changed beneath");
+    sim.send(pushOf(sim, { after: commit.sha, commits: [commit], headBlobs }));
+    expect(sim.stage).toBe(stage);
+  });
+
+  it("a commit that changes the spec before the test list withdraws the design gate, not only the test list's", () => {
+    const sim = reach("green");
+    const commit = sim.commit({
+      role: "driver",
+      files: { [ARTIFACT_PATHS.spec]: "{}", [ARTIFACT_PATHS.testList]: "{}" },
+    });
+    sim.pushCommits(commit);
+    expect([sim.stage, sim.context.gates.design.status]).toEqual(["design-gate", "withdrawn"]);
+  });
+
+  it("a push that rewrote history records no accepted tree, so going back to its old tree is still refused", () => {
+    const sim = reach("green");
+    const stale = "a".repeat(40);
+    sim.send(
+      pushOf(sim, {
+        before: sha(799),
+        after: sha(721),
+        commits: [],
+        trees: { before: stale, after: "b".repeat(40) },
+      }),
+    );
+    expect(sim.context.rejectedHead).toEqual({
+      sha: sha(721),
+      reasons: [expect.stringContaining("(history was rewritten)")],
+      at,
+    });
+    const result = sim.send(
+      pushOf(sim, { before: sha(721), after: sha(722), commits: [], trees: { before: "b".repeat(40), after: stale } }),
+    );
+    expect(result.rejection).toEqual({ reasons: [`the branch still holds rejected commit ${short(sha(721))}`] });
+  });
+
+  it.each([
+    ["architecture", "architect", ARTIFACT_PATHS.architecture],
+    ["db-design", "dba", ARTIFACT_PATHS.dbDesign],
+    ["ux", "ux-designer", ARTIFACT_PATHS.ux],
+  ] as const)("at %s an artifact that does not validate leaves the step open", (stage, role, path) => {
+    const sim = reach(stage);
+    const result = sim.push({ role, files: { [path]: "{}" } });
+    expect([result.rejection, sim.stage]).toEqual([undefined, stage]);
+    expect(sim.context.lastProblem.length).toBeGreaterThan(0);
+    expect(comments(result)[0]).toMatch(new RegExp(`^\\*\\*${stage}: not complete yet\\*\\*`));
+  });
+
+  it("a review that does not parse leaves the review open, and a review naming another unit comments why", () => {
+    const sim = reach("review");
+    const broken = sim.push({ role: "navigator", files: { ".consort/reviews/T1.json": "{not json" } });
+    expect([broken.rejection, sim.stage]).toEqual([undefined, "review"]);
+    expect(comments(broken)[0]).toMatch(/^\*\*review: not complete yet\*\*/);
+    const other = sim.push({
+      role: "navigator",
+      files: { ".consort/reviews/T1.json": JSON.stringify({ unit: "T2", verdict: "accept", notes: [] }) },
+    });
+    expect(comments(other)).toEqual([
+      `**review: not complete yet** at ${short(sim.context.head)}; the step stays open until these are fixed:\n- .consort/reviews/T1.json $.unit: the review names T2, the unit in turn is T1 → set "unit": "T1"`,
+    ]);
+  });
+
+  it("approvals, retries, merges, closing and abandoning comment nothing of their own", () => {
+    const gate = reach("design-gate");
+    expect(comments(gate.approve("design"))).toEqual([]);
+    const retry = reach("red-verify");
+    expect(comments(retry.send({ type: "retry", at, by: "lead" }))).toEqual([]);
+    const merging = reach("merging");
+    expect(comments(merging.send({ type: "merged", at, commit: merging.context.head }))).toEqual([]);
+    expect(comments(reach("red").send({ type: "closed", at }))).toEqual([
+      "**Track abandoned**: the pull request was closed without merging. Its database branch is deleted.",
+    ]);
+    expect(comments(reach("red").send({ type: "abandon", at, by: "lead", reason: "dropped" }))).toEqual([
+      "**Track abandoned**: dropped. Its database branch is deleted.",
+    ]);
+  });
+
+  it("with agents on, entering a gate dispatches no agent (a person approves)", () => {
+    const agents = ConsortConfig.parse({ agents: { enabled: true, command: "run-agent" } });
+    const sim = reach("db-design");
+    const result = transition(
+      sim.snapshot,
+      {
+        type: "push",
+        at,
+        before: sim.context.head,
+        after: sha(723),
+        forced: false,
+        commits: [
+          { ...sim.commit({ role: "dba", files: { [ARTIFACT_PATHS.dbDesign]: smallDesign.dbDesign } }), sha: sha(723) },
+        ],
+      },
+      agents,
+    );
+    expect(result.snapshot.stage).toBe("design-gate");
+    expect(result.effects.filter((e) => e.type === "dispatchAgent")).toEqual([]);
   });
 });
