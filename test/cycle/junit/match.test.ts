@@ -428,3 +428,58 @@ describe("finding many entries at once", () => {
     expect(queries.map((q) => locateTestCase({ ...vitest, flavour: "jest" }, q))).toEqual(fresh);
   });
 });
+
+describe("a case from another file, class or runner is not the entry", () => {
+  it("on Go, a test with no package is not placed in a root package's file: the one the report places there is found", () => {
+    const placed = passed("TestX", { classname: "example.com/shop" });
+    expect(locateTestCase(on("go", [passed("TestX"), placed]), { file: "main_test.go", title: "TestX" })).toEqual({
+      status: "found",
+      test: placed,
+    });
+  });
+
+  it.each<Flavour>(["jest", "mocha", "node", "vitest"])(
+    "on %s, a classname that reads like the file's path does not place the test: two such tests are ambiguous",
+    (flavour) => {
+      const cart = passed("t", { classname: "cart" });
+      const other = passed("t", { classname: "other" });
+      expect(locateTestCase(on(flavour, [cart, other]), { file: "test/cart.js", title: "t" })).toEqual({
+        status: "ambiguous",
+        candidates: [cart, other],
+      });
+    },
+  );
+
+  it("on pytest, a case with no name is not matched by a title that is a bare path or has no node id", () => {
+    const report = on("pytest", [passed("", { classname: "tests.test_cart" })]);
+    expect(status(report, "tests/test_cart.py", "tests/test_cart.py")).toBe("missing");
+    expect(status(report, "tests/test_cart.py", "test_x")).toBe("missing");
+  });
+
+  it("writes Class::test only for pytest and the generic rules, and only for a classname part that is a class", () => {
+    const surefire = on("surefire", [passed("pays", { classname: "shop.CartTest" })]);
+    expect(status(surefire, "src/test/java/shop/CartTest.java", "CartTest::pays")).toBe("missing");
+    const module = on("pytest", [passed("test_x", { classname: "tests.test_Cart" })]);
+    expect(status(module, "tests/test_Cart.py", "test_Cart::test_x")).toBe("missing");
+    const generic = on("unknown", [passed("test_x", { classname: "tests.test_cart.TestCart" })]);
+    expect(status(generic, "tests/test_cart.py", "TestCart::test_x")).toBe("found");
+  });
+
+  it("writes Class.method only for Surefire and the generic rules", () => {
+    const pytest = on("pytest", [passed("test_x", { classname: "tests.test_cart" })]);
+    expect(status(pytest, "tests/test_cart.py", "test_cart.test_x")).toBe("missing");
+    const generic = on("unknown", [passed("pays", { classname: "shop.CartTest" })]);
+    expect(status(generic, "src/shop/CartTest.java", "CartTest.pays")).toBe("found");
+  });
+
+  it("on Surefire, drops only a trailing () from the method, and adds nested-class forms only for a nested class", () => {
+    const repeated = on("surefire", [passed("repeats()[1]", { classname: "shop.CartTest" })]);
+    expect(status(repeated, "src/test/java/shop/CartTest.java", "repeats()[1]")).toBe("found");
+    expect(status(repeated, "src/test/java/shop/CartTest.java", "repeats[1]")).toBe("missing");
+    const display = on("surefire", [passed("pays", { classname: "CartTest" })]);
+    expect(status(display, "src/test/java/shop/CartTest.java", "CartTest.pays")).toBe("found");
+    expect(status(display, "src/test/java/shop/CartTest.java", "CartTest.CartTest.pays")).toBe("missing");
+    const flat = on("surefire", [passed("pays", { classname: "shop.CartTest" })]);
+    expect(status(flat, "src/test/java/shop/CartTest.java", "undefined.pays")).toBe("missing");
+  });
+});
