@@ -3,7 +3,9 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { beforeAll, beforeEach, expect, it } from "vitest";
 import { z } from "zod";
+import { parseJUnit, type JUnitReport } from "../../../src/cycle/junit/index.js";
 
 /**
  * The reports real runners wrote for the sample projects (see generate-fixtures.sh). Tests read a
@@ -80,4 +82,39 @@ export async function runLive(command: string, args: (reportPath: string) => str
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The harness of a runner's report checks (committed or live): loads the run once, parses its report
+ * before each test (see above), and checks what every sample run must show: the runner's flavour and a
+ * red exit. Returns the report each test reads.
+ */
+export function describeSampleRun(
+  runner: string,
+  flavour: JUnitReport["flavour"],
+  recognised: string,
+  load: () => Promise<{ xml: string | undefined; exitCode: number }>,
+): () => JUnitReport {
+  let report: JUnitReport;
+  let exitCode: number;
+  let xml: string;
+  beforeAll(async () => {
+    const run = await load();
+    expect(run.xml, `${runner} wrote no JUnit report`).toBeDefined();
+    xml = run.xml ?? "";
+    exitCode = run.exitCode;
+  });
+  beforeEach(() => {
+    report = parseJUnit(xml);
+  });
+
+  it(`is recognised as ${recognised}`, () => {
+    expect(report.flavour).toBe(flavour);
+  });
+
+  it("ran red: the run that wrote it exited non-zero", () => {
+    expect(exitCode).not.toBe(0);
+  });
+
+  return () => report;
 }

@@ -1,7 +1,7 @@
 import { join } from "node:path";
-import { beforeAll, beforeEach, expect, it } from "vitest";
-import { findTestCase, locateTestCase, parseJUnit, type JUnitReport } from "../../../src/cycle/junit/index.js";
-import { FIXTURES } from "./fixtures.js";
+import { expect, it } from "vitest";
+import { findTestCase, locateTestCase, type JUnitReport } from "../../../src/cycle/junit/index.js";
+import { FIXTURES, describeSampleRun } from "./fixtures.js";
 
 /**
  * The checks of node --test's report of the sample project, shared by the committed report
@@ -16,55 +16,35 @@ const BROKEN = "test/broken.test.js";
 export function describeNodeReport(
   load: () => Promise<{ xml: string | undefined; exitCode: number }>,
 ): () => JUnitReport {
-  let report: JUnitReport;
-  let exitCode: number;
-  let xml: string;
-  beforeAll(async () => {
-    const run = await load();
-    expect(run.xml, "node --test wrote no JUnit report").toBeDefined();
-    xml = run.xml ?? "";
-    exitCode = run.exitCode;
-  });
-  // Read before each test: see fixtureReport.
-  beforeEach(() => {
-    report = parseJUnit(xml);
-  });
-
-  it("is recognised as node's test runner's", () => {
-    expect(report.flavour).toBe("node");
-  });
-
-  it("ran red: the run that wrote it exited non-zero", () => {
-    expect(exitCode).not.toBe(0);
-  });
+  const report = describeSampleRun("node --test", "node", "node's test runner's", load);
 
   it("finds a top-level test by its title", () => {
-    expect(findTestCase(report, { file: CART, title: "loads the cart module" })?.outcome).toBe("passed");
+    expect(findTestCase(report(), { file: CART, title: "loads the cart module" })?.outcome).toBe("passed");
   });
 
   it("finds a test inside describe blocks by its suites and title joined with >", () => {
-    expect(findTestCase(report, { file: CART, title: "cart > totals the prices of its items" })?.outcome).toBe(
+    expect(findTestCase(report(), { file: CART, title: "cart > totals the prices of its items" })?.outcome).toBe(
       "passed",
     );
   });
 
   it("finds a nested test by its own title too, since node reports it bare", () => {
-    expect(findTestCase(report, { file: CART, title: "totals the prices of its items" })?.outcome).toBe("passed");
+    expect(findTestCase(report(), { file: CART, title: "totals the prices of its items" })?.outcome).toBe("passed");
   });
 
   it("reads a failed assert as an assertion failure, though node types every failure testCodeFailure", () => {
-    const test = findTestCase(report, { file: CART, title: "cart > applies a ten percent discount" });
+    const test = findTestCase(report(), { file: CART, title: "cart > applies a ten percent discount" });
     expect(test).toMatchObject({ outcome: "failed-assertion", type: "AssertionError" });
     expect(test?.message).toContain("Expected values to be strictly equal");
   });
 
   it("reads a TypeError as an error, not an assertion", () => {
-    const test = findTestCase(report, { file: CART, title: "cart > lists the item names of a missing cart" });
+    const test = findTestCase(report(), { file: CART, title: "cart > lists the item names of a missing cart" });
     expect(test).toMatchObject({ outcome: "failed-error", type: "TypeError" });
   });
 
   it("reads a skipped test as skipped, with its reason", () => {
-    expect(findTestCase(report, { file: CART, title: "cart > shipping > ships abroad" })).toMatchObject({
+    expect(findTestCase(report(), { file: CART, title: "cart > shipping > ships abroad" })).toMatchObject({
       outcome: "skipped",
       message: "not built yet",
     });
@@ -72,7 +52,7 @@ export function describeNodeReport(
 
   it("reads a test cancelled because its block's before hook threw as failed-error", () => {
     expect(
-      findTestCase(report, { file: "test/stock.test.js", title: "stock > files stock at a location" }),
+      findTestCase(report(), { file: "test/stock.test.js", title: "stock > files stock at a location" }),
     ).toMatchObject({
       outcome: "failed-error",
       type: "cancelledByParent",
@@ -80,15 +60,15 @@ export function describeNodeReport(
   });
 
   it("lists a file whose import fails as a load error, not as a test", () => {
-    expect(report.loadErrors).toHaveLength(1);
-    expect(report.loadErrors[0]?.file).toMatch(/\/test\/broken\.test\.js$/);
-    expect(report.tests.some((t) => t.name.endsWith(BROKEN))).toBe(false);
+    expect(report().loadErrors).toHaveLength(1);
+    expect(report().loadErrors[0]?.file).toMatch(/\/test\/broken\.test\.js$/);
+    expect(report().tests.some((t) => t.name.endsWith(BROKEN))).toBe(false);
   });
 
   it("reports a test of the file that did not load as failed-error, never passed or silently missing", () => {
-    expect(locateTestCase(report, { file: BROKEN, title: "refunds a returned item" }).status).toBe("not-loaded");
-    expect(findTestCase(report, { file: BROKEN, title: "refunds a returned item" })?.outcome).toBe("failed-error");
+    expect(locateTestCase(report(), { file: BROKEN, title: "refunds a returned item" }).status).toBe("not-loaded");
+    expect(findTestCase(report(), { file: BROKEN, title: "refunds a returned item" })?.outcome).toBe("failed-error");
   });
 
-  return () => report;
+  return report;
 }
