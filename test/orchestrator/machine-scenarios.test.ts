@@ -14,7 +14,7 @@ import {
 import type { DispatchAgentEffect, TrackSnapshot } from "../../src/orchestrator/types.js";
 import { edited, stockflowFiles, stockflowText } from "./fixtures/stockflow.js";
 import { reach } from "./helpers/reach.js";
-import { sha, TrackSim } from "./helpers/track.js";
+import { sha, TrackSim, twoTestList } from "./helpers/track.js";
 
 const at = "2026-11-30T12:00:00Z";
 const checks = (sim: TrackSim) => Object.fromEntries(checkStates(sim.snapshot).map((c) => [c.name, c.status]));
@@ -49,6 +49,12 @@ describe("a frozen design file changes after the gate", () => {
     expect(sim.context.gates.design.pendingHash).toBe(designHash);
     sim.expectAccepted(sim.approve("design"));
     expect(sim.stage).toBe("test-list-gate");
+    expect(sim.context.gates.design).toMatchObject({
+      status: "approved",
+      approvedHash: designHash,
+      withdrawnReason: null,
+    });
+    expect(sim.context.gates.design.approvals).toHaveLength(2);
     expect(sim.context.gates["test-list"].pendingHash).toBe(listHash);
     sim.expectAccepted(sim.approve("test-list"));
     // T1's verified RED carried over: back to GREEN, not RED.
@@ -375,6 +381,24 @@ describe("gate authors", () => {
     const sim = reach("test-list-gate");
     expect(sim.context.gates.design.authors).toEqual(["po-bot[bot]", "spec-bot[bot]", "arch-bot[bot]", "dba-bot[bot]"]);
     expect(sim.context.gates["test-list"].authors).toEqual(["tests-bot[bot]"]);
+  });
+
+  it("counts the author of an incomplete step too", () => {
+    const sim = reach("test-list");
+    const untested = JSON.stringify({
+      tests: [{ id: "T1", ac: "S1-AC1", file: "test/stock.test.ts", title: "files", kind: "behavior" }],
+    });
+    sim.expectAccepted(
+      sim.push({ role: "test-strategist", author: "draft-bot[bot]", files: { [ARTIFACT_PATHS.testList]: untested } }),
+    );
+    expect(sim.stage).toBe("test-list");
+    sim.expectAccepted(sim.push({ role: "test-strategist", files: { [ARTIFACT_PATHS.testList]: twoTestList } }));
+    expect(sim.stage).toBe("test-list-gate");
+    const authors = ["draft-bot[bot]", "tests-bot[bot]"];
+    expect([sim.context.gates["test-list"].authors, sim.context.gates.deploy.authors.slice(-2)]).toEqual([
+      authors,
+      authors,
+    ]);
   });
 });
 

@@ -103,6 +103,129 @@ describe("a build cycle's report", () => {
   });
 });
 
+describe("every cycle report", () => {
+  /** T2, the last unit, at refactor-verify (T1 accepted, T2's review asked for a refactor). */
+  const lastUnitRefactor = () => {
+    const sim = reach("red").throughUnit();
+    sim.expectAccepted(sim.pushCommits(sim.redCommit()));
+    sim.expectAccepted(sim.report("valid"));
+    sim.expectAccepted(sim.push({ role: "driver", files: { "src/services/stock.ts": "// T2\n" } }));
+    sim.expectAccepted(sim.report("valid"));
+    const review = JSON.stringify({ unit: "T2", verdict: "refactor", notes: ["name it"] });
+    sim.expectAccepted(sim.push({ role: "navigator", files: { ".consort/reviews/T2.json": review } }));
+    sim.expectAccepted(sim.push({ role: "driver", files: { "src/services/stock.ts": "// T2 refactored\n" } }));
+    expect([sim.stage, sim.context.unitIndex]).toEqual(["refactor-verify", 1]);
+    return sim;
+  };
+  /** At `stage` with one attempt used, so the next invalid report blocks. */
+  const lastAttempt = (stage: "red-verify" | "green-verify" | "refactor-verify") => () => {
+    const sim = reach(stage);
+    sim.expectAccepted(sim.report("invalid", ["first"]));
+    const files =
+      stage === "red-verify"
+        ? { "test/stock.test.ts": `${sim.context.testFiles["test/stock.test.ts"]}// again\n` }
+        : { "src/services/stock.ts": "// again\n" };
+    sim.expectAccepted(sim.push({ role: stage === "red-verify" ? "navigator" : "driver", files }));
+    expect([sim.stage, sim.context.attempts]).toEqual([stage, 1]);
+    return sim;
+  };
+  const atStage = (stage: Stage) => () => reach(stage);
+
+  it.each([
+    ["red-verify", "valid", atStage("red-verify"), "green", null],
+    ["red-verify", "invalid", atStage("red-verify"), "red", null],
+    ["red-verify", "invalid on the last attempt", lastAttempt("red-verify"), "blocked", null],
+    ["red-verify", "error", atStage("red-verify"), "red-verify", null],
+    ["green-verify", "valid", atStage("green-verify"), "review", null],
+    ["green-verify", "invalid", atStage("green-verify"), "repair", null],
+    ["green-verify", "invalid on the last attempt", lastAttempt("green-verify"), "blocked", null],
+    ["green-verify", "error", atStage("green-verify"), "green-verify", null],
+    ["refactor-verify", "valid", atStage("refactor-verify"), "red", null],
+    ["refactor-verify", "valid on the last unit", lastUnitRefactor, "deploying", "release"],
+    ["refactor-verify", "invalid", atStage("refactor-verify"), "refactor", null],
+    ["refactor-verify", "invalid on the last attempt", lastAttempt("refactor-verify"), "blocked", null],
+    ["refactor-verify", "error", atStage("refactor-verify"), "refactor-verify", null],
+    ["deploying", "valid", atStage("deploying"), "deploy-gate", null],
+    ["deploying", "invalid", atStage("deploying"), "blocked", null],
+    ["deploying", "error", atStage("deploying"), "deploying", null],
+    ["promoting", "valid", atStage("promoting"), "done", null],
+    ["promoting", "invalid", atStage("promoting"), "promoting", null],
+  ] as const)(
+    "at %s, %s, completes its cycle's record and clears the pending dispatch",
+    (_stage, what, start, to, nextPending) => {
+      const sim = start();
+      const pending = sim.context.pendingDispatch!;
+      const before = sim.context.cycles.find((c) => c.dispatchId === pending.dispatchId)!;
+      const outcome = what.split(" ")[0] as "valid" | "invalid" | "error";
+      const reasons = outcome === "valid" ? [] : [`${pending.step} said ${outcome}`];
+      sim.expectAccepted(sim.report(outcome, reasons));
+      const event = sim.events.at(-1)!;
+      expect(sim.stage).toBe(to);
+      expect(sim.context.cycles.find((c) => c.dispatchId === pending.dispatchId)).toEqual({
+        ...before,
+        runId: "runId" in event ? event.runId : null,
+        outcome,
+        reasons,
+        reportedAt: event.at,
+        evidence: "evidence" in event ? event.evidence : null,
+      });
+      expect(sim.context.lastProblem).toEqual(reasons);
+      expect(sim.context.pendingDispatch?.step ?? null).toBe(nextPending);
+    },
+  );
+
+  it("of a refactor that stayed green on the last unit completes the unit and starts the release", () => {
+    const sim = lastUnitRefactor();
+    const pending = sim.context.pendingDispatch!;
+    sim.expectAccepted(sim.report("valid"));
+    const { at } = sim.events.at(-1)!;
+    expect([sim.stage, sim.context.unitIndex, sim.context.attempts]).toEqual(["deploying", 2, 0]);
+    expect(sim.context.evidence.T2).toMatchObject({
+      refactor: { dispatchId: pending.dispatchId, commit: pending.commit, at },
+      complete: true,
+    });
+    expect(sim.effects("dispatchCycle")).toEqual([
+      expect.objectContaining({ type: "dispatchCycle", step: "release", unit: "release" }),
+    ]);
+  });
+});
+
+describe("a review's push", () => {
+  const REVIEWER = "reviewer-bot[bot]";
+  /** T2, the last unit, at review. */
+  const lastReview = () => {
+    const sim = reach("red").throughUnit();
+    sim.expectAccepted(sim.pushCommits(sim.redCommit()));
+    sim.expectAccepted(sim.report("valid"));
+    sim.expectAccepted(sim.push({ role: "driver", files: { "src/services/stock.ts": "// T2\n" } }));
+    sim.expectAccepted(sim.report("valid"));
+    expect([sim.stage, sim.context.unitIndex]).toEqual(["review", 1]);
+    return sim;
+  };
+
+  it.each([
+    ["asking T1 for a refactor", () => reach("review"), "T1", "refactor", "refactor"],
+    ["accepting T1", () => reach("review"), "T1", "accept", "red"],
+    ["accepting T2, the last unit", lastReview, "T2", "accept", "deploying"],
+    ["naming another unit", () => reach("review"), "T2", "accept", "review"],
+  ] as const)("%s moves the head, keeps the review and counts its author", (_name, start, unit, verdict, to) => {
+    const sim = start();
+    const inTurn = sim.context.units[sim.context.unitIndex]!.id;
+    const path = `.consort/reviews/${inTurn}.json`;
+    const text = JSON.stringify({ unit, verdict, notes: ["checked"] });
+    const commit = sim.commit({ role: "navigator", author: REVIEWER, files: { [path]: text } });
+    sim.expectAccepted(sim.pushCommits(commit));
+    const { at } = sim.events.at(-1)!;
+    expect(sim.stage).toBe(to);
+    expect([sim.context.head, sim.context.artifacts[path]]).toEqual([commit.sha, text]);
+    expect([sim.context.gates.deploy.authors.at(-1), sim.context.gates.promote.authors.at(-1)]).toEqual([
+      REVIEWER,
+      REVIEWER,
+    ]);
+    expect(sim.context.evidence[inTurn]?.review).toEqual(unit === inTurn ? { verdict, commit: commit.sha, at } : null);
+  });
+});
+
 describe("the release and the promotion", () => {
   it("blocks a release that did not verify, and waits on one that could not decide", () => {
     const sim = reach("deploying");
@@ -240,6 +363,7 @@ describe("a track ends", () => {
 });
 
 describe("renegotiation", () => {
+  const ALL_DESIGN: DesignStep[] = ["stories", "spec", "architecture", "db-design", "ux"];
   const renegotiate = (snapshot: TrackSnapshot, scope: "design" | "test-list", from?: DesignStep) => {
     const state = trackMachine.resolveState({ value: snapshot.stage, context: snapshot.context });
     const event: MachineEvent = { type: "RENEGOTIATE", at, by: "lead", scope, from: from ?? "spec", reason: "r" };
@@ -251,21 +375,50 @@ describe("renegotiation", () => {
     ["spec", ["stories"], false],
     ["architecture", ["stories", "spec"], false],
     ["db-design", ["stories", "spec", "architecture"], false],
-    ["design-gate", ["stories", "spec", "architecture", "db-design", "ux"], false],
-    ["test-list", ["stories", "spec", "architecture", "db-design", "ux"], false],
-    ["test-list-gate", ["stories", "spec", "architecture", "db-design", "ux"], true],
-    ["green", ["stories", "spec", "architecture", "db-design", "ux"], true],
-    ["deploy-gate", ["stories", "spec", "architecture", "db-design", "ux"], true],
-    ["promote-gate", ["stories", "spec", "architecture", "db-design", "ux"], true],
+    ["ux", ["stories", "spec", "architecture", "db-design"], false],
+    ["design-gate", ALL_DESIGN, false],
+    ["test-list", ALL_DESIGN, false],
+    ["test-list-gate", ALL_DESIGN, true],
+    ["red", ALL_DESIGN, true],
+    ["red-verify", ALL_DESIGN, true],
+    ["green", ALL_DESIGN, true],
+    ["green-verify", ALL_DESIGN, true],
+    ["repair", ALL_DESIGN, true],
+    ["review", ALL_DESIGN, true],
+    ["refactor", ALL_DESIGN, true],
+    ["refactor-verify", ALL_DESIGN, true],
+    ["blocked", ALL_DESIGN, true],
+    ["deploying", ALL_DESIGN, true],
+    ["deploy-gate", ALL_DESIGN, true],
+    ["promote-gate", ALL_DESIGN, true],
   ] as Array<[Stage, DesignStep[], boolean]>)(
     "at %s reopens each earlier design step, and the test list only from its gate on",
     (stage, earlier, testList) => {
       const snapshot = reach(stage).snapshot;
-      for (const step of ["stories", "spec", "architecture", "db-design", "ux"] as const)
+      for (const step of ALL_DESIGN)
         expect([step, renegotiate(snapshot, "design", step)]).toEqual([step, earlier.includes(step) ? step : null]);
       expect(renegotiate(snapshot, "test-list")).toBe(testList ? "test-list" : null);
     },
   );
+
+  it("of the design reopens every gate from the design gate down, and unblocks", () => {
+    const sim = reach("blocked");
+    const reason = "S1 asks for too much";
+    sim.expectAccepted(sim.send({ type: "renegotiate", at, by: "lead", scope: "design", from: "spec", reason }));
+    const why = `renegotiated by lead: ${reason}`;
+    expect([sim.stage, sim.context.blocked, sim.context.attempts, sim.context.pendingDispatch]).toEqual([
+      "spec",
+      null,
+      0,
+      null,
+    ]);
+    expect(Object.values(sim.context.gates).map((g) => [g.status, g.pendingHash, g.withdrawnReason])).toEqual([
+      ["closed", null, why],
+      ["closed", null, `the design gate was reopened (${why})`],
+      ["closed", null, null],
+      ["closed", null, null],
+    ]);
+  });
 
   it("is not offered once the pull request is merged, nor at the first step", () => {
     for (const stage of ["stories", "merging", "promoting"] as const) {
@@ -273,5 +426,15 @@ describe("renegotiation", () => {
       expect(renegotiate(snapshot, "test-list")).toBeNull();
       expect(renegotiate(snapshot, "design", "stories")).toBeNull();
     }
+  });
+});
+
+describe("an ended track", () => {
+  // xstate's pure transition still takes the root's events from a final state: what refuses them is
+  // src/orchestrator/transition.ts, by stage ("the track has ended"). The status is xstate's own record.
+  it.each(["done", "abandoned"] as const)("is in a final state at %s", (stage) => {
+    const snapshot = reach(stage).snapshot;
+    const state = trackMachine.resolveState({ value: snapshot.stage, context: snapshot.context });
+    expect([state.value, state.status]).toEqual([stage, "done"]);
   });
 });

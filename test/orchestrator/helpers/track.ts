@@ -96,6 +96,8 @@ export interface CommitSpec {
 export class TrackSim {
   snapshot: TrackSnapshot;
   readonly results: TransitionResult[] = [];
+  /** Every event sent, in order (`results[i]` is what `events[i]` gave). */
+  readonly events: TrackEvent[] = [];
   private n = 1;
   constructor(
     readonly config: ConsortConfig = defaultConfig(),
@@ -127,6 +129,7 @@ export class TrackSim {
 
   send(event: TrackEvent): TransitionResult {
     const result = transition(this.snapshot, event, this.config);
+    this.events.push(event);
     this.results.push(result);
     this.snapshot = result.snapshot;
     return result;
