@@ -36,6 +36,9 @@ describe("a test's file", () => {
     ["test//cart.test.js", "test/cart.test.js"],
     ["././test/cart.test.js", "test/cart.test.js"],
     ["  test/cart.test.js ", "./test/cart.test.js"],
+    ["file:///home/ci/repo/test/cart.test.js", "/home/ci/repo/test/cart.test.js"],
+    // A runner started in a subfolder: "../" is a folder, not the "./" a path may start with.
+    ["../test/cart.test.js", "test/cart.test.js"],
   ])("%s is the file %s", (reported, wanted) => {
     expect(status(on("vitest", [passed("t", { file: reported })]), wanted, "t")).toBe("found");
   });
@@ -44,6 +47,8 @@ describe("a test's file", () => {
     ["test/mycart.test.js", "test/cart.test.js"],
     ["test/cart.test.js", "test/cart.test.jsx"],
     ["other/test/cart.test.js", "another/test/cart.test.js"],
+    // Only a leading file:// is a URL's scheme.
+    ["test/file://cart.test.js", "test/cart.test.js"],
   ])("%s is not the file %s", (reported, wanted) => {
     expect(status(on("vitest", [passed("t", { file: reported })]), wanted, "t")).toBe("missing");
   });
@@ -54,6 +59,8 @@ describe("a test's file", () => {
     expect(status(pytest, "python/tests/test_cart.py", "test_x")).toBe("found");
     expect(status(pytest, "test_cart.py", "test_x")).toBe("missing");
     expect(status(pytest, "tests/test_carts.py", "test_x")).toBe("missing");
+    // Only the file's own extension goes: a dot in a folder's name stays ("api.v2" is one folder).
+    expect(status(pytest, "services/api.v2/tests/test_cart.py", "test_x")).toBe("found");
     const surefire = on("surefire", [passed("pays", { classname: "shop.CartTest$Checkout" })]);
     expect(status(surefire, "src/test/java/shop/CartTest.java", "pays")).toBe("found");
     expect(status(surefire, "src/test/java/billing/CartTest.java", "pays")).toBe("missing");
@@ -65,6 +72,7 @@ describe("a test's file", () => {
     expect(status(go, "cart/cart_test.go", "TestX")).toBe("found");
     expect(status(go, "shop/cart/cart_test.go", "TestX")).toBe("found");
     expect(status(go, "example.com/shop/cart/cart_test.go", "TestX")).toBe("found");
+    expect(status(go, "././cart/cart_test.go", "TestX")).toBe("found");
     expect(status(go, "main_test.go", "TestX")).toBe("found");
     expect(status(go, "art/cart_test.go", "TestX")).toBe("missing");
     expect(status(go, "refunds/refunds_test.go", "TestX")).toBe("missing");
@@ -144,6 +152,14 @@ describe("a test's title", () => {
     ["pytest", "test_x[Größe]".replace("ö", "\\xf6").replace("ß", "\\xdf"), ["test_x[Größe]"]],
     ["pytest", "test_x[\\u0100]", ["test_x[Ā]"]],
     ["pytest", "test_x[\\U0001f600]", ["test_x[😀]"]],
+    // The generic rules try every runner's form.
+    ["unknown", "cart shipping ships abroad", ["cart > shipping > ships abroad"]],
+    ["unknown", "cart > shipping > ships abroad", ["cart › shipping › ships abroad"]],
+    ["unknown", "TestCheckout/pays_by_card", ["TestCheckout/pays by card"]],
+    ["unknown", "paysByCard", ["paysByCard()"]],
+    // The report's whitespace is squashed as the title's is.
+    ["go", "TestX ", ["TestX"]],
+    ["surefire", "pays  by card", ["pays by card"]],
   ])("on %s, %j is found by its forms", (flavour, name, titles) => {
     const report = on(flavour, [passed(name)]);
     for (const title of titles) expect(status(report, "test/a.test.js", title), title).toBe("found");
@@ -156,6 +172,8 @@ describe("a test's title", () => {
     ["vitest", "TestCheckout/pays_by_card", "TestCheckout/pays by card"],
     ["vitest", "paysByCard", "paysByCard()"],
     ["vitest", "test_x[\\xf6]", "test_x[ö]"],
+    ["jest", "cart > ships abroad", "cart › ships abroad"],
+    ["vitest", "t", "test/a.test.js::t"],
   ])("on %s, %j is not found as %j: that form belongs to another runner", (flavour, name, title) => {
     expect(status(on(flavour, [passed(name)]), "test/a.test.js", title)).toBe("missing");
   });
@@ -166,12 +184,21 @@ describe("a test's title", () => {
     expect(status(report, "tests/test_cart.py", "TestCart::test_x")).toBe("found");
     expect(status(report, "tests/test_cart.py", "tests/other.py::TestCart::test_x")).toBe("missing");
     expect(status(report, "tests/test_cart.py", "tests/test_cart.py::")).toBe("missing");
+    const generic = on("unknown", report.tests);
+    expect(status(generic, "tests/test_cart.py", "tests/test_cart.py::TestCart::test_x")).toBe("found");
   });
 
   it("on node, is found with its suites joined by >, and with the quotes node 20 escaped twice", () => {
     const report = on("node", [passed("says &quot;hi&quot;", { suites: ["greeting", "in &quot;French&quot;"] })]);
-    for (const title of ['says "hi"', "says &quot;hi&quot;", 'greeting > in "French" > says "hi"'])
+    for (const title of [
+      'says "hi"',
+      "says &quot;hi&quot;",
+      'greeting > in "French" > says "hi"',
+      'greeting › in "French" › says "hi"',
+    ])
       expect(status(report, "test/a.test.js", title), title).toBe("found");
+    const quotedSuite = on("node", [passed("says hi", { suites: ["greeting", "in &quot;French&quot;"] })]);
+    expect(status(quotedSuite, "test/a.test.js", 'greeting > in "French" > says hi')).toBe("found");
     expect(status(on("vitest", [passed("says &quot;hi&quot;")]), "test/a.test.js", 'says "hi"')).toBe("missing");
   });
 
@@ -209,6 +236,29 @@ describe("a test's title", () => {
     expect(status(flat, "src/test/java/shop/CartTest.java", "CartTest.CartTest.pays")).toBe("missing");
   });
 
+  // Each range's first and last code point, as Python's unicode_escape writes it.
+  it.each([
+    ["Größe", "Gr\\xf6\\xdfe", "Größe"],
+    ["U+0080", "\\x80", "\u0080"],
+    ["U+00FF", "\\xff", "ÿ"],
+    ["U+0100", "\\u0100", "Ā"],
+    ["U+FFFF", "\\uffff", "\uffff"],
+    ["U+1F600", "\\U0001f600", "😀"],
+    ["U+10000", "\\U00010000", "\u{10000}"],
+  ])(
+    "on pytest and the generic rules, a parameter id with %s is found as Class::test where pytest escaped it as %s",
+    (_, escaped, written) => {
+      // pytest escapes the id as Python's unicode_escape does; the Class::test form is built from the name
+      // as written, so only the title's own escaping can meet it.
+      const tests = [passed(`test_x[${escaped}]`, { classname: "tests.test_cart.TestCart" })];
+      for (const flavour of ["pytest", "unknown"] as const)
+        expect(
+          locateTestCase(on(flavour, tests), { file: "tests/test_cart.py", title: `TestCart::test_x[${written}]` }),
+          flavour,
+        ).toEqual({ status: "found", test: tests[0] });
+    },
+  );
+
   it("on pytest, is found as Class::test", () => {
     const report = on("pytest", [passed("test_x", { classname: "tests.test_cart.TestCart.TestInner" })]);
     expect(status(report, "tests/test_cart.py", "TestCart::TestInner::test_x")).toBe("found");
@@ -238,6 +288,32 @@ describe("what a title's matches make of an entry", () => {
       candidates: placed,
     });
     expect(findTestCase(on("node", [a, b]), { file: "test/x.test.js", title: "t" })).toBeUndefined();
+  });
+
+  it("lists the candidates in the report's order whichever of the title's forms each one matched", () => {
+    // "a > b" on the generic rules: the first test has the jest form, the second the title itself.
+    const jestForm = passed("a b");
+    const itself = passed("a > b");
+    expect(locateTestCase(on("unknown", [jestForm, itself]), { file: "test/x.test.js", title: "a > b" })).toEqual({
+      status: "ambiguous",
+      candidates: [jestForm, itself],
+    });
+  });
+
+  it("finds each of three tests that share a title in its own file, and all three when none is placed", () => {
+    const placed = ["test/a.test.js", "test/b.test.js", "test/c.test.js"].map((file) => passed("t", { file }));
+    const report = on("vitest", placed);
+    for (const test of placed)
+      expect(locateTestCase(report, { file: test.file!, title: "t" }), test.file).toEqual({ status: "found", test });
+    const unplaced = [
+      passed("t", { classname: "a" }),
+      passed("t", { classname: "b" }),
+      passed("t", { classname: "c" }),
+    ];
+    expect(locateTestCase(on("node", unplaced), { file: "test/x.test.js", title: "t" })).toEqual({
+      status: "ambiguous",
+      candidates: unplaced,
+    });
   });
 
   it("counts one test once, however many of its forms match", () => {
@@ -323,6 +399,9 @@ describe("a missing entry's nearest titles and hint", () => {
     expect(missing(report, "a.js", "abcdefghijklmnopq")).toMatchObject({ nearest: ["abcdefgh"] });
     expect(missing(report, "a.js", "abcdefghijklmnopqr")).toMatchObject({ nearest: [] });
     expect(missing(report, "a.js", "x")).toMatchObject({ nearest: ["ab", "xyz"] });
+    // The nine edits are counted between the gists: punctuation at the ends is no edit.
+    const bracketed = on("vitest", [passed("(abcdefgh)", { file: "a.js" })]);
+    expect(missing(bracketed, "a.js", "abcdefghijklmnopq")).toMatchObject({ nearest: ["(abcdefgh)"] });
   });
 
   it("reads titles as a person means them: case, separators and punctuation left out", () => {
@@ -330,7 +409,26 @@ describe("a missing entry's nearest titles and hint", () => {
     expect(missing(report, "a.js", "cart ships abroad eu!!!!!!!!!")).toMatchObject({
       nearest: ["Cart > Ships_Abroad (EU)"],
     });
+    // A run of separators is one space: "cart > ships" is nearer to "cart ships" than "cart ship" is;
+    // and "cart_ships" one edit from "cartships", further than "CartShips".
+    const separated = on("vitest", [passed("cart ship", { file: "a.js" }), passed("cart > ships", { file: "a.js" })]);
+    expect(missing(separated, "a.js", "cart ships")).toMatchObject({ nearest: ["cart > ships", "cart ship"] });
+    const joined = on("vitest", [passed("cart_ships", { file: "a.js" }), passed("CartShips", { file: "a.js" })]);
+    expect(missing(joined, "a.js", "cartships")).toMatchObject({ nearest: ["CartShips", "cart_ships"] });
   });
+
+  it.each<Flavour>(["pytest", "unknown"])(
+    "on %s, reads a parameter id pytest escaped as the source writes it, so a near one is named",
+    (flavour) => {
+      // Only the id read back quotes the wanted title: as written, it is far from it.
+      const name = "test_x[Gr\\xf6\\xdfe-\\u0100-\\U0001f600-with-a-long-parameter-id]";
+      const report = on(flavour, [passed(name, { file: "tests/test_x.py" })]);
+      expect(missing(report, "tests/test_x.py", "test_x[Größe-Ā-😀]")).toMatchObject({
+        status: "missing",
+        nearest: [name],
+      });
+    },
+  );
 
   it("names a title that quotes the wanted test's own title, such as mocha's hook, however far it is", () => {
     const hook = passed('"before all" hook for "files stock at a location"', { file: "test/stock.test.js" });
@@ -342,6 +440,15 @@ describe("a missing entry's nearest titles and hint", () => {
     expect(
       missing(on("mocha", [passed('"before all" hook for "a b c"', { file: "x.js" })]), "x.js", "z > a b c"),
     ).toMatchObject({ nearest: [] });
+    // The own title is what follows the last " > ", at least eight characters of it.
+    const eight = on("mocha", [passed('"before all" hook for "pays now"', { file: "x.js" })]);
+    expect(missing(eight, "x.js", "checkout > pays now")).toMatchObject({
+      nearest: ['"before all" hook for "pays now"'],
+    });
+    const each = on("mocha", [passed('"before each" hook for "ships abroad quickly"', { file: "x.js" })]);
+    expect(missing(each, "x.js", "cart > ships abroad quickly")).toMatchObject({
+      nearest: ['"before each" hook for "ships abroad quickly"'],
+    });
   });
 
   it("looks among all the tests when the report places none in the file, and shows a node test with its suites", () => {
@@ -353,6 +460,21 @@ describe("a missing entry's nearest titles and hint", () => {
     expect(missing(placedElsewhere, "test/cart.test.js", "ships abroad")).toEqual({ status: "missing", nearest: [] });
   });
 
+  it("compares at most 5,000 tests, of the file or (when it places none there) of all: a near title past them is not named", () => {
+    const far = (fields: Partial<TestCaseResult>) => Array.from({ length: 4_999 }, () => passed("x", fields));
+    for (const fields of [{ file: "test/cart.test.js" }, {}]) {
+      const within = on("vitest", [...far(fields), passed("ships abroad", fields)]);
+      expect(missing(within, "test/cart.test.js", "ships abroadx"), "5,000th").toMatchObject({
+        nearest: ["ships abroad"],
+      });
+      const past = on("vitest", [...far(fields), passed("x", fields), passed("ships abroad", fields)]);
+      expect(missing(past, "test/cart.test.js", "ships abroadx"), "5,001st").toEqual({
+        status: "missing",
+        nearest: [],
+      });
+    }
+  });
+
   it("says the runner was not recognised, for a report of unknown flavour", () => {
     expect(missing(on("unknown", []), "a.js", "t")).toEqual({
       status: "missing",
@@ -362,6 +484,9 @@ describe("a missing entry's nearest titles and hint", () => {
     expect(locateTestCase({ tests: [], loadErrors: [] }, { file: "a.js", title: "t" })).toMatchObject({
       hint: expect.stringMatching(/^the report's runner was not recognised/),
     });
+    expect(locateTestCases({ tests: [], loadErrors: [] }, [{ file: "a.js", title: "t" }])).toEqual([
+      missing(on("unknown", []), "a.js", "t"),
+    ]);
   });
 
   it("on Surefire, says which of method names and display names the report carries, only when a near title shows it", () => {
@@ -370,6 +495,10 @@ describe("a missing entry's nearest titles and hint", () => {
       hint: expect.stringMatching(/^Surefire writes the test method's name, not its @DisplayName/),
     });
     expect(missing(methods, "src/test/java/shop/CartTest.java", "ships to the moon and back")).toEqual({
+      status: "missing",
+      nearest: [],
+    });
+    expect(missing(methods, "src/test/java/shop/CartTest.java", "shipsToTheMoonAndBack")).toEqual({
       status: "missing",
       nearest: [],
     });
@@ -400,6 +529,23 @@ describe("a missing entry's nearest titles and hint", () => {
     expect(missing(other, "test/cart.test.js", "applies a ten percent discount")).toEqual({
       status: "missing",
       nearest: ["applies a ten percent discounts"],
+    });
+    expect(missing(other, "test/cart.test.js", "ships to the moon and back")).toEqual({
+      status: "missing",
+      nearest: [],
+    });
+  });
+
+  it("gives another runner's hint on none of vitest's reports", () => {
+    const report = on("vitest", [passed("applies a ten percent discount", { file: "test/cart.test.js" })]);
+    // A title the report wrote without its describe blocks (jest's hint), and a display name (Surefire's).
+    expect(missing(report, "test/cart.test.js", "cart > applies a ten percent discount")).toEqual({
+      status: "missing",
+      nearest: ["applies a ten percent discount"],
+    });
+    expect(missing(report, "test/cart.test.js", "appliesATenPercentDiscount")).toEqual({
+      status: "missing",
+      nearest: ["applies a ten percent discount"],
     });
   });
 });
@@ -476,6 +622,8 @@ describe("a case from another file, class or runner is not the entry", () => {
     const repeated = on("surefire", [passed("repeats()[1]", { classname: "shop.CartTest" })]);
     expect(status(repeated, "src/test/java/shop/CartTest.java", "repeats()[1]")).toBe("found");
     expect(status(repeated, "src/test/java/shop/CartTest.java", "repeats[1]")).toBe("missing");
+    const bracketed = on("surefire", [passed("repeats[1]", { classname: "shop.CartTest" })]);
+    expect(status(bracketed, "src/test/java/shop/CartTest.java", "repeats()[1]")).toBe("missing");
     const display = on("surefire", [passed("pays", { classname: "CartTest" })]);
     expect(status(display, "src/test/java/shop/CartTest.java", "CartTest.pays")).toBe("found");
     expect(status(display, "src/test/java/shop/CartTest.java", "CartTest.CartTest.pays")).toBe("missing");
