@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CHECK_STATUSES, checkStates, gateCheck, TRACK_CHECKS } from "../../src/gates/checks.js";
+import { CHECK_STATUSES, checkStates, gateCheck, isPlaceholder, TRACK_CHECKS } from "../../src/gates/checks.js";
 import { STAGES, type ApprovalRecord, type GateRecord, type TrackSnapshot } from "../../src/orchestrator/types.js";
 import { reach } from "../orchestrator/helpers/reach.js";
 
@@ -318,6 +318,18 @@ describe("a gate's check, at the edges of its record", () => {
     });
   });
 
+  it("an approved gate that names no current hash fails, naming none as the current one", () => {
+    expect(
+      gateCheck("design", record({ status: "approved", approvedHash: PENDING, approvals: [approval("lee")] })),
+    ).toEqual({
+      status: "failure",
+      title: "Approval is for other files",
+      details: [
+        "The approval at 5d1e6a7 does not match the current frozen hash none: approve again at the current commit.",
+      ],
+    });
+  });
+
   it("a withdrawn gate with no reason and no manifest still fails, saying to approve again", () => {
     expect(gateCheck("promote", record({ status: "withdrawn" }))).toEqual({
       status: "failure",
@@ -359,5 +371,15 @@ it("a test list withdrawn before any unit was made still fails consort/build: no
     status: "failure",
     title: "Build evidence withdrawn until the test list is approved again",
     details: ["r"],
+  });
+});
+
+describe("placeholder checks (left unwritten on a new head)", () => {
+  it("only a pending check that has not been reached or started holds a place", () => {
+    expect(isPlaceholder({ status: "pending", title: "Not reached yet" })).toBe(true);
+    expect(isPlaceholder({ status: "pending", title: "Not started" })).toBe(true);
+    expect(isPlaceholder({ status: "failure", title: "Not started" })).toBe(false);
+    expect(isPlaceholder({ status: "failure", title: "Not reached yet" })).toBe(false);
+    expect(isPlaceholder({ status: "pending", title: "Waiting for approval at 5d1e6a7" })).toBe(false);
   });
 });

@@ -269,6 +269,12 @@ describe("which paths the runner rule looks at", () => {
     expect(touchesBeyondConsort({ path: "src/.consort/spec.json" })).toBe(true);
   });
 
+  it("a dependency file in a dot-folder pins the runner like any other: frozen", () => {
+    expect(isRunnerConfigPath(".devcontainer/package-lock.json")).toBe(true);
+    expect(isRunnerConfigPath(".tools/requirements-dev.txt")).toBe(true);
+    expect(isRunnerConfigPath(".tools/notes.txt")).toBe(false);
+  });
+
   it("a runner's config file in the folder a command cds into is frozen like one at the root", () => {
     const commands = ["cd api && npx vitest run"];
     expect(isRunnerConfigPath("api/vitest.config.ts", commands)).toBe(true);

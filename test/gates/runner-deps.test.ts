@@ -271,6 +271,13 @@ describe("runnerReach: what the configured commands reach", () => {
       commandFolders(["cd api && npm test", "npm --prefix web test", "yarn --cwd=tools/cli test", "pnpm -C pkg test"]),
     ).toEqual(["api", "pkg", "tools/cli", "web"]);
   });
+
+  it("a cd to the root, or out of the repository, names no folder: the root's files are frozen in any case", () => {
+    expect(
+      commandFolders(["cd . && npm test", "cd api/.. && npm test", "cd .. && npm test", "cd ../other && npm test"]),
+    ).toEqual([]);
+    expect(commandFolders(["cd ./api/ && npm test"])).toEqual(["api"]);
+  });
 });
 
 /**

@@ -7,6 +7,7 @@ import {
   openStateFile,
   sealState,
   serialiseStateFile,
+  unsealed,
 } from "../../src/state/seal.js";
 import { TamperedStateError } from "../../src/state/errors.js";
 import { KEY, TRACK, trackState } from "./helpers.js";
@@ -31,6 +32,11 @@ const designSeal = (body: unknown, key = KEY) =>
   `hmac-sha256:${createHmac("sha256", key).update(canonicalJson(body)).digest("hex")}`;
 
 describe("sealing a state", () => {
+  it("the canonical JSON sorts keys at every depth, inside arrays too, and drops undefined members", () => {
+    const value = { b: [{ d: 1, c: undefined, a: [undefined, { z: 1, y: 2 }] }], a: { f: 2, e: 1 } };
+    expect(canonicalJson(value)).toBe('{"a":{"e":1,"f":2},"b":[{"a":[null,{"y":2,"z":1}],"d":1}]}');
+  });
+
   it("names the key's id and signs the canonical JSON of everything else", () => {
     const file = sealState(trackState(), KEY);
     const { signature, ...body } = file;
@@ -49,6 +55,23 @@ describe("sealing a state", () => {
 });
 
 describe("checking a stored file", () => {
+  it("a file that is not JSON is refused with the parser's words", () => {
+    const parserSays = (() => {
+      try {
+        JSON.parse("{ not json");
+      } catch (error) {
+        return (error as Error).message;
+      }
+    })();
+    expect(checkStateFile("{ not json", KEY, expected)).toEqual({ problems: [`not valid JSON (${parserSays})`] });
+  });
+
+  it("a sound file of another track is refused, naming both track ids", () => {
+    expect(checkStateFile(storedWith({}), KEY, { trackId: "feature-other" }).problems).toEqual([
+      `trackId is "${TRACK}" but the file is for "feature-other"`,
+    ]);
+  });
+
   it("a file that is JSON but not an object is refused as such", () => {
     for (const text of ["[1, 2]", "null", '"a state"', "42"])
       expect(checkStateFile(text, KEY, expected)).toEqual({ problems: ["not a JSON object"] });
@@ -101,6 +124,10 @@ describe("checking a stored file", () => {
     expect(checkStateFile(text, KEY, expected, [other]).problems).toEqual([
       `sealed with state key ${keyIdOf("o".repeat(40))}, which is not this app's key ${keyIdOf(KEY)} nor one of its previous keys (${keyIdOf(other)}): if the key was rotated, list the old one in CONSORT_STATE_KEYS_PREVIOUS; otherwise re-seal from the last version sealed with a key the app has`,
     ]);
+    const another = "q".repeat(40);
+    expect(checkStateFile(text, KEY, expected, [other, another]).problems).toEqual([
+      `sealed with state key ${keyIdOf("o".repeat(40))}, which is not this app's key ${keyIdOf(KEY)} nor one of its previous keys (${keyIdOf(other)}, ${keyIdOf(another)}): if the key was rotated, list the old one in CONSORT_STATE_KEYS_PREVIOUS; otherwise re-seal from the last version sealed with a key the app has`,
+    ]);
   });
 
   it("a key id that is not text is not taken for a key: the signature decides", () => {
@@ -125,5 +152,36 @@ describe("checking a stored file", () => {
     const where = { trackId: TRACK, path: `tracks/${TRACK}.json` };
     expect(() => openStateFile(text, KEY, where)).toThrow(TamperedStateError);
     expect(openStateFile(storedWith({}), KEY, where)).toMatchObject({ trackId: TRACK, keyId: keyIdOf(KEY) });
+  });
+
+  /** The problems of the TamperedStateError that opening `text` throws; fails if it opens. */
+  function refusal(text: string, previousKeys?: string[]): string[] {
+    const where = { trackId: TRACK, path: `tracks/${TRACK}.json` };
+    try {
+      openStateFile(text, KEY, where, previousKeys);
+    } catch (error) {
+      expect(error).toBeInstanceOf(TamperedStateError);
+      return (error as TamperedStateError).problems;
+    }
+    throw new Error("the file opened");
+  }
+
+  it("a file whose schema holds but whose signature does not is not opened", () => {
+    expect(refusal(storedWith({ branch: "feature/edited" }))).toEqual([MISMATCH]);
+  });
+
+  it("a file sealed with another key is not opened when no previous keys are given", () => {
+    const sealedWith = "Stryker was here";
+    const text = serialiseStateFile(sealState(trackState(), sealedWith));
+    expect(refusal(text)).toEqual([
+      `sealed with state key ${keyIdOf(sealedWith)}, which is not this app's key ${keyIdOf(KEY)}: if the key was rotated, list the old one in CONSORT_STATE_KEYS_PREVIOUS; otherwise re-seal from the last version sealed with a key the app has`,
+    ]);
+  });
+
+  it("unsealing gives the state without its signature", () => {
+    const state = trackState();
+    const { signature: _signature, ...body } = sealState(state, KEY);
+    expect(unsealed(sealState(state, KEY))).toEqual(body);
+    expect(Object.keys(unsealed(sealState(state, KEY)))).not.toContain("signature");
   });
 });
