@@ -558,11 +558,15 @@ describe("a push", () => {
   it("that the app verified as a rebase moves the head and keeps the stage", () => {
     const sim = reach("green");
     const from = sim.context.head;
+    const frozen = sim.context.frozenTests;
+    // The RED that froze T1 is the head that was rebased: its replay is where the cycle reads T1's file now.
+    expect(Object.values(frozen).map((entry) => entry.commit)).toEqual([from]);
     const result = sim.send(
       pushOf(sim, { forced: true, rebased: { onto: "d".repeat(40), commits: [{ from, to: sha(700) }] } }),
     );
     expect(result.rejection).toBeUndefined();
     expect([sim.stage, sim.context.head]).toEqual(["green", sha(700)]);
+    expect(sim.context.frozenTests).toEqual({ T1: { ...frozen.T1, commit: sha(700) } });
     expect(comments(result)).toEqual([
       "The branch is rebased onto main at ddddddd: its 1 commit(s) are the track's accepted ones replayed, and the track stays at green.",
     ]);
@@ -607,6 +611,24 @@ describe("a push", () => {
         ...problems.map((p) => `- ${p}`),
       ].join("\n"),
     ]);
+  });
+
+  it("that renames a test file keeps only the new path's text: the old one is not frozen at the RED", () => {
+    const sim = reach("red");
+    const red = sim.redCommit();
+    const helper = "export const seed = 1;\n";
+    red.files = { ...red.files, "test/helpers/old.ts": helper };
+    red.changes = [...red.changes, { path: "test/helpers/old.ts", status: "added" }];
+    const moved = sim.commit({ role: "navigator", files: { "test/helpers/db.ts": helper } });
+    moved.changes = [{ path: "test/helpers/db.ts", status: "renamed", previousPath: "test/helpers/old.ts" }];
+    // A handler that read the old path's text too: it is still gone after the rename.
+    moved.files = { ...moved.files, "test/helpers/old.ts": helper };
+    sim.expectAccepted(sim.pushCommits(red, moved));
+    expect(sim.stage).toBe("red-verify");
+    const file = sim.context.units[0]!.tests[0]!.file;
+    expect(sim.context.testFiles).toEqual({ [file]: red.files[file], "test/helpers/db.ts": helper });
+    sim.expectAccepted(sim.report("valid"));
+    expect(Object.keys(sim.context.frozenTests).sort()).toEqual(["T1", "T1 test/helpers/db.ts"]);
   });
 
   it("of a review naming another unit is not complete, and says which unit to name", () => {
