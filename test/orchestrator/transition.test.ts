@@ -4,11 +4,14 @@ import { ConsortConfig, defaultConfig } from "../../src/config/consort-config.js
 import { gitBlobId } from "../../src/gates/freeze.js";
 import {
   createTrack,
+  DESIGN_STEPS,
+  nextAction,
   pathsToRead,
   restoreSnapshot,
   runnerPackagesToRead,
   runnerPathsToRead,
   SnapshotError,
+  STAGES,
   transition,
 } from "../../src/orchestrator/index.js";
 import type { TrackEvent, TrackSnapshot, TransitionResult } from "../../src/orchestrator/types.js";
@@ -857,6 +860,44 @@ describe("what every transition restates", () => {
     );
     expect(result.snapshot.stage).toBe("test-list");
     expect(agentRoles(result)).toEqual(["test-strategist"]);
+  });
+
+  it("only a retry of a cycle stage stays at its stage, and asks no agent: the orchestrator re-runs the cycle", () => {
+    const stayed: string[] = [];
+    const events: TrackEvent[] = [
+      { type: "retry", at, by: "lead" },
+      { type: "renegotiate", at, by: "lead", scope: "test-list", reason: "x" },
+      ...DESIGN_STEPS.map((from): TrackEvent => ({
+        type: "renegotiate",
+        at,
+        by: "lead",
+        scope: "design",
+        from,
+        reason: "x",
+      })),
+    ];
+    for (const stage of STAGES) {
+      const snapshot = reach(stage).snapshot;
+      for (const event of events) {
+        const result = transition(snapshot, event, agents);
+        if (result.rejection || result.snapshot.stage !== stage) continue;
+        stayed.push(
+          `${stage}: ${event.type === "renegotiate" ? `renegotiate ${event.scope} ${event.from ?? ""}` : event.type}`,
+        );
+        expect(nextAction(result.snapshot, agents).actor).toBe("orchestrator");
+        expect(agentRoles(result)).toEqual([]);
+        expect(result.effects.map((e) => e.type)).toEqual(
+          stage === "promoting" ? ["promoteDatabase", "updateChecks"] : ["dispatchCycle", "updateChecks"],
+        );
+      }
+    }
+    expect(stayed).toEqual([
+      "red-verify: retry",
+      "green-verify: retry",
+      "refactor-verify: retry",
+      "deploying: retry",
+      "promoting: retry",
+    ]);
   });
 });
 
