@@ -299,8 +299,17 @@ export function withdrawFrom(
     const why =
       index === from ? reason : `the ${gate} gate was ${mode === "reopen" ? "reopened" : "withdrawn"} (${reason})`;
     if (name === "deploy" || name === "promote" || mode === "reopen") {
+      // Closed is not reached: no manifest, and no approved hash for the evidence or an agent to read
+      // as approved when the gate opens again (its approvals stay, as history).
       if (record.status !== "closed")
-        gates[name] = { ...record, status: "closed", files: {}, pendingHash: null, withdrawnReason: why };
+        gates[name] = {
+          ...record,
+          status: "closed",
+          files: {},
+          pendingHash: null,
+          approvedHash: null,
+          withdrawnReason: why,
+        };
     } else if (record.status === "approved") {
       gates[name] = { ...record, status: "withdrawn", withdrawnReason: why };
     }
