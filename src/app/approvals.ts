@@ -1,8 +1,8 @@
 import type { ConsortConfig } from "../config/consort-config.js";
 import { gateApproval, type ApprovalContext, type GateDecision, type GateReview } from "../gates/approval.js";
-import { hashFrozenText, manifestHashFromHashes } from "../gates/freeze.js";
 import { fetchCodeowners } from "../github/codeowners.js";
 import { collectReviewerFacts, listCommitsUnderApproval, teamsThatMatter } from "../github/reviews.js";
+import { gateManifestAt } from "../orchestrator/index.js";
 import { GATE_NAMES, type GateName, type TrackSnapshot } from "../orchestrator/types.js";
 import { fileAt } from "./commits.js";
 import type { EngineDeps } from "./track.js";
@@ -72,19 +72,14 @@ async function approvalFacts(
     for (const commit of record.pendingHash && (record.status === "pending" || record.status === "withdrawn")
       ? commits
       : []) {
-      if (gate === "design" || gate === "test-list") {
-        const files: Record<string, string> = {};
-        let complete = true;
-        for (const path of Object.keys(record.files)) {
-          const text = await fileAt({ octokit, owner: repo.owner, repo: repo.repo, path, ref: commit });
-          if (text === null) complete = false;
-          else files[path] = hashFrozenText(text);
-        }
-        if (complete && Object.keys(files).length > 0) hashes.set(commit, manifestHashFromHashes(files));
-      } else if (commit === snapshot.context.head) {
-        // Deploy and promote approve evidence about the track's head, so the review must be on it.
-        hashes.set(commit, record.pendingHash!);
-      }
+      // The texts at the reviewed commit of the files the gate froze; deploy and promote approve
+      // evidence about the track's head instead, so gateManifestAt ties their review to it alone.
+      const texts: Record<string, string | undefined> = {};
+      if (gate === "design" || gate === "test-list")
+        for (const path of Object.keys(record.files))
+          texts[path] = (await fileAt({ octokit, owner: repo.owner, repo: repo.repo, path, ref: commit })) ?? undefined;
+      const hash = gateManifestAt(snapshot.context, gate, commit, texts);
+      if (hash !== undefined) hashes.set(commit, hash);
     }
     gateHashes.set(gate, hashes);
   }

@@ -299,8 +299,17 @@ export function withdrawFrom(
     const why =
       index === from ? reason : `the ${gate} gate was ${mode === "reopen" ? "reopened" : "withdrawn"} (${reason})`;
     if (name === "deploy" || name === "promote" || mode === "reopen") {
+      // Closed is not reached: no manifest, and no approved hash for the evidence or an agent to read
+      // as approved when the gate opens again (its approvals stay, as history).
       if (record.status !== "closed")
-        gates[name] = { ...record, status: "closed", files: {}, pendingHash: null, withdrawnReason: why };
+        gates[name] = {
+          ...record,
+          status: "closed",
+          files: {},
+          pendingHash: null,
+          approvedHash: null,
+          withdrawnReason: why,
+        };
     } else if (record.status === "approved") {
       gates[name] = { ...record, status: "withdrawn", withdrawnReason: why };
     }
@@ -438,6 +447,7 @@ export function addAuthors(context: TrackContext, gates: GateName[], logins: str
  * and test-list gates, the hash over the texts (at that commit) of the files the gate froze; for
  * the deploy and promote gates, which approve the track's verified head, the pending hash when the
  * review is on that head. `undefined` when it cannot be computed (fail closed: the review does not count).
+ * The one rule for it: src/app/approvals.ts reads the texts at each reviewed commit and asks this.
  */
 export function gateManifestAt(
   context: TrackContext,

@@ -104,7 +104,7 @@ export function createTrack(input: CreateTrackInput, config: ConsortConfig): Tra
   const [state, actions] = initialTransition(trackMachine, initialContext(parsed.data, config));
   const snapshot = toSnapshot(state);
   const effects = collectEffects(actions);
-  return { snapshot, effects: [...effects, ...afterEffects(null, snapshot, config, [])] };
+  return { snapshot, effects: [...effects, ...afterEffects(null, snapshot, config)] };
 }
 
 /**
@@ -226,7 +226,7 @@ export function transition(snapshot: TrackSnapshot, event: TrackEvent, config: C
   const result = toSnapshot(state);
   const notes = translated.notes;
   if (notes.length > 0) effects.push({ type: "comment", body: notes.join("\n") });
-  const all = [...effects, ...afterEffects(snapshot, result, config, translated.events)];
+  const all = [...effects, ...afterEffects(snapshot, result, config)];
   return translated.rejection
     ? { snapshot: result, effects: all, rejection: { reasons: translated.rejection } }
     : { snapshot: result, effects: all };
@@ -625,18 +625,14 @@ function collectEffects(actions: Array<{ type: string; params?: unknown }>): Eff
   return actions.filter((a) => a.type === "emit").map((a) => a.params as Effect);
 }
 
-/** What every transition restates: the checks, and the agent for a new step when agents are on. */
-function afterEffects(
-  before: TrackSnapshot | null,
-  after: TrackSnapshot,
-  config: ConsortConfig,
-  events: MachineEvent[],
-): Effect[] {
+/**
+ * What every transition restates: the checks, and the agent for a new step when agents are on. A
+ * step is new when the stage changes: a renegotiation always lands at another stage, and the one
+ * event that re-enters its own stage, a retry of a cycle stage, leaves the orchestrator to act.
+ */
+function afterEffects(before: TrackSnapshot | null, after: TrackSnapshot, config: ConsortConfig): Effect[] {
   const effects: Effect[] = [];
-  const entered =
-    before === null ||
-    before.stage !== after.stage ||
-    events.some((e) => e.type === "RETRY" || e.type === "RENEGOTIATE");
+  const entered = before === null || before.stage !== after.stage;
   if (config.agents.enabled && entered && !after.context.rejectedHead) {
     const action = nextAction(after, config);
     if (action.actor === "agent" && action.role)

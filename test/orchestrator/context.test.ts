@@ -257,6 +257,7 @@ describe("withdrawFrom", () => {
     const sim = reach("deploy-gate");
     const before = sim.context;
     const next = withdrawFrom(before, "test-list", "T1 asks too much", "reopen");
+    expect(before.gates["test-list"].approvedHash).not.toBeNull();
     expect(next.gates).toEqual({
       design: before.gates.design,
       "test-list": {
@@ -264,6 +265,7 @@ describe("withdrawFrom", () => {
         status: "closed",
         files: {},
         pendingHash: null,
+        approvedHash: null,
         withdrawnReason: "T1 asks too much",
       },
       deploy: {
@@ -283,6 +285,37 @@ describe("withdrawFrom", () => {
     const next = withdrawFrom(sim.context, "design", "dismissed", "withdraw");
     expect(next.gates["test-list"]).toEqual(sim.context.gates["test-list"]);
     expect(next.gates.design.status).toBe("withdrawn");
+  });
+
+  it("a gate it closes drops its approved hash: closed is not reached, whatever was approved before", () => {
+    const sim = reach("promote-gate");
+    const before = sim.context;
+    const approved = before.gates.deploy;
+    expect(approved.status).toBe("approved");
+    const next = withdrawFrom(before, "deploy", "dismissed", "withdraw");
+    expect(next.gates.deploy).toEqual({
+      ...approved,
+      status: "closed",
+      files: {},
+      pendingHash: null,
+      approvedHash: null,
+      withdrawnReason: "dismissed",
+    });
+  });
+
+  it("a release gate withdrawn by a person reopens pending with no approved hash, its approvals kept as history", () => {
+    const sim = reach("promote-gate");
+    const approved = sim.context.gates.deploy;
+    sim.expectAccepted(sim.send({ type: "gate.withdrawn", at, gate: "deploy", reason: "dismissed" }));
+    expect(sim.stage).toBe("deploy-gate");
+    // The same deploy evidence, so the same manifest: only a new approval may approve it.
+    expect(sim.context.gates.deploy).toEqual({
+      ...approved,
+      status: "pending",
+      approvedHash: null,
+      withdrawnReason: "dismissed",
+    });
+    expect(sim.context.gates.promote).toMatchObject({ status: "closed", pendingHash: null, approvedHash: null });
   });
 
   it.each(["deploy", "promote"] as const)("from the %s gate keeps the deploy evidence", (gate) => {

@@ -92,6 +92,9 @@ describe("a version-1 snapshot", () => {
     expect(() => restoreSnapshot(tampered)).toThrow(
       `the track snapshot (version 1) is malformed: the frozen text of test/stock-0.test.ts (frozen by T1) does not match its hash ${entry.hash}`,
     );
+    expect(() => restoreSnapshot(tampered)).toThrow(
+      expect.objectContaining({ hint: "the state file is damaged: restore it from the consort/state history" }),
+    );
   });
 });
 

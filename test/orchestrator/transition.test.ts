@@ -4,11 +4,14 @@ import { ConsortConfig, defaultConfig } from "../../src/config/consort-config.js
 import { gitBlobId } from "../../src/gates/freeze.js";
 import {
   createTrack,
+  DESIGN_STEPS,
+  nextAction,
   pathsToRead,
   restoreSnapshot,
   runnerPackagesToRead,
   runnerPathsToRead,
   SnapshotError,
+  STAGES,
   transition,
 } from "../../src/orchestrator/index.js";
 import type { TrackEvent, TrackSnapshot, TransitionResult } from "../../src/orchestrator/types.js";
@@ -225,6 +228,24 @@ describe("cycle, deploy and promotion reports", () => {
     });
   });
 
+  it("only a valid RED is checked for test files the track never saw: an invalid RED and a valid GREEN keep their word", () => {
+    const drop = (sim: TrackSim) => {
+      const { [sim.context.units[0]!.tests[0]!.file]: _dropped, ...testFiles } = sim.context.testFiles;
+      sim.snapshot = { ...sim.snapshot, context: { ...sim.context, testFiles } };
+    };
+    const red = reach("red-verify");
+    drop(red);
+    red.expectAccepted(red.send(cycleReport(red, { outcome: "invalid", reasons: ["T1 passed"] })));
+    expect(red.context.cycles.at(-1)).toMatchObject({ outcome: "invalid", reasons: ["T1 passed"] });
+    const green = reach("green");
+    green.expectAccepted(green.push({ role: "driver", files: { "src/services/stock.ts": "export const v = 1;\n" } }));
+    expect(green.stage).toBe("green-verify");
+    drop(green);
+    green.expectAccepted(green.send(cycleReport(green, { step: "green", reasons: ["ran 1 test"] })));
+    expect(green.context.cycles.at(-1)).toMatchObject({ outcome: "valid", reasons: ["ran 1 test"] });
+    expect(green.stage).toBe("review");
+  });
+
   it("a valid release whose verification checks failed is invalid, naming each failed check", () => {
     const sim = reach("deploying");
     const pending = sim.context.pendingDispatch!;
@@ -312,6 +333,18 @@ describe("an event the machine does not take at the stage", () => {
     const sim = reach("spec");
     const [before, result] = sendFrom(sim, event(sim) as TrackEvent);
     expectRefused(before, result, [reason]);
+  });
+});
+
+describe("an approval the machine does not take at the stage", () => {
+  it("is refused, naming the event, the gate and the stage", () => {
+    const sim = reach("test-list-gate");
+    sim.expectAccepted(sim.send({ type: "gate.withdrawn", at, gate: "design", reason: "dismissed" }));
+    expect([sim.stage, sim.context.gates["test-list"].status]).toEqual(["design-gate", "pending"]);
+    const [before, result] = sendFrom(sim, approval(sim, "test-list"));
+    expectRefused(before, result, [
+      "gate.approved for the test-list gate does not apply while the track is at design-gate",
+    ]);
   });
 });
 
@@ -558,11 +591,16 @@ describe("a push", () => {
   it("that the app verified as a rebase moves the head and keeps the stage", () => {
     const sim = reach("green");
     const from = sim.context.head;
+    const frozen = sim.context.frozenTests;
+    // The RED that froze T1 is the head that was rebased: its replay is where the cycle reads T1's file now.
+    expect(Object.values(frozen).map((entry) => entry.commit)).toEqual([from]);
     const result = sim.send(
       pushOf(sim, { forced: true, rebased: { onto: "d".repeat(40), commits: [{ from, to: sha(700) }] } }),
     );
     expect(result.rejection).toBeUndefined();
     expect([sim.stage, sim.context.head]).toEqual(["green", sha(700)]);
+    expect(sim.context.frozenTests).toEqual({ T1: { ...frozen.T1, commit: sha(700) } });
+    expect(sim.context.migrationConflicts).toEqual([]);
     expect(comments(result)).toEqual([
       "The branch is rebased onto main at ddddddd: its 1 commit(s) are the track's accepted ones replayed, and the track stays at green.",
     ]);
@@ -607,6 +645,77 @@ describe("a push", () => {
         ...problems.map((p) => `- ${p}`),
       ].join("\n"),
     ]);
+  });
+
+  it("that renames a test file keeps only the new path's text: the old one is not frozen at the RED", () => {
+    const sim = reach("red");
+    const red = sim.redCommit();
+    const helper = "export const seed = 1;\n";
+    red.files = { ...red.files, "test/helpers/old.ts": helper };
+    red.changes = [...red.changes, { path: "test/helpers/old.ts", status: "added" }];
+    const moved = sim.commit({ role: "navigator", files: { "test/helpers/db.ts": helper } });
+    moved.changes = [{ path: "test/helpers/db.ts", status: "renamed", previousPath: "test/helpers/old.ts" }];
+    // A handler that read the old path's text too: it is still gone after the rename.
+    moved.files = { ...moved.files, "test/helpers/old.ts": helper };
+    sim.expectAccepted(sim.pushCommits(red, moved));
+    expect(sim.stage).toBe("red-verify");
+    const file = sim.context.units[0]!.tests[0]!.file;
+    expect(sim.context.testFiles).toEqual({ [file]: red.files[file], "test/helpers/db.ts": helper });
+    sim.expectAccepted(sim.report("valid"));
+    expect(Object.keys(sim.context.frozenTests).sort()).toEqual(["T1", "T1 test/helpers/db.ts"]);
+  });
+
+  it("that removes a test file drops its text, even when the handler read one", () => {
+    const sim = reach("red");
+    const red = sim.redCommit();
+    red.files = { ...red.files, "test/helpers/old.ts": "export const seed = 1;\n" };
+    red.changes = [...red.changes, { path: "test/helpers/old.ts", status: "added" }];
+    const gone = sim.commit({ role: "navigator", files: { "test/helpers/old.ts": "export const seed = 1;\n" } });
+    gone.changes = [{ path: "test/helpers/old.ts", status: "removed" }];
+    sim.expectAccepted(sim.pushCommits(red, gone));
+    const file = sim.context.units[0]!.tests[0]!.file;
+    expect(sim.context.testFiles).toEqual({ [file]: red.files[file] });
+  });
+
+  it("with a problem git found and a commit out of turn is rejected with both, forced or not", () => {
+    for (const forced of [false, true]) {
+      const sim = reach("red");
+      const outOfTurn = driverCommit(714);
+      const alone = transition(sim.snapshot, pushOf(sim, { after: sha(714), commits: [outOfTurn] }), sim.config);
+      const why = alone.rejection!.reasons;
+      expect(why.length).toBeGreaterThan(0);
+      const result = sim.send(
+        pushOf(sim, { after: sha(714), forced, commits: [outOfTurn], problems: ["a commit is too big to list"] }),
+      );
+      expect(result.rejection).toEqual({ reasons: ["a commit is too big to list", ...why] });
+      expect(sim.context.rejectedHead?.sha).toBe(sha(714));
+    }
+  });
+
+  it("forced with no commits and no problem found is refused: it carries no commits", () => {
+    const sim = reach("green");
+    const [before, result] = sendFrom(sim, pushOf(sim, { forced: true, commits: [] }));
+    expectRefused(before, result, ["the push carries no commits"]);
+  });
+
+  it("of merges of the default branch only moves the head, records the merges and says so", () => {
+    const sim = reach("green");
+    const merge = { ...driverCommit(715), authorLogin: null, merge: true as const };
+    const result = sim.send(pushOf(sim, { after: sha(715), commits: [merge], migrationConflicts: ["0042_x.sql"] }));
+    expect(result.rejection).toBeUndefined();
+    expect([sim.stage, sim.context.head, sim.context.updateMerges]).toEqual(["green", sha(715), [sha(715)]]);
+    expect(sim.context.migrationConflicts).toEqual(["0042_x.sql"]);
+    expect(comments(result)).toEqual([
+      `The branch is brought up to date with main at ${short(sha(715))}: the merged-in commits are not the track's, and the track stays at green.`,
+    ]);
+  });
+
+  it("records no author for a commit GitHub names none for", () => {
+    const sim = reach("stories");
+    const spec = { [ARTIFACT_PATHS.spec]: edited(smallDesign.spec, (j) => delete j.nfrs) };
+    const commit = sim.commit({ role: "product-owner", files: spec, author: null });
+    sim.expectAccepted(sim.pushCommits(commit));
+    expect(sim.context.gates.design.authors).toEqual([]);
   });
 
   it("of a review naming another unit is not complete, and says which unit to name", () => {
@@ -835,6 +944,44 @@ describe("what every transition restates", () => {
     );
     expect(result.snapshot.stage).toBe("test-list");
     expect(agentRoles(result)).toEqual(["test-strategist"]);
+  });
+
+  it("only a retry of a cycle stage stays at its stage, and asks no agent: the orchestrator re-runs the cycle", () => {
+    const stayed: string[] = [];
+    const events: TrackEvent[] = [
+      { type: "retry", at, by: "lead" },
+      { type: "renegotiate", at, by: "lead", scope: "test-list", reason: "x" },
+      ...DESIGN_STEPS.map((from): TrackEvent => ({
+        type: "renegotiate",
+        at,
+        by: "lead",
+        scope: "design",
+        from,
+        reason: "x",
+      })),
+    ];
+    for (const stage of STAGES) {
+      const snapshot = reach(stage).snapshot;
+      for (const event of events) {
+        const result = transition(snapshot, event, agents);
+        if (result.rejection || result.snapshot.stage !== stage) continue;
+        stayed.push(
+          `${stage}: ${event.type === "renegotiate" ? `renegotiate ${event.scope} ${event.from ?? ""}` : event.type}`,
+        );
+        expect(nextAction(result.snapshot, agents).actor).toBe("orchestrator");
+        expect(agentRoles(result)).toEqual([]);
+        expect(result.effects.map((e) => e.type)).toEqual(
+          stage === "promoting" ? ["promoteDatabase", "updateChecks"] : ["dispatchCycle", "updateChecks"],
+        );
+      }
+    }
+    expect(stayed).toEqual([
+      "red-verify: retry",
+      "green-verify: retry",
+      "refactor-verify: retry",
+      "deploying: retry",
+      "promoting: retry",
+    ]);
   });
 });
 
