@@ -121,7 +121,7 @@ describe("every cycle report", () => {
   const lastAttempt = (stage: "red-verify" | "green-verify" | "refactor-verify") => () => {
     const sim = reach(stage);
     sim.expectAccepted(sim.report("invalid", ["first"]));
-    const files =
+    const files: Record<string, string> =
       stage === "red-verify"
         ? { "test/stock.test.ts": `${sim.context.testFiles["test/stock.test.ts"]}// again\n` }
         : { "src/services/stock.ts": "// again\n" };
