@@ -155,10 +155,10 @@ describe("checking a stored file", () => {
   });
 
   /** The problems of the TamperedStateError that opening `text` throws; fails if it opens. */
-  function refusal(text: string, previousKeys?: string[]): string[] {
+  function refusal(text: string): string[] {
     const where = { trackId: TRACK, path: `tracks/${TRACK}.json` };
     try {
-      openStateFile(text, KEY, where, previousKeys);
+      openStateFile(text, KEY, where);
     } catch (error) {
       expect(error).toBeInstanceOf(TamperedStateError);
       return (error as TamperedStateError).problems;
