@@ -491,6 +491,16 @@ describe("unit evidence and authors", () => {
 });
 
 describe("gateManifestAt", () => {
+  it("the design gate: the manifest of the texts at the reviewed commit, its pending hash when unchanged", () => {
+    const sim = reach("design-gate");
+    const texts = { ...sim.context.artifacts };
+    expect(gateManifestAt(sim.context, "design", sim.context.head, texts)).toBe(sim.context.gates.design.pendingHash);
+    expect(gateManifestAt(sim.context, "design", sim.context.head, { ...texts, [ARTIFACT_PATHS.spec]: "{}" })).not.toBe(
+      sim.context.gates.design.pendingHash,
+    );
+    expect(gateManifestAt(sim.context, "design", sim.context.head, {})).toBeUndefined();
+  });
+
   it.each(["deploy", "promote"] as const)("the %s gate: its pending hash on the head, nothing elsewhere", (gate) => {
     const sim = reach(gate === "deploy" ? "deploy-gate" : "promote-gate");
     expect(gateManifestAt(sim.context, gate, sim.context.head)).toBe(sim.context.gates[gate].pendingHash);

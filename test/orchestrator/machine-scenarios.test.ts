@@ -5,7 +5,6 @@ import { checkStates } from "../../src/gates/checks.js";
 import {
   createTrack,
   describeLane,
-  gateManifestAt,
   nextAction,
   renderLane,
   restoreSnapshot,
@@ -413,22 +412,4 @@ it("createTrack is deterministic", () => {
     at,
   };
   expect(createTrack(input, ConsortConfig.parse({}))).toEqual(createTrack(input, ConsortConfig.parse({})));
-});
-
-describe("gateManifestAt (for the approval rules)", () => {
-  it("computes the design manifest from the texts at the reviewed commit, equal to the pending hash when unchanged", () => {
-    const sim = reach("design-gate");
-    const texts = { ...sim.context.artifacts };
-    expect(gateManifestAt(sim.context, "design", sim.context.head, texts)).toBe(sim.context.gates.design.pendingHash);
-    expect(gateManifestAt(sim.context, "design", sim.context.head, { ...texts, [ARTIFACT_PATHS.spec]: "{}" })).not.toBe(
-      sim.context.gates.design.pendingHash,
-    );
-    expect(gateManifestAt(sim.context, "design", sim.context.head, {})).toBeUndefined();
-  });
-
-  it("ties deploy and promote approvals to the verified head only", () => {
-    const sim = reach("deploy-gate");
-    expect(gateManifestAt(sim.context, "deploy", sim.context.head)).toBe(sim.context.gates.deploy.pendingHash);
-    expect(gateManifestAt(sim.context, "deploy", sha(4242))).toBeUndefined();
-  });
 });
