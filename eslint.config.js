@@ -25,6 +25,11 @@ export default tseslint.config(
     },
   },
   {
+    // Plain JavaScript that Node runs as is: the CLI's entry and the build it reads.
+    files: ["bin/**/*.js", "scripts/**/*.mjs"],
+    languageOptions: { globals: { process: "readonly", console: "readonly" } },
+  },
+  {
     files: ["test/**/*.ts", "**/*.test.ts"],
     rules: {
       // A test that is skipped or focused cannot fail: never land one.

@@ -1,3 +1,4 @@
+import { stat } from "node:fs/promises";
 import type { z } from "zod";
 import { formatZodError } from "../config/zod-error.js";
 import type { ToolContext } from "./context.js";
@@ -52,6 +53,18 @@ export class ToolError extends Error {
   ) {
     super(message);
     this.name = "ToolError";
+  }
+}
+
+/** Fails with a clear message when the checkout is missing, before any tool touches it. */
+export async function assertCheckout(repoPath: string): Promise<void> {
+  const info = await stat(repoPath).catch(() => undefined);
+  if (!info?.isDirectory()) {
+    throw new ToolError(
+      `The repository path ${repoPath} does not exist or is not a folder.`,
+      "Start the server with -C pointing at a local checkout.",
+      "NO_CHECKOUT",
+    );
   }
 }
 
