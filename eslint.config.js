@@ -30,6 +30,11 @@ export default tseslint.config(
     languageOptions: { globals: { process: "readonly", console: "readonly" } },
   },
   {
+    // dependency-cruiser reads its configuration as CommonJS.
+    files: [".dependency-cruiser.cjs"],
+    languageOptions: { sourceType: "commonjs", globals: { module: "writable" } },
+  },
+  {
     files: ["test/**/*.ts", "**/*.test.ts"],
     rules: {
       // A test that is skipped or focused cannot fail: never land one.

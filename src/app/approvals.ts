@@ -2,8 +2,7 @@ import type { ConsortConfig } from "../config/consort-config.js";
 import { gateApproval, type ApprovalContext, type GateDecision, type GateReview } from "../gates/approval.js";
 import { fetchCodeowners } from "../github/codeowners.js";
 import { collectReviewerFacts, listCommitsUnderApproval, teamsThatMatter } from "../github/reviews.js";
-import { gateManifestAt } from "../orchestrator/index.js";
-import { GATE_NAMES, type GateName, type TrackSnapshot } from "../orchestrator/types.js";
+import { gateManifestAt, GATE_NAMES, type GateName, type TrackSnapshot } from "../orchestrator/index.js";
 import { fileAt } from "./commits.js";
 import type { EngineDeps } from "./track.js";
 

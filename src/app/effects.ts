@@ -1,10 +1,9 @@
 import type { ConsortConfig } from "../config/consort-config.js";
 import { AgentRequest } from "../cycle/agent-turn.js";
 import { GATE_NAMES, gateCheckName, type CheckName, type GateName } from "../gates/names.js";
-import type { Effect, TrackSnapshot } from "../orchestrator/types.js";
-import { restoreSnapshot } from "../orchestrator/index.js";
+import { restoreSnapshot, type Effect, type TrackSnapshot } from "../orchestrator/index.js";
 import type { TrackState } from "../state/index.js";
-import type { BranchProvider } from "../substrate/provider.js";
+import type { BranchProvider } from "../substrate/index.js";
 import { placementOf, type Placement } from "../substrate/placement.js";
 import {
   renderCheckRuns,

@@ -12,7 +12,7 @@ import {
   PROMOTE_RESULT_FILE,
   PromoteResult,
 } from "../deploy/schemas.js";
-import type { CycleEvidence, DeployEvidence, TrackEvent, TrackSnapshot } from "../orchestrator/types.js";
+import type { CycleEvidence, DeployEvidence, TrackEvent, TrackSnapshot } from "../orchestrator/index.js";
 import { TamperedStateError, TrackId, type CycleRecord, type TrackState } from "../state/index.js";
 
 /**

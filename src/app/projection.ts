@@ -1,5 +1,5 @@
 import { effectiveFrozenTests } from "../orchestrator/context.js";
-import type { TrackSnapshot } from "../orchestrator/types.js";
+import type { TrackSnapshot } from "../orchestrator/index.js";
 import type { CycleRecord, FrozenHashes, TrackState } from "../state/index.js";
 import { GATE_NAMES } from "../gates/names.js";
 

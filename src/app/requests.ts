@@ -3,7 +3,7 @@ import { CycleRequest, runsOfIds } from "../cycle/request.js";
 import { hashFrozenText } from "../gates/freeze.js";
 import { DeployRequest, PromoteRequest } from "../deploy/schemas.js";
 import { effectiveFrozenTests } from "../orchestrator/context.js";
-import type { DispatchCycleEffect, Effect, TrackSnapshot } from "../orchestrator/types.js";
+import type { DispatchCycleEffect, Effect, TrackSnapshot } from "../orchestrator/index.js";
 import type { TrackState } from "../state/index.js";
 import { requestDigest, type WorkflowKind } from "./dispatch.js";
 

@@ -1,6 +1,12 @@
 import type { ConsortConfig } from "../config/consort-config.js";
-import { restoreSnapshot, transition } from "../orchestrator/index.js";
-import type { Effect, TrackEvent, TrackSnapshot, TransitionResult } from "../orchestrator/types.js";
+import {
+  restoreSnapshot,
+  transition,
+  type Effect,
+  type TrackEvent,
+  type TrackSnapshot,
+  type TransitionResult,
+} from "../orchestrator/index.js";
 import {
   createStateStore,
   StateConflictError,

@@ -1,7 +1,8 @@
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import { assertCheckout, type ToolDefinition } from "../tools/registry.js";
-import type { StateSource, ToolContext } from "../tools/context.js";
+// The light module only: the tools themselves load after the server answers (see the action).
+import { assertCheckout } from "../tools/errors.js";
+import type { StateSource, ToolContext, ToolDefinition } from "../tools/index.js";
 import { MCP_SETUP } from "./invocation.js";
 import { CliError } from "./output.js";
 

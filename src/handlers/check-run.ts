@@ -4,7 +4,7 @@ import type { HandlerInput } from "../app/services.js";
 import { stateStoreFor } from "../app/track.js";
 import { canWrite } from "../github/permissions.js";
 import { collaboratorPermission } from "../github/permissions.js";
-import type { TrackEvent } from "../orchestrator/types.js";
+import type { TrackEvent } from "../orchestrator/index.js";
 import { assertCanReseal, ResealDeniedError } from "../state/index.js";
 import { advanceAndAct } from "../app/engine.js";
 import { configOrFail, engineDeps, refreshTrack, retryDatabaseBranch, trackOf } from "./common.js";

@@ -1,8 +1,7 @@
 import type { HandlerInput } from "../app/services.js";
 import { advanceAndShow } from "../app/engine.js";
 import { canWrite, collaboratorPermission } from "../github/permissions.js";
-import { transition } from "../orchestrator/index.js";
-import type { TrackEvent } from "../orchestrator/types.js";
+import { transition, type TrackEvent } from "../orchestrator/index.js";
 import { configOrFail, engineDeps, trackOf } from "./common.js";
 import type { CheckSuitePayload } from "./payloads.js";
 

@@ -3,8 +3,7 @@ import type { Handler, HandlerInput } from "../app/services.js";
 import { runEffects } from "../app/effects.js";
 import { failAllChecks } from "../app/checks.js";
 import type { ConsortConfig } from "../config/consort-config.js";
-import { restoreSnapshot } from "../orchestrator/index.js";
-import type { Effect } from "../orchestrator/types.js";
+import { restoreSnapshot, type Effect } from "../orchestrator/index.js";
 import { advanceAndShow, reportingFailures } from "../app/engine.js";
 import {
   isTracksBranch,

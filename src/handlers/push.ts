@@ -6,7 +6,7 @@ import {
   withRunnerPackages,
   type VerifiedPush,
 } from "../app/commits.js";
-import type { PushEvent, TrackSnapshot } from "../orchestrator/types.js";
+import type { PushEvent, TrackSnapshot } from "../orchestrator/index.js";
 import { advanceAndAct } from "../app/engine.js";
 import type { HandlerInput } from "../app/services.js";
 import { branchOfRef, configOrFail, engineDeps, trackOf } from "./common.js";

@@ -6,7 +6,7 @@ import {
   type CallToolResult,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { ToolContext } from "../tools/context.js";
+import type { ToolContext } from "../tools/index.js";
 import { inputJsonSchema, outputJsonSchema } from "../tools/json-schema.js";
 import { callTool, type ToolDefinition } from "../tools/registry.js";
 

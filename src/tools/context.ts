@@ -1,8 +1,8 @@
 import { resolve } from "node:path";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { ConfigError, readCheckoutConfig } from "../config/load.js";
-import type { BranchProvider } from "../substrate/provider.js";
-import { assertCheckout, ToolError } from "./registry.js";
+import type { BranchProvider } from "../substrate/index.js";
+import { assertCheckout, ToolError } from "./errors.js";
 import { replayTrack } from "./replay.js";
 import { loadState, resolveTrackId, type LoadedState, type StateSource } from "./track-state.js";
 
