@@ -50,7 +50,7 @@ export function reportedRun(run: WorkflowRunFacts, repositoryId: number | bigint
 }
 
 /**
- * A finished run's report, only when the run is trusted (design §6): one the app dispatched and
+ * A finished run's report, only when the run is trusted (docs/ARCHITECTURE.md, Cycles): one the app dispatched and
  * recorded, of the expected workflow on the default branch, reporting on the commit it asked about.
  */
 export async function trustedReport(

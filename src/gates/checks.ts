@@ -3,7 +3,7 @@ import { isBuildStage, type GateRecord, type TrackSnapshot } from "../orchestrat
 import { CHECK_NAMES, GATE_NAMES, gateCheckName, type CheckName, type GateName } from "./names.js";
 
 /**
- * What each Consort check shows, decided from a track's snapshot alone (design §4). This is the one
+ * What each Consort check shows, decided from a track's snapshot alone (docs/ARCHITECTURE.md, Gates). This is the one
  * answer to "is this check green": the check runs and the sticky comment (src/report), the CLI and
  * the MCP tools all render it. `consort/schema` is not here: it is decided from the database
  * branches (src/app/effects.ts inspects them).
