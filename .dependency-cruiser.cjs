@@ -9,7 +9,7 @@ const FLOORS = [
   { name: "core", folders: ["artifacts", "config", "orchestrator", "gates", "roles"] },
   { name: "adapters", folders: ["github", "substrate", "state"] },
   { name: "jobs", folders: ["cycle", "deploy"] },
-  { name: "engine", folders: ["app", "handlers", "protect"] },
+  { name: "engine", folders: ["app", "engine", "handlers", "protect"] },
   { name: "renderers", folders: ["report", "board", "cli", "mcp", "tools"] },
 ];
 /** The pure core: decisions only, so no folder but the core's and no module that does I/O. */
@@ -93,18 +93,18 @@ const EXCEPTIONS = [
   }),
   // Step 2, one GitHub layer and the engine's own folder: reading the default branch's
   // configuration and the approval facts (permissions, CODEOWNERS) become github/ reads whose
-  // results the core takes as data; the engine files (app/, handlers/common) move to their folder
-  // and import other folders through their index.
+  // results the core takes as data; the REST adapters left in app/ move into github/, and the
+  // engine (engine/, handlers/) imports other folders through their index.
   ...edges("floor-core", {
     "src/config/load.ts": ["src/github/client.ts", "src/github/conditional.ts"],
     "src/gates/approval.ts": ["src/github/codeowners.ts", "src/github/permissions.ts"],
   }),
   ...edges("through-the-index", {
-    "src/app/effects.ts": ["src/cycle/agent-turn.ts", "src/substrate/placement.ts", "src/substrate/schema/index.ts"],
-    "src/app/ingest.ts": ["src/cycle/result.ts", "src/cycle/summary.ts", "src/deploy/schemas.ts"],
-    "src/app/projection.ts": ["src/orchestrator/context.ts"],
+    "src/engine/effects.ts": ["src/cycle/agent-turn.ts", "src/substrate/placement.ts", "src/substrate/schema/index.ts"],
+    "src/engine/ingest.ts": ["src/cycle/result.ts", "src/cycle/summary.ts", "src/deploy/schemas.ts"],
+    "src/engine/projection.ts": ["src/orchestrator/context.ts"],
     "src/app/report-view.ts": ["src/orchestrator/context.ts", "src/substrate/placement.ts"],
-    "src/app/requests.ts": ["src/cycle/request.ts", "src/deploy/schemas.ts", "src/orchestrator/context.ts"],
+    "src/engine/requests.ts": ["src/cycle/request.ts", "src/deploy/schemas.ts", "src/orchestrator/context.ts"],
     "src/app/services.ts": ["src/report/write.ts"],
     "src/handlers/create.ts": ["src/substrate/names.ts"],
     "src/index.ts": ["src/substrate/create-provider.ts"],
@@ -155,7 +155,7 @@ const EXCEPTIONS = [
   // renderers (report/) through a port instead of composing check prose itself.
   ...edges("floor-engine", {
     "src/app/checks.ts": ["src/report/index.ts"],
-    "src/app/effects.ts": ["src/report/index.ts"],
+    "src/engine/effects.ts": ["src/report/index.ts"],
     "src/app/report-view.ts": ["src/report/index.ts"],
     "src/app/services.ts": ["src/report/write.ts"],
   }),

@@ -1,15 +1,15 @@
 import { decideApprovals } from "../app/approvals.js";
 import { failTampered } from "../app/checks.js";
-import { showRefusedApprovals, updateStickyComment } from "../app/effects.js";
-import { advanceAndAct } from "../app/engine.js";
+import { showRefusedApprovals, updateStickyComment } from "../engine/effects.js";
+import { advanceAndAct } from "../engine/engine.js";
 import type { HandlerInput } from "../app/services.js";
-import { isTracksBranch, stateStoreFor, targetOf } from "../app/track.js";
+import { isTracksBranch, stateStoreFor, targetOf } from "../engine/track.js";
 import { approvalEvents, standingReviews, type GateDecision, type GateReview } from "../gates/approval.js";
 import { withdrawalEvents } from "../gates/withdrawal.js";
 import { dismissalOf, listGateReviews } from "../github/reviews.js";
 import { restoreSnapshot } from "../orchestrator/index.js";
 import { TamperedStateError } from "../state/index.js";
-import { trackOfPull } from "./common.js";
+import { trackOfPull } from "../engine/delivery.js";
 import type { ReviewPayload } from "./payloads.js";
 
 /**

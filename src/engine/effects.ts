@@ -15,11 +15,11 @@ import {
   type SchemaView,
 } from "../report/index.js";
 import { breakingFindings, compareBranches } from "../substrate/schema/index.js";
-import { dispatchWorkflow, type WorkflowKind } from "./dispatch.js";
+import { dispatchWorkflow, type WorkflowKind } from "../app/dispatch.js";
 import { workflowRequestOf } from "./requests.js";
-import { BUTTONS } from "./checks.js";
-import { openPullRequestFor } from "./pull-request.js";
-import { trackReport } from "./report-view.js";
+import { BUTTONS } from "../app/checks.js";
+import { openPullRequestFor } from "../app/pull-request.js";
+import { trackReport } from "../app/report-view.js";
 import { stateStoreFor, type EngineDeps } from "./track.js";
 
 export interface EffectRun {

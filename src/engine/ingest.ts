@@ -1,9 +1,9 @@
 import type { z } from "zod";
 import { formatZodError } from "../config/zod-error.js";
-import { ArtifactError, artifactJson, downloadRunArtifact } from "./artifacts.js";
-import { judgeResultCommit, judgeRunProvenance, type RecordedRun, type ReportedRun } from "./provenance.js";
+import { ArtifactError, artifactJson, downloadRunArtifact } from "../app/artifacts.js";
+import { judgeResultCommit, judgeRunProvenance, type RecordedRun, type ReportedRun } from "../app/provenance.js";
 import { stateStoreFor, type EngineDeps } from "./track.js";
-import { dispatchIdOfRunName, requestDigest, type WorkflowKind } from "./dispatch.js";
+import { dispatchIdOfRunName, requestDigest, type WorkflowKind } from "../app/dispatch.js";
 import { CYCLE_RESULT_FILE, CycleResult } from "../cycle/result.js";
 import { confinementLine } from "../cycle/summary.js";
 import {
