@@ -75,10 +75,24 @@ export async function buildLib(root = PACKAGE_ROOT) {
   rmSync(old, { recursive: true, force: true });
 }
 
-// `node scripts/build-lib.mjs [--if-stale]`: --if-stale builds only when staleReason gives one.
+/** Whether esbuild (a dev dependency) is installed: a production install (`npm ci --omit=dev`) has none. */
+async function canBuild() {
+  try {
+    await import("esbuild");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// `node scripts/build-lib.mjs [--if-stale] [--prepare]`: --if-stale builds only when staleReason
+// gives one; --prepare (npm's `prepare`) skips the build where esbuild is not installed, since the
+// app runs through tsx and the CLI then falls back to it too.
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const reason = staleReason();
-  if (reason !== undefined || !process.argv.includes("--if-stale")) {
+  if (process.argv.includes("--prepare") && !(await canBuild())) {
+    console.log("lib/ not built: esbuild is not installed (a production install); the CLI runs src/ through tsx");
+  } else if (reason !== undefined || !process.argv.includes("--if-stale")) {
     const started = Date.now();
     await buildLib();
     console.log(`lib/ built from src/ in ${Date.now() - started} ms${reason ? ` (${reason})` : ""}`);
