@@ -477,7 +477,9 @@ function missingHint(flavour: Flavour, report: ReportLike, title: string, neares
       .slice(0, -bare.length)
       .trim()
       .split(/\s+[>›]\s+/);
-    const carried = report.tests.some((t) => squash(t.name) === bare && squash(t.classname ?? "").includes(outermost));
+    const carried =
+      outermost !== "" &&
+      report.tests.some((t) => squash(t.name) === bare && squash(t.classname ?? "").includes(outermost));
     return carried
       ? 'jest-junit wrote the describe blocks into the classname with an ancestorSeparator the cycle does not read: set ancestorSeparator to " " or " > ", or write the title as the report has it'
       : "jest-junit wrote the title without its describe blocks: keep jest-junit's default titleTemplate and classNameTemplate, or write the bare title in the test list";

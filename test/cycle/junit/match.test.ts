@@ -539,6 +539,19 @@ describe("a missing entry's nearest titles and hint", () => {
     expect(missing(display, "src/test/java/shop/CartTest.java", "appliesATenPercentDiscounts")).toMatchObject({
       hint: expect.stringMatching(/^this Surefire report carries display names/),
     });
+    // A report that carries display names never hears that Surefire writes method names.
+    expect(missing(display, "src/test/java/shop/CartTest.java", "applies a ten percent discounts")).toEqual({
+      status: "missing",
+      nearest: ["applies a ten percent discount"],
+    });
+    const phrasedMethod = on("surefire", [
+      passed("appliesATenPercentDiscount()", { classname: "shop.CartTest" }),
+      passed("ships abroad", { classname: "shop.CartTest" }),
+    ]);
+    expect(missing(phrasedMethod, "src/test/java/shop/CartTest.java", "applies a ten percent discount")).toEqual({
+      status: "missing",
+      nearest: ["appliesATenPercentDiscount()"],
+    });
     const both = on("surefire", [passed("appliesATenPercentDiscoun", { classname: "CartTest" })]);
     expect(missing(both, "src/test/java/shop/CartTest.java", "appliesATenPercentDiscount")).toEqual({
       status: "missing",
@@ -554,6 +567,13 @@ describe("a missing entry's nearest titles and hint", () => {
       status: "missing",
       nearest: ["applies a ten percent discount"],
       hint: "jest-junit wrote the title without its describe blocks: keep jest-junit's default titleTemplate and classNameTemplate, or write the bare title in the test list",
+    });
+    // The blocks are in the classname, joined by a separator the cycle does not read: the hint says so.
+    const slashed = on("jest", [passed("ships abroad", { classname: "cart / shipping" })]);
+    expect(missing(slashed, "test/cart.test.js", "cart > shipping > ships abroad")).toEqual({
+      status: "missing",
+      nearest: ["ships abroad"],
+      hint: 'jest-junit wrote the describe blocks into the classname with an ancestorSeparator the cycle does not read: set ancestorSeparator to " " or " > ", or write the title as the report has it',
     });
     const other = on("jest", [passed("applies a ten percent discounts", { classname: "x" })]);
     expect(missing(other, "test/cart.test.js", "applies a ten percent discount")).toEqual({
