@@ -682,3 +682,114 @@ describe("a case from another file, class or runner is not the entry", () => {
     expect(status(flat, "src/test/java/shop/CartTest.java", "undefined.pays")).toBe("missing");
   });
 });
+
+describe("a test the report ties to no file, or to another, never stands for the entry", () => {
+  const unplacedReason = (n: string, they: string, file: string) =>
+    `the report has ${n} of that title but does not say which file ${they} ran from, so none counts for ${file}: it may be another file's, and ${file} may not have run`;
+
+  it("is missing with the reason, the setting to change, and no nearest title but the file's own", () => {
+    const report = on("node", [passed("t"), passed("t2", { file: "test/a.test.js" })]);
+    expect(locateTestCase(report, { file: "test/a.test.js", title: "t" })).toEqual({
+      status: "missing",
+      nearest: ["t2"],
+      reason: unplacedReason("a test", "it", "test/a.test.js"),
+      hint: "this Node's junit reporter writes no file for a test (Node 20's writes none): run the test command on a Node whose junit reporter writes each test case's file attribute",
+    });
+    expect(locateTestCase(on("node", [passed("t"), passed("t")]), { file: "test/a.test.js", title: "t" })).toEqual({
+      status: "missing",
+      nearest: [],
+      reason: unplacedReason("2 tests", "they", "test/a.test.js"),
+      hint: expect.stringMatching(/^this Node's junit reporter/),
+    });
+  });
+
+  it.each<[Flavour, string, TestCaseResult, RegExp]>([
+    [
+      "jest",
+      "test/a.test.js",
+      passed("t", { classname: "t" }),
+      /^jest-junit wrote no file for its tests: keep its addFileAttribute on/,
+    ],
+    [
+      "mocha",
+      "test/a.test.js",
+      passed("t", { classname: "t" }),
+      /^mocha-junit-reporter writes no file for a test outside any describe block/,
+    ],
+    [
+      "surefire",
+      "src/test/java/shop/CartTest.java",
+      passed("t", { classname: "Cart" }),
+      /^this Surefire report names classes by their display names/,
+    ],
+    [
+      "go",
+      "main_test.go",
+      passed("TestX", { classname: "example.com/shop" }),
+      /^main_test.go is in the module's root package, which the report names by the module's path/,
+    ],
+    [
+      "go",
+      "cart/cart_test.go",
+      passed("TestX"),
+      /^the report names no package for it: run the tests through gotestsum/,
+    ],
+    [
+      "pytest",
+      "tests/test_a.py",
+      passed("t", { classname: "" }),
+      /^the report names no file for it: run pytest with the command the README gives/,
+    ],
+    [
+      "vitest",
+      "test/a.test.js",
+      passed("t"),
+      /^the report names no file for it: run vitest with the command the README gives/,
+    ],
+    [
+      "unknown",
+      "test/a.test.js",
+      passed("t"),
+      /^the report's runner was not recognised, so its tests' files could not be read/,
+    ],
+  ])("on %s, names the setting that makes the report say the file", (flavour, file, test, hint) => {
+    expect(locateTestCase(on(flavour, [test]), { file, title: test.name })).toMatchObject({
+      status: "missing",
+      reason: unplacedReason("a test", "it", file),
+      hint: expect.stringMatching(hint),
+    });
+  });
+
+  it("names the files that have the title, up to three, when only others have it", () => {
+    const files = ["test/b.test.js", "test/c.test.js", "test/d.test.js", "test/e.test.js"];
+    const report = on(
+      "vitest",
+      files.map((file) => passed("t", { file })),
+    );
+    expect(locateTestCase(report, { file: "test/a.test.js", title: "t" })).toMatchObject({
+      status: "missing",
+      reason:
+        "the report has that title only in test/b.test.js, test/c.test.js, test/d.test.js, ..., not in test/a.test.js: a test counts only in its own file",
+    });
+    const two = on(
+      "vitest",
+      files.slice(0, 2).map((file) => passed("t", { file })),
+    );
+    expect(locateTestCase(two, { file: "test/a.test.js", title: "t" })).toMatchObject({
+      reason:
+        "the report has that title only in test/b.test.js, test/c.test.js, not in test/a.test.js: a test counts only in its own file",
+    });
+    const go = { ...on("go", [passed("TestX", { classname: "example.com/shop/cart" })]), goModule: "example.com/shop" };
+    expect(locateTestCase(go, { file: "main_test.go", title: "TestX" })).toMatchObject({
+      reason:
+        "the report has that title only in example.com/shop/cart, not in main_test.go: a test counts only in its own file",
+    });
+  });
+
+  it("on Go, a test with a file and no package is another file's when the file is not the entry's", () => {
+    const report = on("go", [passed("TestX", { file: "cart/other_test.go" })]);
+    expect(locateTestCase(report, { file: "cart/cart_test.go", title: "TestX" })).toMatchObject({
+      reason: expect.stringMatching(/^the report has that title only in cart\/other_test.go/),
+    });
+  });
+});
