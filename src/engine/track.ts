@@ -1,6 +1,12 @@
 import type { ConsortConfig } from "../config/consort-config.js";
-import { restoreSnapshot, transition } from "../orchestrator/index.js";
-import type { Effect, TrackEvent, TrackSnapshot, TransitionResult } from "../orchestrator/types.js";
+import {
+  restoreSnapshot,
+  transition,
+  type Effect,
+  type TrackEvent,
+  type TrackSnapshot,
+  type TransitionResult,
+} from "../orchestrator/index.js";
 import {
   createStateStore,
   StateConflictError,
@@ -8,18 +14,12 @@ import {
   type StateStore,
   type TrackState,
 } from "../state/index.js";
-import { failAllChecks, failTampered } from "./checks.js";
-import type { Log, RepoRef, GitHub } from "./github.js";
+import { failAllChecks, failTampered } from "../app/checks.js";
+import type { Log, RepoContext, GitHub } from "../app/github.js";
 import { projectState } from "./projection.js";
 import { recordRequestDigests } from "./requests.js";
 import { overdueEvent } from "./timeout.js";
-import type { AppServices } from "./services.js";
-
-/** The repository an event is about, from its (signed) payload. */
-export interface RepoContext extends RepoRef {
-  fullName: string;
-  defaultBranch: string;
-}
+import type { AppServices } from "../app/services.js";
 
 /** What the track engine needs for one delivery. */
 export interface EngineDeps {
