@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
+import { adminConfig } from "./admin-session.js";
 import { branchRoleName, branchRolePassword, branchRoleUrl, grantBranchRole, ownEverything } from "./branch-role.js";
 import { BRANCH_ID_PATTERN } from "./names.js";
 import { describeServer, toSubstrateError } from "./pg-errors.js";
@@ -109,7 +110,8 @@ export class PostgresBranchProvider implements BranchProvider {
   }
 
   private makePool(): pg.Pool {
-    const pool = new pg.Pool({ connectionString: this.adminUrl, max: 24, application_name: "consort-substrate" });
+    // The admin's own database may be a branch (an admin URL naming the root): see admin-session.ts.
+    const pool = new pg.Pool({ ...adminConfig(this.adminUrl), max: 24, application_name: "consort-substrate" });
     // A client that loses its server, idle or checked out, must not crash the process: the
     // statement it runs fails (and with it that one call), and the next call connects again.
     pool.on("error", () => {});
