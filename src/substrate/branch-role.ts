@@ -124,11 +124,33 @@ BEGIN
 END
 $consort$`;
 
-/** Run OWN_EVERYTHING in `database`, in an admin session that runs nothing the track defined. */
+/**
+ * Inside the branch's database, take from PUBLIC the catalogs, views and functions that name other
+ * databases: pg_database and the database comments (which hold each branch's parent), the
+ * statistics and activity views that join them, and the functions that describe any object by its
+ * id. The privileges of a shared catalog are kept per database, so this closes them here only, for
+ * every login but the admin's; forks copy it. Whether a name exists can still be probed by
+ * guessing it (has_database_privilege answers false or "does not exist"); nothing lists them.
+ */
+const HIDE_OTHER_DATABASES = `
+REVOKE SELECT ON pg_catalog.pg_database, pg_catalog.pg_shdescription, pg_catalog.pg_stat_database,
+  pg_catalog.pg_stat_database_conflicts, pg_catalog.pg_stat_activity, pg_catalog.pg_replication_slots,
+  pg_catalog.pg_prepared_xacts, pg_catalog.pg_stat_progress_vacuum, pg_catalog.pg_stat_progress_analyze,
+  pg_catalog.pg_stat_progress_create_index, pg_catalog.pg_stat_progress_cluster,
+  pg_catalog.pg_stat_progress_basebackup, pg_catalog.pg_stat_progress_copy FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION pg_catalog.pg_describe_object(oid, oid, integer),
+  pg_catalog.pg_identify_object(oid, oid, integer), pg_catalog.pg_identify_object_as_address(oid, oid, integer),
+  pg_catalog.pg_database_size(oid), pg_catalog.pg_database_size(name) FROM PUBLIC`;
+
+/**
+ * Run OWN_EVERYTHING and HIDE_OTHER_DATABASES in `database`, in an admin session that runs nothing
+ * the track defined.
+ */
 export async function ownEverything(adminUrl: string, database: string, role: string): Promise<void> {
   const client = await adminSessionIn(adminUrl, database);
   try {
     await client.query(OWN_EVERYTHING(role));
+    await client.query(HIDE_OTHER_DATABASES);
   } finally {
     await client.end();
   }

@@ -403,7 +403,14 @@ export class PostgresBranchProvider implements BranchProvider {
       const rootDatabases = [...(await readCatalog(client)).values()]
         .filter((e) => e.record?.root === this.root || e.baseOf !== undefined || e.spareOf !== undefined)
         .map((e) => e.datname);
-      await grantBranchRole(client, { role, password, database: name, rootDatabases: [this.root, ...rootDatabases] });
+      // The databases every server has are shut too: a branch's login reaches its own alone.
+      const everyServers = ["postgres", "template1", decodeURIComponent(new URL(this.adminUrl).pathname.slice(1))];
+      await grantBranchRole(client, {
+        role,
+        password,
+        database: name,
+        rootDatabases: [this.root, ...rootDatabases, ...everyServers.filter(Boolean)],
+      });
     });
     await ownEverything(this.adminUrl, name, role);
     return branchRoleUrl(this.adminUrl, name, role, password);
