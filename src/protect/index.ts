@@ -3,6 +3,7 @@ export { protectRepository, ProtectError } from "./apply.js";
 export {
   missingStateBranchRules,
   requireProtectedStateBranch,
+  STATE_BRANCH_RULES,
   unprotectedStateBranch,
   UnprotectedStateBranchError,
 } from "./state-rules.js";
