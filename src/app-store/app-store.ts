@@ -62,7 +62,7 @@ export async function openAppStore(url: string): Promise<AppStore> {
  * The URL of the app's database: `DATABASE_URL` when set; else the embedded server's
  * `consort_app` database, made (and shut to PUBLIC) when missing.
  */
-export async function appDatabaseUrl(env: { DATABASE_URL?: string; CONSORT_DATA_DIR?: string }): Promise<string> {
+async function appDatabaseUrl(env: { DATABASE_URL?: string; CONSORT_DATA_DIR?: string }): Promise<string> {
   if (env.DATABASE_URL) return env.DATABASE_URL;
   const server = await ensureLocalServer({ dataDir: resolveLocalDataDir(env.CONSORT_DATA_DIR) });
   await ensureAppDatabase(server.url());

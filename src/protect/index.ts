@@ -5,5 +5,4 @@ export {
   requireProtectedStateBranch,
   STATE_BRANCH_RULES,
   unprotectedStateBranch,
-  UnprotectedStateBranchError,
 } from "./state-rules.js";

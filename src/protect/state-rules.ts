@@ -33,7 +33,7 @@ export function unprotectedStateBranch(repository: string, missing: readonly str
 }
 
 /** Raised before the app reads or writes consort/state of a repository whose branch is not protected. */
-export class UnprotectedStateBranchError extends Error {
+class UnprotectedStateBranchError extends Error {
   constructor(
     readonly repository: string,
     readonly missing: readonly string[],

@@ -16,7 +16,7 @@ import { SubstrateError } from "./provider.js";
  */
 
 /** The startup options of every admin session: set before the first statement (and the login trigger) runs. */
-export const ADMIN_SEARCH_PATH = "-c search_path=pg_catalog,pg_temp";
+const ADMIN_SEARCH_PATH = "-c search_path=pg_catalog,pg_temp";
 const NO_EVENT_TRIGGERS = "-c event_triggers=off";
 
 /** A client or pool configuration for an admin session on `url`'s database (the provider's own database). */
