@@ -3,3 +3,15 @@ export * from "./errors.js";
 export { sealState, openStateFile, serialiseStateFile, unsealed, checkStateFile, keyIdOf } from "./seal.js";
 export { createStateStore, type StateStore } from "./store.js";
 export { assertCanReseal, ResealDeniedError } from "./reseal.js";
+export {
+  compact,
+  expand,
+  expandStored,
+  keptTexts,
+  storedFormOf,
+  textsFrom,
+  unitRecordPath,
+  UnitRecord,
+  withRecords,
+  type StoredSource,
+} from "./compact.js";

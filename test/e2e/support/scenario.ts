@@ -24,7 +24,19 @@ import {
 } from "../../../src/deploy/index.js";
 import { nextAction, restoreSnapshot } from "../../../src/orchestrator/index.js";
 import type { NextAction, TrackSnapshot } from "../../../src/orchestrator/types.js";
-import { openStateFile, trackIdForBranch, trackPath, unsealed, type TrackState } from "../../../src/state/index.js";
+import {
+  expand,
+  keptTexts,
+  openStateFile,
+  trackIdForBranch,
+  trackPath,
+  unsealed,
+  type TrackState,
+  type TrackStateFile,
+} from "../../../src/state/index.js";
+
+/** A state file as the app works with it: its texts put back from those the app (in this process) compacted. */
+const expandKept = (file: TrackStateFile): TrackState => expand(unsealed(file), keptTexts).state;
 import { createProvider } from "../../../src/substrate/index.js";
 import { ensureLocalServer, stopLocalServer } from "../../../src/substrate/local-server.js";
 import { placementOf } from "../../../src/substrate/placement.js";
@@ -590,7 +602,7 @@ export class Scenario {
   state(): TrackState {
     const text = this.world.stateFileText(this.trackId);
     if (!text) throw new Error(`no state file for ${this.trackId} on consort/state`);
-    return unsealed(
+    return expandKept(
       openStateFile(
         text,
         this.services.stateKey,
