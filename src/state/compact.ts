@@ -150,8 +150,7 @@ export function expand(state: TrackState, texts: TextsByBlob): { state: TrackSta
   const frozenTexts: TrackContext["frozenTexts"] = { ...context.frozenTexts };
   for (const [hash, blob] of Object.entries(stored.frozenTexts)) frozenTexts[hash] = textOf(texts, blob);
   let next: TrackContext = { ...context, artifacts, testFiles, frozenTexts };
-  if (stored.unitsFromTestList)
-    next = { ...next, units: buildUnits(testListOf(next) ?? [], next.settings.granularity) };
+  if (stored.unitsFromTestList) next = { ...next, units: unitsOfList(next) };
   if (stored.evidenceTests.length > 0) {
     const evidence = { ...next.evidence };
     const unitTests = new Map(next.units.map((unit) => [unit.id, unit.tests]));
@@ -298,10 +297,16 @@ export function compact(state: TrackState, basis: CompactBasis, commitFor: strin
   const moved = new Set<string>();
   let recordCount = previous?.recordCount ?? 0;
   for (const unit of finished) {
-    const part = partOf(context, state.cycles, unit.id, new Set(unit.tests.map((t) => t.id)));
     const existing = previous?.records[unit.id];
+    // Read without its history, the state holds nothing more of a unit with a record than the record does.
+    if (existing && !whole) {
+      records[unit.id] = existing;
+      moved.add(unit.id);
+      continue;
+    }
+    const part = partOf(context, state.cycles, unit.id, new Set(unit.tests.map((t) => t.id)));
     const loaded = basis.loaded?.get(unit.id);
-    if (existing && (!whole || (loaded && samePart(loaded, part)))) {
+    if (existing && loaded && samePart(loaded, part)) {
       records[unit.id] = existing;
       moved.add(unit.id);
       continue;
@@ -337,14 +342,18 @@ export function compact(state: TrackState, basis: CompactBasis, commitFor: strin
   if (previous && !whole)
     for (const [id, record] of Object.entries(previous.records)) if (!records[id]) records[id] = record;
 
-  const movedTests = new Set(finished.filter((u) => moved.has(u.id)).flatMap((u) => u.tests.map((t) => t.id)));
+  const unitOf = unitOfTest(context.units);
+  const isMoved = (test: string) => {
+    const index = unitOf.get(test);
+    return index !== undefined && index < context.unitIndex && moved.has(context.units[index]!.id);
+  };
   const keep = new Set<string>([
     ...Object.values(effectiveFrozenTests(context)).map((e) => e.test + "\u0000" + e.file),
     ...(firstFrozenTest(context) ? [firstFrozenTest(context)!.test + "\u0000" + firstFrozenTest(context)!.file] : []),
   ]);
   const frozenTests: TrackContext["frozenTests"] = {};
   for (const [key, entry] of Object.entries(context.frozenTests))
-    if (!movedTests.has(entry.test) || keep.has(entry.test + "\u0000" + entry.file)) frozenTests[key] = entry;
+    if (!isMoved(entry.test) || keep.has(entry.test + "\u0000" + entry.file)) frozenTests[key] = entry;
   const commits: Record<string, string> = {};
   const ref = refIn(commits);
   const heldTexts: TrackContext["frozenTexts"] = {};
@@ -370,8 +379,7 @@ export function compact(state: TrackState, basis: CompactBasis, commitFor: strin
   for (const [path, text] of Object.entries(context.testFiles)) testFiles[path] = ref(text);
 
   const movedCycles = new Set(context.cycles.filter((c) => moved.has(c.unit)).map((c) => c.dispatchId));
-  const fromList = buildUnits(testListOf(context) ?? [], context.settings.granularity);
-  const unitsFromTestList = context.units.length > 0 && sameJson(fromList, context.units);
+  const unitsFromTestList = context.units.length > 0 && sameJson(unitsOfList(context), context.units);
   const unitTests = new Map(context.units.map((u) => [u.id, u.tests]));
   const evidence: TrackContext["evidence"] = {};
   const evidenceTests: string[] = [];
@@ -542,4 +550,27 @@ function sameJson(a: unknown, b: unknown): boolean {
     (key) =>
       Object.hasOwn(b, key) && sameJson((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]),
   );
+}
+
+/** The units of the test list last read, by its parsed list and granularity: every delivery of a track rebuilds the same. */
+let lastUnits: { list: unknown; granularity: string; units: TrackContext["units"] } | undefined;
+function unitsOfList(context: TrackContext): TrackContext["units"] {
+  const list = testListOf(context);
+  const granularity = context.settings.granularity;
+  if (lastUnits?.list !== list || lastUnits.granularity !== granularity)
+    lastUnits = { list, granularity, units: buildUnits(list ?? [], granularity) };
+  return lastUnits.units;
+}
+
+/** Each test's unit, by index, per units array. */
+const unitIndexes = new WeakMap<TrackContext["units"], Map<string, number>>();
+function unitOfTest(units: TrackContext["units"]): Map<string, number> {
+  let known = unitIndexes.get(units);
+  if (!known) {
+    const map = new Map<string, number>();
+    units.forEach((unit, index) => unit.tests.forEach((test) => map.set(test.id, index)));
+    unitIndexes.set(units, map);
+    known = map;
+  }
+  return known;
 }

@@ -1,7 +1,7 @@
 export * from "./schema.js";
 export * from "./errors.js";
 export { sealState, openStateFile, serialiseStateFile, unsealed, checkStateFile, keyIdOf } from "./seal.js";
-export { createStateStore, type StateStore } from "./store.js";
+export { createStateStore, githubStoredSource, type StateStore } from "./store.js";
 export { assertCanReseal, ResealDeniedError } from "./reseal.js";
 export {
   compact,

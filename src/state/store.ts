@@ -4,7 +4,16 @@ import type { GitHubClient } from "../github/client.js";
 import { githubMessage, httpStatus } from "../github/client.js";
 import { StateConflictError, StateStoreError, TamperedStateError } from "./errors.js";
 import { gitBlobId } from "../gates/freeze.js";
-import { compact, expandStored, keepText, keptTexts, type CompactBasis, type TextsByBlob } from "./compact.js";
+import {
+  compact,
+  expandStored,
+  keepText,
+  keptTexts,
+  textsFrom,
+  type CompactBasis,
+  type StoredSource,
+  type TextsByBlob,
+} from "./compact.js";
 import { canonicalJson, checkStateFile, openStateFile, sealState, serialiseStateFile, unsealed } from "./seal.js";
 import { notTheAppsCommit, StateCommit } from "./tip.js";
 import {
@@ -850,6 +859,31 @@ export function createStateStore(options: StateStoreOptions): StateStore {
         .filter((id) => TrackId.safeParse(id).success)
         .sort();
     },
+  };
+}
+
+/**
+ * Where a reader outside the store (no key needed to read) finds what a compact state refers to
+ * in a repository: texts by blob id through the Git Data API, records at `ref` through the Contents API.
+ */
+export function githubStoredSource(
+  octokit: GitHubClient,
+  owner: string,
+  repo: string,
+  ref = STATE_BRANCH,
+): StoredSource {
+  return {
+    texts: (blobs) => textsFrom(blobs, (blob) => blobText(octokit, owner, repo, blob).catch(() => undefined)),
+    record: async (path) => {
+      const { data } = await octokit.rest.repos
+        .getContent({ owner, repo, path, ref })
+        .catch(() => ({ data: undefined }));
+      const file = data as { encoding?: string; content?: string } | undefined;
+      return file?.encoding === "base64" && typeof file.content === "string"
+        ? Buffer.from(file.content, "base64").toString("utf8")
+        : undefined;
+    },
+    commit: undefined,
   };
 }
 

@@ -82,6 +82,16 @@ export class FakeStateBranch {
     this.head = commit;
   }
 
+  /** Remove a file at the head, as a commit of someone's would. */
+  remove(path: string): void {
+    const files = new Map(this.head ? this.trees.get(this.commits.get(this.head)!.tree)! : []);
+    files.delete(path);
+    const tree = this.storeTree(files);
+    const commit = sha(`${tree}${this.head ?? ""}${Math.random()}`);
+    this.commits.set(commit, { tree, parents: this.head ? [this.head] : [] });
+    this.head = commit;
+  }
+
   /** The raw text of a file at the head. */
   text(path: string): string | undefined {
     if (!this.head) return undefined;
