@@ -76,9 +76,9 @@ export function unitRecordPath(trackId: string, n: number): string {
   return `tracks/${TrackId.parse(trackId)}/units/${n}.json`;
 }
 
-export const serialiseRecord = (record: UnitRecord): string =>
+const serialiseRecord = (record: UnitRecord): string =>
   `${JSON.stringify(JSON.parse(canonicalJson(record)), null, 2)}\n`;
-export const recordHash = (text: string): string => createHash("sha256").update(text, "utf8").digest("hex");
+const recordHash = (text: string): string => createHash("sha256").update(text, "utf8").digest("hex");
 
 /** Texts by blob id: every text the store compacted or fetched (a blob id names its content, so any repository's is the same). */
 export type TextsByBlob = Map<string, string>;
@@ -110,7 +110,7 @@ export function storedFormOf(state: TrackState): StoredForm | undefined {
 }
 
 /** Every blob id a compact state refers to: what `expand` needs in `texts`. */
-export function blobsOf(stored: StoredForm): string[] {
+function blobsOf(stored: StoredForm): string[] {
   return [
     ...new Set([
       ...Object.values(stored.artifacts),
@@ -120,7 +120,7 @@ export function blobsOf(stored: StoredForm): string[] {
   ];
 }
 
-export class MissingTextError extends Error {
+class MissingTextError extends Error {
   constructor(readonly blob: string) {
     super(`the text of blob ${blob} is not at hand`);
     this.name = "MissingTextError";
@@ -186,10 +186,16 @@ export function withRecords(state: TrackState, records: readonly UnitRecord[], t
   for (const record of records) {
     if (record.evidence !== null && !Object.hasOwn(evidence, record.unit))
       evidence[record.unit] = record.evidence as TrackContext["evidence"][string];
-    for (const cycle of record.cycles as TrackContext["cycles"])
-      if (!known.has(cycle.dispatchId)) (cycles.push(cycle), known.add(cycle.dispatchId));
-    for (const entry of record.ledger)
-      if (!inLedger.has(entry.dispatchId)) (ledger.push(entry), inLedger.add(entry.dispatchId));
+    for (const cycle of record.cycles as TrackContext["cycles"]) {
+      if (known.has(cycle.dispatchId)) continue;
+      cycles.push(cycle);
+      known.add(cycle.dispatchId);
+    }
+    for (const entry of record.ledger) {
+      if (inLedger.has(entry.dispatchId)) continue;
+      ledger.push(entry);
+      inLedger.add(entry.dispatchId);
+    }
     for (const [key, entry] of Object.entries(record.frozenTests))
       if (!Object.hasOwn(frozenTests, key)) frozenTests[key] = entry as TrackContext["frozenTests"][string];
     for (const [hash, blob] of Object.entries(record.frozenTexts))
@@ -207,7 +213,7 @@ export function withRecords(state: TrackState, records: readonly UnitRecord[], t
 }
 
 /** Every blob id the records refer to: what `withRecords` needs in `texts`. */
-export function recordBlobs(records: readonly UnitRecord[]): string[] {
+function recordBlobs(records: readonly UnitRecord[]): string[] {
   return [...new Set(records.flatMap((r) => [...Object.values(r.frozenTexts), ...Object.values(r.reviews)]))];
 }
 

@@ -13,5 +13,4 @@ export {
   unitRecordPath,
   UnitRecord,
   withRecords,
-  type StoredSource,
 } from "./compact.js";
