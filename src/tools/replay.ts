@@ -12,7 +12,7 @@ import {
 } from "../state/index.js";
 import { sanitiseBranchName } from "../substrate/index.js";
 import { localPush } from "./local-push.js";
-import { ToolError } from "./registry.js";
+import { ToolError } from "./errors.js";
 import { currentBranch } from "./track-state.js";
 
 /**
