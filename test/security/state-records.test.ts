@@ -1,5 +1,5 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { projectState } from "../../src/app/projection.js";
+import { projectState } from "../../src/engine/projection.js";
 import { restoreSnapshot, transition } from "../../src/orchestrator/index.js";
 import {
   createStateStore,
