@@ -5,7 +5,17 @@ import { projectState } from "../src/engine/projection.js";
 import { recordRequestDigests } from "../src/engine/requests.js";
 import { createTrack, restoreSnapshot, transition } from "../src/orchestrator/index.js";
 import type { PushEvent, PushedCommit, TrackEvent, TrackSnapshot } from "../src/orchestrator/types.js";
-import { emptyTrackState, openStateFile, sealState, serialiseStateFile, unsealed } from "../src/state/index.js";
+import {
+  compact,
+  emptyTrackState,
+  expand,
+  openStateFile,
+  sealState,
+  serialiseStateFile,
+  storedFormOf,
+  unsealed,
+  type TrackState,
+} from "../src/state/index.js";
 import { LONG_TRACK_TESTS_PER_UNIT, TrackSim } from "../test/orchestrator/helpers/track.js";
 import { benchRuns, measure, printJson, printTable, tailEntry, wantsJson, type Summary } from "./lib.js";
 
@@ -175,8 +185,9 @@ printTable("decide: classify a push and compute the next snapshot (µs)", rows, 
  * The app runs one `transition` per webhook delivery and GitHub gives a delivery 10 seconds, so a
  * step late in a long track must cost what an early one does. Each position is measured on the
  * navigator's RED push (classified against every frozen test file) and on what the app does around
- * it per delivery: open the signed state file (parse, verify the seal, schema), restore the
- * snapshot, decide, project the state, seal and serialise it.
+ * it per delivery: open the signed state file (parse, verify the seal, schema) and put back the
+ * texts it refers to (held by the process, as a warm replica holds them), restore the snapshot,
+ * decide, project the state, compact, seal and serialise it.
  */
 const LONG_TESTS = 500;
 const STATE_KEY = "bench-state-key-0123456789abcdef0123456789";
@@ -189,14 +200,40 @@ interface Case {
 const CASES = {
   decide: "decide the RED push",
   restore: "restore the snapshot",
-  open: "open the state file",
-  seal: "seal and serialise the state file",
+  open: "open the state file and put its texts back",
+  seal: "compact, seal and serialise the state file",
   delivery: "the delivery: open, restore, decide, seal",
 } as const;
 type CaseName = keyof typeof CASES;
 
+/** The state file the app writes for a snapshot after `previous` (the stored state it replaces), and what it writes with it. */
+function written(snapshot: TrackSnapshot, previous: TrackState | undefined) {
+  const base =
+    previous ??
+    emptyTrackState({
+      trackId: "f1-stock",
+      repository: "acme/stockflow",
+      branch: snapshot.context.branch,
+      snapshot,
+      now: new Date(at(0)),
+    });
+  const expanded = previous ? expand(previous, texts).state : base;
+  const compacted = compact(
+    projectState(expanded, snapshot),
+    { stored: previous ? storedFormOf(previous) : undefined, loaded: undefined },
+    snapshot.context.head,
+  );
+  for (const [blob, text] of compacted.texts) texts.set(blob, text);
+  const text = serialiseStateFile(sealState(compacted.state, STATE_KEY));
+  const bytes = Buffer.byteLength(text) + compacted.records.reduce((n, r) => n + Buffer.byteLength(r.text), 0);
+  return { state: unsealed(openStateFile(text, STATE_KEY, where)), text, bytes };
+}
+/** The texts the process holds, by blob id, as a replica that wrote the track's last state does. */
+const texts = new Map<string, string>();
+const where = { trackId: "f1-stock", path: "tracks/f1-stock.json", repository: "acme/stockflow" };
+
 /** What one delivery of the unit's RED push costs at the sim's position, and the state file's size there. */
-function position(sim: TrackSim): { cases: Record<CaseName, Case>; stateFileBytes: number } {
+function position(sim: TrackSim, stored: TrackState): { cases: Record<CaseName, Case>; stateFileBytes: number } {
   const snapshot = sim.snapshot;
   const commit = sim.redCommit();
   const event: PushEvent = {
@@ -207,39 +244,32 @@ function position(sim: TrackSim): { cases: Record<CaseName, Case>; stateFileByte
     forced: false,
     commits: [commit],
   };
-  const state = projectState(
-    emptyTrackState({
-      trackId: "f1-stock",
-      repository: "acme/stockflow",
-      branch: snapshot.context.branch,
-      snapshot,
-      now: new Date(at(0)),
-    }),
-    snapshot,
-  );
-  const text = serialiseStateFile(sealState(state, STATE_KEY));
-  const stored: unknown = JSON.parse(JSON.stringify(snapshot));
-  const where = { trackId: "f1-stock", path: "tracks/f1-stock.json", repository: "acme/stockflow" };
+  const text = serialiseStateFile(sealState(stored, STATE_KEY));
+  const basis = { stored: storedFormOf(stored), loaded: undefined };
+  const state = expand(stored, texts).state;
+  const snapshotJson: unknown = JSON.parse(JSON.stringify(state.snapshot));
   const sanity = transition(snapshot, event, sim.config);
   if (sanity.rejection || sanity.snapshot.stage !== "red-verify")
     throw new Error(`the RED push should be accepted: ${sanity.rejection?.reasons.join("; ")}`);
   // As a delivery finds it: restored from the stored file, so nothing read of it before is known.
-  let restored = restoreSnapshot(stored);
+  let restored = restoreSnapshot(snapshotJson);
   return {
     cases: {
       decide: {
-        before: () => (restored = restoreSnapshot(stored)),
+        before: () => (restored = restoreSnapshot(snapshotJson)),
         run: () => transition(restored, event, sim.config),
       },
-      restore: { run: () => restoreSnapshot(stored) },
-      open: { run: () => openStateFile(text, STATE_KEY, where) },
-      seal: { run: () => serialiseStateFile(sealState(state, STATE_KEY)) },
+      restore: { run: () => restoreSnapshot(snapshotJson) },
+      open: { run: () => expand(unsealed(openStateFile(text, STATE_KEY, where)), texts) },
+      seal: {
+        run: () => serialiseStateFile(sealState(compact(state, basis, snapshot.context.head).state, STATE_KEY)),
+      },
       delivery: {
         run: () => {
-          const current = unsealed(openStateFile(text, STATE_KEY, where));
+          const current = expand(unsealed(openStateFile(text, STATE_KEY, where)), texts).state;
           const result = transition(restoreSnapshot(current.snapshot), event, sim.config);
           const next = recordRequestDigests(projectState(current, result.snapshot), result.effects, result.snapshot);
-          return serialiseStateFile(sealState(next, STATE_KEY));
+          return serialiseStateFile(sealState(compact(next, basis, result.snapshot.context.head).state, STATE_KEY));
         },
       },
     },
@@ -248,10 +278,22 @@ function position(sim: TrackSim): { cases: Record<CaseName, Case>; stateFileByte
 }
 
 const longSim = TrackSim.longTrack(LONG_TESTS);
-const early = position(longSim);
+// Every step's state written as the app writes it, each compacted against the one before.
+let stored = written(longSim.snapshot, undefined).state;
+const early = position(longSim, stored);
 const units = LONG_TESTS / LONG_TRACK_TESTS_PER_UNIT;
-for (let i = 1; i < units; i++) longSim.throughUnit();
-const late = position(longSim);
+/** Bytes written to the state branch by each step of the last unit finished (its state file, and a record when a unit ends). */
+const lateSteps: number[] = [];
+for (let i = 1; i < units; i++) {
+  const from = longSim.results.length;
+  longSim.throughUnit();
+  for (const result of longSim.results.slice(from)) {
+    const step = written(result.snapshot, stored);
+    stored = step.state;
+    if (i === units - 1) lateSteps.push(step.bytes);
+  }
+}
+const late = position(longSim, stored);
 
 const longRuns = benchRuns(60);
 const longRows = {} as Record<CaseName, [Summary, Summary]>;
@@ -279,12 +321,15 @@ const ratio = (key: CaseName) => longRows[key][1].median / longRows[key][0].medi
 printTable(
   `decide on a long track (${LONG_TESTS} tests, ${units} units): unit 1 against unit ${units} (µs)`,
   Object.values(longRows).flat(),
-  { unit: "us" },
+  { unit: "us", baseline: longRows.delivery[0].name },
 );
 console.log(`\nlate over early (median, unit ${units} ÷ unit 1; goal: within 2×):`);
 for (const name of Object.keys(CASES) as CaseName[]) console.log(`  ${CASES[name]}: ${ratio(name).toFixed(2)}×`);
 console.log(
-  `state file at unit 1: ${(early.stateFileBytes / 1024).toFixed(0)} KiB; at unit ${units}: ${(late.stateFileBytes / 1024).toFixed(0)} KiB (the Contents API's GET inlines a file up to 1 MiB)`,
+  `state file at unit 1: ${(early.stateFileBytes / 1024).toFixed(1)} KiB; at unit ${units}: ${(late.stateFileBytes / 1024).toFixed(1)} KiB (goal: at most 64 KiB)`,
+);
+console.log(
+  `bytes written per step of unit ${units - 1}: ${lateSteps.map((b) => (b / 1024).toFixed(1)).join(", ")} KiB (the last with the unit's record; goal: at most 64 KiB)`,
 );
 console.log(`${build.name}: ${(build.median / 1000).toFixed(0)} ms median of ${build.samples.length}`);
 
@@ -308,5 +353,8 @@ if (wantsJson())
     delivery_late_over_early: Number(ratio("delivery").toFixed(2)),
     state_file_bytes_early_500: early.stateFileBytes,
     state_file_bytes_late_500: late.stateFileBytes,
+    state_kib_early_500: Number((early.stateFileBytes / 1024).toFixed(1)),
+    state_kib_late_500: Number((late.stateFileBytes / 1024).toFixed(1)),
+    state_bytes_written_per_step_late_500: Math.max(...lateSteps),
     track_500_build_ms: Math.round(build.median / 1000),
   });

@@ -218,7 +218,8 @@ export function appBoardSource(options: AppSourceOptions): BoardSource {
     const stateSource = ref.kind === "changed" && ref.sha ? `consort/state at ${ref.sha.slice(0, 7)}` : "consort/state";
     for (const trackId of await store.list()) {
       try {
-        const state = await store.read(trackId);
+        // The board shows every unit's evidence: the finished units' records are read too.
+        const state = await store.read(trackId, { history: true });
         if (!state) continue;
         tracks.push({
           repository: target.fullName,

@@ -193,6 +193,8 @@ const RUNNER_MATCHERS = RUNNER_FILES.map((file) => ({ file, matches: picomatch(f
  * replace node_modules. Any change to one is refused without reading it.
  */
 export function installedRunnerPackage(path: string): string | undefined {
+  // Asked for every path of every commit: most name no node_modules folder at all.
+  if (!path.includes("node_modules/")) return undefined;
   const found = [...path.matchAll(/(?:^|\/)node_modules\/((?:@[^/]+\/)?[^/]+)(?=\/|$)/g)].at(-1)?.[1];
   return found !== undefined && isRunnerPackage(found) ? found : undefined;
 }
@@ -247,21 +249,27 @@ function runnerFilesOf(path: string, folders: readonly string[]) {
  */
 export function isRunnerConfigPath(path: string, commands: readonly string[] = []): boolean {
   // Asked for every path of every commit, and the same paths and commands recur push after push.
-  const key = `${commands.join("\u0000")}\u0001${path}`;
-  const known = runnerConfigPaths.get(key);
-  if (known !== undefined) return known;
+  const commandsKey = commands.join("\u0000");
+  let known = runnerConfigPaths.get(commandsKey);
+  const answered = known?.get(path);
+  if (answered !== undefined) return answered;
   const answer =
     !/(?:^|\/)node_modules\//.test(path) &&
     (isPackageJson(path) ||
       dependencyFile(path) !== undefined ||
       runnerFilesOf(path, commandFolders(commands)).length > 0);
-  if (runnerConfigPaths.size >= 4096) runnerConfigPaths.clear();
-  runnerConfigPaths.set(key, answer);
+  if (!known || known.size >= 4096) {
+    // One key a path, not commands and path run together: building that string per path cost more than the answer.
+    if (runnerConfigPaths.size >= 16) runnerConfigPaths.clear();
+    known = new Map();
+    runnerConfigPaths.set(commandsKey, known);
+  }
+  known.set(path, answer);
   return answer;
 }
 
-/** isRunnerConfigPath's answers by commands and path (a pure function of its key). */
-const runnerConfigPaths = new Map<string, boolean>();
+/** isRunnerConfigPath's answers by commands, then path (a pure function of the two). */
+const runnerConfigPaths = new Map<string, Map<string, boolean>>();
 
 /** npm, pnpm, yarn and bun subcommands that are not scripts. */
 const NOT_SCRIPTS = new Set(["install", "i", "ci", "add", "exec", "x", "dlx", "create", "init", "publish", "audit"]);
@@ -371,7 +379,12 @@ export function runnerReach(
   packages: Readonly<Record<string, ReadonlyArray<string | null>>>,
 ): RunnerReach {
   // Every commit of a push, and of the pushes after it, mostly asks about the same texts.
-  const key = JSON.stringify([commands, packages]);
+  let commandsKey = commandsKeys.get(commands);
+  if (commandsKey === undefined) {
+    commandsKey = JSON.stringify(commands);
+    commandsKeys.set(commands, commandsKey);
+  }
+  const key = `${commandsKey}\u0000${JSON.stringify(packages)}`;
   const known = reachOfTexts.get(key);
   if (known) return known;
   const reach = computeRunnerReach(commands, packages);
@@ -379,6 +392,9 @@ export function runnerReach(
   if (reachOfTexts.size > REACH_CACHE_SIZE) reachOfTexts.delete(reachOfTexts.keys().next().value!);
   return reach;
 }
+
+/** Each commands object's text, for the key above: the same object comes with every commit of a push. */
+const commandsKeys = new WeakMap<Readonly<Record<string, string>>, string>();
 
 /** The reaches worked out last, by their commands and package.json texts (oldest first). */
 const reachOfTexts = new Map<string, RunnerReach>();

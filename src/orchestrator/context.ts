@@ -85,7 +85,7 @@ export function testListOf(context: TrackContext): readonly TestListEntry[] | nu
 }
 
 /** Build units in list order: one per test, or one per acceptance criterion (its tests in list order). */
-function buildUnits(tests: readonly TestListEntry[], granularity: "test" | "ac"): BuildUnit[] {
+export function buildUnits(tests: readonly TestListEntry[], granularity: "test" | "ac"): BuildUnit[] {
   if (granularity === "test") return tests.map((test) => ({ id: test.id, tests: [test] }));
   const units: BuildUnit[] = [];
   const byAc = new Map<string, BuildUnit>();
@@ -158,6 +158,11 @@ function frozenTestIndex(context: TrackContext): FrozenTestIndex {
   const index = { effective: Object.freeze(effective), first };
   indexOf.set(context.frozenTests, index);
   return index;
+}
+
+/** The entry of the earliest test whose verified RED froze anything (what the base's test files are frozen by). */
+export function firstFrozenTest(context: TrackContext): FrozenTestFile | undefined {
+  return frozenTestIndex(context).first;
 }
 
 /** The frozen text of each test file: the one frozen by the latest verified RED touching it. */

@@ -102,6 +102,39 @@ function reachOf(commit: PushedCommit, commands: Record<string, string>): Runner
   return runnerReach(commands, packages);
 }
 
+/** The configured commands of a configuration, worked out once for every commit it classifies. */
+const commandsByConfig = new WeakMap<ConsortConfig, { commands: Record<string, string>; commandLines: string[] }>();
+function commandsOf(config: ConsortConfig): { commands: Record<string, string>; commandLines: string[] } {
+  let known = commandsByConfig.get(config);
+  if (!known) {
+    const commands = configuredCommands(config.commands);
+    known = { commands, commandLines: Object.values(commands) };
+    commandsByConfig.set(config, known);
+  }
+  return known;
+}
+
+type Ownership = {
+  owner: ReturnType<typeof ownershipAt>;
+  owned: (path: string) => boolean;
+  excluded: (path: string) => boolean;
+};
+/** What a step owns, with its matchers, per configuration: every commit of a push asks for the same. */
+const ownershipByConfig = new WeakMap<ConsortConfig, Map<string, Ownership>>();
+function ownershipOf(stage: Stage, config: ConsortConfig, unit: string | null): Ownership {
+  let known = ownershipByConfig.get(config);
+  if (!known) ownershipByConfig.set(config, (known = new Map()));
+  const key = `${stage}\u0000${unit ?? ""}`;
+  let ownership = known.get(key);
+  if (!ownership) {
+    const owner = ownershipAt(stage, config, unit);
+    ownership = { owner, owned: globMatcher(owner.paths), excluded: globMatcher(owner.except) };
+    if (known.size >= 64) known.clear();
+    known.set(key, ownership);
+  }
+  return ownership;
+}
+
 const runnerConfigRefusal = (path: string, changed: readonly string[]) =>
   `${path}: changes the test runner's configuration (${changed.join(", ")}), frozen at the test-list gate because it decides which tests pass: ` +
   "restore it (other dependencies may change), or ask a person to renegotiate the test list";
@@ -112,7 +145,7 @@ export function classifyCommit({ commit, stage, unit, config, frozen, pusher }: 
   const short = commit.sha.slice(0, 7);
   const claim = readRoleTrailer(commit.message);
   const role = claim.ok ? claim.role : null;
-  const owner = ownershipAt(stage, config, unit);
+  const { owner, owned, excluded } = ownershipOf(stage, config, unit);
 
   if (!claim.ok) reasons.push(claim.reason);
   if (owner.role === null) {
@@ -148,16 +181,13 @@ export function classifyCommit({ commit, stage, unit, config, frozen, pusher }: 
     }
   }
 
-  const owned = globMatcher(owner.paths);
-  const excluded = globMatcher(owner.except);
   const isTest = globMatcher(config.paths.tests);
   const known = new Set(frozen.baseTests?.known ?? []);
   const frozenStep = stage === "red" && role === "navigator" ? "red" : "other";
   // The driver's steps: production code may not carry test code (see test-code.ts).
   const checksTestCode = stage === "green" || stage === "repair" || stage === "refactor";
   const isCode = globMatcher(config.paths.code);
-  const commands = configuredCommands(config.commands);
-  const commandLines = Object.values(commands);
+  const { commands, commandLines } = commandsOf(config);
   const readsPackage = frozen.runnerConfig === true && commit.changes.some(touchesBeyondConsort);
   const reach = readsPackage ? reachOf(commit, commands) : undefined;
   if (readsPackage && !reach)

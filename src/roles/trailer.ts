@@ -21,8 +21,11 @@ export function readRoleTrailer(message: string): RoleClaim {
       if (match && match[1]!.toLowerCase() === ROLE_TRAILER.toLowerCase()) values.push(match[2]!);
     }
   }
-  const hint = `end the commit message with a blank line and \`${ROLE_TRAILER}: <role>\` (one of ${ROLE_NAMES.join(", ")})`;
-  if (values.length === 0) return { ok: false, reason: `no ${ROLE_TRAILER} trailer: ${hint}` };
+  if (values.length === 0)
+    return {
+      ok: false,
+      reason: `no ${ROLE_TRAILER} trailer: end the commit message with a blank line and \`${ROLE_TRAILER}: <role>\` (one of ${ROLE_NAMES.join(", ")})`,
+    };
   const distinct = [...new Set(values)];
   if (distinct.length > 1)
     return {

@@ -3,6 +3,17 @@ import { blobText, textLeftOut } from "../github/blob-text.js";
 import type { GitHubClient } from "../github/client.js";
 import { githubMessage, httpStatus } from "../github/client.js";
 import { StateConflictError, StateStoreError, TamperedStateError } from "./errors.js";
+import { gitBlobId } from "../gates/freeze.js";
+import {
+  compact,
+  expandStored,
+  keepText,
+  keptTexts,
+  textsFrom,
+  type CompactBasis,
+  type StoredSource,
+  type TextsByBlob,
+} from "./compact.js";
 import { canonicalJson, checkStateFile, openStateFile, sealState, serialiseStateFile, unsealed } from "./seal.js";
 import { notTheAppsCommit, StateCommit } from "./tip.js";
 import {
@@ -85,8 +96,12 @@ type StateChange = (current: TrackState | undefined) => TrackState | undefined;
 
 export interface StateStore {
   readonly branch: string;
-  /** The track's verified state, or undefined when it has none. Throws TamperedStateError. */
-  read(trackId: string): Promise<TrackState | undefined>;
+  /**
+   * The track's verified state, or undefined when it has none. Throws TamperedStateError. With
+   * `history`, every finished unit's record is read and merged in (the board, the evidence JSON,
+   * status); without it the state holds what the next decision needs (src/state/compact.ts).
+   */
+  read(trackId: string, options?: { history?: boolean }): Promise<TrackState | undefined>;
   /** Apply `change` for one webhook delivery, at most once per delivery id. Throws TamperedStateError, StateConflictError. */
   update(trackId: string, deliveryId: string, change: StateChange): Promise<UpdateOutcome>;
   /**
@@ -127,6 +142,9 @@ const BLOB_TEXTS_KEPT = 500;
 const FOREIGN_COMMITS_WALKED = 50;
 
 const REF = `heads/${STATE_BRANCH}`;
+
+/** How many texts a compact state refers to are read from git at once. */
+const TEXT_READS_AT_ONCE = 8;
 
 /**
  * What `read` last found for each track, per client (one client serves one webhook delivery), so
@@ -170,8 +188,11 @@ export function createStateStore(options: StateStoreOptions): StateStore {
   }
 
   /** The track's file at `ref` with its blob sha (the compare-and-swap of the next write); `branch` false when the branch is missing. */
-  async function readFile(ref: string, trackId: string): Promise<{ file?: StoredFile; branch: boolean }> {
-    const path = trackPath(trackId);
+  async function readFile(
+    ref: string,
+    trackId: string,
+    path = trackPath(trackId),
+  ): Promise<{ file?: StoredFile; branch: boolean }> {
     let data: unknown;
     try {
       data = (await octokit.rest.repos.getContent({ owner, repo, path, ref })).data;
@@ -293,6 +314,115 @@ export function createStateStore(options: StateStoreOptions): StateStore {
     return { ...(file ? { file } : {}), branch: true, tip, foreignTip };
   }
 
+  /**
+   * The texts a compact state refers to, by blob id: from this process's texts, else read from the
+   * repository's git objects (a few at a time) and checked against their ids. A text that cannot
+   * be read fails the read closed, naming the blob.
+   */
+  async function textsFor(trackId: string, blobs: readonly string[]): Promise<TextsByBlob> {
+    const out: TextsByBlob = new Map();
+    const missing: string[] = [];
+    for (const blob of blobs) {
+      const text = keptTexts.get(blob);
+      if (text === undefined) missing.push(blob);
+      else out.set(blob, text);
+    }
+    for (let i = 0; i < missing.length; i += TEXT_READS_AT_ONCE) {
+      await Promise.all(
+        missing.slice(i, i + TEXT_READS_AT_ONCE).map(async (blob) => {
+          let text: string | undefined;
+          try {
+            text = await blobText(octokit, owner, repo, blob);
+          } catch (error) {
+            throw new StateStoreError(
+              `Could not read blob ${blob.slice(0, 12)}, a text ${trackPath(trackId)} refers to, from ${repository}: ${githubMessage(error)}`,
+            );
+          }
+          if (text === undefined || gitBlobId(text) !== blob)
+            throw new TamperedStateError(
+              trackId,
+              trackPath(trackId),
+              [`the text it refers to by blob ${blob.slice(0, 12)} is not readable as that blob`],
+              undefined,
+            );
+          keepText(blob, text);
+          out.set(blob, text);
+        }),
+      );
+    }
+    return out;
+  }
+
+  /** A stored state as the app works with it, its texts read through the repository's git objects (see expandStored). */
+  function expandState(
+    trackId: string,
+    stored: TrackState,
+    ref: string,
+    history: boolean,
+  ): Promise<{ state: TrackState; basis: CompactBasis }> {
+    return expandStored(trackId, stored, history, {
+      texts: (blobs) => textsFor(trackId, blobs),
+      record: async (path) => (await readFile(ref, trackId, path)).file?.text,
+      commit: /^[0-9a-f]{40,64}$/.test(ref) ? ref : undefined,
+    });
+  }
+
+  /**
+   * Write the state with the finished units' records in one commit through the Git Data API: a
+   * tree on the tip the state was read at, a commit on it, and a fast-forward of the branch, which
+   * GitHub refuses (422) when anything was written since. Undefined: lost the race.
+   */
+  async function writeCommit(
+    trackId: string,
+    read: CurrentRead,
+    files: Array<{ path: string; text: string }>,
+    message: string,
+  ): Promise<string | undefined> {
+    const path = trackPath(trackId);
+    if (!read.branch) {
+      const state = files.find((file) => file.path === path)!;
+      return startBranch(
+        path,
+        state.text,
+        message,
+        files.filter((file) => file !== state),
+      );
+    }
+    let base = read.tip?.sha;
+    let tree = read.tip?.commit.tree?.sha;
+    try {
+      if (!base) {
+        base = (await octokit.rest.git.getRef({ owner, repo, ref: REF })).data.object.sha;
+        // Read without the tip: the file there must still be the one read, or this write would undo another.
+        const { file } = await readFile(base, trackId);
+        if (file?.blob !== read.file?.blob) return undefined;
+      }
+      tree ??= (await octokit.rest.git.getCommit({ owner, repo, commit_sha: base })).data.tree.sha;
+      const entries = files.map((file) => ({
+        path: file.path,
+        mode: "100644" as const,
+        type: "blob" as const,
+        content: file.text,
+      }));
+      const made = await octokit.rest.git.createTree({ owner, repo, base_tree: tree, tree: entries });
+      // No author or committer: GitHub then signs the commit as made by the app.
+      const commit = await octokit.rest.git.createCommit({
+        owner,
+        repo,
+        message,
+        tree: made.data.sha,
+        parents: [base],
+      });
+      await octokit.rest.git.updateRef({ owner, repo, ref: REF, sha: commit.data.sha, force: false });
+      const state = files.find((file) => file.path === path);
+      if (state) keepBlob({ text: state.text, blob: gitBlobId(state.text) });
+      return commit.data.sha;
+    } catch (error) {
+      if (isLostRace(error) || httpStatus(error) === 404) return undefined;
+      throw new StateStoreError(`Could not write ${path} on ${STATE_BRANCH} of ${repository}: ${githubMessage(error)}`);
+    }
+  }
+
   function isLostRace(error: unknown): boolean {
     const status = httpStatus(error);
     if (status === 409) return true;
@@ -357,10 +487,20 @@ export function createStateStore(options: StateStoreOptions): StateStore {
     if (problem) throw new TamperedStateError(trackId, trackPath(trackId), [problem], parent);
   }
 
-  /** The first write of a repository: an orphan commit holding the file, and the branch created on it. */
-  async function startBranch(path: string, text: string, message: string): Promise<string | undefined> {
-    const entry = { path, mode: "100644" as const, type: "blob" as const, content: text };
-    const tree = await octokit.rest.git.createTree({ owner, repo, tree: [entry] });
+  /** The first write of a repository: an orphan commit holding the file(s), and the branch created on it. */
+  async function startBranch(
+    path: string,
+    text: string,
+    message: string,
+    more: Array<{ path: string; text: string }> = [],
+  ): Promise<string | undefined> {
+    const entries = [...more, { path, text }].map((file) => ({
+      path: file.path,
+      mode: "100644" as const,
+      type: "blob" as const,
+      content: file.text,
+    }));
+    const tree = await octokit.rest.git.createTree({ owner, repo, tree: entries });
     const commit = await octokit.rest.git.createCommit({ owner, repo, message, tree: tree.data.sha, parents: [] });
     try {
       await octokit.rest.git.createRef({ owner, repo, ref: `refs/${REF}`, sha: commit.data.sha });
@@ -546,14 +686,16 @@ export function createStateStore(options: StateStoreOptions): StateStore {
   return {
     branch: STATE_BRANCH,
 
-    async read(trackId) {
+    async read(trackId, readOptions = {}) {
       TrackId.parse(trackId);
       const read = await readCurrent(trackId);
       lastReads.get(octokit)?.delete(trackId);
       const file = await openRead(trackId, read, false);
       if (file === undefined) return undefined;
       remember(trackId, read);
-      return unsealed(file);
+      const stored = unsealed(file);
+      const history = readOptions.history === true || needsHistory(stored);
+      return (await expandState(trackId, stored, read.tip?.sha ?? STATE_BRANCH, history)).state;
     },
 
     async update(trackId, deliveryId, change) {
@@ -568,17 +710,29 @@ export function createStateStore(options: StateStoreOptions): StateStore {
         const read = remembered ?? (await readCurrent(trackId));
         remembered = undefined;
         const currentFile = await openRead(trackId, read);
-        const current = currentFile && unsealed(currentFile);
+        const stored = currentFile && unsealed(currentFile);
+        const expanded =
+          stored && (await expandState(trackId, stored, read.tip?.sha ?? STATE_BRANCH, needsHistory(stored)));
+        const current = expanded?.state;
         const duplicate = current?.processedDeliveries.includes(deliveryId) === true;
         const proposed = duplicate ? undefined : change(current === undefined ? undefined : structuredClone(current));
-        const next = proposed === undefined ? undefined : checkNext(trackId, proposed);
+        const checked = proposed === undefined ? undefined : checkNext(trackId, proposed);
+        const compacted =
+          checked &&
+          compact(
+            checked,
+            expanded?.basis ?? { stored: undefined, loaded: undefined },
+            headOf(checked) ?? STATE_BRANCH,
+          );
+        for (const [blob, text] of compacted?.texts ?? []) keepText(blob, text);
+        const next = compacted?.state;
         // Only a write proves a remembered read current (GitHub checks its blob): anything else reads again.
-        if (guessed && (next === undefined || (current && sameContent(current, next)))) {
+        if (guessed && (next === undefined || (stored && sameContent(stored, next)))) {
           attempt--;
           continue;
         }
         if (duplicate && current) return { outcome: "duplicate-delivery", state: current, attempts: attempt };
-        if (next === undefined || (current && sameContent(current, next))) {
+        if (next === undefined || (stored && sameContent(stored, next))) {
           // A handler that asked for no change yet may ask again in this delivery, once it has read more.
           if (read.file) remember(trackId, read);
           return { outcome: "unchanged", state: current, attempts: attempt };
@@ -591,16 +745,17 @@ export function createStateStore(options: StateStoreOptions): StateStore {
           currentFile?.signature ?? null,
           clock().toISOString(),
         );
-        const commit = await writeFile(
-          trackId,
-          read,
-          path,
-          serialiseStateFile(file),
-          `consort: ${current ? "update" : "start"} ${path} (delivery ${deliveryId})`,
-        );
+        const message = `consort: ${current ? "update" : "start"} ${path} (delivery ${deliveryId})`;
+        const records = compacted?.records ?? [];
+        // A unit just finished: its record and the state in one commit (and only then: a PUT is one call).
+        const commit =
+          records.length > 0
+            ? await writeCommit(trackId, read, [...records, { path, text: serialiseStateFile(file) }], message)
+            : await writeFile(trackId, read, path, serialiseStateFile(file), message);
         if (commit) {
           noteSequence(trackId, file.sequence);
-          return { outcome: "written", state: unsealed(file), commit, attempts: attempt };
+          const written = unsealed(file);
+          return { outcome: "written", state: proposedAsWritten(written, checked!), commit, attempts: attempt };
         }
         await pause(attempt);
       }
@@ -704,6 +859,58 @@ export function createStateStore(options: StateStoreOptions): StateStore {
         .filter((id) => TrackId.safeParse(id).success)
         .sort();
     },
+  };
+}
+
+/**
+ * Where a reader outside the store (no key needed to read) finds what a compact state refers to
+ * in a repository: texts by blob id through the Git Data API, records at `ref` through the Contents API.
+ */
+export function githubStoredSource(
+  octokit: GitHubClient,
+  owner: string,
+  repo: string,
+  ref = STATE_BRANCH,
+): StoredSource {
+  return {
+    texts: (blobs) => textsFrom(blobs, (blob) => blobText(octokit, owner, repo, blob).catch(() => undefined)),
+    record: async (path) => {
+      const { data } = await octokit.rest.repos
+        .getContent({ owner, repo, path, ref })
+        .catch(() => ({ data: undefined }));
+      const file = data as { encoding?: string; content?: string } | undefined;
+      return file?.encoding === "base64" && typeof file.content === "string"
+        ? Buffer.from(file.content, "base64").toString("utf8")
+        : undefined;
+    },
+    commit: undefined,
+  };
+}
+
+/**
+ * Approving the test list again resumes the build from every unit's evidence and frozen texts
+ * (resumeBuild), so a state waiting at that gate is read with its finished units' records.
+ */
+function needsHistory(state: TrackState): boolean {
+  return (state.snapshot as { stage?: unknown } | null)?.stage === "test-list-gate";
+}
+
+/** The track's last accepted commit, where the texts a write refers to are found. */
+function headOf(state: TrackState): string | undefined {
+  const head = (state.snapshot as { context?: { head?: unknown } } | null)?.context?.head;
+  return typeof head === "string" ? head : undefined;
+}
+
+/** What the change asked for, as written: the version, seal and deliveries of the sealed file (the file itself is compact). */
+function proposedAsWritten(written: TrackState, proposed: TrackState): TrackState {
+  const { sequence, previousSeal, updatedAt, processedDeliveries, keyId } = written;
+  return {
+    ...proposed,
+    processedDeliveries,
+    updatedAt,
+    ...(sequence === undefined ? {} : { sequence }),
+    ...(previousSeal === undefined ? {} : { previousSeal }),
+    ...(keyId === undefined ? {} : { keyId }),
   };
 }
 

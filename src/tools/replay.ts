@@ -1,7 +1,15 @@
 import { simpleGit } from "simple-git";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { createTrack, restoreSnapshot, transition, type TrackSnapshot } from "../orchestrator/index.js";
-import { openStateFile, STATE_BRANCH, trackIdForBranch, trackPath } from "../state/index.js";
+import {
+  expandStored,
+  openStateFile,
+  STATE_BRANCH,
+  textsFrom,
+  trackIdForBranch,
+  trackPath,
+  unsealed,
+} from "../state/index.js";
 import { sanitiseBranchName } from "../substrate/index.js";
 import { localPush } from "./local-push.js";
 import { ToolError } from "./errors.js";
@@ -57,7 +65,13 @@ async function fetchedState(
       return { note: `${where} was fetched, but without CONSORT_STATE_KEY it cannot be verified, so it is not used` };
     let snapshot: TrackSnapshot;
     try {
-      snapshot = restoreSnapshot(openStateFile(text, stateKey, { trackId, path }).snapshot);
+      const file = unsealed(openStateFile(text, stateKey, { trackId, path }));
+      // A compact file refers to its texts by blob id: the clone holds them (its branches' commits).
+      const { state } = await expandStored(trackId, file, false, {
+        texts: (blobs) => textsFrom(blobs, (blob) => git.raw(["cat-file", "blob", blob]).catch(() => undefined)),
+        record: (recordPath) => git.raw(["show", `${ref}:${recordPath}`]).catch(() => undefined),
+      });
+      snapshot = restoreSnapshot(state.snapshot);
     } catch (error) {
       return { note: `${where} does not verify, so it is not used: ${(error as Error).message}` };
     }

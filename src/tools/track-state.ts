@@ -8,7 +8,11 @@ import { githubMessage, httpStatus } from "../github/client.js";
 import {
   checkStateFile,
   createStateStore,
+  expandStored,
+  githubStoredSource,
   STATE_BRANCH,
+  storedFormOf,
+  unsealed,
   TamperedStateError,
   TrackId,
   trackIdForBranch,
@@ -146,6 +150,12 @@ async function loadFromFile(path: string, reading: StateReading, trackId: string
       );
     }
     const file = verifySigned(text, reading, trackId, location);
+    if (storedFormOf(unsealed(file)))
+      throw new ToolError(
+        `The state file ${location} refers to the texts of its track by git blob id (and to its finished units' records), which a file alone does not hold.`,
+        "Read the track from GitHub instead (a token and the repository), or point --state at an orchestrator snapshot (`consort status --json`).",
+        "INVALID_STATE",
+      );
     return {
       trackId,
       snapshot: file.snapshot,
@@ -174,7 +184,8 @@ async function loadFromGitHub(
   if (reading.key) {
     let state;
     try {
-      state = await createStateStore({ octokit, owner, repo, key: reading.key }).read(trackId);
+      // Status shows every unit's evidence: the finished units' records are read too.
+      state = await createStateStore({ octokit, owner, repo, key: reading.key }).read(trackId, { history: true });
     } catch (error) {
       if (error instanceof TamperedStateError)
         throw new ToolError(
@@ -224,7 +235,19 @@ async function loadFromGitHub(
     );
   }
   const parsed = verifySigned(text, reading, trackId, location);
-  return { trackId, snapshot: parsed.snapshot, source: { kind: "github", location, verified: false } };
+  let snapshot: unknown;
+  try {
+    snapshot = (
+      await expandStored(trackId, unsealed(parsed), true, githubStoredSource(octokit, owner, repo, STATE_BRANCH))
+    ).state.snapshot;
+  } catch (error) {
+    throw new ToolError(
+      `Could not read what ${location} refers to: ${(error as Error).message}`,
+      "Check the token's access to the repository and try again.",
+      "STATE_UNAVAILABLE",
+    );
+  }
+  return { trackId, snapshot, source: { kind: "github", location, verified: false } };
 }
 
 function noTrack(location: string, trackId: string): ToolError {

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { restoreSnapshot } from "../../src/orchestrator/index.js";
-import { openStateFile, trackIdForBranch, trackPath, unsealed } from "../../src/state/index.js";
+import { expand, keptTexts, openStateFile, trackIdForBranch, trackPath, unsealed } from "../../src/state/index.js";
 import { webhookPayload } from "../helpers/webhooks.js";
 import { Scenario } from "./support/scenario.js";
 
@@ -25,13 +25,16 @@ afterAll(async () => {
 function snapshotOf(trackId: string) {
   const text = s.world.stateFileText(trackId);
   if (!text) throw new Error(`no state file for ${trackId}`);
-  const state = unsealed(
-    openStateFile(text, "e2e-state-key-0123456789abcdef0123456789abcdef", {
-      trackId,
-      path: trackPath(trackId),
-      repository: s.world.fullName,
-    }),
-  );
+  const state = expand(
+    unsealed(
+      openStateFile(text, "e2e-state-key-0123456789abcdef0123456789abcdef", {
+        trackId,
+        path: trackPath(trackId),
+        repository: s.world.fullName,
+      }),
+    ),
+    keptTexts,
+  ).state;
   return { branch: state.branch, snapshot: restoreSnapshot(state.snapshot) };
 }
 

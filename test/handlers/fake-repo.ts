@@ -1,6 +1,18 @@
 import { createHash } from "node:crypto";
 import type { GitHubMock, RecordedRequest } from "../helpers/github.js";
-import { openStateFile, sealState, serialiseStateFile, unsealed, type TrackState } from "../../src/state/index.js";
+import {
+  expand,
+  keptTexts,
+  openStateFile,
+  sealState,
+  serialiseStateFile,
+  storedFormOf,
+  UnitRecord,
+  unitRecordPath,
+  unsealed,
+  withRecords,
+  type TrackState,
+} from "../../src/state/index.js";
 
 const OWNER = "acme";
 const REPO = "shop";
@@ -70,18 +82,40 @@ export class FakeStateBranch {
     this.head = commit;
   }
 
+  /** Remove a file at the head, as a commit of someone's would. */
+  remove(path: string): void {
+    const files = new Map(this.head ? this.trees.get(this.commits.get(this.head)!.tree)! : []);
+    files.delete(path);
+    const tree = this.storeTree(files);
+    const commit = sha(`${tree}${this.head ?? ""}${Math.random()}`);
+    this.commits.set(commit, { tree, parents: this.head ? [this.head] : [] });
+    this.head = commit;
+  }
+
   /** The raw text of a file at the head. */
   text(path: string): string | undefined {
     if (!this.head) return undefined;
     return this.trees.get(this.commits.get(this.head)!.tree)!.get(path);
   }
 
-  /** A track's state at the head, verified with the test key (throws if it does not verify). */
-  state(trackId: string): TrackState | undefined {
+  /**
+   * A track's state at the head, verified with the test key (throws if it does not verify), as the
+   * app works with it: its texts put back from those this process compacted, and with `history` its
+   * finished units' records merged in (each checked against the hash the state names).
+   */
+  state(trackId: string, { history = false } = {}): TrackState | undefined {
     const text = this.text(`tracks/${trackId}.json`);
-    return text === undefined
-      ? undefined
-      : unsealed(openStateFile(text, TEST_STATE_KEY, { trackId, path: `tracks/${trackId}.json` }));
+    if (text === undefined) return undefined;
+    const stored = unsealed(openStateFile(text, TEST_STATE_KEY, { trackId, path: `tracks/${trackId}.json` }));
+    const { state } = expand(stored, keptTexts);
+    const form = storedFormOf(stored);
+    if (!history || !form) return state;
+    const records = Object.values(form.records).map(({ n, sha256 }) => {
+      const record = this.text(unitRecordPath(trackId, n))!;
+      if (createHash("sha256").update(record).digest("hex") !== sha256) throw new Error(`record ${n} does not match`);
+      return UnitRecord.parse(JSON.parse(record));
+    });
+    return withRecords(state, records, keptTexts);
   }
 
   private storeTree(files: Map<string, string>): string {

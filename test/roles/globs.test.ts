@@ -1,4 +1,7 @@
+import picomatch from "picomatch";
 import { describe, expect, it, vi } from "vitest";
+import { defaultConfig } from "../../src/config/consort-config.js";
+import { PROTECTED_PATHS } from "../../src/roles/roles.js";
 import { globMatcher } from "../../src/roles/globs.js";
 
 /** The compiled glob matchers every ownership and freezing rule uses. */
@@ -18,6 +21,53 @@ describe("glob matchers", () => {
     expect(globMatcher(["a", "b"])("a")).toBe(true);
     expect(globMatcher(["ab"])("a")).toBe(false);
     expect(globMatcher(["ab"])("ab")).toBe(true);
+  });
+});
+
+describe("the one expression a list compiles to", () => {
+  // The configured lists and the protected paths, against paths each list matches and misses.
+  const config = defaultConfig();
+  const lists = [
+    config.paths.tests,
+    config.paths.code,
+    config.paths.migrations,
+    [...config.paths.code, ...config.paths.migrations],
+    [...PROTECTED_PATHS],
+    [".consort/reviews/T1.json", "src/[ab].ts", "docs/{a,b}/*.md", "!(x)*.txt", "lib/**/?.js"],
+  ];
+  const paths = [
+    "test/stock.test.ts",
+    "tests/a/b.py",
+    "src/services/stock.ts",
+    "src/a.ts",
+    "src/c.ts",
+    "app/x.test.tsx",
+    "lib/a/b/c.js",
+    "lib/a/bc.js",
+    "pkg/test_orders.py",
+    "pkg/orders_test.go",
+    "migrations/0001_init.sql",
+    "db/migrations/0002.sql",
+    ".github/workflows/ci.yml",
+    ".github/consort.yml",
+    "CODEOWNERS",
+    ".consort/reviews/T1.json",
+    ".consort/reviews/T2.json",
+    "docs/a/readme.md",
+    "docs/c/readme.md",
+    "x.txt",
+    "y.txt",
+    "package.json",
+    "web/package.json",
+    "",
+  ];
+  it("answers as picomatch's list matcher does, path for path", () => {
+    for (const globs of lists) {
+      const reference = picomatch([...globs], { dot: true });
+      const compiled = globMatcher(globs);
+      for (const path of paths)
+        expect([globs, path, compiled(path)]).toEqual([globs, path, path !== "" && Boolean(reference(path))]);
+    }
   });
 });
 

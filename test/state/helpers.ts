@@ -12,6 +12,7 @@ export const NOW = new Date("2026-11-30T06:00:00.000Z");
 
 export const REF_URL = `/repos/${OWNER}/${REPO}/git/ref/heads%2Fconsort%2Fstate`;
 export const CREATE_REF_URL = `/repos/${OWNER}/${REPO}/git/refs`;
+export const UPDATE_REF_URL = `/repos/${OWNER}/${REPO}/git/refs/heads%2Fconsort%2Fstate`;
 export const TREES_URL = `/repos/${OWNER}/${REPO}/git/trees`;
 export const COMMITS_URL = `/repos/${OWNER}/${REPO}/git/commits`;
 export const contentsUrl = (trackId = TRACK) => `/repos/${OWNER}/${REPO}/contents/tracks%2F${trackId}.json`;

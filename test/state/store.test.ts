@@ -36,6 +36,7 @@ import {
   TRACK,
   trackState,
   TREES_URL,
+  UPDATE_REF_URL,
 } from "./helpers.js";
 
 let github: GitHubMock;
@@ -139,18 +140,45 @@ describe("reading a track's state", () => {
       ]);
     });
 
-    it("is updated with a PUT naming the blob it was read from", async () => {
+    it("written in full by the earlier version, is migrated on its first update: the compact state and a record per finished unit, in one commit on the tip it was read at", async () => {
       const text = fileText(long);
-      github.on("GET", contentsUrl(), contentsReply(text, FILE_PATH, sha("b")));
-      github.on("GET", blobUrl(sha("b")), blobReply(text, sha("b")));
-      github.on("PUT", contentsUrl(), putReply(sha("4")));
+      const commitUrl = `/repos/${OWNER}/${REPO}/git/commits/${sha("1")}`;
+      github.on("GET", contentsUrl(), contentsReply(text, FILE_PATH, sha("b")), 2);
+      github.on("GET", blobUrl(sha("b")), blobReply(text, sha("b")), 2);
+      github.on("GET", REF_URL, refReply(sha("1")));
+      github.on("GET", commitUrl, [
+        200,
+        { sha: sha("1"), tree: { sha: sha("2") }, parents: [], message: "", url: "", html_url: "", node_id: "C" },
+      ]);
+      mockWrite(github, sha("3"), sha("4"));
+      github.on("PATCH", UPDATE_REF_URL, refReply(sha("4")));
 
       const result = await store().update(TRACK, "delivery-2", addCycle);
 
       expect(result).toMatchObject({ outcome: "written", commit: sha("4"), attempts: 1 });
       github.verify();
-      expect(github.requests.at(-1)!.body).toMatchObject({ sha: sha("b"), branch: "consort/state" });
-      expect(JSON.parse(writtenText())).toMatchObject({ snapshot: long.snapshot, sequence: 1 });
+      // The base read again at the tip the commit goes on: still the file read, so nothing is undone.
+      expect(github.requests.find((r) => r.method === "GET" && r.query.ref === sha("1"))).toBeDefined();
+      const tree = github.requests.find((r) => r.method === "POST" && r.path === TREES_URL)!.body as {
+        base_tree: string;
+        tree: Array<{ path: string; content: string }>;
+      };
+      expect(tree.base_tree).toBe(sha("2"));
+      const units = 500 / LONG_TRACK_TESTS_PER_UNIT;
+      expect(tree.tree.map((entry) => entry.path)).toEqual([
+        ...Array.from({ length: units - 1 }, (_, i) => `tracks/${TRACK}/units/${i + 1}.json`),
+        FILE_PATH,
+      ]);
+      const state = tree.tree.at(-1)!.content;
+      expect(Buffer.byteLength(state)).toBeLessThanOrEqual(64 * 1024);
+      expect(github.requests.find((r) => r.method === "POST" && r.path === COMMITS_URL)!.body).toMatchObject({
+        tree: sha("3"),
+        parents: [sha("1")],
+      });
+      expect(github.requests.at(-1)!.body).toMatchObject({ sha: sha("4"), force: false });
+      // What the change asked for is what the app works with: the whole snapshot, and the cycle it added.
+      expect(result.state).toMatchObject({ snapshot: long.snapshot, sequence: 1 });
+      expect(result.state!.cycles.at(-1)!.dispatchId).toBe("T1-red-1");
     });
 
     it("whose blob GitHub does not give is not guessed at: the read fails, naming the blob", async () => {

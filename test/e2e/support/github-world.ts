@@ -114,11 +114,13 @@ const SLUG = "consort";
 /** GitHub's secondary limit on content-creating requests, per installation and minute. */
 const SECONDARY_LIMIT_PER_MINUTE = 80;
 /**
- * What one delivery may write: eight tracks of an installation each taking a step in the same
- * minute fit under that limit (a step on a new head writes its state, the checks that say
- * something, the comment and a dispatch: up to 10; a re-seal as much).
+ * What one delivery may write: six tracks of an installation each taking a step in the same
+ * minute fit under that limit. A step on a new head writes its state, the checks that say
+ * something, the comment and a dispatch: up to 10; the step that ends a unit writes its state and
+ * the unit's record in one Git Data commit (tree, commit, ref: two more), so up to 12; a re-seal
+ * as much.
  */
-const WRITES_PER_DELIVERY = SECONDARY_LIMIT_PER_MINUTE / 8;
+const WRITES_PER_DELIVERY = Math.floor(SECONDARY_LIMIT_PER_MINUTE / 6);
 /** Where GitHub's artifact download redirects to: a short-lived blob URL on another host. */
 const ARTIFACT_BLOB_ORIGIN = "https://productionresultssa0.blob.core.windows.net";
 const APP_BOT_LOGIN = `${SLUG}[bot]`;
@@ -160,7 +162,7 @@ export class GitHubWorld {
   busyMs = 0;
   /**
    * GitHub's secondary limit, per installation: about 80 content-creating requests (POST, PATCH,
-   * PUT, DELETE) a minute. Ten tracks of one installation each making a step in the same minute
+   * PUT, DELETE) a minute. Six tracks of one installation each making a step in the same minute
    * must stay under it, so each delivery gets WRITES_PER_DELIVERY of them; deliveries in flight at
    * once share their budgets. A write past the budget is refused as GitHub refuses it (403
    * "secondary rate limit") and is a violation, so a scenario fails when the app writes too much.
@@ -318,6 +320,12 @@ export class GitHubWorld {
   stateFileText(trackId: string): string | undefined {
     const head = this.git.branchHead("consort/state");
     return head ? this.git.fileAt(head, `tracks/${trackId}.json`)?.toString("utf8") : undefined;
+  }
+
+  /** Any file on consort/state at its head (a finished unit's record, say). */
+  stateBranchFile(path: string): string | undefined {
+    const head = this.git.branchHead("consort/state");
+    return head ? this.git.fileAt(head, path)?.toString("utf8") : undefined;
   }
 
   stateHead(): string | undefined {
@@ -583,7 +591,7 @@ export class GitHubWorld {
     w.most = Math.max(w.most, w.used);
     if (w.used <= w.budget) return undefined;
     this.mock.violations.push(
-      `${request.method} ${request.path}: content-creating request ${w.used} of deliveries allowed ${w.budget} (${WRITES_PER_DELIVERY} each, so eight tracks of one installation stay under GitHub's ${SECONDARY_LIMIT_PER_MINUTE} a minute)`,
+      `${request.method} ${request.path}: content-creating request ${w.used} of deliveries allowed ${w.budget} (${WRITES_PER_DELIVERY} each, so six tracks of one installation stay under GitHub's ${SECONDARY_LIMIT_PER_MINUTE} a minute)`,
     );
     return [
       403,

@@ -24,7 +24,38 @@ import {
 } from "../../../src/deploy/index.js";
 import { nextAction, restoreSnapshot } from "../../../src/orchestrator/index.js";
 import type { NextAction, TrackSnapshot } from "../../../src/orchestrator/types.js";
-import { openStateFile, trackIdForBranch, trackPath, unsealed, type TrackState } from "../../../src/state/index.js";
+import {
+  expand,
+  keptTexts,
+  openStateFile,
+  storedFormOf,
+  unitRecordPath,
+  UnitRecord,
+  withRecords,
+  trackIdForBranch,
+  trackPath,
+  unsealed,
+  type TrackState,
+  type TrackStateFile,
+} from "../../../src/state/index.js";
+
+/**
+ * A state file as a reader with its history sees it: its texts put back from those the app (in this
+ * process) compacted, and every finished unit's record (read from consort/state) merged in.
+ */
+function expandKept(file: TrackStateFile, recordAt: (path: string) => string | undefined): TrackState {
+  const stored = unsealed(file);
+  const state = expand(stored, keptTexts).state;
+  const form = storedFormOf(stored);
+  if (!form) return state;
+  const records = Object.values(form.records).map(({ n }) => {
+    const path = unitRecordPath(file.trackId, n);
+    const text = recordAt(path);
+    if (text === undefined) throw new Error(`${path} is missing on consort/state`);
+    return UnitRecord.parse(JSON.parse(text));
+  });
+  return withRecords(state, records, keptTexts);
+}
 import { createProvider } from "../../../src/substrate/index.js";
 import { ensureLocalServer, stopLocalServer } from "../../../src/substrate/local-server.js";
 import { placementOf } from "../../../src/substrate/placement.js";
@@ -590,7 +621,7 @@ export class Scenario {
   state(): TrackState {
     const text = this.world.stateFileText(this.trackId);
     if (!text) throw new Error(`no state file for ${this.trackId} on consort/state`);
-    return unsealed(
+    return expandKept(
       openStateFile(
         text,
         this.services.stateKey,
@@ -602,6 +633,7 @@ export class Scenario {
         },
         this.services.previousStateKeys,
       ),
+      (path) => this.world.stateBranchFile(path),
     );
   }
 
