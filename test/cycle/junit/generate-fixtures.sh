@@ -7,6 +7,10 @@
 # `generate-fixtures.sh variants` reruns only the runner-configuration variants (jest-junit without
 # stack traces or with title templates, mocha's xunit reporter, node 20's escaping, pytest's
 # non-ASCII ids and teardown errors): they need node, npm and python3-pytest only.
+# `generate-fixtures.sh new-module` reruns only the project-new-module runs (a RED that meets a
+# module or an export the architecture declares and nobody wrote yet, an undeclared one, and the
+# assertion wrappers around them) of vitest, node, jest, mocha and pytest. PYTHON=... picks the
+# python whose pytest runs (default /usr/bin/python3).
 # Needs, as root on Debian 12:
 #   apt-get update && apt-get install -y golang-go gotestsum python3-pytest maven \
 #     libsurefire-java junit4 libmaven-compiler-plugin-java libmaven-resources-plugin-java
@@ -29,7 +33,8 @@ if [ "$MODE" = all ]; then
   need gotestsum "apt-get install gotestsum"
   need mvn "apt-get install maven libsurefire-java junit4 libmaven-compiler-plugin-java libmaven-resources-plugin-java"
 fi
-[ -x /usr/bin/python3 ] && /usr/bin/python3 -m pytest --version >/dev/null 2>&1 || { echo "missing pytest: apt-get install python3-pytest" >&2; exit 1; }
+PYTHON="${PYTHON:-/usr/bin/python3}"
+[ -x "$PYTHON" ] && "$PYTHON" -m pytest --version >/dev/null 2>&1 || { echo "missing pytest: apt-get install python3-pytest" >&2; exit 1; }
 
 if [ ! -x "$JUNIT_GEN/node_modules/.bin/jest" ] || [ ! -x "$JUNIT_GEN/node_modules/.bin/mocha" ]; then
   mkdir -p "$JUNIT_GEN"
@@ -78,8 +83,8 @@ finish() {
 
 JEST_VERSION="jest $("$JUNIT_GEN/node_modules/.bin/jest" --version), jest-junit $(node -p "require('$JUNIT_GEN/node_modules/jest-junit/package.json').version")"
 MOCHA_VERSION="mocha $("$JUNIT_GEN/node_modules/.bin/mocha" --version), mocha-junit-reporter $(node -p "require('$JUNIT_GEN/node_modules/mocha-junit-reporter/package.json').version")"
-PYTEST_VERSION="$(/usr/bin/python3 -m pytest --version 2>&1 | head -1)"
-PYTEST=(env PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -m pytest -p no:cacheprovider --junitxml="$OUT/report.xml")
+PYTEST_VERSION="$("$PYTHON" -m pytest --version 2>&1 | head -1)"
+PYTEST=(env PYTHONDONTWRITEBYTECODE=1 "$PYTHON" -m pytest -p no:cacheprovider --junitxml="$OUT/report.xml")
 
 # The settings teams change that change the report's shape, each on the same sample project.
 variants() {
@@ -111,6 +116,39 @@ variants() {
 }
 if [ "$MODE" = variants ]; then
   variants
+  exit 0
+fi
+
+# A new module's first RED, per runner: each project declares src/pricing (absent) and
+# src/discounts (present, one declared export missing); src/tax is declared nowhere.
+new_module() {
+  local VITEST="$REPO/node_modules/.bin/vitest"
+  run vitest report-new-module.xml "$("$VITEST" --version | awk '{print $1}')" "$FIXTURES/vitest/project-new-module" -- \
+    "$VITEST" run --reporter=junit --outputFile="$OUT/report.xml"
+  finish vitest
+  run node report-new-module.xml "node $(node --version)" "$FIXTURES/node/project-new-module" -- \
+    node --test --test-reporter=junit --test-reporter-destination="$OUT/report.xml"
+  finish node
+  # The settings the README recommends: without them a file that fails to load leaves no trace.
+  run jest report-new-module.xml "$JEST_VERSION" "$FIXTURES/jest/project-new-module" -- \
+    env JEST_JUNIT_OUTPUT_DIR="$OUT" JEST_JUNIT_OUTPUT_NAME=report.xml JEST_JUNIT_ADD_FILE_ATTRIBUTE=true \
+    JEST_JUNIT_REPORT_TEST_SUITE_ERRORS=true JEST_JUNIT_SUITE_NAME="{filepath}" \
+    "$JUNIT_GEN/node_modules/.bin/jest" --ci --reporters=default --reporters="$JUNIT_GEN/node_modules/jest-junit"
+  finish jest
+  # A static import of a missing module aborts mocha's whole run before the reporter writes
+  # anything (recorded: no report); the files that import inside their tests report.
+  local MOCHA=("$JUNIT_GEN/node_modules/.bin/mocha" --reporter "$JUNIT_GEN/node_modules/mocha-junit-reporter")
+  run mocha report-new-module-static.xml "$MOCHA_VERSION" "$FIXTURES/mocha/project-new-module" -- \
+    env MOCHA_FILE="$OUT/report.xml" "${MOCHA[@]}" "test/**/*.test.js"
+  run mocha report-new-module.xml "$MOCHA_VERSION" "$FIXTURES/mocha/project-new-module" -- \
+    env MOCHA_FILE="$OUT/report.xml" "${MOCHA[@]}" test/namespace.test.js test/dynamic.test.js test/wrappers.test.js
+  finish mocha
+  run pytest report-new-module.xml "$PYTEST_VERSION" "$FIXTURES/pytest/project-new-module" -- \
+    "${PYTEST[@]}" --continue-on-collection-errors
+  finish pytest
+}
+if [ "$MODE" = new-module ]; then
+  new_module
   exit 0
 fi
 
