@@ -1,9 +1,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { parseJUnit, type JUnitReport } from "../../../src/cycle/junit/index.js";
 import type { NewModules } from "../../../src/cycle/new-modules.js";
-import { CycleRequest } from "../../../src/cycle/request.js";
-import { decideVerdict } from "../../../src/cycle/verdict.js";
-import { fixtureReport, fixtureRun } from "./fixtures.js";
+import { fixtureReport, fixtureRun, redOfOne as red } from "./fixtures.js";
 
 /**
  * A new module's first RED, judged from the reports real runners wrote (generate-fixtures.sh
@@ -41,25 +39,6 @@ const python: NewModules = {
   ],
   existing: [],
 };
-
-/** The RED of one test: the report cut to that test's file, as a cycle of that file alone would see it. */
-function red(report: JUnitReport, file: string, title: string, newModules: NewModules | undefined) {
-  const ofFile = (f: string | undefined) => f === undefined || f === file || f.endsWith(`/${file}`);
-  const tests = report.tests.filter((t) => ofFile(t.file) && (t.file !== undefined || t.name === title));
-  return decideVerdict({
-    request: CycleRequest.parse({
-      track: "f1",
-      step: "red",
-      commit: "a".repeat(40),
-      tests: { inTurn: [{ id: "T1", file, title }] },
-      database: { branch: "f1" },
-    }),
-    report: { ...report, tests, loadErrors: report.loadErrors.filter((e) => ofFile(e.file)) },
-    testExitCode: 1,
-    frozenFiles: [],
-    ...(newModules ? { newModules } : {}),
-  });
-}
 
 function behaviourMissing(verdict: ReturnType<typeof red>, says: string) {
   expect(verdict.reasons).toEqual([]);
