@@ -197,6 +197,11 @@ function loadAdvice(error: LoadError, report: ReportForVerdict, newModules: NewM
       "node's report does not say why a file did not load (the error is only in the runner's output), so the cycle cannot tell a declared module not written yet from a crash: " +
       `import a module that does not exist yet inside the test (const { f } = await import("../src/m.js")), or ${DECLARE_A_MODULE}`
     );
+  if (report.flavour === "go" && !error.missing)
+    return (
+      "go's report does not name the identifier or package a build failure lacks (only the test command's output does), so the cycle cannot tell a declared module not written yet from a compile error: " +
+      "a RED in Go must compile and fail by t.Error or t.Fatal, so test through code that already exists"
+    );
   return "fix the import or compile error (a file that does not load proves nothing)";
 }
 

@@ -266,3 +266,23 @@ describe("pytest: a new module's first RED", () => {
     );
   });
 });
+
+describe("go test and Surefire: a new module's first RED", () => {
+  it("refuses a Go test that does not compile (RefundAll undefined): the report does not name the identifier", async () => {
+    const report = parseJUnit(await fixtureReport("go"));
+    const modules: NewModules = {
+      ok: true,
+      modules: [{ path: "refunds/refunds.go", written: true, exports: ["RefundAll"], unwritten: ["RefundAll"] }],
+      existing: [],
+    };
+    refused(
+      red(report, "refunds/refunds_test.go", "TestRefundsAReturnedItem", modules),
+      "go's report does not name the identifier or package a build failure lacks",
+      "a RED in Go must compile and fail by t.Error or t.Fatal",
+    );
+  });
+
+  it("has no report to judge when a Java test class does not compile: Surefire never ran", async () => {
+    expect(await fixtureRun("surefire", "(none: a test class that does not compile)")).toMatchObject({ written: false });
+  });
+});
