@@ -283,6 +283,8 @@ describe("go test and Surefire: a new module's first RED", () => {
   });
 
   it("has no report to judge when a Java test class does not compile: Surefire never ran", async () => {
-    expect(await fixtureRun("surefire", "(none: a test class that does not compile)")).toMatchObject({ written: false });
+    expect(await fixtureRun("surefire", "(none: a test class that does not compile)")).toMatchObject({
+      written: false,
+    });
   });
 });

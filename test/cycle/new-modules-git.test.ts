@@ -5,7 +5,8 @@ import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildLocalRequest } from "../../src/cycle/local-request.js";
-import { judgeMissing, newModulesAt } from "../../src/cycle/new-modules.js";
+import { judgeMissing } from "../../src/cycle/new-modules.js";
+import { newModulesAt } from "../../src/cycle/new-modules-git.js";
 import { hashFrozenText } from "../../src/gates/freeze.js";
 
 /**
