@@ -23,8 +23,11 @@ const STACK_LINE = /^\s*at\s/;
  * The lines of a failure that say what happened: without code frames and stack frames, and for
  * pytest only its `E` lines (the rest is the test's own source, which may name any error).
  */
+/** How much of a failure's text is read: what happened is said at its top, and a body may be megabytes. */
+const READ_AT_MOST = 16_384;
+
 function whatHappened(flavour: Flavour, message: string | undefined, text: string): string {
-  const lines = text.split("\n");
+  const lines = text.slice(0, READ_AT_MOST).split("\n");
   const kept =
     flavour === "pytest"
       ? lines.filter((line) => /^E\s/.test(line))
