@@ -91,28 +91,28 @@ const ATTACKS: Array<[runner: string, file: string, title: string, wrapper: stri
   [
     "mocha",
     "test/wrappers.test.js",
-    "adds the tax through a dynamic import",
+    "wrappers adds the tax through a dynamic import",
     "assert.doesNotReject(import(…))",
     declared("js"),
   ],
   [
     "mocha",
     "test/wrappers.test.js",
-    "loads the tax module by require",
+    "wrappers loads the tax module by require",
     "assert.doesNotThrow(() => require(…))",
     declared("js"),
   ],
   [
     "mocha",
     "test/wrappers.test.js",
-    "adds the tax in a promise chain",
+    "wrappers adds the tax in a promise chain",
     "import(…).then(…).catch(assert.fail)",
     declared("js"),
   ],
   [
     "mocha",
     "test/wrappers.test.js",
-    "adds the tax with a stub that throws",
+    "wrappers adds the tax with a stub that throws",
     "assert.doesNotReject over a TypeError",
     declared("js"),
   ],
@@ -157,10 +157,18 @@ const ATTACKS: Array<[runner: string, file: string, title: string, wrapper: stri
 describe("a RED whose assertion wraps a crash", () => {
   it.each(ATTACKS)("%s: %s %s (%s) is refused", async (runner, file, title, _wrapper, modules) => {
     const report = parseJUnit(await fixtureReport(runner, "report-new-module.xml"));
+    // The runner's case: an error, however the wrapper worded it.
+    const name = (t: { name: string }) => t.name.trim();
+    expect(report.tests.find((t) => name(t) === title || name(t) === title.replace(/^wrappers /, ""))).toMatchObject({
+      outcome: "failed-error",
+    });
     const verdict = redOfOne(report, file, title, modules);
     expect(verdict.verdict).toBe("refused");
-    expect(verdict.tests[0]?.outcome).toBe("failed-error");
-    expect(verdict.reasons.join("\n")).toMatch(/ fails with \S+.* not by an assertion/);
+    // Node 20's report names no file for a case, so no case counts (a test counts only in its own file).
+    if (runner !== "node") {
+      expect(verdict.tests[0]?.outcome).toBe("failed-error");
+      expect(verdict.reasons.join("\n")).toMatch(/ fails with \S+.* not by an assertion/);
+    }
   });
 
   it("names the legal path when the wrapped crash is a module nobody declared", async () => {
