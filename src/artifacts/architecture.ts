@@ -28,6 +28,11 @@ const Module = z
     path: text,
     responsibility: text,
     stories: z.array(StoryId).default([]),
+    /**
+     * The names the module exports that tests import. A RED may fail because one of them is not
+     * written yet (in a module the track creates); any other missing name is a crash.
+     */
+    exports: z.array(z.string().regex(/^[A-Za-z_$][\w$]*$/, "an identifier such as priceFor")).optional(),
   })
   .strict();
 type Module = z.infer<typeof Module>;

@@ -4,7 +4,7 @@ import type { Command } from "commander";
 import { simpleGit } from "simple-git";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { ConfigError, readCheckoutConfig, readConfigFile } from "../config/load.js";
-import { buildLocalRequest } from "../cycle/local-request.js";
+import { buildLocalRequest, REHEARSAL_LIMITS } from "../cycle/local-request.js";
 import { CYCLE_STEPS, CycleInputError, parseCycleRequest, type CycleRequest, CycleStep } from "../cycle/request.js";
 import { exitCodeFor, CYCLE_RESULT_FILE } from "../cycle/result.js";
 import { runCycle, throwawayBranchName } from "../cycle/run.js";
@@ -22,6 +22,7 @@ interface CycleOptions {
   track?: string;
   dbBranch?: string;
   frozenAt?: string;
+  designApprovedAt?: string;
   testList?: string;
   config?: string;
   cwd: string;
@@ -69,6 +70,10 @@ export function registerCycleCommands(program: Command): void {
     .option("--track <branch>", "the track's git branch (default: the current branch)")
     .option("--db-branch <name>", "the track's database branch (default: derived from the track)")
     .option("--frozen-at <ref>", "check frozen test files against their text at this git ref (e.g. the RED commit)")
+    .option(
+      "--design-approved-at <ref>",
+      "red: the commit the design gate approved; a declared module absent there is one the track creates (default: the merge base with the default branch)",
+    )
     .option("--test-list <file>", "the test list (default: .consort/test-list.json)")
     .option("--config <file>", "the configuration (default: .github/consort.yml in the checkout)")
     .option("-C, --cwd <dir>", "the checkout to test", ".")
@@ -107,6 +112,7 @@ export function registerCycleCommands(program: Command): void {
             ...(options.dbBranch ? { dbBranch: options.dbBranch } : {}),
             ...(options.testList ? { testListPath: resolve(options.testList) } : {}),
             ...(options.frozenAt ? { frozenAt: options.frozenAt } : {}),
+            ...(options.designApprovedAt ? { designApprovedAt: options.designApprovedAt } : {}),
           });
           if (!options.frozenAt && request.step !== "red" && !options.quiet) {
             process.stderr.write(
@@ -155,6 +161,7 @@ export function registerCycleCommands(program: Command): void {
           cycleBranchName,
         });
         printResult(options, result, () => renderCycleSummary(result).trimEnd());
+        if (!options.quiet) process.stderr.write(`note: ${REHEARSAL_LIMITS}\n`);
         process.exitCode = exitCodeFor(result.verdict);
       } finally {
         process.off("SIGINT", onSignal);

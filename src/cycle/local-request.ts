@@ -27,7 +27,21 @@ export interface LocalCycleOptions {
   testListPath?: string;
   /** Freeze the test files of the earlier (and, after RED, the turn's) tests as they are at this ref. */
   frozenAt?: string;
+  /**
+   * For a RED: the commit the design gate approved (a declared module absent there is one the track
+   * creates). Default: the merge base with the default branch, the tree the track started from.
+   */
+  designApprovedAt?: string;
 }
+
+/**
+ * What a local rehearsal (`consort cycle`, the run_cycle tool) does not check, said wherever it
+ * reports: it judges the tests exactly as the app's cycle does, but not the commit itself.
+ */
+export const REHEARSAL_LIMITS =
+  "This rehearsal judges the tests as the app's cycle does, but does not apply the app's role and path rules to the commit under test " +
+  "(its Consort-Role trailer, whose turn it is, which paths that role may change now: a RED only test files, a GREEN only code and migrations; frozen and protected files). " +
+  "The app refuses a commit that breaks them before any cycle runs: `consort orchestrate` (or the explain_rejection tool) replays the branch's commits through those rules.";
 
 async function gitOut(cwd: string, args: string[]): Promise<string> {
   const { stdout } = await git("git", args, { cwd, maxBuffer: 32 * 1024 * 1024 });
@@ -98,15 +112,50 @@ export async function buildLocalRequest(options: LocalCycleOptions): Promise<Cyc
       frozenTestFiles.push({ path, sha256: hashFrozenText(text), commit: frozenCommit });
     }
   }
+  const architecture = step === "red" ? await localArchitecture(cwd, commit, options.designApprovedAt) : undefined;
   const parsed = CycleRequest.safeParse({
     track: branch,
     step,
     commit,
     tests: { inTurn, earlierGreen: earlier },
     frozenTestFiles,
+    ...(architecture ? { architecture } : {}),
     database: { branch: options.dbBranch ?? sanitiseBranchName(branch) },
   });
   if (!parsed.success)
     throw new CycleInputError(formatZodError(parsed.error, "the options do not make a valid cycle request"));
   return parsed.data;
+}
+
+const ARCHITECTURE_PATH = ".consort/architecture.json";
+
+/**
+ * The architecture a local RED is judged against: the checkout's, at the commit, and the commit
+ * taken as the design gate's (given, else the merge base with the default branch). None when the
+ * checkout has no architecture or no such commit: then no module counts as declared.
+ */
+async function localArchitecture(
+  cwd: string,
+  commit: string,
+  approvedAt: string | undefined,
+): Promise<{ path: string; sha256: string; approvedAt: string } | undefined> {
+  let text: string;
+  try {
+    text = await gitOut(cwd, ["show", `${commit}:${ARCHITECTURE_PATH}`]);
+  } catch {
+    return undefined;
+  }
+  const candidates = approvedAt ? [approvedAt] : ["origin/HEAD", "origin/main", "origin/master", "main", "master"];
+  for (const ref of candidates) {
+    try {
+      const base = approvedAt
+        ? (await gitOut(cwd, ["rev-parse", "--verify", `${ref}^{commit}`])).trim()
+        : (await gitOut(cwd, ["merge-base", commit, ref])).trim();
+      if (base) return { path: ARCHITECTURE_PATH, sha256: hashFrozenText(text), approvedAt: base };
+    } catch {
+      // not a ref of this checkout: try the next
+    }
+  }
+  if (approvedAt) throw new CycleInputError(`--design-approved-at ${approvedAt} is not a commit of this checkout`);
+  return undefined;
 }

@@ -85,6 +85,16 @@ export function runsOfIds(ids: readonly string[]): string[] {
  */
 export const TestListRef = z.object({ path: RepoPath, sha256: Sha256 }).strict();
 
+/**
+ * The architecture the design gate approved, as git holds it at the commit under test (`path`,
+ * trusted only if it hashes to `sha256`), and the commit the gate was approved on. The modules it
+ * declares that did not exist at `approvedAt` are the ones the track creates: a RED whose tests
+ * fail only because one of them (or a name it declares in `exports`) is not written yet is
+ * "behaviour missing", not a crash. The job reads both trees; the request carries no file text.
+ */
+export const ArchitectureRef = z.object({ path: RepoPath, sha256: Sha256, approvedAt: CommitSha }).strict();
+export type ArchitectureRef = z.infer<typeof ArchitectureRef>;
+
 /** A database branch id as the providers take it (see BRANCH_ID_PATTERN in src/substrate/names.ts). */
 export const BranchId = z.string().min(1).max(63);
 
@@ -129,6 +139,7 @@ export const CycleRequest = z
       .strict()
       .optional(),
     frozenTestFiles: z.array(FrozenTestFile).default([]),
+    architecture: ArchitectureRef.optional(),
     database: z
       .object({
         /** The track's database branch; the cycle forks a throwaway branch from it. */

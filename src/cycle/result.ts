@@ -14,8 +14,19 @@ const Milliseconds = z.number().nonnegative();
 /** How many tests: the report's counts, and the release cycle's that deploy evidence carries. */
 export const TestCount = z.number().int().nonnegative();
 
-/** How one test ended in this run; `missing` = absent from the report (never ran, or did not load). */
-const TEST_OUTCOMES = ["passed", "failed-assertion", "failed-error", "skipped", "missing"] as const;
+/**
+ * How one test ended in this run; `missing` = absent from the report (never ran, or did not load);
+ * `behaviour-missing` = a RED test that failed only because a module the approved architecture
+ * declares for the track (or a name it declares) is not written yet.
+ */
+const TEST_OUTCOMES = [
+  "passed",
+  "failed-assertion",
+  "behaviour-missing",
+  "failed-error",
+  "skipped",
+  "missing",
+] as const;
 export const TestOutcome = z.enum(TEST_OUTCOMES);
 export type TestOutcome = z.infer<typeof TestOutcome>;
 

@@ -22,6 +22,7 @@ import {
 import { clearReports, JUnitError, readJUnitReports } from "./junit/index.js";
 import type { CycleRequest } from "./request.js";
 import { CYCLE_RESULT_FILE, CYCLE_SUMMARY_FILE, CycleResult, type CommandRecord, type StepTimings } from "./result.js";
+import { newModulesAt } from "./new-modules-git.js";
 import { renderCycleSummary } from "./summary.js";
 import { decideVerdict, describeLoadError } from "./verdict.js";
 import {
@@ -153,12 +154,14 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
       readAtCommit(cwd, head, guarded),
       request.step === "refactor" ? trackTestChanges(cwd, request, config.paths.tests) : undefined,
       frozenTextsFromGit(cwd, request.frozenTestFiles),
+      // Only a RED may wait on a declared module: which are new, and written, is read from git too.
+      request.step === "red" && request.architecture ? newModulesAt(cwd, head, request.architecture) : undefined,
     ]);
     evidence.catch(() => {});
 
     let mark = performance.now();
     // Git is read before the checkout is handed to the confined user (git refuses a foreign tree).
-    const [committed, testChanges, frozenTexts] = await evidence;
+    const [committed, testChanges, frozenTexts, newModules] = await evidence;
     if (jail) {
       await confining(grantCheckout(jail, cwd));
       const exposed = deps.outDir ? await resultFolderOutOfReach(jail, deps.outDir, cwd) : undefined;
@@ -270,6 +273,7 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
         testExitCode: commands.test.exitCode,
         frozenFiles,
         ...(unfrozenTestChanges ? { unfrozenTestChanges } : {}),
+        ...(newModules ? { newModules } : {}),
       });
       tests = decided.tests;
       reasons.push(...decided.reasons);

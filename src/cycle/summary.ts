@@ -5,10 +5,22 @@ import type { CycleResult, CycleTestOutcome } from "./result.js";
 const ICON: Record<CycleTestOutcome["outcome"], string> = {
   passed: "✅ passed",
   "failed-assertion": "❌ failed (assertion)",
+  "behaviour-missing": "🧱 behaviour missing (declared module not written yet)",
   "failed-error": "💥 failed (error)",
   skipped: "⏭️ skipped",
   missing: "❓ missing",
 };
+
+/**
+ * The one line a verified cycle shows in its check: "verified", and for a RED whose tests wait on a
+ * declared module, what is not written yet, so the reader sees why a test that did not load counts.
+ */
+export function verifiedLine(result: Pick<CycleResult, "tests"> | undefined): string {
+  const waiting = [
+    ...new Set((result?.tests ?? []).filter((t) => t.outcome === "behaviour-missing").map((t) => t.message)),
+  ];
+  return waiting.length ? `verified (${waiting.join("; ")})` : "verified";
+}
 
 const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ");
 

@@ -1,5 +1,6 @@
 import { checkFrozenTestFile, hashFrozenText } from "../gates/freeze.js";
 import { locateTestCases, type JUnitReport, type LoadError, type TestLocation } from "./junit/index.js";
+import { DECLARE_A_MODULE, judgeMissing, type MissingJudgement, type NewModules } from "./new-modules.js";
 import type { CycleRequest, CycleTest } from "./request.js";
 import type { CycleTestOutcome, CycleVerdict, TestOutcome } from "./result.js";
 import type { TestFileChange } from "./workspace.js";
@@ -34,6 +35,11 @@ export interface VerdictInput {
    * A refactor without it refuses.
    */
   unfrozenTestChanges?: { ok: true; base: string; files: TestFileChange[] } | { ok: false; reason: string };
+  /**
+   * A RED's evidence for a missing module: the modules the approved architecture declares that the
+   * track creates, as git holds them (./new-modules.ts). Without it no missing module is declared.
+   */
+  newModules?: NewModules;
 }
 
 export interface Verdict {
@@ -52,6 +58,21 @@ const firstLine = (text: string | undefined, max = 200): string | undefined => {
 
 export function describeLoadError(error: LoadError): string {
   return [error.file ?? error.classname, firstLine(error.message)].filter(Boolean).join(": ");
+}
+
+/** What a turn test's failure that names a missing module or export makes of it, at RED. */
+function judged(
+  location: TestLocation,
+  test: CycleTest,
+  newModules: NewModules | undefined,
+): MissingJudgement | undefined {
+  if (location.status === "not-loaded") {
+    const missing = location.loadError.missing;
+    return missing ? judgeMissing(missing, test.file, newModules) : undefined;
+  }
+  if (location.status !== "found" || location.test.outcome !== "failed-error" || !location.test.missing)
+    return undefined;
+  return judgeMissing(location.test.missing, test.file, newModules);
 }
 
 function outcomeOf(location: TestLocation, test: CycleTest, role: "turn" | "earlier"): CycleTestOutcome {
@@ -107,21 +128,26 @@ function whyNotPassing(t: CycleTestOutcome, now: string): string {
       return `${label(t)} ${now} fails an assertion: ${t.message ?? "no message"}`;
     case "failed-error":
       return `${label(t)} ${now} fails with ${t.type ?? "an error"}: ${t.message ?? "no message"}`;
+    case "behaviour-missing":
+      return `${label(t)} ${now} did not pass: ${t.message ?? "its module is not written"}`;
     default:
       return `${label(t)} ${now} did not pass`;
   }
 }
 
-function whyNotRed(t: CycleTestOutcome): string | undefined {
+function whyNotRed(t: CycleTestOutcome, judgement: MissingJudgement | undefined): string | undefined {
   switch (t.outcome) {
     case "failed-assertion":
+    case "behaviour-missing":
       return undefined;
     case "passed":
       return `${label(t)} already passes: a RED test must fail because the behaviour does not exist yet; test something the code does not do`;
     case "failed-error":
       return (
         `${label(t)} fails with ${t.type ?? "an error"} (${t.message ?? "no message"}), not by an assertion: ` +
-        "a RED test must compile, load and reach an assertion that fails; a TypeError, a missing import or a crash proves nothing about the behaviour"
+        (judgement && !judgement.declared
+          ? `${judgement.why}; a RED test must reach an assertion that fails, or fail only because a declared module is not written yet`
+          : "a RED test must compile, load and reach an assertion that fails; a TypeError, a missing import or a crash proves nothing about the behaviour")
       );
     case "skipped":
       return `${label(t)} is skipped: a RED test must run and fail by an assertion`;
@@ -162,6 +188,25 @@ function describeTestChange(file: TestFileChange, base: string): string {
   }
 }
 
+/** What to do about a file that did not load: the legal path when it names a missing module. */
+function loadAdvice(error: LoadError, report: ReportForVerdict, newModules: NewModules | undefined): string {
+  if (error.missing && error.file) {
+    const judgement = judgeMissing(error.missing, error.file, newModules);
+    if (!judgement.declared) return `${judgement.why} (a file that does not load proves nothing)`;
+  }
+  if (report.flavour === "node" && !error.missing)
+    return (
+      "node's report does not say why a file did not load (the error is only in the runner's output), so the cycle cannot tell a declared module not written yet from a crash: " +
+      `import a module that does not exist yet inside the test (const { f } = await import("../src/m.js")), or ${DECLARE_A_MODULE}`
+    );
+  if (report.flavour === "go" && !error.missing)
+    return (
+      "go's report does not name the identifier or package a build failure lacks (only the test command's output does), so the cycle cannot tell a declared module not written yet from a compile error: " +
+      "a RED in Go must compile and fail by t.Error or t.Fatal, so test through code that already exists"
+    );
+  return "fix the import or compile error (a file that does not load proves nothing)";
+}
+
 export function decideVerdict(input: VerdictInput): Verdict {
   const { request, report, testExitCode } = input;
   // Tests named by id are judged only once read from the approved list (testsOfRequest): never as none.
@@ -170,22 +215,41 @@ export function decideVerdict(input: VerdictInput): Verdict {
   // Every test looked up in one pass over the report.
   const { inTurn, earlierGreen } = request.tests;
   const locations = locateTestCases(report, [...inTurn, ...earlierGreen]);
-  const turn = inTurn.map((t, i) => outcomeOf(locations[i]!, t, "turn"));
+  // Only a RED may fail because a declared module is not written yet; GREEN needs it written and passing.
+  const judgements = inTurn.map((t, i) =>
+    request.step === "red" ? judged(locations[i]!, t, input.newModules) : undefined,
+  );
+  const turn = inTurn.map((t, i) => {
+    const outcome = outcomeOf(locations[i]!, t, "turn");
+    const judgement = judgements[i];
+    return judgement?.declared
+      ? { ...outcome, outcome: "behaviour-missing" as const, message: judgement.says }
+      : outcome;
+  });
+  // A file that did not load only because a declared module is not written yet holds the RED's tests.
+  const explained = new Set(
+    inTurn.flatMap((_, i) => {
+      const location = locations[i]!;
+      return judgements[i]?.declared && location.status === "not-loaded" ? [location.loadError] : [];
+    }),
+  );
   const earlier = earlierGreen.map((t, i) => outcomeOf(locations[inTurn.length + i]!, t, "earlier"));
   const reasons: string[] = [];
 
-  if (report.tests.length === 0)
+  // A first RED whose only file waits on a declared module leaves no case, only that file's load error.
+  if (report.tests.length === 0 && explained.size === 0)
     reasons.push("the test report lists no test cases: the test command ran nothing, or wrote an empty report");
   for (const error of report.loadErrors) {
+    if (explained.has(error)) continue;
     reasons.push(
-      `a test file failed to load: ${describeLoadError(error)}; fix the import or compile error (a file that does not load proves nothing)`,
+      `a test file failed to load: ${describeLoadError(error)}; ${loadAdvice(error, report, input.newModules)}`,
     );
   }
   if (testExitCode === null) reasons.push("the test command was killed before it finished (timeout or signal)");
 
   if (request.step === "red") {
-    for (const t of turn) {
-      const why = whyNotRed(t);
+    for (const [i, t] of turn.entries()) {
+      const why = whyNotRed(t, judgements[i]);
       if (why) reasons.push(withHint(t, why));
     }
     // Exit 0 with a failure in the report: the two disagree. Exit 0 with nothing failing agrees

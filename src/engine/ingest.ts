@@ -5,7 +5,7 @@ import { judgeResultCommit, judgeRunProvenance, type RecordedRun, type ReportedR
 import { stateStoreFor, type EngineDeps } from "./track.js";
 import { dispatchIdOfRunName, requestDigest, type WorkflowKind } from "../app/dispatch.js";
 import { CYCLE_RESULT_FILE, CycleResult } from "../cycle/result.js";
-import { confinementLine } from "../cycle/summary.js";
+import { confinementLine, verifiedLine } from "../cycle/summary.js";
 import {
   DEPLOY_EVIDENCE_FILE,
   DeployEvidence as DeployEvidenceResult,
@@ -199,6 +199,7 @@ function unforgeable(
 const OUTCOME_NAMES = {
   passed: "passed",
   "failed-assertion": "assertion-failure",
+  "behaviour-missing": "behaviour-missing",
   "failed-error": "error",
   skipped: "skipped",
   missing: "missing",
@@ -216,7 +217,7 @@ export function reportedEvent(
   const { dispatchId } = recorded;
   if (!pending || pending.dispatchId !== dispatchId) return undefined;
   const commit = report.commit ?? recorded.commit;
-  const summary = report.reasons[0] ?? (report.outcome === "valid" ? "verified" : "refused");
+  const summary = report.reasons[0] ?? (report.outcome === "valid" ? verifiedLine(report.result) : "refused");
   if (pending.step === "promote")
     return { type: "promotion.reported", at, dispatchId, outcome: report.outcome, reasons: report.reasons };
   if (pending.step === "release") {

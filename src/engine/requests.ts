@@ -120,8 +120,26 @@ function cycleRequest(branch: string, effect: DispatchCycleEffect, snapshot: Tra
           ? { path, sha256, commit: frozen.commit }
           : { path, sha256 };
       }),
+    ...(effect.step === "red" ? architectureOf(effect, snapshot) : {}),
     database: { branch: effect.databaseBranch },
     // The trunk the track forked from: a refactor counts only the track's own test changes since the merge base.
     base: { branch: snapshot.context.baseBranch },
   });
+}
+
+/**
+ * For a RED: the approved architecture by path and frozen hash, and the commit the design gate was
+ * approved on, so the job can tell from git which declared modules the track creates (those absent
+ * there) without the request carrying any text. None when the track has no approved architecture.
+ */
+function architectureOf(
+  effect: DispatchCycleEffect,
+  snapshot: TrackSnapshot,
+): { architecture?: { path: string; sha256: string; approvedAt: string } } {
+  const path = ARTIFACT_PATHS.architecture;
+  const sha256 = effect.frozen[path];
+  const gate = snapshot.context.gates.design;
+  const approval = gate?.approvals.findLast((a) => a.manifestHash === gate.approvedHash);
+  if (!sha256 || !approval || !/^[0-9a-f]{40}$/.test(approval.commit)) return {};
+  return { architecture: { path, sha256, approvedAt: approval.commit } };
 }

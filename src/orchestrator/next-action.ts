@@ -31,7 +31,7 @@ const DESIGN_TASKS: Partial<Record<Stage, { task: string; schema: string }>> = {
     schema: schemaFile("spec"),
   },
   architecture: {
-    task: `Write ${ARTIFACT_PATHS.architecture}: layers and what each may import, modules, the persistence invariants the database must hold, and how each NFR is met.`,
+    task: `Write ${ARTIFACT_PATHS.architecture}: layers and what each may import, modules (each with its path, and in exports the names tests will import from a module the track creates: a RED may import a declared module before anyone writes it, and no other), the persistence invariants the database must hold, and how each NFR is met.`,
     schema: schemaFile("architecture"),
   },
   "db-design": {
@@ -141,10 +141,12 @@ function describe(snapshot: TrackSnapshot, config: ConsortConfig, base: NextActi
       return {
         ...base,
         actor: "agent",
-        task: `Write the failing test${tests.length > 1 ? "s" : ""} ${titles}. Each must fail by an assertion (not by a missing import or a crash), with exactly that title. Change only test files.${problems}`,
+        task:
+          `Write the failing test${tests.length > 1 ? "s" : ""} ${titles}. Each must fail by an assertion, or only because a module ${ARTIFACT_PATHS.architecture} declares for this track (or a name in its exports) is not written yet, with exactly that title. ` +
+          `Any other missing import, a TypeError or a crash proves nothing, inside expect(...).resolves or another wrapper too; a module the architecture does not declare: test through an existing seam. Change only test files.${problems}`,
         frozenPaths: frozen.filter((p) => isTest(p)).map((path) => ({ path, rule: "append-only" as const })),
         checks: [
-          "every test in turn is present and fails by an assertion",
+          "every test in turn is present and fails by an assertion, or only because a declared module or export is not written yet",
           "every earlier test still passes",
           "frozen test files only grow: every frozen line stays, in order; no skip or focus markers",
           "only test files change",

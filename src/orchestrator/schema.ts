@@ -71,7 +71,8 @@ export const CycleEvidenceSchema = z.object({
       z.object({
         id: z.string(),
         title: z.string(),
-        result: z.enum(["passed", "assertion-failure", "error", "skipped", "missing"]),
+        /** behaviour-missing: a RED failing only because a declared module (or name) is not written yet. */
+        result: z.enum(["passed", "assertion-failure", "behaviour-missing", "error", "skipped", "missing"]),
       }),
     )
     .optional(),

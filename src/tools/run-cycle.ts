@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { simpleGit } from "simple-git";
 import { TestId } from "../artifacts/ids.js";
-import { buildLocalRequest } from "../cycle/local-request.js";
+import { buildLocalRequest, REHEARSAL_LIMITS } from "../cycle/local-request.js";
 import { CycleRequest } from "../cycle/request.js";
 import { effectiveFrozenTests, frozenTextOf, greenTests } from "../orchestrator/context.js";
 import { nextAction } from "../orchestrator/index.js";
@@ -21,7 +21,7 @@ import { defineTool, ToolError } from "./registry.js";
 const RunCycleInput = z
   .object({
     step: TestCycleStep.describe(
-      "red: the tests in turn must fail by an assertion; green: they (and every earlier test) must pass; refactor: everything passes and no test file changed.",
+      "red: the tests in turn must fail by an assertion, or only because a declared module is not written yet; green: they (and every earlier test) must pass; refactor: everything passes and no test file changed.",
     ),
     tests: z
       .array(TestId)
@@ -46,6 +46,15 @@ const RunCycleInput = z
       .optional()
       .describe(
         "A git ref whose test files count as frozen (later steps may only add to them at red, must leave them identical otherwise). Default: the files the track froze at its verified REDs.",
+      ),
+    designApprovedAt: z
+      .string()
+      .trim()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe(
+        "red: the commit the design gate approved; a module .consort/architecture.json declares that is absent there is one the track creates, and a RED may fail only because it is not written yet. Default: the track's design-gate approval, else the merge base with the default branch.",
       ),
     databaseBranch: z
       .string()
@@ -105,7 +114,8 @@ export const runCycleTool = defineTool({
   title: "Run a local cycle",
   description:
     "Run a RED, GREEN or REFACTOR cycle on this checkout, exactly as the app's cycle job does: fork a throwaway branch of the configured database, run the migrate command, run the test command with a JUnit report, decide the verdict, drop the branch. " +
-    "RED is verified only if every test in turn fails by an assertion (not an import or type error) while earlier tests pass; GREEN only if all of them pass and no frozen test file changed. " +
+    "RED is verified only if every test in turn fails by an assertion, or only because a module .consort/architecture.json declares for the track (or a name in its exports) is not written yet, while earlier tests pass; any other import or type error, wrapped in an assertion or not, is refused. GREEN only if all of them pass and no frozen test file changed. " +
+    "It does not apply the app's role and path rules to the commit (explain_rejection does). " +
     "Use it before pushing to see the verdict. It does not advance the track: only the cycle the app dispatches after a push counts. Takes a while (it runs the test suite).",
   input: RunCycleInput,
   output: RunCycleOutput,
@@ -135,6 +145,10 @@ export const runCycleTool = defineTool({
             .map((test) => test.id)
             .filter((id) => !tests.includes(id))
         : undefined);
+    // The commit the app's request would name: the design gate's approval on the track.
+    const design = track?.snapshot.context.gates.design;
+    const designApprovedAt =
+      input.designApprovedAt ?? design?.approvals.findLast((a) => a.manifestHash === design.approvedHash)?.commit;
     let request: CycleRequest;
     try {
       request = await buildLocalRequest({
@@ -144,6 +158,7 @@ export const runCycleTool = defineTool({
         ...(earlier ? { earlier } : {}),
         ...(input.frozenAt ? { frozenAt: input.frozenAt } : {}),
         ...(input.databaseBranch ? { dbBranch: input.databaseBranch } : {}),
+        ...(designApprovedAt ? { designApprovedAt } : {}),
       });
       if (track && !input.frozenAt) {
         const frozen = Object.entries(effectiveFrozenTests(track.snapshot.context)).map(([path, entry]) => ({
@@ -196,7 +211,7 @@ export const runCycleTool = defineTool({
         frozenTestFiles: request.frozenTestFiles.map((file) => file.path),
       },
       uncommittedChanges,
-      note: "A local cycle shows what the app's cycle would decide; the track advances only on the cycle the app dispatches after you push.",
+      note: `A local cycle shows what the app's cycle would decide; the track advances only on the cycle the app dispatches after you push. ${REHEARSAL_LIMITS}`,
     };
   },
 });

@@ -133,6 +133,36 @@ async function throughEveryGate(s: Scenario, schemaFromStart: boolean) {
   result = await s.runDispatchedCycle();
   expect(result.verdict, result.reasons.join("\n")).toBe("verified");
 
+  // T4: a module the architect declared and nobody wrote yet. The navigator's RED imports it
+  // statically, so its file cannot load: that is the behaviour missing, and the track moves on.
+  expect(s.snapshot().stage).toBe("red");
+  expectPassing(s, LIST_APPROVED);
+  await s.step("navigator", { [F.SUMMARY_TEST_FILE]: F.RED_T4 });
+  expect(s.snapshot().stage).toBe("red-verify");
+  expectPassing(s, LIST_APPROVED);
+  result = await s.runDispatchedCycle();
+  expect(result.verdict, result.reasons.join("\n")).toBe("verified");
+  expect(result.tests.filter((t) => t.role === "turn")).toEqual([
+    expect.objectContaining({
+      id: "T4",
+      outcome: "behaviour-missing",
+      message: `behaviour missing: ${F.NEW_MODULE} not written yet`,
+    }),
+  ]);
+  expect(s.snapshot().stage).toBe("green");
+  expectPassing(s, LIST_APPROVED);
+  expect(summaryOf(s.world.checksOn(s.head()).get("consort/build")!)).toContain(
+    `verified (behaviour missing: ${F.NEW_MODULE} not written yet)`,
+  );
+  await s.step("driver", F.GREEN_T4);
+  expect(s.snapshot().stage).toBe("green-verify");
+  expectPassing(s, LIST_APPROVED);
+  result = await s.runDispatchedCycle();
+  expect(result.verdict, result.reasons.join("\n")).toBe("verified");
+  expect(s.snapshot().stage).toBe("review");
+  expectPassing(s, LIST_APPROVED);
+  await s.step("navigator", { ".consort/reviews/T4.json": F.REVIEW_T4 });
+
   // The release: the orchestrator deploys and verifies; a person approves on that evidence.
   // Neither the deploy nor the promote check passes before its approval.
   expect(s.snapshot().stage).toBe("deploying");
@@ -196,6 +226,8 @@ describe("a feature of StockFlow, end to end", () => {
       "red:valid",
       "green:valid",
       "refactor:valid",
+      "red:valid",
+      "green:valid",
       "release:valid",
       "promote:valid",
     ]);

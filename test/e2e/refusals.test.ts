@@ -278,6 +278,61 @@ describe("refused pushes on the track", () => {
   });
 });
 
+describe("a RED that needs a module nobody declared", () => {
+  const LEGAL_PATH =
+    "declare it in .consort/architecture.json modules (architect, before the design gate; a name the test imports goes in the module's exports), or test through an existing seam";
+  const undeclared = `'../${F.UNDECLARED_MODULE}' cannot be loaded and the approved architecture declares no new module there: ${LEGAL_PATH}`;
+
+  /** A refused RED: the track is back at red for another try, and the checks say why. */
+  async function expectRedRefused(result: CycleResult, ...reasons: string[]) {
+    expect(result.verdict).toBe("refused");
+    for (const reason of reasons) expect(result.reasons.join("\n")).toContain(reason);
+    expect(s.snapshot().stage).toBe("red");
+    expect(checkTable(s.world, s.head())).toEqual({
+      ...allChecks("in_progress"),
+      "consort/discipline": "success",
+      "consort/schema": "success",
+      "consort/design": "success",
+      "consort/test-list": "success",
+      "consort/build": "failure",
+      "consort/deploy": "missing",
+      "consort/promote": "missing",
+    });
+    expect(summaryOf(s.world.check(s.head(), "consort/build"))).toContain(LEGAL_PATH);
+    expect(s.world.mock.violations).toEqual([]);
+  }
+
+  test("a static import of an undeclared module is refused, naming the legal path", async () => {
+    s.restore(at.secondRed);
+    await s.step("navigator", {
+      [F.TEST_FILE]: `import { exportStock } from "../${F.UNDECLARED_MODULE}";\n${F.RED_T2}\nvoid exportStock;\n`,
+    });
+    expect(s.snapshot().stage).toBe("red-verify");
+    const result = await s.runDispatchedCycle();
+    await expectRedRefused(result, `a test file failed to load: ${F.TEST_FILE}: Cannot find module`, undeclared);
+  });
+
+  test("`.resolves` over an undeclared module is refused: the missing module is not an assertion failure", async () => {
+    s.restore(at.secondRed);
+    await s.step("navigator", {
+      [F.TEST_FILE]: [
+        'import { expect, test } from "vitest";',
+        "",
+        `test("${F.T2_TITLE}", async () => {`,
+        `  await expect(import("../${F.UNDECLARED_MODULE}").then((m) => m.exportStock("A1"))).resolves.toEqual([]);`,
+        "});",
+        "",
+      ].join("\n"),
+    });
+    const result = await s.runDispatchedCycle();
+    expect(result.tests.find((t) => t.id === "T2")).toMatchObject({
+      outcome: "failed-error",
+      type: "a missing module or export inside an assertion",
+    });
+    await expectRedRefused(result, "not by an assertion", LEGAL_PATH);
+  });
+});
+
 describe("a commit bigger than the push payload lists", () => {
   test("3000 listed files do not hide a change to a frozen design file: the commit is read from git and refused", async () => {
     s.restore(at.green);

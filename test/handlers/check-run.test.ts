@@ -92,6 +92,12 @@ describe("check_run buttons", () => {
         earlierGreen: [],
       },
       frozenTestFiles: [],
+      // The approved architecture and the commit the design gate approved: the job tells new modules from git.
+      architecture: {
+        path: ".consort/architecture.json",
+        sha256: sim.context.gates.design.files[".consort/architecture.json"],
+        approvedAt: sim.context.gates.design.approvals.at(-1)!.commit,
+      },
       database: { branch },
       base: { branch: "main" },
       ttlSeconds: 3600,

@@ -68,7 +68,7 @@ describe("nextAction at a design step", () => {
       "architect",
       ".consort/architecture.json",
       "architecture",
-      "Write .consort/architecture.json: layers and what each may import, modules, the persistence invariants the database must hold, and how each NFR is met.",
+      "Write .consort/architecture.json: layers and what each may import, modules (each with its path, and in exports the names tests will import from a module the track creates: a RED may import a declared module before anyone writes it, and no other), the persistence invariants the database must hold, and how each NFR is met.",
     ],
     [
       "db-design",
@@ -125,7 +125,7 @@ describe("nextAction at a design step", () => {
     const problems = sim.context.lastProblem;
     expect(problems.length).toBeGreaterThan(0);
     expect(next(sim).task).toBe(
-      `Write .consort/architecture.json: layers and what each may import, modules, the persistence invariants the database must hold, and how each NFR is met. Fix first: ${problems.join("; ")}.`,
+      `Write .consort/architecture.json: layers and what each may import, modules (each with its path, and in exports the names tests will import from a module the track creates: a RED may import a declared module before anyone writes it, and no other), the persistence invariants the database must hold, and how each NFR is met. Fix first: ${problems.join("; ")}.`,
     );
   });
 });
@@ -272,7 +272,7 @@ describe("nextAction while a cycle runs", () => {
 
 describe("nextAction in the build lane", () => {
   const redChecks = [
-    "every test in turn is present and fails by an assertion",
+    "every test in turn is present and fails by an assertion, or only because a declared module or export is not written yet",
     "every earlier test still passes",
     "frozen test files only grow: every frozen line stays, in order; no skip or focus markers",
     "only test files change",
@@ -289,7 +289,7 @@ describe("nextAction in the build lane", () => {
       ...common(sim),
       actor: "agent",
       role: "navigator",
-      task: 'Write the failing test T1 "filing stock > persists one row with sku, location, quantity and code" in test/stock.test.ts. Each must fail by an assertion (not by a missing import or a crash), with exactly that title. Change only test files.',
+      task: 'Write the failing test T1 "filing stock > persists one row with sku, location, quantity and code" in test/stock.test.ts. Each must fail by an assertion, or only because a module .consort/architecture.json declares for this track (or a name in its exports) is not written yet, with exactly that title. Any other missing import, a TypeError or a crash proves nothing, inside expect(...).resolves or another wrapper too; a module the architecture does not declare: test through an existing seam. Change only test files.',
       allowedPaths: TEST_PATHS,
       frozenPaths: [],
       unit: "T1",
@@ -307,7 +307,7 @@ describe("nextAction in the build lane", () => {
     expect(next(sim)).toMatchObject({
       unit: "T2",
       testsInTurn: [T2],
-      task: 'Write the failing test T2 "filing stock > reads a filed record back exactly as filed" in test/stock.test.ts. Each must fail by an assertion (not by a missing import or a crash), with exactly that title. Change only test files.',
+      task: 'Write the failing test T2 "filing stock > reads a filed record back exactly as filed" in test/stock.test.ts. Each must fail by an assertion, or only because a module .consort/architecture.json declares for this track (or a name in its exports) is not written yet, with exactly that title. Any other missing import, a TypeError or a crash proves nothing, inside expect(...).resolves or another wrapper too; a module the architecture does not declare: test through an existing seam. Change only test files.',
       frozenPaths: [{ path: "test/stock.test.ts", rule: "append-only" }],
     });
     // The same track once the configured test globs no longer cover the frozen file.
@@ -328,7 +328,7 @@ describe("nextAction in the build lane", () => {
     expect(next(sim)).toMatchObject({
       unit: "S1-AC1",
       testsInTurn: [T1, second],
-      task: 'Write the failing tests T1 "filing stock > persists one row with sku, location, quantity and code" in test/stock.test.ts; T2 "filing stock > stores the code" in test/stock.test.ts. Each must fail by an assertion (not by a missing import or a crash), with exactly that title. Change only test files.',
+      task: 'Write the failing tests T1 "filing stock > persists one row with sku, location, quantity and code" in test/stock.test.ts; T2 "filing stock > stores the code" in test/stock.test.ts. Each must fail by an assertion, or only because a module .consort/architecture.json declares for this track (or a name in its exports) is not written yet, with exactly that title. Any other missing import, a TypeError or a crash proves nothing, inside expect(...).resolves or another wrapper too; a module the architecture does not declare: test through an existing seam. Change only test files.',
     });
     sim.expectAccepted(sim.pushCommits(sim.redCommit()));
     sim.expectAccepted(sim.report("invalid", ["T2 passed already"]));

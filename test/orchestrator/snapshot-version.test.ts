@@ -60,6 +60,23 @@ describe("a version-1 snapshot", () => {
     );
   });
 
+  const withArchitecture = (recorded: unknown) => {
+    const dispatched = recorded as { workflow: string; request: { step?: string } };
+    return dispatched.workflow === "cycle" && dispatched.request.step === "red"
+      ? {
+          ...dispatched,
+          request: {
+            ...dispatched.request,
+            architecture: {
+              path: ".consort/architecture.json",
+              sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+              approvedAt: expect.stringMatching(/^[0-9a-f]{40}$/),
+            },
+          },
+        }
+      : dispatched;
+  };
+
   it("decides every later step as the version-1 code did, and the next snapshot written is version 2", () => {
     let snapshot: TrackSnapshot = restoreSnapshot(clone(fixture.start));
     for (const step of fixture.steps) {
@@ -68,7 +85,8 @@ describe("a version-1 snapshot", () => {
       expect(result.rejection ?? null).toEqual(step.rejection);
       expect(result.effects).toEqual(step.effects);
       const requests = result.effects.map((e) => workflowRequestOf(e, result.snapshot.context.branch, result.snapshot));
-      expect(requests.filter(Boolean)).toEqual(step.requests);
+      // A RED's request has since also named the approved architecture (the job tells new modules from git).
+      expect(requests.filter(Boolean)).toEqual(step.requests.map(withArchitecture));
       expect(result.snapshot.schemaVersion).toBe(2);
       snapshot = result.snapshot;
     }

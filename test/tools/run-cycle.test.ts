@@ -23,6 +23,10 @@ describe("run_cycle: real cycles of examples/stockflow on the embedded Postgres"
     );
     expect(output.database).toMatchObject({ provider: "postgres", dropped: true });
     expect(output.uncommittedChanges).toEqual([]);
+    // It says plainly what it does not check of the commit, which the app does on push.
+    expect(output.note).toContain(
+      "does not apply the app's role and path rules to the commit under test (its Consort-Role trailer, whose turn it is, which paths that role may change now",
+    );
     expect(output.plan).toEqual({
       from: "arguments",
       trackId: null,

@@ -1,4 +1,5 @@
 import type { RawCase, RawProblem, RawReport } from "./xml.js";
+import { crashName, showsCrash, whatIsMissing } from "./missing.js";
 import type { Flavour, LoadError, TestCaseResult, TestOutcome } from "./types.js";
 
 /**
@@ -243,6 +244,24 @@ function loadFailure(flavour: Flavour, c: RawCase): { error: LoadError; drop: bo
   }
 }
 
+/** A load error with what its text says is missing, when it names something. */
+function withMissing(flavour: Flavour, c: RawCase, error: LoadError): LoadError {
+  const first = [...c.errors, ...c.failures][0];
+  const missing = first ? whatIsMissing(flavour, first.message, first.text) : undefined;
+  return missing ? { ...error, missing } : error;
+}
+
+/**
+ * A failure the runner's rules call an assertion, but whose text shows a crash (a missing module
+ * or export, a TypeError) inside an assertion wrapper: `.resolves`, `not.toThrow`,
+ * `assert.doesNotReject`, a `.catch` that fails, `pytest.fail` around an import. A crash proves
+ * nothing about the behaviour whatever wrapped it, so it is an error.
+ */
+function unwrapped(flavour: Flavour, p: RawProblem, verdict: Verdict): Verdict {
+  if (verdict.outcome !== "failed-assertion" || !showsCrash(flavour, p.message, p.text)) return verdict;
+  return { ...verdict, outcome: "failed-error", type: `${crashName(flavour, p.message, p.text)} inside an assertion` };
+}
+
 export interface Classified {
   tests: TestCaseResult[];
   loadErrors: LoadError[];
@@ -256,9 +275,11 @@ export function classifyReport(flavour: Flavour, raw: RawReport): Classified {
   for (const suite of raw.suites) {
     for (const p of suite.problems) {
       const file = suite.attrs.file ?? (looksLikeFile(suite.attrs.name) ? suite.attrs.name : undefined);
+      const missing = whatIsMissing(flavour, p.message, p.text);
       loadErrors.push({
         ...(file ? { file } : suite.attrs.name ? { classname: suite.attrs.name } : {}),
         message: firstLine(p.message) ?? firstLine(p.text) ?? "the suite failed before its tests ran",
+        ...(missing ? { missing } : {}),
       });
     }
   }
@@ -268,7 +289,7 @@ export function classifyReport(flavour: Flavour, raw: RawReport): Classified {
     const failed = c.failures.length + c.errors.length > 0;
     if (failed) failedCases++;
     const load = failed ? loadFailure(flavour, c) : undefined;
-    if (load) loadErrors.push(load.error);
+    if (load) loadErrors.push(withMissing(flavour, c, load.error));
     if (load?.drop) continue;
 
     const base: TestCaseResult = { name: c.attrs.name ?? "", outcome: "passed" };
@@ -279,13 +300,22 @@ export function classifyReport(flavour: Flavour, raw: RawReport): Classified {
     if (flavour === "node" && c.suites.length) base.suites = c.suites.map((s) => s.attrs.name ?? "");
     const error = c.errors[0];
     const failure = c.failures[0];
+    const problem = error ?? failure;
+    const missing = problem ? whatIsMissing(flavour, problem.message, problem.text) : undefined;
+    if (missing) base.missing = missing;
     if (error) {
       const type = error.type?.trim() || leadingErrorName(error.message) || leadingErrorName(error.text);
       tests.push(
         Object.assign(base, { outcome: "failed-error" as const }, messageOf(flavour, error), type ? { type } : {}),
       );
     } else if (failure) {
-      tests.push(Object.assign(base, classifyFailure(flavour, failure), messageOf(flavour, failure)));
+      tests.push(
+        Object.assign(
+          base,
+          unwrapped(flavour, failure, classifyFailure(flavour, failure)),
+          messageOf(flavour, failure),
+        ),
+      );
     } else if (c.skipped) {
       tests.push(Object.assign(base, { outcome: "skipped" as const }, messageOf(flavour, c.skipped)));
     } else {

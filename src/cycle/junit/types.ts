@@ -14,6 +14,18 @@ const TEST_OUTCOMES = ["passed", "failed-assertion", "failed-error", "skipped"] 
 const TestOutcomeSchema = z.enum(TEST_OUTCOMES);
 export type TestOutcome = z.infer<typeof TestOutcomeSchema>;
 
+/**
+ * What a failure says is missing: a module (JavaScript's specifier as written, with the file that
+ * imported it when the runner says; Python's dotted name), a name a module does not export, or both.
+ */
+const MissingSchema = z.object({
+  language: z.enum(["js", "python"]),
+  module: z.string().optional(),
+  export: z.string().optional(),
+  importer: z.string().optional(),
+});
+export type Missing = z.infer<typeof MissingSchema>;
+
 const TestCaseResultSchema = z.object({
   /** The test file as the runner wrote it (relative or absolute), when the report says. */
   file: z.string().optional(),
@@ -33,6 +45,8 @@ const TestCaseResultSchema = z.object({
    * its stack trace), and how to change it: a person can act on it.
    */
   hint: z.string().optional(),
+  /** A missing module or export the failure names (see ./missing.ts). */
+  missing: MissingSchema.optional(),
   /**
    * Surefire: the class its report file is named after (TEST-<class>.xml), which still says the
    * package when the report writes classes by their display names.
@@ -47,6 +61,8 @@ const LoadErrorSchema = z.object({
   /** The class or package that failed, for runners that name those instead of files. */
   classname: z.string().optional(),
   message: z.string(),
+  /** A missing module or export the failure names (see ./missing.ts). */
+  missing: MissingSchema.optional(),
 });
 export type LoadError = z.infer<typeof LoadErrorSchema>;
 

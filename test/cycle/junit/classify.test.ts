@@ -126,7 +126,7 @@ describe("a failure's kind, by the type the runner writes (vitest, fixtures/vite
       [
         vitestCase(
           "by message",
-          `<failure message="AssertionError [ERR_ASSERTION]: 1 !== 2">TypeError: not this one</failure>`,
+          `<failure message="AssertionError [ERR_ASSERTION]: 1 !== 2">CartFailure: not this one</failure>`,
         ),
         vitestCase(
           "by text",
@@ -618,7 +618,11 @@ describe("a file, class or package that did not load", () => {
 </testsuites>`;
     const report = read(xml, "vitest");
     expect(report.loadErrors).toEqual([
-      { file: "test/broken.test.js", message: "Cannot find module '../src/refunds.js'" },
+      {
+        file: "test/broken.test.js",
+        message: "Cannot find module '../src/refunds.js'",
+        missing: { language: "js", module: "../src/refunds.js" },
+      },
     ]);
     expect(report.tests.map((t) => [t.name, t.outcome])).toEqual([["test/cart.test.js", "failed-assertion"]]);
   });
@@ -697,7 +701,11 @@ E   ModuleNotFoundError: No module named 'cart.refunds'
 tests/test_broken.py:2: ModuleNotFoundError</error></testcase><testcase classname="" name="Tests" time="0.000"><error message="collection failure">no E line here</error></testcase><testcase classname="" name="tests.test_failed" file="tests/test_failed.py" time="0.000"><failure message="collection failure">E</failure></testcase><testcase name="tests.test_unnamed" time="0.000"><failure message="assert 1 == 2">E   assert 1 == 2</failure></testcase><testcase classname="tests.test_cart" name="test_x" time="0.000"><error message="failed on setup with &quot;boom&quot;">E   boom</error></testcase></testsuite></testsuites>`;
     const report = read(xml, "pytest");
     expect(report.loadErrors).toEqual([
-      { file: "tests/test_broken.py", message: "ModuleNotFoundError: No module named 'cart.refunds'" },
+      {
+        file: "tests/test_broken.py",
+        message: "ModuleNotFoundError: No module named 'cart.refunds'",
+        missing: { language: "python", module: "cart.refunds" },
+      },
       { file: "Tests", message: "collection failure" },
       { file: "tests/test_failed.py", message: "collection failure" },
     ]);

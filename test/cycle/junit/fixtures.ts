@@ -6,6 +6,9 @@ import { fileURLToPath } from "node:url";
 import { beforeAll, beforeEach, expect, it } from "vitest";
 import { z } from "zod";
 import { parseJUnit, type JUnitReport } from "../../../src/cycle/junit/index.js";
+import type { NewModules } from "../../../src/cycle/new-modules.js";
+import { CycleRequest } from "../../../src/cycle/request.js";
+import { decideVerdict } from "../../../src/cycle/verdict.js";
 
 /**
  * The reports real runners wrote for the sample projects (see generate-fixtures.sh). Tests read a
@@ -117,4 +120,23 @@ export function describeSampleRun(
   });
 
   return () => report;
+}
+
+/** The RED of one test: the report cut to that test's file, as a cycle of that file alone would see it. */
+export function redOfOne(report: JUnitReport, file: string, title: string, newModules: NewModules | undefined) {
+  const ofFile = (f: string | undefined) => f === undefined || f === file || f.endsWith(`/${file}`);
+  const tests = report.tests.filter((t) => ofFile(t.file) && (t.file !== undefined || t.name === title));
+  return decideVerdict({
+    request: CycleRequest.parse({
+      track: "f1",
+      step: "red",
+      commit: "a".repeat(40),
+      tests: { inTurn: [{ id: "T1", file, title }] },
+      database: { branch: "f1" },
+    }),
+    report: { ...report, tests, loadErrors: report.loadErrors.filter((e) => ofFile(e.file)) },
+    testExitCode: 1,
+    frozenFiles: [],
+    ...(newModules ? { newModules } : {}),
+  });
 }

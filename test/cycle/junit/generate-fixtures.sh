@@ -7,6 +7,10 @@
 # `generate-fixtures.sh variants` reruns only the runner-configuration variants (jest-junit without
 # stack traces or with title templates, mocha's xunit reporter, node 20's escaping, pytest's
 # non-ASCII ids and teardown errors): they need node, npm and python3-pytest only.
+# `generate-fixtures.sh new-module` reruns only the project-new-module runs (a RED that meets a
+# module or an export the architecture declares and nobody wrote yet, an undeclared one, and the
+# assertion wrappers around them) of vitest, node, jest, mocha and pytest. PYTHON=... picks the
+# python whose pytest runs (default /usr/bin/python3).
 # `generate-fixtures.sh jest` reruns only jest's default runs; `generate-fixtures.sh own-file` reruns only the projects-own-file runs (a test list's file that
 # did not run or load while another file has a test of the same title), with the same needs.
 # Needs, as root on Debian 12:
@@ -190,6 +194,39 @@ if [ "$MODE" = jest ]; then
 fi
 if [ "$MODE" = own-file ]; then
   own_file
+  exit 0
+fi
+
+# A new module's first RED, per runner: each project declares src/pricing (absent) and
+# src/discounts (present, one declared export missing); src/tax is declared nowhere.
+new_module() {
+  local VITEST="$REPO/node_modules/.bin/vitest"
+  run vitest report-new-module.xml "$("$VITEST" --version | awk '{print $1}')" "$FIXTURES/vitest/project-new-module" -- \
+    "$VITEST" run --reporter=junit --outputFile="$OUT/report.xml"
+  finish vitest
+  run node report-new-module.xml "node $(node --version)" "$FIXTURES/node/project-new-module" -- \
+    node --test --test-reporter=junit --test-reporter-destination="$OUT/report.xml"
+  finish node
+  # The settings the README recommends: without them a file that fails to load leaves no trace.
+  run jest report-new-module.xml "$JEST_VERSION" "$FIXTURES/jest/project-new-module" -- \
+    env JEST_JUNIT_OUTPUT_DIR="$OUT" JEST_JUNIT_OUTPUT_NAME=report.xml JEST_JUNIT_ADD_FILE_ATTRIBUTE=true \
+    JEST_JUNIT_REPORT_TEST_SUITE_ERRORS=true JEST_JUNIT_SUITE_NAME="{filepath}" \
+    "$JUNIT_GEN/node_modules/.bin/jest" --ci --reporters=default --reporters="$JUNIT_GEN/node_modules/jest-junit"
+  finish jest
+  # A static import of a missing module aborts mocha's whole run before the reporter writes
+  # anything (recorded: no report); the files that import inside their tests report.
+  local MOCHA=("$JUNIT_GEN/node_modules/.bin/mocha" --reporter "$JUNIT_GEN/node_modules/mocha-junit-reporter")
+  run mocha report-new-module-static.xml "$MOCHA_VERSION" "$FIXTURES/mocha/project-new-module" -- \
+    env MOCHA_FILE="$OUT/report.xml" "${MOCHA[@]}" "test/**/*.test.js"
+  run mocha report-new-module.xml "$MOCHA_VERSION" "$FIXTURES/mocha/project-new-module" -- \
+    env MOCHA_FILE="$OUT/report.xml" "${MOCHA[@]}" test/namespace.test.js test/dynamic.test.js test/wrappers.test.js
+  finish mocha
+  run pytest report-new-module.xml "$PYTEST_VERSION" "$FIXTURES/pytest/project-new-module" -- \
+    "${PYTEST[@]}" --continue-on-collection-errors
+  finish pytest
+}
+if [ "$MODE" = new-module ]; then
+  new_module
   exit 0
 fi
 

@@ -78,7 +78,11 @@ describe("jest-junit's report with addFileAttribute and reportTestSuiteErrors (t
 
   it("lists the file that failed to load once, with jest's reason", () => {
     expect(report.loadErrors).toEqual([
-      { file: BROKEN, message: "Cannot find module '../src/refunds.cjs' from 'test/broken.test.cjs'" },
+      {
+        file: BROKEN,
+        message: "Cannot find module '../src/refunds.cjs' from 'test/broken.test.cjs'",
+        missing: { language: "js", module: "../src/refunds.cjs", importer: BROKEN },
+      },
     ]);
   });
 

@@ -21,7 +21,11 @@ describe("pytest's report when a test file fails to import (fixtures/pytest/repo
 
   it("lists both files that did not import or compile, with the reason", () => {
     expect(report.loadErrors).toEqual([
-      { file: "tests/test_broken.py", message: "ModuleNotFoundError: No module named 'cart.refunds'" },
+      {
+        file: "tests/test_broken.py",
+        message: "ModuleNotFoundError: No module named 'cart.refunds'",
+        missing: { language: "python", module: "cart.refunds" },
+      },
       { file: "tests/test_syntax.py", message: "SyntaxError: expected ':'" },
     ]);
   });

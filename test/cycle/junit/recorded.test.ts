@@ -351,6 +351,7 @@ const RECORDED: Array<[runner: string, report: string, reading: JUnitReport]> = 
         {
           file: "test/broken.test.cjs",
           message: "Cannot find module '../src/refunds.cjs' from 'test/broken.test.cjs'",
+          missing: { language: "js", module: "../src/refunds.cjs", importer: "test/broken.test.cjs" },
         },
       ],
       timestamp: "2026-12-03T12:44:34",
@@ -712,7 +713,11 @@ const RECORDED: Array<[runner: string, report: string, reading: JUnitReport]> = 
         },
       ],
       loadErrors: [
-        { file: "tests/test_broken.py", message: "ModuleNotFoundError: No module named 'cart.refunds'" },
+        {
+          file: "tests/test_broken.py",
+          message: "ModuleNotFoundError: No module named 'cart.refunds'",
+          missing: { language: "python", module: "cart.refunds" },
+        },
         { file: "tests/test_syntax.py", message: "SyntaxError: expected ':'" },
       ],
       timestamp: "2026-11-30T06:37:07.953149",
@@ -777,7 +782,11 @@ const RECORDED: Array<[runner: string, report: string, reading: JUnitReport]> = 
       flavour: "pytest",
       tests: [],
       loadErrors: [
-        { file: "tests/test_broken.py", message: "ModuleNotFoundError: No module named 'cart.refunds'" },
+        {
+          file: "tests/test_broken.py",
+          message: "ModuleNotFoundError: No module named 'cart.refunds'",
+          missing: { language: "python", module: "cart.refunds" },
+        },
         { file: "tests/test_syntax.py", message: "SyntaxError: expected ':'" },
       ],
       timestamp: "2026-11-30T06:37:05.463897",
@@ -1009,6 +1018,11 @@ const RECORDED: Array<[runner: string, report: string, reading: JUnitReport]> = 
           file: "test/broken.test.js",
           message:
             "Cannot find module '../src/refunds.js' imported from /work/main/test/cycle/junit/fixtures/vitest/project/test/broken.test.js",
+          missing: {
+            language: "js",
+            module: "../src/refunds.js",
+            importer: "/work/main/test/cycle/junit/fixtures/vitest/project/test/broken.test.js",
+          },
         },
       ],
       timestamp: "2026-11-30T06:36:26.510Z",

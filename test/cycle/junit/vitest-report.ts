@@ -47,7 +47,15 @@ export function describeVitestReport(
 
   it("lists a file whose import fails as a load error, not as a test", () => {
     expect(report().loadErrors).toEqual([
-      { file: "test/broken.test.js", message: expect.stringContaining("Cannot find module '../src/refunds.js'") },
+      {
+        file: "test/broken.test.js",
+        message: expect.stringContaining("Cannot find module '../src/refunds.js'"),
+        missing: {
+          language: "js",
+          module: "../src/refunds.js",
+          importer: expect.stringMatching(/test\/broken\.test\.js$/),
+        },
+      },
     ]);
     expect(report().tests.map((t) => t.name)).not.toContain("test/broken.test.js");
   });

@@ -49,12 +49,25 @@ export const SPEC = json({
   ],
 });
 
-/** The Architect's commit. */
+/** The module this feature creates: declared by the architect, written by the driver's GREEN for T4. */
+export const NEW_MODULE = "src/services/location-summary.ts";
+
+/** The Architect's commit: the example's modules for this story, and one new module with its export. */
 export const ARCHITECTURE = json({
   layers: exampleArchitecture.layers,
-  modules: exampleArchitecture.modules
-    .filter((m: { stories: string[] }) => m.stories.includes("S2"))
-    .map((m: Record<string, unknown>) => ({ ...m, stories: ["S1"] })),
+  modules: [
+    ...exampleArchitecture.modules
+      .filter((m: { stories: string[] }) => m.stories.includes("S2"))
+      .map((m: Record<string, unknown>) => ({ ...m, stories: ["S1"] })),
+    {
+      name: "location-summary",
+      layer: "services",
+      path: NEW_MODULE,
+      responsibility: "Totals what one location holds, from the items the stock service lists.",
+      stories: ["S1"],
+      exports: ["totalQuantity"],
+    },
+  ],
   persistenceInvariants: [],
   nfrs: [
     { nfr: "NFR1", approach: "The route calls the stock service; only the repository holds SQL." },
@@ -83,15 +96,18 @@ export const DB_DESIGN = json({
 export const TEST_FILE = "test/stock-by-location.test.ts";
 export const INDEX_TEST_FILE = "test/stock-by-location-index.test.ts";
 const T1_TITLE = "listing a location is served by an index on stock_records(location)";
-const T2_TITLE = "stock by location lists each sku at the location with its quantity";
+export const T2_TITLE = "stock by location lists each sku at the location with its quantity";
 const T3_TITLE = "a location with no stock returns an empty list with success";
+export const SUMMARY_TEST_FILE = "test/location-summary.test.ts";
+const T4_TITLE = "a location's summary totals the quantities of its skus";
 
-/** The Test Strategist's commit: a fitness test for the layering and index NFRs, then the two ACs. */
+/** The Test Strategist's commit: a fitness test for the index NFR, the two ACs, then the new module's test. */
 export const TEST_LIST = json({
   tests: [
     { id: "T1", ac: "S1-AC1", kind: "fitness", file: INDEX_TEST_FILE, title: T1_TITLE },
     { id: "T2", ac: "S1-AC1", kind: "behavior", file: TEST_FILE, title: T2_TITLE },
     { id: "T3", ac: "S1-AC2", kind: "behavior", file: TEST_FILE, title: T3_TITLE },
+    { id: "T4", ac: "S1-AC1", kind: "behavior", file: SUMMARY_TEST_FILE, title: T4_TITLE },
   ],
 });
 
@@ -202,6 +218,36 @@ export const GREEN_T3: Record<string, string> = {
 
 /** The Driver's refactor after the Navigator asked for one: the handler back to one expression. */
 export const REFACTOR_T3: Record<string, string> = { "src/routes/index.ts": finished.routes };
+
+/**
+ * The Navigator's RED for T4: a static import of the declared module nobody wrote yet. The file
+ * cannot load, and that is the RED: "behaviour missing", not a crash.
+ */
+export const RED_T4 = `import { expect, test } from "vitest";
+import { totalQuantity } from "../src/services/location-summary.js";
+
+test("${T4_TITLE}", () => {
+  expect(totalQuantity([{ sku: "A-1", quantity: 2 }, { sku: "B-2", quantity: 3 }])).toBe(5);
+});
+`;
+
+/** The Driver's GREEN for T4: the new module. */
+export const GREEN_T4: Record<string, string> = {
+  [NEW_MODULE]: `/** Totals what one location holds. */
+export function totalQuantity(items: ReadonlyArray<{ quantity: number }>): number {
+  return items.reduce((sum, item) => sum + item.quantity, 0);
+}
+`,
+};
+
+/** A module no role declared: a RED that needs it is refused, naming the legal path. */
+export const UNDECLARED_MODULE = "src/services/stock-export.js";
+
+export const REVIEW_T4 = json({
+  unit: "T4",
+  verdict: "accept",
+  notes: ["The summary is a pure function of the listed items, as the architecture declares."],
+});
 
 export const REVIEW_T1 = json({
   unit: "T1",
