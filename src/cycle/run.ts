@@ -4,12 +4,14 @@ import { join, resolve } from "node:path";
 import type { ConsortConfig } from "../config/consort-config.js";
 import type { BranchProvider } from "../substrate/provider.js";
 import {
+  closeJail,
   confinementRecord,
   endConfinedProcesses,
-  grantCheckout,
+  openJail,
   OUTSIDE_A_JOB,
   resultFolderOutOfReach,
   type Confinement,
+  type Jail,
 } from "./confine.js";
 import {
   againstDatabase,
@@ -25,12 +27,14 @@ import { CYCLE_RESULT_FILE, CYCLE_SUMMARY_FILE, CycleResult, type CommandRecord,
 import { renderCycleSummary } from "./summary.js";
 import { decideVerdict, describeLoadError } from "./verdict.js";
 import {
+  committedPaths,
   driftFromCommit,
   frozenFilesAt,
   frozenTextsFromGit,
   headCommit,
   readAtCommit,
   resolveTestBase,
+  sourceDrift,
   testFileChanges,
   testsOfRequest,
   type TestFileChange,
@@ -98,11 +102,16 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
   const warnings: string[] = [];
   const commands: { install?: CommandRecord; migrate?: CommandRecord; test?: CommandRecord } = {};
   const confinement = deps.confinement ?? OUTSIDE_A_JOB;
-  const jail = confinement.confined ? confinement.jail : undefined;
-  const confining = async (step: Promise<unknown>) => {
+  // Confined, the commands run as a throwaway user of this cycle's own, in its copy of the checkout.
+  let jail: Jail | undefined;
+  let workDir = cwd;
+  const confining = async <T>(step: Promise<T>): Promise<T> => {
     const mark = performance.now();
-    await step;
-    timings.confine = (timings.confine ?? 0) + elapsed(mark);
+    try {
+      return await step;
+    } finally {
+      timings.confine = (timings.confine ?? 0) + elapsed(mark);
+    }
   };
   // A confined command's processes all end with it: nothing it started can outlive it.
   const runConfined: CommandRunner = async (command, options) => {
@@ -153,14 +162,20 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
       readAtCommit(cwd, head, guarded),
       request.step === "refactor" ? trackTestChanges(cwd, request, config.paths.tests) : undefined,
       frozenTextsFromGit(cwd, request.frozenTestFiles),
+      confinement.confined ? committedPaths(cwd, head) : [],
     ]);
     evidence.catch(() => {});
 
     let mark = performance.now();
     // Git is read before the checkout is handed to the confined user (git refuses a foreign tree).
-    const [committed, testChanges, frozenTexts] = await evidence;
-    if (jail) {
-      await confining(grantCheckout(jail, cwd));
+    const [committed, testChanges, frozenTexts, sources] = await evidence;
+    // Every committed file, not only the tests, must be in the copy as the commit holds it.
+    const drift = async () => [
+      ...new Set([...(await driftFromCommit(workDir, committed)), ...(await sourceDrift(cwd, workDir, sources))]),
+    ];
+    if (confinement.confined) {
+      jail = await confining(openJail(confinement, cwd, new Set(sources)));
+      workDir = jail.work;
       const exposed = deps.outDir ? await resultFolderOutOfReach(jail, deps.outDir, cwd) : undefined;
       if (exposed)
         throw new Error(`${exposed}: the cycle refuses to leave its verdict where the commands could rewrite it`);
@@ -200,7 +215,7 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
         secrets: providerSecrets,
       });
     }
-    const before = await driftFromCommit(cwd, committed);
+    const before = await drift();
     if (before.length > 0)
       throw new Error(
         `${before.join(", ")} in the checkout ${before.length === 1 ? "is" : "are"} not what the commit under test holds, before any command ran (an install script of the track's?): the tests would not run the commit's files, so the cycle refuses`,
@@ -223,14 +238,14 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
     } else {
       mark = performance.now();
       // An old report left behind must never pass for this run's: delete it, then check its age.
-      await clearReports(config.junit, cwd);
+      await clearReports(config.junit, workDir);
       const testStartWall = Date.now();
       progress(`testing: ${config.commands.test}`);
       commands.test = await runConfined(config.commands.test, { cwd, ...onDatabase, timeoutMs });
       timings.tests = elapsed(mark);
       // The branch is not needed once the tests ran: drop it while the report is read.
       dropping = dropBranch();
-      const during = await driftFromCommit(cwd, committed);
+      const during = await drift();
       for (const path of during)
         reasons.push(
           `${path} was changed while the commands ran (by the migrate or the test command): the tests did not run the file the commit holds, so the cycle refuses`,
@@ -238,7 +253,7 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
 
       mark = performance.now();
       const { report: parsed } = await readJUnitReports(config.junit, {
-        cwd,
+        cwd: workDir,
         notBefore: testStartWall,
         ...(config.runner ? { flavour: config.runner } : {}),
       }).catch((error: unknown) => {
@@ -283,6 +298,10 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
     );
   } finally {
     await (dropping ?? dropBranch());
+    if (jail)
+      await confining(closeJail(jail)).catch((error: unknown) =>
+        warnings.push(`the job's throwaway user ${jail!.user} could not be removed: ${(error as Error).message}`),
+      );
   }
   timings.total = elapsed(totalStart);
 
@@ -295,7 +314,7 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
     startedAt: startedAt.toISOString(),
     finishedAt: now().toISOString(),
     timingsMs: timings,
-    confinement: confinementRecord(confinement),
+    confinement: confinementRecord(confinement, jail),
     commands,
     ...(report ? { report } : {}),
     tests,
