@@ -1,7 +1,7 @@
 import { execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
-import { chmod, mkdir, mkdtemp, readdir, realpath, rm, stat } from "node:fs/promises";
+import { chmod, lstat, mkdir, mkdtemp, readdir, readlink, realpath, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -51,6 +51,11 @@ export interface Jail {
   work: string;
   /** The checkout it is a copy of: a command asked to run there runs in `work`. */
   source: string;
+  /**
+   * The checkout's own node_modules (an install the job made before, never committed): laid over
+   * the copy's empty one, read-only below what the commands write, instead of copied file by file.
+   */
+  modules?: string;
   /** Folders mounted over with an empty one for the commands (the runner's). */
   hide: string[];
   via: Via;
@@ -181,12 +186,27 @@ const COPY_MTIME = "@946684800";
 
 /** The checkout, without .git, into the jail's `work`, written by the jail's user (who owns the copy). */
 async function copyCheckout(jail: Jail, tracked: ReadonlySet<string>): Promise<void> {
+  const modules = join(jail.source, "node_modules");
+  const installed =
+    !/[:,]/.test(modules) &&
+    ![...tracked].some((path) => path === "node_modules" || path.startsWith("node_modules/")) &&
+    (await lstat(modules).then(
+      (entry) => entry.isDirectory(),
+      () => false,
+    ));
+  if (installed) {
+    jail.modules = modules;
+    const layer = [join(jail.work, "node_modules"), join(jail.root, "modules-upper")];
+    for (const dir of [...layer, join(jail.root, "modules-work")]) await mkdir(dir, { mode: 0o700 });
+    await privileged(jail.via, "chown", [`${jail.uid}:${jail.gid}`, ...layer]);
+  }
   const extract = ["tar", "-x", "-f", "-", "-C", jail.work, "--no-same-owner"];
   const into =
     jail.via === "root"
       ? spawn(extract[0]!, extract.slice(1), { uid: jail.uid, gid: jail.gid, stdio: ["pipe", "ignore", "pipe"] })
       : spawn("sudo", ["-n", "-u", jail.user, "--", ...extract], { stdio: ["pipe", "ignore", "pipe"] });
-  const from = spawn("tar", ["-c", "-f", "-", "-C", jail.source, "--exclude=.git", `--mtime=${COPY_MTIME}`, "."], {
+  const excluded = ["--exclude=.git", ...(installed ? ["--exclude=./node_modules"] : [])];
+  const from = spawn("tar", ["-c", "-f", "-", "-C", jail.source, ...excluded, `--mtime=${COPY_MTIME}`, "."], {
     stdio: ["ignore", "pipe", "pipe"],
   });
   from.stdout.pipe(into.stdin);
@@ -214,11 +234,12 @@ async function copyCheckout(jail: Jail, tracked: ReadonlySet<string>): Promise<v
     for (const entry of await readdir(join(jail.source, folder), { withFileTypes: true }).catch(() => [])) {
       const path = folder ? `${folder}/${entry.name}` : entry.name;
       if (!entry.isSymbolicLink() || tracked.has(path)) continue;
+      // Most links of an install point into one folder: resolve each folder once.
+      const points = await readlink(join(jail.source, path)).catch(() => undefined);
+      if (points === undefined || reached.has(dirname(resolve(jail.source, folder, points)))) continue;
+      reached.add(dirname(resolve(jail.source, folder, points)));
       const target = await realpath(join(jail.source, path)).catch(() => undefined);
-      if (target && !reached.has(dirname(target))) {
-        reached.add(dirname(target));
-        await passThroughAbove(jail.via, target);
-      }
+      if (target) await passThroughAbove(jail.via, target);
     }
 }
 
@@ -329,15 +350,16 @@ export async function endConfinedProcesses(jail: Jail): Promise<void> {
  * user: private /tmp, /var/tmp and /dev/shm, an empty folder over each of the runner's, the job's
  * own folder mounted back where it was (it may lie under one of them), then the command, with no
  * way back to privileges (no setuid: sudo, su and crontab do nothing for it).
- * Arguments: root uid gid cwd PATH sudo(0|1) hidden... -- command.
+ * Arguments: root uid gid cwd PATH sudo(0|1) node_modules(or -) hidden... -- command.
  */
 const JAIL_SCRIPT = [
   "set -e",
-  "root=$1; uid=$2; gid=$3; dir=$4; path=$5; sudo=$6; shift 6",
+  "root=$1; uid=$2; gid=$3; dir=$4; path=$5; sudo=$6; modules=$7; shift 7",
+  'if [ "$modules" != - ]; then mount -t overlay overlay -o "lowerdir=$modules,upperdir=$root/modules-upper,workdir=$root/modules-work" "$root/work/node_modules"; fi',
   'exec 3<"$root"',
   'for d in /tmp /var/tmp /dev/shm; do if [ -d "$d" ]; then mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$d"; fi; done',
   'while [ "$1" != "--" ]; do if [ -d "$1" ]; then mount -t tmpfs -o mode=755,nosuid,nodev,size=64k tmpfs "$1"; fi; shift; done; shift',
-  'mkdir -p "$root"; mount --no-canonicalize --bind /proc/self/fd/3 "$root"; exec 3<&-',
+  'mkdir -p "$root"; mount --no-canonicalize --rbind /proc/self/fd/3 "$root"; exec 3<&-',
   'cd "$dir"',
   // sudo adds its own names (which say who ran it): the command sees the allow-list alone.
   'if [ "$sudo" = 1 ]; then unset SUDO_COMMAND SUDO_USER SUDO_UID SUDO_GID MAIL LOGNAME USER SHELL; fi',
@@ -376,6 +398,7 @@ export function confinedSpawn(
     jailedPath(jail, cwd),
     confinedEnv.PATH ?? "/usr/bin:/bin",
     jail.via === "sudo" ? "1" : "0",
+    jail.modules ?? "-",
     ...jail.hide,
     "--",
     command,

@@ -113,7 +113,7 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
       timings.confine = (timings.confine ?? 0) + elapsed(mark);
     }
   };
-  // A confined command's processes all end with it: nothing it started can outlive it.
+  // A confined command runs in the jail's copy (its cwd mapped there) and its processes all end with it.
   const runConfined: CommandRunner = async (command, options) => {
     const record = await runCommand(command, jail ? { ...options, jail } : options);
     if (jail) await confining(endConfinedProcesses(jail));
@@ -167,7 +167,7 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
     evidence.catch(() => {});
 
     let mark = performance.now();
-    // Git is read before the checkout is handed to the confined user (git refuses a foreign tree).
+    // Git is read in the job's checkout; confined commands get a copy of it without .git.
     const [committed, testChanges, frozenTexts, sources] = await evidence;
     // Every committed file, not only the tests, must be in the copy as the commit holds it.
     const drift = async () => [

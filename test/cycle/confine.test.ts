@@ -138,7 +138,7 @@ describe("through sudo (a hosted runner's job user)", () => {
       "private",
       "--",
     ]);
-    expect(plan.args.slice(-10)).toEqual([
+    expect(plan.args.slice(-11)).toEqual([
       "consort-jail",
       jail.root,
       String(jail.uid),
@@ -146,6 +146,7 @@ describe("through sudo (a hosted runner's job user)", () => {
       jail.work,
       "/usr/bin",
       "1",
+      "-",
       "/nonexistent-runner-folder",
       "--",
       "npm test",
