@@ -57,9 +57,11 @@ export function describeLoadError(error: LoadError): string {
 function outcomeOf(location: TestLocation, test: CycleTest, role: "turn" | "earlier"): CycleTestOutcome {
   const base = { id: test.id, file: test.file, title: test.title, role };
   if (location.status === "missing") {
-    const nearest = location.nearest.length
-      ? `the report has no test of that title; nearest: ${location.nearest.map((n) => `"${n}"`).join(", ")}`
-      : "the report has no test of that title, nor one near it";
+    const nearest =
+      location.reason ??
+      (location.nearest.length
+        ? `the report has no test of that title; nearest: ${location.nearest.map((n) => `"${n}"`).join(", ")}`
+        : "the report has no test of that title, nor one near it");
     return { ...base, outcome: "missing", message: nearest, ...(location.hint ? { hint: location.hint } : {}) };
   }
   if (location.status === "ambiguous") {
