@@ -1,7 +1,7 @@
 import { execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
-import { chmod, lstat, mkdir, mkdtemp, readdir, readlink, realpath, rm, stat } from "node:fs/promises";
+import { chmod, chown, lstat, mkdir, mkdtemp, readdir, readlink, realpath, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -157,7 +157,7 @@ export async function openJail(
       await new Promise((r) => setTimeout(r, 50 + attempt * 25));
     }
   }
-  const gid = Number((await exec("id", ["-g", user])).stdout.trim());
+  const gid = primaryGroupOf(user);
   const jail: Jail = {
     user,
     uid,
@@ -171,8 +171,17 @@ export async function openJail(
     via,
   };
   try {
-    for (const dir of [jail.home, jail.tmp, jail.work]) await mkdir(dir, { mode: 0o700 });
-    await privileged(via, "chown", [`${uid}:${gid}`, jail.home, jail.tmp, jail.work]);
+    const owned = [jail.home, jail.tmp, jail.work];
+    const modules = await installedModules(jail.source, tracked);
+    if (modules) {
+      jail.modules = modules;
+      owned.push(join(jail.root, "modules-upper"), join(jail.work, "node_modules"));
+      await mkdir(join(jail.root, "modules-work"), { mode: 0o700 });
+    }
+    for (const dir of owned) await mkdir(dir, { mode: 0o700 });
+    // Each process spawned costs a fork of this one: as root, the folders change hands in-process.
+    if (via === "root") await Promise.all(owned.map((dir) => chown(dir, uid, gid)));
+    else await privileged(via, "chown", [`${uid}:${gid}`, ...owned]);
     await copyCheckout(jail, tracked);
   } catch (error) {
     await closeJail(jail);
@@ -181,25 +190,38 @@ export async function openJail(
   return jail;
 }
 
+/** The primary group of a user useradd just made, from /etc/passwd (readable by all; no process to spawn). */
+function primaryGroupOf(user: string): number {
+  const line = readFileSync("/etc/passwd", "utf8")
+    .split("\n")
+    .find((l) => l.startsWith(`${user}:`));
+  const gid = Number(line?.split(":")[3]);
+  if (!line || !Number.isInteger(gid)) throw new Error(`the user ${user} useradd made is not in /etc/passwd`);
+  return gid;
+}
+
+/**
+ * The checkout's own node_modules, when the job installed one there before the action (never a
+ * committed one, nor a path overlayfs options cannot carry): the commands get it as a layer.
+ */
+async function installedModules(source: string, tracked: ReadonlySet<string>): Promise<string | undefined> {
+  const modules = join(source, "node_modules");
+  if (/[:,]/.test(modules) || [...tracked].some((p) => p === "node_modules" || p.startsWith("node_modules/")))
+    return undefined;
+  return (await lstat(modules).then(
+    (entry) => entry.isDirectory(),
+    () => false,
+  ))
+    ? modules
+    : undefined;
+}
+
 /** Every file's time in the copy: one fixed instant, the same for every job. */
 const COPY_MTIME = "@946684800";
 
 /** The checkout, without .git, into the jail's `work`, written by the jail's user (who owns the copy). */
 async function copyCheckout(jail: Jail, tracked: ReadonlySet<string>): Promise<void> {
-  const modules = join(jail.source, "node_modules");
-  const installed =
-    !/[:,]/.test(modules) &&
-    ![...tracked].some((path) => path === "node_modules" || path.startsWith("node_modules/")) &&
-    (await lstat(modules).then(
-      (entry) => entry.isDirectory(),
-      () => false,
-    ));
-  if (installed) {
-    jail.modules = modules;
-    const layer = [join(jail.work, "node_modules"), join(jail.root, "modules-upper")];
-    for (const dir of [...layer, join(jail.root, "modules-work")]) await mkdir(dir, { mode: 0o700 });
-    await privileged(jail.via, "chown", [`${jail.uid}:${jail.gid}`, ...layer]);
-  }
+  const installed = jail.modules !== undefined;
   const extract = ["tar", "-x", "-f", "-", "-C", jail.work, "--no-same-owner"];
   const into =
     jail.via === "root"
