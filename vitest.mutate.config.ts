@@ -37,7 +37,7 @@ export default defineConfig({
       "test/app/approval*.test.ts",
       "test/app/provenance*.test.ts",
       "test/app/report-*.test.ts",
-      "test/app/state-*.test.ts",
+      "test/engine/state-*.test.ts",
       "test/handlers/review.test.ts",
       "test/handlers/services.test.ts",
       "test/app/services.test.ts",

@@ -8,7 +8,7 @@ import { promisify } from "node:util";
 import type { ConfinementRecord } from "./result.js";
 
 /**
- * Confinement of the repository's own commands (design §6). Each job's commands run as a throwaway
+ * Confinement of the repository's own commands (docs/ARCHITECTURE.md, Cycles). Each job's commands run as a throwaway
  * OS user made for that job alone (a random uid no other job has had), with an empty home, in a
  * copy of the checkout without `.git`, inside their own mount and PID namespaces: a private /tmp,
  * /var/tmp and /dev/shm, the runner's folders (its workspace, its temp with the event file) out of

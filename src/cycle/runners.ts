@@ -1,7 +1,7 @@
 import type { Flavour } from "./junit/types.js";
 
 /**
- * The test runners the cycle supports (design §6), one row each: how to make it write a report the
+ * The test runners the cycle supports (docs/ARCHITECTURE.md, Cycles), one row each: how to make it write a report the
  * cycle reads right, how the test list names a test, the settings that matter, and what of the
  * runner's configuration is frozen at the test-list gate. One table, read by the README's runner
  * section (`npm run docs`), by the freezing rule (src/gates/freeze.ts) and by the tests.

@@ -5,7 +5,7 @@ import type { CycleTestOutcome, CycleVerdict, TestOutcome } from "./result.js";
 import type { TestFileChange } from "./workspace.js";
 
 /**
- * The verdict of a cycle (design §6), decided purely from what the run left behind: the parsed
+ * The verdict of a cycle (docs/ARCHITECTURE.md, Cycles), decided purely from what the run left behind: the parsed
  * report, the test command's exit code and the test files in the checkout. Anything it cannot
  * decide is a refusal with the reason.
  */

@@ -1,5 +1,5 @@
 import type { HandlerInput } from "../app/services.js";
-import { refreshTrack, trackOfPull } from "./common.js";
+import { refreshTrack, trackOfPull } from "../engine/delivery.js";
 import type { PullRequestPayload } from "./payloads.js";
 
 /**

@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-/** The test runners whose JUnit reports the cycle understands (design §6). */
+/** The test runners whose JUnit reports the cycle understands (docs/ARCHITECTURE.md, Cycles). */
 export const FLAVOURS = ["vitest", "jest", "mocha", "node", "pytest", "go", "surefire", "unknown"] as const;
 export const FlavourSchema = z.enum(FLAVOURS);
 export type Flavour = z.infer<typeof FlavourSchema>;

@@ -1,6 +1,12 @@
 import type { ConsortConfig } from "../config/consort-config.js";
-import { restoreSnapshot, transition } from "../orchestrator/index.js";
-import type { Effect, TrackEvent, TrackSnapshot, TransitionResult } from "../orchestrator/types.js";
+import {
+  restoreSnapshot,
+  transition,
+  type Effect,
+  type TrackEvent,
+  type TrackSnapshot,
+  type TransitionResult,
+} from "../orchestrator/index.js";
 import {
   createStateStore,
   StateConflictError,
@@ -8,18 +14,13 @@ import {
   type StateStore,
   type TrackState,
 } from "../state/index.js";
-import { failAllChecks, failTampered } from "./checks.js";
-import type { Log, RepoRef, GitHub } from "./github.js";
+import { failAllChecks, failTampered } from "../app/checks.js";
+import type { Log, RepoContext, GitHub } from "../app/github.js";
 import { projectState } from "./projection.js";
+import { guardStateStore } from "./state-guard.js";
 import { recordRequestDigests } from "./requests.js";
 import { overdueEvent } from "./timeout.js";
-import type { AppServices } from "./services.js";
-
-/** The repository an event is about, from its (signed) payload. */
-export interface RepoContext extends RepoRef {
-  fullName: string;
-  defaultBranch: string;
-}
+import type { AppServices } from "../app/services.js";
 
 /** What the track engine needs for one delivery. */
 export interface EngineDeps {
@@ -47,17 +48,23 @@ export type AdvanceOutcome =
 export type Decide = (snapshot: TrackSnapshot, state: TrackState) => TrackEvent[] | undefined;
 
 export function stateStoreFor(deps: Pick<EngineDeps, "octokit" | "services" | "repo">): StateStore {
-  const store = createStateStore({
-    octokit: deps.octokit,
-    owner: deps.repo.owner,
-    repo: deps.repo.repo,
-    key: deps.services.stateKey,
-    ...(deps.services.previousStateKeys ? { previousKeys: deps.services.previousStateKeys } : {}),
-    clock: deps.services.clock,
-    ...(deps.services.stateSequences ? { sequences: deps.services.stateSequences } : {}),
-    ...(deps.services.appLogin ? { writer: deps.services.appLogin } : {}),
-    ...(deps.services.stateBlobs ? { blobTexts: deps.services.stateBlobs } : {}),
-  });
+  // With the app's database to remember versions in, each store starts from it (see state-guard.ts).
+  const sequences = deps.services.seenSequences ? new Map<string, number>() : deps.services.stateSequences;
+  const store = guardStateStore(
+    createStateStore({
+      octokit: deps.octokit,
+      owner: deps.repo.owner,
+      repo: deps.repo.repo,
+      key: deps.services.stateKey,
+      ...(deps.services.previousStateKeys ? { previousKeys: deps.services.previousStateKeys } : {}),
+      clock: deps.services.clock,
+      ...(sequences ? { sequences } : {}),
+      ...(deps.services.appLogin ? { writer: deps.services.appLogin } : {}),
+      ...(deps.services.stateBlobs ? { blobTexts: deps.services.stateBlobs } : {}),
+    }),
+    deps,
+    sequences,
+  );
   const written = deps.services.onStateWritten;
   if (!written) return store;
   const repository = `${deps.repo.owner}/${deps.repo.repo}`;

@@ -1,10 +1,9 @@
 import type { ConsortConfig } from "../config/consort-config.js";
 import { AgentRequest } from "../cycle/agent-turn.js";
 import { GATE_NAMES, gateCheckName, type CheckName, type GateName } from "../gates/names.js";
-import type { Effect, TrackSnapshot } from "../orchestrator/types.js";
-import { restoreSnapshot } from "../orchestrator/index.js";
+import { restoreSnapshot, type Effect, type TrackSnapshot } from "../orchestrator/index.js";
 import type { TrackState } from "../state/index.js";
-import type { BranchProvider } from "../substrate/provider.js";
+import type { BranchProvider } from "../substrate/index.js";
 import { placementOf, type Placement } from "../substrate/placement.js";
 import {
   renderCheckRuns,
@@ -16,11 +15,11 @@ import {
   type SchemaView,
 } from "../report/index.js";
 import { breakingFindings, compareBranches } from "../substrate/schema/index.js";
-import { dispatchWorkflow, type WorkflowKind } from "./dispatch.js";
+import { dispatchWorkflow, type WorkflowKind } from "../app/dispatch.js";
 import { workflowRequestOf } from "./requests.js";
-import { BUTTONS } from "./checks.js";
-import { openPullRequestFor } from "./pull-request.js";
-import { trackReport } from "./report-view.js";
+import { BUTTONS } from "../app/checks.js";
+import { openPullRequestFor } from "../app/pull-request.js";
+import { trackReport } from "../app/report-view.js";
 import { stateStoreFor, type EngineDeps } from "./track.js";
 
 export interface EffectRun {

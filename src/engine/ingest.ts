@@ -1,9 +1,9 @@
 import type { z } from "zod";
 import { formatZodError } from "../config/zod-error.js";
-import { ArtifactError, artifactJson, downloadRunArtifact } from "./artifacts.js";
-import { judgeResultCommit, judgeRunProvenance, type RecordedRun, type ReportedRun } from "./provenance.js";
+import { ArtifactError, artifactJson, downloadRunArtifact } from "../app/artifacts.js";
+import { judgeResultCommit, judgeRunProvenance, type RecordedRun, type ReportedRun } from "../app/provenance.js";
 import { stateStoreFor, type EngineDeps } from "./track.js";
-import { dispatchIdOfRunName, requestDigest, type WorkflowKind } from "./dispatch.js";
+import { dispatchIdOfRunName, requestDigest, type WorkflowKind } from "../app/dispatch.js";
 import { CYCLE_RESULT_FILE, CycleResult } from "../cycle/result.js";
 import { confinementLine } from "../cycle/summary.js";
 import {
@@ -12,7 +12,7 @@ import {
   PROMOTE_RESULT_FILE,
   PromoteResult,
 } from "../deploy/schemas.js";
-import type { CycleEvidence, DeployEvidence, TrackEvent, TrackSnapshot } from "../orchestrator/types.js";
+import type { CycleEvidence, DeployEvidence, TrackEvent, TrackSnapshot } from "../orchestrator/index.js";
 import { TamperedStateError, TrackId, type CycleRecord, type TrackState } from "../state/index.js";
 
 /**
@@ -50,7 +50,7 @@ export function reportedRun(run: WorkflowRunFacts, repositoryId: number | bigint
 }
 
 /**
- * A finished run's report, only when the run is trusted (design §6): one the app dispatched and
+ * A finished run's report, only when the run is trusted (docs/ARCHITECTURE.md, Cycles): one the app dispatched and
  * recorded, of the expected workflow on the default branch, reporting on the commit it asked about.
  */
 export async function trustedReport(

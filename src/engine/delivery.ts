@@ -1,21 +1,14 @@
 import { CONFIG_PATH, readGitHubConfig, type ConfigResult } from "../config/load.js";
 import type { Handler, HandlerInput } from "../app/services.js";
-import { runEffects } from "../app/effects.js";
+import { runEffects } from "./effects.js";
 import { failAllChecks } from "../app/checks.js";
 import type { ConsortConfig } from "../config/consort-config.js";
-import { restoreSnapshot } from "../orchestrator/index.js";
-import type { Effect } from "../orchestrator/types.js";
-import { advanceAndShow, reportingFailures } from "../app/engine.js";
-import {
-  isTracksBranch,
-  stateStoreFor,
-  targetOf,
-  type AdvanceOutcome,
-  type EngineDeps,
-  type RepoContext,
-} from "../app/track.js";
+import { restoreSnapshot, type Effect } from "../orchestrator/index.js";
+import { advanceAndShow, reportingFailures } from "./engine.js";
+import { isTracksBranch, stateStoreFor, targetOf, type AdvanceOutcome, type EngineDeps } from "./track.js";
+import type { RepoContext } from "../app/github.js";
 import { STATE_BRANCH, trackIdForBranch } from "../state/index.js";
-import type { Repository } from "./payloads.js";
+import type { Repository } from "../handlers/payloads.js";
 
 /** The repository an event is about, from its payload. */
 function repoContext(repository: Repository): RepoContext {

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
-import { renderJsonSchemas } from "../../src/artifacts/json-schemas.js";
+import { renderJsonSchemas } from "../../scripts/schemas.js";
 import { edited, stockflowText } from "../orchestrator/fixtures/stockflow.js";
 
 const committedDir = new URL("../../schemas/", import.meta.url);

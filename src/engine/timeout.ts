@@ -1,4 +1,4 @@
-import type { TrackEvent, TrackSnapshot } from "../orchestrator/types.js";
+import type { TrackEvent, TrackSnapshot } from "../orchestrator/index.js";
 import type { TrackState } from "../state/index.js";
 
 /** A dispatched run that has not reported yet. */

@@ -3,9 +3,9 @@ import { CycleRequest, runsOfIds } from "../cycle/request.js";
 import { hashFrozenText } from "../gates/freeze.js";
 import { DeployRequest, PromoteRequest } from "../deploy/schemas.js";
 import { effectiveFrozenTests } from "../orchestrator/context.js";
-import type { DispatchCycleEffect, Effect, TrackSnapshot } from "../orchestrator/types.js";
+import type { DispatchCycleEffect, Effect, TrackSnapshot } from "../orchestrator/index.js";
 import type { TrackState } from "../state/index.js";
-import { requestDigest, type WorkflowKind } from "./dispatch.js";
+import { requestDigest, type WorkflowKind } from "../app/dispatch.js";
 
 /**
  * The one JSON input of each workflow the app dispatches, built from the transition's effect and

@@ -1,5 +1,5 @@
 import { restoreSnapshot } from "../orchestrator/index.js";
-import { failAllChecks, type Target } from "./checks.js";
+import { failAllChecks, type Target } from "../app/checks.js";
 import { EffectsError, runEffects } from "./effects.js";
 import { advanceTrack, type AdvanceOutcome, type EngineDeps } from "./track.js";
 

@@ -1,17 +1,21 @@
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import { TrackEvidence } from "../board/evidence.js";
-import { ConsortConfig } from "../config/consort-config.js";
-import { Architecture } from "./architecture.js";
-import { DbDesign } from "./db-design.js";
-import { ReviewVerdict } from "./review.js";
-import { Spec } from "./spec.js";
-import { TestList } from "./test-list.js";
-import { Ux } from "./ux.js";
+import { Architecture } from "../src/artifacts/architecture.js";
+import { DbDesign } from "../src/artifacts/db-design.js";
+import { ReviewVerdict } from "../src/artifacts/review.js";
+import { Spec } from "../src/artifacts/spec.js";
+import { TestList } from "../src/artifacts/test-list.js";
+import { Ux } from "../src/artifacts/ux.js";
+import { TrackEvidence } from "../src/board/evidence.js";
+import { ConsortConfig } from "../src/config/consort-config.js";
 
 /**
  * The JSON Schemas editors use for the artifacts and `.github/consort.yml`, generated from the zod
  * schemas (one source of truth). `npm run schemas` writes them to `schemas/`; a test fails when
  * the committed files are stale. Cross-file rules are not expressible here: `consort validate` runs them.
+ * A script, not src/: it gathers schemas from every floor (artifacts, configuration, the board's evidence).
  */
 
 const SCHEMA_BASE = "https://consort.dev/schemas/";
@@ -78,4 +82,15 @@ export function renderJsonSchemas(): Record<string, string> {
     out[file] = `${JSON.stringify(document, null, 2)}\n`;
   }
   return out;
+}
+
+/** `npm run schemas`: regenerate `schemas/` from the zod schemas (and drop files no schema makes any more). */
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const dir = join(dirname(fileURLToPath(import.meta.url)), "../schemas");
+  mkdirSync(dir, { recursive: true });
+  const rendered = renderJsonSchemas();
+  for (const file of readdirSync(dir))
+    if (file.endsWith(".schema.json") && !(file in rendered)) rmSync(join(dir, file));
+  for (const [file, text] of Object.entries(rendered)) writeFileSync(join(dir, file), text);
+  console.log(`wrote ${Object.keys(rendered).length} schemas to schemas/`);
 }

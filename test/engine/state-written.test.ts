@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { stateStoreFor } from "../../src/app/track.js";
+import { stateStoreFor } from "../../src/engine/track.js";
 import type { AppServices } from "../../src/app/services.js";
 import type { TrackState } from "../../src/state/index.js";
 import { GitHubMock } from "../helpers/github.js";

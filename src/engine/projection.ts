@@ -1,11 +1,11 @@
 import { effectiveFrozenTests } from "../orchestrator/context.js";
-import type { TrackSnapshot } from "../orchestrator/types.js";
+import type { TrackSnapshot } from "../orchestrator/index.js";
 import type { CycleRecord, FrozenHashes, TrackState } from "../state/index.js";
 import { GATE_NAMES } from "../gates/names.js";
 
 /**
  * The state file repeats, in its own plain fields, what a person auditing `consort/state` looks
- * for (design §5): the frozen hashes and every cycle with its run id. They are derived from the
+ * for (docs/ARCHITECTURE.md, State): the frozen hashes and every cycle with its run id. They are derived from the
  * machine's snapshot after every transition; only the hashes of the requests dispatched are the app's own
  * record (the machine never sees a request). The approvals that
  * counted are recorded once, in the snapshot's gates.

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CHECK_NAMES } from "../../src/gates/names.js";
 import { webhookPayload } from "../helpers/webhooks.js";
-import { type Harness, mockInstallationToken, trackRepo } from "./harness.js";
-import { type FakeStateBranch, inRepo, INSTALLATION_ID } from "./fake-repo.js";
-import { commitSha, createdChecks, expectChecks, simulatedTrack, stateOf } from "./scenario.js";
+import { type Harness, mockInstallationToken, trackRepo } from "../handlers/harness.js";
+import { type FakeStateBranch, inRepo, INSTALLATION_ID } from "../handlers/fake-repo.js";
+import { commitSha, createdChecks, expectChecks, simulatedTrack, stateOf } from "../handlers/scenario.js";
 
 /**
  * A delivery that fails before its effects could report anything. GitHub stops waiting after ten

@@ -2,20 +2,20 @@ import { createHash } from "node:crypto";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { approvalEvents, standingReviews } from "../gates/approval.js";
 import { listGateReviews } from "../github/reviews.js";
-import { restoreSnapshot } from "../orchestrator/index.js";
-import type { TrackEvent, TrackSnapshot } from "../orchestrator/types.js";
+import { restoreSnapshot, type TrackEvent, type TrackSnapshot } from "../orchestrator/index.js";
 import { STATE_BRANCH, TamperedStateError, type TrackState } from "../state/index.js";
-import { decideApprovals, pendingGates } from "./approvals.js";
-import { failTampered } from "./checks.js";
-import { branchDeletedEvent, completedPush, pushEvent, verifiedPush } from "./commits.js";
+import { decideApprovals, pendingGates } from "../app/approvals.js";
+import { failTampered } from "../app/checks.js";
+import { branchDeletedEvent, completedPush, pushEvent, verifiedPush } from "../app/commits.js";
 import { readGitHubConfig } from "../config/load.js";
 import { advanceAndShow } from "./engine.js";
-import { dispatchIdOfRunName, WORKFLOWS } from "./dispatch.js";
-import { httpStatus, type GitHub, type Log, type RepoRef } from "./github.js";
+import { dispatchIdOfRunName, WORKFLOWS } from "../app/dispatch.js";
+import { httpStatus, type GitHub, type Log, type RepoRef } from "../app/github.js";
 import { recordedRunOf, reportedEvent, reportedRun, trustedReport } from "./ingest.js";
-import { openPullRequestFor } from "./pull-request.js";
-import type { AppServices } from "./services.js";
-import { stateStoreFor, targetOf, type EngineDeps, type RepoContext } from "./track.js";
+import { openPullRequestFor } from "../app/pull-request.js";
+import type { AppServices } from "../app/services.js";
+import type { RepoContext } from "../app/github.js";
+import { stateStoreFor, targetOf, type EngineDeps } from "./track.js";
 
 /** What reconcile did for one track. */
 interface TrackReconciliation {
