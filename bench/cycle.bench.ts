@@ -132,7 +132,7 @@ try {
   await provider.settled(); // the track's spare, as a cycle finds it
 
   // Confined as on a runner: as root here (a job gets there through sudo), its own checkout, which
-  // is handed to the confined user (root's git then reads it as a safe directory).
+  // each cycle copies for a throwaway user of its own (made, and deleted with its folder, per cycle).
   const confinement = await prepareConfinement(process.env.BENCH_CONFINED_USER ?? "consort-bench");
   if (!confinement.confined) say(`no confined column: ${confinement.reason}`);
   const confinedCheckout = `${checkout}-confined`;
@@ -142,7 +142,6 @@ try {
   for (const name of readdirSync(join(root, "node_modules")))
     if (!name.startsWith(".vite"))
       symlinkSync(join(root, "node_modules", name), join(confinedCheckout, "node_modules", name));
-  Object.assign(process.env, { GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: "safe.directory", GIT_CONFIG_VALUE_0: "*" });
 
   const cycle = async (
     label: string,
@@ -208,7 +207,7 @@ try {
           of(
             confinedRuns,
             (r) => r.result.timingsMs.confine ?? 0,
-            "  confinement (checkout hand-over, ending processes)",
+            "  confinement (throwaway user, checkout copy, ending processes, removal)",
           ),
           of(
             confinedRuns,
@@ -242,7 +241,7 @@ try {
     );
     if (confinedRuns.length > 0)
       console.log(
-        `confined, as on a runner: our overhead ${confinedMedian("  our overhead, confined (wall − the user's commands alone)")} ms median, of which confinement itself ${confinedMedian("  confinement (checkout hand-over, ending processes)")} ms`,
+        `confined, as on a runner: our overhead ${confinedMedian("  our overhead, confined (wall − the user's commands alone)")} ms median, of which confinement itself ${confinedMedian("  confinement (throwaway user, checkout copy, ending processes, removal)")} ms`,
       );
   }
   printJson({
@@ -256,7 +255,7 @@ try {
     logical_cycle_ms_median: Math.round(median("cycle on a logical copy (dump and restore)")),
     logical_copy_ms_median: Math.round(median("  logical copy")),
     confined_overhead_ms_median: confinedMedian("  our overhead, confined (wall − the user's commands alone)"),
-    confine_ms_median: confinedMedian("  confinement (checkout hand-over, ending processes)"),
+    confine_ms_median: confinedMedian("  confinement (throwaway user, checkout copy, ending processes, removal)"),
     ...bigJson,
   });
 } finally {

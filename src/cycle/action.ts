@@ -3,7 +3,7 @@ import { openJobProvider } from "../substrate/index.js";
 import { placementOf } from "../substrate/placement.js";
 import { appendJobSummary, getInput, readActionConfig, reportFailure, requireInput, setOutput } from "./action-io.js";
 import { withInstallCommand } from "./commands.js";
-import { confinedUserOf, prepareConfinement } from "./confine.js";
+import { confinedUserOf, prepareConfinement, runnerFoldersOf } from "./confine.js";
 import { parseCycleRequest } from "./request.js";
 import { CYCLE_RESULT_FILE, exitCodeFor } from "./result.js";
 import { runCycle } from "./run.js";
@@ -21,8 +21,8 @@ export async function runCycleAction(env: NodeJS.ProcessEnv = process.env): Prom
   try {
     const request = parseCycleRequest(requireInput("request", env), "the action input `request`");
     const config = withInstallCommand(readActionConfig(cwd, env).config, cwd);
-    // A separate OS user for the repository's commands (root or passwordless sudo), else said so.
-    const confinement = await prepareConfinement(confinedUserOf(env));
+    // A throwaway OS user for the repository's commands (root or passwordless sudo), else said so; the runner's folders hidden from them.
+    const confinement = await prepareConfinement(confinedUserOf(env), runnerFoldersOf(env));
     const provider = await openJobProvider(config, { env, onProgress: (m) => console.log(m) });
     try {
       const result = await runCycle(request, {

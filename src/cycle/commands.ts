@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { providerEnv, type ConsortConfig } from "../config/consort-config.js";
-import { confinedSpawn, type Jail } from "./confine.js";
+import { confinedSpawn, jailedPath, type Jail } from "./confine.js";
 import type { CommandRecord } from "./result.js";
 import { REPORTER_ENV } from "./runners.js";
 
@@ -33,7 +33,7 @@ export interface CommandOptions {
   /** Text written to the command's stdin (then closed). */
   input?: string;
   tailLines?: number;
-  /** Run as the confined OS user (see confine.ts) instead of the job's own. */
+  /** Run as the job's throwaway OS user (see confine.ts), in its copy of the checkout, instead of the job's own. */
   jail?: Jail;
 }
 
@@ -160,19 +160,18 @@ function redact(text: string, secrets: string[]): string {
 export const runShellCommand: CommandRunner = (command, options) =>
   new Promise((resolvePromise, reject) => {
     const started = performance.now();
-    const env = commandEnvironment(options);
-    const confined = options.jail ? confinedSpawn(options.jail, command, env) : undefined;
+    // A jailed command runs in the jail's copy of the checkout, with that copy's node_modules/.bin.
+    const cwd = options.jail ? jailedPath(options.jail, options.cwd) : options.cwd;
+    const env = commandEnvironment({ ...options, cwd });
+    const confined = options.jail ? confinedSpawn(options.jail, command, env, cwd) : undefined;
     const spawnOptions = {
-      cwd: options.cwd,
+      // The jail's namespaces are entered from / (its script then goes to the command's folder).
+      cwd: confined ? "/" : cwd,
       stdio: ["pipe", "pipe", "pipe"] as ["pipe", "pipe", "pipe"],
       detached: process.platform !== "win32",
     };
     const child = confined
-      ? spawn(confined.file, confined.args, {
-          ...spawnOptions,
-          env: confined.env,
-          ...(confined.uid !== undefined ? { uid: confined.uid, gid: confined.gid } : {}),
-        })
+      ? spawn(confined.file, confined.args, { ...spawnOptions, env: confined.env })
       : spawn(command, { ...spawnOptions, shell: true, env });
     const keep = options.tailLines ?? 80;
     let output = "";

@@ -4,12 +4,14 @@ import { join, resolve } from "node:path";
 import type { ConsortConfig } from "../config/consort-config.js";
 import type { BranchProvider } from "../substrate/provider.js";
 import {
+  closeJail,
   confinementRecord,
   endConfinedProcesses,
-  grantCheckout,
+  openJail,
   OUTSIDE_A_JOB,
   resultFolderOutOfReach,
   type Confinement,
+  type Jail,
 } from "./confine.js";
 import {
   againstDatabase,
@@ -26,12 +28,14 @@ import { newModulesAt } from "./new-modules-git.js";
 import { renderCycleSummary } from "./summary.js";
 import { decideVerdict, describeLoadError } from "./verdict.js";
 import {
+  committedPaths,
   driftFromCommit,
   frozenFilesAt,
   frozenTextsFromGit,
   headCommit,
   readAtCommit,
   resolveTestBase,
+  sourceDrift,
   testFileChanges,
   testsOfRequest,
   type TestFileChange,
@@ -99,13 +103,18 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
   const warnings: string[] = [];
   const commands: { install?: CommandRecord; migrate?: CommandRecord; test?: CommandRecord } = {};
   const confinement = deps.confinement ?? OUTSIDE_A_JOB;
-  const jail = confinement.confined ? confinement.jail : undefined;
-  const confining = async (step: Promise<unknown>) => {
+  // Confined, the commands run as a throwaway user of this cycle's own, in its copy of the checkout.
+  let jail: Jail | undefined;
+  let workDir = cwd;
+  const confining = async <T>(step: Promise<T>): Promise<T> => {
     const mark = performance.now();
-    await step;
-    timings.confine = (timings.confine ?? 0) + elapsed(mark);
+    try {
+      return await step;
+    } finally {
+      timings.confine = (timings.confine ?? 0) + elapsed(mark);
+    }
   };
-  // A confined command's processes all end with it: nothing it started can outlive it.
+  // A confined command runs in the jail's copy (its cwd mapped there) and its processes all end with it.
   const runConfined: CommandRunner = async (command, options) => {
     const record = await runCommand(command, jail ? { ...options, jail } : options);
     if (jail) await confining(endConfinedProcesses(jail));
@@ -156,14 +165,20 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
       frozenTextsFromGit(cwd, request.frozenTestFiles),
       // Only a RED may wait on a declared module: which are new, and written, is read from git too.
       request.step === "red" && request.architecture ? newModulesAt(cwd, head, request.architecture) : undefined,
+      confinement.confined ? committedPaths(cwd, head) : [],
     ]);
     evidence.catch(() => {});
 
     let mark = performance.now();
-    // Git is read before the checkout is handed to the confined user (git refuses a foreign tree).
-    const [committed, testChanges, frozenTexts, newModules] = await evidence;
-    if (jail) {
-      await confining(grantCheckout(jail, cwd));
+    // Git is read in the job's checkout; confined commands get a copy of it without .git.
+    const [committed, testChanges, frozenTexts, newModules, sources] = await evidence;
+    // Every committed file, not only the tests, must be in the copy as the commit holds it.
+    const drift = async () => [
+      ...new Set([...(await driftFromCommit(workDir, committed)), ...(await sourceDrift(cwd, workDir, sources))]),
+    ];
+    if (confinement.confined) {
+      jail = await confining(openJail(confinement, cwd, new Set(sources)));
+      workDir = jail.work;
       const exposed = deps.outDir ? await resultFolderOutOfReach(jail, deps.outDir, cwd) : undefined;
       if (exposed)
         throw new Error(`${exposed}: the cycle refuses to leave its verdict where the commands could rewrite it`);
@@ -203,7 +218,7 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
         secrets: providerSecrets,
       });
     }
-    const before = await driftFromCommit(cwd, committed);
+    const before = await drift();
     if (before.length > 0)
       throw new Error(
         `${before.join(", ")} in the checkout ${before.length === 1 ? "is" : "are"} not what the commit under test holds, before any command ran (an install script of the track's?): the tests would not run the commit's files, so the cycle refuses`,
@@ -226,14 +241,14 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
     } else {
       mark = performance.now();
       // An old report left behind must never pass for this run's: delete it, then check its age.
-      await clearReports(config.junit, cwd);
+      await clearReports(config.junit, workDir);
       const testStartWall = Date.now();
       progress(`testing: ${config.commands.test}`);
       commands.test = await runConfined(config.commands.test, { cwd, ...onDatabase, timeoutMs });
       timings.tests = elapsed(mark);
       // The branch is not needed once the tests ran: drop it while the report is read.
       dropping = dropBranch();
-      const during = await driftFromCommit(cwd, committed);
+      const during = await drift();
       for (const path of during)
         reasons.push(
           `${path} was changed while the commands ran (by the migrate or the test command): the tests did not run the file the commit holds, so the cycle refuses`,
@@ -241,7 +256,7 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
 
       mark = performance.now();
       const { report: parsed } = await readJUnitReports(config.junit, {
-        cwd,
+        cwd: workDir,
         notBefore: testStartWall,
         ...(config.runner ? { flavour: config.runner } : {}),
       }).catch((error: unknown) => {
@@ -287,6 +302,10 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
     );
   } finally {
     await (dropping ?? dropBranch());
+    if (jail)
+      await confining(closeJail(jail)).catch((error: unknown) =>
+        warnings.push(`the job's throwaway user ${jail!.user} could not be removed: ${(error as Error).message}`),
+      );
   }
   timings.total = elapsed(totalStart);
 
@@ -299,7 +318,7 @@ export async function runCycle(request: CycleRequest, deps: CycleDeps): Promise<
     startedAt: startedAt.toISOString(),
     finishedAt: now().toISOString(),
     timingsMs: timings,
-    confinement: confinementRecord(confinement),
+    confinement: confinementRecord(confinement, jail),
     commands,
     ...(report ? { report } : {}),
     tests,

@@ -1,5 +1,5 @@
 import { execFile, spawn } from "node:child_process";
-import { readdir, readFile } from "node:fs/promises";
+import { lstat, readdir, readFile, readlink } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import { promisify } from "node:util";
 import picomatch from "picomatch";
@@ -212,6 +212,41 @@ export function frozenFilesAt(
 export async function driftFromCommit(root: string, committed: Map<string, string | undefined>): Promise<string[]> {
   const drifted: string[] = [];
   for (const [path, text] of committed) if ((await readIfExists(join(root, path))) !== text) drifted.push(path);
+  return drifted;
+}
+
+/** Every path the commit holds (files and links; a submodule's folder too), for the source check. */
+export async function committedPaths(cwd: string, commit: string): Promise<string[]> {
+  const { stdout } = await run("git", ["ls-tree", "-r", "-z", "--name-only", "--full-tree", commit], {
+    cwd,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return stdout.split("\0").filter(Boolean);
+}
+
+/** What is at `path`: a link's target, a file's bytes, or nothing (missing, or a folder). */
+async function contentAt(path: string): Promise<string | Buffer | undefined> {
+  try {
+    const entry = await lstat(path);
+    if (entry.isSymbolicLink()) return `link:${await readlink(path)}`;
+    return entry.isFile() ? await readFile(path) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The committed paths whose file in `copy` is not what it is in the checkout `source` it was
+ * copied from (which the commands never reach): changed, replaced or deleted while they ran.
+ */
+export async function sourceDrift(source: string, copy: string, paths: string[]): Promise<string[]> {
+  const drifted: string[] = [];
+  for (const path of paths) {
+    const [was, is] = await Promise.all([contentAt(join(source, path)), contentAt(join(copy, path))]);
+    if (was === undefined) continue; // a submodule's folder: not a file of this repository
+    const same = typeof was === "string" || typeof is === "string" ? was === is : is !== undefined && was.equals(is);
+    if (!same) drifted.push(path);
+  }
   return drifted;
 }
 

@@ -11,7 +11,7 @@ import {
   setOutput,
 } from "../cycle/action-io.js";
 import { withInstallCommand } from "../cycle/commands.js";
-import { confinedUserOf, prepareConfinement } from "../cycle/confine.js";
+import { confinedUserOf, prepareConfinement, runnerFoldersOf } from "../cycle/confine.js";
 import { confinementLine } from "../cycle/summary.js";
 import type { JobDeps } from "../cycle/run.js";
 import { openJobProvider } from "../substrate/index.js";
@@ -103,7 +103,7 @@ async function releaseJob<R, T extends { verdict: string; reasons: string[] }>(
     const onProgress = (message: string) => console.log(message);
     const provider = await openJobProvider(config, { env, onProgress });
     try {
-      const confinement = await prepareConfinement(confinedUserOf(env));
+      const confinement = await prepareConfinement(confinedUserOf(env), runnerFoldersOf(env));
       const result = await job.run(request, { provider, config, cwd, onProgress, confinement });
       await writeFile(join(outDir, job.file), `${JSON.stringify(result, null, 2)}\n`);
       await appendJobSummary(job.render(result), env);

@@ -10,7 +10,7 @@ import {
   type CommandRunner,
   type ProjectEnvironment,
 } from "../cycle/commands.js";
-import { confinementRecord, endConfinedProcesses, grantCheckout, OUTSIDE_A_JOB } from "../cycle/confine.js";
+import { closeJail, confinementRecord, openJail, OUTSIDE_A_JOB, type Jail } from "../cycle/confine.js";
 import { CycleRequest } from "../cycle/request.js";
 import type { CommandRecord } from "../cycle/result.js";
 import { canRefreshBase, runCycle, type JobDeps } from "../cycle/run.js";
@@ -31,28 +31,31 @@ import { DeployEvidence, type DeployRequest } from "./schemas.js";
 export function withDefaults(deps: JobDeps) {
   const base = deps.runCommand ?? runShellCommand;
   const confinement = deps.confinement ?? OUTSIDE_A_JOB;
-  const jail = confinement.confined ? confinement.jail : undefined;
-  const runCommand: CommandRunner = jail ? (command, options) => base(command, { ...options, jail }) : base;
+  // The job's throwaway user and its copy of the checkout, made at the first confined command.
+  let opened: Promise<Jail> | undefined;
+  const jailed = () =>
+    confinement.confined ? (opened ??= openJail(confinement, deps.cwd)) : Promise.resolve(undefined);
+  let jail: Jail | undefined;
+  const runCommand: CommandRunner = confinement.confined
+    ? async (command, options) => base(command, { ...options, jail: (jail = await jailed()) })
+    : base;
   return {
     ...deps,
     now: deps.now ?? (() => new Date()),
     runCommand,
     progress: deps.onProgress ?? (() => {}),
     confinement,
-    jail,
-    /**
-     * Hand the checkout to the confined user (after git was read: git refuses a foreign tree) and
-     * run the install command there; every process of that user ends in `finish`.
-     */
+    /** How the commands ran, for the record: as the job's throwaway user once one was made. */
+    record: () => confinementRecord(confinement, jail),
+    /** Run the install command (confined, in the jail's copy of the checkout); the jail is removed in `finish`. */
     prepare: async ({ secrets, ...inherit }: ProjectEnvironment) => {
-      if (jail) await grantCheckout(jail, deps.cwd);
       const install = deps.config.commands.install;
       if (!install) return undefined;
       const timeoutMs = deps.config.cycle.timeoutMinutes * 60_000;
       return runInstall(runCommand, install, { cwd: deps.cwd, ...inherit, timeoutMs, secrets });
     },
     finish: async () => {
-      if (jail) await endConfinedProcesses(jail);
+      if (opened) await closeJail(await opened);
     },
   };
 }
@@ -125,7 +128,7 @@ function sharedSchema(provider: BranchProvider, request: DeployRequest) {
 }
 
 export async function runDeploy(request: DeployRequest, deps: JobDeps): Promise<DeployEvidence> {
-  const { now, runCommand, progress, config, provider, cwd, prepare, finish, confinement } = withDefaults(deps);
+  const { now, runCommand, progress, config, provider, cwd, prepare, finish, confinement, record } = withDefaults(deps);
   const startedAt = now().toISOString();
   const reasons: string[] = [];
   const warnings: string[] = [];
@@ -258,7 +261,7 @@ export async function runDeploy(request: DeployRequest, deps: JobDeps): Promise<
     ...(schema ? { schema } : {}),
     startedAt,
     finishedAt: now().toISOString(),
-    confinement: confinementRecord(confinement),
+    confinement: record(),
     verdict: reasons.length === 0 && verify.outcome === "passed" ? "verified" : "refused",
     reasons: reasons.length === 0 && verify.outcome !== "passed" ? ["the release was not verified"] : reasons,
     warnings,

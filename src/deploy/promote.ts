@@ -1,6 +1,5 @@
 import { againstDatabase, howItEnded, projectCommandEnvironment } from "../cycle/commands.js";
 import type { CommandRecord } from "../cycle/result.js";
-import { confinementRecord } from "../cycle/confine.js";
 import { canRefreshBase, type JobDeps } from "../cycle/run.js";
 import { plainBranchId } from "../substrate/names.js";
 import { placementOf } from "../substrate/placement.js";
@@ -28,7 +27,7 @@ export function noPersistentParent(parent: string): string {
 }
 
 export async function runPromote(request: PromoteRequest, deps: JobDeps): Promise<PromoteResult> {
-  const { now, runCommand, progress, config, provider, cwd, prepare, finish, confinement } = withDefaults(deps);
+  const { now, runCommand, progress, config, provider, cwd, prepare, finish, record } = withDefaults(deps);
   const startedAt = now().toISOString();
   const parent = request.database.parent;
   const reasons: string[] = [];
@@ -99,7 +98,7 @@ export async function runPromote(request: PromoteRequest, deps: JobDeps): Promis
     ...(migrate ? { migrate } : {}),
     startedAt,
     finishedAt: now().toISOString(),
-    confinement: confinementRecord(confinement),
+    confinement: record(),
     verdict: reasons.length === 0 ? "promoted" : "failed",
     reasons,
     warnings,

@@ -1,9 +1,7 @@
-import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { DatabaseConfig } from "../../src/config/consort-config.js";
 import { runCycleAction } from "../../src/cycle/action.js";
@@ -39,7 +37,6 @@ beforeAll(async () => {
   await provider.createBranch(TRUNK, { from: await provider.rootBranch() });
 });
 afterAll(async () => {
-  await promisify(execFile)("userdel", ["--remove", CONFINED_USER]).catch(() => {});
   await stage?.remove();
   await provider?.close();
   await rm(work, { recursive: true, force: true });
@@ -74,7 +71,11 @@ describe("the actions' entry points", { timeout: 60_000 }, () => {
     const result = CycleResult.parse(JSON.parse(await readFile(join(work, "cycle", "cycle-result.json"), "utf8")));
     expect(result.verdict).toBe("refused");
     // As root (a hosted runner's job gets there through sudo), the commands ran as the confined user.
-    expect(result.confinement).toEqual({ confined: true, user: CONFINED_USER, uid: expect.any(Number) });
+    expect(result.confinement).toEqual({
+      confined: true,
+      user: expect.stringMatching(new RegExp(`^${CONFINED_USER}-`)),
+      uid: expect.any(Number),
+    });
     expect(await job.output()).toMatch(/^verdict<<(\S+)\nrefused\n\1$/m);
     expect(await job.summary()).toContain("RED refused");
   });
@@ -111,9 +112,13 @@ describe("the actions' entry points", { timeout: 60_000 }, () => {
     expect(evidence).toMatchObject({ verdict: "verified", mode: "preview", previewUrl: "https://f1.preview.example/" });
     expect(await job.output()).toContain("https://f1.preview.example/");
     // As root, the deploy and verify commands ran as the confined user, and the record and summary say so.
-    expect(evidence.confinement).toEqual({ confined: true, user: CONFINED_USER, uid: expect.any(Number) });
+    expect(evidence.confinement).toEqual({
+      confined: true,
+      user: expect.stringMatching(new RegExp(`^${CONFINED_USER}-`)),
+      uid: expect.any(Number),
+    });
     expect(await job.summary()).toContain(
-      `🔒 The repository's commands ran confined, as the OS user \`${CONFINED_USER}\``,
+      `🔒 The repository's commands ran confined, as the OS user \`${CONFINED_USER}-`,
     );
   });
 
@@ -126,9 +131,13 @@ describe("the actions' entry points", { timeout: 60_000 }, () => {
     );
     expect(result).toMatchObject({ verdict: "promoted", database: { parent: TRUNK, snapshotKept: false } });
     expect(await job.summary()).toContain(`Promoted: ${TRUNK}`);
-    expect(result.confinement).toEqual({ confined: true, user: CONFINED_USER, uid: expect.any(Number) });
+    expect(result.confinement).toEqual({
+      confined: true,
+      user: expect.stringMatching(new RegExp(`^${CONFINED_USER}-`)),
+      uid: expect.any(Number),
+    });
     expect(await job.summary()).toContain(
-      `🔒 The repository's commands ran confined, as the OS user \`${CONFINED_USER}\``,
+      `🔒 The repository's commands ran confined, as the OS user \`${CONFINED_USER}-`,
     );
   });
 });

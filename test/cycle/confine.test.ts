@@ -1,18 +1,21 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { runShellCommand } from "../../src/cycle/commands.js";
 import {
+  closeJail,
   confinedSpawn,
   endConfinedProcesses,
-  grantCheckout,
+  openJail,
   prepareConfinement,
   processesOf,
   resultFolderOutOfReach,
+  type Confinement,
   type Jail,
 } from "../../src/cycle/confine.js";
 
@@ -22,62 +25,69 @@ import {
  */
 
 const exec = promisify(execFile);
-const USER = `consort-t-${randomBytes(3).toString("hex")}`;
+const STEM = `consort-t-${randomBytes(3).toString("hex")}`;
+let confinement: Extract<Confinement, { confined: true }>;
 let jail: Jail;
+/** The job's checkout: a git repository the jail copies. */
 let dir: string;
 
 beforeAll(async () => {
-  const confinement = await prepareConfinement(USER);
-  if (!confinement.confined) throw new Error(`these tests need root to make a user: ${confinement.reason}`);
-  jail = confinement.jail;
+  const prepared = await prepareConfinement(STEM, ["/nonexistent-runner-folder"]);
+  if (!prepared.confined) throw new Error(`these tests need root to make a user: ${prepared.reason}`);
+  confinement = prepared;
   dir = await mkdtemp(join(tmpdir(), "consort-confine-"));
+  await exec("git", ["init", "-q"], { cwd: dir });
+  await writeFile(join(dir, "app.ts"), "export {};\n");
+  jail = await openJail(confinement, dir);
 });
 afterAll(async () => {
-  if (jail) await endConfinedProcesses(jail);
-  await exec("userdel", ["--remove", USER]).catch(() => {});
+  if (jail) await closeJail(jail);
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 const run = (command: string, cwd = dir, parentEnv: Record<string, string | undefined> = { PATH: process.env.PATH }) =>
   runShellCommand(command, { cwd, timeoutMs: 20_000, jail, parentEnv });
 
-describe("the confined user", () => {
-  test("is made once, unprivileged, and found again by a second preparation", async () => {
-    expect(jail.uid).toBeGreaterThan(0);
+describe("each job's throwaway user", () => {
+  test("is made for the job alone: unprivileged, a uid of its own, an empty home; a second job gets another, and closing it leaves nothing", async () => {
+    expect(jail.uid).toBeGreaterThan(60_000);
     expect(jail.via).toBe("root");
-    expect(await prepareConfinement(USER)).toEqual({ confined: true, jail });
+    expect(jail.user.startsWith(`${STEM}-`)).toBe(true);
+    expect(await readdir(jail.home)).toEqual([]);
+    const other = await openJail(confinement, dir);
+    expect(other.uid).not.toBe(jail.uid);
+    expect(other.user).not.toBe(jail.user);
+    await closeJail(other);
+    await expect(exec("getent", ["passwd", other.user])).rejects.toThrow();
+    expect(existsSync(other.root)).toBe(false);
   });
 
-  test("a command runs as that user, with its HOME, and cannot read the job's process environment", async () => {
+  test("a command runs as that user, with its own HOME and TMPDIR, in the copy of the checkout, and cannot read the job's process environment", async () => {
     const record = await run(
-      `id -un; echo "HOME=$HOME"; (tr '\\0' '\\n' < /proc/${process.pid}/environ) > /dev/null 2>&1 && echo readable || echo unreadable`,
+      `id -un; echo "HOME=$HOME TMPDIR=$TMPDIR"; pwd; (tr '\\0' '\\n' < /proc/${process.pid}/environ) > /dev/null 2>&1 && echo readable || echo unreadable`,
     );
-    expect(record.outputTail).toBe(`${USER}\nHOME=${jail.home}\nunreadable`);
+    expect(record.outputTail).toBe(`${jail.user}\nHOME=${jail.home} TMPDIR=${jail.tmp}\n${jail.work}\nunreadable`);
   });
 
   test("a detached process it leaves behind (its own session, its output closed) is ended", async () => {
     const record = await run("setsid sh -c 'sleep 60' > /dev/null 2>&1 < /dev/null & echo started");
     expect(record.outputTail).toBe("started");
-    expect(processesOf(jail.uid).length).toBeGreaterThan(0);
     await endConfinedProcesses(jail);
     expect(processesOf(jail.uid)).toEqual([]);
   });
 });
 
 describe("the checkout and the result folder", () => {
-  test("the user may write the checkout it is handed, never its .git", async () => {
-    const checkout = await mkdtemp(join(tmpdir(), "consort-confine-checkout-"));
-    await exec("git", ["init", "-q"], { cwd: checkout });
-    await writeFile(join(checkout, "app.ts"), "export {};\n");
-    await grantCheckout(jail, checkout);
+  test("the user works in a copy without .git, every file of one time; the job's checkout stays the job's", async () => {
     const record = await run(
-      "echo built > app.js && echo ok; (echo 'ref: refs/heads/forged' > .git/HEAD) 2>/dev/null || echo refused",
-      checkout,
+      "echo built > app.js && echo ok; ls -a; stat -c %Y app.ts; (echo forged > " +
+        join(dir, "app.ts") +
+        ") 2>/dev/null || echo refused",
     );
-    expect(record.outputTail).toBe("ok\nrefused");
-    expect(await readFile(join(checkout, ".git/HEAD"), "utf8")).not.toContain("forged");
-    expect((await stat(join(checkout, "app.js"))).uid).toBe(jail.uid);
-    await rm(checkout, { recursive: true, force: true });
+    expect(record.outputTail).toBe("ok\n.\n..\napp.js\napp.ts\n946684800\nrefused");
+    expect(await readFile(join(dir, "app.ts"), "utf8")).toBe("export {};\n");
+    expect((await stat(join(jail.work, "app.js"))).uid).toBe(jail.uid);
+    expect((await stat(dir)).uid).toBe(0);
   });
 
   test("a result folder inside the checkout is refused, with the reason", async () => {
@@ -89,7 +99,7 @@ describe("the checkout and the result folder", () => {
   test("a result folder under a folder the user owns is refused; one only the job can write is accepted", async () => {
     const owned = join(jail.home, `results-${randomBytes(2).toString("hex")}`);
     expect(await resultFolderOutOfReach(jail, owned, dir)).toBe(
-      `the result folder ${owned} is writable by the confined user ${USER} (at ${jail.home})`,
+      `the result folder ${owned} is writable by the confined user ${jail.user} (at ${jail.home})`,
     );
     const safe = join(await mkdtemp(join(tmpdir(), "consort-results-")), "consort-cycle");
     expect(await resultFolderOutOfReach(jail, safe, dir)).toBeUndefined();
@@ -102,21 +112,45 @@ describe("the checkout and the result folder", () => {
     await mkdir(open);
     await exec("chmod", ["0777", open]);
     expect(await resultFolderOutOfReach(jail, open, dir)).toBe(
-      `the result folder ${open} is writable by the confined user ${USER} (at ${open})`,
+      `the result folder ${open} is writable by the confined user ${jail.user} (at ${open})`,
     );
   });
 });
 
 describe("through sudo (a hosted runner's job user)", () => {
-  test("the command is run by sudo as the user, keeping only the allow-listed names", () => {
-    const plan = confinedSpawn({ ...jail, via: "sudo" }, "npm test", {
-      PATH: "/usr/bin",
-      DATABASE_URL: "postgres://x",
-    });
-    expect(plan).toEqual({
-      file: "sudo",
-      args: ["-n", "-H", "-u", USER, "--preserve-env=PATH,DATABASE_URL", "--", "/bin/sh", "-c", "npm test"],
-      env: { PATH: "/usr/bin", DATABASE_URL: "postgres://x", HOME: jail.home },
-    });
+  test("sudo enters the namespaces as root keeping only the allow-listed names, and the jail's script becomes the user", () => {
+    const plan = confinedSpawn(
+      { ...jail, via: "sudo" },
+      "npm test",
+      { PATH: "/usr/bin", DATABASE_URL: "postgres://x" },
+      dir,
+    );
+    expect(plan.file).toBe("sudo");
+    expect(plan.args.slice(0, 3)).toEqual(["-n", "--preserve-env=PATH,DATABASE_URL,HOME,TMPDIR", "--"]);
+    expect(plan.args.slice(3, 12)).toEqual([
+      "unshare",
+      "--mount",
+      "--pid",
+      "--fork",
+      "--kill-child",
+      "--mount-proc",
+      "--propagation",
+      "private",
+      "--",
+    ]);
+    expect(plan.args.slice(-11)).toEqual([
+      "consort-jail",
+      jail.root,
+      String(jail.uid),
+      String(jail.gid),
+      jail.work,
+      "/usr/bin",
+      "1",
+      "-",
+      "/nonexistent-runner-folder",
+      "--",
+      "npm test",
+    ]);
+    expect(plan.env).toEqual({ PATH: "/usr/bin", DATABASE_URL: "postgres://x", HOME: jail.home, TMPDIR: jail.tmp });
   });
 });

@@ -1,18 +1,17 @@
-import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { ConsortConfig } from "../../src/config/consort-config.js";
-import { endConfinedProcesses, prepareConfinement, processesOf, type Jail } from "../../src/cycle/confine.js";
+import { prepareConfinement, processesOf, type Confinement } from "../../src/cycle/confine.js";
 import { CycleRequest } from "../../src/cycle/request.js";
 import { CYCLE_RESULT_FILE } from "../../src/cycle/result.js";
 import { runCycle } from "../../src/cycle/run.js";
 import { hashFrozenText } from "../../src/gates/freeze.js";
 import type { BranchProvider } from "../../src/substrate/provider.js";
 import {
+  GREEN_T7,
   RED_T7,
   checkout,
   exampleConfig,
@@ -30,27 +29,23 @@ import {
  * harmless, with the result the job wrote intact.
  */
 
-const exec = promisify(execFile);
 const USER = `consort-s-${randomBytes(3).toString("hex")}`;
 
 let config: ConsortConfig;
 let provider: BranchProvider;
-let jail: Jail;
+let confinement: Confinement;
 const TRACK_DB = uniqueBranch("confine-attack");
 const cleanup: Array<() => Promise<void>> = [];
 
 beforeAll(async () => {
-  const confinement = await prepareConfinement(USER);
+  confinement = await prepareConfinement(USER);
   if (!confinement.confined) throw new Error(`the attack suite needs root to make a user: ${confinement.reason}`);
-  jail = confinement.jail;
   ({ config, provider } = await exampleConfig());
   await provider.createBranch(TRACK_DB, { from: await provider.rootBranch() });
 });
 afterAll(async () => {
-  if (jail) await endConfinedProcesses(jail);
   await Promise.all(cleanup.map((c) => c()));
   await provider?.close();
-  await exec("userdel", ["--remove", USER]).catch(() => {});
 });
 
 /** The checkout, with a node_modules of its own as an install leaves it (the confined user writes there). */
@@ -96,7 +91,7 @@ describe("confined commands", { timeout: 120_000 }, () => {
       config: { ...config, commands: { ...config.commands, test: `${forge} ${config.commands.test}` } },
       cwd: c.dir,
       outDir,
-      confinement: { confined: true, jail },
+      confinement,
     });
 
     expect(result.verdict).toBe("refused");
@@ -104,10 +99,43 @@ describe("confined commands", { timeout: 120_000 }, () => {
       `T7 "${T7.title}" (${T7.file}) (in turn) fails an assertion: expected 404 to be 200 // Object.is equality`,
       `the test command exited 1; failing: "${T7.title}" (${T7.file})`,
     ]);
-    expect(result.confinement).toEqual({ confined: true, user: USER, uid: jail.uid });
-    expect(processesOf(jail.uid)).toEqual([]);
+    expect(result.confinement).toEqual({
+      confined: true,
+      user: expect.stringMatching(new RegExp(`^${USER}-[0-9a-f]{8}$`)),
+      uid: expect.any(Number),
+    });
+    const ran = result.confinement;
+    if (!ran?.confined) throw new Error("the cycle ran unconfined");
+    expect(processesOf(ran.uid)).toEqual([]);
     await new Promise((r) => setTimeout(r, 300));
     expect(JSON.parse(await readFile(join(outDir, CYCLE_RESULT_FILE), "utf8"))).toEqual(result);
+  });
+
+  test("a committed source file (not a test) rewritten by the test command before the tests load it is refused: every committed file is checked after the commands", async () => {
+    const c = await stage();
+    // The test command writes the code T7 needs into the source (it owns its copy), then runs the tests on it.
+    const green = await checkout(GREEN_T7);
+    cleanup.push(() => green.remove());
+    const writes = ["src/repositories/stock-records.ts", "src/routes/index.ts", "src/services/stock.ts"];
+    const texts = await Promise.all(writes.map((path) => green.read(path)));
+    const rewrite = writes
+      .map((path, i) => `echo ${Buffer.from(texts[i]!).toString("base64")} | base64 -d > ${path}`)
+      .join(" && ");
+    const result = await runCycle(await greenWithoutCode(c), {
+      provider,
+      config: { ...config, commands: { ...config.commands, test: `${rewrite} && ${config.commands.test}` } },
+      cwd: c.dir,
+      outDir: await resultFolder(),
+      confinement,
+    });
+
+    expect(result.verdict).toBe("refused");
+    expect(result.reasons).toEqual(
+      writes.map(
+        (path) =>
+          `${path} was changed while the commands ran (by the migrate or the test command): the tests did not run the file the commit holds, so the cycle refuses`,
+      ),
+    );
   });
 
   test("the test command cannot read the job's own environment (the runtime token that uploads artifacts) through /proc", async () => {
@@ -118,7 +146,7 @@ describe("confined commands", { timeout: 120_000 }, () => {
       config: { ...config, commands: { ...config.commands, migrate: probe } },
       cwd: c.dir,
       outDir: await resultFolder(),
-      confinement: { confined: true, jail },
+      confinement,
     });
 
     expect(result.commands.migrate!.outputTail).toBe("no access to the job's environment");
@@ -132,7 +160,7 @@ describe("confined commands", { timeout: 120_000 }, () => {
       config,
       cwd: c.dir,
       outDir,
-      confinement: { confined: true, jail },
+      confinement,
     });
 
     expect(result.verdict).toBe("refused");
