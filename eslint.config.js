@@ -25,6 +25,16 @@ export default tseslint.config(
     },
   },
   {
+    // Plain JavaScript that Node runs as is: the CLI's entry and the build it reads.
+    files: ["bin/**/*.js", "scripts/**/*.mjs"],
+    languageOptions: { globals: { process: "readonly", console: "readonly" } },
+  },
+  {
+    // dependency-cruiser reads its configuration as CommonJS.
+    files: [".dependency-cruiser.cjs"],
+    languageOptions: { sourceType: "commonjs", globals: { module: "writable" } },
+  },
+  {
     files: ["test/**/*.ts", "**/*.test.ts"],
     rules: {
       // A test that is skipped or focused cannot fail: never land one.

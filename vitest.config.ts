@@ -5,7 +5,7 @@ export default defineConfig({
     // Example applications' own tests need a DATABASE_URL from a cycle: the cycle tests run them.
     include: ["test/**/*.test.ts"],
     exclude: ["**/node_modules/**", "test/**/fixtures/**"],
-    globalSetup: ["test/setup/postgres.ts"],
+    globalSetup: ["test/setup/build-lib.ts", "test/setup/postgres.ts"],
     setupFiles: ["test/setup/each-file.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -4,7 +4,7 @@ import { throttling } from "@octokit/plugin-throttling";
 import { Probot, ProbotOctokit } from "probot";
 import { ARTIFACT_PATHS } from "../src/artifacts/paths.js";
 import { defaultConfig, type RoleName } from "../src/config/consort-config.js";
-import { projectState } from "../src/app/projection.js";
+import { projectState } from "../src/engine/projection.js";
 import { createConsortApp } from "../src/index.js";
 import type { AppServices } from "../src/app/services.js";
 import { createTrack, transition } from "../src/orchestrator/index.js";

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { ARTIFACT_PATHS } from "../src/artifacts/paths.js";
 import { defaultConfig, type RoleName } from "../src/config/consort-config.js";
-import { projectState } from "../src/app/projection.js";
-import { recordRequestDigests } from "../src/app/requests.js";
+import { projectState } from "../src/engine/projection.js";
+import { recordRequestDigests } from "../src/engine/requests.js";
 import { createTrack, restoreSnapshot, transition } from "../src/orchestrator/index.js";
 import type { PushEvent, PushedCommit, TrackEvent, TrackSnapshot } from "../src/orchestrator/types.js";
 import { emptyTrackState, openStateFile, sealState, serialiseStateFile, unsealed } from "../src/state/index.js";

@@ -9,7 +9,7 @@ import { route } from "./app/wire.js";
 import { createProvider } from "./substrate/create-provider.js";
 import { handleCheckRun } from "./handlers/check-run.js";
 import { handleCheckSuite } from "./handlers/check-suite.js";
-import { branchOfRef, reportingFailuresOf } from "./handlers/common.js";
+import { branchOfRef, reportingFailuresOf } from "./engine/delivery.js";
 import { handleCreate } from "./handlers/create.js";
 import { handleDelete, handlePullRequestClosed } from "./handlers/delete.js";
 import { handleInstallation } from "./handlers/installation.js";

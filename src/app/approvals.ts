@@ -9,16 +9,21 @@ import {
 } from "../gates/approval.js";
 import { fetchCodeowners } from "../github/codeowners.js";
 import { collectReviewerFacts, listCommitsUnderApproval, teamsThatMatter } from "../github/reviews.js";
-import { gateManifestAt } from "../orchestrator/index.js";
-import { GATE_NAMES, type GateName, type TrackSnapshot } from "../orchestrator/types.js";
+import { gateManifestAt, GATE_NAMES, type GateName, type TrackSnapshot } from "../orchestrator/index.js";
 import { fileAt } from "./commits.js";
-import type { EngineDeps } from "./track.js";
+import type { GitHub, RepoContext } from "./github.js";
 
 /**
  * Fetching what the approval rules (src/gates/approval.ts) decide on: the reviewers' permission
  * and teams, CODEOWNERS from the default branch, the PR's commit authors, and each gate's
  * manifest hash at the reviewed commits. Every fetch that fails throws: the gate then stays shut.
  */
+
+/** The client and the repository the facts are read from (a delivery's engine inputs satisfy it). */
+interface ApprovalReads {
+  octokit: GitHub;
+  repo: RepoContext;
+}
 
 /** Gates waiting for an approval, with the manifest hash the approval must be on. */
 export function pendingGates(snapshot: TrackSnapshot): Array<{ gate: GateName; pendingHash: string }> {
@@ -36,7 +41,7 @@ export function pendingGates(snapshot: TrackSnapshot): Array<{ gate: GateName; p
  * review a review event is about, with the commit its payload names (what its reviewer saw).
  */
 export async function decideApprovals(
-  deps: EngineDeps,
+  deps: ApprovalReads,
   config: ConsortConfig,
   pullNumber: number,
   listed: GateReview[],
@@ -62,7 +67,7 @@ export async function decideApprovals(
 
 /** The facts the approval rules need, fetched once per delivery. */
 async function approvalFacts(
-  deps: EngineDeps,
+  deps: ApprovalReads,
   config: ConsortConfig,
   pullNumber: number,
   reviews: GateReview[],

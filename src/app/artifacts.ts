@@ -1,7 +1,7 @@
 import { httpStatus, type GitHub, type RepoRef } from "./github.js";
 import { readZipFiles, ZipError } from "./zip.js";
 
-/** The artifact every Consort workflow uploads (design §1). */
+/** The artifact every Consort workflow uploads (docs/ARCHITECTURE.md, The moving parts). */
 const RESULT_ARTIFACT = "consort-cycle-result";
 
 /** Largest artifact the app downloads: a cycle result is a few JSON and Markdown files. */

@@ -1,6 +1,14 @@
-import { pathsToRead, runnerPackagesToRead, runnerPathsToRead } from "../orchestrator/index.js";
+import {
+  pathsToRead,
+  runnerPackagesToRead,
+  runnerPathsToRead,
+  type ChangedPath,
+  type PushedCommit,
+  type PushEvent,
+  type TrackEvent,
+  type TrackSnapshot,
+} from "../orchestrator/index.js";
 import { configuredCommands, isRunnerConfigPath } from "../gates/freeze.js";
-import type { ChangedPath, PushedCommit, PushEvent, TrackEvent, TrackSnapshot } from "../orchestrator/types.js";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { globMatcher } from "../roles/globs.js";
 import { judgedTextFromPatch } from "../roles/test-code.js";

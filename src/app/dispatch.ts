@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { GitHub, RepoRef } from "./github.js";
 
-/** The workflows the app dispatches, by file name and by the path a run reports (design §6). */
+/** The workflows the app dispatches, by file name and by the path a run reports (docs/ARCHITECTURE.md, Cycles). */
 export const WORKFLOWS = {
   cycle: { file: "consort-cycle.yml", path: ".github/workflows/consort-cycle.yml" },
   agent: { file: "consort-agent.yml", path: ".github/workflows/consort-agent.yml" },

@@ -2,7 +2,7 @@
  * The authenticated GitHub client every app service takes: a Probot installation client in the
  * app, an installation-authenticated Octokit in `consort reconcile` (src/github/client.ts).
  */
-export type { GitHubClient as GitHub, RepoRef } from "../github/client.js";
+export type { GitHubClient as GitHub, RepoContext, RepoRef } from "../github/client.js";
 export { httpStatus } from "../github/client.js";
 
 /** The minimal logger handlers get (Probot's pino logger satisfies it). */

@@ -32,7 +32,7 @@ export type Provenance =
   { trusted: true; workflow: WorkflowKind; recorded: RecordedRun } | { trusted: false; reason: string };
 
 /**
- * Decide whether a finished run may move a track (design §6): only a run the app dispatched
+ * Decide whether a finished run may move a track (docs/ARCHITECTURE.md, Cycles): only a run the app dispatched
  * (its run-name names a dispatch id a track recorded), of the expected workflow file, run from the default branch of this very
  * repository, for the commit the app asked about. Everything else is ignored and reported.
  */

@@ -1,5 +1,4 @@
-import type { GitHub } from "./github.js";
-import type { RepoContext } from "./track.js";
+import type { GitHub, RepoContext } from "./github.js";
 
 /**
  * The open pull request from `branch` into the repository's default branch, if any: the track's

@@ -1,11 +1,10 @@
 import type { ConsortConfig } from "../config/consort-config.js";
 import { checkStates, type TrackCheckName } from "../gates/checks.js";
 import { GATE_NAMES } from "../gates/names.js";
-import { describeLane, nextAction } from "../orchestrator/index.js";
+import { describeLane, nextAction, type TrackSnapshot, type UnitEvidence } from "../orchestrator/index.js";
 import { factSources, placementOf } from "../substrate/placement.js";
 import { testListOf } from "../orchestrator/context.js";
 import type { CheckState } from "../gates/checks.js";
-import type { TrackSnapshot, UnitEvidence } from "../orchestrator/types.js";
 import {
   CHECK_ACTIONS,
   type ApprovalView,

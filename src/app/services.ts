@@ -1,6 +1,6 @@
 import type { DatabaseConfig } from "../config/consort-config.js";
 import type { ConfigReads } from "../config/load.js";
-import type { BranchProvider } from "../substrate/provider.js";
+import type { BranchProvider } from "../substrate/index.js";
 import type { z } from "zod";
 import type { GitHub, Log } from "./github.js";
 import type { RememberedComments } from "../report/write.js";

@@ -1,4 +1,4 @@
-/** The state branch (contract, design §5); src/state writes the files on it. */
+/** The state branch (contract, docs/ARCHITECTURE.md, State); src/state writes the files on it. */
 const STATE_BRANCH = "consort/state";
 import { httpStatus, type GitHub, type RepoRef } from "./github.js";
 

@@ -1,4 +1,4 @@
-/** Where the design artifacts live on a track's branch (contract, design §2). */
+/** Where the design artifacts live on a track's branch (contract, docs/ARCHITECTURE.md, Tracks, artifacts and roles). */
 export const ARTIFACT_PATHS = {
   spec: ".consort/spec.json",
   architecture: ".consort/architecture.json",

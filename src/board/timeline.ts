@@ -1,9 +1,7 @@
 import type { ConsortConfig } from "../config/consort-config.js";
-import { authorOf, type ArtifactStep } from "../roles/roles.js";
+import { authorOf, ownershipAt, type ArtifactStep } from "../roles/roles.js";
 import { readRoleTrailer } from "../roles/trailer.js";
-import { DESIGN_STEPS } from "../orchestrator/types.js";
-import type { TrackSnapshot } from "../orchestrator/index.js";
-import { roleOfStep } from "./view.js";
+import { DESIGN_STEPS, type Stage, type TrackSnapshot } from "../orchestrator/index.js";
 
 /**
  * The timeline of a track's steps by role: every commit on its branch (accepted and refused) and
@@ -13,6 +11,10 @@ import { roleOfStep } from "./view.js";
  * the app has not decided. Pure: the app lists the commits through GitHub's compare API and
  * `consort board` through git, and both call this.
  */
+
+/** The role that takes a build step (the one declaration is src/roles/roles.ts). */
+const roleOfStep = (stage: Stage, config: ConsortConfig, unit: string | null): string =>
+  ownershipAt(stage, config, unit).role ?? "orchestrator";
 
 /** One commit as a source lists it (oldest first, from the merge base with the base branch). */
 export interface BranchCommit {

@@ -1,9 +1,16 @@
 import type { ConsortConfig } from "../config/consort-config.js";
 import { checkStates, type CheckState } from "../gates/checks.js";
 import { gateCheckName, gateTitle, type GateName } from "../gates/names.js";
-import { nextAction, type NextAction, type TrackSnapshot } from "../orchestrator/index.js";
-import { DESIGN_STEPS, gateAtStage, gateStage, isBuildStage, type Stage } from "../orchestrator/types.js";
-import { ownershipAt } from "../roles/roles.js";
+import {
+  DESIGN_STEPS,
+  gateAtStage,
+  gateStage,
+  isBuildStage,
+  nextAction,
+  type NextAction,
+  type Stage,
+  type TrackSnapshot,
+} from "../orchestrator/index.js";
 import type { BranchCommit } from "./timeline.js";
 
 /**
@@ -236,7 +243,3 @@ export function trackView(track: BoardTrack, viewer: string | null): TrackView {
 /** Tracks still in flight: not done, not abandoned. */
 export const inFlight = (track: BoardTrack): boolean =>
   track.snapshot.stage !== "done" && track.snapshot.stage !== "abandoned";
-
-/** The role that takes a build step, for the timeline (the one declaration is src/roles/roles.ts). */
-export const roleOfStep = (stage: Stage, config: ConsortConfig, unit: string | null): string =>
-  ownershipAt(stage, config, unit).role ?? "orchestrator";

@@ -3,7 +3,7 @@ import type { GitHub } from "../app/github.js";
 import type { AppServices } from "../app/services.js";
 import { EnvSchema, privateKeyOf } from "../config/env.js";
 import { appLoginOnce } from "../github/app-login.js";
-import { createProvider } from "../substrate/create-provider.js";
+import { createProvider } from "../substrate/index.js";
 import { CliError } from "./output.js";
 
 /**

@@ -11,8 +11,8 @@ import {
   stopLocalServer,
   type BranchProvider,
   type DatabaseBranch,
+  compareBranches,
 } from "../substrate/index.js";
-import { compareBranches } from "../substrate/schema/index.js";
 import { CliError, printResult, progress } from "./output.js";
 
 /** `consort db …`: the track's database branches, from a terminal. With no configuration: the embedded default. */

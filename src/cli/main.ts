@@ -1,25 +1,26 @@
 import { Command, CommanderError } from "commander";
 import { reportError } from "./output.js";
-import { commandModules } from "./commands.js";
+import { commandGroups, groupsFor, type CommandGroup } from "./commands.js";
 import { PACKAGE_VERSION } from "./invocation.js";
 
 /**
  * `consort`: the same engine as the app, on a local checkout. Each capability registers its own
- * commands (see commands.ts); this file only builds the program and turns errors into exit codes.
+ * commands (see commands.ts), loaded only for the command that runs; this file only builds the
+ * program and turns errors into exit codes.
  */
-export function buildProgram(): Command {
+export async function buildProgram(groups: readonly CommandGroup[] = commandGroups): Promise<Command> {
   const program = new Command("consort")
     .description("Spec-first, test-driven discipline for coding agents, on GitHub and in your terminal.")
     .version(PACKAGE_VERSION)
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride();
-  for (const register of commandModules) register(program);
+  for (const register of await Promise.all(groups.map((group) => group.load()))) register(program);
   return program;
 }
 
 export async function runCli(argv: string[]): Promise<number> {
-  const program = buildProgram();
   try {
+    const program = await buildProgram(groupsFor(argv.slice(2)));
     await program.parseAsync(argv);
     return typeof process.exitCode === "number" ? process.exitCode : 0;
   } catch (error) {

@@ -15,11 +15,10 @@ import {
   renderNextAction,
   restoreSnapshot,
   SnapshotError,
+  type TrackSnapshot,
 } from "../orchestrator/index.js";
 import { checkStates } from "../gates/checks.js";
-import type { TrackSnapshot } from "../orchestrator/types.js";
-import { ToolError } from "../tools/registry.js";
-import { replayTrack, type ReplayedTrack } from "../tools/replay.js";
+import { replayTrack, ToolError, type ReplayedTrack } from "../tools/index.js";
 import { consortCommand } from "./invocation.js";
 import { CliError, printResult } from "./output.js";
 

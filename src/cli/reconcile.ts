@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { reconcileRepository, type RepositoryReconciliation } from "../app/reconcile.js";
+import { reconcileRepository, type RepositoryReconciliation } from "../engine/reconcile.js";
 import type { Log } from "../app/github.js";
 import { GitHubSetupError, resolveRepository } from "../github/env-client.js";
 import { appClient } from "./app-client.js";

@@ -7,7 +7,7 @@ const RunnerName = z.enum(FLAVOURS.filter((f): f is Exclude<(typeof FLAVOURS)[nu
 
 /**
  * `.github/consort.yml`, always read from the default branch so a track cannot loosen its own
- * rules (design §8). One zod schema gives the defaults, the validation and the JSON Schema.
+ * rules (docs/ARCHITECTURE.md, Configuration). One zod schema gives the defaults, the validation and the JSON Schema.
  * This is a contract: users' repositories hold files written against it.
  */
 

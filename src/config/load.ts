@@ -12,7 +12,7 @@ import { formatZodError, type ProblemAt } from "./zod-error.js";
 /**
  * The one loader of `.github/consort.yml`: its text parsed by the one schema, from a file on disk
  * (the CLI, the MCP tools, the actions) or from GitHub at the default branch (the app, so a track
- * cannot loosen its own rules, design §8). Every failure is a ConfigError in one format.
+ * cannot loosen its own rules, docs/ARCHITECTURE.md, Configuration). Every failure is a ConfigError in one format.
  */
 
 export { CONFIG_PATH };

@@ -4,6 +4,7 @@ import { delimiter, dirname, join, resolve } from "node:path";
 import { providerEnv, type ConsortConfig } from "../config/consort-config.js";
 import { confinedSpawn, type Jail } from "./confine.js";
 import type { CommandRecord } from "./result.js";
+import { REPORTER_ENV } from "./runners.js";
 
 /**
  * Running the repository's own commands (migrate, test, deploy, verify, agent): through a shell,
@@ -119,7 +120,7 @@ export function withInstallCommand(config: ConsortConfig, cwd: string): ConsortC
 
 /**
  * How a project command runs against the database at `url` (migrate, test, seed, deploy, verify):
- * DATABASE_URL and nothing else of the job's (no track, commit or step name: a command that knew
+ * DATABASE_URL and the reporter settings (REPORTER_ENV) and nothing else of the job's (no track, commit or step name: a command that knew
  * them could tell RED from GREEN, or a rebuilt parent from the track), what the project environment
  * lets it inherit, and the URL's and the provider secrets' values kept out of what it prints.
  */
@@ -128,7 +129,8 @@ export function againstDatabase(
   url: string,
 ): Pick<CommandOptions, "env" | "parentEnv" | "passEnv" | "secrets"> {
   const { secrets, ...inherit } = project;
-  return { env: { DATABASE_URL: url }, ...inherit, secrets: [...secretsOfUrl(url), ...secrets] };
+  // The reporter settings that tie each test to its file: the test command's report needs them.
+  return { env: { ...REPORTER_ENV, DATABASE_URL: url }, ...inherit, secrets: [...secretsOfUrl(url), ...secrets] };
 }
 
 /** How a command that did not succeed ended, for a reason: `exited 2`, or `was killed (SIGTERM)` (a timeout or a signal). */

@@ -6,7 +6,7 @@ import { promisify } from "node:util";
 import type { ConfinementRecord } from "./result.js";
 
 /**
- * Confinement of the repository's own commands (design §6): they run as a separate unprivileged
+ * Confinement of the repository's own commands (docs/ARCHITECTURE.md, Cycles): they run as a separate unprivileged
  * OS user, so they cannot read the job's processes (their environment holds the runtime token),
  * write the result folder or .git, or outlive the step: every process of that user is ended
  * before the verdict is read. It needs root or passwordless sudo (GitHub-hosted runners have it);

@@ -3,7 +3,7 @@ import { RepoPath, TestId } from "../artifacts/ids.js";
 import { formatZodError } from "../config/zod-error.js";
 
 /**
- * The one JSON input the app dispatches to `.github/workflows/consort-cycle.yml` (design §6), and
+ * The one JSON input the app dispatches to `.github/workflows/consort-cycle.yml` (docs/ARCHITECTURE.md, Cycles), and
  * what `consort cycle` builds from flags locally. Parsed once, here, where it enters the runner.
  */
 

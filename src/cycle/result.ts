@@ -2,7 +2,7 @@ import { z } from "zod";
 import { answering, CommitSha, CycleRequest, CycleStep } from "./request.js";
 
 /**
- * `cycle-result.json`, uploaded in the artifact `consort-cycle-result` (design §6). The app reads
+ * `cycle-result.json`, uploaded in the artifact `consort-cycle-result` (docs/ARCHITECTURE.md, Cycles). The app reads
  * it only from a run it dispatched; this schema is what it trusts the shape of.
  */
 

@@ -37,7 +37,7 @@ import {
 } from "./workspace.js";
 
 /**
- * One cycle (design §6): fork a throwaway database branch from the track's, migrate it, run the
+ * One cycle (docs/ARCHITECTURE.md, Cycles): fork a throwaway database branch from the track's, migrate it, run the
  * tests with a JUnit report, decide the verdict, drop the branch. Every failure along the way is a
  * refusal with its reason (fail closed); the branch is deleted in `finally` and has a TTL besides.
  */

@@ -1,7 +1,7 @@
 import type { Flavour } from "./junit/types.js";
 
 /**
- * The test runners the cycle supports (design §6), one row each: how to make it write a report the
+ * The test runners the cycle supports (docs/ARCHITECTURE.md, Cycles), one row each: how to make it write a report the
  * cycle reads right, how the test list names a test, the settings that matter, and what of the
  * runner's configuration is frozen at the test-list gate. One table, read by the README's runner
  * section (`npm run docs`), by the freezing rule (src/gates/freeze.ts) and by the tests.
@@ -101,12 +101,12 @@ export const RUNNERS: readonly RunnerInfo[] = [
     runner: "jest",
     title: "jest + jest-junit",
     command:
-      "`jest --ci --reporters=default --reporters=jest-junit` with `JEST_JUNIT_ADD_FILE_ATTRIBUTE=true JEST_JUNIT_REPORT_TEST_SUITE_ERRORS=true`",
+      "`jest --ci --reporters=default --reporters=jest-junit` with `JEST_JUNIT_REPORT_TEST_SUITE_ERRORS=true` (the cycle sets `JEST_JUNIT_ADD_FILE_ATTRIBUTE=true` itself)",
     junit: "`junit.xml` (jest-junit's `outputDirectory`/`outputName`)",
     titles:
-      "describe blocks and title joined by spaces or ` > `; a `titleTemplate` of `{title}` is matched through the classname",
+      "describe blocks and title joined by spaces or ` > `; a `titleTemplate` of `{title}` is matched through the classname (its blocks joined by the `ancestorSeparator`, ` ` or ` > `)",
     settings:
-      "keep stack traces (`noStackTrace` off: without them an error cannot be told from an assertion); `addFileAttribute` (else equal titles in two files are ambiguous); `reportTestSuiteErrors` (else a file that does not load leaves its tests missing); `runner: jest` when `suiteName` is renamed",
+      "keep stack traces (`noStackTrace` off: without them an error cannot be told from an assertion); `addFileAttribute`, which the cycle turns on (a test whose file the report does not say counts for no entry); `reportTestSuiteErrors` (else a file that does not load leaves its tests missing); `runner: jest` when `suiteName` is renamed",
     failures: "no type: text starting `Error: expect(` is an assertion",
     unloadable: "dropped by default (its tests are missing); with `reportTestSuiteErrors` a load error",
     configFiles: whole(`jest.config.${SCRIPT_EXTENSIONS}`),
@@ -118,11 +118,11 @@ export const RUNNERS: readonly RunnerInfo[] = [
     runner: "mocha",
     title: "mocha",
     command:
-      "`mocha --reporter mocha-junit-reporter --reporter-options includePending=true`, or mocha's own `--reporter xunit --reporter-options output=junit.xml`",
+      "`mocha --reporter xunit --reporter-options output=junit.xml` (mocha's own), or `mocha --reporter mocha-junit-reporter --reporter-options includePending=true` with every test in a `describe` block",
     junit: "`junit.xml` (`MOCHA_FILE` or `output`)",
     titles: "full title (describe blocks and title, spaces or ` > `)",
     settings:
-      "`includePending=true` with mocha-junit-reporter (else skipped tests are dropped and read as missing); `runner: mocha` when `testsuitesTitle` is renamed",
+      "the xunit reporter writes each test's file; mocha-junit-reporter writes none for a test outside any `describe` block, so such a test counts for no entry; `includePending=true` with mocha-junit-reporter (else skipped tests are dropped and read as missing); `runner: mocha` when `testsuitesTitle` is renamed",
     failures: "`type`",
     unloadable: "mocha aborts and writes no report at all; pending tests are dropped without `includePending`",
     configFiles: whole(".mocharc.{js,cjs,mjs,json,jsonc,yaml,yml}"),
@@ -136,10 +136,10 @@ export const RUNNERS: readonly RunnerInfo[] = [
     command: "`node --test --test-reporter=junit --test-reporter-destination=junit.xml`",
     junit: "`junit.xml`",
     titles: "the title, or suites and title joined by ` > ` (quotes as written: Node 20's double escaping is undone)",
-    settings: "Node 22 or later writes each test's file; on Node 20 equal titles in two files are ambiguous",
+    settings:
+      "a Node whose junit reporter writes each test's `file` attribute: Node 20's writes none, so on Node 20 a test counts for no entry and the cycle refuses",
     failures: "every failure is `testCodeFailure`: the `cause` decides",
-    unloadable:
-      "one top-level case named by the file's path: a load error. Node 20 writes no file, so equal titles in two files are ambiguous",
+    unloadable: "one top-level case named by the file's path: a load error",
     configFiles: [],
     packageKeys: [],
     packages: [],
@@ -173,7 +173,8 @@ export const RUNNERS: readonly RunnerInfo[] = [
     command: "`gotestsum --junitfile junit.xml ./...`",
     junit: "`junit.xml`",
     titles: "`TestName` or `TestName/sub test`",
-    settings: "none",
+    settings:
+      "`go.mod` at the repository's root for a test in the module's root package (its import path is the module's)",
     failures: "a `panic:` or a timeout is an error; `t.Error`/`t.Fatal` are assertions",
     unloadable:
       "gotestsum 1.8 only counts it in `<testsuites errors>`: an unattributed load error; a panic ends the package's run, so later tests are missing",
@@ -188,9 +189,9 @@ export const RUNNERS: readonly RunnerInfo[] = [
     command: "`mvn test`",
     junit: "`target/surefire-reports/` (one file per class)",
     titles:
-      "the method, `Class.method` or `Class#method` (file: the `.java` path); a JUnit 5 `@DisplayName` only when Surefire 3 writes display names",
+      "the method, `Class.method` or `Class#method`, for a nested class `Outer.Inner.method`, `Inner#method` or `Outer#method` (file: the `.java` path); a JUnit 5 `@DisplayName` only when Surefire 3 writes display names",
     settings:
-      "for `@DisplayName` titles, Surefire 3's `statelessTestsetReporter` with `usePhrasedTestCaseMethodName` (Surefire 2 writes method names)",
+      "for `@DisplayName` titles, Surefire 3's `statelessTestsetReporter` with `usePhrasedTestCaseMethodName` (Surefire 2 writes method names); with `usePhrasedTestCaseClassName`, `junit` must name the reports folder, whose `TEST-<class>.xml` names say each class",
     failures: "`<failure>` with an assertion type vs `<error>`",
     unloadable:
       "a class that does not compile: no report at all; a throwing static initialiser or `@BeforeClass`: a load error",
@@ -200,6 +201,14 @@ export const RUNNERS: readonly RunnerInfo[] = [
     ecosystem: "maven",
   },
 ];
+
+/**
+ * What the cycle sets in the environment of the project's commands so that each runner's report
+ * ties every test to its file (a test counts only in its own file, never by its title alone).
+ * jest-junit reads its options from the environment over its configuration. A variable for a
+ * runner the project does not use is read by nothing.
+ */
+export const REPORTER_ENV: Readonly<Record<string, string>> = { JEST_JUNIT_ADD_FILE_ATTRIBUTE: "true" };
 
 const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ");
 

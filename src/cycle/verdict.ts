@@ -5,7 +5,7 @@ import type { CycleTestOutcome, CycleVerdict, TestOutcome } from "./result.js";
 import type { TestFileChange } from "./workspace.js";
 
 /**
- * The verdict of a cycle (design §6), decided purely from what the run left behind: the parsed
+ * The verdict of a cycle (docs/ARCHITECTURE.md, Cycles), decided purely from what the run left behind: the parsed
  * report, the test command's exit code and the test files in the checkout. Anything it cannot
  * decide is a refusal with the reason.
  */
@@ -57,9 +57,11 @@ export function describeLoadError(error: LoadError): string {
 function outcomeOf(location: TestLocation, test: CycleTest, role: "turn" | "earlier"): CycleTestOutcome {
   const base = { id: test.id, file: test.file, title: test.title, role };
   if (location.status === "missing") {
-    const nearest = location.nearest.length
-      ? `the report has no test of that title; nearest: ${location.nearest.map((n) => `"${n}"`).join(", ")}`
-      : "the report has no test of that title, nor one near it";
+    const nearest =
+      location.reason ??
+      (location.nearest.length
+        ? `the report has no test of that title; nearest: ${location.nearest.map((n) => `"${n}"`).join(", ")}`
+        : "the report has no test of that title, nor one near it");
     return { ...base, outcome: "missing", message: nearest, ...(location.hint ? { hint: location.hint } : {}) };
   }
   if (location.status === "ambiguous") {

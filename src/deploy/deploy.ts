@@ -21,7 +21,7 @@ import { migrateBranch, rebuildReleaseDatabases, releaseSchema } from "./rebuild
 import { DeployEvidence, type DeployRequest } from "./schemas.js";
 
 /**
- * The release verification at the end of the build lane (design §3 `deploying`). With a deploy
+ * The release verification at the end of the build lane (docs/ARCHITECTURE.md, The machine `deploying`). With a deploy
  * command: deploy a preview on the track's database branch and run the verify command against it.
  * Without one: replay every migration from the parent's state on a fresh fork and run the whole
  * suite there. Either way the result is deploy evidence for the deploy gate; failures refuse.

@@ -8,7 +8,7 @@ import { answered, checkoutIsRequested, withDefaults } from "./deploy.js";
 import { PromoteResult, type PromoteRequest } from "./schemas.js";
 
 /**
- * After a merge (design §3 `promoting`): migrate the parent's database branch. A snapshot branch
+ * After a merge (docs/ARCHITECTURE.md, The machine `promoting`): migrate the parent's database branch. A snapshot branch
  * of the parent is taken first; it is deleted when the migration succeeds and kept, for a restore,
  * when it fails.
  */

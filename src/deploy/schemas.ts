@@ -12,7 +12,7 @@ import {
   dispatchedRequest,
 } from "../cycle/request.js";
 
-/** What the deploy and promote jobs take and what they leave as evidence (design §3, deploy/promote). */
+/** What the deploy and promote jobs take and what they leave as evidence (docs/ARCHITECTURE.md, The machine, deploy/promote). */
 
 export const DeployRequest = z
   .object({

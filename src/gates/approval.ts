@@ -5,7 +5,7 @@ import { GATE_NAMES, type GateName } from "./names.js";
 import type { ApprovalRecord, TrackEvent, TrackSnapshot } from "../orchestrator/types.js";
 
 /**
- * Gate approvals (design §4), decided purely from facts the caller fetched. An approval counts
+ * Gate approvals (docs/ARCHITECTURE.md, Gates), decided purely from facts the caller fetched. An approval counts
  * only if ALL hold:
  *   1. the review is APPROVED (a dismissed review withdraws it);
  *   2. the reviewer has write, maintain or admin permission;

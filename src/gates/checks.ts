@@ -3,10 +3,10 @@ import { isBuildStage, type GateRecord, type TrackSnapshot } from "../orchestrat
 import { CHECK_NAMES, GATE_NAMES, gateCheckName, type CheckName, type GateName } from "./names.js";
 
 /**
- * What each Consort check shows, decided from a track's snapshot alone (design §4). This is the one
+ * What each Consort check shows, decided from a track's snapshot alone (docs/ARCHITECTURE.md, Gates). This is the one
  * answer to "is this check green": the check runs and the sticky comment (src/report), the CLI and
  * the MCP tools all render it. `consort/schema` is not here: it is decided from the database
- * branches (src/app/effects.ts inspects them).
+ * branches (src/engine/effects.ts inspects them).
  *
  * Fail closed: `success` only when proven (a gate approved at its current manifest hash, every
  * unit verified, every commit accepted); `pending` while waiting (an in-progress check, which

@@ -5,7 +5,7 @@ import { DEPENDENCY_FILES, RUNNERS } from "../cycle/runners.js";
 import { DEPENDENCY_SECTIONS, dependencyEntryChanges, isObject, pythonName, same } from "./runner-deps.js";
 
 /**
- * Freezing (design §4): what a gate approves is pinned by sha256 hashes of file texts, and a test
+ * Freezing (docs/ARCHITECTURE.md, Gates): what a gate approves is pinned by sha256 hashes of file texts, and a test
  * file is frozen once its RED is verified. Pure functions: the machine and the app share them.
  */
 
@@ -84,7 +84,7 @@ export interface FrozenTestFileCheck {
 }
 
 /**
- * The test-file rule (design §4). A RED step may only add: every frozen line still there, in order,
+ * The test-file rule (docs/ARCHITECTURE.md, Gates). A RED step may only add: every frozen line still there, in order,
  * and no added line skips or focuses a test. Any other step must leave the file identical.
  */
 export function checkFrozenTestFile(input: FrozenTestFileCheck): { ok: boolean; reasons: string[] } {
@@ -154,7 +154,7 @@ export function checkFrozenTestFile(input: FrozenTestFileCheck): { ok: boolean; 
 }
 
 /**
- * The test runner's configuration, frozen once the test-list gate opens (design §4): which test
+ * The test runner's configuration, frozen once the test-list gate opens (docs/ARCHITECTURE.md, Gates): which test
  * passes is decided by it as much as by the tests. The runners and their files, keys and packages
  * are listed once, in src/cycle/runners.ts; this is the rule that reads them.
  */

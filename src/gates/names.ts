@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /**
- * The names every part of Consort shares about gates and checks (design §4), declared once here:
+ * The names every part of Consort shares about gates and checks (docs/ARCHITECTURE.md, Gates), declared once here:
  * the rest of the code derives its lists and types from these.
  */
 

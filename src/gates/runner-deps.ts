@@ -3,7 +3,7 @@ import { parse as parseYaml } from "yaml";
 import type { DependencyFormat } from "../cycle/runners.js";
 
 /**
- * The runner's own entries in the files that say which package is installed (design §4): npm's,
+ * The runner's own entries in the files that say which package is installed (docs/ARCHITECTURE.md, Gates): npm's,
  * yarn's and pnpm's lockfiles, pyproject.toml's dependency tables, requirements files and the
  * Python lockfiles. Pointing `vitest` at a local folder in package-lock.json, or `pytest` at a fake
  * wheel in requirements.txt, decides which tests pass as surely as editing the runner's config.

@@ -7,7 +7,7 @@ import { GATE_NAMES, type FileGate } from "./names.js";
 type GateWithdrawnEvent = Extract<TrackEvent, { type: "gate.withdrawn" }>;
 
 /**
- * What a review that is not an approval withdraws (design §4). An approval binds to the frozen
+ * What a review that is not an approval withdraws (docs/ARCHITECTURE.md, Gates). An approval binds to the frozen
  * hash, not to the review's liveness, so, as on GitHub, a comment leaves the reviewer's approval
  * standing; GitHub's own dismissal of a stale review on push (`dismissedOnPush`) withdraws nothing
  * (a push that changed a frozen file withdraws the gate itself, in the push's classification); a
@@ -38,7 +38,7 @@ export function withdrawalEvents(
 }
 
 /**
- * The frozen files at a pushed head (design §4: every check describes the head it is posted on).
+ * The frozen files at a pushed head (docs/ARCHITECTURE.md, Gates: every check describes the head it is posted on).
  * Each file a gate froze, and each frozen test, must be at the head the text the track accepted
  * (with this push's own changes, which commit classification judges), whatever commits lie
  * beneath: a tree lists blob ids, so the check costs one tree read. A gate file that differs

@@ -11,6 +11,12 @@ export interface RepoRef {
   repo: string;
 }
 
+/** The repository an event is about, from its (signed) payload. */
+export interface RepoContext extends RepoRef {
+  fullName: string;
+  defaultBranch: string;
+}
+
 /** The HTTP status of an Octokit request error, or undefined for anything else. */
 export function httpStatus(error: unknown): number | undefined {
   if (typeof error === "object" && error !== null && "status" in error) {

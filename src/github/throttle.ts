@@ -64,8 +64,9 @@ export function onRateLimit(
  * The Octokit the app runs with: Probot's, whose installation clients retry rate limits as above.
  * Probot merges its own throttle options into each client before this class's defaults run, so
  * these handlers replace Probot's; options a caller passes (a test's `retryAfterBaseValue`) are kept.
+ * Typed as Probot's class (what `run` takes), since the inferred type names probot's internal paths.
  */
-export const ConsortOctokit = ProbotOctokit.defaults((options: Record<string, unknown>) => ({
+export const ConsortOctokit: typeof ProbotOctokit = ProbotOctokit.defaults((options: Record<string, unknown>) => ({
   ...options,
   throttle: { ...(options.throttle as object | undefined), onSecondaryRateLimit, onRateLimit },
 }));

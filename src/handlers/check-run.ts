@@ -1,13 +1,13 @@
 import { BUTTONS } from "../app/checks.js";
 import { CHECK_NAMES } from "../gates/names.js";
 import type { HandlerInput } from "../app/services.js";
-import { stateStoreFor } from "../app/track.js";
+import { stateStoreFor } from "../engine/track.js";
 import { canWrite } from "../github/permissions.js";
 import { collaboratorPermission } from "../github/permissions.js";
-import type { TrackEvent } from "../orchestrator/types.js";
+import type { TrackEvent } from "../orchestrator/index.js";
 import { assertCanReseal, ResealDeniedError } from "../state/index.js";
-import { advanceAndAct } from "../app/engine.js";
-import { configOrFail, engineDeps, refreshTrack, retryDatabaseBranch, trackOf } from "./common.js";
+import { advanceAndAct } from "../engine/engine.js";
+import { configOrFail, engineDeps, refreshTrack, retryDatabaseBranch, trackOf } from "../engine/delivery.js";
 import type { CheckRunPayload } from "./payloads.js";
 
 /**

@@ -1,9 +1,8 @@
 import type { HandlerInput } from "../app/services.js";
-import { advanceAndShow } from "../app/engine.js";
+import { advanceAndShow } from "../engine/engine.js";
 import { canWrite, collaboratorPermission } from "../github/permissions.js";
-import { transition } from "../orchestrator/index.js";
-import type { TrackEvent } from "../orchestrator/types.js";
-import { configOrFail, engineDeps, trackOf } from "./common.js";
+import { transition, type TrackEvent } from "../orchestrator/index.js";
+import { configOrFail, engineDeps, trackOf } from "../engine/delivery.js";
 import type { CheckSuitePayload } from "./payloads.js";
 
 /**

@@ -1,13 +1,13 @@
-import { runEffects } from "../app/effects.js";
-import { projectState } from "../app/projection.js";
+import { runEffects } from "../engine/effects.js";
+import { projectState } from "../engine/projection.js";
 import type { HandlerInput } from "../app/services.js";
 import { forkPoint } from "../app/commits.js";
-import { stateStoreFor, type EngineDeps } from "../app/track.js";
+import { stateStoreFor, type EngineDeps } from "../engine/track.js";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { createTrack } from "../orchestrator/index.js";
 import { emptyTrackState } from "../state/index.js";
 import { resolveParentBranch } from "../substrate/names.js";
-import { configOrFail, engineDeps, trackOf } from "./common.js";
+import { configOrFail, engineDeps, trackOf } from "../engine/delivery.js";
 import type { CreatePayload } from "./payloads.js";
 
 /**

@@ -1,7 +1,7 @@
 import { branchDeletedEvent } from "../app/commits.js";
-import { advanceAndAct } from "../app/engine.js";
+import { advanceAndAct } from "../engine/engine.js";
 import type { HandlerInput } from "../app/services.js";
-import { configOrFail, engineDeps, trackOf, trackOfPull } from "./common.js";
+import { configOrFail, engineDeps, trackOf, trackOfPull } from "../engine/delivery.js";
 import type { DeletePayload, PullRequestPayload } from "./payloads.js";
 
 /** `delete` of a track's branch: the track is abandoned and its database branch deleted. */

@@ -1,11 +1,11 @@
 import { branchDeletedEvent } from "../app/commits.js";
-import { advanceAndAct } from "../app/engine.js";
-import { judgeMergeGroup } from "../app/merge-group.js";
+import { advanceAndAct } from "../engine/engine.js";
+import { judgeMergeGroup } from "../engine/merge-group.js";
 import type { HandlerInput } from "../app/services.js";
-import { stateStoreFor } from "../app/track.js";
+import { stateStoreFor } from "../engine/track.js";
 import { renderGroupCheckRuns, writeCheckRuns } from "../report/index.js";
 import { trackIdForBranch } from "../state/index.js";
-import { branchOfRef, configOrFail, engineDeps } from "./common.js";
+import { branchOfRef, configOrFail, engineDeps } from "../engine/delivery.js";
 import type { MergeGroupPayload } from "./payloads.js";
 
 /**

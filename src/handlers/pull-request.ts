@@ -1,6 +1,6 @@
 import type { HandlerInput } from "../app/services.js";
 import { renderFailingCheckRuns, writeCheckRuns } from "../report/index.js";
-import { refreshTrack, trackOfPull } from "./common.js";
+import { refreshTrack, trackOfPull } from "../engine/delivery.js";
 import type { PullRequestPayload } from "./payloads.js";
 
 /**

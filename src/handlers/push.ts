@@ -6,10 +6,10 @@ import {
   withRunnerPackages,
   type VerifiedPush,
 } from "../app/commits.js";
-import type { PushEvent, TrackSnapshot } from "../orchestrator/types.js";
-import { advanceAndAct } from "../app/engine.js";
+import type { PushEvent, TrackSnapshot } from "../orchestrator/index.js";
+import { advanceAndAct } from "../engine/engine.js";
 import type { HandlerInput } from "../app/services.js";
-import { branchOfRef, configOrFail, engineDeps, trackOf } from "./common.js";
+import { branchOfRef, configOrFail, engineDeps, trackOf } from "../engine/delivery.js";
 import { startTrack } from "./create.js";
 import type { PushPayload } from "./payloads.js";
 

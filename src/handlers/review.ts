@@ -1,20 +1,20 @@
 import { decideApprovals } from "../app/approvals.js";
 import { failTampered } from "../app/checks.js";
-import { showRefusedApprovals, updateStickyComment } from "../app/effects.js";
-import { advanceAndAct } from "../app/engine.js";
+import { showRefusedApprovals, updateStickyComment } from "../engine/effects.js";
+import { advanceAndAct } from "../engine/engine.js";
 import type { HandlerInput } from "../app/services.js";
-import { isTracksBranch, stateStoreFor, targetOf } from "../app/track.js";
+import { isTracksBranch, stateStoreFor, targetOf } from "../engine/track.js";
 import { approvalEvents, standingReviews, type GateDecision, type GateReview } from "../gates/approval.js";
 import { withdrawalEvents } from "../gates/withdrawal.js";
 import { dismissalOf, listGateReviews } from "../github/reviews.js";
 import { restoreSnapshot } from "../orchestrator/index.js";
 import { TamperedStateError } from "../state/index.js";
-import { trackOfPull } from "./common.js";
+import { trackOfPull } from "../engine/delivery.js";
 import type { ReviewPayload } from "./payloads.js";
 
 /**
  * `pull_request_review` submitted or dismissed: a review approves a gate only when every rule of
- * design §4 holds (src/gates/approval.ts decides; src/app/approvals.ts fetches the facts: the
+ * the Gates section of docs/ARCHITECTURE.md holds (src/gates/approval.ts decides; src/app/approvals.ts fetches the facts: the
  * reviewer's permission and teams, CODEOWNERS from the default branch, the PR's commit authors,
  * and the gate's manifest hash at the reviewed commit). What a dismissal or a request for changes
  * withdraws is src/gates/withdrawal.ts's rule.

@@ -1,7 +1,7 @@
-import { advanceAndAct } from "../app/engine.js";
-import { findDispatchedRun, reportedEvent, reportedRun, trustedReport } from "../app/ingest.js";
+import { advanceAndAct } from "../engine/engine.js";
+import { findDispatchedRun, reportedEvent, reportedRun, trustedReport } from "../engine/ingest.js";
 import type { HandlerInput } from "../app/services.js";
-import { configOrFail, engineDeps } from "./common.js";
+import { configOrFail, engineDeps } from "../engine/delivery.js";
 import type { WorkflowRunPayload } from "./payloads.js";
 
 /**

@@ -1,6 +1,6 @@
 /**
  * The orchestrator: the pure machine that decides, for a track, what the next step is, who may take
- * it, and whether a pushed commit is that step (design §3). Handlers, the cycle runner and the CLI
+ * it, and whether a pushed commit is that step (docs/ARCHITECTURE.md, The machine). Handlers, the cycle runner and the CLI
  * all go through these functions.
  */
 export * from "./types.js";

@@ -29,7 +29,7 @@ import type {
 } from "./types.js";
 
 /**
- * The track machine (design §3) as data: xstate v5 `setup()` with named guards and actions (here)
+ * The track machine (docs/ARCHITECTURE.md, The machine) as data: xstate v5 `setup()` with named guards and actions (here)
  * and the states built on them (./machine.ts). It is
  * only ever driven through xstate's pure `transition`/`initialTransition` (src/orchestrator/
  * transition.ts): no actor runs, nothing is executed. Actions that describe effects (`emit`) are

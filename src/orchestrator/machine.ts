@@ -5,7 +5,7 @@ import { machineSetup, type MachineEvent } from "./machine-setup.js";
 import type { CycleStep, DesignStep, Effect, Stage, TrackContext } from "./types.js";
 
 /**
- * The track machine's states (design §3): the lane from the first design step to the merge, built
+ * The track machine's states (docs/ARCHITECTURE.md, The machine): the lane from the first design step to the merge, built
  * on the guards and actions of ./machine-setup.ts. Driven only through xstate's pure transition
  * (src/orchestrator/transition.ts).
  */

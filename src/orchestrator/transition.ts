@@ -467,7 +467,7 @@ function translatePush(snapshot: TrackSnapshot, push: PushEvent, config: Consort
       },
     ],
     notes: [
-      // A change to a gate's frozen file sends the track back to that gate (design §4).
+      // A change to a gate's frozen file sends the track back to that gate (docs/ARCHITECTURE.md, Gates).
       `**Push to ${short(push.after)} rejected** (${withdraw ? `the ${withdraw} gate is withdrawn and must be approved again` : `the track stays at ${snapshot.stage}`}):`,
       ...reasons.map((r) => `- ${r}`),
       "",

@@ -23,7 +23,7 @@ import type {
 } from "./schema.js";
 
 /**
- * The public types of the track machine (design §2–§4). Everything here is plain JSON data: a
+ * The public types of the track machine (docs/ARCHITECTURE.md, Tracks, artifacts and roles; The machine; Gates). Everything here is plain JSON data: a
  * handler parses a webhook into a `TrackEvent`, calls `transition(snapshot, event, config)`, stores
  * the returned `TrackSnapshot` and executes the returned `Effect`s. Nothing in the machine does I/O
  * or reads the clock: time arrives inside events (`at`, ISO 8601).

@@ -2,7 +2,7 @@ import { CHECK_NAMES } from "../gates/names.js";
 import { STATE_BRANCH } from "../state/schema.js";
 
 /**
- * The repository rulesets `consort protect` installs (design §4):
+ * The repository rulesets `consort protect` installs (docs/ARCHITECTURE.md, Gates):
  *  - on the default branch: the seven Consort checks, each bound to the app's integration id so
  *    no other app or Actions token can satisfy them, plus the pull-request review rules;
  *  - on `consort/state`: nobody but the app may create, update, force-push or delete it.

@@ -17,7 +17,7 @@ import { testCodeIn } from "./test-code.js";
 import { readRoleTrailer } from "./trailer.js";
 
 /**
- * Commit classification (design §2, §4): is this commit the step the machine expects, by the right
+ * Commit classification (docs/ARCHITECTURE.md, Tracks, artifacts and roles; Gates): is this commit the step the machine expects, by the right
  * role and author, touching only what that role owns now and nothing frozen or protected? Every
  * reason is reported, not just the first, so one push tells the agent everything to fix.
  */

@@ -5,7 +5,7 @@ import { CONFIG_PATH } from "../config/path.js";
 import { gateAtStage, isCycleStage, type Stage } from "../orchestrator/types.js";
 
 /**
- * The eight roles (design §2) and what each owns at each step. Ownership is per step: the Navigator
+ * The eight roles (docs/ARCHITECTURE.md, Tracks, artifacts and roles) and what each owns at each step. Ownership is per step: the Navigator
  * owns test files at RED and only its review file at review; the Driver owns code and migrations at
  * GREEN, repair and refactor; design roles own their artifact during their design step only.
  */

@@ -1,6 +1,6 @@
 import { ROLE_NAMES, RoleName } from "./roles.js";
 
-/** The commit trailer every commit on a track carries: `Consort-Role: <role>` (design §2). */
+/** The commit trailer every commit on a track carries: `Consort-Role: <role>` (docs/ARCHITECTURE.md, Tracks, artifacts and roles). */
 export const ROLE_TRAILER = "Consort-Role";
 
 export type RoleClaim = { ok: true; role: RoleName } | { ok: false; reason: string };

@@ -5,7 +5,7 @@ import { endsLikeHashSuffix } from "../substrate/names.js";
 
 /**
  * The state file of one track: `tracks/<track-id>.json` on the branch `consort/state` (contract,
- * design §5). Everything but `signature` is covered by an HMAC-SHA256 with the app's
+ * docs/ARCHITECTURE.md, State). Everything but `signature` is covered by an HMAC-SHA256 with the app's
  * CONSORT_STATE_KEY, so a file edited by hand (or by an agent) is detected as tampered.
  */
 
@@ -27,7 +27,7 @@ const Login = z.string().regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]|\[bot\])*$/, "a GitH
 const Timestamp = z.iso.datetime({ offset: true });
 const FilePath = z.string().min(1).max(1024);
 
-/** What a gate froze: each file's hash and one manifest hash over them (design §4). */
+/** What a gate froze: each file's hash and one manifest hash over them (docs/ARCHITECTURE.md, Gates). */
 const FrozenManifest = z
   .object({
     manifestHash: Sha256,

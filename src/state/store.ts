@@ -15,7 +15,7 @@ import {
 } from "./schema.js";
 
 /**
- * The state store (design §5): one signed file per track on `consort/state`. A change is one
+ * The state store (docs/ARCHITECTURE.md, State): one signed file per track on `consort/state`. A change is one
  * Contents API PUT whose compare-and-swap is the file's blob sha (GitHub answers 409 when the file
  * changed since it was read), so a step costs one read and one write instead of the Git Data API's
  * ref, commit and file reads and tree, commit and ref writes. Only the first write to a repository

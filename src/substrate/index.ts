@@ -1,4 +1,4 @@
-/** Database branches (design §7): the one import other parts use. */
+/** Database branches (docs/ARCHITECTURE.md, Database branches): the one import other parts use. */
 export { type BranchProvider, type DatabaseBranch } from "./provider.js";
 export { createProvider, openJobProvider } from "./create-provider.js";
 export { sanitiseBranchName, BRANCH_ID_PATTERN } from "./names.js";

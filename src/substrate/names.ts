@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { SubstrateError } from "./provider.js";
 
 /**
- * Pairing git branches with database branches (design §7). One sanitiser for every provider, so a
+ * Pairing git branches with database branches (docs/ARCHITECTURE.md, Database branches). One sanitiser for every provider, so a
  * git branch has the same database branch id on Lakebase, on a team server and on the embedded one.
  */
 

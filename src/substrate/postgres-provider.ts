@@ -27,7 +27,7 @@ import {
 } from "./provider.js";
 
 /**
- * Database branches as databases on one Postgres server (design §7), used by the `postgres`
+ * Database branches as databases on one Postgres server (docs/ARCHITECTURE.md, Database branches), used by the `postgres`
  * provider (a server given by URL) and the `local` one (the embedded server Consort starts).
  *
  * Each branch that may have children keeps a frozen base: a copy of it that nobody can connect to

@@ -2,7 +2,7 @@ import type { z } from "zod";
 import type { ProviderKind as ProviderKindSchema } from "../config/consort-config.js";
 /**
  * One interface over every place a database branch can live: Databricks Lakebase, any Postgres
- * server reachable by URL, or the embedded server Consort starts itself (design §7).
+ * server reachable by URL, or the embedded server Consort starts itself (docs/ARCHITECTURE.md, Database branches).
  * This is a contract: the app, the cycle runner, the CLI and the agents' tools all use it.
  */
 

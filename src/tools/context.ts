@@ -1,9 +1,8 @@
-import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { ConfigError, readCheckoutConfig } from "../config/load.js";
-import type { BranchProvider } from "../substrate/provider.js";
-import { ToolError } from "./registry.js";
+import type { BranchProvider } from "../substrate/index.js";
+import { assertCheckout, ToolError } from "./errors.js";
 import { replayTrack } from "./replay.js";
 import { loadState, resolveTrackId, type LoadedState, type StateSource } from "./track-state.js";
 
@@ -141,14 +140,7 @@ export class ToolContext {
   }
 
   /** Fails with a clear message when the checkout is missing, before any tool touches it. */
-  async assertCheckout(): Promise<void> {
-    const info = await stat(this.repoPath).catch(() => undefined);
-    if (!info?.isDirectory()) {
-      throw new ToolError(
-        `The repository path ${this.repoPath} does not exist or is not a folder.`,
-        "Start the server with -C pointing at a local checkout.",
-        "NO_CHECKOUT",
-      );
-    }
+  assertCheckout(): Promise<void> {
+    return assertCheckout(this.repoPath);
   }
 }

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ProviderKind } from "../config/consort-config.js";
-import type { DatabaseBranch } from "../substrate/provider.js";
+import type { DatabaseBranch } from "../substrate/index.js";
 import { defineTool, ToolError } from "./registry.js";
 import { compareForTool, SchemaComparisonOutput } from "./schema-diff.js";
 import type { ToolContext } from "./context.js";

@@ -7,6 +7,8 @@ import type { ToolDefinition } from "./registry.js";
 
 export { ToolContext, type StateSource } from "./context.js";
 export { callTool, type ToolDefinition } from "./registry.js";
+export { assertCheckout, ToolError } from "./errors.js";
+export { replayTrack, type ReplayedTrack } from "./replay.js";
 export { inputJsonSchema, outputJsonSchema, openAITools, openAIResponsesTools } from "./json-schema.js";
 
 /** Every tool an agent gets, in the order a model should consider them. */

@@ -2,9 +2,8 @@ import picomatch from "picomatch";
 import { simpleGit } from "simple-git";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { commandFolders, configuredCommands, isRunnerConfigPath, touchesBeyondConsort } from "../gates/freeze.js";
-import { runnerPathsToRead } from "../orchestrator/index.js";
-import type { ChangedPath, PushedCommit, PushEvent } from "../orchestrator/types.js";
-import { ToolError } from "./registry.js";
+import { runnerPathsToRead, type ChangedPath, type PushedCommit, type PushEvent } from "../orchestrator/index.js";
+import { ToolError } from "./errors.js";
 
 /**
  * The commits a push of the checkout would deliver, built from local git exactly as the app

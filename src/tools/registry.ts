@@ -1,6 +1,10 @@
 import type { z } from "zod";
 import { formatZodError } from "../config/zod-error.js";
 import type { ToolContext } from "./context.js";
+import { ToolError } from "./errors.js";
+
+// The tools declare their errors with the registry they register in.
+export { ToolError } from "./errors.js";
 
 /**
  * The agents' tool surface as data: every tool has a name, a description written for a model,
@@ -38,21 +42,6 @@ export function defineTool<I extends ToolInputSchema, O extends ToolOutputSchema
   tool: ToolDefinition<I, O>,
 ): ToolDefinition {
   return tool as unknown as ToolDefinition;
-}
-
-/**
- * A failure the agent can act on: what went wrong and what to do next. Handlers throw it; the
- * server turns it into a tool error (`isError: true`), never a protocol error or a crash.
- */
-export class ToolError extends Error {
-  constructor(
-    message: string,
-    readonly hint?: string,
-    readonly code = "TOOL_ERROR",
-  ) {
-    super(message);
-    this.name = "ToolError";
-  }
 }
 
 export type ToolOutcome =

@@ -4,7 +4,7 @@ import { createTrack, restoreSnapshot, transition, type TrackSnapshot } from "..
 import { openStateFile, STATE_BRANCH, trackIdForBranch, trackPath } from "../state/index.js";
 import { sanitiseBranchName } from "../substrate/index.js";
 import { localPush } from "./local-push.js";
-import { ToolError } from "./registry.js";
+import { ToolError } from "./errors.js";
 import { currentBranch } from "./track-state.js";
 
 /**

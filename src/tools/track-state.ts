@@ -15,7 +15,7 @@ import {
   trackPath,
   TrackStateFile,
 } from "../state/index.js";
-import { ToolError } from "./registry.js";
+import { ToolError } from "./errors.js";
 
 /**
  * Reading a track's state for the tools, read-only. From a file (`--state`): a signed state file

@@ -2,7 +2,7 @@ import { Octokit } from "@octokit/rest";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ARTIFACT_PATHS } from "../../src/artifacts/paths.js";
 import { decideApprovals, pendingGates } from "../../src/app/approvals.js";
-import type { EngineDeps } from "../../src/app/track.js";
+import type { EngineDeps } from "../../src/engine/track.js";
 import { ConsortConfig } from "../../src/config/consort-config.js";
 import type { GateReview } from "../../src/gates/approval.js";
 import { manifestHashFromHashes } from "../../src/gates/freeze.js";

@@ -5,7 +5,7 @@ import nock from "nock";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { dispatchIdOfRunName, dispatchWorkflow } from "../../src/app/dispatch.js";
 import { ArtifactError, artifactJson, downloadRunArtifact } from "../../src/app/artifacts.js";
-import { isOverdue } from "../../src/app/timeout.js";
+import { isOverdue } from "../../src/engine/timeout.js";
 import { GitHubMock } from "../helpers/github.js";
 
 const owner = "acme";

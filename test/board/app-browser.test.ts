@@ -283,7 +283,7 @@ describe("the app's board in a browser", () => {
       });
       await expect(page.locator("main p").nth(1).textContent()).resolves.toContain("Stands at design-gate");
       const approved = renamed(boardTrack("test-list"), "feature/orders");
-      // The app's write, as src/app/track.ts announces it in this process.
+      // The app's write, as src/engine/track.ts announces it in this process.
       const started = Date.now();
       github.writeState(SHOP, approved.snapshot);
       changes.notify(SHOP);

@@ -8,7 +8,7 @@ import { TrackSim, type CommitSpec } from "../orchestrator/helpers/track.js";
 
 type TrackOptions = { repository?: string; config?: ConsortConfigInput; provenance?: BoardTrack["provenance"] };
 
-/** Each cycle ran on a throwaway branch, as the app records it from the cycle's result (src/app/ingest.ts). */
+/** Each cycle ran on a throwaway branch, as the app records it from the cycle's result (src/engine/ingest.ts). */
 function withCycleBranches(snapshot: TrackSnapshot): TrackSnapshot {
   const { context } = snapshot;
   const cycles = context.cycles.map((cycle, index) =>

@@ -12,7 +12,7 @@ describe("how the CLI is invoked in a user's repository", () => {
     expect(MCP_SETUP).toBe("claude mcp add consort -- npx --no-install consort mcp");
   });
 
-  test("the package's name and version are package.json's, and the schemas messages point at are where it installs", () => {
+  test("the package's name and version are package.json's, and the schemas messages point at are where it installs", async () => {
     const pkg = JSON.parse(readFileSync("package.json", "utf8")) as {
       name: string;
       version: string;
@@ -21,6 +21,6 @@ describe("how the CLI is invoked in a user's repository", () => {
     expect([PACKAGE_NAME, PACKAGE_VERSION]).toEqual([pkg.name, pkg.version]);
     expect(Object.keys(pkg.bin)).toEqual(["consort"]);
     expect(SCHEMAS_DIR).toBe(`node_modules/${PACKAGE_NAME}/schemas`);
-    expect(buildProgram().version()).toBe(PACKAGE_VERSION);
+    expect((await buildProgram()).version()).toBe(PACKAGE_VERSION);
   });
 });

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { runCli } from "../../src/cli/main.js";
-import { OPENAI_SPEC_PATH, repositoryFromRemote } from "../../src/cli/tools.js";
+import { OPENAI_SPEC_PATH } from "../../src/cli/tools.js";
 import { consortTools } from "../../src/tools/index.js";
 
 /** Run the CLI in this process (a spawned `node bin/consort.js` is tested in stdio.test.ts) and capture what it prints. */
@@ -38,29 +38,5 @@ describe("consort tools", () => {
       listing.tools.every((tool) => tool.inputSchema.type === "object" && tool.outputSchema.type === "object"),
     ).toBe(true);
     expect(listing.tools.filter((tool) => !tool.readOnly).map((tool) => tool.name)).toEqual(["run_cycle", "db_branch"]);
-  });
-});
-
-describe("consort mcp", () => {
-  it("refuses to start on a folder that does not exist, saying what to pass", async () => {
-    const { code, stderr } = await consort("mcp", "-C", "/nonexistent/checkout");
-    expect(code).toBe(1);
-    expect(stderr).toContain("/nonexistent/checkout does not exist or is not a folder");
-    expect(stderr).toContain("-C <dir>");
-  });
-});
-
-describe("the repository a token reads consort/state from", () => {
-  it("is read from the origin remote in its https, ssh and scp forms", () => {
-    expect(repositoryFromRemote("https://github.com/acme/stockflow.git")).toBe("acme/stockflow");
-    expect(repositoryFromRemote("https://github.com/acme/stockflow")).toBe("acme/stockflow");
-    expect(repositoryFromRemote("git@github.com:acme/stock.flow.git\n")).toBe("acme/stock.flow");
-    expect(repositoryFromRemote("ssh://git@github.example.com/acme/stockflow.git")).toBe("acme/stockflow");
-  });
-
-  it("is not guessed from a remote that names no owner/name", () => {
-    expect(repositoryFromRemote("")).toBeUndefined();
-    expect(repositoryFromRemote("/srv/git/stockflow")).toBeUndefined();
-    expect(repositoryFromRemote("../stockflow.git")).toBeUndefined();
   });
 });

@@ -36,7 +36,7 @@ function commandsOf(program: Command): Array<{ name: string; command: Command }>
 /** The value an option takes as its help shows it (`<owner/name>`), or "" for a switch. */
 const valueOf = (option: Option) => /[<[][^>\]]+[>\]]/.exec(option.flags)?.[0] ?? "";
 
-const program = buildProgram();
+const program = await buildProgram();
 const all = commandsOf(program).flatMap(({ name, command }) =>
   command.options.map((option) => ({ command: name, option })),
 );

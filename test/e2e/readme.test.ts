@@ -71,8 +71,8 @@ describe("README.md", () => {
       expect(row, row).not.toMatch(/\|\s*\|$/);
   });
 
-  test("every consort command and option it shows exists in the CLI", () => {
-    const program = buildProgram();
+  test("every consort command and option it shows exists in the CLI", async () => {
+    const program = await buildProgram();
     const invocations = documentedInvocations(readme);
     expect(invocations.map((i) => i.command)).toEqual(
       expect.arrayContaining(["init", "protect", "cycle", "db", "state", "mcp", "tools"]),

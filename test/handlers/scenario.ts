@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { defaultConfig, type ConsortConfig } from "../../src/config/consort-config.js";
-import { projectState } from "../../src/app/projection.js";
+import { projectState } from "../../src/engine/projection.js";
 import { createTrack } from "../../src/orchestrator/index.js";
 import type { TrackSnapshot } from "../../src/orchestrator/types.js";
 import { emptyTrackState, type TrackState } from "../../src/state/index.js";

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { workflowRequestOf } from "../../src/app/requests.js";
+import { workflowRequestOf } from "../../src/engine/requests.js";
 import { defaultConfig } from "../../src/config/consort-config.js";
 import { hashFrozenText } from "../../src/gates/freeze.js";
 import { frozenTextOf } from "../../src/orchestrator/context.js";

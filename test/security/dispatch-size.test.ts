@@ -16,7 +16,7 @@ import { CYCLE_RESULT_FILE, CycleResult } from "../../src/cycle/result.js";
 import { hashFrozenText } from "../../src/gates/freeze.js";
 import { createProvider } from "../../src/substrate/index.js";
 import type { BranchProvider } from "../../src/substrate/provider.js";
-import { workflowRequestOf, type WorkflowRequest } from "../../src/app/requests.js";
+import { workflowRequestOf, type WorkflowRequest } from "../../src/engine/requests.js";
 import type { Effect } from "../../src/orchestrator/types.js";
 import {
   EXAMPLE,

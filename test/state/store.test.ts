@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { projectState } from "../../src/app/projection.js";
+import { projectState } from "../../src/engine/projection.js";
 import { CONTENTS_INLINE_BYTES, GitHubMock } from "../helpers/github.js";
 import { LONG_TRACK_TESTS_PER_UNIT, TrackSim } from "../orchestrator/helpers/track.js";
 import {

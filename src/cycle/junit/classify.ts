@@ -3,7 +3,7 @@ import type { Flavour, LoadError, TestCaseResult, TestOutcome } from "./types.js
 
 /**
  * Turns raw test cases into outcomes, runner by runner. The flavours differ exactly where RED is
- * decided (design §6): most write a crash as a `<failure>` like an assertion and tell them apart
+ * decided (docs/ARCHITECTURE.md, Cycles): most write a crash as a `<failure>` like an assertion and tell them apart
  * only by a type or the text, and each marks a file that did not load in its own way.
  */
 

@@ -1,5 +1,5 @@
 /**
- * JUnit reports from the runners the cycle supports (design §6): parse them, tell an assertion
+ * JUnit reports from the runners the cycle supports (docs/ARCHITECTURE.md, Cycles): parse them, tell an assertion
  * failure from an error and a file that did not load, and find a test-list entry in them.
  */
 export { detectFlavour } from "./flavour.js";

@@ -15,6 +15,9 @@ import type { Flavour, JUnitReport, LoadError, TestCaseResult } from "./types.js
  * - Surefire: classname is the class, the name the method.
  * Paths match when one ends with the other at a folder boundary (runners write them relative to
  * their own root, or absolute). A title that matches more than one test is ambiguous, never a guess.
+ * A test counts for an entry only when the report ties it to the entry's file: a test of the same
+ * title whose file the report does not say (mocha-junit-reporter's top-level tests, node 20,
+ * jest-junit without addFileAttribute) may have run from any file, so it never stands in for it.
  */
 
 const TestQuerySchema = z.object({
@@ -33,9 +36,15 @@ export type TestLocation =
    * report says files), so a person sees what the runner wrote instead; `hint`: the runner setting
    * that likely caused the mismatch.
    */
-  | { status: "missing"; nearest: string[]; hint?: string };
+  | {
+      status: "missing";
+      nearest: string[];
+      hint?: string;
+      /** Why the report's tests of that very title do not count for the entry (no file, or another's). */
+      reason?: string;
+    };
 
-type ReportLike = Pick<JUnitReport, "tests" | "loadErrors"> & { flavour?: Flavour };
+type ReportLike = Pick<JUnitReport, "tests" | "loadErrors"> & Partial<Pick<JUnitReport, "flavour" | "goModule">>;
 
 /** Whitespace runs as one space, ends trimmed (most titles have none to squash: skip the regex then). */
 const squash = (s: string) =>
@@ -76,32 +85,41 @@ function dottedClassMatches(classname: string, file: string): boolean {
   return false;
 }
 
-/** Go: the classname is the package import path; the file's folder must be its tail. */
-function goPackageMatches(classname: string, file: string): boolean {
-  const folder = normalisePath(file).split("/").slice(0, -1).join("/");
-  if (folder === "") return true; // the module's root package: its import path is the module path
-  return classname === folder || classname.endsWith(`/${folder}`);
+const folderOf = (file: string) => normalisePath(file).split("/").slice(0, -1).join("/");
+
+/**
+ * Go: the classname is the package import path, the module's path and then the file's folder. A
+ * file in a folder matches a path that ends with that folder; a file at the module's root only
+ * the module's own path, which only go.mod says ("unknown" without it: any package could be it).
+ */
+function goPackageMatches(classname: string, file: string, goModule: string | undefined): FileMatch {
+  const folder = folderOf(file);
+  if (folder === "") return goModule === undefined ? "unknown" : classname === goModule ? "confirmed" : "no";
+  return classname === folder || classname.endsWith(`/${folder}`) ? "confirmed" : "no";
 }
 
 type FileMatch = "confirmed" | "unknown" | "no";
 
-function fileMatch(flavour: Flavour, test: TestCaseResult, file: string): FileMatch {
+/** Whether the report ties a test to the entry's file: "unknown" when it says no file for it. */
+function fileMatch(report: ReportLike, flavour: Flavour, test: TestCaseResult, file: string): FileMatch {
   const classname = test.classname ?? "";
-  const viaClass = () => {
-    if (!classname) return false;
-    if (flavour === "go") return goPackageMatches(classname, file);
-    if (flavour === "pytest" || flavour === "surefire") return dottedClassMatches(classname, file);
-    if (flavour === "unknown") return samePath(classname, file) || dottedClassMatches(classname, file);
-    return false;
-  };
   if (test.file !== undefined && samePath(test.file, file)) return "confirmed";
+  if (flavour === "go") {
+    if (classname) return goPackageMatches(classname, file, report.goModule);
+    return test.file === undefined ? "unknown" : "no";
+  }
   // pytest's file is derived from the classname; trust the classname itself first.
-  if (viaClass()) return "confirmed";
+  const dotted = flavour === "pytest" || flavour === "surefire" || flavour === "unknown";
+  if (classname && dotted && dottedClassMatches(classname, file)) return "confirmed";
+  if (classname && flavour === "unknown" && samePath(classname, file)) return "confirmed";
   if (test.file !== undefined) return "no";
   // Surefire 3 with display names writes the class's display name (no package, maybe spaces)
-  // where it otherwise writes the qualified class: the report cannot say the file then.
-  if (flavour === "surefire" && !classname.includes(".")) return "unknown";
-  if (flavour === "go" || flavour === "pytest" || flavour === "surefire") return classname ? "no" : "unknown";
+  // where it otherwise writes the qualified class: then only the report file's name says it.
+  if (flavour === "surefire" && !classname.includes(".")) {
+    if (test.reportClass === undefined) return "unknown";
+    return dottedClassMatches(test.reportClass, file) ? "confirmed" : "no";
+  }
+  if (flavour === "pytest" || flavour === "surefire") return classname ? "no" : "unknown";
   return "unknown";
 }
 
@@ -111,6 +129,9 @@ function wantedTitles(flavour: Flavour, title: string, file: string): Set<string
   const forms = new Set([t]);
   const bySeparators = t.split(/\s+[>›]\s+/);
   if (flavour === "jest" || flavour === "mocha" || flavour === "unknown") forms.add(bySeparators.join(" "));
+  // jest-junit's ancestorSeparator " > " with its default templates: the blocks joined by it, the title by a space.
+  if (flavour === "jest" && bySeparators.length > 1)
+    forms.add(`${bySeparators.slice(0, -1).join(" > ")} ${bySeparators[bySeparators.length - 1]}`);
   if (flavour === "vitest" || flavour === "node" || flavour === "unknown") forms.add(bySeparators.join(" > "));
   if (flavour === "go" || flavour === "unknown") forms.add(t.replace(/ /g, "_"));
   if (flavour === "pytest" || flavour === "unknown") {
@@ -159,7 +180,11 @@ function testTitles(flavour: Flavour, test: TestCaseResult): string[] {
     // classNameTemplate) the blocks and the title as the classname.
     const blocks = squash(classname);
     if (blocks.endsWith(name) && blocks !== name) titles.push(blocks);
-    else if (blocks !== name) titles.push(`${blocks} ${name}`);
+    else if (blocks !== name) {
+      // The blocks joined by jest-junit's ancestorSeparator (" " by default, or " > ").
+      const spaced = blocks.split(/\s+[>›]\s+/).join(" ");
+      titles.push(`${blocks} ${name}`, `${blocks} > ${name}`, `${spaced} ${name}`);
+    }
   }
   if (flavour === "node" && titles.some((title) => title.includes("&quot;"))) titles.push(...titles.map(nodeUnescaped));
   if ((flavour === "pytest" || flavour === "unknown") && name.includes("\\")) titles.push(pytestUnescaped(name));
@@ -173,7 +198,11 @@ function testTitles(flavour: Flavour, test: TestCaseResult): string[] {
     titles.push(method, `${simple}.${method}`, `${simple}#${method}`);
     // A nested class (JUnit 5 @Nested): "CartTest$Checkout" → "Checkout.paysByCard" too.
     const inner = classname.includes("$") ? classname.split("$").pop() : undefined;
-    if (inner) titles.push(`${inner}.${method}`, `${simple}.${inner}.${method}`);
+    if (inner) titles.push(`${inner}.${method}`, `${inner}#${method}`, `${simple}.${inner}.${method}`);
+    // Display names hide the outer class ("Checkout"): the report file's class is it (CartTest).
+    const outer = test.reportClass?.split(".").pop();
+    if (flavour === "surefire" && outer && outer !== simple)
+      titles.push(`${outer}.${method}`, `${outer}#${method}`, `${outer}.${simple}.${method}`);
   }
   return titles;
 }
@@ -182,7 +211,7 @@ function loadErrorFor(flavour: Flavour, report: ReportLike, file: string): LoadE
   return report.loadErrors.find((error) => {
     if (error.file !== undefined) return samePath(error.file, file);
     if (error.classname === undefined) return false;
-    if (flavour === "go") return goPackageMatches(error.classname, file);
+    if (flavour === "go") return goPackageMatches(error.classname, file, report.goModule) === "confirmed";
     return dottedClassMatches(error.classname, file);
   });
 }
@@ -266,19 +295,18 @@ function resolve(
   matching: Set<number>,
 ): TestLocation {
   const confirmed: TestCaseResult[] = [];
-  const unknown: TestCaseResult[] = [];
+  const unplaced: TestCaseResult[] = [];
+  const elsewhere: TestCaseResult[] = [];
   for (const at of [...matching].sort((a, b) => a - b)) {
     const test = report.tests[at];
     if (!test) continue;
-    const match = fileMatch(flavour, test, file);
-    if (match === "confirmed") confirmed.push(test);
-    else if (match === "unknown") unknown.push(test);
+    const match = fileMatch(report, flavour, test, file);
+    (match === "confirmed" ? confirmed : match === "unknown" ? unplaced : elsewhere).push(test);
   }
-  // A test the report places in the file wins over one whose file the report does not say.
-  const candidates = confirmed.length ? confirmed : unknown;
-  const [only] = candidates;
-  if (candidates.length === 1 && only) return { status: "found", test: only };
-  if (candidates.length > 1) return { status: "ambiguous", candidates };
+  // Only a test the report places in the file counts: one it does not place may be another file's.
+  const [only] = confirmed;
+  if (confirmed.length === 1 && only) return { status: "found", test: only };
+  if (confirmed.length > 1) return { status: "ambiguous", candidates: confirmed };
 
   const loadError = loadErrorFor(flavour, report, file);
   if (loadError) {
@@ -294,9 +322,66 @@ function resolve(
       },
     };
   }
+  if (unplaced.length) {
+    const n = unplaced.length;
+    return {
+      status: "missing",
+      nearest: nearestTitles(report, flavour, { file, title }, { placedOnly: true }),
+      reason:
+        `the report has ${n === 1 ? "a test" : `${n} tests`} of that title but does not say which file ` +
+        `${n === 1 ? "it" : "they"} ran from, so none counts for ${file}: it may be another file's, and ${file} may not have run`,
+      hint: unplacedHint(flavour, report, file),
+    };
+  }
   const nearest = nearestTitles(report, flavour, { file, title });
-  const hint = missingHint(flavour, title, nearest);
+  if (elsewhere.length) {
+    const where = [...new Set(elsewhere.map((t) => t.file ?? t.reportClass ?? t.classname ?? "?"))];
+    return {
+      status: "missing",
+      nearest,
+      reason: `the report has that title only in ${where.slice(0, 3).join(", ")}${where.length > 3 ? ", ..." : ""}, not in ${file}: a test counts only in its own file`,
+    };
+  }
+  const hint = missingHint(flavour, report, title, nearest);
   return { status: "missing", nearest, ...(hint ? { hint } : {}) };
+}
+
+/**
+ * The setting that makes the runner's report say each test's file, for a report that did not: the
+ * cycle never guesses a test's file from its title.
+ */
+function unplacedHint(flavour: Flavour, report: ReportLike, file: string): string {
+  switch (flavour) {
+    case "jest":
+      return (
+        "jest-junit wrote no file for its tests: keep its addFileAttribute on (the cycle sets JEST_JUNIT_ADD_FILE_ATTRIBUTE=true " +
+        "for the test command; a test command that sets it to false, or a jest-junit that predates addFileAttribute, loses it)"
+      );
+    case "mocha":
+      return (
+        "mocha-junit-reporter writes no file for a test outside any describe block: put the test in a describe block, " +
+        "or use mocha's own reporter (--reporter xunit), which writes every test's file"
+      );
+    case "node":
+      return (
+        "this Node's junit reporter writes no file for a test (Node 20's writes none): run the test command on a Node " +
+        "whose junit reporter writes each test case's file attribute"
+      );
+    case "surefire":
+      return (
+        "this Surefire report names classes by their display names (usePhrasedTestCaseClassName), which say no package: " +
+        "set junit: in .github/consort.yml to the reports folder (target/surefire-reports/), whose TEST-<class>.xml names " +
+        "say each class, or turn usePhrasedTestCaseClassName off"
+      );
+    case "go":
+      return folderOf(file) === "" && report.goModule === undefined
+        ? `${file} is in the module's root package, which the report names by the module's path: the cycle reads that path from go.mod at the checkout's root, and found none there (commit go.mod at the repository's root, or keep the test in a package folder)`
+        : "the report names no package for it: run the tests through gotestsum (gotestsum --junitfile junit.xml ./...), which names each test's package";
+    case "unknown":
+      return "the report's runner was not recognised, so its tests' files could not be read: name it with runner: in .github/consort.yml";
+    default:
+      return `the report names no file for it: run ${flavour} with the command the README gives, which writes each test's file`;
+  }
 }
 
 /** How many titles a near-miss names, and how many tests it compares at most. */
@@ -326,18 +411,24 @@ function distance(a: string, b: string): number {
 
 /**
  * The titles the report has that come closest to a missing one: among the tests it places in the
- * file, or (when it says no file) among all, the few nearest by edit distance of their gists.
+ * file, or (when it places none there, and `placedOnly` is not set) among those it places nowhere,
+ * the few nearest by edit distance of their gists.
  */
-function nearestTitles(report: ReportLike, flavour: Flavour, { file, title }: TestQuery): string[] {
+function nearestTitles(
+  report: ReportLike,
+  flavour: Flavour,
+  { file, title }: TestQuery,
+  { placedOnly = false } = {},
+): string[] {
   const inFile: TestCaseResult[] = [];
   const unplaced: TestCaseResult[] = [];
   for (const test of report.tests) {
-    const match = fileMatch(flavour, test, file);
+    const match = fileMatch(report, flavour, test, file);
     if (match === "confirmed") inFile.push(test);
     else if (match === "unknown" && unplaced.length < NEAREST_SCAN) unplaced.push(test);
     if (inFile.length >= NEAREST_SCAN) break;
   }
-  const pool = inFile.length ? inFile : unplaced;
+  const pool = inFile.length || placedOnly ? inFile : unplaced;
   const wanted = gist(title);
   // Near means within half the title's length of edits: anything further is another test. A title
   // that quotes the wanted test's own title (mocha's '"before all" hook for "…"') is near too.
@@ -359,22 +450,39 @@ function nearestTitles(report: ReportLike, flavour: Flavour, { file, title }: Te
     .map(([name]) => name);
 }
 
-/** The runner setting that likely explains a missing title, when one does. */
-function missingHint(flavour: Flavour, title: string, nearest: string[]): string | undefined {
+/** Whether a Surefire report carries display names: a name with spaces or "()", or a class with no package. */
+const carriesDisplayNames = (report: ReportLike) =>
+  report.tests.some((t) => /\s|\(\)$/.test(t.name) || (t.classname !== undefined && !t.classname.includes(".")));
+
+/** The runner setting that likely explains a missing title, when the report in hand shows one. */
+function missingHint(flavour: Flavour, report: ReportLike, title: string, nearest: string[]): string | undefined {
   if (flavour === "unknown") {
     return "the report's runner was not recognised, so only the generic title forms were tried: name it with runner: in .github/consort.yml";
   }
-  if (flavour === "surefire" && /\s/.test(title.trim()) && nearest.length > 0) {
-    return (
-      "Surefire writes the test method's name, not its @DisplayName: write the method name in the test list, " +
-      "or make Surefire write display names (statelessTestsetReporter with usePhrasedTestCaseMethodName set to true, Surefire 3)"
-    );
+  if (flavour === "surefire" && nearest.length > 0 && !carriesDisplayNames(report)) {
+    if (/\s/.test(title.trim()))
+      return (
+        "Surefire writes the test method's name, not its @DisplayName: write the method name in the test list, " +
+        "or make Surefire write display names (statelessTestsetReporter with usePhrasedTestCaseMethodName set to true, Surefire 3)"
+      );
   }
   if (flavour === "surefire" && !/\s/.test(title.trim()) && nearest.some((n) => /\s/.test(n))) {
     return "this Surefire report carries display names (usePhrasedTestCaseMethodName): write the test's @DisplayName in the test list";
   }
-  if (flavour === "jest" && nearest.some((n) => squash(title).endsWith(n) && n !== squash(title))) {
-    return "jest-junit wrote the title without its describe blocks: keep jest-junit's default titleTemplate and classNameTemplate, or write the bare title in the test list";
+  if (flavour === "jest") {
+    const wanted = squash(title);
+    const bare = nearest.find((n) => wanted.endsWith(n) && n !== wanted);
+    if (bare === undefined) return undefined;
+    const [outermost = ""] = wanted
+      .slice(0, -bare.length)
+      .trim()
+      .split(/\s+[>›]\s+/);
+    const carried =
+      outermost !== "" &&
+      report.tests.some((t) => squash(t.name) === bare && squash(t.classname ?? "").includes(outermost));
+    return carried
+      ? 'jest-junit wrote the describe blocks into the classname with an ancestorSeparator the cycle does not read: set ancestorSeparator to " " or " > ", or write the title as the report has it'
+      : "jest-junit wrote the title without its describe blocks: keep jest-junit's default titleTemplate and classNameTemplate, or write the bare title in the test list";
   }
   return undefined;
 }

@@ -1,6 +1,6 @@
 import { createReadStream } from "node:fs";
-import { lstat, readdir, rm, stat } from "node:fs/promises";
-import { join, relative, resolve, sep } from "node:path";
+import { lstat, readdir, readFile, rm, stat } from "node:fs/promises";
+import { basename, join, relative, resolve, sep } from "node:path";
 import picomatch from "picomatch";
 import { combineReports, parseJUnitStream, type ParseJUnitOptions } from "./parse.js";
 import { JUnitError, type JUnitReport } from "./types.js";
@@ -106,8 +106,8 @@ export async function clearReports(setting: string, cwd: string = process.cwd())
  * file older than the run, is a JUnitError, never an empty pass. Each file is read as a stream.
  */
 export async function readJUnitReports(setting: string, options: ReadJUnitOptions = {}): Promise<ReadJUnitResult> {
-  const { notBefore, cwd, ...parseOptions } = options;
-  const place = await placeOf(setting, cwd ?? process.cwd());
+  const { notBefore, cwd = process.cwd(), ...parseOptions } = options;
+  const place = await placeOf(setting, cwd);
   if (place.kind === "file") {
     const info = await stat(place.path).catch(() => undefined);
     if (!info?.isFile()) {
@@ -122,7 +122,8 @@ export async function readJUnitReports(setting: string, options: ReadJUnitOption
         `the JUnit report ${setting} is older than this test run: an earlier run left it, so it proves nothing`,
       );
     }
-    return { report: await parseFile(place.path, parseOptions), files: [place.path], staleFiles: [] };
+    const report = await withGoModule(await parseFile(place.path, parseOptions), cwd);
+    return { report, files: [place.path], staleFiles: [] };
   }
   const files: string[] = [];
   const staleFiles: string[] = [];
@@ -139,12 +140,38 @@ export async function readJUnitReports(setting: string, options: ReadJUnitOption
   const reports: JUnitReport[] = [];
   // One at a time: a run's reports may be many and big, and memory is the limit, not the disk.
   for (const file of files) reports.push(await parseFile(file, parseOptions));
-  return { report: combineReports(reports), files, staleFiles };
+  return { report: await withGoModule(combineReports(reports), cwd), files, staleFiles };
+}
+
+/**
+ * A Go report's packages are import paths: the module's own path, which only go.mod says, is the
+ * root package's, so a test file at the root can be told from a same-named test in another package.
+ */
+async function withGoModule(report: JUnitReport, cwd: string): Promise<JUnitReport> {
+  if (report.flavour !== "go") return report;
+  const goMod = await readFile(join(cwd, "go.mod"), "utf8").catch(() => undefined);
+  const goModule = goMod?.match(/^\s*module\s+"?([^\s"]+)"?/m)?.[1];
+  return goModule ? { ...report, goModule } : report;
+}
+
+/**
+ * Surefire names each report file after its class (TEST-shop.CartTest.xml): that name still says
+ * the package when the report writes classes by their display names (no package), so a test is
+ * tied to its file by the report file it is in.
+ */
+function withReportClass(report: JUnitReport, file: string): JUnitReport {
+  const reportClass = /^TEST-(.+)\.xml$/.exec(basename(file))?.[1];
+  if (report.flavour !== "surefire" || reportClass === undefined) return report;
+  return { ...report, tests: report.tests.map((test) => ({ ...test, reportClass })) };
 }
 
 async function parseFile(file: string, options: ParseJUnitOptions): Promise<JUnitReport> {
   try {
-    return await parseJUnitStream(createReadStream(file, { encoding: "utf8", highWaterMark: 256 * 1024 }), options);
+    const report = await parseJUnitStream(
+      createReadStream(file, { encoding: "utf8", highWaterMark: 256 * 1024 }),
+      options,
+    );
+    return withReportClass(report, file);
   } catch (error) {
     if (error instanceof JUnitError) throw new JUnitError(error.code, `${file}: ${error.message}`);
     throw error;

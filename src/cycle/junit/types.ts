@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-/** The test runners whose JUnit reports the cycle understands (design §6). */
+/** The test runners whose JUnit reports the cycle understands (docs/ARCHITECTURE.md, Cycles). */
 export const FLAVOURS = ["vitest", "jest", "mocha", "node", "pytest", "go", "surefire", "unknown"] as const;
 export const FlavourSchema = z.enum(FLAVOURS);
 export type Flavour = z.infer<typeof FlavourSchema>;
@@ -33,6 +33,11 @@ const TestCaseResultSchema = z.object({
    * its stack trace), and how to change it: a person can act on it.
    */
   hint: z.string().optional(),
+  /**
+   * Surefire: the class its report file is named after (TEST-<class>.xml), which still says the
+   * package when the report writes classes by their display names.
+   */
+  reportClass: z.string().optional(),
 });
 export type TestCaseResult = z.infer<typeof TestCaseResultSchema>;
 
@@ -52,6 +57,8 @@ export const JUnitReportSchema = z.object({
   loadErrors: z.array(LoadErrorSchema),
   /** The latest timestamp any suite carries, as written (zones differ by runner). */
   timestamp: z.string().optional(),
+  /** Go: the module's path, from go.mod at the checkout's root; the root package's import path. */
+  goModule: z.string().optional(),
 });
 export type JUnitReport = z.infer<typeof JUnitReportSchema>;
 

@@ -12,7 +12,7 @@ import {
 import { LakebaseClient, LakebaseError, pollDelay, type LakebaseAuth } from "./client.js";
 
 /**
- * The `lakebase` provider: database branches on Databricks Lakebase (design §7, reference
+ * The `lakebase` provider: database branches on Databricks Lakebase (docs/ARCHITECTURE.md, Database branches, reference
  * shared/reference/lakebase-api.md). Tracks are `no_expiry` (a branch with an expiry cannot have
  * children); throwaway branches get a `ttl` and the caller deletes them explicitly as well.
  */

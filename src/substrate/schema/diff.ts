@@ -8,7 +8,7 @@ import type {
   ViewInfo,
 } from "./snapshot.js";
 
-/** The structural difference between a parent's schema and a child's (design §7). */
+/** The structural difference between a parent's schema and a child's (docs/ARCHITECTURE.md, Database branches). */
 
 type ChangeAction = "added" | "dropped" | "changed";
 

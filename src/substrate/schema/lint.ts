@@ -6,7 +6,7 @@ import { ident } from "../sql.js";
 
 /**
  * A lint that uses the real data: for each risky change, count the parent's rows the change would
- * break or lose (design §7). A count that cannot be made is reported as unknown, and an unknown
+ * break or lose (docs/ARCHITECTURE.md, Database branches). A count that cannot be made is reported as unknown, and an unknown
  * fails the lint like a positive count (fail closed).
  */
 

@@ -3,7 +3,7 @@ import { describeServer, toSubstrateError } from "../pg-errors.js";
 
 /**
  * A database's schema read from the Postgres catalogs, for the diff between a branch and its
- * parent (design §7). Hand-written catalog queries rather than @pgkit/migra: migra emits a SQL
+ * parent (docs/ARCHITECTURE.md, Database branches). Hand-written catalog queries rather than @pgkit/migra: migra emits a SQL
  * script, not a structured diff, and its inspector predates Postgres 18, which stores NOT NULL as
  * pg_constraint rows (contype 'n') and adds NOT ENFORCED constraints; these queries read both.
  * Objects owned by extensions and the system schemas are left out.

@@ -12,8 +12,15 @@ import { FIXTURES, fixtureReport, fixtureRun } from "./fixtures.js";
  * it, and a cycle over it is verified or refused with a reason a person can act on.
  */
 
-const judge = async (runner: string, reportName: string, step: CycleStep, file: string, title: string) => {
-  const report = parseJUnit(await fixtureReport(runner, reportName));
+const judge = async (
+  runner: string,
+  reportName: string,
+  step: CycleStep,
+  file: string,
+  title: string,
+  as: (report: JUnitReport) => JUnitReport = (report) => report,
+) => {
+  const report = as(parseJUnit(await fixtureReport(runner, reportName)));
   const run = await fixtureRun(runner, reportName);
   return decideVerdict({
     request: CycleRequest.parse({
@@ -88,6 +95,24 @@ describe("jest-junit's title templates", () => {
     expect(v).toMatchObject({ verdict: "verified", reasons: [] });
   });
 
+  it('finds nested tests when classNameTemplate is {classname}, titleTemplate {title} and ancestorSeparator " > " (report-title-template-separator.xml)', async () => {
+    const report = parseJUnit(await fixtureReport("jest", "report-title-template-separator.xml"));
+    expect(report.tests.find((t) => t.name === "ships abroad")?.classname).toBe("cart > shipping");
+    for (const title of ["cart > shipping > ships abroad", "cart shipping ships abroad"])
+      expect(locateTestCase(report, { file: JEST_CART, title }), title).toMatchObject({
+        status: "found",
+        test: { name: "ships abroad", classname: "cart > shipping", outcome: "skipped" },
+      });
+    const v = await judge(
+      "jest",
+      "report-title-template-separator.xml",
+      "red",
+      JEST_CART,
+      "cart > applies a ten percent discount",
+    );
+    expect(v).toMatchObject({ verdict: "verified", reasons: [] });
+  });
+
   it("finds them when only titleTemplate is {title}, the classname keeping blocks and title (report-title-only.xml)", async () => {
     const report = parseJUnit(await fixtureReport("jest", "report-title-only.xml"));
     expect(locateTestCase(report, { file: JEST_CART, title: "cart shipping ships abroad" })).toMatchObject({
@@ -96,7 +121,7 @@ describe("jest-junit's title templates", () => {
     });
     const v = await judge("jest", "report-title-only.xml", "green", JEST_CART, "cart > totals the prices of its items");
     expect(v.reasons).toEqual([
-      'the test command exited 1; failing: "applies a ten percent discount", "lists the item names of a missing cart", "files stock at a location"',
+      'the test command exited 1; failing: "applies a ten percent discount" (test/cart.test.cjs), "lists the item names of a missing cart" (test/cart.test.cjs), "files stock at a location" (test/stock.test.cjs)',
     ]);
   });
 });
@@ -147,8 +172,23 @@ describe("mocha's built-in xunit reporter (fixtures/mocha/report-xunit.xml)", ()
 describe("node's test runner on Node 20, quotes escaped twice (fixtures/node/report-quotes.xml)", () => {
   const FILE = "test/greeting.test.js";
 
-  it("finds a title with quotes as the test list writes it and as the runner wrote it", async () => {
+  // Node 20 writes no test's file, so no entry finds its tests (a test counts only in its own
+  // file): the titles are read as a Node that writes each test's file would report them.
+  const placed = (report: JUnitReport): JUnitReport => ({
+    ...report,
+    tests: report.tests.map((test) => ({ ...test, file: FILE })),
+  });
+
+  it("finds no test of a report that names no file, and says the setting", async () => {
     const report = parseJUnit(await fixtureReport("node", "report-quotes.xml"));
+    expect(locateTestCase(report, { file: FILE, title: 'says "hello" to Ann & Bob' })).toMatchObject({
+      status: "missing",
+      hint: expect.stringMatching(/^this Node's junit reporter writes no file for a test/),
+    });
+  });
+
+  it("finds a title with quotes as the test list writes it and as the runner wrote it", async () => {
+    const report = placed(parseJUnit(await fixtureReport("node", "report-quotes.xml")));
     expect(report.flavour).toBe("node");
     for (const title of [
       'says "hello" to Ann & Bob',
@@ -162,7 +202,7 @@ describe("node's test runner on Node 20, quotes escaped twice (fixtures/node/rep
   });
 
   it("verifies a RED whose title has quotes and angle brackets", async () => {
-    expect(await judge("node", "report-quotes.xml", "red", FILE, "says <dear> to the 'boss'")).toMatchObject({
+    expect(await judge("node", "report-quotes.xml", "red", FILE, "says <dear> to the 'boss'", placed)).toMatchObject({
       verdict: "verified",
       reasons: [],
     });
@@ -242,5 +282,25 @@ describe("Surefire and JUnit 5 display names", () => {
       nearest: ["applies a ten percent discount"],
       hint: "this Surefire report carries display names (usePhrasedTestCaseMethodName): write the test's @DisplayName in the test list",
     });
+  });
+
+  it("on Surefire 3's report with display names, finds a nested class's test as Outer#method and Inner#method", async () => {
+    const { report } = await readJUnitReports(join(FIXTURES, "surefire", "reports-junit5-phrased"));
+    for (const title of [
+      "CartTest#paysByCard",
+      "CartTest.paysByCard",
+      "Checkout#paysByCard",
+      "CartTest.Checkout.paysByCard",
+    ])
+      expect(locateTestCase(report, { file: FILE, title }), title).toMatchObject({
+        status: "found",
+        test: { name: "paysByCard()", classname: "Checkout", reportClass: "shop.CartTest" },
+      });
+  });
+
+  it("on a report that carries display names, never says Surefire writes method names", async () => {
+    const { report } = await readJUnitReports(join(FIXTURES, "surefire", "reports-junit5-phrased"));
+    const location = locateTestCase(report, { file: FILE, title: "applies a ten percent discounts" });
+    expect(location).toEqual({ status: "missing", nearest: ["applies a ten percent discount"] });
   });
 });

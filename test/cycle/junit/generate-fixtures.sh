@@ -7,6 +7,8 @@
 # `generate-fixtures.sh variants` reruns only the runner-configuration variants (jest-junit without
 # stack traces or with title templates, mocha's xunit reporter, node 20's escaping, pytest's
 # non-ASCII ids and teardown errors): they need node, npm and python3-pytest only.
+# `generate-fixtures.sh jest` reruns only jest's default runs; `generate-fixtures.sh own-file` reruns only the projects-own-file runs (a test list's file that
+# did not run or load while another file has a test of the same title), with the same needs.
 # Needs, as root on Debian 12:
 #   apt-get update && apt-get install -y golang-go gotestsum python3-pytest maven \
 #     libsurefire-java junit4 libmaven-compiler-plugin-java libmaven-resources-plugin-java
@@ -29,7 +31,9 @@ if [ "$MODE" = all ]; then
   need gotestsum "apt-get install gotestsum"
   need mvn "apt-get install maven libsurefire-java junit4 libmaven-compiler-plugin-java libmaven-resources-plugin-java"
 fi
-[ -x /usr/bin/python3 ] && /usr/bin/python3 -m pytest --version >/dev/null 2>&1 || { echo "missing pytest: apt-get install python3-pytest" >&2; exit 1; }
+# Debian's python3 by default; PYTHON names another one that has pytest.
+PYTHON="${PYTHON:-/usr/bin/python3}"
+"$PYTHON" -m pytest --version >/dev/null 2>&1 || { echo "missing pytest: apt-get install python3-pytest (or PYTHON=<a python with pytest>)" >&2; exit 1; }
 
 if [ ! -x "$JUNIT_GEN/node_modules/.bin/jest" ] || [ ! -x "$JUNIT_GEN/node_modules/.bin/mocha" ]; then
   mkdir -p "$JUNIT_GEN"
@@ -78,12 +82,16 @@ finish() {
 
 JEST_VERSION="jest $("$JUNIT_GEN/node_modules/.bin/jest" --version), jest-junit $(node -p "require('$JUNIT_GEN/node_modules/jest-junit/package.json').version")"
 MOCHA_VERSION="mocha $("$JUNIT_GEN/node_modules/.bin/mocha" --version), mocha-junit-reporter $(node -p "require('$JUNIT_GEN/node_modules/mocha-junit-reporter/package.json').version")"
-PYTEST_VERSION="$(/usr/bin/python3 -m pytest --version 2>&1 | head -1)"
-PYTEST=(env PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -m pytest -p no:cacheprovider --junitxml="$OUT/report.xml")
+PYTEST_VERSION="$("$PYTHON" -m pytest --version 2>&1 | head -1)"
+PYTEST=(env PYTHONDONTWRITEBYTECODE=1 "$PYTHON" -m pytest -p no:cacheprovider --junitxml="$OUT/report.xml")
+
+# jest-junit as a cycle runs it: the cycle sets JEST_JUNIT_ADD_FILE_ATTRIBUTE=true for the test
+# command (src/cycle/runners.ts, REPORTER_ENV), so each test case carries its file.
+JEST_AS_CYCLE=(env JEST_JUNIT_ADD_FILE_ATTRIBUTE=true)
 
 # The settings teams change that change the report's shape, each on the same sample project.
 variants() {
-  local JEST=("$JUNIT_GEN/node_modules/.bin/jest" --ci --reporters=default --reporters="$JUNIT_GEN/node_modules/jest-junit")
+  local JEST=("${JEST_AS_CYCLE[@]}" "$JUNIT_GEN/node_modules/.bin/jest" --ci --reporters=default --reporters="$JUNIT_GEN/node_modules/jest-junit")
   # jest-junit's noStackTrace: the failure is the bare message, with no "Error:" and no type.
   run jest report-no-stack-trace.xml "$JEST_VERSION" "$FIXTURES/jest/project" -- \
     env JEST_JUNIT_OUTPUT_DIR="$OUT" JEST_JUNIT_OUTPUT_NAME=report.xml JEST_JUNIT_NO_STACK_TRACE=true "${JEST[@]}"
@@ -94,6 +102,10 @@ variants() {
   # ...or the bare title as the name, with the classname left at its default (blocks and title).
   run jest report-title-only.xml "$JEST_VERSION" "$FIXTURES/jest/project" -- \
     env JEST_JUNIT_OUTPUT_DIR="$OUT" JEST_JUNIT_OUTPUT_NAME=report.xml JEST_JUNIT_TITLE="{title}" "${JEST[@]}"
+  # ...or the blocks as the classname joined by " > " (ancestorSeparator), as the README's example.
+  run jest report-title-template-separator.xml "$JEST_VERSION" "$FIXTURES/jest/project" -- \
+    env JEST_JUNIT_OUTPUT_DIR="$OUT" JEST_JUNIT_OUTPUT_NAME=report.xml JEST_JUNIT_CLASSNAME="{classname}" \
+    JEST_JUNIT_TITLE="{title}" JEST_JUNIT_ANCESTOR_SEPARATOR=" > " "${JEST[@]}"
   finish jest
   # mocha's own xunit reporter (no extra package): one <testsuite>, the blocks as the classname,
   # failures with no type and the message before the stack.
@@ -109,8 +121,75 @@ variants() {
   run pytest report-variants.xml "$PYTEST_VERSION" "$FIXTURES/pytest/project-variants" -- "${PYTEST[@]}"
   finish pytest
 }
+
+# A test list's file that did not run or did not load while another file has a test of the same
+# title (a copy failing by assertion for RED, one passing for GREEN): each runner's report, so the
+# tests see what each says of the copy's file (test/security/own-file.test.ts).
+own_file() {
+  local P
+  for step in red green; do
+    P="$FIXTURES/vitest/project-own-file"
+    run vitest "report-own-file-$step.xml" "$("$REPO/node_modules/.bin/vitest" --version | awk '{print $1}')" "$P" -- \
+      "$REPO/node_modules/.bin/vitest" run --reporter=junit --outputFile="$OUT/report.xml" "test/copy-$step.test.js"
+    P="$FIXTURES/node/project-own-file"
+    run node "report-own-file-$step.xml" "node $(node --version)" "$P" -- \
+      node --test --test-reporter=junit --test-reporter-destination="$OUT/report.xml" "test/copy-$step.test.js"
+    # jest: the entry's file does not load; as a cycle runs it (a file attribute), and with
+    # jest-junit's defaults (no file, and the file that did not load dropped). The paths go
+    # before --reporters, which would take them as reporters.
+    P="$FIXTURES/jest/project-own-file"
+    run jest "report-own-file-$step.xml" "$JEST_VERSION" "$P" -- \
+      env JEST_JUNIT_OUTPUT_DIR="$OUT" JEST_JUNIT_OUTPUT_NAME=report.xml "${JEST_AS_CYCLE[@]}" \
+      "$JUNIT_GEN/node_modules/.bin/jest" test/cart.test.cjs "test/copy-$step.test.cjs" --ci \
+      --reporters=default --reporters="$JUNIT_GEN/node_modules/jest-junit"
+    run jest "report-own-file-$step-no-file.xml" "$JEST_VERSION" "$P" -- \
+      env JEST_JUNIT_OUTPUT_DIR="$OUT" JEST_JUNIT_OUTPUT_NAME=report.xml \
+      "$JUNIT_GEN/node_modules/.bin/jest" test/cart.test.cjs "test/copy-$step.test.cjs" --ci \
+      --reporters=default --reporters="$JUNIT_GEN/node_modules/jest-junit"
+    # mocha: the copy is it.only; mocha-junit-reporter (no file for a top-level test) and xunit.
+    P="$FIXTURES/mocha/project-own-file"
+    run mocha "report-own-file-$step.xml" "$MOCHA_VERSION" "$P" -- \
+      env MOCHA_FILE="$OUT/report.xml" "$JUNIT_GEN/node_modules/.bin/mocha" \
+      --reporter "$JUNIT_GEN/node_modules/mocha-junit-reporter" --reporter-options includePending=true \
+      test/cart.test.js "test/copy-$step.test.js"
+    run mocha "report-own-file-$step-xunit.xml" "mocha $("$JUNIT_GEN/node_modules/.bin/mocha" --version), built-in xunit reporter" "$P" -- \
+      "$JUNIT_GEN/node_modules/.bin/mocha" --reporter xunit --reporter-options output="$OUT/report.xml" \
+      test/cart.test.js "test/copy-$step.test.js"
+    P="$FIXTURES/pytest/project-own-file"
+    run pytest "report-own-file-$step.xml" "$PYTEST_VERSION" "$P" -- "${PYTEST[@]}" "tests/test_copy_$step.py"
+  done
+  finish vitest
+  finish node
+  finish jest
+  finish mocha
+  finish pytest
+}
+jest_runs() {
+  # jest with jest-junit: first as a cycle runs it (its defaults, and the file attribute the cycle sets),
+  # then with a failed suite reported instead of dropped and the suite named by its file.
+  run jest report.xml "$JEST_VERSION" "$FIXTURES/jest/project" -- \
+    env JEST_JUNIT_OUTPUT_DIR="$OUT" JEST_JUNIT_OUTPUT_NAME=report.xml "${JEST_AS_CYCLE[@]}" \
+    "$JUNIT_GEN/node_modules/.bin/jest" --ci --reporters=default --reporters="$JUNIT_GEN/node_modules/jest-junit"
+  run jest report-with-file-and-suite-errors.xml "$JEST_VERSION" "$FIXTURES/jest/project" -- \
+    env JEST_JUNIT_OUTPUT_DIR="$OUT" JEST_JUNIT_OUTPUT_NAME=report.xml JEST_JUNIT_ADD_FILE_ATTRIBUTE=true \
+    JEST_JUNIT_REPORT_TEST_SUITE_ERRORS=true JEST_JUNIT_SUITE_NAME="{filepath}" \
+    "$JUNIT_GEN/node_modules/.bin/jest" --ci --reporters=default --reporters="$JUNIT_GEN/node_modules/jest-junit"
+  # A report titled by the project (jest-junit's suiteName): no "jest tests" mark left.
+  run jest report-custom-suite-name.xml "$JEST_VERSION" "$FIXTURES/jest/project" -- \
+    env JEST_JUNIT_OUTPUT_DIR="$OUT" JEST_JUNIT_OUTPUT_NAME=report.xml JEST_SUITE_NAME="shop tests" "${JEST_AS_CYCLE[@]}" \
+    "$JUNIT_GEN/node_modules/.bin/jest" --ci --reporters=default --reporters="$JUNIT_GEN/node_modules/jest-junit"
+  finish jest
+}
 if [ "$MODE" = variants ]; then
   variants
+  exit 0
+fi
+if [ "$MODE" = jest ]; then
+  jest_runs
+  exit 0
+fi
+if [ "$MODE" = own-file ]; then
+  own_file
   exit 0
 fi
 
@@ -128,20 +207,7 @@ run node report.xml "node $(node --version)" "$FIXTURES/node/project" -- \
   node --test --test-reporter=junit --test-reporter-destination="$OUT/report.xml"
 finish node
 
-# jest with jest-junit: first its defaults, then the settings the parser recommends (a file
-# attribute on each test case, and a failed suite reported instead of dropped).
-run jest report.xml "$JEST_VERSION" "$FIXTURES/jest/project" -- \
-  env JEST_JUNIT_OUTPUT_DIR="$OUT" JEST_JUNIT_OUTPUT_NAME=report.xml \
-  "$JUNIT_GEN/node_modules/.bin/jest" --ci --reporters=default --reporters="$JUNIT_GEN/node_modules/jest-junit"
-run jest report-with-file-and-suite-errors.xml "$JEST_VERSION" "$FIXTURES/jest/project" -- \
-  env JEST_JUNIT_OUTPUT_DIR="$OUT" JEST_JUNIT_OUTPUT_NAME=report.xml JEST_JUNIT_ADD_FILE_ATTRIBUTE=true \
-  JEST_JUNIT_REPORT_TEST_SUITE_ERRORS=true JEST_JUNIT_SUITE_NAME="{filepath}" \
-  "$JUNIT_GEN/node_modules/.bin/jest" --ci --reporters=default --reporters="$JUNIT_GEN/node_modules/jest-junit"
-# A report titled by the project (jest-junit's suiteName): no "jest tests" mark left.
-run jest report-custom-suite-name.xml "$JEST_VERSION" "$FIXTURES/jest/project" -- \
-  env JEST_JUNIT_OUTPUT_DIR="$OUT" JEST_JUNIT_OUTPUT_NAME=report.xml JEST_SUITE_NAME="shop tests" \
-  "$JUNIT_GEN/node_modules/.bin/jest" --ci --reporters=default --reporters="$JUNIT_GEN/node_modules/jest-junit"
-finish jest
+jest_runs
 
 # mocha with mocha-junit-reporter. A file that fails to import aborts mocha's whole run before the
 # reporter writes anything, so the full run leaves no report; the other runs leave the broken
@@ -222,5 +288,6 @@ node -e '
   fs.writeFileSync(to, JSON.stringify({ runs }, null, 2) + "\n");
 ' "$FIXTURES/surefire/runs.json" "$SUREFIRE_VERSION" "$code" "$compile_code" "$compile_reports" "$FIXTURES/surefire/reports" "$code5" "$FIXTURES/surefire/reports-junit5"
 echo "surefire with a compile error: exit $compile_code, reports written: $compile_reports" >&2
-# The configuration variants, on the projects above.
+# The configuration variants, on the projects above, and the own-file runs.
 variants
+own_file

@@ -23,7 +23,7 @@ const on = (flavour: Flavour, tests: TestCaseResult[], loadErrors: LoadError[] =
   tests,
   loadErrors,
 });
-const status = (report: ReturnType<typeof on>, file: string, title: string) =>
+const status = (report: Parameters<typeof locateTestCase>[0], file: string, title: string) =>
   locateTestCase(report, { file, title }).status;
 
 describe("a test's file", () => {
@@ -67,13 +67,18 @@ describe("a test's file", () => {
     expect(status(surefire, "CartTest.java", "pays")).toBe("missing");
   });
 
-  it("is Go's package import path, the file's folder a tail of it, or any file of the module's root package", () => {
+  it("is Go's package import path, the file's folder a tail of it, or for the root package go.mod's module path", () => {
     const go = on("go", [passed("TestX", { classname: "example.com/shop/cart" })]);
     expect(status(go, "cart/cart_test.go", "TestX")).toBe("found");
     expect(status(go, "shop/cart/cart_test.go", "TestX")).toBe("found");
     expect(status(go, "example.com/shop/cart/cart_test.go", "TestX")).toBe("found");
     expect(status(go, "././cart/cart_test.go", "TestX")).toBe("found");
-    expect(status(go, "main_test.go", "TestX")).toBe("found");
+    // A root file's package is the module's own: without go.mod any package could be it, so none is.
+    expect(status(go, "main_test.go", "TestX")).toBe("missing");
+    expect(status({ ...go, goModule: "example.com/shop" }, "main_test.go", "TestX")).toBe("missing");
+    const root = on("go", [passed("TestX", { classname: "example.com/shop" })]);
+    expect(status({ ...root, goModule: "example.com/shop" }, "main_test.go", "TestX")).toBe("found");
+    expect(status(root, "main_test.go", "TestX")).toBe("missing");
     expect(status(go, "art/cart_test.go", "TestX")).toBe("missing");
     expect(status(go, "refunds/refunds_test.go", "TestX")).toBe("missing");
   });
@@ -85,8 +90,9 @@ describe("a test's file", () => {
     ]);
     expect(status(unknown, "test/cart.test.js", "a")).toBe("found");
     expect(status(unknown, "src/shop/CartTest.java", "b")).toBe("found");
-    // A classname that is not the file may still be a describe block: the test is not placed, and found.
-    expect(status(unknown, "test/other.test.js", "a")).toBe("found");
+    // A classname that is not the file may still be a describe block: the test is not placed, so
+    // it counts for no file (it may be another's).
+    expect(status(unknown, "test/other.test.js", "a")).toBe("missing");
     const both = on("unknown", [
       passed("a", { classname: "test/cart.test.js" }),
       passed("a", { classname: "test/other.test.js" }),
@@ -97,14 +103,19 @@ describe("a test's file", () => {
     });
   });
 
-  it("is not known when the report says none: such a test is found, unless one placed in the file has the title too", () => {
-    expect(status(on("node", [passed("t")]), "test/any.test.js", "t")).toBe("found");
-    expect(status(on("jest", [passed("t", { classname: "t" })]), "test/any.test.js", "t")).toBe("found");
-    expect(status(on("go", [passed("TestX")]), "cart/cart_test.go", "TestX")).toBe("found");
-    expect(status(on("pytest", [passed("test_x", { classname: "" })]), "tests/test_x.py", "test_x")).toBe("found");
+  it("is not known when the report says none: such a test counts for no file, and the one placed in the file is found", () => {
+    // A test the report places nowhere may be another file's: the entry's own may not have run.
+    expect(status(on("node", [passed("t")]), "test/any.test.js", "t")).toBe("missing");
+    expect(status(on("jest", [passed("t", { classname: "t" })]), "test/any.test.js", "t")).toBe("missing");
+    expect(status(on("go", [passed("TestX")]), "cart/cart_test.go", "TestX")).toBe("missing");
+    expect(status(on("pytest", [passed("test_x", { classname: "" })]), "tests/test_x.py", "test_x")).toBe("missing");
     expect(
       status(on("surefire", [passed("pays", { classname: "Checkout" })]), "src/test/java/shop/CartTest.java", "pays"),
-    ).toBe("found");
+    ).toBe("missing");
+    // Surefire's report file names the class (TEST-shop.CartTest.xml) where display names hide it.
+    const inReport = (reportClass: string) => on("surefire", [passed("pays", { classname: "Checkout", reportClass })]);
+    expect(status(inReport("shop.CartTest"), "src/test/java/shop/CartTest.java", "pays")).toBe("found");
+    expect(status(inReport("shop.RefundTest"), "src/test/java/shop/CartTest.java", "pays")).toBe("missing");
     const mixed = on("vitest", [passed("t"), passed("t", { file: "test/a.test.js", classname: "placed" })]);
     expect(locateTestCase(mixed, { file: "test/a.test.js", title: "t" })).toEqual({
       status: "found",
@@ -161,7 +172,7 @@ describe("a test's title", () => {
     ["go", "TestX ", ["TestX"]],
     ["surefire", "pays  by card", ["pays by card"]],
   ])("on %s, %j is found by its forms", (flavour, name, titles) => {
-    const report = on(flavour, [passed(name)]);
+    const report = on(flavour, [passed(name, { file: "test/a.test.js" })]);
     for (const title of titles) expect(status(report, "test/a.test.js", title), title).toBe("found");
   });
 
@@ -175,7 +186,7 @@ describe("a test's title", () => {
     ["jest", "cart > ships abroad", "cart › ships abroad"],
     ["vitest", "t", "test/a.test.js::t"],
   ])("on %s, %j is not found as %j: that form belongs to another runner", (flavour, name, title) => {
-    expect(status(on(flavour, [passed(name)]), "test/a.test.js", title)).toBe("missing");
+    expect(status(on(flavour, [passed(name, { file: "test/a.test.js" })]), "test/a.test.js", title)).toBe("missing");
   });
 
   it("on pytest, is found by its node id when the id's path is the file's", () => {
@@ -189,7 +200,8 @@ describe("a test's title", () => {
   });
 
   it("on node, is found with its suites joined by >, and with the quotes node 20 escaped twice", () => {
-    const report = on("node", [passed("says &quot;hi&quot;", { suites: ["greeting", "in &quot;French&quot;"] })]);
+    const file = "test/a.test.js";
+    const report = on("node", [passed("says &quot;hi&quot;", { file, suites: ["greeting", "in &quot;French&quot;"] })]);
     for (const title of [
       'says "hi"',
       "says &quot;hi&quot;",
@@ -197,23 +209,35 @@ describe("a test's title", () => {
       'greeting › in "French" › says "hi"',
     ])
       expect(status(report, "test/a.test.js", title), title).toBe("found");
-    const quotedSuite = on("node", [passed("says hi", { suites: ["greeting", "in &quot;French&quot;"] })]);
+    const quotedSuite = on("node", [passed("says hi", { file, suites: ["greeting", "in &quot;French&quot;"] })]);
     expect(status(quotedSuite, "test/a.test.js", 'greeting > in "French" > says hi')).toBe("found");
-    expect(status(on("vitest", [passed("says &quot;hi&quot;")]), "test/a.test.js", 'says "hi"')).toBe("missing");
+    expect(status(on("vitest", [passed("says &quot;hi&quot;", { file })]), "test/a.test.js", 'says "hi"')).toBe(
+      "missing",
+    );
   });
 
   it("on jest and mocha, is found by the describe blocks a title template writes as the classname", () => {
-    const bare = on("jest", [passed("ships abroad", { classname: "cart shipping" })]);
+    const file = "test/a.test.js";
+    const bare = on("jest", [passed("ships abroad", { file, classname: "cart shipping" })]);
     expect(status(bare, "test/a.test.js", "cart shipping ships abroad")).toBe("found");
-    const whole = on("mocha", [passed("ships abroad", { classname: "cart shipping ships abroad" })]);
+    const whole = on("mocha", [passed("ships abroad", { file, classname: "cart shipping ships abroad" })]);
     expect(status(whole, "test/a.test.js", "cart > shipping > ships abroad")).toBe("found");
-    const same = on("jest", [passed("ships abroad", { classname: "ships abroad" })]);
+    const same = on("jest", [passed("ships abroad", { file, classname: "ships abroad" })]);
     expect(status(same, "test/a.test.js", "ships abroad ships abroad")).toBe("missing");
-    const blank = on("jest", [passed("ships abroad", { classname: "  " })]);
+    const blank = on("jest", [passed("ships abroad", { file, classname: "  " })]);
     expect(status(blank, "test/a.test.js", "ships abroad")).toBe("found");
+    // jest-junit's ancestorSeparator " > ": the blocks in the classname joined by it, with either template.
+    const separated = on("jest", [passed("ships abroad", { file, classname: "cart > shipping" })]);
+    for (const title of ["cart > shipping > ships abroad", "cart shipping ships abroad"])
+      expect(status(separated, file, title), title).toBe("found");
+    const wholeSeparated = on("jest", [
+      passed("cart > shipping ships abroad", { file, classname: "cart > shipping ships abroad" }),
+    ]);
+    for (const title of ["cart > shipping > ships abroad", "cart > shipping ships abroad"])
+      expect(status(wholeSeparated, file, title), title).toBe("found");
     expect(
       status(
-        on("vitest", [passed("ships abroad", { classname: "cart shipping" })]),
+        on("vitest", [passed("ships abroad", { file, classname: "cart shipping" })]),
         "test/a.test.js",
         "cart shipping ships abroad",
       ),
@@ -276,8 +300,8 @@ describe("a test's title", () => {
 
 describe("what a title's matches make of an entry", () => {
   it("is ambiguous when more than one test could be it, listing them in the report's order", () => {
-    const a = passed("t", { classname: "a" });
-    const b = passed("t", { classname: "b" });
+    const a = passed("t", { file: "test/x.test.js", classname: "a" });
+    const b = passed("t", { file: "test/x.test.js", classname: "b" });
     expect(locateTestCase(on("node", [a, b]), { file: "test/x.test.js", title: "t" })).toEqual({
       status: "ambiguous",
       candidates: [a, b],
@@ -292,15 +316,15 @@ describe("what a title's matches make of an entry", () => {
 
   it("lists the candidates in the report's order whichever of the title's forms each one matched", () => {
     // "a > b" on the generic rules: the first test has the jest form, the second the title itself.
-    const jestForm = passed("a b");
-    const itself = passed("a > b");
+    const jestForm = passed("a b", { file: "test/x.test.js" });
+    const itself = passed("a > b", { file: "test/x.test.js" });
     expect(locateTestCase(on("unknown", [jestForm, itself]), { file: "test/x.test.js", title: "a > b" })).toEqual({
       status: "ambiguous",
       candidates: [jestForm, itself],
     });
   });
 
-  it("finds each of three tests that share a title in its own file, and all three when none is placed", () => {
+  it("finds each of three tests that share a title in its own file, and none when none is placed", () => {
     const placed = ["test/a.test.js", "test/b.test.js", "test/c.test.js"].map((file) => passed("t", { file }));
     const report = on("vitest", placed);
     for (const test of placed)
@@ -310,9 +334,10 @@ describe("what a title's matches make of an entry", () => {
       passed("t", { classname: "b" }),
       passed("t", { classname: "c" }),
     ];
-    expect(locateTestCase(on("node", unplaced), { file: "test/x.test.js", title: "t" })).toEqual({
-      status: "ambiguous",
-      candidates: unplaced,
+    expect(locateTestCase(on("node", unplaced), { file: "test/x.test.js", title: "t" })).toMatchObject({
+      status: "missing",
+      reason:
+        "the report has 3 tests of that title but does not say which file they ran from, so none counts for test/x.test.js: it may be another file's, and test/x.test.js may not have run",
     });
   });
 
@@ -457,7 +482,12 @@ describe("a missing entry's nearest titles and hint", () => {
       nearest: ["cart > shipping > ships abroad"],
     });
     const placedElsewhere = on("vitest", [passed("ships abroad", { file: "test/other.test.js" })]);
-    expect(missing(placedElsewhere, "test/cart.test.js", "ships abroad")).toEqual({ status: "missing", nearest: [] });
+    expect(missing(placedElsewhere, "test/cart.test.js", "ships abroad")).toEqual({
+      status: "missing",
+      nearest: [],
+      reason:
+        "the report has that title only in test/other.test.js, not in test/cart.test.js: a test counts only in its own file",
+    });
   });
 
   it("compares at most 5,000 tests, of the file or (when it places none there) of all: a near title past them is not named", () => {
@@ -509,6 +539,19 @@ describe("a missing entry's nearest titles and hint", () => {
     expect(missing(display, "src/test/java/shop/CartTest.java", "appliesATenPercentDiscounts")).toMatchObject({
       hint: expect.stringMatching(/^this Surefire report carries display names/),
     });
+    // A report that carries display names never hears that Surefire writes method names.
+    expect(missing(display, "src/test/java/shop/CartTest.java", "applies a ten percent discounts")).toEqual({
+      status: "missing",
+      nearest: ["applies a ten percent discount"],
+    });
+    const phrasedMethod = on("surefire", [
+      passed("appliesATenPercentDiscount()", { classname: "shop.CartTest" }),
+      passed("ships abroad", { classname: "shop.CartTest" }),
+    ]);
+    expect(missing(phrasedMethod, "src/test/java/shop/CartTest.java", "applies a ten percent discount")).toEqual({
+      status: "missing",
+      nearest: ["appliesATenPercentDiscount()"],
+    });
     const both = on("surefire", [passed("appliesATenPercentDiscoun", { classname: "CartTest" })]);
     expect(missing(both, "src/test/java/shop/CartTest.java", "appliesATenPercentDiscount")).toEqual({
       status: "missing",
@@ -524,6 +567,13 @@ describe("a missing entry's nearest titles and hint", () => {
       status: "missing",
       nearest: ["applies a ten percent discount"],
       hint: "jest-junit wrote the title without its describe blocks: keep jest-junit's default titleTemplate and classNameTemplate, or write the bare title in the test list",
+    });
+    // The blocks are in the classname, joined by a separator the cycle does not read: the hint says so.
+    const slashed = on("jest", [passed("ships abroad", { classname: "cart / shipping" })]);
+    expect(missing(slashed, "test/cart.test.js", "cart > shipping > ships abroad")).toEqual({
+      status: "missing",
+      nearest: ["ships abroad"],
+      hint: 'jest-junit wrote the describe blocks into the classname with an ancestorSeparator the cycle does not read: set ancestorSeparator to " " or " > ", or write the title as the report has it',
     });
     const other = on("jest", [passed("applies a ten percent discounts", { classname: "x" })]);
     expect(missing(other, "test/cart.test.js", "applies a ten percent discount")).toEqual({
@@ -578,20 +628,21 @@ describe("finding many entries at once", () => {
 describe("a case from another file, class or runner is not the entry", () => {
   it("on Go, a test with no package is not placed in a root package's file: the one the report places there is found", () => {
     const placed = passed("TestX", { classname: "example.com/shop" });
-    expect(locateTestCase(on("go", [passed("TestX"), placed]), { file: "main_test.go", title: "TestX" })).toEqual({
+    const go = { ...on("go", [passed("TestX"), placed]), goModule: "example.com/shop" };
+    expect(locateTestCase(go, { file: "main_test.go", title: "TestX" })).toEqual({
       status: "found",
       test: placed,
     });
   });
 
   it.each<Flavour>(["jest", "mocha", "node", "vitest"])(
-    "on %s, a classname that reads like the file's path does not place the test: two such tests are ambiguous",
+    "on %s, a classname that reads like the file's path does not place the test: such tests count for no file",
     (flavour) => {
       const cart = passed("t", { classname: "cart" });
       const other = passed("t", { classname: "other" });
-      expect(locateTestCase(on(flavour, [cart, other]), { file: "test/cart.js", title: "t" })).toEqual({
-        status: "ambiguous",
-        candidates: [cart, other],
+      expect(locateTestCase(on(flavour, [cart, other]), { file: "test/cart.js", title: "t" })).toMatchObject({
+        status: "missing",
+        reason: expect.stringMatching(/^the report has 2 tests of that title but does not say which file/),
       });
     },
   );
@@ -629,5 +680,116 @@ describe("a case from another file, class or runner is not the entry", () => {
     expect(status(display, "src/test/java/shop/CartTest.java", "CartTest.CartTest.pays")).toBe("missing");
     const flat = on("surefire", [passed("pays", { classname: "shop.CartTest" })]);
     expect(status(flat, "src/test/java/shop/CartTest.java", "undefined.pays")).toBe("missing");
+  });
+});
+
+describe("a test the report ties to no file, or to another, never stands for the entry", () => {
+  const unplacedReason = (n: string, they: string, file: string) =>
+    `the report has ${n} of that title but does not say which file ${they} ran from, so none counts for ${file}: it may be another file's, and ${file} may not have run`;
+
+  it("is missing with the reason, the setting to change, and no nearest title but the file's own", () => {
+    const report = on("node", [passed("t"), passed("t2", { file: "test/a.test.js" })]);
+    expect(locateTestCase(report, { file: "test/a.test.js", title: "t" })).toEqual({
+      status: "missing",
+      nearest: ["t2"],
+      reason: unplacedReason("a test", "it", "test/a.test.js"),
+      hint: "this Node's junit reporter writes no file for a test (Node 20's writes none): run the test command on a Node whose junit reporter writes each test case's file attribute",
+    });
+    expect(locateTestCase(on("node", [passed("t"), passed("t")]), { file: "test/a.test.js", title: "t" })).toEqual({
+      status: "missing",
+      nearest: [],
+      reason: unplacedReason("2 tests", "they", "test/a.test.js"),
+      hint: expect.stringMatching(/^this Node's junit reporter/),
+    });
+  });
+
+  it.each<[Flavour, string, TestCaseResult, RegExp]>([
+    [
+      "jest",
+      "test/a.test.js",
+      passed("t", { classname: "t" }),
+      /^jest-junit wrote no file for its tests: keep its addFileAttribute on/,
+    ],
+    [
+      "mocha",
+      "test/a.test.js",
+      passed("t", { classname: "t" }),
+      /^mocha-junit-reporter writes no file for a test outside any describe block/,
+    ],
+    [
+      "surefire",
+      "src/test/java/shop/CartTest.java",
+      passed("t", { classname: "Cart" }),
+      /^this Surefire report names classes by their display names/,
+    ],
+    [
+      "go",
+      "main_test.go",
+      passed("TestX", { classname: "example.com/shop" }),
+      /^main_test.go is in the module's root package, which the report names by the module's path/,
+    ],
+    [
+      "go",
+      "cart/cart_test.go",
+      passed("TestX"),
+      /^the report names no package for it: run the tests through gotestsum/,
+    ],
+    [
+      "pytest",
+      "tests/test_a.py",
+      passed("t", { classname: "" }),
+      /^the report names no file for it: run pytest with the command the README gives/,
+    ],
+    [
+      "vitest",
+      "test/a.test.js",
+      passed("t"),
+      /^the report names no file for it: run vitest with the command the README gives/,
+    ],
+    [
+      "unknown",
+      "test/a.test.js",
+      passed("t"),
+      /^the report's runner was not recognised, so its tests' files could not be read/,
+    ],
+  ])("on %s, names the setting that makes the report say the file", (flavour, file, test, hint) => {
+    expect(locateTestCase(on(flavour, [test]), { file, title: test.name })).toMatchObject({
+      status: "missing",
+      reason: unplacedReason("a test", "it", file),
+      hint: expect.stringMatching(hint),
+    });
+  });
+
+  it("names the files that have the title, up to three, when only others have it", () => {
+    const files = ["test/b.test.js", "test/c.test.js", "test/d.test.js", "test/e.test.js"];
+    const report = on(
+      "vitest",
+      files.map((file) => passed("t", { file })),
+    );
+    expect(locateTestCase(report, { file: "test/a.test.js", title: "t" })).toMatchObject({
+      status: "missing",
+      reason:
+        "the report has that title only in test/b.test.js, test/c.test.js, test/d.test.js, ..., not in test/a.test.js: a test counts only in its own file",
+    });
+    const two = on(
+      "vitest",
+      files.slice(0, 2).map((file) => passed("t", { file })),
+    );
+    expect(locateTestCase(two, { file: "test/a.test.js", title: "t" })).toMatchObject({
+      reason:
+        "the report has that title only in test/b.test.js, test/c.test.js, not in test/a.test.js: a test counts only in its own file",
+    });
+    const go = { ...on("go", [passed("TestX", { classname: "example.com/shop/cart" })]), goModule: "example.com/shop" };
+    expect(locateTestCase(go, { file: "main_test.go", title: "TestX" })).toMatchObject({
+      reason:
+        "the report has that title only in example.com/shop/cart, not in main_test.go: a test counts only in its own file",
+    });
+  });
+
+  it("on Go, a test with a file and no package is another file's when the file is not the entry's", () => {
+    const report = on("go", [passed("TestX", { file: "cart/other_test.go" })]);
+    expect(locateTestCase(report, { file: "cart/cart_test.go", title: "TestX" })).toMatchObject({
+      reason: expect.stringMatching(/^the report has that title only in cart\/other_test.go/),
+    });
   });
 });

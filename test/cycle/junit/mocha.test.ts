@@ -34,8 +34,11 @@ describe("mocha-junit-reporter's report (fixtures/mocha/report.xml)", () => {
     );
   });
 
-  it("finds a root-level test, whose suite carries no file, by its title", () => {
-    expect(findTestCase(report, { file: CART, title: "loads the cart module" })?.outcome).toBe("passed");
+  it("finds no root-level test, whose suite carries no file: it may be another file's, and the hint says what to change", () => {
+    expect(locateTestCase(report, { file: CART, title: "loads the cart module" })).toMatchObject({
+      status: "missing",
+      hint: expect.stringMatching(/^mocha-junit-reporter writes no file for a test outside any describe block/),
+    });
   });
 
   it("reads a failed assert as an assertion failure", () => {

@@ -9,6 +9,25 @@ import { FIXTURES, describeSampleRun } from "./fixtures.js";
  */
 
 export const PROJECT = join(FIXTURES, "node", "project");
+
+/**
+ * The test a title names in a file: found by the entry when the report says each test's file;
+ * Node 20's says none, so no entry finds it (a test counts only in its own file, and the cycle
+ * refuses with the setting), and the outcome checks read the report's case of that title itself.
+ */
+function caseOf(report: JUnitReport, file: string, title: string) {
+  const location = locateTestCase(report, { file, title });
+  if (report.tests.every((t) => t.file === undefined)) {
+    expect(location).toMatchObject({
+      status: "missing",
+      hint: expect.stringMatching(/^this Node's junit reporter writes no file/),
+    });
+    const named = report.tests.filter((t) => t.name === title || [...(t.suites ?? []), t.name].join(" > ") === title);
+    expect(named, title).toHaveLength(1);
+    return named[0];
+  }
+  return location.status === "found" ? location.test : undefined;
+}
 const CART = "test/cart.test.js";
 const BROKEN = "test/broken.test.js";
 
@@ -19,41 +38,37 @@ export function describeNodeReport(
   const report = describeSampleRun("node --test", "node", "node's test runner's", load);
 
   it("finds a top-level test by its title", () => {
-    expect(findTestCase(report(), { file: CART, title: "loads the cart module" })?.outcome).toBe("passed");
+    expect(caseOf(report(), CART, "loads the cart module")?.outcome).toBe("passed");
   });
 
   it("finds a test inside describe blocks by its suites and title joined with >", () => {
-    expect(findTestCase(report(), { file: CART, title: "cart > totals the prices of its items" })?.outcome).toBe(
-      "passed",
-    );
+    expect(caseOf(report(), CART, "cart > totals the prices of its items")?.outcome).toBe("passed");
   });
 
   it("finds a nested test by its own title too, since node reports it bare", () => {
-    expect(findTestCase(report(), { file: CART, title: "totals the prices of its items" })?.outcome).toBe("passed");
+    expect(caseOf(report(), CART, "totals the prices of its items")?.outcome).toBe("passed");
   });
 
   it("reads a failed assert as an assertion failure, though node types every failure testCodeFailure", () => {
-    const test = findTestCase(report(), { file: CART, title: "cart > applies a ten percent discount" });
+    const test = caseOf(report(), CART, "cart > applies a ten percent discount");
     expect(test).toMatchObject({ outcome: "failed-assertion", type: "AssertionError" });
     expect(test?.message).toContain("Expected values to be strictly equal");
   });
 
   it("reads a TypeError as an error, not an assertion", () => {
-    const test = findTestCase(report(), { file: CART, title: "cart > lists the item names of a missing cart" });
+    const test = caseOf(report(), CART, "cart > lists the item names of a missing cart");
     expect(test).toMatchObject({ outcome: "failed-error", type: "TypeError" });
   });
 
   it("reads a skipped test as skipped, with its reason", () => {
-    expect(findTestCase(report(), { file: CART, title: "cart > shipping > ships abroad" })).toMatchObject({
+    expect(caseOf(report(), CART, "cart > shipping > ships abroad")).toMatchObject({
       outcome: "skipped",
       message: "not built yet",
     });
   });
 
   it("reads a test cancelled because its block's before hook threw as failed-error", () => {
-    expect(
-      findTestCase(report(), { file: "test/stock.test.js", title: "stock > files stock at a location" }),
-    ).toMatchObject({
+    expect(caseOf(report(), "test/stock.test.js", "stock > files stock at a location")).toMatchObject({
       outcome: "failed-error",
       type: "cancelledByParent",
     });

@@ -90,14 +90,21 @@ describe("a report from a runner it does not recognise", () => {
 });
 
 describe("finding a test-list entry", () => {
-  it("calls a title ambiguous when two tests could be it, and finds neither", async () => {
-    // node 20 writes no file: two files with the same test title cannot be told apart.
-    const node = parseJUnit(await fixtureReport("node"));
-    const twoFiles = combineReports([node, node]);
-    expect(locateTestCase(twoFiles, { file: "test/cart.test.js", title: "loads the cart module" }).status).toBe(
+  it("calls a title ambiguous when two tests of the file could be it, and finds neither", async () => {
+    const vitest = parseJUnit(await fixtureReport("vitest"));
+    const twice = combineReports([vitest, vitest]);
+    expect(locateTestCase(twice, { file: "test/cart.test.js", title: "loads the cart module" }).status).toBe(
       "ambiguous",
     );
-    expect(findTestCase(twoFiles, { file: "test/cart.test.js", title: "loads the cart module" })).toBeUndefined();
+    expect(findTestCase(twice, { file: "test/cart.test.js", title: "loads the cart module" })).toBeUndefined();
+  });
+
+  it("finds no test whose file the report does not say (node 20 writes none): it may be another file's", async () => {
+    const node = parseJUnit(await fixtureReport("node"));
+    expect(locateTestCase(node, { file: "test/cart.test.js", title: "loads the cart module" })).toMatchObject({
+      status: "missing",
+      reason: expect.stringContaining("does not say which file it ran from"),
+    });
   });
 
   it("prefers the test the report places in the file over one whose file it does not say", async () => {

@@ -1,4 +1,4 @@
-import { cp, mkdtemp, rm, utimes } from "node:fs/promises";
+import { cp, mkdtemp, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -110,7 +110,6 @@ describe("reports named by a glob, and clearing what an earlier run left", () =>
   });
 
   it("names the runner when the repository says which, whatever its report looks like", async () => {
-    const { writeFile } = await import("node:fs/promises");
     await writeFile(
       join(dir, "junit.xml"),
       `<testsuites><testsuite name="a"><testcase classname="a" name="x"><failure>Error: expect(received).toBe(expected)</failure></testcase></testsuite></testsuites>`,
@@ -238,7 +237,6 @@ describe("where the junit setting points", () => {
   });
 
   it("counts a report written in the run's first second as fresh, and one a second before as stale", async () => {
-    const { writeFile } = await import("node:fs/promises");
     await writeFile(join(dir, "junit.xml"), report("t"));
     const start = Date.parse("2026-06-01T12:00:00.900Z");
     await utimes(join(dir, "junit.xml"), new Date("2026-06-01T12:00:00.100Z"), new Date("2026-06-01T12:00:00.100Z"));
@@ -319,5 +317,31 @@ describe("where the junit setting points", () => {
     );
     expect(await readdir(join(dir, "pkgs", "a"))).toEqual(["keep.txt"]);
     expect(await readdir(join(dir, "real"))).toEqual(["a.xml"]);
+  });
+});
+
+describe("what a report's surroundings say of its tests' files", () => {
+  it("gives each test of a Surefire report the class its file is named after, and none to another runner's", async () => {
+    const { report } = await readJUnitReports(join(dir, "surefire-reports"), { notBefore: runStarted });
+    // StockTest's report holds a load error and no test.
+    expect(new Set(report.tests.map((t) => t.reportClass))).toEqual(new Set(["shop.CartTest", "shop.RefundTest"]));
+    await cp(join(FIXTURES, "vitest", "report.xml"), join(dir, "TEST-shop.CartTest.xml"));
+    const vitest = await readJUnitReports(join(dir, "TEST-shop.CartTest.xml"));
+    expect(vitest.report.tests.every((t) => t.reportClass === undefined)).toBe(true);
+    await cp(join(FIXTURES, "surefire", "reports", "TEST-shop.CartTest.xml"), join(dir, "cart.xml"));
+    const unnamed = await readJUnitReports(join(dir, "cart.xml"));
+    expect(unnamed.report.tests.every((t) => t.reportClass === undefined)).toBe(true);
+  });
+
+  it("reads a Go report's module path from go.mod at the checkout's root, quoted or not, and only for Go", async () => {
+    await cp(join(FIXTURES, "go", "report.xml"), join(dir, "junit.xml"));
+    expect((await readJUnitReports("junit.xml", { cwd: dir })).report.goModule).toBeUndefined();
+    await writeFile(join(dir, "go.mod"), '// the shop\nmodule "example.com/shop" // quoted\n\ngo 1.22\n');
+    expect((await readJUnitReports("junit.xml", { cwd: dir })).report.goModule).toBe("example.com/shop");
+    await writeFile(join(dir, "go.mod"), "module example.com/shop/v2\n");
+    const { report } = await readJUnitReports("junit.xml", { cwd: dir });
+    expect(report.goModule).toBe("example.com/shop/v2");
+    await cp(join(FIXTURES, "vitest", "report.xml"), join(dir, "junit.xml"));
+    expect((await readJUnitReports("junit.xml", { cwd: dir })).report.goModule).toBeUndefined();
   });
 });
