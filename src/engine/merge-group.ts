@@ -1,8 +1,8 @@
 import { checkStates } from "../gates/checks.js";
 import { githubMessage, httpStatus } from "../github/client.js";
-import { frozenState } from "../orchestrator/context.js";
-import { restoreSnapshot } from "../orchestrator/index.js";
-import { TamperedStateError, trackIdForBranch } from "../state/index.js";
+import { frozenState, restoreSnapshot } from "../orchestrator/index.js";
+import { TamperedStateError } from "../state/index.js";
+import { trackOf } from "./delivery.js";
 import { isTracksBranch, stateStoreFor, type EngineDeps } from "./track.js";
 
 /**
@@ -28,7 +28,7 @@ export interface MergeGroup {
 export type GroupVerdict = { ok: true; pulls: number[] } | { ok: false; problems: string[] };
 
 /** The PR number a queue branch was built for; undefined for any other ref. */
-export function queuedPull(ref: string): { base: string; number: number } | undefined {
+function queuedPull(ref: string): { base: string; number: number } | undefined {
   const match = QUEUE_REF.exec(ref);
   return match ? { base: match[1]!, number: Number(match[2]) } : undefined;
 }
@@ -88,11 +88,11 @@ async function pullProblems(deps: EngineDeps, group: MergeGroup, number: number)
   if (pull.base.ref !== repo.defaultBranch)
     return [`${name} goes into ${pull.base.ref}, not ${repo.defaultBranch}: Consort gates only the default branch.`];
   const branch = pull.head.ref;
-  if (branch === repo.defaultBranch || branch.startsWith("gh-readonly-queue/") || branch === "consort/state")
-    return [`${name} is not a Consort track.`];
+  const trackId = trackOf(branch, repo);
+  if (!trackId) return [`${name} is not a Consort track.`];
   let state;
   try {
-    state = await stateStoreFor(deps).read(trackIdForBranch(branch));
+    state = await stateStoreFor(deps).read(trackId);
   } catch (error) {
     if (error instanceof TamperedStateError) return [`${name}: its state file failed verification (${error.message}).`];
     throw error;

@@ -3,7 +3,7 @@ import { advanceAndAct } from "../engine/engine.js";
 import { judgeMergeGroup } from "../engine/merge-group.js";
 import type { HandlerInput } from "../app/services.js";
 import { stateStoreFor } from "../engine/track.js";
-import { renderGroupCheckRuns, writeCheckRuns } from "../report/index.js";
+import { showGroupChecks } from "../app/checks.js";
 import { trackIdForBranch } from "../state/index.js";
 import { branchOfRef, configOrFail, engineDeps } from "../engine/delivery.js";
 import type { MergeGroupPayload } from "./payloads.js";
@@ -12,7 +12,7 @@ import type { MergeGroupPayload } from "./payloads.js";
  * `merge_group.checks_requested`: a merge queue built a group and waits for the required checks on
  * its head. The seven Consort checks report one verdict there: success only when every PR in the
  * group is a track whose checks stand green for exactly the content the group merges
- * (src/app/merge-group.ts); otherwise each fails naming the PR and the reason.
+ * (src/engine/merge-group.ts); otherwise each fails naming the PR and the reason.
  */
 export async function handleMergeGroup(input: HandlerInput<MergeGroupPayload>): Promise<void> {
   const deps = engineDeps(input);
@@ -22,33 +22,35 @@ export async function handleMergeGroup(input: HandlerInput<MergeGroupPayload>): 
     headRef: group.head_ref,
     baseRef: group.base_ref,
   });
-  const label = "merge queue";
-  const runs = verdict.ok
-    ? renderGroupCheckRuns(
-        "success",
-        `Merge group holds approved tracks only`,
-        `Every pull request in this group is a track whose checks stand green for the content it merges: ${verdict.pulls.map((n) => `#${n}`).join(", ")}.`,
-        label,
-      )
-    : renderGroupCheckRuns(
-        "failure",
-        `Merge group holds what no gate approved`,
-        [
-          "This group may not merge:",
-          ...verdict.problems.map((p) => `- ${p}`),
-          "Remove the pull request from the queue, bring its track to green on its own head, and queue it again.",
-        ].join("\n"),
-        label,
-      );
+  const target = {
+    octokit: deps.octokit,
+    owner: deps.repo.owner,
+    repo: deps.repo.repo,
+    appId: deps.services.appId,
+    headSha: group.head_sha,
+  };
   input.log.info(
     { delivery: deps.deliveryId, group: group.head_ref, ok: verdict.ok },
     verdict.ok ? "merge group approved" : `merge group refused: ${verdict.problems.join(" ")}`,
   );
-  await writeCheckRuns(
-    deps.octokit,
-    { owner: deps.repo.owner, repo: deps.repo.repo, appId: deps.services.appId, headSha: group.head_sha },
-    runs,
-  );
+  if (verdict.ok)
+    await showGroupChecks(
+      target,
+      "success",
+      "Merge group holds approved tracks only",
+      `Every pull request in this group is a track whose checks stand green for the content it merges: ${verdict.pulls.map((n) => `#${n}`).join(", ")}.`,
+    );
+  else
+    await showGroupChecks(
+      target,
+      "failure",
+      "Merge group holds what no gate approved",
+      [
+        "This group may not merge:",
+        ...verdict.problems.map((p) => `- ${p}`),
+        "Remove the pull request from the queue, bring its track to green on its own head, and queue it again.",
+      ].join("\n"),
+    );
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { HandlerInput } from "../app/services.js";
-import { renderFailingCheckRuns, writeCheckRuns } from "../report/index.js";
+import { failAllChecks } from "../app/checks.js";
 import { refreshTrack, trackOfPull } from "../engine/delivery.js";
 import type { PullRequestPayload } from "./payloads.js";
 
@@ -30,9 +30,16 @@ async function explainFork(input: HandlerInput<PullRequestPayload>): Promise<voi
     `This pull request comes from a fork (${pull.head.ref}). Consort gates a track by the pushes to its branch in ${repository.full_name}: a fork's pushes never reach this repository, so Consort cannot classify its steps, keep its signed state, fork its database branch or run its cycles, and none of these checks can pass.`,
     `**What to do**: push the branch to ${repository.full_name} (\`git push origin ${pull.head.ref}\`, by anyone with write access) and open the pull request from there; that branch is a track from its first push. Then close this pull request.`,
   ].join("\n\n");
-  await writeCheckRuns(
-    input.octokit,
-    { owner: repository.owner.login, repo: repository.name, appId: input.services.appId, headSha: pull.head.sha },
-    renderFailingCheckRuns(FORK_TITLE, summary, "fork"),
+  await failAllChecks(
+    {
+      octokit: input.octokit,
+      owner: repository.owner.login,
+      repo: repository.name,
+      appId: input.services.appId,
+      headSha: pull.head.sha,
+      trackId: "fork",
+    },
+    FORK_TITLE,
+    summary,
   );
 }

@@ -15,4 +15,4 @@ export {
 } from "./transition.js";
 export { nextAction, renderNextAction, describeLane, renderLane } from "./next-action.js";
 export { GateRecordSchema, NextActionSchema } from "./schema.js";
-export { gateManifestAt } from "./context.js";
+export { frozenState, gateManifestAt } from "./context.js";
