@@ -6,7 +6,7 @@ import { trackOf } from "./delivery.js";
 import { isTracksBranch, stateStoreFor, type EngineDeps } from "./track.js";
 
 /**
- * What a merge queue's group may merge (design §4 applied to a merge queue): the group's head is a
+ * What a merge queue's group may merge (the gates of docs/ARCHITECTURE.md, Gates, applied to a merge queue): the group's head is a
  * commit no track ever saw, so its checks pass only when every pull request in it is a track whose
  * checks all stand green on the PR head, and the group merges exactly that head's approved content:
  * the PR head is an ancestor of the group head, and no frozen file of the track changed between
