@@ -15,6 +15,7 @@ import { branchOfRef, reportingFailuresOf } from "./engine/delivery.js";
 import { handleCreate } from "./handlers/create.js";
 import { handleDelete, handlePullRequestClosed } from "./handlers/delete.js";
 import { handleInstallation } from "./handlers/installation.js";
+import { handleMergeGroup, handleMergeGroupDestroyed } from "./handlers/merge-group.js";
 import { handlePullRequestUpdated } from "./handlers/pull-request.js";
 import { handlePush } from "./handlers/push.js";
 import { handleReview } from "./handlers/review.js";
@@ -26,6 +27,7 @@ import {
   DeletePayload,
   InstallationPayload,
   InstallationRepositoriesPayload,
+  MergeGroupPayload,
   PullRequestPayload,
   PushPayload,
   ReviewPayload,
@@ -87,6 +89,8 @@ export function createConsortApp(services: AppServices): (app: Probot) => void {
       ),
     );
     route(app, services, "workflow_run.completed", WorkflowRunPayload, handleWorkflowRun);
+    route(app, services, "merge_group.checks_requested", MergeGroupPayload, handleMergeGroup);
+    route(app, services, "merge_group.destroyed", MergeGroupPayload, handleMergeGroupDestroyed);
     route(
       app,
       services,

@@ -1,5 +1,12 @@
 import type { ConsortConfig } from "../config/consort-config.js";
-import { gateApproval, type ApprovalContext, type GateDecision, type GateReview } from "../gates/approval.js";
+import {
+  boundReviews,
+  gateApproval,
+  reviewBindings,
+  type ApprovalContext,
+  type GateDecision,
+  type GateReview,
+} from "../gates/approval.js";
 import { fetchCodeowners } from "../github/codeowners.js";
 import { collectReviewerFacts, listCommitsUnderApproval, teamsThatMatter } from "../github/reviews.js";
 import { gateManifestAt, GATE_NAMES, type GateName, type TrackSnapshot } from "../orchestrator/index.js";
@@ -30,17 +37,21 @@ export function pendingGates(snapshot: TrackSnapshot): Array<{ gate: GateName; p
 
 /**
  * How these reviews decide each gate waiting for an approval: the facts are fetched here, the
- * rules (src/gates/approval.ts) decide. Nothing is fetched when no gate waits.
+ * rules (src/gates/approval.ts) decide. Nothing is fetched when no gate waits. `given` is the
+ * review a review event is about, with the commit its payload names (what its reviewer saw).
  */
 export async function decideApprovals(
   deps: ApprovalReads,
   config: ConsortConfig,
   pullNumber: number,
-  reviews: GateReview[],
+  listed: GateReview[],
   snapshot: TrackSnapshot,
+  given?: { reviewId: number; commit: string },
 ): Promise<GateDecision[]> {
   const gates = pendingGates(snapshot);
   if (gates.length === 0) return [];
+  // Each review is judged on the commit it is bound to (src/gates/approval.ts), not where GitHub lists it now.
+  const reviews = boundReviews(listed, reviewBindings(snapshot, given));
   const facts = await approvalFacts(deps, config, pullNumber, reviews, snapshot);
   return gates.map(({ gate, pendingHash }) =>
     gateApproval(reviews, {

@@ -2,6 +2,7 @@ import {
   CHECK_ACTIONS,
   CheckAction,
   renderFailingCheckRuns,
+  renderGroupCheckRuns,
   renderTamperedCheckRuns,
   writeCheckRuns,
 } from "../report/index.js";
@@ -37,6 +38,20 @@ export async function failAllChecks(
     octokit,
     { owner, repo, appId, headSha },
     renderFailingCheckRuns(title, summary, trackId, withRerun ? [CHECK_ACTIONS.rerunCycle] : []),
+  );
+}
+
+/** Every check shows one verdict on a merge queue's group head (it is judged as a whole). */
+export async function showGroupChecks(
+  { octokit, owner, repo, appId, headSha }: Omit<Target, "trackId">,
+  conclusion: "success" | "failure",
+  title: string,
+  summary: string,
+): Promise<void> {
+  await writeCheckRuns(
+    octokit,
+    { owner, repo, appId, headSha },
+    renderGroupCheckRuns(conclusion, title, summary, "merge-queue"),
   );
 }
 

@@ -2,7 +2,7 @@ import { posix } from "node:path";
 import type { Missing } from "./junit/types.js";
 
 /**
- * A module the approved architecture declares and the track creates (design §10): a RED whose test
+ * A module the approved architecture declares and the track creates (docs/ARCHITECTURE.md, Cycles): a RED whose test
  * fails only because it, or a name it declares in `exports`, is not written yet at the commit under
  * test is "behaviour missing". Which modules are new is read from git: those absent from the tree
  * the design gate approved. Everything else a failure says is missing stays a crash.

@@ -30,9 +30,16 @@ export function engineDeps<P extends { repository: Repository }>(input: HandlerI
   };
 }
 
-/** The track a git branch is, or undefined for branches Consort never tracks (trunk, the state branch). */
+/**
+ * Where a merge queue builds its groups (`gh-readonly-queue/<base>/pr-<n>-<sha>`): GitHub writes
+ * these branches, nobody works on them, and the `merge_group` handler judges what they merge.
+ */
+const QUEUE_BRANCH_PREFIX = "gh-readonly-queue/";
+
+/** The track a git branch is, or undefined for branches Consort never tracks (trunk, the state branch, a merge queue's). */
 export function trackOf(branch: string, repo: RepoContext): string | undefined {
-  if (branch === repo.defaultBranch || branch === STATE_BRANCH) return undefined;
+  if (branch === repo.defaultBranch || branch === STATE_BRANCH || branch.startsWith(QUEUE_BRANCH_PREFIX))
+    return undefined;
   return trackIdForBranch(branch);
 }
 

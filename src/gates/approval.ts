@@ -1,7 +1,7 @@
 import type { ConsortConfig } from "../config/consort-config.js";
 import { consortOwners, type CodeownersRule } from "../github/codeowners.js";
 import { canWrite, type Permission } from "../github/permissions.js";
-import type { GateName } from "./names.js";
+import { GATE_NAMES, type GateName } from "./names.js";
 import type { ApprovalRecord, TrackEvent, TrackSnapshot } from "../orchestrator/types.js";
 
 /**
@@ -221,6 +221,33 @@ export function approvalCounts(review: GateReview, ctx: ApprovalContext): Approv
     rules,
     reasons,
   };
+}
+
+/**
+ * The commit each review is bound to, and may count for: the commit of its first approval Consort
+ * recorded (any gate), else `given` (the commit its own review event named). GitHub may later move
+ * a standing review's `commit_id` (onto a merge of the base), and an approval covers only what its
+ * reviewer saw: a moved commit never extends it.
+ */
+export function reviewBindings(
+  snapshot: TrackSnapshot,
+  given?: { reviewId: number; commit: string },
+): Map<number, string> {
+  const bound = new Map<number, string>();
+  const recorded = GATE_NAMES.flatMap((gate) => snapshot.context.gates[gate].approvals).sort((a, b) =>
+    a.at.localeCompare(b.at),
+  );
+  for (const approval of recorded) if (!bound.has(approval.reviewId)) bound.set(approval.reviewId, approval.commit);
+  if (given && !bound.has(given.reviewId)) bound.set(given.reviewId, given.commit);
+  return bound;
+}
+
+/** The reviews with each bound one on the commit it is bound to, whatever GitHub lists now. */
+export function boundReviews(reviews: GateReview[], bound: ReadonlyMap<number, string>): GateReview[] {
+  return reviews.map((review) => {
+    const commit = bound.get(review.id);
+    return commit === undefined ? review : { ...review, commitId: commit };
+  });
 }
 
 /**

@@ -163,3 +163,16 @@ export const InstallationRepositoriesPayload = z.object({
   sender: User,
 });
 export type InstallationRepositoriesPayload = z.infer<typeof InstallationRepositoriesPayload>;
+
+/** `merge_group`: a merge queue asks for checks on a group it built, or destroys it (merged, dequeued, invalidated). */
+export const MergeGroupPayload = z.object({
+  ...base,
+  action: z.string(),
+  reason: z.string().optional(),
+  merge_group: z.object({
+    head_sha: Sha,
+    head_ref: z.string().min(1),
+    base_ref: z.string().min(1),
+  }),
+});
+export type MergeGroupPayload = z.infer<typeof MergeGroupPayload>;

@@ -62,8 +62,15 @@ export async function handleReview(input: HandlerInput<ReviewPayload>): Promise<
     review.state === "DISMISSED" && (await dismissalOf(octokit, deps.repo, pull.number, review.id))?.onPush === true;
 
   // Facts are fetched only for an approval of a gate that is waiting for one.
+  // The payload names the commit the reviewer saw when they submitted; GitHub may list it moved since.
+  const given = payload.action === "submitted" ? { reviewId: review.id, commit: payload.review.commit_id } : undefined;
+  if (given && review.commitId !== given.commit)
+    log.warn(
+      { trackId, delivery: deps.deliveryId, review: review.id },
+      `GitHub lists review ${review.id} on ${review.commitId ?? "no commit"}, but it was submitted on ${given.commit}: it is judged on ${given.commit}, what its reviewer saw`,
+    );
   const decisions: GateDecision[] =
-    review.state === "APPROVED" ? await decideApprovals(deps, config, pull.number, listed, before) : [];
+    review.state === "APPROVED" ? await decideApprovals(deps, config, pull.number, listed, before, given) : [];
 
   const outcome = await advanceAndAct(deps, {
     trackId,

@@ -15,4 +15,11 @@ export {
 } from "./transition.js";
 export { nextAction, renderNextAction, describeLane, renderLane } from "./next-action.js";
 export { GateRecordSchema, NextActionSchema } from "./schema.js";
-export { gateManifestAt, buildUnits, effectiveFrozenTests, firstFrozenTest, testListOf } from "./context.js";
+export {
+  buildUnits,
+  effectiveFrozenTests,
+  firstFrozenTest,
+  frozenState,
+  gateManifestAt,
+  testListOf,
+} from "./context.js";

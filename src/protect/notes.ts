@@ -26,7 +26,9 @@ export const PROTECTION_NOTES: Record<string, ProtectionNote> = {
     required_status_checks: needed(
       "No merge without the gates. Each check is bound to the app's id, so no other app or Actions token can post one that counts; required checks of your own in the rule are kept.",
     ),
-    "required_status_checks.required_status_checks": needed("The seven checks Consort posts on every head of a track."),
+    "required_status_checks.required_status_checks": needed(
+      "The seven checks Consort decides on every head of a track, and on a merge queue's group. A check whose lane the track has not reached is not posted: GitHub lists it as expected, waiting, which blocks the merge as a failure would (see What a pull request shows).",
+    ),
     "required_status_checks.strict_required_status_checks_policy": sensible(
       "A track need not be up to date with the default branch to merge; when it is updated, Consort verifies the release again on a fresh fork of the parent.",
     ),

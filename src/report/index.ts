@@ -4,6 +4,7 @@ export {
   renderCheckRuns,
   renderComment,
   renderFailingCheckRuns,
+  renderGroupCheckRuns,
   renderTamperedCheckRuns,
   renderTamperedComment,
 } from "./render.js";

@@ -237,6 +237,16 @@ export function renderCheckRuns(report: TrackReport): RenderedCheckRun[] {
   return CHECK_NAMES.map((name) => byName[name]);
 }
 
+/** Every check shows one verdict in the same words: a merge group is judged as a whole, not lane by lane. */
+export function renderGroupCheckRuns(
+  conclusion: "success" | "failure",
+  title: string,
+  summary: string,
+  label: string,
+): RenderedCheckRun[] {
+  return CHECK_NAMES.map((name) => run(name, conclusion, title, summary, label));
+}
+
 /** Every check fails with the same reason and buttons: for state or configuration Consort cannot trust. */
 export function renderFailingCheckRuns(
   title: string,

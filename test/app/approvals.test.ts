@@ -368,7 +368,7 @@ describe("deciding the gates that wait for an approval", () => {
     reviewerFacts();
     filesAt(earlier, { [ARTIFACT_PATHS.testList]: snapshot.context.artifacts[ARTIFACT_PATHS.testList]! });
 
-    const [decision] = await decideApprovals(deps(), config, 7, [review(6, "APPROVED", earlier)], snapshot);
+    const [decision] = await decideApprovals(deps(), config, 7, [review(60, "APPROVED", earlier)], snapshot);
 
     expect(decision).toMatchObject({ gate: "test-list", approved: true });
   });

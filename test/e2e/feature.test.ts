@@ -8,6 +8,9 @@ import { postgresUrl } from "../helpers/postgres.js";
 import { expectPassing, stages, summaryOf } from "./support/checks.js";
 import * as F from "./support/feature.js";
 import { LEAD, Scenario, stopOtherMachine } from "./support/scenario.js";
+import { CHECK_NAMES } from "../../src/gates/names.js";
+import { trackIdForBranch } from "../../src/state/index.js";
+import { webhookPayload } from "../helpers/webhooks.js";
 
 /**
  * A whole feature of examples/stockflow through every gate, driven through `probot.receive`:
@@ -44,7 +47,7 @@ const schemaSummary = (s: Scenario) => summaryOf(s.world.checksOn(s.head()).get(
  * The feature from a new branch through every gate, the merge and the promotion, asserting the
  * seven checks after each step. Returns the release's evidence and the promotion's result.
  */
-async function throughEveryGate(s: Scenario, schemaFromStart: boolean) {
+async function throughEveryGate(s: Scenario, schemaFromStart: boolean, via: "merge" | "queue" = "merge") {
   const { CLEAN, DESIGN_APPROVED, LIST_APPROVED, BUILT, RELEASED, DEPLOY_APPROVED, EVERY_CHECK } =
     stages(schemaFromStart);
   await s.createBranch();
@@ -181,7 +184,8 @@ async function throughEveryGate(s: Scenario, schemaFromStart: boolean) {
   expectPassing(s, EVERY_CHECK);
 
   // Merge: the parent's database is migrated, the track's branches deleted.
-  s.world.merge(s.pull!, LEAD);
+  if (via === "queue") await throughMergeQueue(s);
+  else s.world.merge(s.pull!, LEAD);
   await s.deliver("pull_request", {
     ...s.payloadBase,
     action: "closed",
@@ -195,6 +199,32 @@ async function throughEveryGate(s: Scenario, schemaFromStart: boolean) {
   expect(s.snapshot().stage).toBe("done");
   expectPassing(s, EVERY_CHECK);
   return { evidence, promoted };
+}
+
+/**
+ * The PR merges through GitHub's merge queue: the queue pushes its group's branch (never a track),
+ * asks for the required checks on the group's head, and merges only when all seven pass there.
+ */
+async function throughMergeQueue(s: Scenario): Promise<void> {
+  const group = s.world.enqueue(s.pull!, LEAD);
+  await s.deliver("push", {
+    ...webhookPayload("push"),
+    ...s.payloadBase,
+    ref: `refs/heads/${group.branch}`,
+    before: "0".repeat(40),
+    after: group.headSha,
+    created: true,
+    deleted: false,
+    forced: false,
+    commits: [],
+    head_commit: null,
+  });
+  expect(s.world.stateFileText(trackIdForBranch(group.branch))).toBeUndefined();
+  expect(s.world.queueWaitsFor(group)).toEqual([...CHECK_NAMES]);
+  await s.deliver("merge_group", { ...s.payloadBase, ...s.world.mergeGroupPayload(group, "checks_requested") });
+  expect(s.world.queueWaitsFor(group)).toEqual([]);
+  s.world.mergeGroup(group);
+  await s.deliver("merge_group", { ...s.payloadBase, ...s.world.mergeGroupPayload(group, "destroyed", "merged") });
 }
 
 describe("a feature of StockFlow, end to end", () => {
@@ -244,7 +274,8 @@ describe("a feature of StockFlow, end to end", () => {
   test("with the jobs on another machine every check says what it saw there, and no parent is claimed migrated", async () => {
     const s = (scenario = new Scenario({ jobs: "another-machine" }));
     // consort/schema waits (in progress) until the release job brings its diff.
-    const { evidence, promoted } = await throughEveryGate(s, false);
+    // This variant merges through a merge queue.
+    const { evidence, promoted } = await throughEveryGate(s, false, "queue");
     const parent = s.snapshot().context.parentDatabaseBranch;
 
     // The release job rebuilt the parent and the track on its own server and diffed them there.

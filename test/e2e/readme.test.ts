@@ -5,6 +5,9 @@ import type { Command } from "commander";
 import { describe, expect, test } from "vitest";
 import { buildProgram } from "../../src/cli/main.js";
 import { BEGIN, END, README, configReference, fieldComments, withReference } from "../../scripts/docs.js";
+import { checkStates, isPlaceholder } from "../../src/gates/checks.js";
+import { CHECK_NAMES } from "../../src/gates/names.js";
+import { simulatedTrack } from "../handlers/scenario.js";
 
 /** The README a newcomer follows: its generated reference is current, and what it tells you to run exists. */
 
@@ -104,5 +107,36 @@ describe("README.md", () => {
     expect(scripts.start).toBe("tsx src/main.ts");
     expect(scripts.test).toBe("vitest run");
     expect(scripts.docs).toBe("tsx scripts/docs.ts");
+  });
+});
+
+describe("README.md: what a pull request shows", () => {
+  const section = readme.slice(
+    readme.indexOf("- **What a pull request shows.**"),
+    readme.indexOf("- **Merge queues.**"),
+  );
+
+  test("says a check of a lane not reached is not posted, and GitHub lists it as expected, waiting", () => {
+    expect(section).toContain("is not posted, to save writes");
+    expect(section).toContain("*Expected — Waiting for status to be reported*");
+    // The protection table no longer promises a posted check on every head.
+    expect(readme).not.toContain("The seven checks Consort posts on every head of a track.");
+  });
+
+  test("the checks it says a new track's PR shows in the design lane are the ones the app writes there", () => {
+    const lane = /- \*\*Design lane\*\*[^\n]*\n(?: {4}[^\n]*\n)*/.exec(section)?.[0] ?? "";
+    const said = [...lane.matchAll(/`(consort\/[a-z-]+)`/g)].map((m) => m[1]);
+    const written = checkStates(simulatedTrack("feature-readme").snapshot)
+      .filter((check) => !isPlaceholder(check))
+      .map((check) => check.name);
+    expect(said).toEqual(written);
+    expect(lane).toContain("the other six are listed as expected and waiting");
+    expect(CHECK_NAMES.length - written.length).toBe(6);
+  });
+
+  test("says what happens to a fork's pull request and to a merge queue's group", () => {
+    expect(readme).toContain("- **Pull requests from forks** cannot be gated");
+    expect(readme).toContain("Push the branch to the repository");
+    expect(readme).toContain("`gh-readonly-queue/<base>/pr-<n>-<sha>`");
   });
 });

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { webhookPayload } from "../helpers/webhooks.js";
+import { CHECK_NAMES } from "../../src/gates/names.js";
 import { TEST_APP_ID } from "../helpers/github.js";
 import { type Harness, mockInstallationToken, trackRepo } from "./harness.js";
 import { type FakeStateBranch, INSTALLATION_ID } from "./fake-repo.js";
@@ -67,11 +68,24 @@ describe("pull_request opened", () => {
     expect(edit.body).toContain("product-owner");
   });
 
-  it("a PR from a fork is never a track of this repository", async () => {
+  it("a PR from a fork is never a track: every check fails saying why Consort cannot gate it and to push the branch here", async () => {
     const example = webhookPayload("pull_request", "opened");
-    const payload = pullRequestPayload(example, branch, "a".repeat(40));
+    const head = "a".repeat(40);
+    const payload = pullRequestPayload(example, branch, head);
     payload.pull_request.head.repo = { ...payload.pull_request.head.repo, id: 999 };
+    expectChecks(h.github, head);
     await h.receive("pull_request", payload);
-    expect(h.github.requests.filter((r) => !r.path.includes("access_tokens"))).toHaveLength(0);
+    h.github.verify();
+
+    const checks = createdChecks(h.github);
+    expect(Object.keys(checks).sort()).toEqual([...CHECK_NAMES].sort());
+    for (const check of Object.values(checks)) {
+      expect(check.conclusion).toBe("failure");
+      expect(check.output.title).toBe("Pull request from a fork: Consort cannot gate it");
+      expect(check.output.summary).toContain(`push the branch to acme/shop (\`git push origin ${branch}\``);
+    }
+    // Nothing of a track: no config read, no state written.
+    expect(h.github.requests.some((r) => r.path.includes("consort.yml"))).toBe(false);
+    expect(state.head).toBeUndefined();
   });
 });

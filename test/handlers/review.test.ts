@@ -93,6 +93,20 @@ function expectFilesAt(commit: string, files: Record<string, string>) {
   }
 }
 
+/** The gate's files at several commits, each answered by the ref it is read at (any number of reads). */
+function expectFilesAtEach(byCommit: Record<string, Record<string, string>>) {
+  h.github.on(
+    "GET",
+    /\/repos\/acme\/shop\/contents\/\.consort/,
+    (r) => {
+      const path = decodeURIComponent(r.path.slice("/repos/acme/shop/contents/".length));
+      const text = byCommit[r.query.ref ?? ""]?.[path];
+      return text === undefined ? [404, { message: "Not Found" }] : contentFile(path, text);
+    },
+    Infinity,
+  );
+}
+
 const designFiles = () => ({
   [ARTIFACT_PATHS.spec]: sim.context.artifacts[ARTIFACT_PATHS.spec]!,
   [ARTIFACT_PATHS.architecture]: sim.context.artifacts[ARTIFACT_PATHS.architecture]!,
@@ -297,6 +311,97 @@ describe("pull_request_review", () => {
 
     expect(state.head).toBe(before);
     expect(state.state(branch)!.snapshot).toMatchObject({ context: { gates: { design: { status: "approved" } } } });
+  });
+
+  it("an approval counts for the commit its event named: GitHub listing it moved onto the head since opens nothing", async () => {
+    const older = "0123456789".repeat(4);
+    const head = sim.context.head;
+    const before = state.head;
+    expectConfig(h.github, CONFIG);
+    // GitHub moved the review's commit_id onto the head after it was given on `older`.
+    expectReviews(h.github, [{ id: REVIEW_ID, login: "lead-human", state: "APPROVED", commit: head }]);
+    expectFacts("lead-human", "write");
+    expectFilesAtEach({
+      [older]: { ...designFiles(), [ARTIFACT_PATHS.spec]: edited(smallDesign.spec, (j) => delete j.nfrs) },
+      [head]: designFiles(),
+    });
+    expectStickyComment(h.github, branch, head);
+    expectChecks(h.github, head, 1);
+
+    await h.receive("pull_request_review", reviewPayload("submitted", "lead-human", "approved", older));
+    h.github.verify();
+
+    expect(state.head).toBe(before);
+    expect(state.state(branch)!.snapshot).toMatchObject({ context: { gates: { design: { status: "pending" } } } });
+    expect((h.github.calls("POST", "/repos/acme/shop/issues/7/comments")[0]!.body as { body: string }).body).toContain(
+      `the review is on ${older.slice(0, 7)}`,
+    );
+  });
+
+  it("a counted approval stays bound to its commit: GitHub moving it past a frozen-file change never re-approves the gate", async () => {
+    seedDesignApproved();
+    const approvedOn = sim.context.head;
+    // A person reopens the design; the architect changes it: the gate waits at a new hash, and the
+    // review that approved the old design still stands on GitHub.
+    sim.expectAccepted(
+      sim.send({
+        type: "renegotiate",
+        at: "2026-03-01T10:30:00.000Z",
+        by: "lead-human",
+        scope: "design",
+        from: "architecture",
+        reason: "the design changes",
+      }),
+    );
+    const architecture = edited(smallDesign.architecture, (j) => {
+      j.modules[0].responsibility = "POST /stock only: the design changed";
+    });
+    sim.expectAccepted(sim.push({ role: "architect", files: { [ARTIFACT_PATHS.architecture]: architecture } }));
+    if (sim.stage !== "design-gate")
+      sim.expectAccepted(sim.push({ role: "dba", files: { [ARTIFACT_PATHS.dbDesign]: smallDesign.dbDesign } }));
+    expect(sim.stage).toBe("design-gate");
+    state.seed(stateOf(branch, sim.snapshot));
+    const before = state.head;
+    const head = sim.context.head;
+    expectConfig(h.github, CONFIG);
+    // GitHub moved the old approval onto the new head; another reviewer (no approver) approves there.
+    expectReviews(h.github, [
+      { id: REVIEW_ID, login: "lead-human", state: "APPROVED", commit: head },
+      { id: REVIEW_ID + 1, login: "someone", state: "APPROVED", commit: head, submittedAt: "2026-03-01T11:30:00Z" },
+    ]);
+    h.github.on(
+      "GET",
+      /\/repos\/acme\/shop\/collaborators\/[^/]+\/permission$/,
+      (r) => {
+        const user = decodeURIComponent(r.path.split("/").at(-2)!);
+        return [200, { permission: "write", role_name: "write", user: { login: user } }];
+      },
+      Infinity,
+    );
+    h.github.on("GET", "/repos/acme/shop/pulls/7/commits", [
+      200,
+      ["po-bot[bot]", "arch-bot[bot]"].map((login, i) => ({ sha: `${i}`.repeat(40), author: { login } })),
+    ]);
+    expectFilesAtEach({
+      [approvedOn]: { ...designFiles(), [ARTIFACT_PATHS.architecture]: smallDesign.architecture },
+      [head]: designFiles(),
+    });
+    h.github.on(
+      "GET",
+      "/repos/acme/shop/pulls",
+      [200, [{ number: 7, base: { ref: "main" }, head: { ref: branch, sha: head } }]],
+      Infinity,
+    );
+    h.github.on("GET", "/repos/acme/shop/issues/7/comments", [200, []], Infinity);
+    h.github.on("POST", "/repos/acme/shop/issues/7/comments", [201, { id: 77, body: "" }], Infinity);
+    expectChecks(h.github, head);
+
+    const payload = reviewPayload("submitted", "someone", "approved", head);
+    payload.review.id = REVIEW_ID + 1;
+    await h.receive("pull_request_review", payload);
+
+    expect(state.state(branch)!.snapshot).toMatchObject({ context: { gates: { design: { status: "pending" } } } });
+    expect(state.head).toBe(before);
   });
 
   it("an approval delivered again after GitHub lists the review as dismissed approves nothing", async () => {

@@ -16,6 +16,7 @@ import {
   stateOf,
 } from "./scenario.js";
 import type { TrackSnapshot } from "../../src/orchestrator/types.js";
+import { trackIdForBranch } from "../../src/state/index.js";
 
 let h: Harness;
 let state: FakeStateBranch;
@@ -65,6 +66,33 @@ describe("tearing a track down", () => {
     expect(state.state(branch)!.snapshot).toMatchObject({
       stage: "abandoned",
       context: { ended: { reason: `branch ${branch} was deleted` } },
+    });
+  });
+
+  it("merge_group.destroyed ends the track an older version took a merge queue's branch for, and deletes its database branch", async () => {
+    const snapshot = await liveTrack();
+    const queue = `gh-readonly-queue/main/pr-7-${commitSha("main-tip")}`;
+    const trackId = trackIdForBranch(queue);
+    state.seed({ ...stateOf(branch, snapshot), trackId, branch: queue });
+    mockInstallationToken(h.github, INSTALLATION_ID);
+    expectConfig(h.github, db.configYaml);
+    expectChecks(h.github, snapshot.context.head);
+    h.github.on("GET", "/repos/acme/shop/pulls", [200, []]);
+    const example = webhookPayload("merge_group", "checks_requested");
+    const payload = inRepo({
+      ...example,
+      action: "destroyed",
+      reason: "merged",
+      merge_group: { ...example.merge_group, head_ref: `refs/heads/${queue}`, base_ref: "refs/heads/main" },
+    });
+
+    await h.receive("merge_group", payload);
+    h.github.verify();
+
+    expect(await db.branchExists(branch)).toBe(false);
+    expect(state.state(trackId)!.snapshot).toMatchObject({
+      stage: "abandoned",
+      context: { ended: { reason: `branch ${queue} was deleted` } },
     });
   });
 

@@ -1,6 +1,7 @@
 import { zipSync, strToU8 } from "fflate";
 import nock from "nock";
 import { contentsBody, GitHubMock, TEST_APP_ID, type RecordedRequest } from "../../helpers/github.js";
+import { CHECK_NAMES } from "../../../src/gates/names.js";
 import type { GitIdentity, GitRepo } from "./git-repo.js";
 
 /**
@@ -64,6 +65,15 @@ export interface Pull {
   state: "open" | "closed";
   merged: boolean;
   merge_commit_sha: string | null;
+}
+
+/** A merge queue's group for one PR (GitHub's merge_group: head and base sha and ref). */
+export interface MergeGroup {
+  pull: number;
+  branch: string;
+  headSha: string;
+  baseSha: string;
+  baseRef: string;
 }
 
 export interface Dispatch {
@@ -358,7 +368,7 @@ export class GitHubWorld {
       merged: pull.merged,
       merge_commit_sha: pull.merge_commit_sha,
       user: { login: pull.author, id: idOf(pull.author), type: "User" },
-      head: { ref: pull.head, sha: headSha, repo: { id: this.repositoryId } },
+      head: { ref: pull.head, sha: headSha, repo: { id: this.repositoryId, full_name: this.fullName } },
       base: { ref: pull.base, sha: this.git.branchHead(pull.base)! },
     };
   }
@@ -493,6 +503,87 @@ export class GitHubWorld {
     return merge;
   }
 
+  /**
+   * Queue a PR as GitHub's merge queue does: a group built on `gh-readonly-queue/<base>/pr-<n>-<sha>`
+   * (`sha` the base it was built on), its head a merge commit of the PR onto that base, as the
+   * "Merge commit" method makes it. The scenario then delivers the branch's push and
+   * `merge_group.checks_requested`.
+   */
+  enqueue(pull: Pull, by: string): MergeGroup {
+    const head = this.git.branchHead(pull.head)!;
+    const base = this.git.branchHead(pull.base)!;
+    const group = this.git.writeCommit(
+      this.git.commitInfo(head)!.tree,
+      [base, head],
+      `Merge pull request #${pull.number} from ${this.owner}/${pull.head}\n`,
+      { name: by, email: `${by}@users.noreply.github.com` },
+      { name: "GitHub", email: "noreply@github.com" },
+    );
+    this.signed.add(group);
+    const branch = `gh-readonly-queue/${pull.base}/pr-${pull.number}-${base}`;
+    this.git.setBranch(branch, group);
+    return { pull: pull.number, branch, headSha: group, baseSha: base, baseRef: pull.base };
+  }
+
+  /**
+   * The required checks the group still lacks: the queue merges only when each passes on the
+   * group's head (the required status checks of the rulesets that apply, or Consort's seven).
+   */
+  queueWaitsFor(group: MergeGroup): string[] {
+    const required = this.requiredChecks();
+    const passed = this.checksOn(group.headSha);
+    return required.filter((name) => passed.get(name)?.conclusion !== "success");
+  }
+
+  /** The queue merges the group: the base moves to its head, the PR closes merged, the queue branch goes. */
+  mergeGroup(group: MergeGroup): void {
+    const waiting = this.queueWaitsFor(group);
+    if (waiting.length > 0) throw new Error(`the merge queue waits for ${waiting.join(", ")} on ${group.headSha}`);
+    this.git.setBranch(group.baseRef, group.headSha, group.baseSha);
+    this.git.deleteBranch(group.branch);
+    const pull = this.pulls.find((p) => p.number === group.pull)!;
+    pull.state = "closed";
+    pull.merged = true;
+    pull.merge_commit_sha = group.headSha;
+  }
+
+  /** A `merge_group` payload (GitHub's webhook schema: `merge_group` with head/base sha and ref; `reason` when destroyed). */
+  mergeGroupPayload(
+    group: MergeGroup,
+    action: "checks_requested" | "destroyed",
+    reason?: string,
+  ): Record<string, unknown> {
+    const info = this.git.commitInfo(group.headSha)!;
+    return {
+      action,
+      ...(reason ? { reason } : {}),
+      merge_group: {
+        head_sha: group.headSha,
+        head_ref: `refs/heads/${group.branch}`,
+        base_sha: group.baseSha,
+        base_ref: `refs/heads/${group.baseRef}`,
+        head_commit: {
+          id: group.headSha,
+          tree_id: info.tree,
+          message: info.message,
+          timestamp: info.author.date,
+          author: { name: info.author.name, email: info.author.email },
+          committer: { name: (info.committer ?? info.author).name, email: (info.committer ?? info.author).email },
+        },
+      },
+    };
+  }
+
+  /** The check names branch protection requires: from the rulesets' required status checks, else Consort's seven. */
+  private requiredChecks(): string[] {
+    const contexts = (this.rulesets as Array<{ rules?: Array<{ type: string; parameters?: any }> }>) // eslint-disable-line @typescript-eslint/no-explicit-any
+      .flatMap((r) => r.rules ?? [])
+      .filter((rule) => rule.type === "required_status_checks")
+      .flatMap((rule) => (rule.parameters?.required_status_checks ?? []) as Array<{ context: string }>)
+      .map((c) => c.context);
+    return contexts.length > 0 ? [...new Set(contexts)] : [...CHECK_NAMES];
+  }
+
   /** A run of `path` that nobody asked the app to dispatch (e.g. someone ran the workflow by hand). */
   addRun(
     run: Omit<WorkflowRun, "artifacts" | "status" | "conclusion">,
@@ -618,6 +709,15 @@ export class GitHubWorld {
 
     // Git data
     if ((m = /^GET \/git\/ref\/(.+)$/.exec(route))) return this.getRef(decodeURIComponent(m[1]!));
+    if ((m = /^GET \/git\/matching-refs\/(.+)$/.exec(route))) {
+      // Every branch whose ref starts with the given one, as GitHub lists them (an empty list for none).
+      const prefix = `refs/${decodeURIComponent(m[1]!)}`;
+      const matching = this.git
+        .saveRefs()
+        .filter(([branch]) => `refs/heads/${branch}`.startsWith(prefix))
+        .map(([branch, sha]) => this.refJson(`refs/heads/${branch}`, sha));
+      return [200, matching];
+    }
     if ((m = /^GET \/git\/commits\/([0-9a-f]{40})$/.exec(route))) return this.getCommit(m[1]!);
     if ((m = /^GET \/git\/trees\/([0-9a-f]{40})$/.exec(route)))
       return this.getTree(m[1]!, request.query.recursive !== undefined);
