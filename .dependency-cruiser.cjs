@@ -185,7 +185,6 @@ const EXCEPTIONS = [
       "src/orchestrator/context.ts",
     ],
     "src/tools/track-tools.ts": ["src/orchestrator/schema.ts"],
-    "src/tools/validate-artifacts.ts": ["src/cycle/workspace.ts"],
   }),
 ];
 
