@@ -71,7 +71,7 @@ const EXCEPTIONS = [
   ),
   ...edges("floor-core", {
     "src/config/consort-config.ts": ["src/cycle/junit/types.ts"],
-    "src/gates/freeze.ts": ["src/cycle/runners.ts"],
+    "src/gates/runner-reach.ts": ["src/cycle/runners.ts"],
     "src/gates/runner-deps.ts": ["src/cycle/runners.ts"],
     "src/orchestrator/next-action.ts": ["src/substrate/placement.ts"],
     "src/orchestrator/schema.ts": ["src/cycle/request.ts", "src/deploy/schemas.ts"],
@@ -82,7 +82,7 @@ const EXCEPTIONS = [
     "src/config/consort-config.ts": ["src/cycle/junit/types.ts"],
     "src/gates/approval.ts": ["src/orchestrator/types.ts"],
     "src/gates/checks.ts": ["src/orchestrator/context.ts", "src/orchestrator/types.ts"],
-    "src/gates/freeze.ts": ["src/cycle/runners.ts"],
+    "src/gates/runner-reach.ts": ["src/cycle/runners.ts"],
     "src/gates/runner-deps.ts": ["src/cycle/runners.ts"],
     "src/gates/withdrawal.ts": ["src/orchestrator/types.ts"],
     "src/orchestrator/next-action.ts": ["src/substrate/placement.ts"],
