@@ -78,7 +78,7 @@ const EXCEPTIONS = [
     "src/orchestrator/types.ts": ["src/cycle/request.ts"],
   }),
   ...edges("through-the-index", {
-    "src/artifacts/validate.ts": ["src/orchestrator/types.ts"],
+    "src/artifacts/checks.ts": ["src/orchestrator/types.ts"],
     "src/config/consort-config.ts": ["src/cycle/junit/types.ts"],
     "src/gates/approval.ts": ["src/orchestrator/types.ts"],
     "src/gates/checks.ts": ["src/orchestrator/context.ts", "src/orchestrator/types.ts"],
