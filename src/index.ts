@@ -6,6 +6,8 @@ import { loadEnv } from "./config/env.js";
 import { appLoginOnce } from "./github/app-login.js";
 import type { AppServices } from "./app/services.js";
 import { route } from "./app/wire.js";
+import { appStoreOnce } from "./app-store/app-store.js";
+import { seenSequencesIn } from "./state/index.js";
 import { createProvider } from "./substrate/create-provider.js";
 import { handleCheckRun } from "./handlers/check-run.js";
 import { handleCheckSuite } from "./handlers/check-suite.js";
@@ -125,6 +127,11 @@ export function servicesFromEnv(): AppServices {
     clock: () => new Date(),
     openProvider: (database) => createProvider(database),
     stateSequences: new Map(),
+    // Versions seen are kept in the app's own database, and consort/state must keep its ruleset (issue #30).
+    seenSequences: seenSequencesIn(
+      appStoreOnce({ ...env, CONSORT_EMBEDDED_POSTGRES: process.env.CONSORT_EMBEDDED_POSTGRES }),
+    ),
+    protectedStateBranch: true,
     stateBlobs: new Map(),
     stickyComments: new Map(),
     configReads: new Map(),

@@ -1,5 +1,6 @@
 import type { DatabaseConfig } from "../config/consort-config.js";
 import type { ConfigReads } from "../config/load.js";
+import type { SeenSequences } from "../state/index.js";
 import type { BranchProvider } from "../substrate/index.js";
 import type { z } from "zod";
 import type { GitHub, Log } from "./github.js";
@@ -22,6 +23,13 @@ export interface AppServices {
   openProvider: (database: z.infer<typeof DatabaseConfig>) => Promise<BranchProvider>;
   /** The newest state-file version this process read or wrote per track: an older one is refused as rolled back. */
   stateSequences?: Map<string, number>;
+  /**
+   * The same memory in the app's own database (src/app-store): given, it replaces `stateSequences`,
+   * so a restarted process or another replica refuses a rollback too.
+   */
+  seenSequences?: SeenSequences;
+  /** Given true, consort/state's ruleset must be in force before the app reads or writes the branch (src/protect/state-rules.ts). */
+  protectedStateBranch?: boolean;
   /**
    * The app's bot login (`<slug>[bot]`), the author of every commit it writes on consort/state:
    * given, a tip of that branch the app did not write is refused (src/state/tip.ts). Asked of

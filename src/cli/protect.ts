@@ -2,7 +2,15 @@ import type { Command } from "commander";
 import { z } from "zod";
 import { formatZodError } from "../config/zod-error.js";
 import { clientFromEnv, GitHubSetupError, resolveRepository } from "../github/env-client.js";
-import { DEFAULT_APPROVALS, formatPlan, protectRepository, ProtectError } from "../protect/index.js";
+import {
+  DEFAULT_APPROVALS,
+  formatPlan,
+  missingStateBranchRules,
+  protectRepository,
+  ProtectError,
+  STATE_BRANCH_RULES,
+  unprotectedStateBranch,
+} from "../protect/index.js";
 import { CliError, printResult, progress } from "./output.js";
 
 /**
@@ -22,6 +30,7 @@ const Options = z.object({
     .min(1, "--approvals must be at least 1: a gate needs a person")
     .max(10, "--approvals must be at most 10 (GitHub's limit)"),
   dryRun: z.boolean().default(false),
+  check: z.boolean().default(false),
   json: z.boolean().default(false),
 });
 
@@ -35,6 +44,10 @@ export function registerProtectCommands(program: Command): void {
     .option("--app-id <id>", "the Consort GitHub App's id (default: CONSORT_APP_ID or APP_ID)")
     .option("--approvals <n>", "approving reviews a merge needs", String(DEFAULT_APPROVALS))
     .option("--dry-run", "print the difference; change nothing")
+    .option(
+      "--check",
+      "print the difference and whether consort/state's rules are in force (as the app checks before every write); change nothing; exit 1 when they are not",
+    )
     .option("--json", "print the plan as JSON")
     .addHelpText("after", "\nAuth: GITHUB_TOKEN with the repository's Administration: write permission.")
     .action(async (raw: Record<string, unknown>) => {
@@ -57,17 +70,31 @@ export function registerProtectCommands(program: Command): void {
           owner,
           repo,
           settings: { appId: options.appId, approvals: options.approvals },
-          dryRun: options.dryRun,
+          dryRun: options.dryRun || options.check,
           progress: progress({}),
         });
-        const json = { ...result, rulesets: result.rulesets.map(({ body: _body, ...plan }) => plan) };
+        const missing = options.check ? await missingStateBranchRules(octokit, owner, repo) : undefined;
+        const stateBranch = missing && { protected: missing.length === 0, missing };
+        const json = {
+          ...result,
+          rulesets: result.rulesets.map(({ body: _body, ...plan }) => plan),
+          ...(stateBranch ? { stateBranch } : {}),
+        };
         printResult(options, json, () =>
           [
             `${result.repository}, app ${result.appId}${result.dryRun ? " (dry run: nothing written)" : ""}`,
             "",
             formatPlan(result.rulesets),
+            ...(missing?.length === 0
+              ? ["", `consort/state: protected (${STATE_BRANCH_RULES.join(", ")} in force)`]
+              : []),
           ].join("\n"),
         );
+        if (missing && missing.length > 0)
+          throw new CliError(
+            unprotectedStateBranch(result.repository, missing),
+            `consort protect --repo ${result.repository} --app-id ${options.appId}`,
+          );
       } catch (error) {
         if (error instanceof ProtectError || error instanceof GitHubSetupError)
           throw new CliError(error.message, error.hint);

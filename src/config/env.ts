@@ -36,6 +36,8 @@ export const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(1).max(65535).default(3000),
   HOST: z.string().default("localhost"),
   LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal"]).default("info"),
+  /** The app's own Postgres database (src/app-store); by default a database on the embedded server. */
+  DATABASE_URL: optionalText.pipe(z.url({ protocol: /^postgres(ql)?$/ }).optional()),
   /** Where the embedded Postgres keeps its data when the `local` provider is used. */
   CONSORT_DATA_DIR: optionalText,
   /** The app's OAuth client id and secret (Probot's setup writes both): the board's sign-in with GitHub. */

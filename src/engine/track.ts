@@ -17,6 +17,7 @@ import {
 import { failAllChecks, failTampered } from "../app/checks.js";
 import type { Log, RepoContext, GitHub } from "../app/github.js";
 import { projectState } from "./projection.js";
+import { guardStateStore } from "./state-guard.js";
 import { recordRequestDigests } from "./requests.js";
 import { overdueEvent } from "./timeout.js";
 import type { AppServices } from "../app/services.js";
@@ -47,17 +48,23 @@ export type AdvanceOutcome =
 export type Decide = (snapshot: TrackSnapshot, state: TrackState) => TrackEvent[] | undefined;
 
 export function stateStoreFor(deps: Pick<EngineDeps, "octokit" | "services" | "repo">): StateStore {
-  const store = createStateStore({
-    octokit: deps.octokit,
-    owner: deps.repo.owner,
-    repo: deps.repo.repo,
-    key: deps.services.stateKey,
-    ...(deps.services.previousStateKeys ? { previousKeys: deps.services.previousStateKeys } : {}),
-    clock: deps.services.clock,
-    ...(deps.services.stateSequences ? { sequences: deps.services.stateSequences } : {}),
-    ...(deps.services.appLogin ? { writer: deps.services.appLogin } : {}),
-    ...(deps.services.stateBlobs ? { blobTexts: deps.services.stateBlobs } : {}),
-  });
+  // With the app's database to remember versions in, each store starts from it (see state-guard.ts).
+  const sequences = deps.services.seenSequences ? new Map<string, number>() : deps.services.stateSequences;
+  const store = guardStateStore(
+    createStateStore({
+      octokit: deps.octokit,
+      owner: deps.repo.owner,
+      repo: deps.repo.repo,
+      key: deps.services.stateKey,
+      ...(deps.services.previousStateKeys ? { previousKeys: deps.services.previousStateKeys } : {}),
+      clock: deps.services.clock,
+      ...(sequences ? { sequences } : {}),
+      ...(deps.services.appLogin ? { writer: deps.services.appLogin } : {}),
+      ...(deps.services.stateBlobs ? { blobTexts: deps.services.stateBlobs } : {}),
+    }),
+    deps,
+    sequences,
+  );
   const written = deps.services.onStateWritten;
   if (!written) return store;
   const repository = `${deps.repo.owner}/${deps.repo.repo}`;

@@ -3,3 +3,4 @@ export * from "./errors.js";
 export { sealState, openStateFile, serialiseStateFile, unsealed, checkStateFile, keyIdOf } from "./seal.js";
 export { createStateStore, type StateStore } from "./store.js";
 export { assertCanReseal, ResealDeniedError } from "./reseal.js";
+export { seenSequencesIn, type SeenSequences } from "./seen-sequences.js";

@@ -1,5 +1,6 @@
 import { createHash, createHmac } from "node:crypto";
-import pg from "pg";
+import type pg from "pg";
+import { adminSessionIn } from "./admin-session.js";
 import { ident, literal } from "./sql.js";
 
 /**
@@ -66,9 +67,12 @@ async function grantUnderLock(
 }
 
 /**
- * Inside the branch's database (connected as the admin), give the role every object a parent's
- * migrations or the seed made (a fork copies their owners): schemas, tables, views, sequences
- * that no table owns, routines and types, leaving the system's and extensions' alone.
+ * Inside the branch's database (connected as the admin, see admin-session.ts), give the role every
+ * object a parent's migrations or the seed made (a fork copies their owners): schemas, tables,
+ * views, sequences that no table owns, routines and types, leaving the system's and extensions'
+ * alone, and the functions event triggers run (whoever owned one could make every superuser's DDL
+ * run its code). Every name is qualified; operators resolve through the session's search_path,
+ * which is pg_catalog alone.
  */
 const OWN_EVERYTHING = (role: string) => `
 DO $consort$
@@ -77,53 +81,76 @@ DECLARE
   item record;
 BEGIN
   FOR item IN
-    SELECT n.nspname FROM pg_namespace n
+    SELECT n.nspname FROM pg_catalog.pg_namespace n
     WHERE n.nspname NOT LIKE 'pg\\_%' AND n.nspname <> 'information_schema'
-      AND n.nspowner <> 'pg_database_owner'::regrole
-      AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.objid = n.oid AND d.deptype = 'e')
+      AND n.nspowner <> 'pg_database_owner'::pg_catalog.regrole
+      AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d WHERE d.objid = n.oid AND d.deptype = 'e')
   LOOP
-    EXECUTE format('ALTER SCHEMA %I OWNER TO %I', item.nspname, target);
+    EXECUTE pg_catalog.format('ALTER SCHEMA %I OWNER TO %I', item.nspname, target);
   END LOOP;
   FOR item IN
-    SELECT c.oid::regclass AS rel, c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+    SELECT c.oid::pg_catalog.regclass AS rel, c.relkind
+    FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
     WHERE n.nspname NOT LIKE 'pg\\_%' AND n.nspname <> 'information_schema'
       AND c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f')
       AND NOT EXISTS (
-        SELECT 1 FROM pg_depend d
-        WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype IN ('a', 'i', 'e'))
+        SELECT 1 FROM pg_catalog.pg_depend d
+        WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.objid = c.oid AND d.deptype IN ('a', 'i', 'e'))
   LOOP
-    EXECUTE format('ALTER %s %s OWNER TO %I',
+    EXECUTE pg_catalog.format('ALTER %s %s OWNER TO %I',
       CASE item.relkind WHEN 'S' THEN 'SEQUENCE' WHEN 'v' THEN 'VIEW' WHEN 'm' THEN 'MATERIALIZED VIEW'
         WHEN 'f' THEN 'FOREIGN TABLE' ELSE 'TABLE' END,
       item.rel, target);
   END LOOP;
   FOR item IN
-    SELECT p.oid::regprocedure AS routine FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+    SELECT p.oid::pg_catalog.regprocedure AS routine
+    FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
     WHERE n.nspname NOT LIKE 'pg\\_%' AND n.nspname <> 'information_schema'
-      AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.objid = p.oid AND d.deptype = 'e')
+      AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d WHERE d.objid = p.oid AND d.deptype = 'e')
+      AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_event_trigger e WHERE e.evtfoid = p.oid)
   LOOP
-    EXECUTE format('ALTER ROUTINE %s OWNER TO %I', item.routine, target);
+    EXECUTE pg_catalog.format('ALTER ROUTINE %s OWNER TO %I', item.routine, target);
   END LOOP;
   FOR item IN
-    SELECT t.oid::regtype AS type FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+    SELECT t.oid::pg_catalog.regtype AS type
+    FROM pg_catalog.pg_type t JOIN pg_catalog.pg_namespace n ON n.oid = t.typnamespace
     WHERE n.nspname NOT LIKE 'pg\\_%' AND n.nspname <> 'information_schema'
       AND (t.typtype IN ('e', 'd', 'r', 'm')
-        OR (t.typtype = 'c' AND (SELECT c.relkind FROM pg_class c WHERE c.oid = t.typrelid) = 'c'))
-      AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.objid = t.oid AND d.deptype IN ('e', 'i'))
+        OR (t.typtype = 'c' AND (SELECT c.relkind FROM pg_catalog.pg_class c WHERE c.oid = t.typrelid) = 'c'))
+      AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d WHERE d.objid = t.oid AND d.deptype IN ('e', 'i'))
   LOOP
-    EXECUTE format('ALTER TYPE %s OWNER TO %I', item.type, target);
+    EXECUTE pg_catalog.format('ALTER TYPE %s OWNER TO %I', item.type, target);
   END LOOP;
 END
 $consort$`;
 
-/** Run OWN_EVERYTHING in `database`, reached with the admin URL. */
+/**
+ * Inside the branch's database, take from PUBLIC the catalogs, views and functions that name other
+ * databases: pg_database and the database comments (which hold each branch's parent), the
+ * statistics and activity views that join them, and the functions that describe any object by its
+ * id. The privileges of a shared catalog are kept per database, so this closes them here only, for
+ * every login but the admin's; forks copy it. Whether a name exists can still be probed by
+ * guessing it (has_database_privilege answers false or "does not exist"); nothing lists them.
+ */
+const HIDE_OTHER_DATABASES = `
+REVOKE SELECT ON pg_catalog.pg_database, pg_catalog.pg_shdescription, pg_catalog.pg_stat_database,
+  pg_catalog.pg_stat_database_conflicts, pg_catalog.pg_stat_activity, pg_catalog.pg_replication_slots,
+  pg_catalog.pg_prepared_xacts, pg_catalog.pg_stat_progress_vacuum, pg_catalog.pg_stat_progress_analyze,
+  pg_catalog.pg_stat_progress_create_index, pg_catalog.pg_stat_progress_cluster,
+  pg_catalog.pg_stat_progress_basebackup, pg_catalog.pg_stat_progress_copy FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION pg_catalog.pg_describe_object(oid, oid, integer),
+  pg_catalog.pg_identify_object(oid, oid, integer), pg_catalog.pg_identify_object_as_address(oid, oid, integer),
+  pg_catalog.pg_database_size(oid), pg_catalog.pg_database_size(name) FROM PUBLIC`;
+
+/**
+ * Run OWN_EVERYTHING and HIDE_OTHER_DATABASES in `database`, in an admin session that runs nothing
+ * the track defined.
+ */
 export async function ownEverything(adminUrl: string, database: string, role: string): Promise<void> {
-  const url = new URL(adminUrl);
-  url.pathname = `/${encodeURIComponent(database)}`;
-  const client = new pg.Client({ connectionString: url.toString(), application_name: "consort-substrate" });
-  await client.connect();
+  const client = await adminSessionIn(adminUrl, database);
   try {
     await client.query(OWN_EVERYTHING(role));
+    await client.query(HIDE_OTHER_DATABASES);
   } finally {
     await client.end();
   }

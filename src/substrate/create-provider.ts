@@ -1,5 +1,6 @@
 import pg from "pg";
 import { localUrlEnv, type ConsortConfig } from "../config/consort-config.js";
+import { adminConfig } from "./admin-session.js";
 import { LOCAL_ROOT_DATABASE, ensureLocalServer, resolveLocalDataDir } from "./local-server.js";
 import { describeServer, toSubstrateError } from "./pg-errors.js";
 import { PostgresBranchProvider } from "./postgres-provider.js";
@@ -119,12 +120,12 @@ function postgresUrlFrom(env: NodeJS.ProcessEnv, urlEnv: string): string {
 
 async function checkCanCreateDatabases(adminUrl: string): Promise<void> {
   const server = describeServer(adminUrl);
-  const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 10_000 });
+  const client = new pg.Client({ ...adminConfig(adminUrl), connectionTimeoutMillis: 10_000 });
   client.on("error", () => {});
   try {
     await client.connect();
     const row = await client.query<{ ok: boolean; version: number }>(
-      "SELECT (rolcreatedb OR rolsuper) AS ok, current_setting('server_version_num')::int AS version FROM pg_roles WHERE rolname = current_user",
+      "SELECT (rolcreatedb OR rolsuper) AS ok, pg_catalog.current_setting('server_version_num')::int AS version FROM pg_catalog.pg_roles WHERE rolname = CURRENT_USER",
     );
     const first = row.rows[0];
     if (!first?.ok) {

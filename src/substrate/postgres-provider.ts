@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
+import { adminConfig } from "./admin-session.js";
 import { branchRoleName, branchRolePassword, branchRoleUrl, grantBranchRole, ownEverything } from "./branch-role.js";
 import { BRANCH_ID_PATTERN } from "./names.js";
 import { describeServer, toSubstrateError } from "./pg-errors.js";
@@ -109,7 +110,8 @@ export class PostgresBranchProvider implements BranchProvider {
   }
 
   private makePool(): pg.Pool {
-    const pool = new pg.Pool({ connectionString: this.adminUrl, max: 24, application_name: "consort-substrate" });
+    // The admin's own database may be a branch (an admin URL naming the root): see admin-session.ts.
+    const pool = new pg.Pool({ ...adminConfig(this.adminUrl), max: 24, application_name: "consort-substrate" });
     // A client that loses its server, idle or checked out, must not crash the process: the
     // statement it runs fails (and with it that one call), and the next call connects again.
     pool.on("error", () => {});
@@ -401,7 +403,14 @@ export class PostgresBranchProvider implements BranchProvider {
       const rootDatabases = [...(await readCatalog(client)).values()]
         .filter((e) => e.record?.root === this.root || e.baseOf !== undefined || e.spareOf !== undefined)
         .map((e) => e.datname);
-      await grantBranchRole(client, { role, password, database: name, rootDatabases: [this.root, ...rootDatabases] });
+      // The databases every server has are shut too: a branch's login reaches its own alone.
+      const everyServers = ["postgres", "template1", decodeURIComponent(new URL(this.adminUrl).pathname.slice(1))];
+      await grantBranchRole(client, {
+        role,
+        password,
+        database: name,
+        rootDatabases: [this.root, ...rootDatabases, ...everyServers.filter(Boolean)],
+      });
     });
     await ownEverything(this.adminUrl, name, role);
     return branchRoleUrl(this.adminUrl, name, role, password);

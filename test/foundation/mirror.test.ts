@@ -4,8 +4,9 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
 // test/ mirrors src/: a test for src/X/y.ts lives under test/X/. These folders hold tests of the whole
-// app, of the harness, or shared helpers and data, so they name no folder of src/.
-const NOT_MIRRORED = new Set(["e2e", "security", "setup", "helpers", "support", "fixtures", "foundation"]);
+// app, of the harness, or shared helpers and data, so they name no folder of src/; test/scripts/
+// mirrors the repository's own scripts/ (the build and the schema writer), which are not src/.
+const NOT_MIRRORED = new Set(["e2e", "security", "setup", "helpers", "support", "fixtures", "foundation", "scripts"]);
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 

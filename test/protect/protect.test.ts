@@ -1,6 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { runCli } from "../../src/cli/main.js";
-import { DEFAULT_BRANCH_RULESET, protectRepository, STATE_BRANCH_RULESET } from "../../src/protect/index.js";
+import {
+  DEFAULT_BRANCH_RULESET,
+  protectRepository,
+  STATE_BRANCH_RULESET,
+  unprotectedStateBranch,
+} from "../../src/protect/index.js";
 import { GitHubMock, TEST_APP_ID } from "../helpers/github.js";
 import { octokit } from "../state/helpers.js";
 
@@ -231,6 +236,58 @@ describe("consort protect", () => {
       path: "rules[pull_request].parameters.required_approving_review_count",
       to: 2,
     });
+  });
+
+  /** What `GET /repos/acme/shop/rules/branches/consort%2Fstate` answers: the rules in force, each with its ruleset. */
+  const rulesOnState = (types: string[]) =>
+    types.map((type) => ({ type, ruleset_source_type: "Repository", ruleset_source: "acme/shop", ruleset_id: 43 }));
+  const STATE_RULES = /^\/repos\/acme\/shop\/rules\/branches\/consort(%2F|\/)state$/;
+
+  /** `consort protect --check` on acme/shop: its exit code, what it printed and what it said on stderr. */
+  async function check(): Promise<{ code: number; out: string; err: string }> {
+    vi.stubEnv("GITHUB_TOKEN", "ghp_test");
+    const out: string[] = [];
+    const err: string[] = [];
+    vi.spyOn(process.stdout, "write").mockImplementation((chunk) => (out.push(String(chunk)), true));
+    vi.spyOn(process.stderr, "write").mockImplementation((chunk) => (err.push(String(chunk)), true));
+    const code = await runCli([
+      "node",
+      "consort",
+      "protect",
+      "--repo",
+      "acme/shop",
+      "--app-id",
+      String(TEST_APP_ID),
+      "--check",
+    ]);
+    return { code, out: out.join(""), err: err.join("") };
+  }
+
+  it("--check says consort/state is protected when its rules are in force, and writes nothing", async () => {
+    github
+      .on("GET", LIST, [200, [listed(43, STATE_BRANCH_RULESET)]])
+      .on("GET", `${LIST}/43`, [200, stored(43, stateBranchBody())])
+      .on("GET", STATE_RULES, [200, rulesOnState(["creation", "update", "non_fast_forward", "deletion"])]);
+
+    const { code, out } = await check();
+
+    github.verify();
+    expect(code).toBe(0);
+    expect(github.requests.every((r) => r.method === "GET")).toBe(true);
+    expect(out).toContain("consort/state: protected (creation, update, non_fast_forward, deletion in force)");
+  });
+
+  it("--check exits 1 and says how to restore consort/state's ruleset when its rules are gone", async () => {
+    github.on("GET", LIST, [200, []]).on("GET", STATE_RULES, [200, rulesOnState(["non_fast_forward"])]);
+
+    const { code, err } = await check();
+
+    github.verify();
+    expect(code).toBe(1);
+    expect(github.requests.every((r) => r.method === "GET")).toBe(true);
+    expect(err).toContain(
+      `consort: ${unprotectedStateBranch("acme/shop", ["creation", "update", "deletion"])}\n  → consort protect --repo acme/shop --app-id ${TEST_APP_ID}`,
+    );
   });
 
   it("says which permission is missing when GitHub refuses, and writes nothing", async () => {

@@ -381,6 +381,31 @@ export class GitHubWorld {
     });
   }
 
+  /** The active rules on `branch`, as `GET /repos/{o}/{r}/rules/branches/{branch}` lists them (whether or not it exists). */
+  rulesOn(branch: string): unknown[] {
+    return this.rulesets.flatMap((ruleset) => {
+      const r = ruleset as {
+        id: number;
+        enforcement?: string;
+        conditions?: { ref_name?: { include?: string[]; exclude?: string[] } };
+        rules?: Array<{ type: string; parameters?: Record<string, unknown> }>;
+      };
+      const matches = (pattern: string) =>
+        pattern === "~ALL" ||
+        pattern === `refs/heads/${branch}` ||
+        (pattern === "~DEFAULT_BRANCH" && branch === this.defaultBranch);
+      const include = r.conditions?.ref_name?.include ?? [];
+      const exclude = r.conditions?.ref_name?.exclude ?? [];
+      if (r.enforcement !== "active" || !include.some(matches) || exclude.some(matches)) return [];
+      return (r.rules ?? []).map((rule) => ({
+        ...rule,
+        ruleset_source_type: "Repository",
+        ruleset_source: this.fullName,
+        ruleset_id: r.id,
+      }));
+    });
+  }
+
   /** Whether pushes to a PR into `base` dismiss its approvals (classic protection or a ruleset asks for it). */
   dismissesStaleReviews(base: string): boolean {
     if (base === this.defaultBranch && this.dismissStaleReviewsOnPush) return true;
@@ -779,6 +804,7 @@ export class GitHubWorld {
       this.rulesets.push(ruleset);
       return [201, ruleset];
     }
+    if ((m = /^GET \/rules\/branches\/(.+)$/.exec(route))) return [200, this.rulesOn(decodeURIComponent(m[1]!))];
     if (route === "GET " || route === "GET /") return [200, this.repositoryPayload()];
 
     return [599, { message: `the e2e GitHub double does not implement ${route}` }];
