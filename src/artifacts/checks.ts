@@ -119,27 +119,7 @@ export function checkArchitecture(c: Checking): void {
     const A = ARTIFACT_PATHS.architecture;
     const value = take("architecture", Architecture);
     if (value) {
-      const layers = new Set(value.layers.map((l) => l.name));
-      for (const d of duplicates(value.layers, (l) => l.name))
-        add(A, ["layers", d.index, "name"], `layer ${d.key} is declared twice`, "merge the two layers or rename one");
-      value.layers.forEach((layer, li) =>
-        layer.mayImport.forEach((target, i) => {
-          if (!layers.has(target))
-            add(
-              A,
-              ["layers", li, "mayImport", i],
-              `layer ${layer.name} may import ${target}, which is not a layer`,
-              `declare layer ${target} or use one of ${[...layers].join(", ")}`,
-            );
-          else if (target === layer.name)
-            add(
-              A,
-              ["layers", li, "mayImport", i],
-              `layer ${layer.name} lists itself`,
-              "remove it: a layer may always import itself",
-            );
-        }),
-      );
+      const layers = checkLayers(add, value);
       for (const d of duplicates(value.modules, (m) => m.name))
         add(A, ["modules", d.index, "name"], `module ${d.key} is declared twice`, "give each module its own name");
       value.modules.forEach((module, mi) => {
@@ -196,6 +176,33 @@ export function checkArchitecture(c: Checking): void {
   }
 }
 
+/** The architecture's layers: each declared once, importing only declared layers other than itself. */
+function checkLayers(add: Checking["add"], value: Architecture): Set<string> {
+  const A = ARTIFACT_PATHS.architecture;
+  const layers = new Set(value.layers.map((l) => l.name));
+  for (const d of duplicates(value.layers, (l) => l.name))
+    add(A, ["layers", d.index, "name"], `layer ${d.key} is declared twice`, "merge the two layers or rename one");
+  value.layers.forEach((layer, li) =>
+    layer.mayImport.forEach((target, i) => {
+      if (!layers.has(target))
+        add(
+          A,
+          ["layers", li, "mayImport", i],
+          `layer ${layer.name} may import ${target}, which is not a layer`,
+          `declare layer ${target} or use one of ${[...layers].join(", ")}`,
+        );
+      else if (target === layer.name)
+        add(
+          A,
+          ["layers", li, "mayImport", i],
+          `layer ${layer.name} lists itself`,
+          "remove it: a layer may always import itself",
+        );
+    }),
+  );
+  return layers;
+}
+
 /** From `db-design` on: the tables, and every persistence invariant realised by them. */
 export function checkDbDesign(c: Checking): void {
   const { checkpoint, artifacts, add, take, stories } = c;
@@ -206,49 +213,7 @@ export function checkDbDesign(c: Checking): void {
       const tables = new Map(value.tables.map((t) => [t.name, new Set(t.columns.map((c) => c.name))]));
       for (const d of duplicates(value.tables, (t) => t.name))
         add(D, ["tables", d.index, "name"], `table ${d.key} is described twice`, "describe each table once");
-      value.tables.forEach((table, ti) => {
-        const columns = tables.get(table.name)!;
-        for (const d of duplicates(table.columns, (c) => c.name))
-          add(
-            D,
-            ["tables", ti, "columns", d.index, "name"],
-            `column ${table.name}.${d.key} is listed twice`,
-            "list each column once",
-          );
-        const mustExist = (cols: string[], path: Array<string | number>) =>
-          cols.forEach((col, i) => {
-            if (!columns.has(col))
-              add(
-                D,
-                [...path, i],
-                `${table.name} has no column ${col}`,
-                `add column ${col} or use one of ${[...columns].join(", ")}`,
-              );
-          });
-        mustExist(table.primaryKey, ["tables", ti, "primaryKey"]);
-        table.unique.forEach((cols, ui) => mustExist(cols, ["tables", ti, "unique", ui]));
-        table.foreignKeys.forEach((fk, fi) => {
-          mustExist(fk.columns, ["tables", ti, "foreignKeys", fi, "columns"]);
-          const target = tables.get(fk.references.table);
-          if (!target)
-            add(
-              D,
-              ["tables", ti, "foreignKeys", fi, "references", "table"],
-              `foreign key to ${fk.references.table}, which is not described`,
-              "describe the referenced table too",
-            );
-          else
-            fk.references.columns.forEach((col, i) => {
-              if (!target.has(col))
-                add(
-                  D,
-                  ["tables", ti, "foreignKeys", fi, "references", "columns", i],
-                  `${fk.references.table} has no column ${col}`,
-                  "reference an existing column",
-                );
-            });
-        });
-      });
+      checkTables(add, value, tables);
       for (const d of duplicates(value.migrations, (m) => m.id))
         add(D, ["migrations", d.index, "id"], `migration ${d.key} is planned twice`, "give each migration its own id");
       const invariants = new Map((artifacts.architecture?.persistenceInvariants ?? []).map((inv) => [inv.id, inv]));
@@ -291,6 +256,54 @@ export function checkDbDesign(c: Checking): void {
       });
     }
   }
+}
+
+/** Each table of the db design: columns listed once, keys naming its columns, foreign keys described tables and columns. */
+function checkTables(add: Checking["add"], value: DbDesign, tables: Map<string, Set<string>>): void {
+  const D = ARTIFACT_PATHS.dbDesign;
+  value.tables.forEach((table, ti) => {
+    const columns = tables.get(table.name)!;
+    for (const d of duplicates(table.columns, (c) => c.name))
+      add(
+        D,
+        ["tables", ti, "columns", d.index, "name"],
+        `column ${table.name}.${d.key} is listed twice`,
+        "list each column once",
+      );
+    const mustExist = (cols: string[], path: Array<string | number>) =>
+      cols.forEach((col, i) => {
+        if (!columns.has(col))
+          add(
+            D,
+            [...path, i],
+            `${table.name} has no column ${col}`,
+            `add column ${col} or use one of ${[...columns].join(", ")}`,
+          );
+      });
+    mustExist(table.primaryKey, ["tables", ti, "primaryKey"]);
+    table.unique.forEach((cols, ui) => mustExist(cols, ["tables", ti, "unique", ui]));
+    table.foreignKeys.forEach((fk, fi) => {
+      mustExist(fk.columns, ["tables", ti, "foreignKeys", fi, "columns"]);
+      const target = tables.get(fk.references.table);
+      if (!target)
+        add(
+          D,
+          ["tables", ti, "foreignKeys", fi, "references", "table"],
+          `foreign key to ${fk.references.table}, which is not described`,
+          "describe the referenced table too",
+        );
+      else
+        fk.references.columns.forEach((col, i) => {
+          if (!target.has(col))
+            add(
+              D,
+              ["tables", ti, "foreignKeys", fi, "references", "columns", i],
+              `${fk.references.table} has no column ${col}`,
+              "reference an existing column",
+            );
+        });
+    });
+  });
 }
 
 /** From `ux` on, when a story is user-facing or there is a ux file: every such story has a screen. */
