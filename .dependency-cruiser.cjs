@@ -71,18 +71,18 @@ const EXCEPTIONS = [
   ),
   ...edges("floor-core", {
     "src/config/consort-config.ts": ["src/cycle/junit/types.ts"],
-    "src/gates/freeze.ts": ["src/cycle/runners.ts"],
+    "src/gates/runner-reach.ts": ["src/cycle/runners.ts"],
     "src/gates/runner-deps.ts": ["src/cycle/runners.ts"],
     "src/orchestrator/next-action.ts": ["src/substrate/placement.ts"],
     "src/orchestrator/schema.ts": ["src/cycle/request.ts", "src/deploy/schemas.ts"],
     "src/orchestrator/types.ts": ["src/cycle/request.ts"],
   }),
   ...edges("through-the-index", {
-    "src/artifacts/validate.ts": ["src/orchestrator/types.ts"],
+    "src/artifacts/checks.ts": ["src/orchestrator/types.ts"],
     "src/config/consort-config.ts": ["src/cycle/junit/types.ts"],
     "src/gates/approval.ts": ["src/orchestrator/types.ts"],
     "src/gates/checks.ts": ["src/orchestrator/context.ts", "src/orchestrator/types.ts"],
-    "src/gates/freeze.ts": ["src/cycle/runners.ts"],
+    "src/gates/runner-reach.ts": ["src/cycle/runners.ts"],
     "src/gates/runner-deps.ts": ["src/cycle/runners.ts"],
     "src/gates/withdrawal.ts": ["src/orchestrator/types.ts"],
     "src/orchestrator/next-action.ts": ["src/substrate/placement.ts"],
@@ -185,7 +185,6 @@ const EXCEPTIONS = [
       "src/orchestrator/context.ts",
     ],
     "src/tools/track-tools.ts": ["src/orchestrator/schema.ts"],
-    "src/tools/validate-artifacts.ts": ["src/cycle/workspace.ts"],
   }),
 ];
 

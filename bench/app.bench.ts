@@ -9,7 +9,7 @@ import { createConsortApp } from "../src/index.js";
 import type { AppServices } from "../src/app/services.js";
 import { createTrack, transition } from "../src/orchestrator/index.js";
 import type { TrackEvent, TrackSnapshot } from "../src/orchestrator/types.js";
-import { gitBlobId } from "../src/gates/freeze.js";
+import { gitBlobId } from "../src/gates/hash.js";
 import { emptyTrackState, sealState, serialiseStateFile } from "../src/state/index.js";
 import { stickyMarker } from "../src/report/render.js";
 import { checkRequest, compareAnswer } from "../test/helpers/github-api.js";

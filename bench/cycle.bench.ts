@@ -9,7 +9,7 @@ import { CycleRequest } from "../src/cycle/request.js";
 import type { CycleResult } from "../src/cycle/result.js";
 import { prepareConfinement } from "../src/cycle/confine.js";
 import { runCycle } from "../src/cycle/run.js";
-import { hashFrozenText } from "../src/gates/freeze.js";
+import { hashFrozenText } from "../src/gates/hash.js";
 import { ensureLocalServer, stopLocalServer } from "../src/substrate/local-server.js";
 import { PostgresBranchProvider } from "../src/substrate/postgres-provider.js";
 import type { BranchProvider, CreateBranchOptions, DatabaseBranch } from "../src/substrate/provider.js";

@@ -13,6 +13,7 @@ import {
   type DatabaseBranch,
   compareBranches,
 } from "../substrate/index.js";
+import { assertDeletable, ToolContext, ToolError } from "../tools/index.js";
 import { CliError, printResult, progress } from "./output.js";
 
 /** `consort db …`: the track's database branches, from a terminal. With no configuration: the embedded default. */
@@ -118,6 +119,24 @@ function descendants(branches: Array<{ name: string; parent: string | undefined 
   return branches.map((branch) => branch.name).filter((name) => name !== id && under.has(name));
 }
 
+/** The db_branch tool's rule of what may be deleted, its refusal said as the tool says it. */
+async function refuseUndeletable(options: DbOptions & { state?: string }, provider: BranchProvider, id: string) {
+  const context = new ToolContext({
+    repoPath: resolve(options.cwd),
+    state: options.state ? { kind: "file", path: resolve(options.state) } : { kind: "none" },
+    stateKey: process.env.CONSORT_STATE_KEY,
+    // The state is read only to refuse more: an unsigned reading cannot let a deletion through.
+    allowUnverifiedState: true,
+    createProvider: async () => provider,
+  });
+  try {
+    await assertDeletable(context, provider, id);
+  } catch (error) {
+    if (error instanceof ToolError) throw new CliError(`${error.code}: ${error.message}`, error.hint);
+    throw error;
+  }
+}
+
 export function registerDbCommands(program: Command): void {
   const db = program
     .command("db")
@@ -151,10 +170,17 @@ export function registerDbCommands(program: Command): void {
     });
 
   common(db.command("delete <branch>"))
-    .description("Delete a database branch and, first, its children (a missing branch is not an error)")
-    .action(async (name: string, options: DbOptions) => {
+    .description(
+      "Delete a database branch and, first, its children (a missing branch is not an error; never the root or a track's own)",
+    )
+    .option(
+      "--state <file>",
+      "the track's state (a signed state file or a snapshot): the branches it is paired with are refused",
+    )
+    .action(async (name: string, options: DbOptions & { state?: string }) => {
       await withProvider(options, async (provider, say) => {
         const id = await branchId(provider, name);
+        await refuseUndeletable(options, provider, id);
         const existed = (await provider.getBranch(id)) !== undefined;
         const children = existed ? descendants(await provider.listBranches(), id) : [];
         await provider.deleteBranch(id, { onProgress: say });

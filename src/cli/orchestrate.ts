@@ -1,13 +1,12 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import type { Command } from "commander";
 import { z } from "zod";
-import { formatIssue, type ArtifactIssue } from "../artifacts/issues.js";
-import { ARTIFACT_PATHS, REVIEWS_DIR, SCHEMAS_DIR } from "../artifacts/paths.js";
-import { ReviewVerdict } from "../artifacts/review.js";
-import { CHECKPOINTS, parseArtifact, validateArtifacts, type Checkpoint } from "../artifacts/validate.js";
+import { formatIssue } from "../artifacts/issues.js";
+import { ARTIFACT_PATHS, SCHEMAS_DIR } from "../artifacts/paths.js";
+import { CHECKPOINTS } from "../artifacts/validate.js";
 import type { ConsortConfig } from "../config/consort-config.js";
-import { CONFIG_PATH, ConfigError, configIssues, readCheckoutConfig } from "../config/load.js";
+import { ConfigError, readCheckoutConfig } from "../config/load.js";
 import {
   describeLane,
   nextAction,
@@ -18,7 +17,7 @@ import {
   type TrackSnapshot,
 } from "../orchestrator/index.js";
 import { checkStates } from "../gates/checks.js";
-import { replayTrack, ToolError, type ReplayedTrack } from "../tools/index.js";
+import { replayTrack, ToolError, validateCheckout, type ReplayedTrack } from "../tools/index.js";
 import { consortCommand } from "./invocation.js";
 import { CliError, printResult } from "./output.js";
 
@@ -31,80 +30,6 @@ interface DirOptions {
   cwd?: string;
   config?: string;
   json?: boolean;
-}
-
-/** The configuration of a checkout and where it came from, or every problem with it. */
-function loadConfig(dir: string, file?: string): { config?: ConsortConfig; issues: ArtifactIssue[]; source: string } {
-  try {
-    const loaded = readCheckoutConfig(dir, file);
-    const source = loaded.source === "defaults" ? `defaults (no ${CONFIG_PATH})` : (file ?? CONFIG_PATH);
-    return { config: loaded.config, issues: [], source };
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    return { issues: configIssues(error), source: error.file };
-  }
-}
-
-/** Every artifact text under `.consort/` of a checkout, by repository path. */
-function readArtifacts(dir: string): Record<string, string> {
-  const files: Record<string, string> = {};
-  for (const path of Object.values(ARTIFACT_PATHS)) {
-    const file = join(dir, path);
-    if (existsSync(file)) files[path] = readFileSync(file, "utf8");
-  }
-  const reviews = join(dir, REVIEWS_DIR);
-  if (existsSync(reviews)) {
-    for (const name of readdirSync(reviews)
-      .filter((n) => n.endsWith(".json"))
-      .sort())
-      files[`${REVIEWS_DIR}/${name}`] = readFileSync(join(reviews, name), "utf8");
-  }
-  return files;
-}
-
-/** The furthest checkpoint the files present reach (a spec with NFRs is past `stories`, and so on). */
-function inferCheckpoint(files: Record<string, string>): Checkpoint {
-  if (files[ARTIFACT_PATHS.testList] !== undefined) return "test-list";
-  if (files[ARTIFACT_PATHS.ux] !== undefined) return "ux";
-  if (files[ARTIFACT_PATHS.dbDesign] !== undefined) return "design";
-  if (files[ARTIFACT_PATHS.architecture] !== undefined) return "architecture";
-  if (/"nfrs"\s*:/.test(files[ARTIFACT_PATHS.spec] ?? "")) return "spec";
-  return "stories";
-}
-
-export interface ValidateReport {
-  ok: boolean;
-  checkpoint: Checkpoint;
-  config: string;
-  files: string[];
-  issues: ArtifactIssue[];
-}
-
-/** Validate a checkout's configuration and artifacts; every problem, not the first. */
-export function validateCheckout(dir: string, options: { config?: string; upTo?: Checkpoint } = {}): ValidateReport {
-  const loaded = loadConfig(dir, options.config);
-  const files = readArtifacts(dir);
-  const checkpoint = options.upTo ?? inferCheckpoint(files);
-  // A repository with no design yet has nothing to validate but its configuration.
-  const nothingYet = Object.keys(files).length === 0 && !options.upTo;
-  const result = nothingYet
-    ? { issues: [] }
-    : validateArtifacts(files, checkpoint, { testGlobs: loaded.config?.paths.tests });
-  const issues = [...loaded.issues, ...result.issues];
-  for (const [path, text] of Object.entries(files)) {
-    if (!path.startsWith(`${REVIEWS_DIR}/`)) continue;
-    const review = parseArtifact(path, text, ReviewVerdict);
-    issues.push(...review.issues);
-    const unit = path.slice(REVIEWS_DIR.length + 1, -".json".length);
-    if (review.value && review.value.unit !== unit)
-      issues.push({
-        file: path,
-        path: "$.unit",
-        message: `the review names ${review.value.unit} but is filed as ${unit}`,
-        fix: `set "unit": "${unit}" or rename the file`,
-      });
-  }
-  return { ok: issues.length === 0, checkpoint, config: loaded.source, files: Object.keys(files).sort(), issues };
 }
 
 /** A snapshot from a file: a bare snapshot, or a `consort/state` track file holding one under `snapshot`. */

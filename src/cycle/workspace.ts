@@ -73,7 +73,7 @@ export async function listTestFiles(root: string, globs: string[]): Promise<stri
 }
 
 /** The text of a file, or undefined when it does not exist. */
-export async function readIfExists(path: string): Promise<string | undefined> {
+async function readIfExists(path: string): Promise<string | undefined> {
   try {
     return await readFile(path, "utf8");
   } catch (error) {

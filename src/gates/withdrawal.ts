@@ -1,7 +1,7 @@
 import type { TrackEvent, TrackSnapshot } from "../orchestrator/types.js";
 import type { FrozenState } from "../roles/classify.js";
 import type { GateReview } from "./approval.js";
-import { gitBlobId } from "./freeze.js";
+import { gitBlobId } from "./hash.js";
 import { GATE_NAMES, type FileGate } from "./names.js";
 
 type GateWithdrawnEvent = Extract<TrackEvent, { type: "gate.withdrawn" }>;

@@ -1,5 +1,5 @@
 import { assertEvent, assign, setup } from "xstate";
-import { hashFrozenText, manifestHashFromHashes } from "../gates/freeze.js";
+import { hashFrozenText, manifestHashFromHashes } from "../gates/hash.js";
 import type { FileGate } from "../gates/names.js";
 import {
   addAuthors,

@@ -1,15 +1,15 @@
 import type { ConsortConfig } from "../config/consort-config.js";
+import { checkFrozenTestFile } from "../gates/freeze.js";
+import { hashFrozenText } from "../gates/hash.js";
 import {
-  checkFrozenTestFile,
   configuredCommands,
-  hashFrozenText,
   installedRunnerPackage,
   isRunnerConfigPath,
   runnerConfigChanges,
   runnerReach,
   touchesBeyondConsort,
   type RunnerReach,
-} from "../gates/freeze.js";
+} from "../gates/runner-reach.js";
 import type { GateName, PushedCommit, Stage } from "../orchestrator/types.js";
 import { globMatcher } from "./globs.js";
 import { PROTECTED_PATHS, ROLES, ownershipAt, waitingFor, type RoleName } from "./roles.js";

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import { reviewPath } from "../artifacts/paths.js";
-import { gitBlobId } from "../gates/freeze.js";
+import { gitBlobId } from "../gates/hash.js";
 import { buildUnits, effectiveFrozenTests, firstFrozenTest, testListOf } from "../orchestrator/index.js";
 import type { TrackContext, TrackSnapshot } from "../orchestrator/index.js";
 import { canonicalJson } from "./seal.js";

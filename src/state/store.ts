@@ -3,7 +3,7 @@ import { blobText, textLeftOut } from "../github/blob-text.js";
 import type { GitHubClient } from "../github/client.js";
 import { githubMessage, httpStatus } from "../github/client.js";
 import { StateConflictError, StateStoreError, TamperedStateError } from "./errors.js";
-import { gitBlobId } from "../gates/freeze.js";
+import { gitBlobId } from "../gates/hash.js";
 import {
   compact,
   expandStored,

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ProviderKind } from "../config/consort-config.js";
-import type { DatabaseBranch } from "../substrate/index.js";
+import type { BranchProvider, DatabaseBranch } from "../substrate/index.js";
 import { defineTool, ToolError } from "./registry.js";
 import { compareForTool, SchemaComparisonOutput } from "./schema-diff.js";
 import type { ToolContext } from "./context.js";
@@ -100,23 +100,7 @@ export const dbBranchTool = defineTool({
       }
       case "delete": {
         const name = input.branch!;
-        const root = await provider.rootBranch();
-        const existing = await provider.getBranch(name);
-        if (name === root || existing?.isRoot) {
-          throw new ToolError(
-            `${name} is the root database branch (the trunk's database); tools never delete it.`,
-            'Delete a track\'s or a throwaway branch instead; list them with action "list".',
-            "ROOT_BRANCH",
-          );
-        }
-        const paired = await pairedBranches(context);
-        if (paired.has(name)) {
-          throw new ToolError(
-            `${name} is paired with the track ${paired.get(name)}; deleting it would break the track's cycles.`,
-            "The app deletes a track's database branch when the track ends. Delete only throwaway branches you made.",
-            "TRACK_BRANCH",
-          );
-        }
+        await assertDeletable(context, provider, name);
         await provider.deleteBranch(name, { onProgress: context.onProgress });
         return { ...base, deleted: name };
       }
@@ -136,6 +120,30 @@ export const dbBranchTool = defineTool({
     }
   },
 });
+
+/**
+ * What may be deleted, in one place for the db_branch tool and `consort db delete`: never the root
+ * branch, never a branch the checkout's track is paired with. Throws the ToolError that says why.
+ */
+export async function assertDeletable(context: ToolContext, provider: BranchProvider, name: string): Promise<void> {
+  const root = await provider.rootBranch();
+  const existing = await provider.getBranch(name);
+  if (name === root || existing?.isRoot) {
+    throw new ToolError(
+      `${name} is the root database branch (the trunk's database); tools never delete it.`,
+      'Delete a track\'s or a throwaway branch instead; list them with action "list".',
+      "ROOT_BRANCH",
+    );
+  }
+  const paired = await pairedBranches(context);
+  if (paired.has(name)) {
+    throw new ToolError(
+      `${name} is paired with the track ${paired.get(name)}; deleting it would break the track's cycles.`,
+      "The app deletes a track's database branch when the track ends. Delete only throwaway branches you made.",
+      "TRACK_BRANCH",
+    );
+  }
+}
 
 /** The database branches the checkout's track is paired with (its own and its parent's), when its state is known. */
 async function pairedBranches(context: ToolContext): Promise<Map<string, string>> {

@@ -8,6 +8,8 @@ import type { ToolDefinition } from "./registry.js";
 export { ToolContext, type StateSource } from "./context.js";
 export { callTool, type ToolDefinition } from "./registry.js";
 export { assertCheckout, ToolError } from "./errors.js";
+export { assertDeletable } from "./db-branch.js";
+export { validateCheckout, type ValidateReport } from "./validate-artifacts.js";
 export { replayTrack, type ReplayedTrack } from "./replay.js";
 export { inputJsonSchema, outputJsonSchema, openAITools, openAIResponsesTools } from "./json-schema.js";
 

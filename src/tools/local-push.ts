@@ -1,7 +1,7 @@
 import picomatch from "picomatch";
 import { simpleGit } from "simple-git";
 import type { ConsortConfig } from "../config/consort-config.js";
-import { commandFolders, configuredCommands, isRunnerConfigPath, touchesBeyondConsort } from "../gates/freeze.js";
+import { commandFolders, configuredCommands, isRunnerConfigPath, touchesBeyondConsort } from "../gates/runner-reach.js";
 import { runnerPathsToRead, type ChangedPath, type PushedCommit, type PushEvent } from "../orchestrator/index.js";
 import { ToolError } from "./errors.js";
 

@@ -1,30 +1,110 @@
-import { readdir, readFile } from "node:fs/promises";
-import { readIfExists } from "../cycle/workspace.js";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { ArtifactIssue } from "../artifacts/issues.js";
 import { ARTIFACT_PATHS, REVIEWS_DIR } from "../artifacts/paths.js";
 import { ReviewVerdict } from "../artifacts/review.js";
-import { CHECKPOINTS, parseArtifact, validateArtifacts } from "../artifacts/validate.js";
-import { ConfigError, configIssues, readCheckoutConfig } from "../config/load.js";
+import { CHECKPOINTS, parseArtifact, validateArtifacts, type Checkpoint } from "../artifacts/validate.js";
+import type { ConsortConfig } from "../config/consort-config.js";
+import { CONFIG_PATH, ConfigError, configIssues, readCheckoutConfig } from "../config/load.js";
 import { defineTool } from "./registry.js";
 
-/** `validate_artifacts`: the design artifacts and the configuration of the checkout, as `consort validate` checks them. */
+/**
+ * The one validation of a checkout (`consort validate` renders it, `validate_artifacts` returns
+ * it): the configuration, the design artifacts as of a checkpoint, and the review verdicts.
+ */
+
+/** The configuration of a checkout and where it came from, or every problem with it. */
+function loadConfig(dir: string, file?: string): { config?: ConsortConfig; issues: ArtifactIssue[]; source: string } {
+  try {
+    const loaded = readCheckoutConfig(dir, file);
+    const source = loaded.source === "defaults" ? `defaults (no ${CONFIG_PATH})` : (file ?? CONFIG_PATH);
+    return { config: loaded.config, issues: [], source };
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    return { issues: configIssues(error), source: error.file };
+  }
+}
+
+/** Every artifact text under `.consort/` of a checkout, by repository path. */
+function readArtifacts(dir: string): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (const path of Object.values(ARTIFACT_PATHS)) {
+    const file = join(dir, path);
+    if (existsSync(file)) files[path] = readFileSync(file, "utf8");
+  }
+  const reviews = join(dir, REVIEWS_DIR);
+  if (existsSync(reviews)) {
+    for (const name of readdirSync(reviews)
+      .filter((n) => n.endsWith(".json"))
+      .sort())
+      files[`${REVIEWS_DIR}/${name}`] = readFileSync(join(reviews, name), "utf8");
+  }
+  return files;
+}
+
+/** The furthest checkpoint the files present reach (a spec with NFRs is past `stories`, and so on). */
+function inferCheckpoint(files: Record<string, string>): Checkpoint {
+  if (files[ARTIFACT_PATHS.testList] !== undefined) return "test-list";
+  if (files[ARTIFACT_PATHS.ux] !== undefined) return "ux";
+  if (files[ARTIFACT_PATHS.dbDesign] !== undefined) return "design";
+  if (files[ARTIFACT_PATHS.architecture] !== undefined) return "architecture";
+  if (/"nfrs"\s*:/.test(files[ARTIFACT_PATHS.spec] ?? "")) return "spec";
+  return "stories";
+}
+
+export interface ValidateReport {
+  ok: boolean;
+  checkpoint: Checkpoint;
+  config: string;
+  files: string[];
+  issues: ArtifactIssue[];
+}
+
+/**
+ * Validate a checkout's configuration and artifacts; every problem, not the first. The checkpoint
+ * defaults to as far as the files go, so an early design is not failed for files not due yet.
+ */
+export function validateCheckout(dir: string, options: { config?: string; upTo?: Checkpoint } = {}): ValidateReport {
+  const loaded = loadConfig(dir, options.config);
+  const files = readArtifacts(dir);
+  const checkpoint = options.upTo ?? inferCheckpoint(files);
+  // A repository with no design yet has nothing to validate but its configuration.
+  const nothingYet = Object.keys(files).length === 0 && !options.upTo;
+  const result = nothingYet
+    ? { issues: [] }
+    : validateArtifacts(files, checkpoint, { testGlobs: loaded.config?.paths.tests });
+  const issues = [...loaded.issues, ...result.issues];
+  for (const [path, text] of Object.entries(files)) {
+    if (!path.startsWith(`${REVIEWS_DIR}/`)) continue;
+    const review = parseArtifact(path, text, ReviewVerdict);
+    issues.push(...review.issues);
+    const unit = path.slice(REVIEWS_DIR.length + 1, -".json".length);
+    if (review.value && review.value.unit !== unit)
+      issues.push({
+        file: path,
+        path: "$.unit",
+        message: `the review names ${review.value.unit} but is filed as ${unit}`,
+        fix: `set "unit": "${unit}" or rename the file`,
+      });
+  }
+  return { ok: issues.length === 0, checkpoint, config: loaded.source, files: Object.keys(files).sort(), issues };
+}
 
 const ValidateArtifactsInput = z
   .object({
     checkpoint: z
       .enum(CHECKPOINTS)
-      .default("test-list")
+      .optional()
       .describe(
-        "How far the design lane has come: later checkpoints require and cross-check more files. test-list checks everything.",
+        "How far the design lane has come: later checkpoints require and cross-check more files. test-list checks everything. Default: as far as the files present go.",
       ),
   })
   .strict();
 
 export const ValidateArtifactsOutput = z.object({
   ok: z.boolean().describe("True only when there is no issue at all."),
-  checkpoint: z.enum(CHECKPOINTS),
+  checkpoint: z.enum(CHECKPOINTS).describe("The checkpoint checked: the one asked for, or as far as the files go."),
   issues: z.array(ArtifactIssue),
   filesRead: z.array(z.string()).describe("The artifact files found in the checkout."),
 });
@@ -40,50 +120,13 @@ export const validateArtifactsTool = defineTool({
   readOnly: true,
   idempotent: true,
   readsCheckout: true,
-  async run(input, context) {
-    const files: Record<string, string | undefined> = {};
-    for (const path of Object.values(ARTIFACT_PATHS)) files[path] = await readIfExists(join(context.repoPath, path));
-    const issues: ArtifactIssue[] = [];
-
-    let testGlobs: string[] | undefined;
-    try {
-      testGlobs = readCheckoutConfig(context.repoPath).config.paths.tests;
-    } catch (error) {
-      if (!(error instanceof ConfigError)) throw error;
-      issues.push(...configIssues(error));
-    }
-
-    const result = validateArtifacts(files, input.checkpoint, testGlobs ? { testGlobs } : {});
-    issues.push(...result.issues);
-
-    const reviews = await readReviews(context.repoPath);
-    for (const [path, text] of Object.entries(reviews)) issues.push(...parseArtifact(path, text, ReviewVerdict).issues);
-
-    return {
-      ok: issues.length === 0,
-      checkpoint: input.checkpoint,
-      issues,
-      filesRead: [
-        ...Object.entries(files)
-          .filter(([, text]) => text !== undefined)
-          .map(([path]) => path),
-        ...Object.keys(reviews),
-      ],
-    };
+  run(input, context) {
+    const report = validateCheckout(context.repoPath, input.checkpoint ? { upTo: input.checkpoint } : {});
+    return Promise.resolve({
+      ok: report.ok,
+      checkpoint: report.checkpoint,
+      issues: report.issues,
+      filesRead: report.files,
+    });
   },
 });
-
-/** `.consort/reviews/<unit>.json`, each a Navigator's verdict. */
-async function readReviews(repoPath: string): Promise<Record<string, string>> {
-  let names: string[];
-  try {
-    names = await readdir(join(repoPath, REVIEWS_DIR));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return {};
-    throw error;
-  }
-  const out: Record<string, string> = {};
-  for (const name of names.filter((n) => n.endsWith(".json")).sort())
-    out[`${REVIEWS_DIR}/${name}`] = await readFile(join(repoPath, REVIEWS_DIR, name), "utf8");
-  return out;
-}

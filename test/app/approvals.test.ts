@@ -5,7 +5,7 @@ import { decideApprovals, pendingGates } from "../../src/app/approvals.js";
 import type { EngineDeps } from "../../src/engine/track.js";
 import { ConsortConfig } from "../../src/config/consort-config.js";
 import type { GateReview } from "../../src/gates/approval.js";
-import { manifestHashFromHashes } from "../../src/gates/freeze.js";
+import { manifestHashFromHashes } from "../../src/gates/hash.js";
 import type { TrackSnapshot } from "../../src/orchestrator/types.js";
 import { edited } from "../orchestrator/fixtures/stockflow.js";
 import { smallDesign, twoTestList, type TrackSim } from "../orchestrator/helpers/track.js";

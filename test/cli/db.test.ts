@@ -1,10 +1,13 @@
-import { execFile } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { runCli } from "../../src/cli/main.js";
+import { readCheckoutConfig } from "../../src/config/load.js";
+import { createTrack } from "../../src/orchestrator/index.js";
+import { trackIdForBranch } from "../../src/state/schema.js";
 import { stopLocalServer } from "../../src/substrate/local-server.js";
 import { sanitiseBranchName } from "../../src/substrate/names.js";
 import { baseDatabaseName } from "../../src/substrate/postgres-catalog.js";
@@ -110,6 +113,50 @@ describe("consort db on a configured postgres server", () => {
       summary: { dropped: 1 },
     });
     await consort("db", "delete", id, "--quiet");
+  });
+
+  it("refuses what the db_branch tool refuses, with its reason: the root, and a branch the track's state pairs", async () => {
+    const root = await consort("db", "delete", rootDatabase);
+    expect(root.code).toBe(1);
+    expect(root.stderr).toContain(`ROOT_BRANCH: ${rootDatabase} is the root database branch`);
+
+    // The checkout is on the track's git branch, and its state pairs the track with a database branch.
+    const branch = `feature/paired-${suffix}`;
+    const git = (...args: string[]) =>
+      execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args], { cwd: checkout });
+    git("init", "-q", "-b", branch);
+    git("add", ".");
+    git("commit", "-q", "-m", "config");
+    const id = JSON.parse((await consort("db", "create", branch, "--json", "--quiet")).stdout).branch.name as string;
+    const trackId = trackIdForBranch(branch);
+    const snapshot = createTrack(
+      {
+        trackId,
+        branch,
+        baseBranch: "main",
+        head: git("rev-parse", "HEAD").toString().trim(),
+        databaseBranch: id,
+        parentDatabaseBranch: rootDatabase,
+        at: new Date().toISOString(),
+      },
+      readCheckoutConfig(checkout).config,
+    ).snapshot;
+    const stateFile = join(tmpdir(), `consort-cli-state-${suffix}.json`);
+    writeFileSync(stateFile, JSON.stringify(snapshot));
+    try {
+      const refused = await consort("db", "delete", branch, "--state", stateFile);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(`TRACK_BRANCH: ${id} is paired with the track ${trackId}`);
+      expect((await consort("db", "list", "--json")).stdout).toContain(id);
+      // Without the state nothing says the branch is the track's: it goes, as with the tool.
+      expect(JSON.parse((await consort("db", "delete", branch, "--json", "--quiet")).stdout)).toMatchObject({
+        deleted: id,
+        existed: true,
+      });
+    } finally {
+      rmSync(stateFile, { force: true });
+      rmSync(join(checkout, ".git"), { recursive: true, force: true });
+    }
   });
 
   it("explains a missing parent and an invalid ttl, with a non-zero exit", async () => {

@@ -4,7 +4,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runConsort } from "../helpers/cli.js";
-import { validateCheckout } from "../../src/cli/orchestrate.js";
 import type { NextAction } from "../../src/orchestrator/types.js";
 import { edited, stockflowText } from "../orchestrator/fixtures/stockflow.js";
 import { reach } from "../orchestrator/helpers/reach.js";
@@ -61,31 +60,6 @@ describe("consort validate", () => {
       ".consort/test-list.json $.tests",
       ".consort/reviews/T1.json $.unit",
     ]);
-  });
-
-  it("validates only as far as the design has come", () => {
-    const dir = checkout("early", { ".consort/spec.json": edited(stockflowText.spec, (j) => delete j.nfrs) });
-    expect(validateCheckout(dir)).toMatchObject({ ok: true, checkpoint: "stories" });
-    expect(validateCheckout(dir, { upTo: "spec" }).issues).toEqual([
-      expect.objectContaining({ fix: expect.stringContaining("add `nfrs`") }),
-    ]);
-  });
-
-  it("checks only the configuration when there is no design yet", () => {
-    const dir = checkout("fresh", { ".github/consort.yml": "granularity: ac\n" });
-    expect(validateCheckout(dir)).toMatchObject({ ok: true, files: [], config: ".github/consort.yml" });
-    expect(validateCheckout(dir, { upTo: "stories" }).issues).toEqual([
-      expect.objectContaining({ file: ".consort/spec.json", message: "the file is missing" }),
-    ]);
-  });
-
-  it("reports YAML that does not parse", () => {
-    const dir = checkout("yaml", { ".github/consort.yml": "granularity: [test\n" });
-    expect(validateCheckout(dir).issues[0]).toMatchObject({
-      file: ".github/consort.yml",
-      path: "$",
-      fix: "Fix the YAML syntax, then run `consort validate` to check the file.",
-    });
   });
 });
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { ConsortConfig } from "../../src/config/consort-config.js";
 import { OUTSIDE_A_JOB } from "../../src/cycle/confine.js";
 import { runDeploy } from "../../src/deploy/deploy.js";
-import { hashFrozenText } from "../../src/gates/freeze.js";
+import { hashFrozenText } from "../../src/gates/hash.js";
 import { runPromote, snapshotBranchName } from "../../src/deploy/promote.js";
 import { DeployEvidence, DeployRequest, PromoteRequest } from "../../src/deploy/schemas.js";
 import type { BranchProvider } from "../../src/substrate/provider.js";

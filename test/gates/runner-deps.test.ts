@@ -5,7 +5,7 @@ import {
   isRunnerConfigPath,
   runnerConfigChanges,
   runnerReach,
-} from "../../src/gates/freeze.js";
+} from "../../src/gates/runner-reach.js";
 
 /**
  * The runner's entries in each dependency file the freezing rule reads (src/gates/runner-deps.ts,

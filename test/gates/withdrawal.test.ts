@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { GateReview } from "../../src/gates/approval.js";
-import { gitBlobId, hashFrozenText } from "../../src/gates/freeze.js";
+import { gitBlobId, hashFrozenText } from "../../src/gates/hash.js";
 import { frozenChangesAtHead, withdrawalEvents } from "../../src/gates/withdrawal.js";
 import { reach } from "../orchestrator/helpers/reach.js";
 

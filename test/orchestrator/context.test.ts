@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { ARTIFACT_PATHS } from "../../src/artifacts/paths.js";
 import { defaultConfig } from "../../src/config/consort-config.js";
-import { hashFrozenText, manifestHashFromHashes } from "../../src/gates/freeze.js";
+import { hashFrozenText, manifestHashFromHashes } from "../../src/gates/hash.js";
 import {
   addAuthors,
   addFrozenText,

@@ -369,7 +369,7 @@ describe("the actions", () => {
   });
 
   it("hash the deploy evidence canonically (keys sorted, undefined left out), and open the deploy gate on that hash", async () => {
-    const { hashFrozenText, manifestHashFromHashes } = await import("../../src/gates/freeze.js");
+    const { hashFrozenText, manifestHashFromHashes } = await import("../../src/gates/hash.js");
     const sim = reach("deploying");
     const report = (evidence: unknown): MachineEvent => ({
       type: "CYCLE_REPORTED",

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { workflowRequestOf } from "../../src/engine/requests.js";
 import { defaultConfig } from "../../src/config/consort-config.js";
-import { hashFrozenText } from "../../src/gates/freeze.js";
+import { hashFrozenText } from "../../src/gates/hash.js";
 import { frozenTextOf } from "../../src/orchestrator/context.js";
 import { restoreSnapshot, SnapshotError, transition } from "../../src/orchestrator/index.js";
 import type { TrackEvent, TrackSnapshot } from "../../src/orchestrator/types.js";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ARTIFACT_PATHS } from "../../src/artifacts/paths.js";
 import { ConsortConfig, defaultConfig } from "../../src/config/consort-config.js";
-import { gitBlobId } from "../../src/gates/freeze.js";
+import { gitBlobId } from "../../src/gates/hash.js";
 import {
   createTrack,
   DESIGN_STEPS,

@@ -1,9 +1,53 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
-import { ValidateArtifactsOutput } from "../../src/tools/validate-artifacts.js";
+import { afterAll, describe, expect, it } from "vitest";
+import { validateCheckout, ValidateArtifactsOutput } from "../../src/tools/validate-artifacts.js";
+import { edited, stockflowText } from "../orchestrator/fixtures/stockflow.js";
 import { call, errorText } from "./mcp-client.js";
 import { toolsOnCheckout } from "./fixture.js";
+
+const work = mkdtempSync(join(tmpdir(), "consort-validate-"));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+function checkout(name: string, files: Record<string, string>): string {
+  const dir = join(work, name);
+  mkdirSync(dir, { recursive: true });
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(join(dir, path, ".."), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  }
+  return dir;
+}
+
+/** The one validation `consort validate` and `validate_artifacts` both give: its default checkpoint is as far as the files go. */
+describe("validateCheckout", () => {
+  it("validates only as far as the design has come", () => {
+    const dir = checkout("early", { ".consort/spec.json": edited(stockflowText.spec, (j) => delete j.nfrs) });
+    expect(validateCheckout(dir)).toMatchObject({ ok: true, checkpoint: "stories" });
+    expect(validateCheckout(dir, { upTo: "spec" }).issues).toEqual([
+      expect.objectContaining({ fix: expect.stringContaining("add `nfrs`") }),
+    ]);
+  });
+
+  it("checks only the configuration when there is no design yet", () => {
+    const dir = checkout("fresh", { ".github/consort.yml": "granularity: ac\n" });
+    expect(validateCheckout(dir)).toMatchObject({ ok: true, files: [], config: ".github/consort.yml" });
+    expect(validateCheckout(dir, { upTo: "stories" }).issues).toEqual([
+      expect.objectContaining({ file: ".consort/spec.json", message: "the file is missing" }),
+    ]);
+  });
+
+  it("reports YAML that does not parse", () => {
+    const dir = checkout("yaml", { ".github/consort.yml": "granularity: [test\n" });
+    expect(validateCheckout(dir).issues[0]).toMatchObject({
+      file: ".github/consort.yml",
+      path: "$",
+      fix: "Fix the YAML syntax, then run `consort validate` to check the file.",
+    });
+  });
+});
 
 describe("validate_artifacts on examples/stockflow", () => {
   const tools = toolsOnCheckout();
@@ -21,10 +65,12 @@ describe("validate_artifacts on examples/stockflow", () => {
     const output = await validate();
     expect(output.issues).toEqual([]);
     expect(output.ok).toBe(true);
+    // No checkpoint asked: as far as the files go, as `consort validate` does.
+    expect(output.checkpoint).toBe("test-list");
     expect(output.filesRead).toEqual([
-      ".consort/spec.json",
       ".consort/architecture.json",
       ".consort/db-design.json",
+      ".consort/spec.json",
       ".consort/test-list.json",
     ]);
   });
@@ -72,6 +118,19 @@ describe("validate_artifacts on examples/stockflow", () => {
       });
     } finally {
       await restore();
+    }
+  });
+
+  it("defaults, like `consort validate`, to as far as the files go: an early design is not failed for files not due", async () => {
+    const later = [".consort/architecture.json", ".consort/db-design.json", ".consort/test-list.json"];
+    const texts = await Promise.all(later.map((path) => readFile(join(tools.checkout.path, path), "utf8")));
+    for (const path of later) rmSync(join(tools.checkout.path, path));
+    try {
+      const output = await validate();
+      expect(output).toMatchObject({ ok: true, checkpoint: "spec", filesRead: [".consort/spec.json"] });
+      expect((await validate({ checkpoint: "test-list" })).ok).toBe(false);
+    } finally {
+      await Promise.all(later.map((path, i) => writeFile(join(tools.checkout.path, path), texts[i]!)));
     }
   });
 
