@@ -539,7 +539,7 @@ describe("cycle results that are not trusted", () => {
       "consort/schema": "success",
     });
     const build = s.world.check(s.head(), "consort/build");
-    expect(build.output.title).toBe("T1 (1 of 3): green-verify");
+    expect(build.output.title).toBe("T1 (1 of 4): green-verify");
     expect(summaryOf(build)).toContain(`### Build\n\n${overdue}\n\n`);
     expect(build.actions).toEqual([
       { label: "Re-run cycle", description: "Dispatch the last cycle again", identifier: "rerun-cycle" },
