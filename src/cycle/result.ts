@@ -56,7 +56,7 @@ export const StepTimings = z
     verdict: Milliseconds,
     /** Deleting the throwaway branch; it starts when the tests end, so it overlaps `verdict`. */
     drop: Milliseconds,
-    /** Confinement's own cost: handing the checkout over and ending the confined user's processes. */
+    /** Confinement's own cost: making the job's throwaway user and its copy of the checkout, ending its processes and deleting it. */
     confine: Milliseconds.optional(),
     total: Milliseconds,
   })
