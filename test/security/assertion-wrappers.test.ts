@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parseJUnit } from "../../src/cycle/junit/index.js";
 import type { NewModules } from "../../src/cycle/new-modules.js";
-import { fixtureReport, redOfOne } from "../cycle/junit/fixtures.js";
+import { fixtureReport, redOfOne, sampleNewModules, samplePythonNewModules } from "../cycle/junit/fixtures.js";
 
 /**
  * A crash proves nothing about the behaviour, whatever wraps it. Each attack is a RED whose test
@@ -11,25 +11,8 @@ import { fixtureReport, redOfOne } from "../cycle/junit/fixtures.js";
  * cycle read a crash through its wrapper; each must be refused, naming the wrapped crash.
  */
 
-/** The sample projects' architecture: src/pricing and src/discounts are new; src/tax is declared nowhere. */
-const declared = (ext: string): NewModules => ({
-  ok: true,
-  modules: [
-    { path: `src/pricing.${ext}`, written: false, exports: ["priceFor"], unwritten: [] },
-    {
-      path: `src/discounts.${ext}`,
-      written: true,
-      exports: ["discountFor", "bulkDiscount"],
-      unwritten: ["bulkDiscount"],
-    },
-  ],
-  existing: [],
-});
-const python: NewModules = {
-  ok: true,
-  modules: [{ path: "shop/pricing.py", written: false, exports: ["price_for"], unwritten: [] }],
-  existing: [],
-};
+const declared = sampleNewModules;
+const python = samplePythonNewModules;
 
 const ATTACKS: Array<[runner: string, file: string, title: string, wrapper: string, modules: NewModules]> = [
   [

@@ -140,3 +140,36 @@ export function redOfOne(report: JUnitReport, file: string, title: string, newMo
     ...(newModules ? { newModules } : {}),
   });
 }
+
+/**
+ * The new-module samples' architecture (generate-fixtures.sh new-module): src/pricing is declared and
+ * not written, src/discounts is written without its declared bulkDiscount; src/tax is declared nowhere.
+ */
+export const sampleNewModules = (ext: string): NewModules => ({
+  ok: true,
+  modules: [
+    { path: `src/pricing.${ext}`, written: false, exports: ["priceFor"], unwritten: [] },
+    {
+      path: `src/discounts.${ext}`,
+      written: true,
+      exports: ["discountFor", "bulkDiscount"],
+      unwritten: ["bulkDiscount"],
+    },
+  ],
+  existing: [],
+});
+
+/** The same architecture in the pytest sample: shop/pricing.py and shop/discounts.py; shop/tax nowhere. */
+export const samplePythonNewModules: NewModules = {
+  ok: true,
+  modules: [
+    { path: "shop/pricing.py", written: false, exports: ["price_for"], unwritten: [] },
+    {
+      path: "shop/discounts.py",
+      written: true,
+      exports: ["discount_for", "bulk_discount"],
+      unwritten: ["bulk_discount"],
+    },
+  ],
+  existing: [],
+};

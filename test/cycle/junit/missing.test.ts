@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { parseJUnit, type JUnitReport } from "../../../src/cycle/junit/index.js";
 import type { NewModules } from "../../../src/cycle/new-modules.js";
-import { fixtureReport, fixtureRun, redOfOne as red } from "./fixtures.js";
+import { fixtureReport, fixtureRun, redOfOne as red, sampleNewModules, samplePythonNewModules } from "./fixtures.js";
 
 /**
  * A new module's first RED, judged from the reports real runners wrote (generate-fixtures.sh
@@ -13,32 +13,8 @@ import { fixtureReport, fixtureRun, redOfOne as red } from "./fixtures.js";
 const LEGAL_PATH =
   "declare it in .consort/architecture.json modules (architect, before the design gate; a name the test imports goes in the module's exports), or test through an existing seam";
 
-const js = (ext: string): NewModules => ({
-  ok: true,
-  modules: [
-    { path: `src/pricing.${ext}`, written: false, exports: ["priceFor"], unwritten: [] },
-    {
-      path: `src/discounts.${ext}`,
-      written: true,
-      exports: ["discountFor", "bulkDiscount"],
-      unwritten: ["bulkDiscount"],
-    },
-  ],
-  existing: [],
-});
-const python: NewModules = {
-  ok: true,
-  modules: [
-    { path: "shop/pricing.py", written: false, exports: ["price_for"], unwritten: [] },
-    {
-      path: "shop/discounts.py",
-      written: true,
-      exports: ["discount_for", "bulk_discount"],
-      unwritten: ["bulk_discount"],
-    },
-  ],
-  existing: [],
-};
+const js = sampleNewModules;
+const python = samplePythonNewModules;
 
 function behaviourMissing(verdict: ReturnType<typeof red>, says: string) {
   expect(verdict.reasons).toEqual([]);
