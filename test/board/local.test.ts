@@ -83,7 +83,7 @@ describe("the local board on a compact state file", () => {
       warn: (m) => problems.push(m),
     });
     try {
-      const { tracks } = await source.tracks();
+      const { tracks } = await source.tracks({ login: null });
       expect(problems).toEqual([]);
       const track = tracks.find((t) => t.snapshot.context.trackId === sim.snapshot.context.trackId)!;
       expect(track.provenance).toBe("signed");
