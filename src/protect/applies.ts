@@ -65,79 +65,115 @@ export async function readAppliedProtection(
   }
 }
 
+interface Where {
+  owner: string;
+  repo: string;
+  appId: number;
+}
+
+/** What one reader found: lines for `seen` and the conflicts among them. */
+interface Found {
+  seen: string[];
+  conflicts: ProtectionConflict[];
+}
+
 async function readApplied(
   octokit: GitHubClient,
-  { owner, repo, appId, ours }: { owner: string; repo: string; appId: number; ours: ReadonlyArray<number | undefined> },
+  { ours, ...where }: Where & { ours: ReadonlyArray<number | undefined> },
 ): Promise<AppliedProtection> {
-  const { data: repository } = await octokit.rest.repos.get({ owner, repo });
-  const defaultBranch = repository.default_branch;
-  const conflicts: ProtectionConflict[] = [];
-  const seen: string[] = [];
+  const { data: repository } = await octokit.rest.repos.get({ owner: where.owner, repo: where.repo });
   const plan = await planEnforcement(octokit, repository);
-  if (plan) conflicts.push(plan);
+  const onDefault = await defaultBranchProtection(octokit, where, repository.default_branch);
+  const onState = await stateBranchProtection(octokit, where);
+  const rules = (await octokit.paginate(octokit.rest.repos.getBranchRules, {
+    owner: where.owner,
+    repo: where.repo,
+    branch: STATE_BRANCH,
+    per_page: 100,
+  })) as ActiveRule[];
+  const rulesets = await stateRulesetConflicts(octokit, where, rules, ours);
+  return {
+    seen: [...onDefault.seen, ...onState.seen, ...rulesets.seen],
+    conflicts: [...(plan ? [plan] : []), ...onDefault.conflicts, ...onState.conflicts, ...rulesets.conflicts],
+    stateRuleTypes: rules.map((r) => r.type),
+  };
+}
 
-  const onDefault = await legacyProtection(octokit, owner, repo, defaultBranch);
-  if (onDefault) {
-    seen.push(`${defaultBranch}: a branch protection rule (${legacySettings(onDefault).join(", ") || "no settings"})`);
-    const foreign = (onDefault.required_status_checks?.checks ?? []).filter(
-      (c) => (CHECK_NAMES as readonly string[]).includes(c.context) && c.app_id !== null && c.app_id !== appId,
-    );
-    if (foreign.length > 0)
-      conflicts.push({
+/** A branch protection rule on the default branch adds to the ruleset; it conflicts only by requiring a Consort check from another app. */
+async function defaultBranchProtection(octokit: GitHubClient, where: Where, defaultBranch: string): Promise<Found> {
+  const rule = await legacyProtection(octokit, where.owner, where.repo, defaultBranch);
+  if (!rule) return { seen: [], conflicts: [] };
+  const seen = [`${defaultBranch}: a branch protection rule (${legacySettings(rule).join(", ") || "no settings"})`];
+  const foreign = (rule.required_status_checks?.checks ?? []).filter(
+    (c) => (CHECK_NAMES as readonly string[]).includes(c.context) && c.app_id !== null && c.app_id !== where.appId,
+  );
+  if (foreign.length === 0) return { seen, conflicts: [] };
+  return {
+    seen,
+    conflicts: [
+      {
         where: defaultBranch,
-        problem: `the branch protection rule on ${defaultBranch} requires ${foreign.map((c) => `${c.context} from app ${c.app_id}`).join(", ")}, which only the Consort app (id ${appId}) posts, so no pull request can merge`,
+        problem: `the branch protection rule on ${defaultBranch} requires ${foreign.map((c) => `${c.context} from app ${c.app_id}`).join(", ")}, which only the Consort app (id ${where.appId}) posts, so no pull request can merge`,
         fix: `under Settings → Branches, edit the rule that matches ${defaultBranch}: remove those checks from "Require status checks to pass" (the ruleset "${DEFAULT_BRANCH_RULESET}" requires them from the app)`,
-      });
-  }
+      },
+    ],
+  };
+}
 
-  const onState = await legacyProtection(octokit, owner, repo, STATE_BRANCH);
-  if (onState) {
-    seen.push(`${STATE_BRANCH}: a branch protection rule (${legacySettings(onState).join(", ") || "no settings"})`);
-    const appMayPush = onState.restrictions?.apps?.some((a) => a.id === appId) ?? false;
-    const stops = legacySettings(onState).filter(
-      (s) => BLOCKING_ON_STATE.has(s) && !(s === "restrictions" && appMayPush),
-    );
-    if (stops.length > 0)
-      conflicts.push({
+/** A branch protection rule on consort/state that refuses a direct update: the ruleset's bypass for the app does not lift it. */
+async function stateBranchProtection(octokit: GitHubClient, { owner, repo, appId }: Where): Promise<Found> {
+  const rule = await legacyProtection(octokit, owner, repo, STATE_BRANCH);
+  if (!rule) return { seen: [], conflicts: [] };
+  const seen = [`${STATE_BRANCH}: a branch protection rule (${legacySettings(rule).join(", ") || "no settings"})`];
+  const appMayPush = rule.restrictions?.apps?.some((a) => a.id === appId) ?? false;
+  const stops = legacySettings(rule).filter((s) => BLOCKING_ON_STATE.has(s) && !(s === "restrictions" && appMayPush));
+  if (stops.length === 0) return { seen, conflicts: [] };
+  return {
+    seen,
+    conflicts: [
+      {
         where: STATE_BRANCH,
         problem: `a branch protection rule matches ${STATE_BRANCH} (${stops.join(", ")}); the app's bypass in the ruleset "${STATE_BRANCH_RULESET}" does not lift a branch protection rule, so GitHub refuses the app's writes and no track can move`,
         fix: `under Settings → Branches, change the pattern of the rule that matches ${STATE_BRANCH} so it no longer does, or delete it (for a rule made for that branch alone: gh api -X DELETE repos/${owner}/${repo}/branches/${encodeURIComponent(STATE_BRANCH)}/protection); the ruleset "${STATE_BRANCH_RULESET}" keeps the branch the app's alone`,
-      });
-  }
+      },
+    ],
+  };
+}
 
-  const active = await octokit.paginate(octokit.rest.repos.getBranchRules, {
-    owner,
-    repo,
-    branch: STATE_BRANCH,
-    per_page: 100,
-  });
-  const rules = active as ActiveRule[];
+/** Rulesets other than Consort's (the organisation's among them) in force on consort/state, by ruleset: each that stops the app's update and that it may not bypass. */
+async function stateRulesetConflicts(
+  octokit: GitHubClient,
+  where: Where,
+  rules: readonly ActiveRule[],
+  ours: ReadonlyArray<number | undefined>,
+): Promise<Found> {
   const others = new Map<number, ActiveRule[]>();
   for (const rule of rules) {
     if (rule.ruleset_id === undefined || ours.includes(rule.ruleset_id)) continue;
     others.set(rule.ruleset_id, [...(others.get(rule.ruleset_id) ?? []), rule]);
   }
+  const found: Found = { seen: [], conflicts: [] };
   for (const [id, applying] of others) {
     const first = applying[0]!;
+    const organisation = first.ruleset_source_type === "Organization";
     const source =
-      `${first.ruleset_source_type === "Organization" ? "organisation" : (first.ruleset_source_type ?? "repository").toLowerCase()} ${first.ruleset_source ?? ""}`.trim();
+      `${organisation ? "organisation" : (first.ruleset_source_type ?? "repository").toLowerCase()} ${first.ruleset_source ?? ""}`.trim();
     const types = applying.map((r) => r.type);
-    seen.push(`${STATE_BRANCH}: ruleset ${id} of the ${source} (${types.join(", ")})`);
+    found.seen.push(`${STATE_BRANCH}: ruleset ${id} of the ${source} (${types.join(", ")})`);
     const stops = types.filter((t) => !HARMLESS_ON_STATE.has(t));
     if (stops.length === 0) continue;
-    const ruleset = await bypassOf(octokit, { owner, repo, id, appId });
+    const ruleset = await bypassOf(octokit, { ...where, id });
     if (ruleset.appBypasses) continue;
-    const settings =
-      first.ruleset_source_type === "Organization"
-        ? `https://github.com/organizations/${first.ruleset_source}/settings/rules/${id}`
-        : `https://github.com/${owner}/${repo}/settings/rules/${id}`;
-    conflicts.push({
+    const settings = organisation
+      ? `https://github.com/organizations/${first.ruleset_source}/settings/rules/${id}`
+      : `https://github.com/${where.owner}/${where.repo}/settings/rules/${id}`;
+    found.conflicts.push({
       where: STATE_BRANCH,
       problem: `the ruleset "${ruleset.name ?? id}" of the ${source} applies ${stops.join(", ")} to ${STATE_BRANCH} ${ruleset.unreadable ? `and its bypass list cannot be read (${ruleset.unreadable})` : "and does not let the app bypass it"}, so GitHub refuses the app's writes and no track can move`,
-      fix: `add the Consort app (GitHub App id ${appId}) to the bypass list of that ruleset, mode Always (${settings}), or exclude refs/heads/${STATE_BRANCH} from its target branches`,
+      fix: `add the Consort app (GitHub App id ${where.appId}) to the bypass list of that ruleset, mode Always (${settings}), or exclude refs/heads/${STATE_BRANCH} from its target branches`,
     });
   }
-  return { seen, conflicts, stateRuleTypes: rules.map((r) => r.type) };
+  return found;
 }
 
 type Repository = Awaited<ReturnType<GitHubClient["rest"]["repos"]["get"]>>["data"];
