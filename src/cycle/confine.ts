@@ -190,16 +190,26 @@ function namedIds(): Set<number> {
  * End what jobs that died left in `parent` (their jail folders, and every process of their uids),
  * never a live job's: a folder is left over when the process that made it is gone (its pid no
  * longer runs, or runs another program started later). A folder made in another PID namespace is
- * left alone (its owner cannot be seen from here). Returns the folders removed.
+ * left alone (its owner cannot be seen from here), and so is one this process's user did not make
+ * or whose uid is not a throwaway one (anyone may name a folder in /tmp after another's uid). One
+ * that cannot be cleaned is left for a later job: it holds nothing of this one. Returns the folders
+ * removed.
  */
 export async function sweepLeftoverJails(via: Via, parent: string = tmpdir()): Promise<string[]> {
   const ours = ownerTag().split(".")[0];
   const removed: string[] = [];
   for (const folder of jailFolders(parent)) {
     if (folder.pidns !== ours || processStart(folder.pid) === folder.start) continue;
-    await endProcessesOf(via, folder.uid, folder.uid, folder.path);
-    await removeFolder(via, folder.path);
-    removed.push(folder.path);
+    if (folder.uid < UID_FLOOR || folder.uid >= UID_FLOOR + UID_SPAN) continue;
+    try {
+      const made = lstatSync(folder.path);
+      if (!made.isDirectory() || made.uid !== process.getuid?.()) continue;
+      await endProcessesOf(via, folder.uid, folder.uid, `the throwaway uid ${folder.uid} a dead job left`);
+      await removeFolder(via, folder.path);
+      removed.push(folder.path);
+    } catch {
+      continue;
+    }
   }
   return removed;
 }

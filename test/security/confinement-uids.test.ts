@@ -1,10 +1,10 @@
 import { spawn } from "node:child_process";
-import { readdirSync } from "node:fs";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { readdirSync, readlinkSync } from "node:fs";
+import { chown, mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { claimJailFolder, processesOf } from "../../src/cycle/confine.js";
+import { claimJailFolder, processesOf, sweepLeftoverJails } from "../../src/cycle/confine.js";
 
 /**
  * One identity per job, as the uids are handed out: a job's throwaway uid has no passwd entry, so
@@ -65,5 +65,28 @@ describe("a job's throwaway uid", () => {
     expect(() => claimJailFolder(parent, drawing(0))).toThrow(
       `no free uid for the job's throwaway user after 20 draws (in ${parent}): the commands are not run unconfined instead`,
     );
+  });
+
+  test("a folder another user made in the temp folder, named after a live job's uid, or one named after a uid outside the throwaway range, never gets that uid's processes ended", async () => {
+    const pidns = /\d+/.exec(readlinkSync("/proc/self/ns/pid"))![0];
+    const inRange = 0x7c000000 + Math.floor(Math.random() * 0x100000);
+    const outside = 4242;
+    const live = [inRange, outside].map((uid) => spawn("sleep", ["60"], { uid, gid: uid, stdio: "ignore" }));
+    try {
+      for (let i = 0; i < 200 && (processesOf(inRange).length === 0 || processesOf(outside).length === 0); i++)
+        await new Promise((r) => setTimeout(r, 25));
+      // Both look left over (owner pid 1 never started at tick 1 here).
+      const forged = join(parent, `consort-job-${inRange}-${pidns}.1.1`);
+      await mkdir(forged);
+      await chown(forged, 1234, 1234);
+      await mkdir(join(parent, `consort-job-${outside}-${pidns}.1.1`));
+
+      expect(await sweepLeftoverJails("root", parent)).toEqual([]);
+
+      expect(processesOf(inRange)).toEqual([live[0]!.pid]);
+      expect(processesOf(outside)).toEqual([live[1]!.pid]);
+    } finally {
+      for (const child of live) child.kill("SIGKILL");
+    }
   });
 });
