@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import type { Command } from "commander";
+import { Option, type Command } from "commander";
 import { simpleGit } from "simple-git";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { ConfigError, readCheckoutConfig, readConfigFile } from "../config/load.js";
@@ -18,8 +18,10 @@ interface CycleOptions {
   request?: string;
   step?: string;
   tests?: string;
+  earlierGreen?: string;
   earlier?: string;
   track?: string;
+  databaseBranch?: string;
   dbBranch?: string;
   frozenAt?: string;
   designApprovedAt?: string;
@@ -64,11 +66,14 @@ export function registerCycleCommands(program: Command): void {
     .option("--step <step>", `the step to verify: ${CYCLE_STEPS.join(", ")}`)
     .option("--tests <ids>", "tests in turn, from .consort/test-list.json (e.g. T7 or T7,T8)")
     .option(
-      "--earlier <ids>",
+      "--earlier-green <ids>",
       "tests verified green earlier (default: every test before the first in turn; release: all)",
     )
     .option("--track <branch>", "the track's git branch (default: the current branch)")
-    .option("--db-branch <name>", "the track's database branch (default: derived from the track)")
+    .option("--database-branch <name>", "the track's database branch (default: derived from the track)")
+    // The names before the CLI took the MCP tools' words; kept so existing scripts still run.
+    .addOption(new Option("--earlier <ids>").hideHelp())
+    .addOption(new Option("--db-branch <name>").hideHelp())
     .option("--frozen-at <ref>", "check frozen test files against their text at this git ref (e.g. the RED commit)")
     .option(
       "--design-approved-at <ref>",
@@ -107,9 +112,13 @@ export function registerCycleCommands(program: Command): void {
             cwd,
             step: step.data,
             tests: ids(options.tests),
-            ...(options.earlier !== undefined ? { earlier: ids(options.earlier) } : {}),
+            ...((options.earlierGreen ?? options.earlier) !== undefined
+              ? { earlier: ids(options.earlierGreen ?? options.earlier) }
+              : {}),
             ...(options.track ? { track: options.track } : {}),
-            ...(options.dbBranch ? { dbBranch: options.dbBranch } : {}),
+            ...((options.databaseBranch ?? options.dbBranch)
+              ? { dbBranch: options.databaseBranch ?? options.dbBranch }
+              : {}),
             ...(options.testList ? { testListPath: resolve(options.testList) } : {}),
             ...(options.frozenAt ? { frozenAt: options.frozenAt } : {}),
             ...(options.designApprovedAt ? { designApprovedAt: options.designApprovedAt } : {}),

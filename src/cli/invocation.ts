@@ -25,5 +25,13 @@ export function consortCommand(args: string): string {
   return `${CONSORT} ${args}`;
 }
 
+/**
+ * A message with every bare `consort <command>` (as the engine's hints say it, for any front door)
+ * written as this CLI's user types it; a command already spelled out is left alone.
+ */
+export function asTyped(text: string): string {
+  return text.replace(/(^|[\s(`"'])(?<!--no-install )consort (?=[a-z])/g, `$1${CONSORT} `);
+}
+
 /** The line that registers the MCP server with Claude Code, run from the repository's root. */
 export const MCP_SETUP = `claude mcp add consort -- ${consortCommand("mcp")}`;
