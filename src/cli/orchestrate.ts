@@ -67,7 +67,8 @@ function replaySource(replayed: ReplayedTrack): string {
   const since = replayed.fromState
     ? `the app's verified state (${replayed.fromState.ref.replace(/^refs\/(remotes\/|heads\/)/, "")} at ${replayed.fromState.head.slice(0, 12)}) and ${replayed.commits} commit(s) since, replayed locally`
     : `${replayed.commits} commit(s) since the merge base with ${replayed.defaultBranch}, replayed locally; gates show as waiting for approval`;
-  return replayed.stateNote ? `${since} (${replayed.stateNote})` : since;
+  const stated = replayed.stateNote ? `${since} (${replayed.stateNote})` : since;
+  return `${stated}\ndefault branch: ${replayed.defaultBranch}, ${replayed.defaultBranchSource}`;
 }
 
 /** The track from --state, else derived from the checkout's commits (no token, no network). */
