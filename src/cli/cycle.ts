@@ -1,15 +1,17 @@
-import { readFile } from "node:fs/promises";
-import { resolve } from "node:path";
+import { mkdtemp, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { Option, type Command } from "commander";
 import { simpleGit } from "simple-git";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { ConfigError, readCheckoutConfig, readConfigFile } from "../config/load.js";
 import { buildLocalRequest, REHEARSAL_LIMITS } from "../cycle/local-request.js";
 import { CYCLE_STEPS, CycleInputError, parseCycleRequest, type CycleRequest, CycleStep } from "../cycle/request.js";
-import { exitCodeFor, CYCLE_RESULT_FILE } from "../cycle/result.js";
+import { exitCodeFor, CYCLE_RESULT_FILE, CYCLE_SUMMARY_FILE } from "../cycle/result.js";
 import { runCycle, throwawayBranchName } from "../cycle/run.js";
 import { renderCycleSummary } from "../cycle/summary.js";
 import { createProvider } from "../substrate/index.js";
+import { cycleOutputMatcher } from "../tools/run-cycle.js";
 import { CliError, printResult, progress } from "./output.js";
 
 /** `consort cycle`: one RED/GREEN/REFACTOR/release cycle on a throwaway database branch. */
@@ -39,15 +41,29 @@ const ids = (text: string | undefined) =>
     .map((s) => s.trim())
     .filter(Boolean);
 
-/** What `git status` lists as changed or untracked in the checkout (empty when it cannot tell). */
-async function uncommittedPaths(cwd: string): Promise<string[]> {
+/**
+ * What `git status` lists as changed or untracked in the checkout (empty when it cannot tell),
+ * less what a cycle itself writes there (the JUnit report, a result written into the checkout).
+ */
+async function uncommittedPaths(cwd: string, config: ConsortConfig): Promise<string[]> {
   const status = await simpleGit(cwd)
-    .raw(["status", "--porcelain", "--untracked-files=normal"])
+    .raw(["status", "--porcelain", "--untracked-files=all"])
     .catch(() => "");
+  const ours = cycleOutputMatcher(config);
   return status
     .split("\n")
     .filter(Boolean)
-    .map((line) => line.slice(3));
+    .map((line) => line.slice(3))
+    .filter((path) => !ours(path));
+}
+
+/** Where a cycle's result goes by default: under the git directory (never committed), else a temp folder. */
+async function defaultOutDir(cwd: string): Promise<string> {
+  const gitDir = await simpleGit(cwd)
+    .raw(["rev-parse", "--absolute-git-dir"])
+    .then((out) => out.trim())
+    .catch(() => "");
+  return gitDir ? join(gitDir, "consort", "cycle") : mkdtemp(join(tmpdir(), "consort-cycle-"));
 }
 
 async function readStdin(): Promise<string> {
@@ -82,7 +98,10 @@ export function registerCycleCommands(program: Command): void {
     .option("--test-list <file>", "the test list (default: .consort/test-list.json)")
     .option("--config <file>", "the configuration (default: .github/consort.yml in the checkout)")
     .option("-C, --cwd <dir>", "the checkout to test", ".")
-    .option("--out-dir <dir>", `where to write ${CYCLE_RESULT_FILE} and the Markdown summary (default: the checkout)`)
+    .option(
+      "--out-dir <dir>",
+      `where to write ${CYCLE_RESULT_FILE} and ${CYCLE_SUMMARY_FILE} (default: consort/cycle in the git directory, never committed)`,
+    )
     .option("--json", "print the cycle result as JSON")
     .option("--quiet", "no progress on stderr")
     .addHelpText(
@@ -140,11 +159,12 @@ export function registerCycleCommands(program: Command): void {
         if (error instanceof ConfigError) throw new CliError(error.summary, error.fix, 2);
         throw error;
       }
-      const dirty = await uncommittedPaths(cwd);
+      const dirty = await uncommittedPaths(cwd, config);
       if (dirty.length > 0)
         process.stderr.write(
           `warning: the working tree has ${dirty.length} uncommitted change(s) (${dirty.slice(0, 5).join(", ")}${dirty.length > 5 ? ", …" : ""}); the cycle tests commit ${request.commit.slice(0, 12)} (HEAD), not them: commit them first to test them\n`,
         );
+      const outDir = options.outDir ? resolve(options.outDir) : await defaultOutDir(cwd);
       const provider = await createProvider(config.database, { onProgress: say });
       // Named here so an interrupted cycle (Ctrl-C) can drop its throwaway branch instead of leaving it to its TTL.
       const cycleBranchName = throwawayBranchName(request.database.branch);
@@ -164,12 +184,13 @@ export function registerCycleCommands(program: Command): void {
           provider,
           config,
           cwd,
-          outDir: options.outDir ? resolve(options.outDir) : cwd,
+          outDir,
           onProgress: say,
           rebuildMissingTrack: true,
           cycleBranchName,
         });
         printResult(options, result, () => renderCycleSummary(result).trimEnd());
+        process.stderr.write(`wrote ${CYCLE_RESULT_FILE} and ${CYCLE_SUMMARY_FILE} to ${outDir}\n`);
         if (!options.quiet) process.stderr.write(`note: ${REHEARSAL_LIMITS}\n`);
         process.exitCode = exitCodeFor(result.verdict);
       } finally {
