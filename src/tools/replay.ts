@@ -45,6 +45,11 @@ export interface ReplayedTrack {
   fromState?: { ref: string; head: string };
   /** Why a fetched consort/state was not used (no key, not verified, a head this branch left). */
   stateNote?: string;
+  /**
+   * Each refused commit's own reasons, by sha: what the machine found wrong with it, judged on the
+   * last accepted commit as the push after a reset would be (empty: nothing but the refused commit under it).
+   */
+  refusals: Record<string, string[]>;
 }
 
 /** The refs a fetched state branch may sit under, most authoritative first. */
@@ -184,6 +189,19 @@ async function remoteHead(repoPath: string): Promise<{ name?: string; why: strin
   }
 }
 
+/** The author time (ISO) of each commit after `base` on HEAD, as the board lists them. */
+async function authorTimes(repoPath: string, base: string): Promise<Map<string, string>> {
+  const out = await simpleGit(repoPath)
+    .raw(["log", "--format=%H %aI", `${base}..HEAD`])
+    .catch(() => "");
+  const times = new Map<string, string>();
+  for (const line of out.split("\n")) {
+    const [sha, at] = line.trim().split(" ");
+    if (sha && at) times.set(sha, new Date(at).toISOString());
+  }
+  return times;
+}
+
 export async function replayTrack(
   repoPath: string,
   config: ConsortConfig,
@@ -217,6 +235,7 @@ export async function replayTrack(
   }
   const trackId = trackIdForBranch(branch);
   const fetched = await fetchedState(repoPath, trackId, options.stateKey);
+  const times = await authorTimes(repoPath, base);
   const start =
     fetched && "snapshot" in fetched
       ? fetched.snapshot
@@ -228,7 +247,8 @@ export async function replayTrack(
             head: base,
             databaseBranch: sanitiseBranchName(branch),
             parentDatabaseBranch: sanitiseBranchName(defaultBranch.name),
-            at,
+            // The app starts a track at its first push: here, the time of the branch's first commit.
+            at: [...times.values()].sort()[0] ?? at,
           },
           config,
         ).snapshot;
@@ -237,12 +257,29 @@ export async function replayTrack(
   const push = await localPush(repoPath, from, config, at);
   let snapshot = start;
   let before = from;
+  const refusals: Record<string, string[]> = {};
   for (const commit of push.commits) {
-    snapshot = transition(
-      snapshot,
-      { ...push, before, after: commit.sha, forced: false, commits: [commit] },
-      config,
-    ).snapshot;
+    const event = {
+      ...push,
+      at: times.get(commit.sha) ?? at,
+      before,
+      after: commit.sha,
+      forced: false,
+      commits: [commit],
+    };
+    const decided = transition(snapshot, event, config);
+    if (decided.rejection) {
+      const { context } = snapshot;
+      // On top of a refused commit the machine says only that; judged on the accepted head, the commit says its own.
+      refusals[commit.sha] = context.rejectedHead
+        ? (transition(
+            { ...snapshot, context: { ...context, rejectedHead: null } },
+            { ...event, before: context.head },
+            config,
+          ).rejection?.reasons ?? [])
+        : decided.rejection.reasons;
+    }
+    snapshot = decided.snapshot;
     before = commit.sha;
   }
   return {
@@ -255,5 +292,6 @@ export async function replayTrack(
     snapshot,
     ...(fetched && "snapshot" in fetched ? { fromState: { ref: fetched.ref, head: from } } : {}),
     ...(fetched && "note" in fetched ? { stateNote: fetched.note } : {}),
+    refusals,
   };
 }
