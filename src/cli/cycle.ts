@@ -12,6 +12,7 @@ import { runCycle, throwawayBranchName } from "../cycle/run.js";
 import { renderCycleSummary } from "../cycle/summary.js";
 import { createProvider } from "../substrate/index.js";
 import { cycleOutputMatcher } from "../tools/run-cycle.js";
+import { consortCommand, DATA_FOLDER } from "./invocation.js";
 import { CliError, printResult, progress } from "./output.js";
 
 /** `consort cycle`: one RED/GREEN/REFACTOR/release cycle on a throwaway database branch. */
@@ -108,7 +109,7 @@ export function registerCycleCommands(program: Command): void {
       "after",
       "\nExit code: 0 when the step is verified, 1 when it is refused (the reasons are printed), 2 on bad options.\n" +
         "Commands run with DATABASE_URL set to the throwaway branch and node_modules/.bin on the PATH.\n" +
-        "Example: consort cycle --step red --tests T7",
+        `Example: ${consortCommand("cycle --step red --tests T7")}\n${DATA_FOLDER}`,
     )
     .action(async (options: CycleOptions) => {
       const cwd = resolve(options.cwd);

@@ -14,7 +14,7 @@ import {
   compareBranches,
 } from "../substrate/index.js";
 import { assertDeletable, ToolContext, ToolError } from "../tools/index.js";
-import { consortCommand } from "./invocation.js";
+import { consortCommand, DATA_FOLDER } from "./invocation.js";
 import { CliError, printResult, progress } from "./output.js";
 
 /** `consort db …`: the track's database branches, from a terminal. With no configuration: the embedded default. */
@@ -146,8 +146,8 @@ export function registerDbCommands(program: Command): void {
     )
     .addHelpText(
       "after",
-      "\nWith no .github/consort.yml the embedded server is used, with its data in ~/.consort/postgres\n" +
-        "(CONSORT_DATA_DIR overrides it). Branch arguments may be git branch names: they are sanitised.\n" +
+      `\nWith no .github/consort.yml the embedded server is used. ${DATA_FOLDER}\n` +
+        `It keeps running between commands: ${consortCommand("db stop")} stops it. Branch arguments may be git branch names: they are sanitised.\n` +
         `Example: ${consortCommand("db create feature/cart")} && ${consortCommand("db url feature/cart")}`,
     );
 

@@ -170,3 +170,30 @@ describe("one vocabulary across the CLI and the MCP tools", async () => {
     expect(help).not.toMatch(/--up-to|--earlier |--db-branch/);
   });
 });
+
+/** Where Consort keeps its data and binaries is told one way, in the README and in every --help that tells it. */
+describe("one story of the data folder", async () => {
+  const { readFileSync } = await import("node:fs");
+  const { DATA_FOLDER } = await import("../../src/cli/invocation.js");
+  const MENTIONS = /~\/\.consort|\/var\/lib\/consort|CONSORT_DATA_DIR|CONSORT_HOME/;
+
+  /** A command's whole --help, with the text added after it, as a person sees it. */
+  const fullHelp = (command: Command) => {
+    let out = "";
+    command.configureOutput({ writeOut: (text) => (out += text), writeErr: (text) => (out += text) });
+    command.outputHelp();
+    return out.replace(/\s+/g, " ");
+  };
+
+  test("db, cycle and mcp --help say it, word for word, and no help tells another story", () => {
+    const helps = commandsOf(program).map(({ name, command }) => ({ name, text: fullHelp(command) }));
+    for (const name of ["db", "cycle", "mcp"])
+      expect(helps.find((help) => help.name === name)?.text, name).toContain(DATA_FOLDER);
+    const other = helps.filter((help) => MENTIONS.test(help.text) && !help.text.includes(DATA_FOLDER));
+    expect(other.map((help) => help.name)).toEqual([]);
+  });
+
+  test("the README tells the same", () => {
+    expect(readFileSync("README.md", "utf8").replace(/\s+/g, " ")).toContain(DATA_FOLDER);
+  });
+});
