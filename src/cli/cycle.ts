@@ -11,7 +11,7 @@ import { exitCodeFor, CYCLE_RESULT_FILE, CYCLE_SUMMARY_FILE } from "../cycle/res
 import { runCycle, throwawayBranchName } from "../cycle/run.js";
 import { renderCycleSummary } from "../cycle/summary.js";
 import { createProvider } from "../substrate/index.js";
-import { cycleOutputMatcher } from "../tools/run-cycle.js";
+import { cycleOutputMatcher } from "../tools/index.js";
 import { consortCommand, DATA_FOLDER } from "./invocation.js";
 import { CliError, printResult, progress } from "./output.js";
 

@@ -9,7 +9,7 @@ import { promisify } from "node:util";
 import type { Command } from "commander";
 import { ConsortConfig, providerEnv } from "../config/consort-config.js";
 import { CONFIG_PATH, ConfigError, readCheckoutConfig } from "../config/load.js";
-import { CYCLE_RESULT_FILE, CYCLE_SUMMARY_FILE } from "../cycle/result.js";
+import { CYCLE_RESULT_FILE, CYCLE_SUMMARY_FILE } from "../cycle/index.js";
 import { consortCommand, PACKAGE_VERSION } from "./invocation.js";
 import { CliError, printResult } from "./output.js";
 

@@ -17,8 +17,13 @@ import {
   type TrackSnapshot,
 } from "../orchestrator/index.js";
 import { checkStates } from "../gates/checks.js";
-import { replayTrack, ToolError, validateCheckout, type ReplayedTrack } from "../tools/index.js";
-import { validateAgainstDatabase } from "../tools/validate-artifacts.js";
+import {
+  replayTrack,
+  ToolError,
+  validateAgainstDatabase,
+  validateCheckout,
+  type ReplayedTrack,
+} from "../tools/index.js";
 import { createProvider } from "../substrate/index.js";
 import { consortCommand } from "./invocation.js";
 import { CliError, printResult } from "./output.js";

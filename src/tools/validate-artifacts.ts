@@ -7,8 +7,7 @@ import { ReviewVerdict } from "../artifacts/review.js";
 import { CHECKPOINTS, parseArtifact, validateArtifacts, type Checkpoint } from "../artifacts/validate.js";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { CONFIG_PATH, ConfigError, configIssues, readCheckoutConfig } from "../config/load.js";
-import { sanitiseBranchName, type BranchProvider } from "../substrate/index.js";
-import { snapshotSchema } from "../substrate/schema/index.js";
+import { sanitiseBranchName, snapshotSchema, type BranchProvider } from "../substrate/index.js";
 import { defineTool } from "./registry.js";
 import { currentBranch } from "./track-state.js";
 
