@@ -1,6 +1,6 @@
 import { simpleGit } from "simple-git";
 import type { ConsortConfig } from "../config/consort-config.js";
-import { createTrack, restoreSnapshot, transition, type TrackSnapshot } from "../orchestrator/index.js";
+import { createTrack, restoreSnapshot, type TrackSnapshot } from "../orchestrator/index.js";
 import {
   expandStored,
   openStateFile,
@@ -11,7 +11,7 @@ import {
   unsealed,
 } from "../state/index.js";
 import { sanitiseBranchName } from "../substrate/index.js";
-import { localPush } from "./local-push.js";
+import { localPushes } from "./local-push.js";
 import { ToolError } from "./errors.js";
 import { currentBranch } from "./track-state.js";
 
@@ -19,7 +19,7 @@ import { currentBranch } from "./track-state.js";
  * A track's state on a plain checkout, with no state file, no token and no network: the track as
  * the app would have started it at the branch's merge base with the default branch, and the
  * branch's commits since then pushed through the same machine (`createTrack`, then `transition`
- * of the push event `localPush` builds from git, as the push webhook would carry it). Only what
+ * of each push the app's push reader reads from local git (`localPushes`), as the push webhook would carry it). Only what
  * commits decide is known here: every gate stays waiting for its approval, and a step after a
  * gate or a cycle stands refused until the app has seen them.
  *
@@ -163,23 +163,13 @@ export async function replayTrack(
         ).snapshot;
   const from = start.context.head;
   // One push per commit, as an agent pushes each step: the machine decides each on the stage it reaches.
-  const push = await localPush(repoPath, from, config, at);
-  let snapshot = start;
-  let before = from;
-  for (const commit of push.commits) {
-    snapshot = transition(
-      snapshot,
-      { ...push, before, after: commit.sha, forced: false, commits: [commit] },
-      config,
-    ).snapshot;
-    before = commit.sha;
-  }
+  const { snapshot, steps } = await localPushes(repoPath, start, config, { at, defaultBranch: defaultBranch.name });
   return {
     trackId,
     branch,
     defaultBranch: defaultBranch.name,
     base,
-    commits: push.commits.length,
+    commits: steps.length,
     snapshot,
     ...(fetched && "snapshot" in fetched ? { fromState: { ref: fetched.ref, head: from } } : {}),
     ...(fetched && "note" in fetched ? { stateNote: fetched.note } : {}),
