@@ -3,7 +3,7 @@ import { simpleGit } from "simple-git";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { restoreSnapshot } from "../orchestrator/index.js";
 import { checkStateFile, STATE_BRANCH, TrackStateFile } from "../state/index.js";
-import { replayTrack, ToolError } from "../tools/index.js";
+import { localLane, replayTrack, ToolError } from "../tools/index.js";
 import type { BoardSource } from "./server.js";
 import type { BranchCommit } from "./timeline.js";
 import type { BoardTrack, TrackDetails } from "./view.js";
@@ -186,7 +186,9 @@ export function localBoardSource(options: LocalSourceOptions): BoardSource & { c
         provenance: track.fromState && track.commits === 0 ? "signed" : "commits",
         ...(track.fromState
           ? { stateSource: `${shortRef(track.fromState.ref)} at ${track.fromState.head.slice(0, 7)}` }
-          : {}),
+          : track.lane
+            ? { stateSource: localLane(track) }
+            : {}),
       };
       if (held < 0) return [...fromState, replayed];
       if (track.fromState) return fromState.map((t, index) => (index === held ? replayed : t));

@@ -17,7 +17,7 @@ import {
   type TrackSnapshot,
 } from "../orchestrator/index.js";
 import { checkStates } from "../gates/checks.js";
-import { replayTrack, ToolError, validateCheckout, type ReplayedTrack } from "../tools/index.js";
+import { localLane, replayTrack, ToolError, validateCheckout, type ReplayedTrack } from "../tools/index.js";
 import { consortCommand } from "./invocation.js";
 import { CliError, printResult } from "./output.js";
 
@@ -64,7 +64,9 @@ const STATE_OPTION =
 function replaySource(replayed: ReplayedTrack): string {
   const since = replayed.fromState
     ? `the app's verified state (${replayed.fromState.ref.replace(/^refs\/(remotes\/|heads\/)/, "")} at ${replayed.fromState.head.slice(0, 12)}) and ${replayed.commits} commit(s) since, replayed locally`
-    : `${replayed.commits} commit(s) since the merge base with ${replayed.defaultBranch}, replayed locally; gates show as waiting for approval`;
+    : replayed.lane
+      ? localLane(replayed)
+      : `${replayed.commits} commit(s) since the merge base with ${replayed.defaultBranch}, replayed locally; gates show as waiting for approval`;
   return replayed.stateNote ? `${since} (${replayed.stateNote})` : since;
 }
 

@@ -10,7 +10,7 @@ export { callTool, type ToolDefinition } from "./registry.js";
 export { assertCheckout, ToolError } from "./errors.js";
 export { assertDeletable } from "./db-branch.js";
 export { validateCheckout, type ValidateReport } from "./validate-artifacts.js";
-export { replayTrack, type ReplayedTrack } from "./replay.js";
+export { localLane, replayTrack, type ReplayedTrack } from "./replay.js";
 export { inputJsonSchema, outputJsonSchema, openAITools, openAIResponsesTools } from "./json-schema.js";
 
 /** Every tool an agent gets, in the order a model should consider them. */

@@ -12,6 +12,7 @@ import {
 } from "../state/index.js";
 import { sanitiseBranchName } from "../substrate/index.js";
 import { localPushes } from "./local-push.js";
+import { lanePath, readLane, writeLane, type LocalApproval } from "./local-lane.js";
 import { ToolError } from "./errors.js";
 import { currentBranch } from "./track-state.js";
 
@@ -41,6 +42,21 @@ export interface ReplayedTrack {
   fromState?: { ref: string; head: string };
   /** Why a fetched consort/state was not used (no key, not verified, a head this branch left). */
   stateNote?: string;
+  /** The local lane the track was kept in (none when the app's verified state was the start). */
+  lane?: { path: string; resumed: boolean; approvals: LocalApproval[] };
+}
+
+/** A lane file's snapshot, restored as the machine checks any snapshot; one that does not restore is refused. */
+function restoredLane(raw: unknown, path: string): TrackSnapshot {
+  try {
+    return restoreSnapshot(raw);
+  } catch (error) {
+    throw new ToolError(
+      `The local lane ${path} holds a snapshot the machine cannot restore: ${(error as Error).message}`,
+      `Delete ${path} to start the rehearsal over from the merge base (its approvals are lost; the branch's commits are judged again).`,
+      "INVALID_STATE",
+    );
+  }
 }
 
 /** The refs a fetched state branch may sit under, most authoritative first. */
@@ -146,9 +162,13 @@ export async function replayTrack(
   }
   const trackId = trackIdForBranch(branch);
   const fetched = await fetchedState(repoPath, trackId, options.stateKey);
-  const start =
-    fetched && "snapshot" in fetched
-      ? fetched.snapshot
+  const verified = fetched && "snapshot" in fetched ? fetched : undefined;
+  // The app's verified state is the truth where it was fetched; else the checkout's own local lane.
+  const lane = verified ? undefined : await readLane(repoPath, trackId);
+  const start = verified
+    ? verified.snapshot
+    : lane
+      ? restoredLane(lane.snapshot, await lanePath(repoPath, trackId))
       : createTrack(
           {
             trackId,
@@ -164,6 +184,8 @@ export async function replayTrack(
   const from = start.context.head;
   // One push per commit, as an agent pushes each step: the machine decides each on the stage it reaches.
   const { snapshot, steps } = await localPushes(repoPath, start, config, { at, defaultBranch: defaultBranch.name });
+  const approvals = lane?.approvals ?? [];
+  const path = verified ? undefined : await writeLane(repoPath, { trackId, base, snapshot, approvals });
   return {
     trackId,
     branch,
@@ -171,7 +193,16 @@ export async function replayTrack(
     base,
     commits: steps.length,
     snapshot,
-    ...(fetched && "snapshot" in fetched ? { fromState: { ref: fetched.ref, head: from } } : {}),
+    ...(path ? { lane: { path, resumed: lane !== undefined, approvals } } : {}),
+    ...(verified ? { fromState: { ref: verified.ref, head: from } } : {}),
     ...(fetched && "note" in fetched ? { stateNote: fetched.note } : {}),
   };
+}
+
+/** The local lane in words: where it is kept, that it is a rehearsal, and the gates approved in it. */
+export function localLane(replayed: ReplayedTrack): string {
+  const lane = replayed.lane;
+  if (!lane) return "";
+  const approved = lane.approvals.map((a) => `${a.gate} by ${a.by}`);
+  return `the local lane ${lane.path} (a rehearsal, never evidence for the app${approved.length > 0 ? `; approved at the terminal: ${approved.join(", ")}` : "; gates wait for `consort approve <gate>` at a terminal"})`;
 }
