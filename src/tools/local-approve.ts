@@ -3,7 +3,7 @@ import type { ConsortConfig } from "../config/consort-config.js";
 import type { GateName } from "../gates/names.js";
 import { transition, type TrackSnapshot } from "../orchestrator/index.js";
 import { ToolError } from "./errors.js";
-import { writeLane, type LocalApproval } from "./local-lane.js";
+import { loadLane, writeLane, type LocalApproval } from "./local-lane.js";
 import { replayTrack } from "./replay.js";
 
 /**
@@ -92,11 +92,26 @@ export async function approveLocally(
       "NOT_APPROVED",
     );
   const approval: LocalApproval = { gate, by: approver, at, commit: head };
-  const lane = await writeLane(repoPath, {
-    trackId: replayed.trackId,
-    base: replayed.base,
-    snapshot: result.snapshot,
-    approvals: [...replayed.lane.approvals, approval],
-  });
-  return { snapshot: result.snapshot, approval, lane, commits: commits.length };
+  // Only over the lane this approval was decided on: another consort command may have moved it.
+  const current = await loadLane(repoPath, replayed.trackId);
+  const same = current.file !== undefined && JSON.stringify(current.file.snapshot) === JSON.stringify(snapshot);
+  const { path, written } = same
+    ? await writeLane(
+        repoPath,
+        {
+          trackId: replayed.trackId,
+          base: replayed.base,
+          snapshot: result.snapshot,
+          approvals: [...replayed.lane.approvals, approval],
+        },
+        current.text,
+      )
+    : { path: replayed.lane.path, written: false };
+  if (!written)
+    throw new ToolError(
+      `The local lane ${path} changed while the ${gate} gate was being approved (another consort command wrote it), so nothing was approved.`,
+      "Run `consort approve` again.",
+      "LANE_MOVED",
+    );
+  return { snapshot: result.snapshot, approval, lane: path, commits: commits.length };
 }

@@ -1,5 +1,6 @@
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
+import lockfile from "proper-lockfile";
 import { simpleGit } from "simple-git";
 import { z } from "zod";
 import { formatZodError } from "../config/zod-error.js";
@@ -60,12 +61,24 @@ export const lanePath = async (repoPath: string, trackId: string) =>
 
 /** The track's lane file, or undefined when the checkout has none; a file that does not parse is refused. */
 export async function readLane(repoPath: string, trackId: string): Promise<LaneFile | undefined> {
+  return (await loadLane(repoPath, trackId)).file;
+}
+
+/** The lane file and its text as read (for `writeLane`'s compare-and-swap); none when there is no file. */
+export async function loadLane(repoPath: string, trackId: string): Promise<{ file?: LaneFile; text?: string }> {
   const path = await lanePath(repoPath, trackId);
-  const text = await readFile(path, "utf8").catch((error: NodeJS.ErrnoException) => {
+  const text = await laneText(path);
+  if (text === undefined) return {};
+  return { file: parseLane(path, text, trackId), text };
+}
+
+const laneText = (path: string) =>
+  readFile(path, "utf8").catch((error: NodeJS.ErrnoException) => {
     if (error.code === "ENOENT") return undefined;
     throw error;
   });
-  if (text === undefined) return undefined;
+
+function parseLane(path: string, text: string, trackId: string): LaneFile {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -78,18 +91,35 @@ export async function readLane(repoPath: string, trackId: string): Promise<LaneF
   return parsed.data;
 }
 
+/**
+ * Write the lane when it still reads as `expected` (its text when read; undefined: there was no
+ * file), under a lock, so a board polling the lane and a person approving a gate never lose each
+ * other's write. Not written when another process wrote it meanwhile: its newer lane stands.
+ */
 export async function writeLane(
   repoPath: string,
   lane: Omit<LaneFile, "kind" | "rehearsal" | "note">,
-): Promise<string> {
+  expected: string | undefined,
+): Promise<{ path: string; written: boolean }> {
   const path = await lanePath(repoPath, lane.trackId);
   await mkdir(dirname(path), { recursive: true });
-  const file: LaneFile = { kind: "consort-local-lane", rehearsal: true, note: REHEARSAL_NOTE, ...lane };
-  // Written whole, then renamed: a reader never sees half a file.
-  const partial = `${path}.${process.pid}.partial`;
-  await writeFile(partial, `${JSON.stringify(file, null, 2)}\n`);
-  await rename(partial, path);
-  return path;
+  const release = await lockfile.lock(path, {
+    lockfilePath: `${path}.lock`,
+    realpath: false,
+    stale: 15_000,
+    retries: { retries: 40, minTimeout: 50, maxTimeout: 250 },
+  });
+  try {
+    if ((await laneText(path)) !== expected) return { path, written: false };
+    const file: LaneFile = { kind: "consort-local-lane", rehearsal: true, note: REHEARSAL_NOTE, ...lane };
+    // Written whole, then renamed: a reader never sees half a file.
+    const partial = `${path}.${process.pid}.partial`;
+    await writeFile(partial, `${JSON.stringify(file, null, 2)}\n`);
+    await rename(partial, path);
+    return { path, written: true };
+  } finally {
+    await release().catch(() => {});
+  }
 }
 
 function badLane(path: string, why: string): ToolError {

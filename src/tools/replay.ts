@@ -12,7 +12,7 @@ import {
 } from "../state/index.js";
 import { sanitiseBranchName } from "../substrate/index.js";
 import { localPushes } from "./local-push.js";
-import { lanePath, readLane, writeLane, type LocalApproval } from "./local-lane.js";
+import { lanePath, loadLane, writeLane, type LocalApproval } from "./local-lane.js";
 import { ToolError } from "./errors.js";
 import { currentBranch } from "./track-state.js";
 
@@ -164,7 +164,8 @@ export async function replayTrack(
   const fetched = await fetchedState(repoPath, trackId, options.stateKey);
   const verified = fetched && "snapshot" in fetched ? fetched : undefined;
   // The app's verified state is the truth where it was fetched; else the checkout's own local lane.
-  const lane = verified ? undefined : await readLane(repoPath, trackId);
+  const read = verified ? {} : await loadLane(repoPath, trackId);
+  const lane = read.file;
   const start = verified
     ? verified.snapshot
     : lane
@@ -185,7 +186,10 @@ export async function replayTrack(
   // One push per commit, as an agent pushes each step: the machine decides each on the stage it reaches.
   const { snapshot, steps } = await localPushes(repoPath, start, config, { at, defaultBranch: defaultBranch.name });
   const approvals = lane?.approvals ?? [];
-  const path = verified ? undefined : await writeLane(repoPath, { trackId, base, snapshot, approvals });
+  // Another process's newer write (an approval) stands; this view of the lane is as good for this answer.
+  const path = verified
+    ? undefined
+    : (await writeLane(repoPath, { trackId, base, snapshot, approvals }, read.text)).path;
   return {
     trackId,
     branch,
