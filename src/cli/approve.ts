@@ -3,8 +3,7 @@ import type { Command } from "commander";
 import { ConfigError, readCheckoutConfig } from "../config/load.js";
 import { GATE_NAMES, GateName } from "../gates/names.js";
 import { nextAction, renderNextAction } from "../orchestrator/index.js";
-import { approveLocally } from "../tools/local-approve.js";
-import { ToolError } from "../tools/index.js";
+import { approveLocally, ToolError } from "../tools/index.js";
 import { CliError } from "./output.js";
 
 /**

@@ -11,6 +11,7 @@ export { assertCheckout, ToolError } from "./errors.js";
 export { assertDeletable } from "./db-branch.js";
 export { validateCheckout, type ValidateReport } from "./validate-artifacts.js";
 export { localLane, replayTrack, type ReplayedTrack } from "./replay.js";
+export { approveLocally } from "./local-approve.js";
 export { inputJsonSchema, outputJsonSchema, openAITools, openAIResponsesTools } from "./json-schema.js";
 
 /** Every tool an agent gets, in the order a model should consider them. */
