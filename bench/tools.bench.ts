@@ -10,7 +10,7 @@ import { createMcpServer } from "../src/mcp/server.js";
 import { createTrack, nextAction, restoreSnapshot, transition, type TrackSnapshot } from "../src/orchestrator/index.js";
 import { trackIdForBranch } from "../src/state/index.js";
 import { consortTools, ToolContext } from "../src/tools/index.js";
-import { localPush } from "../src/tools/local-push.js";
+import { localPushes } from "../src/tools/local-push.js";
 import { benchRuns, measure, printJson, printTable, tailEntry, wantsJson } from "./lib.js";
 
 /**
@@ -60,9 +60,10 @@ const step = async (role: string, file: string, text: string) => {
   writeFileSync(join(checkout, file), text);
   git("add", file);
   git("commit", "-q", "-m", `${role} step\n\nConsort-Role: ${role}`);
-  const result = transition(snapshot, await localPush(checkout, snapshot.context.head, config, tick()), config);
-  if (result.rejection) throw new Error(`${role}: ${result.rejection.reasons.join("; ")}`);
-  snapshot = result.snapshot;
+  const pushed = await localPushes(checkout, snapshot, config, { at: tick(), defaultBranch: "main" });
+  const refused = pushed.steps.find((step) => step.result.rejection)?.result.rejection;
+  if (refused) throw new Error(`${role}: ${refused.reasons.join("; ")}`);
+  snapshot = pushed.snapshot;
 };
 const approve = (gate: "design" | "test-list") => {
   snapshot = transition(

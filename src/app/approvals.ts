@@ -10,7 +10,7 @@ import {
 import { fetchCodeowners } from "../github/codeowners.js";
 import { collectReviewerFacts, listCommitsUnderApproval, teamsThatMatter } from "../github/reviews.js";
 import { gateManifestAt, GATE_NAMES, type GateName, type TrackSnapshot } from "../orchestrator/index.js";
-import { fileAt } from "./commits.js";
+import { fileAt } from "../push/github.js";
 import type { GitHub, RepoContext } from "./github.js";
 
 /**

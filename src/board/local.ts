@@ -11,7 +11,7 @@ import {
   unsealed,
   type StoredSource,
 } from "../state/index.js";
-import { replayTrack, ToolError } from "../tools/index.js";
+import { localLane, replayTrack, ToolError } from "../tools/index.js";
 import type { BoardSource } from "./server.js";
 import type { BranchCommit } from "./timeline.js";
 import type { BoardTrack, TrackDetails } from "./view.js";
@@ -210,7 +210,9 @@ export function localBoardSource(options: LocalSourceOptions): BoardSource & { c
         commitRefusals: track.refusals,
         ...(track.fromState
           ? { stateSource: `${shortRef(track.fromState.ref)} at ${track.fromState.head.slice(0, 7)}` }
-          : {}),
+          : track.lane
+            ? { stateSource: localLane(track) }
+            : {}),
       };
       if (held < 0) return [...fromState, replayed];
       if (track.fromState) return fromState.map((t, index) => (index === held ? replayed : t));

@@ -26,6 +26,7 @@ export const commandGroups: readonly CommandGroup[] = [
   },
   { commands: ["reconcile"], load: async () => (await import("./reconcile.js")).registerReconcileCommands },
   { commands: ["board"], load: async () => (await import("./board.js")).registerBoardCommands },
+  { commands: ["approve"], load: async () => (await import("./approve.js")).registerApproveCommands },
 ];
 
 /**

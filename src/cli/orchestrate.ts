@@ -18,6 +18,7 @@ import {
 } from "../orchestrator/index.js";
 import { checkStates } from "../gates/checks.js";
 import {
+  localLane,
   replayTrack,
   ToolError,
   validateAgainstDatabase,
@@ -71,7 +72,9 @@ const STATE_OPTION =
 function replaySource(replayed: ReplayedTrack): string {
   const since = replayed.fromState
     ? `the app's verified state (${replayed.fromState.ref.replace(/^refs\/(remotes\/|heads\/)/, "")} at ${replayed.fromState.head.slice(0, 12)}) and ${replayed.commits} commit(s) since, replayed locally`
-    : `${replayed.commits} commit(s) since the merge base with ${replayed.defaultBranch}, replayed locally; gates show as waiting for approval`;
+    : replayed.lane
+      ? localLane(replayed)
+      : `${replayed.commits} commit(s) since the merge base with ${replayed.defaultBranch}, replayed locally; gates show as waiting for approval`;
   const stated = replayed.stateNote ? `${since} (${replayed.stateNote})` : since;
   return `${stated}\ndefault branch: ${replayed.defaultBranch}, ${replayed.defaultBranchSource}`;
 }

@@ -6,7 +6,8 @@ import { restoreSnapshot, type TrackEvent, type TrackSnapshot } from "../orchest
 import { STATE_BRANCH, TamperedStateError, type TrackState } from "../state/index.js";
 import { decideApprovals, pendingGates } from "../app/approvals.js";
 import { failTampered } from "../app/checks.js";
-import { branchDeletedEvent, completedPush, pushEvent, verifiedPush } from "../app/commits.js";
+import { branchDeletedEvent, completedPush, pushEvent, verifiedPush } from "../push/read.js";
+import { githubSource } from "../push/github.js";
 import { readGitHubConfig } from "../config/load.js";
 import { advanceAndShow } from "./engine.js";
 import { dispatchIdOfRunName, WORKFLOWS } from "../app/dispatch.js";
@@ -177,9 +178,10 @@ async function missedPush(
   const known = snapshot.context.rejectedHead?.sha ?? snapshot.context.head;
   if (head === known) return undefined;
   const { octokit, repo } = deps;
-  const ref = { octokit, owner: repo.owner, repo: repo.repo };
+  const source = githubSource({ octokit, owner: repo.owner, repo: repo.repo });
+  const ref = { source, repository: `${repo.owner}/${repo.repo}` };
   const read = await verifiedPush({
-    ...ref,
+    source,
     before: known,
     after: head,
     payload: undefined,

@@ -1,7 +1,7 @@
 import { runEffects } from "../engine/effects.js";
 import { projectState } from "../engine/projection.js";
 import type { HandlerInput } from "../app/services.js";
-import { forkPoint } from "../app/commits.js";
+import { forkPoint } from "../push/github.js";
 import { stateStoreFor, type EngineDeps } from "../engine/track.js";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { createTrack } from "../orchestrator/index.js";

@@ -1,4 +1,4 @@
-import { branchDeletedEvent } from "../app/commits.js";
+import { branchDeletedEvent } from "../push/read.js";
 import { advanceAndAct } from "../engine/engine.js";
 import type { HandlerInput } from "../app/services.js";
 import { configOrFail, engineDeps, trackOf, trackOfPull } from "../engine/delivery.js";

@@ -1,4 +1,4 @@
-import { branchDeletedEvent } from "../app/commits.js";
+import { branchDeletedEvent } from "../push/read.js";
 import { advanceAndAct } from "../engine/engine.js";
 import { judgeMergeGroup } from "../engine/merge-group.js";
 import type { HandlerInput } from "../app/services.js";

@@ -1,12 +1,14 @@
 import {
   completedPush,
+  oneStepEach,
   pushEvent,
   readsPending,
   verifiedPush,
   withRunnerPackages,
   type VerifiedPush,
-} from "../app/commits.js";
-import type { PushEvent, TrackSnapshot } from "../orchestrator/index.js";
+} from "../push/read.js";
+import { githubSource } from "../push/github.js";
+import type { TrackSnapshot } from "../orchestrator/index.js";
 import { advanceAndAct } from "../engine/engine.js";
 import type { HandlerInput } from "../app/services.js";
 import { branchOfRef, configOrFail, engineDeps, trackOf } from "../engine/delivery.js";
@@ -45,11 +47,10 @@ export async function handlePush(input: HandlerInput<PushPayload>): Promise<void
           },
         )
       : payload.before;
+  const source = githubSource({ octokit, owner: deps.repo.owner, repo: deps.repo.repo });
   const verify = (from: string) =>
     verifiedPush({
-      octokit,
-      owner: deps.repo.owner,
-      repo: deps.repo.repo,
+      source,
       before: from,
       after: payload.after,
       payload: payload.commits,
@@ -96,7 +97,7 @@ export async function handlePush(input: HandlerInput<PushPayload>): Promise<void
       },
     });
   let outcome = await advance();
-  const ref = { octokit, owner: deps.repo.owner, repo: deps.repo.repo };
+  const ref = { source, repository: `${deps.repo.owner}/${deps.repo.repo}` };
   if (outcome.kind === "unchanged" && pending && seen) {
     verified = await completedPush(
       { ...ref, before, after: payload.after, config, snapshot: seen, texts: deps.services.commitTexts },
@@ -134,26 +135,4 @@ export async function handlePush(input: HandlerInput<PushPayload>): Promise<void
           ? oneStepEach(from, caughtUp, at, payload.sender.login)
           : event(snapshot, before, verified),
   });
-}
-
-/**
- * A push that holds a late push's commits as well: one push event per commit, as the pushes were
- * made (a push is one step). The problems go with the first; the head's blobs and trees, which
- * describe the last commit, with the last.
- */
-function oneStepEach(from: string, push: VerifiedPush, at: string, pusher: string): PushEvent[] {
-  return push.commits.map((commit, i) => ({
-    type: "push",
-    at,
-    pusher,
-    before: i === 0 ? from : push.commits[i - 1]!.sha,
-    after: commit.sha,
-    forced: false,
-    commits: [commit],
-    migrationConflicts: push.migrationConflicts,
-    ...(i === 0 ? { problems: push.problems } : {}),
-    ...(i === push.commits.length - 1
-      ? { trees: push.trees, ...(push.headBlobs ? { headBlobs: push.headBlobs } : {}) }
-      : {}),
-  }));
 }

@@ -3,7 +3,7 @@ import type { ConsortConfig } from "../config/consort-config.js";
 import { ConfigError, readCheckoutConfig } from "../config/load.js";
 import type { BranchProvider } from "../substrate/index.js";
 import { assertCheckout, ToolError } from "./errors.js";
-import { replayTrack } from "./replay.js";
+import { localLane, replayTrack } from "./replay.js";
 import { loadState, resolveTrackId, type LoadedState, type StateSource } from "./track-state.js";
 
 export type { StateSource } from "./track-state.js";
@@ -105,7 +105,7 @@ export class ToolContext {
         kind: "commits",
         location: replayed.fromState
           ? `the app's verified state at ${replayed.fromState.head.slice(0, 12)} and ${replayed.commits} commit(s) of ${replayed.branch} since`
-          : `${replayed.commits} commit(s) of ${replayed.branch} since ${replayed.base.slice(0, 12)} (merge base with ${replayed.defaultBranch})${replayed.stateNote ? `; ${replayed.stateNote}` : ""}`,
+          : `${replayed.lane ? `${localLane(replayed)}: ` : ""}${replayed.commits} commit(s) of ${replayed.branch} since ${replayed.lane?.resumed ? "the lane's last visit" : `${replayed.base.slice(0, 12)} (merge base with ${replayed.defaultBranch})`}${replayed.stateNote ? `; ${replayed.stateNote}` : ""}`,
         verified: replayed.fromState !== undefined,
       },
     };

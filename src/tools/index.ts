@@ -11,7 +11,8 @@ export { assertCheckout, ToolError } from "./errors.js";
 export { assertDeletable } from "./db-branch.js";
 export { validateAgainstDatabase, validateCheckout, type ValidateReport } from "./validate-artifacts.js";
 export { cycleOutputMatcher } from "./run-cycle.js";
-export { replayTrack, type ReplayedTrack } from "./replay.js";
+export { localLane, replayTrack, type ReplayedTrack } from "./replay.js";
+export { approveLocally } from "./local-approve.js";
 export { inputJsonSchema, outputJsonSchema, openAITools, openAIResponsesTools } from "./json-schema.js";
 
 /** Every tool an agent gets, in the order a model should consider them. */

@@ -1,108 +1,94 @@
-import picomatch from "picomatch";
 import { simpleGit } from "simple-git";
 import type { ConsortConfig } from "../config/consort-config.js";
-import { commandFolders, configuredCommands, isRunnerConfigPath, touchesBeyondConsort } from "../gates/runner-reach.js";
-import { runnerPathsToRead, type ChangedPath, type PushedCommit, type PushEvent } from "../orchestrator/index.js";
+import { transition, type TrackSnapshot, type TransitionResult } from "../orchestrator/index.js";
+import { gitSource } from "../push/git.js";
+import { completedPush, pushEvent, verifiedPush } from "../push/read.js";
 import { ToolError } from "./errors.js";
 
 /**
- * The commits a push of the checkout would deliver, built from local git exactly as the app
- * builds them from GitHub's compare API: message, changed paths, and the text of every path the
- * machine reads (`.consort/**` and test files). Used to explain, before pushing, what the app
- * would decide; nothing is pushed and no state is written.
+ * The checkout's commits after the track's head, pushed through the app's own push reader (src/push,
+ * read from local git instead of GitHub's API) and machine, one push per step as an agent pushes
+ * each: merges, rebases and refusals are judged exactly as the app judges them. Nothing is pushed.
  */
 
-const STATUS: Record<string, ChangedPath["status"]> = {
-  A: "added",
-  M: "modified",
-  D: "removed",
-  R: "renamed",
-  C: "copied",
-  T: "changed",
-};
-
-/** GitHub's noreply address (`123+login@users.noreply.github.com`) tells the login; other addresses do not. */
-function loginFromEmail(email: string): string | null {
-  const match = /^(?:\d+\+)?([A-Za-z0-9](?:[A-Za-z0-9-]|\[bot\])*)@users\.noreply\.github\.com$/i.exec(email.trim());
-  return match ? match[1]! : null;
+interface LocalStep {
+  sha: string;
+  /** The machine's answer to the push that brought this commit. */
+  result: TransitionResult;
+  /**
+   * A refused commit's own reasons: on top of a refused commit the machine says only that, so the
+   * commit is also judged on the last accepted head, as its push after a reset would be.
+   */
+  reasons?: string[];
 }
 
-export async function localPush(
+export interface LocalPushes {
+  snapshot: TrackSnapshot;
+  /** Oldest first; none when the checkout's HEAD is where the track stands. */
+  steps: LocalStep[];
+}
+
+export async function localPushes(
   repoPath: string,
-  fromHead: string,
+  start: TrackSnapshot,
   config: ConsortConfig,
-  at: string,
-): Promise<PushEvent> {
+  {
+    at,
+    defaultBranch,
+    timeOf = () => undefined,
+  }: { at: string; defaultBranch: string; timeOf?: (sha: string) => string | undefined },
+): Promise<LocalPushes> {
   const git = simpleGit(repoPath);
   const head = (await git.revparse(["HEAD"])).trim();
-  let shas: string[];
-  try {
-    shas = (await git.raw(["rev-list", "--reverse", `${fromHead}..${head}`])).split("\n").filter(Boolean);
-  } catch {
+  const known = start.context.rejectedHead?.sha ?? start.context.head;
+  const exists = await git
+    .raw(["cat-file", "-t", known])
+    .then((type) => type.trim() === "commit")
+    .catch(() => false);
+  if (!exists)
     throw new ToolError(
-      `The checkout does not contain the track's last accepted commit ${fromHead.slice(0, 12)}.`,
-      "Fetch the track's branch (git fetch) so the local commits can be compared with what the app accepted.",
+      `The checkout does not contain the track's last commit ${known.slice(0, 12)}.`,
+      "Fetch the track's branch (git fetch) so the local commits can be compared with what the track accepted.",
       "UNKNOWN_HEAD",
     );
+  const source = gitSource(repoPath);
+  let snapshot = start;
+  const steps: LocalStep[] = [];
+  for (const [before, after] of await pushesTo(repoPath, known, head)) {
+    const read = await verifiedPush({ source, before, after, payload: undefined, defaultBranch, config });
+    const push = await completedPush({ source, before, after, config, snapshot }, read);
+    const event = pushEvent(snapshot, { before, after, ...push }, timeOf(after) ?? at);
+    if (!event) continue;
+    const result = transition(snapshot, event, config);
+    const { context } = snapshot;
+    const reasons = !result.rejection
+      ? undefined
+      : context.rejectedHead
+        ? (transition(
+            { ...snapshot, context: { ...context, rejectedHead: null } },
+            { ...event, before: context.head },
+            config,
+          ).rejection?.reasons ?? [])
+        : result.rejection.reasons;
+    snapshot = result.snapshot;
+    steps.push({ sha: after, result, ...(reasons ? { reasons } : {}) });
   }
-  // The push is forced when the accepted commit is not in the new history.
-  const isAncestor =
-    head === fromHead ||
-    (await git
-      .raw(["merge-base", "--is-ancestor", fromHead, head])
-      .then(() => true)
-      .catch(() => false));
-  const globs = picomatch([".consort/**", ...config.paths.tests, ...config.paths.code], { dot: true });
-  const commands = Object.values(configuredCommands(config.commands));
-  const reads = (path: string) => globs(path) || isRunnerConfigPath(path, commands);
-  /** A path's text at a commit; null where it has none (or the commit is the root's parent). */
-  const textAt = (ref: string, path: string) => git.raw(["show", `${ref}:${path}`]).catch(() => null);
-  const commits: PushedCommit[] = [];
-  for (const sha of shas) {
-    const [email = "", ...body] = (await git.raw(["log", "-1", "--format=%ae%n%B", sha])).split("\n");
-    const message = body.join("\n");
-    const changes = parseNameStatus(
-      await git.raw(["diff-tree", "--no-commit-id", "-r", "-M", "--name-status", "--root", sha]),
-    );
-    const files: Record<string, string | null> = {};
-    for (const change of changes) {
-      // A rename also removes its old path; a copy leaves its source as it was.
-      const paths =
-        change.status === "renamed" && change.previousPath ? [change.path, change.previousPath] : [change.path];
-      for (const path of paths) {
-        if (!reads(path) || path in files) continue;
-        const removed = change.status === "removed" || path !== change.path;
-        files[path] = removed ? null : await git.raw(["show", `${sha}:${path}`]);
-      }
-    }
-    // The runner's configuration is compared before and after the commit (see runnerConfigChanges).
-    const before: Record<string, string | null> = {};
-    // And the package.json files whose scripts say what the test command runs (read locally, so always).
-    const packages = changes.some(touchesBeyondConsort)
-      ? ["package.json", ...commandFolders(commands).map((dir) => `${dir}/package.json`)]
-      : [];
-    for (const path of [...runnerPathsToRead(changes, config), ...packages])
-      before[path] = await textAt(`${sha}^`, path);
-    commits.push({
-      sha,
-      authorLogin: loginFromEmail(email),
-      message: message.replace(/\n+$/, ""),
-      changes,
-      files,
-      before,
-    });
-  }
-  return { type: "push", at, before: fromHead, after: head, forced: !isAncestor, commits };
+  return { snapshot, steps };
 }
 
-function parseNameStatus(output: string): ChangedPath[] {
-  const changes: ChangedPath[] = [];
-  for (const line of output.split("\n").filter(Boolean)) {
-    const [code = "", first = "", second] = line.split("\t");
-    const status = STATUS[code[0] ?? ""] ?? "changed";
-    if ((status === "renamed" || status === "copied") && second)
-      changes.push({ path: second, status, previousPath: first });
-    else changes.push({ path: first, status });
-  }
-  return changes;
+/**
+ * The pushes that bring the branch from `known` to `head`: one a commit of its first-parent line
+ * when that line leads back to `known` (a merge of the default branch is one push), else one push
+ * of the whole move (a rebase, or history rewritten), which the reader judges as the app would.
+ */
+async function pushesTo(repoPath: string, known: string, head: string): Promise<Array<[string, string]>> {
+  if (known === head) return [];
+  const git = simpleGit(repoPath);
+  const line = (await git.raw(["rev-list", "--first-parent", "--reverse", `${known}..${head}`]))
+    .split("\n")
+    .filter(Boolean);
+  const first = line[0];
+  const parent = first ? (await git.raw(["rev-parse", `${first}^`]).catch(() => "")).trim() : "";
+  if (parent !== known) return [[known, head]];
+  return line.map((sha, i) => [i === 0 ? known : line[i - 1]!, sha]);
 }

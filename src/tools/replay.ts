@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { simpleGit } from "simple-git";
 import type { ConsortConfig } from "../config/consort-config.js";
-import { createTrack, restoreSnapshot, transition, type TrackSnapshot } from "../orchestrator/index.js";
+import { createTrack, restoreSnapshot, type TrackSnapshot } from "../orchestrator/index.js";
 import {
   expandStored,
   openStateFile,
@@ -13,7 +13,8 @@ import {
   unsealed,
 } from "../state/index.js";
 import { sanitiseBranchName } from "../substrate/index.js";
-import { localPush } from "./local-push.js";
+import { localPushes } from "./local-push.js";
+import { lanePath, loadLane, writeLane, type LocalApproval } from "./local-lane.js";
 import { ToolError } from "./errors.js";
 import { currentBranch } from "./track-state.js";
 
@@ -21,7 +22,7 @@ import { currentBranch } from "./track-state.js";
  * A track's state on a plain checkout, with no state file, no token and no network: the track as
  * the app would have started it at the branch's merge base with the default branch, and the
  * branch's commits since then pushed through the same machine (`createTrack`, then `transition`
- * of the push event `localPush` builds from git, as the push webhook would carry it). Only what
+ * of each push the app's push reader reads from local git (`localPushes`), as the push webhook would carry it). Only what
  * commits decide is known here: every gate stays waiting for its approval, and a step after a
  * gate or a cycle stands refused until the app has seen them.
  *
@@ -50,6 +51,21 @@ export interface ReplayedTrack {
    * last accepted commit as the push after a reset would be (empty: nothing but the refused commit under it).
    */
   refusals: Record<string, string[]>;
+  /** The local lane the track was kept in (none when the app's verified state was the start). */
+  lane?: { path: string; resumed: boolean; approvals: LocalApproval[] };
+}
+
+/** A lane file's snapshot, restored as the machine checks any snapshot; one that does not restore is refused. */
+function restoredLane(raw: unknown, path: string): TrackSnapshot {
+  try {
+    return restoreSnapshot(raw);
+  } catch (error) {
+    throw new ToolError(
+      `The local lane ${path} holds a snapshot the machine cannot restore: ${(error as Error).message}`,
+      `Delete ${path} to start the rehearsal over from the merge base (its approvals are lost; the branch's commits are judged again).`,
+      "INVALID_STATE",
+    );
+  }
 }
 
 /** The refs a fetched state branch may sit under, most authoritative first. */
@@ -248,9 +264,14 @@ export async function replayTrack(
   const trackId = trackIdForBranch(branch);
   const fetched = await fetchedState(repoPath, trackId, options.stateKey);
   const times = await authorTimes(repoPath, base);
-  const start =
-    fetched && "snapshot" in fetched
-      ? fetched.snapshot
+  const verified = fetched && "snapshot" in fetched ? fetched : undefined;
+  // The app's verified state is the truth where it was fetched; else the checkout's own local lane.
+  const read = verified ? {} : await loadLane(repoPath, trackId);
+  const lane = read.file;
+  const start = verified
+    ? verified.snapshot
+    : lane
+      ? restoredLane(lane.snapshot, await lanePath(repoPath, trackId))
       : createTrack(
           {
             trackId,
@@ -266,44 +287,37 @@ export async function replayTrack(
         ).snapshot;
   const from = start.context.head;
   // One push per commit, as an agent pushes each step: the machine decides each on the stage it reaches.
-  const push = await localPush(repoPath, from, config, at);
-  let snapshot = start;
-  let before = from;
-  const refusals: Record<string, string[]> = {};
-  for (const commit of push.commits) {
-    const event = {
-      ...push,
-      at: times.get(commit.sha) ?? at,
-      before,
-      after: commit.sha,
-      forced: false,
-      commits: [commit],
-    };
-    const decided = transition(snapshot, event, config);
-    if (decided.rejection) {
-      const { context } = snapshot;
-      // On top of a refused commit the machine says only that; judged on the accepted head, the commit says its own.
-      refusals[commit.sha] = context.rejectedHead
-        ? (transition(
-            { ...snapshot, context: { ...context, rejectedHead: null } },
-            { ...event, before: context.head },
-            config,
-          ).rejection?.reasons ?? [])
-        : decided.rejection.reasons;
-    }
-    snapshot = decided.snapshot;
-    before = commit.sha;
-  }
+  const { snapshot, steps } = await localPushes(repoPath, start, config, {
+    at,
+    defaultBranch: defaultBranch.name,
+    timeOf: (sha) => times.get(sha),
+  });
+  const approvals = lane?.approvals ?? [];
+  const refusals: Record<string, string[]> = { ...lane?.refusals };
+  for (const step of steps) if (step.reasons) refusals[step.sha] = step.reasons;
+  // Another process's newer write (an approval) stands; this view of the lane is as good for this answer.
+  const path = verified
+    ? undefined
+    : (await writeLane(repoPath, { trackId, base, snapshot, approvals, refusals }, read.text)).path;
   return {
     trackId,
     branch,
     defaultBranch: defaultBranch.name,
     defaultBranchSource: defaultBranch.source,
     base,
-    commits: push.commits.length,
+    commits: steps.length,
     snapshot,
-    ...(fetched && "snapshot" in fetched ? { fromState: { ref: fetched.ref, head: from } } : {}),
+    ...(path ? { lane: { path, resumed: lane !== undefined, approvals } } : {}),
+    ...(verified ? { fromState: { ref: verified.ref, head: from } } : {}),
     ...(fetched && "note" in fetched ? { stateNote: fetched.note } : {}),
     refusals,
   };
+}
+
+/** The local lane in words: where it is kept, that it is a rehearsal, and the gates approved in it. */
+export function localLane(replayed: ReplayedTrack): string {
+  const lane = replayed.lane;
+  if (!lane) return "";
+  const approved = lane.approvals.map((a) => `${a.gate} by ${a.by}`);
+  return `the local lane ${lane.path} (a rehearsal, never evidence for the app${approved.length > 0 ? `; approved at the terminal: ${approved.join(", ")}` : "; gates wait for `consort approve <gate>` at a terminal"})`;
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { simpleGit } from "simple-git";
 import { REVIEW_VERDICTS } from "../artifacts/review.js";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { CycleOutcomeSchema } from "../orchestrator/schema.js";
@@ -14,12 +15,11 @@ import {
   restoreSnapshot,
   SnapshotError,
   STAGES,
-  transition,
   type TrackSnapshot,
 } from "../orchestrator/index.js";
 import { readRoleTrailer } from "../roles/trailer.js";
 import type { ToolContext } from "./context.js";
-import { localPush } from "./local-push.js";
+import { localPushes } from "./local-push.js";
 import { defineTool, ToolError, type ToolDefinition, type ToolOutputSchema } from "./registry.js";
 import type { LoadedState } from "./track-state.js";
 
@@ -312,24 +312,22 @@ export const explainRejectionTool = trackTool({
       try {
         // Judge from the last accepted head, as the push after a reset would be judged.
         const base: TrackSnapshot = { ...snapshot, context: { ...c, rejectedHead: null } };
-        const push = await localPush(context.repoPath, c.head, config, new Date().toISOString());
-        const commits = push.commits.map((commit) => {
-          const claim = readRoleTrailer(commit.message);
-          return { sha: commit.sha, subject: commit.message.split("\n")[0] ?? "", role: claim.ok ? claim.role : null };
+        const pushed = await localPushes(context.repoPath, base, config, {
+          at: new Date().toISOString(),
+          defaultBranch: c.baseBranch,
         });
-        if (push.commits.length === 0) local = { status: "nothing-to-push", commits, reasons: [], stageAfter: null };
-        else {
-          const dryRun = transition(base, push, config);
-          if (dryRun.rejection)
-            local = { status: "rejected", commits, reasons: dryRun.rejection.reasons, stageAfter: null };
-          else
-            local = {
-              status: "accepted",
-              commits,
-              reasons: dryRun.snapshot.context.lastProblem,
-              stageAfter: dryRun.snapshot.stage,
-            };
-        }
+        const commits = await localCommits(context.repoPath, c.head);
+        const refused = pushed.steps.find((step) => step.result.rejection);
+        if (pushed.steps.length === 0) local = { status: "nothing-to-push", commits, reasons: [], stageAfter: null };
+        else if (refused?.result.rejection)
+          local = { status: "rejected", commits, reasons: refused.result.rejection.reasons, stageAfter: null };
+        else
+          local = {
+            status: "accepted",
+            commits,
+            reasons: pushed.snapshot.context.lastProblem,
+            stageAfter: pushed.snapshot.stage,
+          };
         if (local.status === "rejected")
           advice.push(
             "Fix the local commits (amend or rebuild them from the last accepted commit) so each carries the expected role's trailer and touches only its allowed paths.",
@@ -365,3 +363,23 @@ export const explainRejectionTool = trackTool({
     };
   },
 });
+
+/** The checkout's commits after `from` (first-parent, oldest first): each one's subject and the role it claims. */
+async function localCommits(repoPath: string, from: string) {
+  const out = await simpleGit(repoPath).raw([
+    "log",
+    "--first-parent",
+    "--reverse",
+    "--format=%H%x00%B%x01",
+    `${from}..HEAD`,
+  ]);
+  return out
+    .split("\x01")
+    .map((entry) => entry.replace(/^\n/, ""))
+    .filter(Boolean)
+    .map((entry) => {
+      const [sha = "", message = ""] = entry.split("\0");
+      const claim = readRoleTrailer(message);
+      return { sha, subject: message.split("\n")[0] ?? "", role: claim.ok ? claim.role : null };
+    });
+}

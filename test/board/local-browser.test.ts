@@ -56,12 +56,15 @@ describe("consort board's track page in a browser", () => {
         { verdict: "accepted", who: "product-owner", refusal: null },
         { verdict: "refused", who: "driver", refusal: rejected.reasons.join("") },
       ]);
+      // The track is kept in the checkout's local lane, and the board says it is a rehearsal.
+      const lane =
+        "from the local lane " +
+        join(repo.path, ".git/consort/tracks/feature-timeline-2072dc63.json") +
+        " (a rehearsal, never evidence for the app; gates wait for `consort approve <gate>` at a terminal), then replayed from the branch's commits";
       await expect(page.locator("#timeline ~ p.src").textContent()).resolves.toBe(
-        "source the branch's commits in this checkout (git log main..feature/timeline); each judged against the snapshot replayed from the branch's commits",
+        `source the branch's commits in this checkout (git log main..feature/timeline); each judged against the snapshot ${lane}`,
       );
-      await expect(page.locator("main > p.src").first().textContent()).resolves.toBe(
-        "source replayed from the branch's commits",
-      );
+      await expect(page.locator("main > p.src").first().textContent()).resolves.toBe(`source ${lane}`);
       // No consort/schema check on a checkout: the page says where the diff is instead.
       await expect(page.locator("#schema-diff + p").textContent()).resolves.toBe(
         "Not shown here: it is the consort/schema check of the pull request (`consort db diff` computes it on your machine).",

@@ -50,8 +50,9 @@ describe("consort next and status with no state file", () => {
     expect(next.status).toBe(0);
     expect(JSON.parse(next.stdout)).toMatchObject({ stage: "spec", role: "spec-author" });
     const status = await runConsort("status", "-C", repo);
+    // `next` judged the commit and kept the track in the local lane; `status` reads it from there.
     expect(status.stdout).toContain(
-      "state: 1 commit(s) since the merge base with main, replayed locally; gates show as waiting for approval",
+      `state: the local lane ${join(repo, ".git/consort/tracks/f1-stock.json")} (a rehearsal, never evidence for the app; gates wait for \`consort approve <gate>\` at a terminal)`,
     );
     // Which branch was taken for the default, and from where, so a wrong guess shows.
     expect(status.stdout).toContain(

@@ -210,7 +210,7 @@ export function expectDismissal(
 }
 
 /**
- * The git reads a push is verified by (src/app/commits.ts): compare from `before` to the last
+ * The git reads a push is verified by (src/push/read.ts): compare from `before` to the last
  * commit, listing `commits` as a chain (each the previous one's child), and the tree at the head,
  * listing `tree` (path → blob id), answered by `state`. GitHub's compare and tree shapes, trimmed
  * to what is read.

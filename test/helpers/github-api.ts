@@ -208,7 +208,7 @@ interface ComparedCommit {
 
 /**
  * GitHub's answer to `GET /repos/{owner}/{repo}/compare/{base}...{head}` for `commits` pushed onto
- * `base`, each the previous one's child, and the `files` they changed: the fields src/app/commits.ts reads. One
+ * `base`, each the previous one's child, and the `files` they changed: the fields src/push/read.ts reads. One
  * answer for the handler scenarios' mocks and the bench's fake GitHub.
  */
 export function compareAnswer(

@@ -1,13 +1,14 @@
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { frozenCheckPending, verifiedPush, withFrozenAtHead, type VerifiedPush } from "../../src/app/commits.js";
+import { frozenCheckPending, verifiedPush, withFrozenAtHead, type VerifiedPush } from "../../src/push/read.js";
 import { defaultConfig } from "../../src/config/consort-config.js";
 import { classifyCommit } from "../../src/roles/classify.js";
 import type { TrackSnapshot } from "../../src/orchestrator/types.js";
 import { GitHubMock } from "../helpers/github.js";
 import { octokit } from "../state/helpers.js";
+import { githubSource } from "../../src/push/github.js";
 
 /**
- * The push verification reads less than a file a changed path (src/app/commits.ts): production
+ * The push verification reads less than a file a changed path (src/push/read.ts): production
  * code is judged from the compare's diff, and the tree at the head is not read when the compare
  * shows no path a frozen file may be at changed. Each shortcut is tried here the way an adversary
  * would: a change the diff does not show whole must be read whole and refused, and a push the
@@ -79,9 +80,7 @@ function treeAnswers(entries: Record<string, string>): void {
 
 const push = (modified: string[]) =>
   verifiedPush({
-    octokit: octokit(),
-    owner: "acme",
-    repo: "shop",
+    source: githubSource({ octokit: octokit(), owner: "acme", repo: "shop" }),
     before: BEFORE,
     after: AFTER,
     payload: [
@@ -203,7 +202,7 @@ describe("the tree at the head is read unless the compare vouches for every froz
     expect(frozenCheckPending(verified, BEFORE, accepted("9".repeat(40)))).toBe(true);
     treeAnswers({ "test/stock.test.ts": "1".repeat(40) });
     const read = await withFrozenAtHead(
-      { octokit: octokit(), owner: "acme", repo: "shop", after: AFTER, config },
+      { source: githubSource({ octokit: octokit(), owner: "acme", repo: "shop" }), after: AFTER, config },
       verified,
     );
     github.verify();

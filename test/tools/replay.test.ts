@@ -51,7 +51,7 @@ describe("the track tools on a plain checkout (no state file, no token, no netwo
     const output = await ask("next_action", NextActionOutput);
     expect(output.state).toMatchObject({ source: "commits", verified: false });
     expect(output.state.location).toMatch(
-      /^0 commit\(s\) of f1-record-stock-\w+ since [0-9a-f]{12} \(merge base with main\)$/,
+      /^the local lane \/.*\/\.git\/consort\/tracks\/f1-record-stock-[\w-]+\.json \(a rehearsal, never evidence for the app; gates wait for `consort approve <gate>` at a terminal\): 0 commit\(s\) of f1-record-stock-\w+ since [0-9a-f]{12} \(merge base with main\)$/,
     );
     expect(output.action).toMatchObject({
       stage: "stories",
@@ -69,7 +69,7 @@ describe("the track tools on a plain checkout (no state file, no token, no netwo
     await commitAs("dba", "DB design", { ".consort/db-design.json": await design("db-design.json") });
 
     const next = await ask("next_action", NextActionOutput);
-    expect(next.state.location).toMatch(/^4 commit\(s\) of /);
+    expect(next.state.location).toMatch(/: 4 commit\(s\) of [\w-]+ since the lane's last visit$/);
     expect(next.action).toMatchObject({ stage: "design-gate", actor: "person", gate: { name: "design" } });
     const status = await ask("track_status", TrackStatusOutput);
     const gates = Object.fromEntries(status.gates.map((gate) => [gate.gate, gate]));

@@ -7,7 +7,7 @@ import { readCheckoutConfig } from "../../src/config/load.js";
 import { createTrack, transition, type TrackSnapshot } from "../../src/orchestrator/index.js";
 import { sanitiseBranchName } from "../../src/substrate/index.js";
 import { emptyTrackState, sealState, serialiseStateFile, trackIdForBranch } from "../../src/state/index.js";
-import { localPush } from "../../src/tools/local-push.js";
+import { localPushes } from "../../src/tools/local-push.js";
 import { STOCKFLOW, stockflowCheckout, type StockflowCheckout } from "./fixture.js";
 
 export const STATE_KEY = "tools-test-state-key-0123456789abcdef";
@@ -64,9 +64,12 @@ export async function stockflowTrack(): Promise<StockflowTrack> {
     return (await git.revparse(["HEAD"])).trim();
   };
   const push = async () => {
-    const result = transition(snapshot, await localPush(checkout.path, snapshot.context.head, config, tick()), config);
-    snapshot = result.snapshot;
-    return result;
+    const pushed = await localPushes(checkout.path, snapshot, config, {
+      at: tick(),
+      defaultBranch: snapshot.context.baseBranch,
+    });
+    snapshot = pushed.snapshot;
+    return pushed.steps.at(-1)!.result;
   };
   const accept = async () => {
     const result = await push();

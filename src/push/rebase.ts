@@ -1,6 +1,6 @@
 import type { ConsortConfig } from "../config/consort-config.js";
 import { globMatcher } from "../roles/globs.js";
-import { COMMIT_FILES_CAP, commitFiles, compareAll, type ListedCommit, type Ref } from "./compare.js";
+import { COMMIT_FILES_CAP, type ListedCommit, type PushSource } from "./source.js";
 
 /** One accepted commit of the track and its replay on the default branch. */
 export interface Replayed {
@@ -15,8 +15,8 @@ export type Rebase =
 
 const short = (sha: string) => sha.slice(0, 7);
 
-/** A file a commit changed, as the commit API lists it: its blob after the commit and its patch. */
-interface ChangedFile {
+/** A file a commit changed: its blob after the commit and its patch. */
+interface ReplayedFile {
   status: string;
   blob: string | null;
   /** The unified diff's hunks without their line numbers (what `git patch-id` compares). */
@@ -32,7 +32,7 @@ interface ChangedFile {
  * else is history rewritten, and the reason says which commit differs.
  */
 export async function recogniseRebase(
-  ref: Ref,
+  source: PushSource,
   {
     before,
     after,
@@ -41,12 +41,12 @@ export async function recogniseRebase(
   }: { before: string; after: string; defaultBranch: string; config: ConsortConfig },
 ): Promise<Rebase> {
   const rewritten = (reason: string): Rebase => ({ kind: "rewritten", reason: `history was rewritten: ${reason}` });
-  const now = await compareAll(ref, defaultBranch, after);
+  const now = await source.compare(defaultBranch, after);
   if (now.status !== "ahead")
     return rewritten(
       `${short(after)} does not build on ${defaultBranch}'s head ${short(now.baseSha)}, so it is no rebase onto ${defaultBranch}`,
     );
-  const was = await compareAll(ref, defaultBranch, before);
+  const was = await source.compare(defaultBranch, before);
   const accepted = was.commits.filter((c) => c.parents.length === 1);
   const replays = now.commits;
   const merge = replays.find((c) => c.parents.length !== 1);
@@ -63,14 +63,14 @@ export async function recogniseRebase(
       return rewritten(
         `${short(replay.sha)} is not the child of ${short(parent)}: the replayed commits do not form one line`,
       );
-    const differs = await replayDiffers(ref, original, replay);
+    const differs = await replayDiffers(source, original, replay);
     if (differs)
       return rewritten(`${short(replay.sha)} is not a replay of the accepted ${short(original.sha)}: ${differs}`);
     commits.push({ from: original.sha, to: replay.sha });
     parent = replay.sha;
   }
   // What the default branch gained since the track left it, against what the track brings.
-  const gained = await compareAll(ref, was.mergeBase, now.baseSha);
+  const gained = await source.compare(was.mergeBase, now.baseSha);
   return {
     kind: "rebased",
     onto: now.baseSha,
@@ -80,11 +80,15 @@ export async function recogniseRebase(
 }
 
 /** Why `replay` is not `original` replayed, or undefined when it is. */
-async function replayDiffers(ref: Ref, original: ListedCommit, replay: ListedCommit): Promise<string | undefined> {
+async function replayDiffers(
+  source: PushSource,
+  original: ListedCommit,
+  replay: ListedCommit,
+): Promise<string | undefined> {
   if (replay.message !== original.message) return "its message differs";
   if (replay.authorLogin !== original.authorLogin)
     return `its author is ${replay.authorLogin ?? "unknown"}, not ${original.authorLogin ?? "unknown"}`;
-  const [was, now] = [await changedFiles(ref, original.sha), await changedFiles(ref, replay.sha)];
+  const [was, now] = [await changedFiles(source, original.sha), await changedFiles(source, replay.sha)];
   if (was.size >= COMMIT_FILES_CAP || now.size >= COMMIT_FILES_CAP)
     return `it changes ${COMMIT_FILES_CAP} files or more, more than GitHub lists, so it cannot be compared`;
   const paths = [...new Set([...was.keys(), ...now.keys()])].sort();
@@ -99,12 +103,12 @@ async function replayDiffers(ref: Ref, original: ListedCommit, replay: ListedCom
   return undefined;
 }
 
-async function changedFiles(ref: Ref, sha: string): Promise<Map<string, ChangedFile>> {
-  const files = new Map<string, ChangedFile>();
-  for (const f of await commitFiles(ref, sha))
-    files.set(f.filename, {
+async function changedFiles(source: PushSource, sha: string): Promise<Map<string, ReplayedFile>> {
+  const files = new Map<string, ReplayedFile>();
+  for (const f of await source.commitFiles(sha))
+    files.set(f.path, {
       status: f.status,
-      blob: f.status === "removed" ? null : (f.sha ?? null),
+      blob: f.blob ?? null,
       hunks: f.patch?.replace(/^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@/gm, "@@"),
     });
   return files;

@@ -1,14 +1,15 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { runnerPackagesPending, withRunnerPackages, type VerifiedPush } from "../../src/app/commits.js";
+import { runnerPackagesPending, withRunnerPackages, type VerifiedPush } from "../../src/push/read.js";
 import { defaultConfig } from "../../src/config/consort-config.js";
 import type { PushedCommit } from "../../src/orchestrator/types.js";
 import { contentFile } from "../handlers/fake-repo.js";
 import { GitHubMock } from "../helpers/github.js";
 import { reach } from "../orchestrator/helpers/reach.js";
 import { octokit } from "../state/helpers.js";
+import { githubSource } from "../../src/push/github.js";
 
 /**
- * The package.json texts the frozen runner configuration needs (src/app/commits.ts): read only once
+ * The package.json texts the frozen runner configuration needs (src/push/read.ts): read only once
  * the test-list gate has opened, at the push's first commit's parent, once a push however many
  * commits it holds, and never for a commit that changes only `.consort/`.
  */
@@ -54,7 +55,13 @@ describe("the package.json texts of a push, once the runner's configuration is f
     expect(runnerPackagesPending(verified, snapshot, config)).toBe(true);
     github.on("GET", "/repos/acme/shop/contents/package.json", contentFile("package.json", PACKAGE));
     const read = await withRunnerPackages(
-      { octokit: octokit(), owner: "acme", repo: "shop", before: BEFORE, config, snapshot },
+      {
+        source: githubSource({ octokit: octokit(), owner: "acme", repo: "shop" }),
+        repository: "acme/shop",
+        before: BEFORE,
+        config,
+        snapshot,
+      },
       verified,
     );
     github.verify();
@@ -67,7 +74,13 @@ describe("the package.json texts of a push, once the runner's configuration is f
     const texts = new Map<string, string | null>();
     const first = push([commit(1, ["src/a.ts"]), commit(2, ["src/b.ts"])]);
     github.on("GET", "/repos/acme/shop/contents/package.json", contentFile("package.json", PACKAGE));
-    const ref = { octokit: octokit(), owner: "acme", repo: "shop", config, snapshot, texts };
+    const ref = {
+      source: githubSource({ octokit: octokit(), owner: "acme", repo: "shop" }),
+      repository: "acme/shop",
+      config,
+      snapshot,
+      texts,
+    };
     await withRunnerPackages({ ...ref, before: BEFORE }, first);
 
     // The next push builds on commit 2: what commit 2 left is known, and GitHub is not asked again.

@@ -12,9 +12,8 @@ import { configuredCommands, isRunnerConfigPath } from "../gates/freeze.js";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { globMatcher } from "../roles/globs.js";
 import { judgedTextFromPatch } from "../roles/test-code.js";
-import { httpStatus, type GitHub, type RepoRef } from "./github.js";
-import { COMMIT_FILES_CAP, commitFiles, compareAll, type Compared, type ListedCommit, type Ref } from "./compare.js";
 import { conflictingMigrations, recogniseRebase, type Replayed } from "./rebase.js";
+import { COMMIT_FILES_CAP, COMPARE_FILES_CAP, type Compared, type ListedCommit, type PushSource } from "./source.js";
 
 /** A pushed commit as the `push` payload describes it (GitHub's own record of the push). */
 export interface PayloadCommit {
@@ -60,8 +59,6 @@ export function branchDeletedEvent(
 
 /** GitHub lists at most this many commits in a push payload; a push listing this many may hold more. */
 const PAYLOAD_COMMITS_CAP = 2048;
-/** GitHub's compare lists at most this many files. */
-const COMPARE_FILES_CAP = 300;
 
 const short = (sha: string) => sha.slice(0, 7);
 
@@ -100,33 +97,31 @@ export interface VerifiedPush {
  * the compare shows that none of the paths they may be changed (see `frozenUnchanged`).
  */
 export async function verifiedPush({
-  octokit,
-  owner,
-  repo,
+  source,
   before,
   after,
   payload,
   defaultBranch,
   config,
-}: Ref & {
+}: {
+  source: PushSource;
   before: string;
   after: string;
-  /** The payload's commits; undefined when there is none (reconcile): every commit is read from GitHub. */
+  /** The payload's commits; undefined when there is none (reconcile, a local push): every commit is read from the source. */
   payload: PayloadCommit[] | undefined;
   defaultBranch: string;
   config: ConsortConfig;
 }): Promise<VerifiedPush> {
-  const ref = { octokit, owner, repo };
-  const compared = await compareAll(ref, before, after);
+  const compared = await source.compare(before, after);
   const forced = compared.status === "diverged" || compared.status === "behind";
   const { status } = compared;
   if (status !== "ahead") {
-    const head = await frozenCandidatesAt(ref, after, config);
+    const head = await frozenCandidatesAt(source, after, config);
     const problems = [...head.problems];
     const trees = { before: compared.baseTree, after: head.tree };
     // Rewritten history is taken only as a rebase onto the default branch; else it says why not.
     const rebase =
-      status === "diverged" ? await recogniseRebase(ref, { before, after, defaultBranch, config }) : undefined;
+      status === "diverged" ? await recogniseRebase(source, { before, after, defaultBranch, config }) : undefined;
     if (rebase?.kind === "rewritten") problems.push(rebase.reason);
     return {
       status,
@@ -165,17 +160,17 @@ export async function verifiedPush({
   const changed = new Map<string, ChangedPath[]>();
   for (const commit of chain) {
     if (commit.parents.length > 1) {
-      const refused = await mergeProblems(ref, commit, defaultBranch);
+      const refused = await mergeProblems(source, commit, defaultBranch);
       problems.push(...refused);
       if (refused.length === 0)
-        migrationConflicts.push(...(await mergedMigrationConflicts(ref, commit, defaultBranch, config)));
+        migrationConflicts.push(...(await mergedMigrationConflicts(source, commit, defaultBranch, config)));
       continue;
     }
     const fromPayload = listed.get(commit.sha);
     if (fromPayload && payloadWhole && listedPaths(fromPayload) < COMMIT_FILES_CAP)
       changed.set(commit.sha, payloadChanges(fromPayload));
     else {
-      const changes = await commitChanges(ref, commit.sha);
+      const changes = await commitChanges(source, commit.sha);
       changed.set(commit.sha, changes);
       if (changes.length >= COMMIT_FILES_CAP)
         problems.push(
@@ -202,11 +197,10 @@ export async function verifiedPush({
     const before: Record<string, string | null> = {};
     for (const path of runnerPathsToRead(changes, config)) {
       const left = parent === leftBy ? leftTexts.get(path) : undefined;
-      before[path] =
-        left !== undefined ? left : parent ? await fileAt({ octokit, owner, repo, path, ref: parent }) : null;
+      before[path] = left !== undefined ? left : parent ? await source.fileAt(path, parent) : null;
     }
     const fromPayload = listed.get(commit.sha);
-    const files = await filesToRead({ octokit, owner, repo, sha: commit.sha, changes, config, diffs });
+    const files = await filesToRead({ source, sha: commit.sha, changes, config, diffs });
     leftTexts = new Map(Object.entries(before));
     for (const change of changes) {
       leftTexts.delete(change.path);
@@ -226,7 +220,7 @@ export async function verifiedPush({
   const trees = { before: compared.baseTree, after: chain.at(-1)?.tree ?? "" };
   if (problems.length === 0 && trees.after && frozenUnchanged(compared, chain, changed, config))
     return { status, forced, commits, problems, trees, migrationConflicts };
-  const head = await frozenCandidatesAt(ref, after, config);
+  const head = await frozenCandidatesAt(source, after, config);
   problems.push(...head.problems);
   return {
     status,
@@ -259,7 +253,10 @@ export function runnerPackagesPending(push: VerifiedPush, snapshot: TrackSnapsho
 }
 
 /** What the reads that complete a push go by: the track's snapshot, and where the push starts. */
-interface PushReads extends Ref {
+interface PushReads {
+  source: PushSource;
+  /** The repository the texts are kept for (owner/repo), in `texts`' keys. */
+  repository?: string;
   before: string;
   config: ConsortConfig;
   snapshot: TrackSnapshot;
@@ -272,12 +269,12 @@ interface PushReads extends Ref {
  * text a commit leaves (unchanged, or read after it) is the next commit's, and a merge starts over.
  */
 export async function withRunnerPackages(
-  { octokit, owner, repo, before, config, snapshot, texts: atCommits }: PushReads,
+  { source, repository, before, config, snapshot, texts: atCommits }: PushReads,
   push: VerifiedPush,
 ): Promise<VerifiedPush> {
-  const key = (sha: string, path: string) => `${owner}/${repo}@${sha}:${path}`;
+  const key = (sha: string, path: string) => `${repository}@${sha}:${path}`;
   const keep = (sha: string, path: string, text: string | null) => {
-    if (!atCommits || !/^[0-9a-f]{40}$/.test(sha)) return;
+    if (!atCommits || repository === undefined || !/^[0-9a-f]{40}$/.test(sha)) return;
     atCommits.set(key(sha, path), text);
     if (atCommits.size > COMMIT_TEXTS_MAX) atCommits.delete(atCommits.keys().next().value!);
   };
@@ -292,7 +289,7 @@ export async function withRunnerPackages(
       else {
         if (!known.has(path)) {
           const kept = atCommits?.get(key(at, path));
-          const text = kept !== undefined ? kept : await fileAt({ octokit, owner, repo, path, ref: at });
+          const text = kept !== undefined ? kept : await source.fileAt(path, at);
           keep(at, path, text);
           known.set(path, text);
         }
@@ -330,17 +327,12 @@ export function readsPending(
  * The push with what the snapshot says it lacks read: the head's blobs, then the runner's
  * package.json texts. The `push` webhook and `consort reconcile` both complete a verified push so.
  */
-export async function completedPush(
-  { octokit, owner, repo, before, after, config, snapshot, texts }: PushReads & { after: string },
-  push: VerifiedPush,
-): Promise<VerifiedPush> {
-  const ref = { octokit, owner, repo };
+export async function completedPush(reads: PushReads & { after: string }, push: VerifiedPush): Promise<VerifiedPush> {
+  const { source, after, config, snapshot, before } = reads;
   const atHead = frozenCheckPending(push, before, snapshot)
-    ? await withFrozenAtHead({ ...ref, after, config }, push)
+    ? await withFrozenAtHead({ source, after, config }, push)
     : push;
-  return runnerPackagesPending(atHead, snapshot, config)
-    ? await withRunnerPackages({ ...ref, before, config, snapshot, texts }, atHead)
-    : atHead;
+  return runnerPackagesPending(atHead, snapshot, config) ? await withRunnerPackages(reads, atHead) : atHead;
 }
 
 /** How many texts at commits a process keeps (the oldest are dropped first). */
@@ -348,10 +340,10 @@ const COMMIT_TEXTS_MAX = 2000;
 
 /** The push with the head's blobs read (one tree read at `after`), for when `frozenCheckPending`. */
 export async function withFrozenAtHead(
-  { octokit, owner, repo, after, config }: Ref & { after: string; config: ConsortConfig },
+  { source, after, config }: { source: PushSource; after: string; config: ConsortConfig },
   push: VerifiedPush,
 ): Promise<VerifiedPush> {
-  const head = await frozenCandidatesAt({ octokit, owner, repo }, after, config);
+  const head = await frozenCandidatesAt(source, after, config);
   return {
     ...push,
     problems: [...push.problems, ...head.problems],
@@ -424,23 +416,6 @@ function judgedDiffs(
   return diffs;
 }
 
-/** Where `head` leaves the default branch (their merge base): where a new branch's track starts. */
-export async function forkPoint({
-  octokit,
-  owner,
-  repo,
-  defaultBranch,
-  head,
-}: Ref & { defaultBranch: string; head: string }): Promise<string> {
-  const { data } = await octokit.request("GET /repos/{owner}/{repo}/compare/{basehead}", {
-    owner,
-    repo,
-    basehead: `${defaultBranch}...${head}`,
-    per_page: 1,
-  });
-  return data.merge_base_commit.sha;
-}
-
 const pick = ({ sha, authorLogin, message }: ListedCommit) => ({ sha, authorLogin, message });
 
 const listedPaths = (commit: PayloadCommit) => commit.added.length + commit.removed.length + commit.modified.length;
@@ -453,12 +428,12 @@ function payloadChanges(commit: PayloadCommit): ChangedPath[] {
   ];
 }
 
-/** A commit's changed paths from the commit API, every page (GitHub lists 3000 at most). */
-async function commitChanges(ref: Ref, sha: string): Promise<ChangedPath[]> {
-  return (await commitFiles(ref, sha)).flatMap((f) =>
+/** A commit's changed paths, as the source lists them (GitHub lists 3000 at most). */
+async function commitChanges(source: PushSource, sha: string): Promise<ChangedPath[]> {
+  return (await source.commitFiles(sha)).flatMap((f) =>
     f.status === "unchanged"
       ? []
-      : [{ path: f.filename, status: f.status, ...(f.previous_filename ? { previousPath: f.previous_filename } : {}) }],
+      : [{ path: f.path, status: f.status, ...(f.previousPath ? { previousPath: f.previousPath } : {}) }],
   );
 }
 
@@ -468,38 +443,38 @@ async function commitChanges(ref: Ref, sha: string): Promise<ChangedPath[]> {
  * changed since the fork other than the default branch made it (git's merge takes that text as it
  * is; work slipped into a merge is no role's step).
  */
-async function mergeProblems(ref: Ref, merge: ListedCommit, defaultBranch: string): Promise<string[]> {
+async function mergeProblems(source: PushSource, merge: ListedCommit, defaultBranch: string): Promise<string[]> {
   const [first, ...others] = merge.parents as [string, ...string[]];
   const problems: string[] = [];
   const brought = new Set<string>();
   /** The paths only the merged-in side changed since the fork, with their blob there (undefined: removed). */
   const theirsAlone = new Map<string, string | undefined>();
   for (const other of others) {
-    const onDefault = await compareAll(ref, other, defaultBranch);
+    const onDefault = await source.compare(other, defaultBranch);
     if (onDefault.status !== "identical" && onDefault.status !== "ahead") {
       problems.push(
         `${short(merge.sha)}: merges ${short(other)}, which is not on ${defaultBranch}: a track takes merges of ${defaultBranch} only ("Update branch"); rebuild the branch without it`,
       );
       continue;
     }
-    const incoming = await compareAll(ref, first, other);
+    const incoming = await source.compare(first, other);
     if (incoming.files.length >= COMPARE_FILES_CAP)
       problems.push(
         `${short(merge.sha)}: brings in ${COMPARE_FILES_CAP} files or more from ${defaultBranch}, more than GitHub's compare lists, so Consort cannot tell them from the merge's own changes`,
       );
     for (const path of incoming.files) brought.add(path);
-    const ours = new Set((await compareAll(ref, other, first)).files);
+    const ours = new Set((await source.compare(other, first)).files);
     for (const f of incoming.listed ?? []) if (!ours.has(f.path)) theirsAlone.set(f.path, f.blob);
   }
   if (problems.length > 0) return problems;
-  const changed = await commitFiles(ref, merge.sha);
-  const own = changed.map((c) => c.filename).filter((path) => !brought.has(path));
+  const changed = await source.commitFiles(merge.sha);
+  const own = changed.map((c) => c.path).filter((path) => !brought.has(path));
   if (own.length > 0)
     problems.push(
       `${short(merge.sha)}: merges ${defaultBranch} but also changes ${own.join(", ")}, which ${defaultBranch} did not: make such a change a step of its own`,
     );
   // A path the merge did not change against the track keeps the fork's text: main's change was dropped.
-  const merged = new Map(changed.map((c) => [c.filename, c.status === "removed" ? undefined : c.sha]));
+  const merged = new Map(changed.map((c) => [c.path, c.blob]));
   const altered = [...theirsAlone]
     .filter(([path, blob]) => !merged.has(path) || merged.get(path) !== blob)
     .map(([path]) => path);
@@ -517,7 +492,7 @@ async function mergeProblems(ref: Ref, merge: ListedCommit, defaultBranch: strin
  * would run out of order). Versions are the leading part of the file name up to its first `_`.
  */
 async function mergedMigrationConflicts(
-  ref: Ref,
+  source: PushSource,
   merge: ListedCommit,
   defaultBranch: string,
   config: ConsortConfig,
@@ -526,32 +501,26 @@ async function mergedMigrationConflicts(
   const ours: string[] = [];
   const theirs: string[] = [];
   for (const other of others) {
-    ours.push(...(await compareAll(ref, other, first)).files);
-    theirs.push(...(await compareAll(ref, first, other)).files);
+    ours.push(...(await source.compare(other, first)).files);
+    theirs.push(...(await source.compare(first, other)).files);
   }
   return conflictingMigrations(ours, theirs, defaultBranch, config);
 }
 
 /** Blob ids at `sha` of the paths a frozen file may be (`.consort/**`, test files), from one recursive tree read. */
 async function frozenCandidatesAt(
-  { octokit, owner, repo }: Ref,
+  source: PushSource,
   sha: string,
   config: ConsortConfig,
 ): Promise<{ blobs: Record<string, string>; problems: string[]; tree: string }> {
-  const { data } = await octokit.request("GET /repos/{owner}/{repo}/git/trees/{tree_sha}", {
-    owner,
-    repo,
-    tree_sha: sha,
-    recursive: "1",
-  });
+  const tree = await source.tree(sha);
   const frozenMay = mayBeFrozen(config);
   const blobs: Record<string, string> = {};
-  for (const entry of data.tree)
-    if (entry.type === "blob" && entry.path && entry.sha && frozenMay(entry.path)) blobs[entry.path] = entry.sha;
-  const problems = data.truncated
+  for (const entry of tree.blobs) if (frozenMay(entry.path)) blobs[entry.path] = entry.sha;
+  const problems = tree.truncated
     ? [`the tree at ${short(sha)} is too large for GitHub to list whole, so its frozen files cannot be checked`]
     : [];
-  return { blobs, problems, tree: data.sha };
+  return { blobs, problems, tree: tree.sha };
 }
 
 /**
@@ -560,15 +529,13 @@ async function frozenCandidatesAt(
  * is the production-code rule), which costs no read.
  */
 async function filesToRead({
-  octokit,
-  owner,
-  repo,
+  source,
   sha,
   changes,
   config,
   diffs,
-}: RepoRef & {
-  octokit: GitHub;
+}: {
+  source: PushSource;
   sha: string;
   changes: ChangedPath[];
   config: ConsortConfig;
@@ -577,26 +544,28 @@ async function filesToRead({
   const removed = new Set(changes.filter((c) => c.status === "removed").map((c) => c.path));
   const files: Record<string, string | null> = {};
   for (const path of pathsToRead(changes, config))
-    files[path] = removed.has(path)
-      ? null
-      : (diffs.get(path) ?? (await fileAt({ octokit, owner, repo, path, ref: sha })));
+    files[path] = removed.has(path) ? null : (diffs.get(path) ?? (await source.fileAt(path, sha)));
   return files;
 }
 
-/** The text of `path` at `ref`; null when it does not exist there. */
-export async function fileAt({
-  octokit,
-  owner,
-  repo,
-  path,
-  ref,
-}: RepoRef & { octokit: GitHub; path: string; ref: string }): Promise<string | null> {
-  try {
-    const { data } = await octokit.request("GET /repos/{owner}/{repo}/contents/{path}", { owner, repo, path, ref });
-    if (Array.isArray(data) || data.type !== "file" || !("content" in data)) return null;
-    return Buffer.from(data.content, "base64").toString("utf8");
-  } catch (error) {
-    if (httpStatus(error) === 404) return null;
-    throw error;
-  }
+/**
+ * A push that holds a late push's commits as well: one push event per commit, as the pushes were
+ * made (a push is one step). The problems go with the first; the head's blobs and trees, which
+ * describe the last commit, with the last.
+ */
+export function oneStepEach(from: string, push: VerifiedPush, at: string, pusher?: string): PushEvent[] {
+  return push.commits.map((commit, i) => ({
+    type: "push",
+    at,
+    ...(pusher !== undefined ? { pusher } : {}),
+    before: i === 0 ? from : push.commits[i - 1]!.sha,
+    after: commit.sha,
+    forced: false,
+    commits: [commit],
+    migrationConflicts: push.migrationConflicts,
+    ...(i === 0 ? { problems: push.problems } : {}),
+    ...(i === push.commits.length - 1
+      ? { trees: push.trees, ...(push.headBlobs ? { headBlobs: push.headBlobs } : {}) }
+      : {}),
+  }));
 }
