@@ -577,7 +577,7 @@ describe("updating a track's state with compare-and-swap", () => {
     github.on("PUT", contentsUrl(), [422, { message: "path cannot start with a slash" }]);
     await expect(store().update(TRACK, "delivery-2", addCycle)).rejects.toThrow(
       new StateStoreError(
-        `Could not write ${FILE_PATH} on consort/state of ${OWNER}/${REPO}: path cannot start with a slash`,
+        `Could not write ${FILE_PATH} on consort/state of ${OWNER}/${REPO}: GitHub answered 422: path cannot start with a slash`,
       ),
     );
     github.verify();
