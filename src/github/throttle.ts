@@ -66,7 +66,7 @@ export function onRateLimit(
  * win, or a protection refusal, which no retry changes; re-sent, one stale write cost 4 calls and
  * 14 s. 5xx stay retried with the plugin's backoff; rate limits are plugin-throttling's (above).
  */
-export const DO_NOT_RETRY = [400, 401, 403, 404, 409, 410, 422, 451];
+const DO_NOT_RETRY = [400, 401, 403, 404, 409, 410, 422, 451];
 
 /**
  * The Octokit the app runs with: Probot's, whose installation clients retry rate limits as above
