@@ -513,9 +513,13 @@ export function createStateStore(options: StateStoreOptions): StateStore {
       "not-found": `check that the app's installation still covers ${repository}, then run \`consort reconcile\``,
       forbidden: "accept the permissions the app asks for (Contents: write) in the installation's settings",
     };
-    return new StateStoreError(
-      `Could not ${verb} ${path} on ${STATE_BRANCH} of ${repository}: ${refusal.describe()}`,
-      fix[refusal.kind],
+    // The cause keeps GitHub's answer, so the delivery queue does not retry what cannot change.
+    return Object.assign(
+      new StateStoreError(
+        `Could not ${verb} ${path} on ${STATE_BRANCH} of ${repository}: ${refusal.describe()}`,
+        fix[refusal.kind],
+      ),
+      { cause: refusal },
     );
   }
 

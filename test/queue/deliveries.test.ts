@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { GitHubError } from "../../src/github/errors.js";
 import { openDeliveryQueue, type DeliveryQueue, type QueuedDelivery } from "../../src/queue/deliveries.js";
 import { freshDatabase } from "../helpers/postgres.js";
 
@@ -87,7 +88,9 @@ describe("the delivery queue", () => {
 
   it("ends a refused delivery as a dead letter at once, with GitHub's reason, and does not block its repository", async () => {
     const queue = await queueOn(await database());
-    const refusal = Object.assign(new Error("409 Repository rule violations found"), { status: 409 });
+    // As the state store throws it: its own error, GitHub's answer as the cause.
+    const answer = Object.assign(new Error("Repository rule violations found"), { status: 409 });
+    const refusal = new Error("409 Repository rule violations found", { cause: GitHubError.from(answer) });
     const ran: string[] = [];
     await queue.enqueue(delivery("d-1", "acme/One"));
     await queue.enqueue(delivery("d-2", "acme/one"));

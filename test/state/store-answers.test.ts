@@ -9,6 +9,12 @@ import { GitRepo } from "../e2e/support/git-repo.js";
 import { GitHubWorld } from "../e2e/support/github-world.js";
 import { TEST_APP_ID, testPrivateKey } from "../helpers/github.js";
 
+/** A StateStoreError as the store throws it, compared by name, message and hint (its cause keeps GitHub's answer). */
+function refusal(message: string, hint?: string) {
+  const error = new StateStoreError(message, hint);
+  return { name: error.name, message: error.message, hint: error.hint };
+}
+
 /**
  * How the state store reads each answer GitHub gives to a write on consort/state (issue #33,
  * retries by meaning), against the GitHub double, through two clients: a bare @octokit/rest
@@ -127,8 +133,8 @@ describe.each(clients)("a write on consort/state, through %s", (_name, client) =
     const { w, store, puts } = await setUp(client);
     const before = puts().length;
     w.refuseContentsWrites(STATE, "protection");
-    await expect(store.update(TRACK, "delivery-2", advance)).rejects.toThrow(
-      new StateStoreError(
+    await expect(store.update(TRACK, "delivery-2", advance)).rejects.toMatchObject(
+      refusal(
         `Could not write ${PATH} on consort/state of acme/stockflow: GitHub refused it (409: Repository rule violations found\n\nCannot update this protected ref.\n\n): a branch protection rule, a ruleset or push protection blocks the write`,
         "let the Consort app bypass the rules on consort/state (`consort protect` installs the ruleset that does), then redeliver the webhook",
       ),
@@ -150,8 +156,8 @@ describe.each(clients)("a write on consort/state, through %s", (_name, client) =
     const { w, store, puts } = await setUp(client);
     const before = puts().length;
     w.failNext("PUT", /^\/contents\//, [404, { message: "Not Found" }]);
-    await expect(store.update(TRACK, "delivery-2", advance)).rejects.toThrow(
-      new StateStoreError(
+    await expect(store.update(TRACK, "delivery-2", advance)).rejects.toMatchObject(
+      refusal(
         `Could not write ${PATH} on consort/state of acme/stockflow: GitHub answered 404: Not Found: the app lost access to the repository, or what it wrote to is gone`,
         "check that the app's installation still covers acme/stockflow, then run `consort reconcile`",
       ),
@@ -163,8 +169,8 @@ describe.each(clients)("a write on consort/state, through %s", (_name, client) =
     const { w, store, puts } = await setUp(client);
     const before = puts().length;
     w.failNext("PUT", /^\/contents\//, [403, { message: "Resource not accessible by integration" }]);
-    await expect(store.update(TRACK, "delivery-2", advance)).rejects.toThrow(
-      new StateStoreError(
+    await expect(store.update(TRACK, "delivery-2", advance)).rejects.toMatchObject(
+      refusal(
         `Could not write ${PATH} on consort/state of acme/stockflow: GitHub answered 403: Resource not accessible by integration: the app's installation lacks a permission this needs`,
         "accept the permissions the app asks for (Contents: write) in the installation's settings",
       ),
