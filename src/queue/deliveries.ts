@@ -31,7 +31,7 @@ export const QueuedDelivery = z.object({
 export type QueuedDelivery = z.infer<typeof QueuedDelivery>;
 
 /** A delivery that will not be tried again: what `consort reconcile` and the board show. */
-interface DeadDelivery {
+export interface DeadDelivery {
   id: string;
   repository: string;
   event: string;
@@ -121,6 +121,47 @@ export interface DeliveryQueue {
 }
 
 const quietLogger = new Logger(() => () => {});
+
+/** The dead letters in the app's database, newest first (of one repository when given). */
+async function readDeadLetters(pool: pg.Pool, repository?: string): Promise<DeadDelivery[]> {
+  const rows = await pool.query<{
+    id: string;
+    repository: string;
+    event: string;
+    attempts: number;
+    reason: string;
+    failed_at: Date;
+  }>(
+    `SELECT id, repository, event, attempts, reason, failed_at FROM public.consort_dead_deliveries
+     WHERE $1::text IS NULL OR repository = lower($1) ORDER BY failed_at DESC, id`,
+    [repository ?? null],
+  );
+  return rows.rows.map((row) => ({
+    id: row.id,
+    repository: row.repository,
+    event: row.event,
+    attempts: row.attempts,
+    reason: row.reason,
+    failedAt: row.failed_at,
+  }));
+}
+
+/**
+ * The dead letters of `repository` in the app's database at `url`, for `consort reconcile`: read
+ * only (an app that never queued anything has none).
+ */
+export async function deadDeliveries(url: string, repository: string): Promise<DeadDelivery[]> {
+  const pool = new pg.Pool({ connectionString: url, options: "-c search_path=pg_catalog,pg_temp", max: 1 });
+  pool.on("error", () => {});
+  try {
+    const made = await pool.query<{ made: boolean }>(
+      "SELECT to_regclass('public.consort_dead_deliveries') IS NOT NULL AS made",
+    );
+    return made.rows[0]!.made ? await readDeadLetters(pool, repository) : [];
+  } finally {
+    await pool.end();
+  }
+}
 
 /** Open the delivery queue on the app's database, making its tables (graphile-worker's included). */
 export async function openDeliveryQueue(options: DeliveryQueueOptions): Promise<DeliveryQueue> {
@@ -247,28 +288,7 @@ export async function openDeliveryQueue(options: DeliveryQueueOptions): Promise<
       return new Set(rows.rows.map((row) => row.id));
     },
 
-    async deadLetters(repository) {
-      const rows = await pool.query<{
-        id: string;
-        repository: string;
-        event: string;
-        attempts: number;
-        reason: string;
-        failed_at: Date;
-      }>(
-        `SELECT id, repository, event, attempts, reason, failed_at FROM public.consort_dead_deliveries
-         WHERE $1::text IS NULL OR repository = lower($1) ORDER BY failed_at DESC, id`,
-        [repository ?? null],
-      );
-      return rows.rows.map((row) => ({
-        id: row.id,
-        repository: row.repository,
-        event: row.event,
-        attempts: row.attempts,
-        reason: row.reason,
-        failedAt: row.failed_at,
-      }));
-    },
+    deadLetters: (repository) => readDeadLetters(pool, repository),
 
     sweep,
 

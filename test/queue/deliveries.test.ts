@@ -2,7 +2,12 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { GitHubError } from "../../src/github/errors.js";
-import { openDeliveryQueue, type DeliveryQueue, type QueuedDelivery } from "../../src/queue/deliveries.js";
+import {
+  deadDeliveries,
+  openDeliveryQueue,
+  type DeliveryQueue,
+  type QueuedDelivery,
+} from "../../src/queue/deliveries.js";
 import { freshDatabase } from "../helpers/postgres.js";
 
 /** The delivery queue on the real embedded Postgres: several queue "processes" share one database. */
@@ -87,7 +92,9 @@ describe("the delivery queue", () => {
   });
 
   it("ends a refused delivery as a dead letter at once, with GitHub's reason, and does not block its repository", async () => {
-    const queue = await queueOn(await database());
+    const url = await database();
+    expect(await deadDeliveries(url, "acme/one")).toEqual([]);
+    const queue = await queueOn(url);
     // As the state store throws it: its own error, GitHub's answer as the cause.
     const answer = Object.assign(new Error("Repository rule violations found"), { status: 409 });
     const refusal = new Error("409 Repository rule violations found", { cause: GitHubError.from(answer) });
@@ -104,6 +111,9 @@ describe("the delivery queue", () => {
     expect(dead).toMatchObject([
       { id: "d-1", repository: "acme/one", event: "push", attempts: 1, reason: "409 Repository rule violations found" },
     ]);
+    // What `consort reconcile` shows, read from the app's database alone.
+    expect(await deadDeliveries(url, "acme/One")).toEqual(dead);
+    expect(await deadDeliveries(url, "acme/two")).toEqual([]);
   });
 
   it("runs again, at once, the delivery of a process killed mid-job, in another process", async () => {
