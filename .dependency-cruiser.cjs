@@ -7,7 +7,7 @@
 /** From the ground up: a folder may import its own floor and the floors below, never above. */
 const FLOORS = [
   { name: "core", folders: ["artifacts", "config", "orchestrator", "gates", "roles"] },
-  { name: "adapters", folders: ["github", "push", "substrate", "state", "app-store"] },
+  { name: "adapters", folders: ["github", "push", "substrate", "state", "app-store", "queue"] },
   { name: "jobs", folders: ["cycle", "deploy"] },
   { name: "engine", folders: ["app", "engine", "handlers", "protect"] },
   { name: "renderers", folders: ["report", "board", "cli", "mcp", "tools"] },

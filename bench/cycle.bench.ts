@@ -78,7 +78,7 @@ const commit = git("rev-parse", "HEAD");
 const dataDir = mkdtempSync(join(tmpdir(), "consort-bench-pg-"));
 // As root the server runs as the `postgres` user, who must be able to enter the folder.
 chmodSync(dataDir, 0o755);
-const server = await ensureLocalServer({ dataDir });
+const server = await ensureLocalServer({ dataDir, throwaway: true });
 const { config } = readCheckoutConfig(example);
 // The example's local provider, on this run's own server: warm spares on, as shipped.
 const provider = new PostgresBranchProvider({

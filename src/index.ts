@@ -5,8 +5,10 @@ import type { GitHubClient } from "./github/client.js";
 import { loadEnv } from "./config/env.js";
 import { appLoginOnce } from "./github/app-login.js";
 import type { AppServices } from "./app/services.js";
-import { route } from "./app/wire.js";
+import { handleQueued, route } from "./app/wire.js";
 import { appStoreOnce } from "./app-store/app-store.js";
+import { openDeliveryQueue, type DeliveryQueue } from "./queue/deliveries.js";
+import { redeliverFailed } from "./queue/redeliver.js";
 import { seenSequencesIn } from "./state/index.js";
 import { createProvider } from "./substrate/create-provider.js";
 import { handleCheckRun } from "./handlers/check-run.js";
@@ -105,11 +107,15 @@ export function createConsortApp(services: AppServices): (app: Probot) => void {
 
 export default function consortApp(app: Probot, options?: ApplicationFunctionOptions): void {
   const changes = new BoardChanges();
+  const queue = process.env.CONSORT_QUEUE === "off" ? undefined : deliveryQueueOnce(app);
   createConsortApp({
     ...servicesFromEnv(),
     appLogin: appLoginOnce(async () => (await (await app.auth()).request("GET /app")).data),
     onStateWritten: (repository) => changes.notify(repository),
+    // Deliveries are stored and answered; `startDeliveryWork` handles them (CONSORT_QUEUE=off: inline).
+    ...(queue ? { enqueue: async (delivery) => (await queue()).enqueue(delivery) } : {}),
   })(app);
+  if (queue) deliveries = { app, queue };
   // The board under /consort, in the same server (src/board).
   options?.addHandler(
     boardRoutes({
@@ -119,6 +125,38 @@ export default function consortApp(app: Probot, options?: ApplicationFunctionOpt
       log: app.log,
     }),
   );
+}
+
+/** The app `npm start` serves and its delivery queue, for `startDeliveryWork` (one app per process). */
+let deliveries: { app: Probot; queue: () => Promise<DeliveryQueue> } | undefined;
+
+/** The delivery queue on the app's own database, opened on first use; a failed open is tried again next time. */
+function deliveryQueueOnce(app: Probot): () => Promise<DeliveryQueue> {
+  const store = appStoreOnce({ ...loadEnv(), CONSORT_EMBEDDED_POSTGRES: process.env.CONSORT_EMBEDDED_POSTGRES });
+  let opening: Promise<DeliveryQueue> | undefined;
+  return () => {
+    opening ??= store()
+      .then(({ url }) => openDeliveryQueue({ url, log: app.log }))
+      .catch((error: unknown) => {
+        opening = undefined;
+        throw error;
+      });
+    return opening;
+  };
+}
+
+/**
+ * `npm start`, once the server listens: work on the delivery queue, then ask GitHub to redeliver
+ * the recent deliveries that failed before the app could store them (a crash, Postgres down).
+ */
+export async function startDeliveryWork(): Promise<void> {
+  if (!deliveries) return;
+  const { app, queue } = deliveries;
+  const opened = await queue();
+  await opened.work((delivery) => handleQueued(app, delivery));
+  const asked = await redeliverFailed((await app.auth()) as unknown as GitHubClient, opened);
+  if (asked.length > 0)
+    app.log.info(`asked GitHub to redeliver ${asked.length} delivery(ies) that failed: ${asked.join(", ")}`);
 }
 
 /** The app's services from its validated environment. */

@@ -1,5 +1,5 @@
 import { run } from "probot";
-import consortApp from "./index.js";
+import consortApp, { startDeliveryWork } from "./index.js";
 import { defaultConfig } from "./config/consort-config.js";
 import { EnvError, loadEnv } from "./config/env.js";
 import { consortCommand } from "./cli/invocation.js";
@@ -85,6 +85,13 @@ async function main(): Promise<void> {
   // Rate limits, secondary ones included, are waited out and retried (src/github/throttle.ts).
   await run(consortApp, { Octokit: ConsortOctokit });
   void warmEmbeddedDatabase();
+  // Deliveries are answered once stored; the work runs from the queue (src/queue).
+  startDeliveryWork().catch((error: unknown) =>
+    console.error(
+      `[consort] the delivery queue could not start: ${error instanceof Error ? error.message : String(error)}\n` +
+        "[consort] deliveries are refused (GitHub records them as failed) until the app's Postgres is reachable; the next start redelivers them.",
+    ),
+  );
 }
 
 await main();

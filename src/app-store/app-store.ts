@@ -26,6 +26,8 @@ const APP_TABLES_LOCK = 0x636f6170;
 
 export interface AppStore {
   readonly pool: pg.Pool;
+  /** The database's URL, for what opens connections of its own (the delivery queue). */
+  readonly url: string;
   close(): Promise<void>;
 }
 
@@ -55,7 +57,7 @@ export async function openAppStore(url: string): Promise<AppStore> {
       { cause: error },
     );
   }
-  return { pool, close: () => pool.end() };
+  return { pool, url, close: () => pool.end() };
 }
 
 /**

@@ -50,6 +50,11 @@ export interface AppServices {
   commitTexts?: Map<string, string | null>;
   /** Told after each state write (`owner/name`), so the board's open pages update at once. */
   onStateWritten?: (repository: string) => void;
+  /**
+   * Given, a verified delivery is stored in the app's durable queue (src/queue) and answered at
+   * once; a queue worker hands it back through `handleQueued` (src/app/wire.ts) to be handled.
+   */
+  enqueue?: (delivery: { id: string; name: string; payload: Record<string, unknown> }) => Promise<unknown>;
 }
 
 /** What a handler takes: the parsed payload and the clients it acts through, never the framework's context. */

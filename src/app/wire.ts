@@ -1,13 +1,26 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { Probot } from "probot";
 import type { z } from "zod";
 import { formatZodError } from "../config/zod-error.js";
 import type { GitHub } from "./github.js";
 import type { AppServices, Handler } from "./services.js";
 
+/** Set while a queue worker hands a stored delivery back: then it is handled, not stored again. */
+const fromQueue = new AsyncLocalStorage<true>();
+
+/** Handle a delivery the queue stored: Probot runs its handlers as if it had just arrived. */
+export function handleQueued(
+  app: Pick<Probot, "receive">,
+  delivery: { id: string; name: string; payload: Record<string, unknown> },
+): Promise<void> {
+  return fromQueue.run(true, () => app.receive(delivery as Parameters<Probot["receive"]>[0]));
+}
+
 /**
  * Bind a webhook event to a handler: parse the payload with its zod schema (a payload that does
  * not parse fails the delivery, it is never half-handled), then call the handler with only what
- * it needs.
+ * it needs. With a queue (`services.enqueue`) a delivery from GitHub is only stored, and answered;
+ * the handler runs when a worker hands it back (`handleQueued`).
  */
 export function route<Schema extends z.ZodType>(
   app: Probot,
@@ -25,6 +38,11 @@ export function route<Schema extends z.ZodType>(
       });
       context.log.error({ event: context.name, delivery: context.id }, refused);
       throw new Error(refused);
+    }
+    if (services.enqueue && !fromQueue.getStore()) {
+      const payload = context.payload as unknown as Record<string, unknown>;
+      await services.enqueue({ id: context.id, name: context.name, payload });
+      return;
     }
     await handler({
       octokit: context.octokit as unknown as GitHub,

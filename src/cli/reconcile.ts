@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { reconcileRepository, type RepositoryReconciliation } from "../engine/reconcile.js";
 import type { Log } from "../app/github.js";
 import { GitHubSetupError, resolveRepository } from "../github/env-client.js";
+import { deadDeliveries, type DeadDelivery } from "../queue/deliveries.js";
 import { appClient } from "./app-client.js";
 import { CliError, printResult, progress } from "./output.js";
 
@@ -36,7 +37,12 @@ export function registerReconcileCommands(program: Command): void {
       const { octokit, services } = await appClient(owner, repo, "consort reconcile");
       const log = stderrLog(options.quiet ? () => {} : say);
       say(`reconciling ${owner}/${repo}`);
-      const result = await reconcileRepository({ octokit, owner, repo, services, log, onProgress: say });
+      const reconciled = await reconcileRepository({ octokit, owner, repo, services, log, onProgress: say });
+      // The app's delivery queue lives in its Postgres: with DATABASE_URL, its dead letters are shown too.
+      const databaseUrl = process.env.DATABASE_URL?.trim();
+      const result = databaseUrl
+        ? { ...reconciled, deadLetters: await deadDeliveries(databaseUrl, `${owner}/${repo}`) }
+        : reconciled;
       printResult(options, result, () => render(result));
       if (result.tracks.some((t) => t.outcome === "failed" || t.outcome === "tampered" || t.outcome === "conflict"))
         process.exitCode = 1;
@@ -58,12 +64,23 @@ function stderrLog(say: (message: string) => void): Log {
   return { info: line("info"), warn: line("warn"), error: line("error"), debug: () => {} } as Log;
 }
 
-function render(result: RepositoryReconciliation): string {
-  if (result.tracks.length === 0) return `${result.repository}: no tracks on consort/state`;
-  const lines = [`${result.repository} (configuration: ${result.config})`];
+function render(result: RepositoryReconciliation & { deadLetters?: DeadDelivery[] }): string {
+  const lines =
+    result.tracks.length === 0
+      ? [`${result.repository}: no tracks on consort/state`]
+      : [`${result.repository} (configuration: ${result.config})`];
   for (const track of result.tracks) {
     lines.push(`  ${track.trackId}: ${track.outcome}${track.error ? ` (${track.error})` : ""}`);
     for (const fact of track.found) lines.push(`    - ${fact}`);
+  }
+  if (result.deadLetters?.length) {
+    lines.push(
+      `deliveries that failed for good (the app will not try them again; reconciling above caught up on them):`,
+    );
+    for (const dead of result.deadLetters)
+      lines.push(
+        `  ${dead.id} ${dead.event}, ${dead.attempts} attempt(s), ${dead.failedAt.toISOString()}: ${dead.reason}`,
+      );
   }
   return lines.join("\n");
 }

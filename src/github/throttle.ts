@@ -61,7 +61,16 @@ export function onRateLimit(
 }
 
 /**
- * The Octokit the app runs with: Probot's, whose installation clients retry rate limits as above.
+ * The statuses @octokit/plugin-retry (bundled by Probot) must not re-send: its own list (400, 401,
+ * 403, 404, 410, 422, 451) plus 409. A 409 is a lost compare-and-swap, which only a re-read can
+ * win, or a protection refusal, which no retry changes; re-sent, one stale write cost 4 calls and
+ * 14 s. 5xx stay retried with the plugin's backoff; rate limits are plugin-throttling's (above).
+ */
+const DO_NOT_RETRY = [400, 401, 403, 404, 409, 410, 422, 451];
+
+/**
+ * The Octokit the app runs with: Probot's, whose installation clients retry rate limits as above
+ * and never re-send a 409.
  * Probot merges its own throttle options into each client before this class's defaults run, so
  * these handlers replace Probot's; options a caller passes (a test's `retryAfterBaseValue`) are kept.
  * Typed as Probot's class (what `run` takes), since the inferred type names probot's internal paths.
@@ -69,4 +78,5 @@ export function onRateLimit(
 export const ConsortOctokit: typeof ProbotOctokit = ProbotOctokit.defaults((options: Record<string, unknown>) => ({
   ...options,
   throttle: { ...(options.throttle as object | undefined), onSecondaryRateLimit, onRateLimit },
+  retry: { ...(options.retry as object | undefined), doNotRetry: DO_NOT_RETRY },
 }));

@@ -2,6 +2,7 @@ import { formatZodError } from "../config/zod-error.js";
 import { blobText, textLeftOut } from "../github/blob-text.js";
 import type { GitHubClient } from "../github/client.js";
 import { githubMessage, httpStatus } from "../github/client.js";
+import { GitHubError, isLostRace } from "../github/errors.js";
 import { StateConflictError, StateStoreError, TamperedStateError } from "./errors.js";
 import { gitBlobId } from "../gates/hash.js";
 import {
@@ -418,20 +419,9 @@ export function createStateStore(options: StateStoreOptions): StateStore {
       if (state) keepBlob({ text: state.text, blob: gitBlobId(state.text) });
       return commit.data.sha;
     } catch (error) {
-      if (isLostRace(error) || httpStatus(error) === 404) return undefined;
-      throw new StateStoreError(`Could not write ${path} on ${STATE_BRANCH} of ${repository}: ${githubMessage(error)}`);
+      if (isLostRace(error)) return undefined;
+      throw refusedWrite(path, error);
     }
-  }
-
-  function isLostRace(error: unknown): boolean {
-    const status = httpStatus(error);
-    if (status === 409) return true;
-    // GitHub answers a non-fast-forward update with 422 "Update is not a fast forward"; a ref
-    // deleted or created meanwhile with "Reference does not exist" / "Reference already exists".
-    return (
-      status === 422 &&
-      /not a fast[- ]?forward|reference does not exist|reference already exists/i.test(githubMessage(error))
-    );
   }
 
   /**
@@ -463,8 +453,8 @@ export function createStateStore(options: StateStoreOptions): StateStore {
     } catch (error) {
       // The branch is not there (never made, or deleted since the read): start it with this file.
       if (httpStatus(error) === 404 && !read.file) return startBranch(path, text, message);
-      if (isLostWrite(error)) return undefined;
-      throw new StateStoreError(`Could not write ${path} on ${STATE_BRANCH} of ${repository}: ${githubMessage(error)}`);
+      if (isLostRace(error)) return undefined;
+      throw refusedWrite(path, error);
     }
     if (written.blob) keepBlob({ text, blob: written.blob });
     await vouchForParent(trackId, read, written.parent);
@@ -506,19 +496,31 @@ export function createStateStore(options: StateStoreOptions): StateStore {
       await octokit.rest.git.createRef({ owner, repo, ref: `refs/${REF}`, sha: commit.data.sha });
     } catch (error) {
       if (isLostRace(error)) return undefined;
-      throw new StateStoreError(`Could not create ${STATE_BRANCH} of ${repository}: ${githubMessage(error)}`);
+      throw refusedWrite(STATE_BRANCH, error, "create");
     }
     return commit.data.sha;
   }
 
   /**
-   * A Contents API write that lost to another: 409 when the blob sha no longer matches (or the
-   * branch moved under a concurrent write), 422 when the file appeared since it was read ("sha"
-   * wasn't supplied), 404 when the branch went away since it was read.
+   * A write GitHub refused for a reason re-reading cannot change (protection, push protection, a
+   * lost repository, a missing permission, limits or failures that outlasted their waits): the
+   * delivery ends here with GitHub's own reason, and what fixes it.
    */
-  function isLostWrite(error: unknown): boolean {
-    const status = httpStatus(error);
-    return status === 409 || status === 404 || (status === 422 && /\bsha\b/i.test(githubMessage(error)));
+  function refusedWrite(path: string, error: unknown, verb = "write"): StateStoreError {
+    const refusal = GitHubError.from(error);
+    const fix: Partial<Record<GitHubError["kind"], string>> = {
+      refused: `let the Consort app bypass the rules on ${STATE_BRANCH} (\`consort protect\` installs the ruleset that does), then redeliver the webhook`,
+      "not-found": `check that the app's installation still covers ${repository}, then run \`consort reconcile\``,
+      forbidden: "accept the permissions the app asks for (Contents: write) in the installation's settings",
+    };
+    // The cause keeps GitHub's answer, so the delivery queue does not retry what cannot change.
+    return Object.assign(
+      new StateStoreError(
+        `Could not ${verb} ${path} on ${STATE_BRANCH} of ${repository}: ${refusal.describe()}`,
+        fix[refusal.kind],
+      ),
+      { cause: refusal },
+    );
   }
 
   /**

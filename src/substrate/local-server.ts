@@ -29,11 +29,12 @@ import { SubstrateError } from "./provider.js";
  * (the data) and, while a process starts or stops the server, `server.lock`.
  */
 
-/** Settings for data that is thrown away: durability traded for speed, never for production. */
-const THROWAWAY_TUNING: Readonly<Record<string, string>> = {
-  fsync: "off",
-  synchronous_commit: "off",
-  full_page_writes: "off",
+/**
+ * The server's settings. It holds the app's own database (its delivery queue, the versions of
+ * consort/state it saw) and the tracks' persistent database branches, so a crash must lose
+ * nothing committed: fsync, synchronous commits and full-page writes stay on.
+ */
+const TUNING: Readonly<Record<string, string>> = {
   wal_level: "minimal",
   max_wal_senders: "0",
   max_connections: "200",
@@ -43,6 +44,13 @@ const THROWAWAY_TUNING: Readonly<Record<string, string>> = {
   // Postgres 18: CREATE DATABASE … STRATEGY FILE_COPY clones files (reflink on XFS/btrfs,
   // an in-kernel copy_file_range on ext4) instead of reading and writing them.
   file_copy_method: "clone",
+};
+
+/** Only for a server whose data is thrown away when it stops (a test run's): durability traded for speed. */
+const THROWAWAY_TUNING: Readonly<Record<string, string>> = {
+  fsync: "off",
+  synchronous_commit: "off",
+  full_page_writes: "off",
 };
 
 /** Ask the kernel for a free TCP port on loopback. */
@@ -87,6 +95,8 @@ export interface LocalServerOptions {
   onProgress?: (message: string) => void;
   /** How long to wait for another process that holds the folder's lock. */
   lockTimeoutMs?: number;
+  /** The data is deleted when the server stops (a test run's server): fsync and full-page writes off. */
+  throwaway?: boolean;
 }
 
 /**
@@ -539,7 +549,8 @@ async function startOrReuse(dataDir: string, options: LocalServerOptions): Promi
       `starting the embedded Postgres server on port ${port} in ${dataDir}; it keeps running after this command: stop it with consort db stop`,
     );
     const settings = {
-      ...THROWAWAY_TUNING,
+      ...TUNING,
+      ...(options.throwaway ? THROWAWAY_TUNING : {}),
       listen_addresses: "127.0.0.1",
       unix_socket_directories: "''",
     };

@@ -31,6 +31,8 @@ const NEEDS: Array<[RegExp, string]> = [
   [/^GET \/repos\/\{owner\}\/\{repo\}$/, "metadata"],
   // The app's own description, asked with its JWT: GitHub answers it whatever the app may do, as it does metadata.
   [/^GET \/app$/, "metadata"],
+  // Its own webhook deliveries, listed and redelivered with its JWT: no installation permission.
+  [/^(GET|POST) \/app\/hook\/deliveries(\/\{delivery_id\}\/attempts)?$/, "metadata"],
 ];
 /** Permissions no call needs but an event does: GitHub sends `merge_group` only with "Merge queues" read. */
 const FOR_EVENTS: Record<string, string> = { merge_queues: "merge_group" };

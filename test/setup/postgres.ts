@@ -41,7 +41,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   process.once("SIGTERM", onSignal);
 
   try {
-    const server = await ensureLocalServer({ dataDir });
+    const server = await ensureLocalServer({ dataDir, throwaway: true });
     project.provide("postgresUrl", server.url());
   } catch (error) {
     await cleanup();

@@ -39,6 +39,12 @@ import {
   UPDATE_REF_URL,
 } from "./helpers.js";
 
+/** A StateStoreError as the store throws it, compared by name, message and hint (its cause keeps GitHub's answer). */
+function refusal(message: string, hint?: string) {
+  const error = new StateStoreError(message, hint);
+  return { name: error.name, message: error.message, hint: error.hint };
+}
+
 let github: GitHubMock;
 beforeEach(() => {
   github = new GitHubMock();
@@ -575,9 +581,9 @@ describe("updating a track's state with compare-and-swap", () => {
   it("does not retry a write GitHub refuses for another reason, and says what it refused", async () => {
     mockRead(github, fileText(trackState()));
     github.on("PUT", contentsUrl(), [422, { message: "path cannot start with a slash" }]);
-    await expect(store().update(TRACK, "delivery-2", addCycle)).rejects.toThrow(
-      new StateStoreError(
-        `Could not write ${FILE_PATH} on consort/state of ${OWNER}/${REPO}: path cannot start with a slash`,
+    await expect(store().update(TRACK, "delivery-2", addCycle)).rejects.toMatchObject(
+      refusal(
+        `Could not write ${FILE_PATH} on consort/state of ${OWNER}/${REPO}: GitHub answered 422: path cannot start with a slash`,
       ),
     );
     github.verify();

@@ -51,6 +51,22 @@ describe("the local provider's embedded server", () => {
     const later = await ensureLocalServer({ dataDir });
     expect(later).toMatchObject({ started: false, port: a.port });
 
+    // It holds the app's database and the tracks' persistent branches: a crash loses nothing committed.
+    const admin = new pg.Client({ connectionString: a.url() });
+    await admin.connect();
+    try {
+      const settings = await admin.query<{ name: string; setting: string }>(
+        "SELECT name, setting FROM pg_settings WHERE name IN ('fsync', 'full_page_writes', 'synchronous_commit') ORDER BY name",
+      );
+      expect(settings.rows).toEqual([
+        { name: "fsync", setting: "on" },
+        { name: "full_page_writes", setting: "on" },
+        { name: "synchronous_commit", setting: "on" },
+      ]);
+    } finally {
+      await admin.end();
+    }
+
     // The default provider on that folder forks branches on that same server.
     const provider = await createProvider(ConsortConfig.parse({}).database, { env: { CONSORT_DATA_DIR: dataDir } });
     try {

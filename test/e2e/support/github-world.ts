@@ -101,6 +101,21 @@ export interface WorkflowRun {
   artifacts: Array<{ id: number; name: string; zip: Uint8Array; expired: boolean }>;
 }
 
+/** One webhook delivery as GitHub's deliveries API lists it (`hook-delivery-item`). */
+export interface HookDelivery {
+  id: number;
+  guid: string;
+  delivered_at: string;
+  redelivery: boolean;
+  duration: number;
+  status: string;
+  status_code: number;
+  event: string;
+  action: string | null;
+  installation_id: number | null;
+  repository_id: number | null;
+}
+
 export interface WorldSnapshot {
   refs: Array<[string, string]>;
   checkRuns: CheckRun[];
@@ -215,6 +230,7 @@ export class GitHubWorld {
       ],
       Infinity,
     );
+    this.attachDeliveries(mock);
     const prefix = `/repos/${this.owner}/${this.name}`;
     for (const method of ["GET", "POST", "PATCH", "PUT", "DELETE"]) {
       mock.on(
@@ -276,6 +292,8 @@ export class GitHubWorld {
     for (const [login, permission] of copy.permissions) this.permissions.set(login, permission);
     this.nextId = copy.nextId;
     this.faults.length = 0;
+    this.contentsFaults.length = 0;
+    this.accessLost = false;
     this.mock.dispose();
     this.mock = this.attach();
   }
@@ -708,6 +726,7 @@ export class GitHubWorld {
   }
 
   private answer(request: RecordedRequest, path: string): Reply {
+    if (this.accessLost) return notFound();
     const limited = this.spendWrite(request);
     if (limited) return limited;
     const fault = this.faults.find((f) => f.method === request.method && f.path.test(path) && f.times > 0);
@@ -1075,6 +1094,8 @@ export class GitHubWorld {
     const branch = String(body.branch ?? this.defaultBranch);
     const head = this.git.branchHead(branch);
     if (!head) return notFound(`Branch ${branch} not found`);
+    const refused = this.contentsRefusal(branch, head);
+    if (refused) return refused;
     const current = this.git.blobSha(head, path);
     if (current === undefined && body.sha !== undefined) return notFound();
     if (current !== undefined && body.sha === undefined)
@@ -1117,6 +1138,111 @@ export class GitHubWorld {
         _links: { self: "", git: "", html: "" },
       },
     ];
+  }
+
+  // --- Issue #33: how GitHub answers writes that race or are refused, and its webhook deliveries ---
+
+  /** Every request about this repository answers 404, as when the app's installation loses it. */
+  accessLost = false;
+  /** What the next Contents API writes on a branch meet (see `branchMovesUnderNextWrites`, `refuseContentsWrites`). */
+  private readonly contentsFaults: Array<{ branch: string; times: number; answer: (head: string) => Reply }> = [];
+  /** The app's webhook deliveries, newest last, as GET /app/hook/deliveries lists them. */
+  readonly hookDeliveries: HookDelivery[] = [];
+  /** The delivery guids the app asked GitHub to redeliver (POST /app/hook/deliveries/{id}/attempts), in order. */
+  readonly redeliveries: string[] = [];
+
+  /**
+   * The next `times` Contents API writes on `branch` race another write on the branch itself:
+   * GitHub lands the other commit (one the app made, changing no file) and refuses this one with
+   * "is at X but expected Y", answered as 409 or as 422 depending on where the race is caught.
+   */
+  branchMovesUnderNextWrites(branch: string, status: 409 | 422, times = 1): void {
+    this.contentsFaults.push({
+      branch,
+      times,
+      answer: (head) => {
+        const moved = this.git.writeCommit(this.git.commitInfo(head)!.tree, [head], "consort: a concurrent write");
+        this.signed.add(moved);
+        this.git.setBranch(branch, moved, head);
+        return [
+          status,
+          { message: `refs/heads/${branch} is at ${moved} but expected ${head}`, documentation_url: DOCS },
+        ];
+      },
+    });
+  }
+
+  /**
+   * Contents API writes on `branch` are refused as GitHub refuses them under a ruleset or branch
+   * protection ("protection") or secret scanning's push protection ("push-protection"): 409 with
+   * GitHub's message, `times` times (every time by default).
+   */
+  refuseContentsWrites(branch: string, by: "protection" | "push-protection", times = Infinity): void {
+    const message =
+      by === "protection"
+        ? "Repository rule violations found\n\nCannot update this protected ref.\n\n"
+        : "Repository rule violations found\n\nPush cannot contain secrets.\n\n";
+    this.contentsFaults.push({ branch, times, answer: () => [409, { message, documentation_url: DOCS }] });
+  }
+
+  private contentsRefusal(branch: string, head: string): Reply | undefined {
+    const fault = this.contentsFaults.find((f) => f.branch === branch && f.times > 0);
+    if (!fault) return undefined;
+    fault.times -= 1;
+    return fault.answer(head);
+  }
+
+  /** Record a delivery GitHub made to the app, with the status the app answered (0: no answer in time). */
+  recordDelivery(delivery: { guid: string; event: string; action?: string; statusCode: number }): HookDelivery {
+    const recorded: HookDelivery = {
+      id: this.nextId++,
+      guid: delivery.guid,
+      delivered_at: new Date().toISOString(),
+      redelivery: this.hookDeliveries.some((d) => d.guid === delivery.guid),
+      duration: 0.1,
+      status:
+        delivery.statusCode >= 200 && delivery.statusCode < 300
+          ? "OK"
+          : delivery.statusCode === 0
+            ? "timed out"
+            : "Invalid HTTP Response: 500",
+      status_code: delivery.statusCode,
+      event: delivery.event,
+      action: delivery.action ?? null,
+      installation_id: this.installationId,
+      repository_id: this.repositoryId,
+    };
+    this.hookDeliveries.push(recorded);
+    return recorded;
+  }
+
+  /** GitHub's deliveries API for the app's webhook: the list (newest first, `status` filter) and redelivery. */
+  private attachDeliveries(mock: GitHubMock): void {
+    mock.on(
+      "GET",
+      /^\/app\/hook\/deliveries$/,
+      (request) => {
+        const wanted = request.query.status;
+        const failed = (d: HookDelivery) => d.status_code < 200 || d.status_code >= 300;
+        const listed = [...this.hookDeliveries]
+          .reverse()
+          .filter((d) => wanted === undefined || (wanted === "failure") === failed(d));
+        return [200, listed.slice(0, Number(request.query.per_page ?? 30))];
+      },
+      Infinity,
+    );
+    mock.on(
+      "POST",
+      /^\/app\/hook\/deliveries\/\d+\/attempts$/,
+      (request) => {
+        const id = Number(/deliveries\/(\d+)\//.exec(request.path)![1]);
+        const delivery = this.hookDeliveries.find((d) => d.id === id);
+        if (!delivery) return notFound();
+        this.redeliveries.push(delivery.guid);
+        return [202, {}];
+      },
+      Infinity,
+    );
   }
 
   private checkRunJson(run: CheckRun): Record<string, unknown> {

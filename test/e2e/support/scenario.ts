@@ -148,7 +148,7 @@ function otherMachineServer(): Promise<{ dataDir: string; url: string }> {
     const dataDir = mkdtempSync(join(tmpdir(), "consort-e2e-runner-"));
     // As root the server runs as the `postgres` user, who must be able to enter the folder.
     chmodSync(dataDir, 0o755);
-    const server = await ensureLocalServer({ dataDir });
+    const server = await ensureLocalServer({ dataDir, throwaway: true });
     return { dataDir, url: server.url("postgres") };
   })();
   return otherMachine;
