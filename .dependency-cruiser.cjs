@@ -6,6 +6,7 @@
 
 /** From the ground up: a folder may import its own floor and the floors below, never above. */
 const FLOORS = [
+  { name: "contracts", folders: ["contracts"] },
   { name: "core", folders: ["artifacts", "config", "orchestrator", "gates", "roles"] },
   { name: "adapters", folders: ["github", "substrate", "state", "app-store"] },
   { name: "jobs", folders: ["cycle", "deploy"] },

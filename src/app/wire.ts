@@ -1,6 +1,6 @@
 import type { Probot } from "probot";
 import type { z } from "zod";
-import { formatZodError } from "../config/zod-error.js";
+import { formatZodError } from "../contracts/zod-error.js";
 import type { GitHub } from "./github.js";
 import type { AppServices, Handler } from "./services.js";
 

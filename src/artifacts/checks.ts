@@ -2,7 +2,7 @@ import picomatch from "picomatch";
 import type { z } from "zod";
 import { Architecture } from "./architecture.js";
 import { DbDesign } from "./db-design.js";
-import { storyOfAc } from "./ids.js";
+import { storyOfAc } from "../contracts/ids.js";
 import { DESIGN_STEPS } from "../orchestrator/types.js";
 import { ARTIFACT_PATHS } from "./paths.js";
 import type { Spec } from "./spec.js";

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { FLAVOURS } from "../cycle/junit/types.js";
+import { ProviderKind } from "../contracts/placement.js";
+import { FLAVOURS } from "../contracts/runners.js";
 import { RoleName } from "../roles/roles.js";
 
 /** The runners a repository may name in `runner`: every flavour the cycle reads, "unknown" aside. */
@@ -66,9 +67,6 @@ export const LakebaseProviderSettings = z
 
 /** One build cycle per test, or per acceptance criterion. */
 export const Granularity = z.enum(["test", "ac"]);
-
-/** Where database branches live. */
-export const ProviderKind = z.enum(["local", "postgres", "lakebase"]);
 
 export const DatabaseConfig = z
   .object({

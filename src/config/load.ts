@@ -7,7 +7,7 @@ import { httpStatus, type GitHubClient, type RepoRef } from "../github/client.js
 import { readConditionally, type ConditionalReads } from "../github/conditional.js";
 import { ConsortConfig, defaultConfig } from "./consort-config.js";
 import { CONFIG_PATH } from "./path.js";
-import { formatZodError, type ProblemAt } from "./zod-error.js";
+import { formatZodError, type ProblemAt } from "../contracts/zod-error.js";
 
 /**
  * The one loader of `.github/consort.yml`: its text parsed by the one schema, from a file on disk

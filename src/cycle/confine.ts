@@ -5,7 +5,7 @@ import { chmod, chown, lstat, mkdir, mkdtemp, readdir, readlink, realpath, rm, s
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { promisify } from "node:util";
-import type { ConfinementRecord } from "./result.js";
+import type { ConfinementRecord } from "../contracts/cycle-result.js";
 
 /**
  * Confinement of the repository's own commands (docs/ARCHITECTURE.md, Cycles). Each job's commands run as a throwaway

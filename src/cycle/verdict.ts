@@ -1,8 +1,8 @@
 import { checkFrozenTestFile, hashFrozenText } from "../gates/freeze.js";
 import { locateTestCases, type JUnitReport, type LoadError, type TestLocation } from "./junit/index.js";
 import { DECLARE_A_MODULE, judgeMissing, type MissingJudgement, type NewModules } from "./new-modules.js";
-import type { CycleRequest, CycleTest } from "./request.js";
-import type { CycleTestOutcome, CycleVerdict, TestOutcome } from "./result.js";
+import type { CycleRequest, CycleTest } from "../contracts/cycle-request.js";
+import type { CycleTestOutcome, CycleVerdict, TestOutcome } from "../contracts/cycle-result.js";
 import type { TestFileChange } from "./workspace.js";
 
 /**

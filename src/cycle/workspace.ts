@@ -4,9 +4,9 @@ import { join, relative, sep } from "node:path";
 import { promisify } from "node:util";
 import picomatch from "picomatch";
 import { TestList } from "../artifacts/test-list.js";
-import { formatZodError } from "../config/zod-error.js";
+import { formatZodError } from "../contracts/zod-error.js";
 import { hashFrozenText } from "../gates/freeze.js";
-import { testIdsOf, type CycleRequest, type FrozenTestFile } from "./request.js";
+import { testIdsOf, type CycleRequest, type FrozenTestFile } from "../contracts/cycle-request.js";
 import type { FrozenFileState } from "./verdict.js";
 
 /** What the cycle reads from the checkout: its commit, its test files, the frozen files' texts. */

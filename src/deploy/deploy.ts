@@ -11,14 +11,14 @@ import {
   type ProjectEnvironment,
 } from "../cycle/commands.js";
 import { closeJail, confinementRecord, openJail, OUTSIDE_A_JOB, type Jail } from "../cycle/confine.js";
-import { CycleRequest } from "../cycle/request.js";
-import type { CommandRecord } from "../cycle/result.js";
+import { CycleRequest } from "../contracts/cycle-request.js";
+import type { CommandRecord } from "../contracts/cycle-result.js";
 import { canRefreshBase, runCycle, type JobDeps } from "../cycle/run.js";
 import { headCommit, listFiles, resolveTestBase } from "../cycle/workspace.js";
-import { placementOf } from "../substrate/placement.js";
+import { placementOf } from "../contracts/placement.js";
 import type { BranchProvider } from "../substrate/provider.js";
 import { migrateBranch, rebuildReleaseDatabases, releaseSchema } from "./rebuild.js";
-import { DeployEvidence, type DeployRequest } from "./schemas.js";
+import { DeployEvidence, type DeployRequest } from "../contracts/deploy.js";
 
 /**
  * The release verification at the end of the build lane (docs/ARCHITECTURE.md, The machine `deploying`). With a deploy

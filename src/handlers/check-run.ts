@@ -1,5 +1,5 @@
 import { BUTTONS } from "../app/checks.js";
-import { CHECK_NAMES } from "../gates/names.js";
+import { CHECK_NAMES } from "../contracts/gates.js";
 import type { HandlerInput } from "../app/services.js";
 import { stateStoreFor } from "../engine/track.js";
 import { canWrite } from "../github/permissions.js";

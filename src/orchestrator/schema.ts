@@ -2,8 +2,8 @@ import { z } from "zod";
 import { REVIEW_VERDICTS } from "../artifacts/review.js";
 import { TestListEntry } from "../artifacts/test-list.js";
 import { Granularity } from "../config/consort-config.js";
-import { CYCLE_STEPS, TestCycleStep } from "../cycle/request.js";
-import { ReleaseSchemaDiff } from "../deploy/schemas.js";
+import { CYCLE_STEPS, TestCycleStep } from "../contracts/cycle-request.js";
+import { ReleaseSchemaDiff } from "../contracts/deploy.js";
 import { RoleName } from "../roles/roles.js";
 import { DESIGN_STEPS, GATE_NAMES, SNAPSHOT_SCHEMA_VERSION, STAGES } from "./types.js";
 
@@ -98,7 +98,7 @@ export const DeployEvidenceSchema = z.object({
   notes: z.array(z.string()).optional(),
   /** false when the repository's commands ran as the job's own user (see src/cycle/confine.ts). */
   confined: z.boolean().optional(),
-  /** The schema diff the release job computed where its databases were (src/deploy/schemas.ts). */
+  /** The schema diff the release job computed where its databases were (src/contracts/deploy.ts). */
   schema: ReleaseSchemaDiff.optional(),
 });
 

@@ -1,8 +1,8 @@
 import type { z } from "zod";
 import type { TestListEntry } from "../artifacts/test-list.js";
-import type { CycleStep } from "../cycle/request.js";
+import type { CycleStep } from "../contracts/cycle-request.js";
 import type { RoleName } from "../roles/roles.js";
-import { GATE_NAMES, type GateName } from "../gates/names.js";
+import { GATE_NAMES, type GateName } from "../contracts/gates.js";
 import type {
   ApprovalRecordSchema,
   BuildUnitSchema,
@@ -95,7 +95,7 @@ export const isCycleStage = (stage: Stage): stage is (typeof CYCLE_STAGES)[numbe
   (CYCLE_STAGES as readonly Stage[]).includes(stage);
 
 /** The four gates a person approves with a PR review (declared in src/gates). */
-export { GATE_NAMES, type GateName } from "../gates/names.js";
+export { GATE_NAMES, type GateName } from "../contracts/gates.js";
 
 /** What a dispatched cycle proves: a valid RED, a valid GREEN, a refactor that stays green, a verified preview deploy. */
 export type { CycleStep };

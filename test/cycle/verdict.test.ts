@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { hashFrozenText } from "../../src/gates/freeze.js";
 import type { TestCaseResult } from "../../src/cycle/junit/index.js";
-import { CycleRequest, type CycleStep } from "../../src/cycle/request.js";
+import { CycleRequest, type CycleStep } from "../../src/contracts/cycle-request.js";
 import { decideVerdict, type FrozenFileState, type ReportForVerdict } from "../../src/cycle/verdict.js";
 import type { TestFileChange } from "../../src/cycle/workspace.js";
 
