@@ -3,7 +3,7 @@ import type { z } from "zod";
 import { Architecture } from "./architecture.js";
 import { DbDesign } from "./db-design.js";
 import { storyOfAc } from "../contracts/ids.js";
-import { DESIGN_STEPS } from "../orchestrator/types.js";
+import { DESIGN_STEPS } from "../contracts/stages.js";
 import { ARTIFACT_PATHS } from "./paths.js";
 import type { Spec } from "./spec.js";
 import { TestList } from "./test-list.js";

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { checkStates } from "../gates/checks.js";
 import { GATE_NAMES, GateName } from "../contracts/gates.js";
 import { ApprovalRecordSchema } from "../orchestrator/schema.js";
-import { STAGES } from "../orchestrator/types.js";
+import { STAGES } from "../contracts/stages.js";
 import { CycleRequest } from "../contracts/cycle-request.js";
 import { PROVENANCES, stateSourceOf, type BoardTrack } from "./view.js";
 

@@ -32,7 +32,7 @@ import {
 } from "../contracts/cycle-result.js";
 import { newModulesAt } from "./new-modules-git.js";
 import { renderCycleSummary } from "./summary.js";
-import { decideVerdict, describeLoadError } from "./verdict.js";
+import { decideVerdict, describeLoadError, type TestFileChange } from "./verdict.js";
 import {
   committedPaths,
   driftFromCommit,
@@ -44,7 +44,6 @@ import {
   sourceDrift,
   testFileChanges,
   testsOfRequest,
-  type TestFileChange,
 } from "./workspace.js";
 
 /**

@@ -1,5 +1,6 @@
 import { currentUnit } from "../orchestrator/context.js";
-import { isBuildStage, type GateRecord, type TrackSnapshot } from "../orchestrator/types.js";
+import { isBuildStage } from "../contracts/stages.js";
+import type { GateRecord, TrackSnapshot } from "../orchestrator/types.js";
 import { CHECK_NAMES, GATE_NAMES, gateCheckName, type CheckName, type GateName } from "../contracts/gates.js";
 
 /**

@@ -4,8 +4,15 @@ import { TestListEntry } from "../artifacts/test-list.js";
 import { Granularity } from "../config/consort-config.js";
 import { CYCLE_STEPS, TestCycleStep } from "../contracts/cycle-request.js";
 import { ReleaseSchemaDiff } from "../contracts/deploy.js";
-import { RoleName } from "../roles/roles.js";
-import { DESIGN_STEPS, GATE_NAMES, SNAPSHOT_SCHEMA_VERSION, STAGES } from "./types.js";
+import { RoleName } from "../contracts/roles.js";
+import { GATE_NAMES } from "../contracts/gates.js";
+import { DESIGN_STEPS, STAGES } from "../contracts/stages.js";
+
+/**
+ * The version of the persisted snapshot format. `restoreSnapshot` converts version 1 (frozen test
+ * entries holding their texts) and refuses any other.
+ */
+export const SNAPSHOT_SCHEMA_VERSION = 2 as const;
 
 /**
  * zod schemas for what enters the machine from outside: events (parsed at the edge by handlers and
