@@ -61,14 +61,10 @@ const EXCEPTIONS = [
     "src/gates/withdrawal.ts": ["src/orchestrator/types.ts"],
     "src/roles/classify.ts": ["src/orchestrator/types.ts"],
   }),
-  // Step 2, one GitHub layer and the engine's own folder: reading the default branch's
-  // configuration and the approval facts (permissions, CODEOWNERS) become github/ reads whose
-  // results the core takes as data; the REST adapters left in app/ move into github/, and the
-  // engine (engine/, handlers/) imports other folders through their index.
-  ...edges("floor-core", {
-    "src/config/load.ts": ["src/github/client.ts", "src/github/conditional.ts"],
-    "src/gates/approval.ts": ["src/github/codeowners.ts", "src/github/permissions.ts"],
-  }),
+  // Step 2, one GitHub layer and the engine's own folder: the REST adapters left in app/ move into
+  // github/, and the engine (engine/, handlers/) imports other folders through their index. (The
+  // core reads no GitHub any more: github/config.ts reads the configuration, gates/ keeps the
+  // CODEOWNERS rules and the permission levels it decides on.)
   ...edges("through-the-index", {
     "src/engine/effects.ts": ["src/cycle/agent-turn.ts", "src/substrate/schema/index.ts"],
     "src/engine/ingest.ts": ["src/cycle/summary.ts"],
