@@ -17,7 +17,7 @@ import {
   type TrackState,
 } from "../src/state/index.js";
 import { LONG_TRACK_TESTS_PER_UNIT, TrackSim } from "../test/orchestrator/helpers/track.js";
-import { benchRuns, measure, printJson, printTable, tailEntry, wantsJson, type Summary } from "./lib.js";
+import { benchRuns, measure, printJson, printTable, summarise, tailEntry, wantsJson, type Summary } from "./lib.js";
 
 /**
  * `npm run bench:decide`: how long the pure machine takes to decide a push of 100 commits: classify
@@ -164,10 +164,28 @@ if (sanity.rejection || sanity.snapshot.stage !== "green-verify")
 if (!transition(snapshot, rejected, config).rejection)
   throw new Error("the push touching a frozen test should be rejected");
 
+/**
+ * The process's CPU time of each run of `fn` (µs, every thread: the collector's too), beside the wall
+ * time `measure` takes: on a shared machine the wall time's tail is mostly other processes' turns.
+ */
+function withCpu(fn: () => unknown): { fn: () => unknown; cpu: number[] } {
+  const cpu: number[] = [];
+  return {
+    cpu,
+    fn: () => {
+      const start = process.cpuUsage();
+      fn();
+      const spent = process.cpuUsage(start);
+      cpu.push(spent.user + spent.system);
+    },
+  };
+}
+const hundredCpu = withCpu(() => transition(snapshot, hundred, config));
+
 const runs = benchRuns(300);
 const rows = [
   await measure("push of 1 commit", () => transition(snapshot, one, config), { runs, warmup: 30, unit: "us" }),
-  await measure("push of 100 commits", () => transition(snapshot, hundred, config), { runs, warmup: 30, unit: "us" }),
+  await measure("push of 100 commits", hundredCpu.fn, { runs, warmup: 30, unit: "us" }),
   await measure("push of 100, last one rejected", () => transition(snapshot, rejected, config), {
     runs,
     warmup: 30,
@@ -297,6 +315,8 @@ const late = position(longSim, stored);
 
 const longRuns = benchRuns(60);
 const longRows = {} as Record<CaseName, [Summary, Summary]>;
+/** The same runs' CPU time (the warm-up left out). */
+const longCpu = {} as Record<CaseName, [Summary, Summary]>;
 for (const name of Object.keys(CASES) as CaseName[]) {
   const options = (c: Case) => ({
     runs: longRuns,
@@ -304,10 +324,12 @@ for (const name of Object.keys(CASES) as CaseName[]) {
     unit: "us" as const,
     ...(c.before ? { before: c.before } : {}),
   });
+  const [earlyRun, lateRun] = [withCpu(early.cases[name].run), withCpu(late.cases[name].run)];
   longRows[name] = [
-    await measure(`${CASES[name]}, unit 1 of ${units}`, early.cases[name].run, options(early.cases[name])),
-    await measure(`${CASES[name]}, unit ${units} of ${units}`, late.cases[name].run, options(late.cases[name])),
+    await measure(`${CASES[name]}, unit 1 of ${units}`, earlyRun.fn, options(early.cases[name])),
+    await measure(`${CASES[name]}, unit ${units} of ${units}`, lateRun.fn, options(late.cases[name])),
   ];
+  longCpu[name] = [summarise("early", earlyRun.cpu.slice(10)), summarise("late", lateRun.cpu.slice(10))];
 }
 const build = await measure(
   `drive a ${LONG_TESTS}-test track through its ${units} units`,
@@ -332,6 +354,11 @@ console.log(
   `bytes written per step of unit ${units - 1}: ${lateSteps.map((b) => (b / 1024).toFixed(1)).join(", ")} KiB (the last with the unit's record; goal: at most 64 KiB)`,
 );
 console.log(`${build.name}: ${(build.median / 1000).toFixed(0)} ms median of ${build.samples.length}`);
+const decideCpu = summarise("push of 100 commits, CPU", hundredCpu.cpu.slice(30));
+const cpuRatio = (key: CaseName) => longCpu[key][1].median / longCpu[key][0].median;
+console.log(
+  `CPU time (all threads, µs): push of 100 commits median ${decideCpu.median}, ${decideCpu.tail.label} ${decideCpu.tail.value}; the delivery at unit 1 ${longCpu.delivery[0].median}, at unit ${units} ${longCpu.delivery[1].median} (${cpuRatio("delivery").toFixed(2)}×)`,
+);
 
 const main = rows[1]!;
 if (wantsJson())
@@ -357,4 +384,9 @@ if (wantsJson())
     state_kib_late_500: Number((late.stateFileBytes / 1024).toFixed(1)),
     state_bytes_written_per_step_late_500: Math.max(...lateSteps),
     track_500_build_ms: Math.round(build.median / 1000),
+    decide_cpu_us_median: Math.round(decideCpu.median),
+    ...tailEntry("decide_cpu_us", decideCpu, 0),
+    delivery_cpu_us_early_500: Math.round(longCpu.delivery[0].median),
+    delivery_cpu_us_late_500: Math.round(longCpu.delivery[1].median),
+    delivery_cpu_late_over_early: Number(cpuRatio("delivery").toFixed(2)),
   });

@@ -2,7 +2,15 @@ import { basename } from "node:path";
 import { simpleGit } from "simple-git";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { restoreSnapshot } from "../orchestrator/index.js";
-import { checkStateFile, STATE_BRANCH, TrackStateFile } from "../state/index.js";
+import {
+  checkStateFile,
+  expandStored,
+  STATE_BRANCH,
+  textsFrom,
+  TrackStateFile,
+  unsealed,
+  type StoredSource,
+} from "../state/index.js";
 import { replayTrack, ToolError } from "../tools/index.js";
 import type { BoardSource } from "./server.js";
 import type { BranchCommit } from "./timeline.js";
@@ -129,7 +137,7 @@ export function localBoardSource(options: LocalSourceOptions): BoardSource & { c
       for (const name of names) {
         const path = `tracks/${name}`;
         const text = await git.raw(["show", `${ref}:${path}`]);
-        const track = readStateFile(text, `${ref}:${path}`, name.slice(0, -".json".length), problems);
+        const track = await readStateFile(text, ref, path, name.slice(0, -".json".length), problems);
         if (track) tracks.push({ ...track, stateSource });
       }
       return tracks;
@@ -137,7 +145,20 @@ export function localBoardSource(options: LocalSourceOptions): BoardSource & { c
     return [];
   }
 
-  function readStateFile(text: string, where: string, trackId: string, problems: string[]): BoardTrack | undefined {
+  /** What a compact state file refers to, from this checkout: texts by blob id, the units' records at `ref`. */
+  const storedAt = (ref: string): StoredSource => ({
+    texts: (blobs) => textsFrom(blobs, (blob) => git.raw(["cat-file", "blob", blob]).catch(() => undefined)),
+    record: (path) => git.raw(["show", `${ref}:${path}`]).catch(() => undefined),
+  });
+
+  async function readStateFile(
+    text: string,
+    ref: string,
+    path: string,
+    trackId: string,
+    problems: string[],
+  ): Promise<BoardTrack | undefined> {
+    const where = `${ref}:${path}`;
     const leftOff = (reason: string) => {
       const message = `${where} is left off the board: ${reason}`;
       problems.push(message);
@@ -155,9 +176,11 @@ export function localBoardSource(options: LocalSourceOptions): BoardSource & { c
       } else {
         file = TrackStateFile.parse(JSON.parse(text));
       }
+      // Every unit's evidence is shown: a compact file's texts and finished units' records are read back.
+      const { state } = await expandStored(trackId, unsealed(file), true, storedAt(ref));
       return {
         repository: file.repository,
-        snapshot: restoreSnapshot(file.snapshot),
+        snapshot: restoreSnapshot(state.snapshot),
         config: options.config,
         provenance: options.stateKey ? "signed" : "unsigned",
       };

@@ -5,11 +5,13 @@ import { clientFromEnv, GitHubSetupError, resolveRepository } from "../github/en
 import {
   DEFAULT_APPROVALS,
   formatPlan,
-  missingStateBranchRules,
   protectRepository,
   ProtectError,
+  readAppliedProtection,
   STATE_BRANCH_RULES,
+  stateRulesMissing,
   unprotectedStateBranch,
+  type AppliedProtection,
 } from "../protect/index.js";
 import { CliError, printResult, progress } from "./output.js";
 
@@ -46,7 +48,7 @@ export function registerProtectCommands(program: Command): void {
     .option("--dry-run", "print the difference; change nothing")
     .option(
       "--check",
-      "print the difference and whether consort/state's rules are in force (as the app checks before every write); change nothing; exit 1 when they are not",
+      "print the difference, whether consort/state's rules are in force (as the app checks before every write) and every conflict with other protection; change nothing; exit 1 while any remains",
     )
     .option("--json", "print the plan as JSON")
     .addHelpText("after", "\nAuth: GITHUB_TOKEN with the repository's Administration: write permission.")
@@ -73,11 +75,19 @@ export function registerProtectCommands(program: Command): void {
           dryRun: options.dryRun || options.check,
           progress: progress({}),
         });
-        const missing = options.check ? await missingStateBranchRules(octokit, owner, repo) : undefined;
+        // Everything else that applies to the two branches, read after the writes so it sees them.
+        const applied = await readAppliedProtection(octokit, {
+          owner,
+          repo,
+          appId: options.appId,
+          ours: result.rulesets.map((plan) => plan.id),
+        });
+        const missing = options.check ? stateRulesMissing(applied.stateRuleTypes) : undefined;
         const stateBranch = missing && { protected: missing.length === 0, missing };
         const json = {
           ...result,
           rulesets: result.rulesets.map(({ body: _body, ...plan }) => plan),
+          protection: { seen: applied.seen, conflicts: applied.conflicts },
           ...(stateBranch ? { stateBranch } : {}),
         };
         printResult(options, json, () =>
@@ -88,6 +98,8 @@ export function registerProtectCommands(program: Command): void {
             ...(missing?.length === 0
               ? ["", `consort/state: protected (${STATE_BRANCH_RULES.join(", ")} in force)`]
               : []),
+            "",
+            formatApplied(applied),
           ].join("\n"),
         );
         if (missing && missing.length > 0)
@@ -95,10 +107,30 @@ export function registerProtectCommands(program: Command): void {
             unprotectedStateBranch(result.repository, missing),
             `consort protect --repo ${result.repository} --app-id ${options.appId}`,
           );
+        if (options.check && applied.conflicts.length > 0)
+          throw new CliError(
+            `${applied.conflicts.length} conflict(s) with other protection remain on ${result.repository}:\n${applied.conflicts.map((c) => `- ${c.problem}`).join("\n")}`,
+            applied.conflicts.map((c) => c.fix).join("\n  → "),
+          );
       } catch (error) {
         if (error instanceof ProtectError || error instanceof GitHubSetupError)
           throw new CliError(error.message, error.hint);
         throw error;
       }
     });
+}
+
+/** What else applies to the two branches, and each conflict with its fix. */
+function formatApplied(applied: AppliedProtection): string {
+  const seen = applied.seen.length
+    ? ["Other protection that applies:", ...applied.seen.map((line) => `  ${line}`)]
+    : ["No other protection applies to the default branch or consort/state."];
+  const conflicts = applied.conflicts.length
+    ? [
+        "",
+        `Conflicts (${applied.conflicts.length}):`,
+        ...applied.conflicts.flatMap((c) => [`  ✗ ${c.where}: ${c.problem}`, `    fix: ${c.fix}`]),
+      ]
+    : ["", "No conflicts: the rulesets protect the gates and consort/state as they say."];
+  return [...seen, ...conflicts].join("\n");
 }

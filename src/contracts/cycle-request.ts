@@ -65,6 +65,25 @@ export function idsOfRuns(runs: readonly string[]): string[] {
   });
 }
 
+/** The id numbers a list of runs spans, as [first, last] ranges (a run that does not parse spans none). */
+function rangesOfRuns(runs: readonly string[]): Array<[number, number]> {
+  const ranges: Array<[number, number]> = [];
+  for (const run of runs) {
+    const [, from, to] = TEST_ID_RUN.exec(run) ?? [];
+    if (from !== undefined) ranges.push([Number(from), to === undefined ? Number(from) : Number(to)]);
+  }
+  return ranges;
+}
+
+/**
+ * Whether no id is named twice by the runs of both lists, told from their ranges: a long track's
+ * earlier green tests are one run of hundreds of ids, which need not be spelled out to find none.
+ */
+function runsAreDisjoint(lists: ReadonlyArray<readonly string[]>): boolean {
+  const ranges = lists.flatMap(rangesOfRuns).sort((a, b) => a[0] - b[0]);
+  return ranges.every(([first, last], i) => last >= first && (i === 0 || first > ranges[i - 1]![1]));
+}
+
 /** Test ids as runs (`T1-T40`), in id order: what the app dispatches instead of one entry per test. */
 export function runsOfIds(ids: readonly string[]): string[] {
   const numbers = [...new Set(ids.map((id) => Number(id.slice(1))))].sort((a, b) => a - b);
@@ -169,6 +188,22 @@ export const CycleRequest = z
   .strict()
   .superRefine((request, ctx) => {
     const where = request.testList ? "testList" : "tests";
+    const runs = request.testList;
+    // By ranges when the runs overlap nowhere (the app's own requests): every rule below then holds but the first.
+    if (
+      runs &&
+      request.tests.inTurn.length + request.tests.earlierGreen.length === 0 &&
+      runsAreDisjoint([runs.inTurn, runs.earlierGreen])
+    ) {
+      if ((request.step === "red" || request.step === "green") && rangesOfRuns(runs.inTurn).length === 0)
+        ctx.addIssue({
+          code: "custom",
+          path: [where, "inTurn"],
+          message: `a ${request.step} step needs at least one test in turn`,
+        });
+      checkFrozenPaths(request.frozenTestFiles, ctx);
+      return;
+    }
     const ids = testIdsOf(request);
     if (request.testList && request.tests.inTurn.length + request.tests.earlierGreen.length > 0)
       ctx.addIssue({
@@ -196,18 +231,22 @@ export const CycleRequest = z
         else seen.set(id, group);
       });
     }
-    const paths = new Set<string>();
-    request.frozenTestFiles.forEach((file, index) => {
-      if (paths.has(file.path))
-        ctx.addIssue({
-          code: "custom",
-          path: ["frozenTestFiles", index, "path"],
-          message: `${file.path} is frozen twice`,
-        });
-      paths.add(file.path);
-    });
+    checkFrozenPaths(request.frozenTestFiles, ctx);
   });
 export type CycleRequest = z.infer<typeof CycleRequest>;
+
+function checkFrozenPaths(files: readonly FrozenTestFile[], ctx: z.RefinementCtx): void {
+  const paths = new Set<string>();
+  files.forEach((file, index) => {
+    if (paths.has(file.path))
+      ctx.addIssue({
+        code: "custom",
+        path: ["frozenTestFiles", index, "path"],
+        message: `${file.path} is frozen twice`,
+      });
+    paths.add(file.path);
+  });
+}
 export type CycleRequestInput = z.input<typeof CycleRequest>;
 
 /** The ids of the tests a request is about, whichever way it names them. */

@@ -30,6 +30,8 @@ export interface EffectRun {
   config: ConsortConfig;
   /** Reasons the machine refused the event, shown in the sticky comment. */
   rejection?: string[];
+  /** What this delivery saw but did not act on (e.g. a run that borrowed a dispatch id), shown on the checks and the comment. */
+  notes?: string[];
 }
 
 /**
@@ -123,7 +125,7 @@ export async function runEffects(deps: EngineDeps, run: EffectRun): Promise<void
         branch: run.state.branch,
         snapshot: run.snapshot,
         config: run.config,
-        notes: [...(run.rejection ?? []).map((r) => `Refused: ${r}`), ...problems, ...comments],
+        notes: [...(run.rejection ?? []).map((r) => `Refused: ${r}`), ...(run.notes ?? []), ...problems, ...comments],
       });
     } catch (error) {
       failures.push(`sticky comment: ${(error as Error).message}`);
@@ -288,6 +290,7 @@ async function trackCheckRuns(
     headSha: run.headSha,
     config: run.config,
     schema: inspected.schema,
+    ...(run.notes ? { notes: run.notes } : {}),
   });
   const rendered = renderCheckRuns(report);
   const header = `Track \`${ctx.trackId}\` on \`${ctx.branch}\` at ${run.headSha.slice(0, 7)}.`;

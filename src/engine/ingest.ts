@@ -33,6 +33,8 @@ export interface WorkflowRunFacts {
   html_url: string;
   /** The run's `run-name`, which names the dispatch id (see dispatchIdOfRunName). */
   display_title?: string | null | undefined;
+  actor?: { login: string } | null | undefined;
+  triggering_actor?: { login: string } | null | undefined;
 }
 
 export function reportedRun(run: WorkflowRunFacts, repositoryId: number | bigint): ReportedRun {
@@ -46,21 +48,28 @@ export function reportedRun(run: WorkflowRunFacts, repositoryId: number | bigint
     conclusion: run.conclusion,
     htmlUrl: run.html_url,
     dispatchId: dispatchIdOfRunName(run.display_title),
+    actor: run.actor?.login,
+    triggeringActor: run.triggering_actor?.login,
   };
 }
 
 /**
  * A finished run's report, only when the run is trusted (docs/ARCHITECTURE.md, Cycles): one the app dispatched and
  * recorded, of the expected workflow on the default branch, reporting on the commit it asked about.
+ * An untrusted run never answers its dispatch, so the run Consort dispatched still can.
  */
 export async function trustedReport(
   deps: EngineDeps,
   run: ReportedRun,
   recorded: RecordedRun | undefined,
 ): Promise<{ trusted: true; report: Report } | { trusted: false; reason: string }> {
-  const provenance = judgeRunProvenance({ run, defaultBranch: deps.repo.defaultBranch, recorded });
+  const appLogin = recorded ? await deps.services.appLogin?.() : undefined;
+  const provenance = judgeRunProvenance({ run, defaultBranch: deps.repo.defaultBranch, recorded, appLogin });
   if (!provenance.trusted) return provenance;
   const report = await readReport(deps, run, provenance.recorded);
+  // Without the app's login the starter is unknown: a result for another request may be a
+  // borrowed run's, so it does not end the dispatch (with it, it is the app's run, tampered).
+  if (report.answersAnother && appLogin === undefined) return { trusted: false, reason: report.reasons[0]! };
   const mismatch = report.commit ? judgeResultCommit(provenance.recorded, report.commit) : undefined;
   if (mismatch && !mismatch.trusted) return mismatch;
   return { trusted: true, report };
@@ -73,6 +82,8 @@ export interface Report {
   commit: string | undefined;
   result?: CycleResult;
   deploy?: DeployEvidenceResult;
+  /** The result answers another dispatch or request than the one recorded for its run. */
+  answersAnother?: true;
 }
 
 /**
@@ -151,7 +162,7 @@ async function readReport(deps: EngineDeps, run: ReportedRun, recorded: Recorded
   }): Report => {
     const outcome = data.verdict === "verified" || data.verdict === "promoted" ? "valid" : "invalid";
     const forged = unforgeable(run, recorded, data.request, outcome);
-    if (forged) return { outcome: "error", reasons: [forged], commit: data.commit };
+    if (forged) return { outcome: "error", reasons: [forged.reason], commit: data.commit, ...forged.flag };
     return { outcome, reasons: data.reasons, commit: data.commit };
   };
   // A result that could not be bound to its run is no evidence either: only its reason is kept.
@@ -177,22 +188,33 @@ async function readReport(deps: EngineDeps, run: ReportedRun, recorded: Recorded
   return report.outcome === "error" ? report : { ...report, result: parsed.data };
 }
 
-/** Why a parsed result cannot be trusted as this run's answer, or undefined when it can. */
+/** Why a parsed result cannot be trusted as this run's answer (flagged when it answers another request), or undefined when it can. */
 function unforgeable(
   run: ReportedRun,
   recorded: RecordedRun,
   request: { dispatchId?: string | undefined },
   outcome: "valid" | "invalid",
-): string | undefined {
+): { reason: string; flag: { answersAnother?: true } } | undefined {
+  const another = (reason: string) => ({ reason, flag: { answersAnother: true as const } });
   if (outcome === "valid" && run.conclusion !== "success")
-    return `run ${run.id} concluded "${run.conclusion ?? "none"}", yet its result says it passed: only a run that succeeded can verify (${run.htmlUrl})`;
+    return {
+      reason: `run ${run.id} concluded "${run.conclusion ?? "none"}", yet its result says it passed: only a run that succeeded can verify (${run.htmlUrl})`,
+      flag: {},
+    };
   if (request.dispatchId !== recorded.dispatchId)
-    return `run ${run.id}'s result answers dispatch ${request.dispatchId ?? "(none)"}, but Consort dispatched ${recorded.dispatchId} as that run`;
+    return another(
+      `run ${run.id}'s result answers dispatch ${request.dispatchId ?? "(none)"}, but Consort dispatched ${recorded.dispatchId} as that run`,
+    );
   if (!recorded.requestSha256)
-    return `Consort kept no hash of the request dispatched as run ${run.id}, so its result cannot be bound to it: re-run the cycle`;
+    return {
+      reason: `Consort kept no hash of the request dispatched as run ${run.id}, so its result cannot be bound to it: re-run the cycle`,
+      flag: {},
+    };
   const echoed = requestDigest(request);
   if (echoed !== recorded.requestSha256)
-    return `run ${run.id}'s result answers another request than the one Consort dispatched (sha256 ${echoed.slice(0, 12)}, dispatched ${recorded.requestSha256.slice(0, 12)})`;
+    return another(
+      `run ${run.id}'s result answers another request than the one Consort dispatched (sha256 ${echoed.slice(0, 12)}, dispatched ${recorded.requestSha256.slice(0, 12)})`,
+    );
   return undefined;
 }
 

@@ -216,23 +216,27 @@ async function missedRun(
     ...(cycle.dispatchedAt ? { created: `>=${cycle.dispatchedAt.slice(0, 19)}Z` } : {}),
     per_page: 100,
   });
-  const run = listing.workflow_runs.find(
+  // A run that borrowed the dispatch id (someone ran the workflow by hand) is passed over for the app's own.
+  const runs = listing.workflow_runs.filter(
     (r) =>
-      dispatchIdOfRunName(r.display_title) === pending.dispatchId && (cycle.runId === null || r.id === cycle.runId),
+      dispatchIdOfRunName(r.display_title) === pending.dispatchId &&
+      (cycle.runId === null || r.id === cycle.runId) &&
+      r.status === "completed",
   );
-  if (!run) return undefined;
-  if (run.status !== "completed") return undefined;
-  const reported = reportedRun(run, run.repository.id);
-  const recorded = recordedRunOf(cycle, Number(run.id));
-  const ingested = await trustedReport(deps, reported, recorded);
-  if (!ingested.trusted) {
-    deps.log.warn({ runId: run.id }, `reconcile ignored run: ${ingested.reason}`);
-    return undefined;
+  for (const run of runs) {
+    const reported = reportedRun(run, run.repository.id);
+    const recorded = recordedRunOf(cycle, Number(run.id));
+    const ingested = await trustedReport(deps, reported, recorded);
+    if (!ingested.trusted) {
+      deps.log.warn({ runId: run.id }, `reconcile ignored run: ${ingested.reason}`);
+      continue;
+    }
+    const event = reportedEvent(snapshot, recorded, reported, ingested.report, at);
+    return event
+      ? { event, note: `run ${run.id} finished (${ingested.report.outcome}) but its result was never ingested` }
+      : undefined;
   }
-  const event = reportedEvent(snapshot, recorded, reported, ingested.report, at);
-  return event
-    ? { event, note: `run ${run.id} finished (${ingested.report.outcome}) but its result was never ingested` }
-    : undefined;
+  return undefined;
 }
 
 /** Approvals standing on the PR that the state never counted (their webhook was lost). */

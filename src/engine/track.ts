@@ -17,7 +17,7 @@ import {
 import { failAllChecks, failTampered } from "../app/checks.js";
 import type { Log, RepoContext, GitHub } from "../app/github.js";
 import { projectState } from "./projection.js";
-import { guardStateStore } from "./state-guard.js";
+import { guardStateStore, sequencesOfDelivery } from "./state-guard.js";
 import { recordRequestDigests } from "./requests.js";
 import { overdueEvent } from "./timeout.js";
 import type { AppServices } from "../app/services.js";
@@ -48,8 +48,8 @@ export type AdvanceOutcome =
 export type Decide = (snapshot: TrackSnapshot, state: TrackState) => TrackEvent[] | undefined;
 
 export function stateStoreFor(deps: Pick<EngineDeps, "octokit" | "services" | "repo">): StateStore {
-  // With the app's database to remember versions in, each store starts from it (see state-guard.ts).
-  const sequences = deps.services.seenSequences ? new Map<string, number>() : deps.services.stateSequences;
+  // With the app's database to remember versions in, a delivery's stores start from it (see state-guard.ts).
+  const sequences = deps.services.seenSequences ? sequencesOfDelivery(deps.octokit) : deps.services.stateSequences;
   const store = guardStateStore(
     createStateStore({
       octokit: deps.octokit,

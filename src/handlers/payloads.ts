@@ -142,6 +142,9 @@ export const WorkflowRunPayload = z.object({
     html_url: z.string(),
     display_title: z.string().nullable().optional(),
     head_repository: z.object({ id: z.number().int() }).nullable().optional(),
+    // Who started the run and this attempt of it: a run someone borrowed a dispatch id for is not the app's.
+    actor: User.nullable(),
+    triggering_actor: User.nullable().optional(),
   }),
 });
 export type WorkflowRunPayload = z.infer<typeof WorkflowRunPayload>;

@@ -1,15 +1,21 @@
 import { advanceAndAct } from "../engine/engine.js";
 import { findDispatchedRun, reportedEvent, reportedRun, trustedReport } from "../engine/ingest.js";
+import { runEffects } from "../engine/effects.js";
+import type { EngineDeps } from "../engine/track.js";
+import type { ReportedRun } from "../app/provenance.js";
 import type { HandlerInput } from "../app/services.js";
 import { configOrFail, engineDeps } from "../engine/delivery.js";
+import { restoreSnapshot } from "../orchestrator/index.js";
+import type { TrackState } from "../state/index.js";
 import type { WorkflowRunPayload } from "./payloads.js";
 
 /**
  * `workflow_run.completed`: ingest a cycle's (or release's, or promotion's) result. Only a run the
- * app dispatched is trusted: its run-name names a dispatch a track recorded, of the expected workflow file, run from
- * the default branch, reporting on the commit the app asked about. Anything else is ignored and
- * logged. A trusted run that left no readable result is an `error`: nothing advances, the check
- * fails with a re-run button.
+ * app dispatched is trusted: its run-name names a dispatch a track recorded, the app's bot started
+ * it, of the expected workflow file, run from the default branch, reporting on the commit the app
+ * asked about. Anything else is ignored and logged; one that names a dispatch in flight is named
+ * on the track's checks, and the dispatch stays open for the run Consort started. A trusted run
+ * that left no readable result is an `error`: nothing advances, the check fails with a re-run button.
  */
 export async function handleWorkflowRun(input: HandlerInput<WorkflowRunPayload>): Promise<void> {
   const { payload, log } = input;
@@ -27,6 +33,7 @@ export async function handleWorkflowRun(input: HandlerInput<WorkflowRunPayload>)
       { runId: run.id, path: run.path, ...(found ? { trackId: found.trackId } : {}) },
       `ignored workflow run: ${ingested.trusted ? "no track" : ingested.reason}`,
     );
+    if (found && !ingested.trusted) await nameBorrowedRun(deps, found, run, ingested.reason);
     return;
   }
   const loaded = await configOrFail(deps, undefined, found.trackId);
@@ -42,5 +49,32 @@ export async function handleWorkflowRun(input: HandlerInput<WorkflowRunPayload>)
       const event = reportedEvent(snapshot, found.recorded, run, ingested.report, at);
       return event ? [event] : undefined;
     },
+  });
+}
+
+/**
+ * A run that names the dispatch a track waits for but is not the app's (someone ran the workflow
+ * with a borrowed run-name): nothing is recorded, so the dispatched run still answers, and the
+ * track's checks and comment name the impostor and why it was ignored.
+ */
+async function nameBorrowedRun(
+  deps: EngineDeps,
+  found: { trackId: string; state: TrackState },
+  run: ReportedRun,
+  reason: string,
+): Promise<void> {
+  const snapshot = restoreSnapshot(found.state.snapshot);
+  if (snapshot.context.pendingDispatch?.dispatchId !== run.dispatchId) return;
+  const loaded = await configOrFail(deps, undefined, found.trackId);
+  if (!loaded) return;
+  await runEffects(deps, {
+    trackId: found.trackId,
+    state: found.state,
+    snapshot,
+    config: loaded.config,
+    effects: [{ type: "updateChecks", commit: snapshot.context.head }],
+    notes: [
+      `Ignored run ${run.id} (${run.htmlUrl}): ${reason}. Consort still waits for the run it dispatched as ${run.dispatchId}.`,
+    ],
   });
 }

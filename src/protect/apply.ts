@@ -30,7 +30,8 @@ export interface ProtectResult {
   rulesets: RulesetPlan[];
 }
 
-function refused(error: unknown, owner: string, repo: string, what: string): ProtectError {
+/** GitHub's refusal, as a ProtectError saying which permission or plan is missing. */
+export function refused(error: unknown, owner: string, repo: string, what: string): ProtectError {
   const status = httpStatus(error);
   const hint =
     status === 403 || status === 404
@@ -66,7 +67,8 @@ export async function protectRepository(
     listed = await octokit.paginate(octokit.rest.repos.getRepoRulesets, {
       owner,
       repo,
-      includes_parents: false,
+      // The organisation's rulesets are listed too: they apply to the branches as well (see applies.ts).
+      includes_parents: true,
       per_page: 100,
     });
   } catch (error) {

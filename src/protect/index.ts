@@ -1,8 +1,9 @@
 export * from "./rulesets.js";
 export { protectRepository, ProtectError } from "./apply.js";
 export {
-  missingStateBranchRules,
   requireProtectedStateBranch,
   STATE_BRANCH_RULES,
+  stateRulesMissing,
   unprotectedStateBranch,
 } from "./state-rules.js";
+export { readAppliedProtection, type AppliedProtection } from "./applies.js";

@@ -16,15 +16,19 @@ export const STATE_BRANCH_RULES: readonly string[] = desiredRulesets({ appId: 0,
   .rules.map((rule) => rule.type);
 
 /** The rules of STATE_BRANCH_RULES not in force on consort/state (empty when it is protected). */
-export async function missingStateBranchRules(octokit: GitHubClient, owner: string, repo: string): Promise<string[]> {
+async function missingStateBranchRules(octokit: GitHubClient, owner: string, repo: string): Promise<string[]> {
   const active = await octokit.paginate(octokit.rest.repos.getBranchRules, {
     owner,
     repo,
     branch: STATE_BRANCH,
     per_page: 100,
   });
-  const types = new Set<string>(active.map((rule) => rule.type));
-  return STATE_BRANCH_RULES.filter((type) => !types.has(type));
+  return stateRulesMissing(active.map((rule) => rule.type));
+}
+
+/** The rules of STATE_BRANCH_RULES not among the rule types in force on consort/state. */
+export function stateRulesMissing(inForce: readonly string[]): string[] {
+  return STATE_BRANCH_RULES.filter((type) => !inForce.includes(type));
 }
 
 /** What is wrong and how to restore it, when `missing` rules are not in force on `repository`'s consort/state. */

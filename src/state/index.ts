@@ -14,4 +14,5 @@ export {
   unitRecordPath,
   UnitRecord,
   withRecords,
+  type StoredSource,
 } from "./compact.js";

@@ -43,20 +43,45 @@ export function keyIdOf(key: string): string {
   return createHash("sha256").update(`consort-state-key-id\0${key}`).digest("hex").slice(0, 16);
 }
 
-function hmac(body: unknown, key: string): string {
-  return SIGNATURE_PREFIX + createHmac("sha256", key).update(canonicalJson(body)).digest("hex");
-}
+const hmacOfText = (text: string, key: string): string =>
+  SIGNATURE_PREFIX + createHmac("sha256", key).update(text).digest("hex");
+
+/**
+ * Each file sealState made, sorted as it is stored: it was sorted once to be signed, and sorting a
+ * long track's state again to write it cost as much as the decision (the file is not changed after).
+ */
+const sortedFiles = new WeakMap<TrackStateFile, Record<string, unknown>>();
 
 /** Sign a state with the key, naming the key's id: the file to store. */
 export function sealState(state: TrackState, key: string): TrackStateFile {
   requireKey(key);
   const parsed = TrackState.parse({ ...state, keyId: keyIdOf(key) });
-  return { ...parsed, signature: hmac(parsed, key) };
+  const sorted = sortKeys(parsed) as Record<string, unknown>;
+  const signature = hmacOfText(JSON.stringify(sorted), key);
+  const file = { ...parsed, signature };
+  const stored: Record<string, unknown> = {};
+  for (const name of [...Object.keys(sorted), "signature"].sort())
+    stored[name] = name === "signature" ? signature : sorted[name];
+  sortedFiles.set(file, stored);
+  return file;
 }
 
 /** The text written to `tracks/<id>.json`: sorted keys, two-space indent, final newline. */
 export function serialiseStateFile(file: TrackStateFile): string {
-  return `${JSON.stringify(sortKeys(file), null, 2)}\n`;
+  return `${JSON.stringify(sortedFiles.get(file) ?? sortKeys(file), null, 2)}\n`;
+}
+
+/**
+ * Whether `signature` is the app's over `body`. A file the app wrote keeps its keys sorted, so its
+ * body as parsed is already canonical and is checked as it is (no sorted copy made); only when that
+ * fails is the body sorted and checked again, so a file whose layout alone changed still verifies.
+ * Equal HMACs mean equal texts, so the shortcut admits exactly the content the app sealed.
+ */
+function sealedBy(signature: unknown, body: Record<string, unknown>, key: string): boolean {
+  return (
+    signatureMatches(signature, hmacOfText(JSON.stringify(body), key)) ||
+    signatureMatches(signature, hmacOfText(canonicalJson(body), key))
+  );
 }
 
 function signatureMatches(actual: unknown, expected: string): boolean {
@@ -96,7 +121,7 @@ export function checkStateFile(
     problems.push(
       `sealed with state key ${keyId}, which is not this app's key ${keyIdOf(key)}${previousKeys.length > 0 ? ` nor one of its previous keys (${previousKeys.map(keyIdOf).join(", ")})` : ""}: if the key was rotated, list the old one in CONSORT_STATE_KEYS_PREVIOUS; otherwise re-seal from the last version sealed with a key the app has`,
     );
-  else if (!signatureMatches(signature, hmac(body, sealedWith)))
+  else if (!sealedBy(signature, body, sealedWith))
     problems.push("signature does not match the content (edited outside the app, or sealed with another key)");
   const parsed = TrackStateFile.safeParse(raw);
   if (!parsed.success) {

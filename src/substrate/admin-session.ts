@@ -15,6 +15,14 @@ import { SubstrateError } from "./provider.js";
  * Statements written for these sessions still qualify catalog names (pg_catalog.…).
  */
 
+/**
+ * What a session that reads a branch's catalog (the schema snapshot, its lint) runs first in its
+ * transaction, as whichever login it has: unqualified names then resolve in the system catalog
+ * alone, never to a better match the track's migration defined (an `array_agg(text)`, a
+ * `!~~(name, name)`). A statement, not a startup option, which a URL's own `options` would replace.
+ */
+export const PIN_SEARCH_PATH = "SET LOCAL search_path = pg_catalog, pg_temp";
+
 /** The startup options of every admin session: set before the first statement (and the login trigger) runs. */
 const ADMIN_SEARCH_PATH = "-c search_path=pg_catalog,pg_temp";
 const NO_EVENT_TRIGGERS = "-c event_triggers=off";

@@ -15,6 +15,8 @@ const run: ReportedRun = {
   conclusion: "success",
   htmlUrl: "https://github.com/acme/shop/actions/runs/987",
   dispatchId: "feature-x#1",
+  actor: "consort[bot]",
+  triggeringActor: "consort[bot]",
 };
 const recorded = {
   runId: 987,
@@ -88,6 +90,37 @@ describe("the provenance of a finished run", () => {
     expect(judge({ headRepositoryId: 2 })).toEqual({
       trusted: false,
       reason: "run 987 ran code from another repository (a fork)",
+    });
+  });
+
+  it("refuses a run the app's bot did not start, or a person re-ran, once the app's login is known", () => {
+    const judgeAs = (changes: Partial<ReportedRun>) =>
+      judgeRunProvenance({ run: { ...run, ...changes }, defaultBranch: "main", recorded, appLogin: "consort[bot]" });
+    expect(judgeAs({})).toEqual({ trusted: true, workflow: "cycle", recorded });
+    expect(judgeAs({ actor: "Consort[bot]", triggeringActor: undefined })).toMatchObject({ trusted: true });
+    expect(judgeAs({ actor: "mallory", triggeringActor: "mallory" })).toEqual({
+      trusted: false,
+      reason:
+        "run 987 was started by mallory, not by Consort (consort[bot]): its run-name borrows dispatch feature-x#1, so it is ignored",
+    });
+    expect(judgeAs({ actor: undefined })).toEqual({
+      trusted: false,
+      reason:
+        "run 987 was started by an unknown actor, not by Consort (consort[bot]): its run-name borrows dispatch feature-x#1, so it is ignored",
+    });
+    expect(judgeAs({ triggeringActor: "mallory" })).toEqual({
+      trusted: false,
+      reason: "run 987 was re-run by mallory, not by Consort (consort[bot]), so it is ignored",
+    });
+    // Without the login (a caller that cannot ask GET /app) the starter is not judged.
+    expect(judge({ actor: "mallory" })).toMatchObject({ trusted: true });
+  });
+
+  it("refuses the workflow file of another ref than the default branch", () => {
+    expect(judge({ path: ".github/workflows/consort-cycle.yml@refs/heads/feature-x" })).toEqual({
+      trusted: false,
+      reason:
+        "run 987 ran .github/workflows/consort-cycle.yml@refs/heads/feature-x, not the workflow file of the default branch main",
     });
   });
 

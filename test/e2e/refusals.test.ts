@@ -484,6 +484,7 @@ describe("cycle results that are not trusted", () => {
         event: "workflow_dispatch",
         head_branch: "main",
         head_sha: s.repo.branchHead("main")!,
+        actor: LEAD,
       },
       { "cycle-result.json": forged },
     );

@@ -31,6 +31,8 @@ function reportedRunOf(dispatchId: string): ReportedRun {
     conclusion: "success",
     htmlUrl: `https://github.com/acme/stockflow/actions/runs/${RUN_ID}`,
     dispatchId,
+    actor: "consort[bot]",
+    triggeringActor: "consort[bot]",
   };
 }
 

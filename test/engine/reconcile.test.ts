@@ -187,11 +187,9 @@ describe("consort reconcile finds a finished run by its run-name", () => {
     head_repository: { id: 4242 },
   });
 
-  it("among runs of the same workflow, ingests only the one whose run-name carries the pending dispatch id", async () => {
-    const { track, request, cycle } = atRedVerify();
-    const head = track.context.head;
-    const dispatchId = track.context.pendingDispatch!.dispatchId;
-    const result = {
+  /** The verified RED result the cycle runner uploads for `request`. */
+  function redResult(request: CycleRequest) {
+    return {
       version: 1,
       request,
       step: "red",
@@ -206,6 +204,34 @@ describe("consort reconcile finds a finished run by its run-name", () => {
       reasons: [`${request.tests.inTurn[0]!.id} fails by an assertion`],
       warnings: [],
     };
+  }
+
+  /** The run's result artifact, served from the blob store GitHub redirects to. */
+  function answerArtifact(runId: number, artifactId: number, result: unknown): void {
+    github
+      .on("GET", `/repos/acme/shop/actions/runs/${runId}/artifacts`, [
+        200,
+        {
+          total_count: 1,
+          artifacts: [{ id: artifactId, name: "consort-cycle-result", size_in_bytes: 900, expired: false }],
+        },
+      ])
+      .on("GET", `/repos/acme/shop/actions/artifacts/${artifactId}/zip`, [
+        302,
+        undefined,
+        { Location: `https://blob.example.test/artifacts/${artifactId}.zip` },
+      ]);
+    nock("https://blob.example.test")
+      .get(`/artifacts/${artifactId}.zip`)
+      .reply(200, Buffer.from(zipSync({ "cycle-result.json": strToU8(JSON.stringify(result)) })), {
+        "content-type": "application/zip",
+      });
+  }
+
+  it("among runs of the same workflow, ingests only the one whose run-name carries the pending dispatch id", async () => {
+    const { track, request, cycle } = atRedVerify();
+    const head = track.context.head;
+    const dispatchId = track.context.pendingDispatch!.dispatchId;
     expectDefaultConfig(github);
     github
       .on("GET", `/repos/acme/shop/git/ref/heads%2F${branch}`, [
@@ -222,21 +248,8 @@ describe("consort reconcile finds a finished run by its run-name", () => {
             run(603, `consort cycle ${dispatchId}`),
           ],
         },
-      ])
-      .on("GET", "/repos/acme/shop/actions/runs/603/artifacts", [
-        200,
-        { total_count: 1, artifacts: [{ id: 77, name: "consort-cycle-result", size_in_bytes: 900, expired: false }] },
-      ])
-      .on("GET", "/repos/acme/shop/actions/artifacts/77/zip", [
-        302,
-        undefined,
-        { Location: "https://blob.example.test/artifacts/77.zip" },
       ]);
-    nock("https://blob.example.test")
-      .get("/artifacts/77.zip")
-      .reply(200, Buffer.from(zipSync({ "cycle-result.json": strToU8(JSON.stringify(result)) })), {
-        "content-type": "application/zip",
-      });
+    answerArtifact(603, 77, redResult(request));
     expectChecks(github, head);
     expectStickyComment(github, branch, head);
 
@@ -253,6 +266,41 @@ describe("consort reconcile finds a finished run by its run-name", () => {
       per_page: "100",
     });
     expect(state.state(branch)!.snapshot).toMatchObject({ stage: "green" });
+    expect(state.state(branch)!.cycles.find((c) => c.dispatchId === dispatchId)).toMatchObject({
+      runId: 603,
+      verdict: "valid",
+    });
+  });
+
+  it("passes over a run listed first that borrowed the dispatch id (its result answers another request) and ingests the dispatched one", async () => {
+    const { track, request } = atRedVerify();
+    const head = track.context.head;
+    const dispatchId = track.context.pendingDispatch!.dispatchId;
+    expectDefaultConfig(github);
+    github
+      .on("GET", `/repos/acme/shop/git/ref/heads%2F${branch}`, [
+        200,
+        { ref: `refs/heads/${branch}`, object: { sha: head, type: "commit" } },
+      ])
+      .on("GET", "/repos/acme/shop/actions/workflows/consort-cycle.yml/runs", [
+        200,
+        {
+          total_count: 2,
+          workflow_runs: [run(604, `consort cycle ${dispatchId}`), run(603, `consort cycle ${dispatchId}`)],
+        },
+      ]);
+    // Someone ran the default branch's workflow by hand with an input of their own and the borrowed run-name.
+    answerArtifact(604, 78, redResult({ ...request, ttlSeconds: 60 }));
+    answerArtifact(603, 77, redResult(request));
+    expectChecks(github, head);
+    expectStickyComment(github, branch, head);
+
+    const outcome = await reconcileRepository({ octokit, owner: "acme", repo: "shop", services, log: quiet as never });
+    github.verify();
+
+    expect(outcome.tracks).toEqual([
+      { trackId: branch, outcome: "repaired", found: ["run 603 finished (valid) but its result was never ingested"] },
+    ]);
     expect(state.state(branch)!.cycles.find((c) => c.dispatchId === dispatchId)).toMatchObject({
       runId: 603,
       verdict: "valid",

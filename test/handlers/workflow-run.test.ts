@@ -71,7 +71,9 @@ beforeEach(() => {
 afterEach(() => h.github.dispose());
 
 function runPayload(overrides: Record<string, unknown> = {}) {
-  const example = webhookPayload("workflow_run", "completed");
+  // The recording that carries `actor` and `triggering_actor`, as GitHub's payload schema requires.
+  const example = webhookPayload("workflow_run", "completed", 1);
+  const bot = { ...example.workflow_run.actor, login: "consort[bot]", type: "Bot" };
   return inRepo({
     ...example,
     workflow: { ...example.workflow, path: ".github/workflows/consort-cycle.yml" },
@@ -86,6 +88,8 @@ function runPayload(overrides: Record<string, unknown> = {}) {
       head_repository: { ...example.workflow_run.head_repository, id: REPOSITORY_ID },
       html_url: `https://github.com/acme/shop/actions/runs/${RUN_ID}`,
       display_title: `consort cycle ${sim.context.pendingDispatch!.dispatchId}`,
+      actor: bot,
+      triggering_actor: bot,
       ...overrides,
     },
   });
@@ -189,22 +193,55 @@ describe("workflow_run.completed", () => {
     expect(h.github.calls("GET", /artifacts/)).toHaveLength(0);
   });
 
-  it("a run of the workflow as a track rewrote it (not from the default branch) is ignored", async () => {
+  /** Expect the track's checks and comment to be written again, naming the ignored run. */
+  function expectNamed(): void {
+    expectDefaultConfig(h.github);
+    expectChecks(h.github, sim.context.head);
+    expectStickyComment(h.github, branch, sim.context.head);
+  }
+  const named = (reason: string) =>
+    `Ignored run ${RUN_ID} (https://github.com/acme/shop/actions/runs/${RUN_ID}): ${reason}. Consort still waits for the run it dispatched as ${sim.context.pendingDispatch!.dispatchId}.`;
+
+  it("a run of the workflow as a track rewrote it (not from the default branch) is ignored and named on the build check", async () => {
     mockInstallationToken(h.github, INSTALLATION_ID);
+    expectNamed();
     const before = state.head;
     await h.receive("workflow_run", runPayload({ head_branch: branch }));
     h.github.verify();
     expect(state.head).toBe(before);
     expect(h.github.calls("GET", /artifacts/)).toHaveLength(0);
+    expect(createdChecks(h.github)["consort/build"]?.output.summary).toContain(
+      named(`run ${RUN_ID} ran .github/workflows/consort-cycle.yml from "${branch}", not from the default branch main`),
+    );
   });
 
-  it("a result about another commit than the one Consort asked to test is ignored", async () => {
+  it("a result about another commit than the one Consort asked to test is ignored and named on the build check", async () => {
     mockInstallationToken(h.github, INSTALLATION_ID);
+    expectNamed();
     const before = state.head;
     expectArtifact(cycleResult("f".repeat(40)));
     await h.receive("workflow_run", runPayload());
     h.github.verify();
     expect(state.head).toBe(before);
+    expect(createdChecks(h.github)["consort/build"]?.status).toBe("in_progress");
+  });
+
+  it("without the app's login to judge who started a run, a result for another request does not end the dispatch: it is named and the track waits", async () => {
+    mockInstallationToken(h.github, INSTALLATION_ID);
+    expectNamed();
+    const before = state.head;
+    const result = cycleResult(sim.context.pendingDispatch!.commit);
+    const altered = { ...result.request, ttlSeconds: 60 };
+    expectArtifact({ ...result, request: altered });
+    await h.receive("workflow_run", runPayload());
+    h.github.verify();
+    expect(state.head).toBe(before);
+    const dispatched = requestDigest(dispatchedRequest());
+    expect(createdChecks(h.github)["consort/build"]?.output.summary).toContain(
+      named(
+        `run ${RUN_ID}'s result answers another request than the one Consort dispatched (sha256 ${requestDigest(altered).slice(0, 12)}, dispatched ${dispatched.slice(0, 12)})`,
+      ),
+    );
   });
 
   it("a run of another workflow costs no API call at all", async () => {

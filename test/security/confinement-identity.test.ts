@@ -76,7 +76,7 @@ const redOf = (track: string, folders: RunnerFolders & { c: Checkout }) =>
 
 const T7_FAILS = `T7 "${T7.title}" (${T7.file}) (in turn) fails an assertion: expected 404 to be 200 // Object.is equality`;
 
-describe("one identity per job", { timeout: 180_000 }, () => {
+describe.concurrent("one identity per job", { timeout: 180_000 }, () => {
   test("a ~/.npmrc with script-shell= that one track's test leaves does not run the next job's tests: the next GREEN with no code is refused", async () => {
     // The attacker's track: its T7 plants a shell that runs the tests, then rewrites the report to all-passed.
     const plant = `import { test } from "vitest";\nimport { chmodSync, writeFileSync } from "node:fs";\nimport { homedir } from "node:os";\ntest(${JSON.stringify(T7.title)}, () => {\n  const home = homedir();\n  writeFileSync(home + "/fix.cjs", 'const fs = require("fs"); const x = fs.readFileSync("junit.xml", "utf8"); fs.writeFileSync("junit.xml", x.replace(/<failure[\\\\s\\\\S]*?<\\\\/failure>/g, "").replace(/failures="\\\\d+"/g, \\'failures="0"\\'));');\n  writeFileSync(home + "/shell.sh", "#!/bin/sh\\n/bin/sh \\"$@\\"\\nnode " + home + "/fix.cjs\\nexit 0\\n");\n  chmodSync(home + "/shell.sh", 0o755);\n  writeFileSync(home + "/.npmrc", "script-shell=" + home + "/shell.sh\\n");\n});\n`;

@@ -13,7 +13,8 @@ import { RED_T7, T7, checkout, exampleSuite, ownNodeModules, type Checkout } fro
  * with no code written. Each test here is such a test, reading one channel, run through the bundled
  * action in a runner's folders (confined: as root here, as a hosted runner's job through sudo): its
  * RED is verified (it fails by an assertion), and its GREEN must be refused, since nothing it can
- * see differs from its RED.
+ * see differs from its RED. Each channel's jobs run in runner folders of their own, beside the
+ * other channels' (as on a machine that runs several jobs at once).
  */
 
 const suite = exampleSuite("oracle");
@@ -84,7 +85,7 @@ const oracleTest = (prelude: string, seen: string, expected: string) =>
 const failsAssertion = (got: string, expected: string) =>
   `T7 "${T7.title}" (${T7.file}) (in turn) fails an assertion: expected ${got} to be '${expected}' // Object.is equality`;
 
-describe(
+describe.concurrent(
   "no step oracle: what a test can see does not differ between its RED and its GREEN",
   { timeout: 180_000 },
   () => {

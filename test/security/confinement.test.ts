@@ -26,7 +26,8 @@ import {
  * The commands run confined: real cycles on StockFlow whose commands run as a separate OS user
  * (made here with useradd, as the action makes it on a runner through sudo). Each test is a
  * shortcut an agent could take from inside the migrate or test command, and each ends refused or
- * harmless, with the result the job wrote intact.
+ * harmless, with the result the job wrote intact. Each has its own checkout and result folder, so
+ * they run at once.
  */
 
 const USER = `consort-s-${randomBytes(3).toString("hex")}`;
@@ -80,7 +81,7 @@ async function greenWithoutCode(c: Checkout) {
   });
 }
 
-describe("confined commands", { timeout: 120_000 }, () => {
+describe.concurrent("confined commands", { timeout: 120_000 }, () => {
   test("a detached process the test command leaves behind cannot rewrite the refused result to verified: it is ended, and the result folder is not its to write", async () => {
     const c = await stage();
     const outDir = await resultFolder();

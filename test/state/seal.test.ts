@@ -166,6 +166,29 @@ describe("checking a stored file", () => {
     throw new Error("the file opened");
   }
 
+  it("a file whose keys were put in another order, content unchanged, still opens", () => {
+    const reversed = (value: unknown): unknown =>
+      Array.isArray(value)
+        ? value.map(reversed)
+        : value !== null && typeof value === "object"
+          ? Object.fromEntries(
+              Object.entries(value)
+                .reverse()
+                .map(([k, v]) => [k, reversed(v)]),
+            )
+          : value;
+    const text = serialiseStateFile(sealState(trackState(), KEY));
+    const shuffled = JSON.stringify(reversed(JSON.parse(text)), null, 4);
+    expect(shuffled).not.toBe(text);
+    expect(checkStateFile(shuffled, KEY, expected)).toMatchObject({ problems: [] });
+  });
+
+  it("the stored text lists every key sorted, the signature among them", () => {
+    const text = serialiseStateFile(sealState(trackState(), KEY));
+    expect(text).toBe(`${JSON.stringify(JSON.parse(canonicalJson(JSON.parse(text))), null, 2)}\n`);
+    expect(Object.keys(JSON.parse(text))).toEqual(Object.keys(JSON.parse(text)).sort());
+  });
+
   it("a file whose schema holds but whose signature does not is not opened", () => {
     expect(refusal(storedWith({ branch: "feature/edited" }))).toEqual([MISMATCH]);
   });

@@ -1,4 +1,5 @@
 import pg from "pg";
+import { PIN_SEARCH_PATH } from "../admin-session.js";
 import { describeServer, toSubstrateError } from "../pg-errors.js";
 import type { SchemaChange, SchemaDiff } from "./diff.js";
 import type { SchemaSnapshot, TableInfo } from "./snapshot.js";
@@ -281,7 +282,8 @@ export async function lintSchemaChange(
   try {
     await client.connect();
     await client.query(`SET statement_timeout = ${Math.max(1000, Math.floor(options.statementTimeoutMs ?? 60_000))}`);
-    await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+    // The parent's catalog holds what earlier promotions defined: no name may resolve to theirs.
+    await client.query(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; ${PIN_SEARCH_PATH}`);
     for (const probe of probes) {
       if (typeof probe.sql === "object" && "unknown" in probe.sql) {
         findings.push({

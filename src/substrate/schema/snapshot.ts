@@ -1,4 +1,5 @@
 import pg from "pg";
+import { PIN_SEARCH_PATH } from "../admin-session.js";
 import { describeServer, toSubstrateError } from "../pg-errors.js";
 
 /**
@@ -86,7 +87,7 @@ export interface SchemaSnapshot {
 
 const USER_NAMESPACE = `n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_toast%' AND n.nspname NOT LIKE 'pg\\_temp%'`;
 const notFromExtension = (classid: string, oid: string) =>
-  `NOT EXISTS (SELECT 1 FROM pg_depend dep WHERE dep.classid = '${classid}'::regclass AND dep.objid = ${oid} AND dep.deptype = 'e')`;
+  `NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend dep WHERE dep.classid = '${classid}'::pg_catalog.regclass AND dep.objid = ${oid} AND dep.deptype = 'e')`;
 
 /** The snapshot keys each object by its qualified name, `schema.name`. */
 const byQualifiedName = <R extends { schema: string; name: string }, T>(
@@ -109,8 +110,8 @@ export async function snapshotSchema(url: string): Promise<SchemaSnapshot> {
   client.on("error", () => {});
   try {
     await client.connect();
-    // A consistent picture even while migrations run elsewhere.
-    await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+    // A consistent picture even while migrations run elsewhere, in which no name resolves to the track's.
+    await client.query(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; ${PIN_SEARCH_PATH}`);
     return await readSnapshot(client);
   } catch (error) {
     throw toSubstrateError(error, { server: describeServer(url), action: "reading the schema" });
@@ -122,14 +123,14 @@ export async function snapshotSchema(url: string): Promise<SchemaSnapshot> {
 
 async function readSnapshot(client: pg.Client): Promise<SchemaSnapshot> {
   const version = Number(
-    (await client.query<{ v: string }>("SELECT current_setting('server_version_num') AS v")).rows[0]!.v,
+    (await client.query<{ v: string }>("SELECT pg_catalog.current_setting('server_version_num') AS v")).rows[0]!.v,
   );
   const byOid = new Map<number, TableInfo>();
 
   const tableRows = await client.query<{ oid: number; schema: string; name: string; relkind: string }>(
     `SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS name, c.relkind
-       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-      WHERE c.relkind IN ('r', 'p') AND ${USER_NAMESPACE} AND ${notFromExtension("pg_class", "c.oid")}
+       FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+      WHERE c.relkind IN ('r', 'p') AND ${USER_NAMESPACE} AND ${notFromExtension("pg_catalog.pg_class", "c.oid")}
       ORDER BY 2, 3`,
   );
   const tables = byQualifiedName(tableRows.rows, (row) => {
@@ -154,9 +155,9 @@ async function readSnapshot(client: pg.Client): Promise<SchemaSnapshot> {
     identity: string;
     generated: string;
   }>(
-    `SELECT a.attrelid::int AS rel, a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull AS notnull,
-            pg_get_expr(ad.adbin, ad.adrelid) AS def, a.attidentity AS identity, a.attgenerated AS generated
-       FROM pg_attribute a LEFT JOIN pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum
+    `SELECT a.attrelid::int AS rel, a.attname AS name, pg_catalog.format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull AS notnull,
+            pg_catalog.pg_get_expr(ad.adbin, ad.adrelid) AS def, a.attidentity AS identity, a.attgenerated AS generated
+       FROM pg_catalog.pg_attribute a LEFT JOIN pg_catalog.pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum
       WHERE a.attrelid = ANY($1::oid[]) AND a.attnum > 0 AND NOT a.attisdropped
       ORDER BY a.attrelid, a.attnum`,
     [oids],
@@ -186,14 +187,14 @@ async function readSnapshot(client: pg.Client): Promise<SchemaSnapshot> {
     ref_table: string | null;
     ref_columns: string[] | null;
   }>(
-    `SELECT con.conrelid::int AS rel, con.conname AS name, con.contype, pg_get_constraintdef(con.oid) AS def,
+    `SELECT con.conrelid::int AS rel, con.conname AS name, con.contype, pg_catalog.pg_get_constraintdef(con.oid) AS def,
             con.convalidated AS validated, ${enforced} AS enforced,
-            (SELECT array_agg(a.attname::text ORDER BY k.ord) FROM unnest(con.conkey) WITH ORDINALITY k(num, ord)
-               JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.num) AS columns,
-            CASE WHEN con.contype = 'f' THEN (SELECT rn.nspname || '.' || rc.relname FROM pg_class rc JOIN pg_namespace rn ON rn.oid = rc.relnamespace WHERE rc.oid = con.confrelid) END AS ref_table,
-            (SELECT array_agg(a.attname::text ORDER BY k.ord) FROM unnest(con.confkey) WITH ORDINALITY k(num, ord)
-               JOIN pg_attribute a ON a.attrelid = con.confrelid AND a.attnum = k.num) AS ref_columns
-       FROM pg_constraint con
+            (SELECT pg_catalog.array_agg(a.attname::text ORDER BY k.ord) FROM pg_catalog.unnest(con.conkey) WITH ORDINALITY k(num, ord)
+               JOIN pg_catalog.pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.num) AS columns,
+            CASE WHEN con.contype = 'f' THEN (SELECT rn.nspname || '.' || rc.relname FROM pg_catalog.pg_class rc JOIN pg_catalog.pg_namespace rn ON rn.oid = rc.relnamespace WHERE rc.oid = con.confrelid) END AS ref_table,
+            (SELECT pg_catalog.array_agg(a.attname::text ORDER BY k.ord) FROM pg_catalog.unnest(con.confkey) WITH ORDINALITY k(num, ord)
+               JOIN pg_catalog.pg_attribute a ON a.attrelid = con.confrelid AND a.attnum = k.num) AS ref_columns
+       FROM pg_catalog.pg_constraint con
       WHERE con.conrelid = ANY($1::oid[]) AND con.contype <> 'n'
       ORDER BY con.conrelid, con.conname`,
     [oids],
@@ -222,14 +223,14 @@ async function readSnapshot(client: pg.Client): Promise<SchemaSnapshot> {
     columns: string[] | null;
   }>(
     `SELECT n.nspname AS schema, ic.relname AS name, tn.nspname AS table_schema, t.relname AS table_name, i.indisunique AS unique,
-            pg_get_indexdef(i.indexrelid) AS def,
-            CASE WHEN i.indexprs IS NULL THEN (SELECT array_agg(a.attname::text ORDER BY k.ord) FROM unnest(i.indkey::int2[]) WITH ORDINALITY k(num, ord)
-                   JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.num WHERE k.ord <= i.indnkeyatts) END AS columns
-       FROM pg_index i
-       JOIN pg_class ic ON ic.oid = i.indexrelid JOIN pg_namespace n ON n.oid = ic.relnamespace
-       JOIN pg_class t ON t.oid = i.indrelid JOIN pg_namespace tn ON tn.oid = t.relnamespace
+            pg_catalog.pg_get_indexdef(i.indexrelid) AS def,
+            CASE WHEN i.indexprs IS NULL THEN (SELECT pg_catalog.array_agg(a.attname::text ORDER BY k.ord) FROM pg_catalog.unnest(i.indkey::int2[]) WITH ORDINALITY k(num, ord)
+                   JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.num WHERE k.ord <= i.indnkeyatts) END AS columns
+       FROM pg_catalog.pg_index i
+       JOIN pg_catalog.pg_class ic ON ic.oid = i.indexrelid JOIN pg_catalog.pg_namespace n ON n.oid = ic.relnamespace
+       JOIN pg_catalog.pg_class t ON t.oid = i.indrelid JOIN pg_catalog.pg_namespace tn ON tn.oid = t.relnamespace
       WHERE i.indrelid = ANY($1::oid[])
-        AND NOT EXISTS (SELECT 1 FROM pg_constraint con WHERE con.conindid = i.indexrelid AND con.contype IN ('p', 'u', 'x'))
+        AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_constraint con WHERE con.conindid = i.indexrelid AND con.contype IN ('p', 'u', 'x'))
       ORDER BY 1, 2`,
     [oids],
   );
@@ -243,17 +244,17 @@ async function readSnapshot(client: pg.Client): Promise<SchemaSnapshot> {
   }));
 
   const enumRows = await client.query<{ schema: string; name: string; labels: string[] }>(
-    `SELECT n.nspname AS schema, t.typname AS name, array_agg(e.enumlabel::text ORDER BY e.enumsortorder) AS labels
-       FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace JOIN pg_enum e ON e.enumtypid = t.oid
-      WHERE ${USER_NAMESPACE} AND ${notFromExtension("pg_type", "t.oid")}
+    `SELECT n.nspname AS schema, t.typname AS name, pg_catalog.array_agg(e.enumlabel::text ORDER BY e.enumsortorder) AS labels
+       FROM pg_catalog.pg_type t JOIN pg_catalog.pg_namespace n ON n.oid = t.typnamespace JOIN pg_catalog.pg_enum e ON e.enumtypid = t.oid
+      WHERE ${USER_NAMESPACE} AND ${notFromExtension("pg_catalog.pg_type", "t.oid")}
       GROUP BY 1, 2 ORDER BY 1, 2`,
   );
   const enums = byQualifiedName(enumRows.rows, (row) => row.labels);
 
   const viewRows = await client.query<{ schema: string; name: string; relkind: string; def: string }>(
-    `SELECT n.nspname AS schema, c.relname AS name, c.relkind, pg_get_viewdef(c.oid, true) AS def
-       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-      WHERE c.relkind IN ('v', 'm') AND ${USER_NAMESPACE} AND ${notFromExtension("pg_class", "c.oid")}
+    `SELECT n.nspname AS schema, c.relname AS name, c.relkind, pg_catalog.pg_get_viewdef(c.oid, true) AS def
+       FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+      WHERE c.relkind IN ('v', 'm') AND ${USER_NAMESPACE} AND ${notFromExtension("pg_catalog.pg_class", "c.oid")}
       ORDER BY 1, 2`,
   );
   const views = byQualifiedName(viewRows.rows, (row): ViewInfo => ({
@@ -274,11 +275,11 @@ async function readSnapshot(client: pg.Client): Promise<SchemaSnapshot> {
     max: string;
     cycle: boolean;
   }>(
-    `SELECT n.nspname AS schema, c.relname AS name, format_type(s.seqtypid, NULL) AS type, s.seqstart::text AS start,
+    `SELECT n.nspname AS schema, c.relname AS name, pg_catalog.format_type(s.seqtypid, NULL) AS type, s.seqstart::text AS start,
             s.seqincrement::text AS increment, s.seqmin::text AS min, s.seqmax::text AS max, s.seqcycle AS cycle
-       FROM pg_sequence s JOIN pg_class c ON c.oid = s.seqrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-      WHERE ${USER_NAMESPACE} AND ${notFromExtension("pg_class", "c.oid")}
-        AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'i')
+       FROM pg_catalog.pg_sequence s JOIN pg_catalog.pg_class c ON c.oid = s.seqrelid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+      WHERE ${USER_NAMESPACE} AND ${notFromExtension("pg_catalog.pg_class", "c.oid")}
+        AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.objid = c.oid AND d.deptype = 'i')
       ORDER BY 1, 2`,
   );
   const sequences = byQualifiedName(sequenceRows.rows, (row): SequenceInfo => ({

@@ -94,6 +94,10 @@ export interface WorkflowRun {
   display_title?: string;
   status: "queued" | "in_progress" | "completed";
   conclusion: string | null;
+  /** Who started the run: the app's bot for its own dispatches (the installation token's actor), a person for a run by hand. */
+  actor: string;
+  /** Who started this attempt: the actor, or the person who re-ran it. */
+  triggering_actor: string;
   artifacts: Array<{ id: number; name: string; zip: Uint8Array; expired: boolean }>;
 }
 
@@ -586,10 +590,16 @@ export class GitHubWorld {
 
   /** A run of `path` that nobody asked the app to dispatch (e.g. someone ran the workflow by hand). */
   addRun(
-    run: Omit<WorkflowRun, "artifacts" | "status" | "conclusion">,
+    run: Omit<WorkflowRun, "artifacts" | "status" | "conclusion" | "triggering_actor"> & { triggering_actor?: string },
     artifacts: Record<string, unknown> = {},
   ): WorkflowRun {
-    const created: WorkflowRun = { ...run, status: "completed", conclusion: "success", artifacts: [] };
+    const created: WorkflowRun = {
+      triggering_actor: run.actor,
+      ...run,
+      status: "completed",
+      conclusion: "success",
+      artifacts: [],
+    };
     this.runs.set(run.id, created);
     this.attachArtifact(created.id, artifacts);
     return created;
@@ -644,6 +654,8 @@ export class GitHubWorld {
       html_url: `https://github.com/${this.fullName}/actions/runs/${run.id}`,
       head_repository: { id: this.repositoryId },
       repository: { id: this.repositoryId },
+      actor: userOf(run.actor),
+      triggering_actor: userOf(run.triggering_actor),
     };
   }
 
@@ -1411,6 +1423,9 @@ export class GitHubWorld {
       display_title: renderRunName(this.git.fileAt(at, path)?.toString("utf8") ?? "", request, path),
       status: "queued",
       conclusion: null,
+      // The app dispatches with its installation token, so its bot is the run's actor.
+      actor: this.appLogin,
+      triggering_actor: this.appLogin,
       artifacts: [],
     });
     this.dispatches.push({ workflow: file, ref, request: typeof raw === "string" ? JSON.parse(raw) : raw, runId });
@@ -1481,4 +1496,9 @@ export function idOf(login: string): number {
 function loginOfEmail(email: string): string | null {
   const match = /^(?:\d+\+)?([^@]+)@users\.noreply\.github\.com$/.exec(email);
   return match ? match[1]! : null;
+}
+
+/** A login as GitHub's simple-user names it in a payload. */
+function userOf(login: string): { login: string; id: number; type: string } {
+  return { login, id: idOf(login), type: login.endsWith("[bot]") ? "Bot" : "User" };
 }

@@ -109,7 +109,7 @@ describe("the schema diff between a branch and its parent", () => {
       "CHECK ((quantity >= 0))",
     ]);
     expect(find("constraint", "added", "public.stock.stock_supplier_fk")?.details[0]).toContain(
-      "REFERENCES supplier(id)",
+      "REFERENCES public.supplier(id)",
     );
     expect(diff.changes.filter((c) => c.object === "constraint" && c.name.includes("not_null"))).toEqual([]);
   });
@@ -129,27 +129,27 @@ describe("the schema diff between a branch and its parent", () => {
   it("lists every change once, in a stable order, with what each says", () => {
     expect(diff.changes.map((c) => `${c.object} ${c.action} ${c.name}: ${c.details.join(" | ")}`))
       .toMatchInlineSnapshot(`
-      [
-        "enum changed public.mood: values added: okay, glad | values removed: meh",
-        "table dropped public.legacy_audit: 2 columns",
-        "table added public.shipment: id integer NOT NULL | sku text NOT NULL",
-        "column dropped public.stock.note: text",
-        "column changed public.stock.quantity: default 0 → 1",
-        "column changed public.stock.code: NOT NULL added",
-        "column changed public.stock.price: type numeric(10,2) → numeric(5,2)",
-        "column added public.stock.received_at: timestamp with time zone NOT NULL",
-        "constraint added public.stock.stock_code_key: UNIQUE (code)",
-        "constraint added public.stock.stock_quantity_check: CHECK ((quantity >= 0))",
-        "constraint added public.stock.stock_supplier_fk: FOREIGN KEY (supplier_id) REFERENCES supplier(id)",
-        "index dropped public.stock_note_idx: CREATE INDEX stock_note_idx ON public.stock USING btree (note)",
-        "index added public.supplier_name_key: CREATE UNIQUE INDEX supplier_name_key ON public.supplier USING btree (lower(name))",
-        "view changed public.low_stock: SELECT sku,
-          quantity
-         FROM stock
-        WHERE quantity < 5;",
-        "sequence changed public.invoice_no: increment 1 → 10",
-      ]
-    `);
+        [
+          "enum changed public.mood: values added: okay, glad | values removed: meh",
+          "table dropped public.legacy_audit: 2 columns",
+          "table added public.shipment: id integer NOT NULL | sku text NOT NULL",
+          "column dropped public.stock.note: text",
+          "column changed public.stock.quantity: default 0 → 1",
+          "column changed public.stock.code: NOT NULL added",
+          "column changed public.stock.price: type numeric(10,2) → numeric(5,2)",
+          "column added public.stock.received_at: timestamp with time zone NOT NULL",
+          "constraint added public.stock.stock_code_key: UNIQUE (code)",
+          "constraint added public.stock.stock_quantity_check: CHECK ((quantity >= 0))",
+          "constraint added public.stock.stock_supplier_fk: FOREIGN KEY (supplier_id) REFERENCES public.supplier(id)",
+          "index dropped public.stock_note_idx: CREATE INDEX stock_note_idx ON public.stock USING btree (note)",
+          "index added public.supplier_name_key: CREATE UNIQUE INDEX supplier_name_key ON public.supplier USING btree (lower(name))",
+          "view changed public.low_stock: SELECT sku,
+            quantity
+           FROM public.stock
+          WHERE quantity < 5;",
+          "sequence changed public.invoice_no: increment 1 → 10",
+        ]
+      `);
     expect(diff.summary).toMatchInlineSnapshot(`
       {
         "added": 6,
