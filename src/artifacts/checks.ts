@@ -30,6 +30,12 @@ export interface ParsedArtifacts {
 export interface ValidateOptions {
   /** The configured test globs: every listed test file must match one. */
   testGlobs?: string[];
+  /**
+   * The tables (and their columns) of the parent database's schema, when the caller can read it.
+   * A foreign key may reference one of them without db-design.json describing it; without them
+   * (the machine sees no database) such a reference is left to the migration on the real branch.
+   */
+  existingTables?: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
 const at = (checkpoint: Checkpoint, from: Checkpoint) => CHECKPOINTS.indexOf(checkpoint) >= CHECKPOINTS.indexOf(from);
@@ -213,7 +219,7 @@ export function checkDbDesign(c: Checking): void {
       const tables = new Map(value.tables.map((t) => [t.name, new Set(t.columns.map((c) => c.name))]));
       for (const d of duplicates(value.tables, (t) => t.name))
         add(D, ["tables", d.index, "name"], `table ${d.key} is described twice`, "describe each table once");
-      checkTables(add, value, tables);
+      checkTables(add, value, tables, c.options.existingTables);
       for (const d of duplicates(value.migrations, (m) => m.id))
         add(D, ["migrations", d.index, "id"], `migration ${d.key} is planned twice`, "give each migration its own id");
       const invariants = new Map((artifacts.architecture?.persistenceInvariants ?? []).map((inv) => [inv.id, inv]));
@@ -259,7 +265,12 @@ export function checkDbDesign(c: Checking): void {
 }
 
 /** Each table of the db design: columns listed once, keys naming its columns, foreign keys described tables and columns. */
-function checkTables(add: Checking["add"], value: DbDesign, tables: Map<string, Set<string>>): void {
+function checkTables(
+  add: Checking["add"],
+  value: DbDesign,
+  tables: Map<string, Set<string>>,
+  existing: ValidateOptions["existingTables"],
+): void {
   const D = ARTIFACT_PATHS.dbDesign;
   value.tables.forEach((table, ti) => {
     const columns = tables.get(table.name)!;
@@ -284,22 +295,26 @@ function checkTables(add: Checking["add"], value: DbDesign, tables: Map<string, 
     table.unique.forEach((cols, ui) => mustExist(cols, ["tables", ti, "unique", ui]));
     table.foreignKeys.forEach((fk, fi) => {
       mustExist(fk.columns, ["tables", ti, "foreignKeys", fi, "columns"]);
-      const target = tables.get(fk.references.table);
-      if (!target)
-        add(
-          D,
-          ["tables", ti, "foreignKeys", fi, "references", "table"],
-          `foreign key to ${fk.references.table}, which is not described`,
-          "describe the referenced table too",
-        );
-      else
+      const described = tables.get(fk.references.table);
+      // A table the feature does not create may already be in the parent's schema.
+      const target = described ?? existing?.get(fk.references.table);
+      const where = described ? "" : " in the parent database";
+      if (!target) {
+        if (existing)
+          add(
+            D,
+            ["tables", ti, "foreignKeys", fi, "references", "table"],
+            `foreign key to ${fk.references.table}, which db-design.json does not describe and the parent database does not hold`,
+            `describe ${fk.references.table} if the feature creates it, or correct the name (the parent has ${[...existing.keys()].sort().join(", ") || "no tables"})`,
+          );
+      } else
         fk.references.columns.forEach((col, i) => {
           if (!target.has(col))
             add(
               D,
               ["tables", ti, "foreignKeys", fi, "references", "columns", i],
-              `${fk.references.table} has no column ${col}`,
-              "reference an existing column",
+              `${fk.references.table} has no column ${col}${where}`,
+              `reference one of ${[...target].join(", ")}`,
             );
         });
     });

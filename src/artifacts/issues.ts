@@ -36,7 +36,8 @@ function fixFor(issue: z.core.$ZodIssue): string {
     case "invalid_format":
       return `write ${field} as ${issue.message}`;
     case "custom":
-      return issue.message;
+      // A rule may state its fix apart from its message (`params.fix`), so neither repeats the other.
+      return typeof issue.params?.fix === "string" ? issue.params.fix : issue.message;
     default:
       return `correct ${field}: ${issue.message}`;
   }
@@ -54,5 +55,6 @@ export function zodIssues(file: string, error: z.ZodError): ArtifactIssue[] {
 
 /** One line per issue, for a terminal or a check run. */
 export function formatIssue(issue: ArtifactIssue): string {
-  return `${issue.file} ${issue.path}: ${issue.message} → ${issue.fix}`;
+  const fix = issue.fix === issue.message ? "" : ` → ${issue.fix}`;
+  return `${issue.file} ${issue.path}: ${issue.message}${fix}`;
 }

@@ -43,7 +43,8 @@ export const TestList = z
         ctx.addIssue({
           code: "custom",
           path: ["tests", index, "id"],
-          message: `test ids run T1…Tn in list order: entry ${index + 1} must be ${expected}, not ${test.id}; renumber the list`,
+          message: `test ids run T1…Tn in list order: entry ${index + 1} must be ${expected}, not ${test.id}`,
+          params: { fix: "renumber the list" },
         });
       }
       const key = `${test.file}\u0000${test.title}`;

@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import { z } from "zod";
 import {
   checkArchitecture,
   checkDbDesign,
@@ -65,10 +65,19 @@ export function validateArtifacts(
 ): ValidationResult {
   const issues: ArtifactIssue[] = [];
   const artifacts: ParsedArtifacts = {};
-  const add = (file: string, path: Array<string | number>, message: string, fix: string) =>
-    issues.push({ file, path: jsonPath(path), message, fix });
+  /** For a file checked in part: each list's entries that parsed, by their index in the file. */
+  const kept = new Map<string, Map<PropertyKey, number[]>>();
+  const add = (file: string, path: Array<string | number>, message: string, fix: string) => {
+    const [list, index, ...rest] = path;
+    const original = typeof index === "number" ? kept.get(file)?.get(list!)?.[index] : undefined;
+    issues.push({ file, path: jsonPath(original === undefined ? path : [list!, original, ...rest]), message, fix });
+  };
 
-  /** Parse the artifact `key` into `artifacts`, keeping its issues; its value when it parsed. */
+  const salvaged = new Set<keyof ParsedArtifacts>();
+  /**
+   * Parse the artifact `key` into `artifacts`, keeping its issues; its value when it parsed. A file
+   * with shape errors is still cross-checked on what parses of it, so every problem shows at once.
+   */
   const take = <K extends keyof ParsedArtifacts>(
     key: K,
     schema: z.ZodType<NonNullable<ParsedArtifacts[K]>>,
@@ -76,7 +85,12 @@ export function validateArtifacts(
     const file = ARTIFACT_PATHS[key];
     const parsed = parseArtifact(file, files[file], schema);
     issues.push(...parsed.issues);
-    return (artifacts[key] = parsed.value);
+    if (parsed.value !== undefined || parsed.issues[0]?.path === "$") return (artifacts[key] = parsed.value);
+    const rest = salvage(schema, JSON.parse(files[file]!) as unknown);
+    if (rest === undefined) return undefined;
+    salvaged.add(key);
+    kept.set(file, rest.kept);
+    return (artifacts[key] = rest.value);
   };
 
   const spec = take("spec", Spec);
@@ -91,5 +105,39 @@ export function validateArtifacts(
   checkUx(c);
   checkTestList(c);
 
+  // What parsed only in part served the cross-checks; callers get only what parsed whole.
+  for (const key of salvaged) delete artifacts[key];
   return { ok: issues.length === 0, issues, artifacts };
+}
+
+/**
+ * What of an artifact with shape errors can still be checked against the others: its entries that
+ * parse, under the schema without its whole-file rules (ids in order, …), which are reported anyway.
+ */
+function salvage<T>(schema: z.ZodType<T>, json: unknown): { value: T; kept: Map<PropertyKey, number[]> } | undefined {
+  const shape = schema instanceof z.ZodObject ? (schema.clone({ ...schema.def, checks: [] }) as z.ZodType<T>) : schema;
+  if (typeof json !== "object" || json === null || Array.isArray(json)) return undefined;
+  const value: Record<PropertyKey, unknown> = { ...json };
+  const kept = new Map<PropertyKey, number[]>();
+  // Each round drops the list entries the last one found broken; a broken entry's siblings stay.
+  for (let round = 0; round < 3; round++) {
+    const result = shape.safeParse(value);
+    if (result.success) return { value: result.data, kept };
+    const broken = new Map<PropertyKey, Set<number>>();
+    for (const issue of result.error.issues) {
+      const [list, index] = issue.path;
+      if (list === undefined || typeof index !== "number" || !Array.isArray(value[list])) return undefined;
+      broken.set(list, (broken.get(list) ?? new Set()).add(index));
+    }
+    for (const [list, indexes] of broken) {
+      const items = value[list] as unknown[];
+      const origins = kept.get(list) ?? items.map((_, index) => index);
+      kept.set(
+        list,
+        origins.filter((_, index) => !indexes.has(index)),
+      );
+      value[list] = items.filter((_, index) => !indexes.has(index));
+    }
+  }
+  return undefined;
 }

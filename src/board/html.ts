@@ -79,7 +79,7 @@ th{font-size:.8rem;text-transform:uppercase;letter-spacing:.03em;color:var(--mut
 .tag.failure,.refusal{color:var(--bad)}.tag.success{color:var(--ok)}.tag.pending{color:var(--now)}
 .refusals{margin:.25rem 0 0;padding-left:1.1rem;color:var(--bad);font-size:.9rem}
 svg.lane{display:block;width:auto;max-width:100%;height:auto}
-svg.lane .done{fill:var(--ok)}svg.lane .current{fill:var(--now)}svg.lane .failed{fill:var(--bad)}svg.lane .ahead{fill:#fff;stroke:var(--ahead);stroke-width:2}
+svg.lane .done{fill:var(--ok)}svg.lane .current{fill:var(--now)}svg.lane .failed{fill:var(--bad)}svg.lane .waiting{fill:#fff;stroke:var(--focus);stroke-width:3}svg.lane .ahead{fill:#fff;stroke:var(--ahead);stroke-width:2}
 svg.lane text{font:12px system-ui,sans-serif;fill:var(--fg)}
 svg.lane line{stroke:var(--line);stroke-width:3}
 code,.hash{font:12.5px ui-monospace,SFMono-Regular,Menlo,monospace;word-break:break-all}
@@ -158,6 +158,10 @@ export interface PageFrame {
   events?: string;
 }
 
+/** The board's icon: the lane's own shapes (a station, a gate), served at /favicon.svg. */
+export const ICON_SVG =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#0969da"/><line x1="5" y1="16" x2="27" y2="16" stroke="#fff" stroke-width="2"/><circle cx="9" cy="16" r="4" fill="#fff"/><rect x="18" y="11" width="10" height="10" fill="#bf8700" transform="rotate(45 23 16)"/></svg>\n';
+
 export function page(frame: PageFrame, body: SafeHtml): string {
   const who = frame.viewer
     ? markup`<span class="who">Signed in as <strong>@${frame.viewer}</strong>${frame.signOut ? markup` <form class="out" method="post" action="${frame.base}/logout"><button id="sign-out" type="submit">Sign out</button></form>` : ""}</span>`
@@ -168,6 +172,7 @@ export function page(frame: PageFrame, body: SafeHtml): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${frame.title}</title>
+<link rel="icon" type="image/svg+xml" href="${frame.base}/favicon.svg">
 <style>${new SafeHtml(STYLE)}</style>
 </head>
 <body data-events="${frame.events ?? ""}">

@@ -207,6 +207,7 @@ export function localBoardSource(options: LocalSourceOptions): BoardSource & { c
         snapshot: track.snapshot,
         config: options.config,
         provenance: track.fromState && track.commits === 0 ? "signed" : "commits",
+        commitRefusals: track.refusals,
         ...(track.fromState
           ? { stateSource: `${shortRef(track.fromState.ref)} at ${track.fromState.head.slice(0, 7)}` }
           : {}),

@@ -35,6 +35,7 @@ const short = (sha: string | null | undefined) => (sha ? sha.slice(0, 7) : "—"
 const STATUS_WORD: Record<LaneNode["status"], string> = {
   done: "done",
   current: "in progress",
+  waiting: "waiting for approval",
   failed: "stopped",
   ahead: "not reached",
 };
@@ -238,8 +239,12 @@ export function trackPage(track: BoardTrack, context: RenderContext, details: Tr
 <td>${runs}</td>
 </tr>`;
   });
-  const timeline = trackTimeline(track.snapshot, details.commits?.list, track.config, (runId, ev) =>
-    runUrlOf(track.repository, runId, ev),
+  const timeline = trackTimeline(
+    track.snapshot,
+    details.commits?.list,
+    track.config,
+    (runId, ev) => runUrlOf(track.repository, runId, ev),
+    track.commitRefusals,
   );
   const timelineSource = details.commits
     ? `${details.commits.source}; each judged against the snapshot ${evidence.sources.state}`

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { trackEvidence } from "./evidence.js";
-import { LIVE_SCRIPT } from "./html.js";
+import { ICON_SVG, LIVE_SCRIPT } from "./html.js";
 import { boardPage, evidencePage, trackPage, type RenderContext } from "./pages.js";
 import type { BoardTrack, TrackDetails } from "./view.js";
 
@@ -104,6 +104,11 @@ export function boardHandler(
     const url = new URL(req.url ?? "/", "http://board.invalid");
     const path = underBase(url.pathname, options.base);
     if (path === undefined) return false;
+    // The icon shows nothing of any track: it is served before anyone signs in (no 404 in the console).
+    if (path === "/favicon.svg" || path === "/favicon.ico") {
+      send(res, 200, "image/svg+xml", ICON_SVG, { "cache-control": "public, max-age=86400" });
+      return true;
+    }
     const route = routeOf(path);
     if (!route) {
       send(res, 404, "text/html; charset=utf-8", NOT_FOUND);

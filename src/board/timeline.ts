@@ -74,6 +74,7 @@ export function trackTimeline(
   commits: BranchCommit[] | undefined,
   config: ConsortConfig,
   runUrl: (runId: number | null, evidence: { runUrl?: string } | null) => string | null,
+  ownReasons: Record<string, string[]> = {},
 ): TimelineEntry[] {
   const { context } = snapshot;
   const entries: TimelineEntry[] = [
@@ -98,25 +99,28 @@ export function trackTimeline(
       entries.push({ ...base, what: stepOf(snapshot, commit, role, config), verdict: "accepted", reasons: [] });
       return;
     }
-    if (rejected && index <= rejectedAt) {
+    const own = ownReasons[commit.sha];
+    if (rejected && (index <= rejectedAt || own)) {
       entries.push({
         ...base,
         what: `${stepOf(snapshot, commit, role, config)} (at ${snapshot.stage})`,
         verdict: "refused",
-        reasons:
-          index === rejectedAt
-            ? rejected.reasons
-            : [`refused with the commits up to ${short(rejected.sha)} (its reasons are listed there)`],
+        // Its own reasons where the source judged it alone, else those of the push it was refused with.
+        reasons: own
+          ? own.length > 0
+            ? own
+            : [
+                `nothing of its own: it came after a refused commit; reset the branch to ${short(context.head)} and push it again`,
+              ]
+          : rejected.reasons,
       });
       return;
     }
     entries.push({
       ...base,
       what: stepOf(snapshot, commit, role, config),
-      verdict: rejected ? "refused" : "undecided",
-      reasons: rejected
-        ? [`the branch still holds rejected commit ${short(rejected.sha)}`]
-        : ["the app has not taken this push yet"],
+      verdict: "undecided",
+      reasons: ["the app has not taken this push yet"],
     });
   });
   // A rejected head the listing does not hold (the branch was reset since, or the listing is short).

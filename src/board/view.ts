@@ -46,6 +46,8 @@ export interface BoardTrack {
    * 1a2b3c4"); without it the provenance alone is named.
    */
   stateSource?: string;
+  /** Each refused commit's own reasons by sha, where the source judged each on its own (the local replay). */
+  commitRefusals?: Record<string, string[]>;
 }
 
 /**
@@ -70,7 +72,7 @@ export function stateSourceOf(track: Pick<BoardTrack, "provenance" | "stateSourc
   return `from ${where}`;
 }
 
-type LaneNodeStatus = "done" | "current" | "ahead" | "failed";
+type LaneNodeStatus = "done" | "current" | "waiting" | "ahead" | "failed";
 
 /** One station of the lane picture: the design steps, each gate, each build unit, the release. */
 export interface LaneNode {
@@ -199,7 +201,9 @@ function laneOf(snapshot: TrackSnapshot, checks: CheckState[]): LaneNode[] {
   return nodes.map(({ stages: _stages, ...node }, index) => {
     const gate = node.kind === "gate" ? gateAtStage(node.key) : undefined;
     let status: LaneNodeStatus = index < current ? "done" : index === current ? "current" : "ahead";
-    if (index === current && failedHere) status = "failed";
+    // A gate the track stands at waits for a person; a refused commit on top stops no gate.
+    if (index === current && gate && context.gates[gate].status === "pending") status = "waiting";
+    else if (index === current && failedHere) status = "failed";
     if (gate && status === "done" && failedCheck.has(gateCheckName(gate))) status = "failed";
     return { ...node, status };
   });

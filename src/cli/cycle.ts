@@ -1,6 +1,7 @@
-import { readFile } from "node:fs/promises";
-import { resolve } from "node:path";
-import type { Command } from "commander";
+import { mkdtemp, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { Option, type Command } from "commander";
 import { simpleGit } from "simple-git";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { ConfigError, readCheckoutConfig, readConfigFile } from "../config/load.js";
@@ -12,10 +13,12 @@ import {
   type CycleRequest,
   CycleStep,
 } from "../contracts/cycle-request.js";
-import { exitCodeFor, CYCLE_RESULT_FILE } from "../contracts/cycle-result.js";
+import { exitCodeFor, CYCLE_RESULT_FILE, CYCLE_SUMMARY_FILE } from "../contracts/cycle-result.js";
 import { runCycle, throwawayBranchName } from "../cycle/run.js";
 import { renderCycleSummary } from "../cycle/summary.js";
 import { createProvider } from "../substrate/index.js";
+import { cycleOutputMatcher } from "../tools/index.js";
+import { consortCommand, DATA_FOLDER } from "./invocation.js";
 import { CliError, printResult, progress } from "./output.js";
 
 /** `consort cycle`: one RED/GREEN/REFACTOR/release cycle on a throwaway database branch. */
@@ -24,8 +27,10 @@ interface CycleOptions {
   request?: string;
   step?: string;
   tests?: string;
+  earlierGreen?: string;
   earlier?: string;
   track?: string;
+  databaseBranch?: string;
   dbBranch?: string;
   frozenAt?: string;
   designApprovedAt?: string;
@@ -43,15 +48,29 @@ const ids = (text: string | undefined) =>
     .map((s) => s.trim())
     .filter(Boolean);
 
-/** What `git status` lists as changed or untracked in the checkout (empty when it cannot tell). */
-async function uncommittedPaths(cwd: string): Promise<string[]> {
+/**
+ * What `git status` lists as changed or untracked in the checkout (empty when it cannot tell),
+ * less what a cycle itself writes there (the JUnit report, a result written into the checkout).
+ */
+async function uncommittedPaths(cwd: string, config: ConsortConfig): Promise<string[]> {
   const status = await simpleGit(cwd)
-    .raw(["status", "--porcelain", "--untracked-files=normal"])
+    .raw(["status", "--porcelain", "--untracked-files=all"])
     .catch(() => "");
+  const ours = cycleOutputMatcher(config);
   return status
     .split("\n")
     .filter(Boolean)
-    .map((line) => line.slice(3));
+    .map((line) => line.slice(3))
+    .filter((path) => !ours(path));
+}
+
+/** Where a cycle's result goes by default: under the git directory (never committed), else a temp folder. */
+async function defaultOutDir(cwd: string): Promise<string> {
+  const gitDir = await simpleGit(cwd)
+    .raw(["rev-parse", "--absolute-git-dir"])
+    .then((out) => out.trim())
+    .catch(() => "");
+  return gitDir ? join(gitDir, "consort", "cycle") : mkdtemp(join(tmpdir(), "consort-cycle-"));
 }
 
 async function readStdin(): Promise<string> {
@@ -70,11 +89,14 @@ export function registerCycleCommands(program: Command): void {
     .option("--step <step>", `the step to verify: ${CYCLE_STEPS.join(", ")}`)
     .option("--tests <ids>", "tests in turn, from .consort/test-list.json (e.g. T7 or T7,T8)")
     .option(
-      "--earlier <ids>",
+      "--earlier-green <ids>",
       "tests verified green earlier (default: every test before the first in turn; release: all)",
     )
     .option("--track <branch>", "the track's git branch (default: the current branch)")
-    .option("--db-branch <name>", "the track's database branch (default: derived from the track)")
+    .option("--database-branch <name>", "the track's database branch (default: derived from the track)")
+    // The names before the CLI took the MCP tools' words; kept so existing scripts still run.
+    .addOption(new Option("--earlier <ids>").hideHelp())
+    .addOption(new Option("--db-branch <name>").hideHelp())
     .option("--frozen-at <ref>", "check frozen test files against their text at this git ref (e.g. the RED commit)")
     .option(
       "--design-approved-at <ref>",
@@ -83,14 +105,17 @@ export function registerCycleCommands(program: Command): void {
     .option("--test-list <file>", "the test list (default: .consort/test-list.json)")
     .option("--config <file>", "the configuration (default: .github/consort.yml in the checkout)")
     .option("-C, --cwd <dir>", "the checkout to test", ".")
-    .option("--out-dir <dir>", `where to write ${CYCLE_RESULT_FILE} and the Markdown summary (default: the checkout)`)
+    .option(
+      "--out-dir <dir>",
+      `where to write ${CYCLE_RESULT_FILE} and ${CYCLE_SUMMARY_FILE} (default: consort/cycle in the git directory, never committed)`,
+    )
     .option("--json", "print the cycle result as JSON")
     .option("--quiet", "no progress on stderr")
     .addHelpText(
       "after",
       "\nExit code: 0 when the step is verified, 1 when it is refused (the reasons are printed), 2 on bad options.\n" +
         "Commands run with DATABASE_URL set to the throwaway branch and node_modules/.bin on the PATH.\n" +
-        "Example: consort cycle --step red --tests T7",
+        `Example: ${consortCommand("cycle --step red --tests T7")}\n${DATA_FOLDER}`,
     )
     .action(async (options: CycleOptions) => {
       const cwd = resolve(options.cwd);
@@ -113,9 +138,13 @@ export function registerCycleCommands(program: Command): void {
             cwd,
             step: step.data,
             tests: ids(options.tests),
-            ...(options.earlier !== undefined ? { earlier: ids(options.earlier) } : {}),
+            ...((options.earlierGreen ?? options.earlier) !== undefined
+              ? { earlier: ids(options.earlierGreen ?? options.earlier) }
+              : {}),
             ...(options.track ? { track: options.track } : {}),
-            ...(options.dbBranch ? { dbBranch: options.dbBranch } : {}),
+            ...((options.databaseBranch ?? options.dbBranch)
+              ? { dbBranch: options.databaseBranch ?? options.dbBranch }
+              : {}),
             ...(options.testList ? { testListPath: resolve(options.testList) } : {}),
             ...(options.frozenAt ? { frozenAt: options.frozenAt } : {}),
             ...(options.designApprovedAt ? { designApprovedAt: options.designApprovedAt } : {}),
@@ -137,11 +166,12 @@ export function registerCycleCommands(program: Command): void {
         if (error instanceof ConfigError) throw new CliError(error.summary, error.fix, 2);
         throw error;
       }
-      const dirty = await uncommittedPaths(cwd);
+      const dirty = await uncommittedPaths(cwd, config);
       if (dirty.length > 0)
         process.stderr.write(
           `warning: the working tree has ${dirty.length} uncommitted change(s) (${dirty.slice(0, 5).join(", ")}${dirty.length > 5 ? ", …" : ""}); the cycle tests commit ${request.commit.slice(0, 12)} (HEAD), not them: commit them first to test them\n`,
         );
+      const outDir = options.outDir ? resolve(options.outDir) : await defaultOutDir(cwd);
       const provider = await createProvider(config.database, { onProgress: say });
       // Named here so an interrupted cycle (Ctrl-C) can drop its throwaway branch instead of leaving it to its TTL.
       const cycleBranchName = throwawayBranchName(request.database.branch);
@@ -161,12 +191,13 @@ export function registerCycleCommands(program: Command): void {
           provider,
           config,
           cwd,
-          outDir: options.outDir ? resolve(options.outDir) : cwd,
+          outDir,
           onProgress: say,
           rebuildMissingTrack: true,
           cycleBranchName,
         });
         printResult(options, result, () => renderCycleSummary(result).trimEnd());
+        process.stderr.write(`wrote ${CYCLE_RESULT_FILE} and ${CYCLE_SUMMARY_FILE} to ${outDir}\n`);
         if (!options.quiet) process.stderr.write(`note: ${REHEARSAL_LIMITS}\n`);
         process.exitCode = exitCodeFor(result.verdict);
       } finally {

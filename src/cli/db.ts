@@ -14,6 +14,7 @@ import {
   compareBranches,
 } from "../substrate/index.js";
 import { assertDeletable, ToolContext, ToolError } from "../tools/index.js";
+import { consortCommand, DATA_FOLDER } from "./invocation.js";
 import { CliError, printResult, progress } from "./output.js";
 
 /** `consort db …`: the track's database branches, from a terminal. With no configuration: the embedded default. */
@@ -145,9 +146,9 @@ export function registerDbCommands(program: Command): void {
     )
     .addHelpText(
       "after",
-      "\nWith no .github/consort.yml the embedded server is used, with its data in ~/.consort/postgres\n" +
-        "(CONSORT_DATA_DIR overrides it). Branch arguments may be git branch names: they are sanitised.\n" +
-        "Example: consort db create feature/cart && consort db url feature/cart",
+      `\nWith no .github/consort.yml the embedded server is used. ${DATA_FOLDER}\n` +
+        `It keeps running between commands: ${consortCommand("db stop")} stops it. Branch arguments may be git branch names: they are sanitised.\n` +
+        `Example: ${consortCommand("db create feature/cart")} && ${consortCommand("db url feature/cart")}`,
     );
 
   common(db.command("create <branch>"))
@@ -165,7 +166,11 @@ export function registerDbCommands(program: Command): void {
           ...(options.ttl ? { ttlSeconds: options.ttl } : {}),
           onProgress: say,
         });
-        printResult(options, { branch }, () => `${describe(branch)}\nconnect with: consort db url ${branch.name}`);
+        printResult(
+          options,
+          { branch },
+          () => `${describe(branch)}\nconnect with: ${consortCommand(`db url ${branch.name}`)}`,
+        );
       });
     });
 

@@ -9,6 +9,7 @@ import { promisify } from "node:util";
 import type { Command } from "commander";
 import { ConsortConfig, providerEnv } from "../config/consort-config.js";
 import { CONFIG_PATH, ConfigError, readCheckoutConfig } from "../config/load.js";
+import { CYCLE_RESULT_FILE, CYCLE_SUMMARY_FILE } from "../cycle/index.js";
 import { consortCommand, PACKAGE_VERSION } from "./invocation.js";
 import { CliError, printResult } from "./output.js";
 
@@ -28,7 +29,7 @@ export const INSTALLED_ACTION = ".github/actions/consort";
 /** What `uses:` says in every workflow: the copy in the default branch's checkout. */
 export const ACTION_USES = `./${INSTALLED_ACTION}`;
 
-type InitAction = "create" | "unchanged" | "overwrite" | "upgrade" | "keep" | "suggest";
+type InitAction = "create" | "unchanged" | "overwrite" | "upgrade" | "keep" | "suggest" | "append";
 
 export interface InitItem {
   path: string;
@@ -50,7 +51,7 @@ export interface InitOptions {
 }
 
 /** How each file is treated when it already exists and differs. */
-type Policy = "keep-unless-forced" | "suggest-lines" | "upgrade";
+type Policy = "keep-unless-forced" | "suggest-lines" | "upgrade" | "append-lines";
 
 const TEMPLATES: Array<{ template: string; path: string; policy: Policy }> = [
   { template: "consort.yml", path: CONFIG_PATH, policy: "keep-unless-forced" },
@@ -148,7 +149,25 @@ async function renderTemplates(
         .replaceAll("__OWNERS__", owners.join(" ")),
     })),
   );
-  return [...templates, ...(await renderAction())];
+  return [...templates, ...(await renderAction()), ignoredOutputs(repository)];
+}
+
+const IGNORE_HEADER = "# What `consort cycle` writes (the JUnit report, the result and its summary)";
+
+/** The .gitignore lines for what a local cycle leaves in the checkout, so nobody is asked to commit it. */
+function ignoredOutputs(repository: ConsortConfig): { path: string; content: string; policy: Policy } {
+  const lines = [repository.junit, CYCLE_RESULT_FILE, CYCLE_SUMMARY_FILE];
+  return { path: ".gitignore", policy: "append-lines", content: `${IGNORE_HEADER}\n${lines.join("\n")}\n` };
+}
+
+/** `current` with the lines of `wanted` it lacks appended under their header, or undefined when it has them all. */
+function appendedLines(current: string, wanted: string): string | undefined {
+  const have = new Set(current.split("\n").map((line) => line.trim()));
+  const [header, ...lines] = wanted.trimEnd().split("\n");
+  const missing = lines.filter((line) => !have.has(line));
+  if (missing.length === 0) return undefined;
+  const base = current === "" || current.endsWith("\n") ? current : `${current}\n`;
+  return `${base}${base ? "\n" : ""}${header}\n${missing.join("\n")}\n`;
 }
 
 /** What init would do, file by file, without writing anything. */
@@ -168,7 +187,10 @@ export async function planInit(options: InitOptions): Promise<InitItem[]> {
     if (current === undefined) items.push({ ...item, action: "create" });
     else if (current === file.content) items.push({ ...item, action: "unchanged" });
     else if (file.policy === "upgrade") items.push({ ...item, action: "upgrade" });
-    else if (file.policy === "suggest-lines") {
+    else if (file.policy === "append-lines") {
+      const appended = appendedLines(current, file.content);
+      items.push(appended ? { ...item, content: appended, action: "append" } : { ...item, action: "unchanged" });
+    } else if (file.policy === "suggest-lines") {
       const missing = file.content
         .split("\n")
         .filter((line) => line.trim() && !line.startsWith("#") && !current.split("\n").includes(line));
@@ -196,7 +218,7 @@ export function actionUpgrade(items: InitItem[]): { from: string; to: string } |
 
 export async function applyInit(root: string, items: InitItem[]): Promise<void> {
   for (const item of items) {
-    if (item.action !== "create" && item.action !== "overwrite" && item.action !== "upgrade") continue;
+    if (item.action === "unchanged" || item.action === "keep" || item.action === "suggest") continue;
     const target = join(root, item.path);
     await mkdir(dirname(target), { recursive: true });
     await writeFile(target, item.content);
@@ -240,6 +262,7 @@ const VERB: Record<InitAction, string> = {
   unchanged: "unchanged",
   keep: "keep     ",
   suggest: "suggest  ",
+  append: "append   ",
 };
 
 export function registerInitCommands(program: Command): void {

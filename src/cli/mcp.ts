@@ -3,7 +3,7 @@ import type { Command } from "commander";
 // The light module only: the tools themselves load after the server answers (see the action).
 import { assertCheckout } from "../tools/errors.js";
 import type { StateSource, ToolContext, ToolDefinition } from "../tools/index.js";
-import { MCP_SETUP } from "./invocation.js";
+import { DATA_FOLDER, MCP_SETUP } from "./invocation.js";
 import { CliError } from "./output.js";
 
 /**
@@ -48,7 +48,8 @@ Register it with an agent from the repository's root, e.g. Claude Code:
   ${MCP_SETUP}
 With no --state and no token, each track's state is derived from its branch's commits (gates show
 as waiting for approval): no network needed. The server speaks MCP on stdin/stdout; progress and logs go to stderr. State files are verified
-with CONSORT_STATE_KEY when it is set. Tools never change a track's state or approve a gate.`,
+with CONSORT_STATE_KEY when it is set. Tools never change a track's state or approve a gate.
+${DATA_FOLDER}`,
     )
     .action(async (options: McpOptions) => {
       const repoPath = resolve(options.cwd);

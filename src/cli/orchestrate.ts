@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import type { Command } from "commander";
+import { Option, type Command } from "commander";
 import { z } from "zod";
 import { formatIssue } from "../artifacts/issues.js";
 import { ARTIFACT_PATHS, SCHEMAS_DIR } from "../artifacts/paths.js";
@@ -17,7 +17,14 @@ import {
   type TrackSnapshot,
 } from "../orchestrator/index.js";
 import { checkStates } from "../gates/checks.js";
-import { replayTrack, ToolError, validateCheckout, type ReplayedTrack } from "../tools/index.js";
+import {
+  replayTrack,
+  ToolError,
+  validateAgainstDatabase,
+  validateCheckout,
+  type ReplayedTrack,
+} from "../tools/index.js";
+import { createProvider } from "../substrate/index.js";
 import { consortCommand } from "./invocation.js";
 import { CliError, printResult } from "./output.js";
 
@@ -65,7 +72,8 @@ function replaySource(replayed: ReplayedTrack): string {
   const since = replayed.fromState
     ? `the app's verified state (${replayed.fromState.ref.replace(/^refs\/(remotes\/|heads\/)/, "")} at ${replayed.fromState.head.slice(0, 12)}) and ${replayed.commits} commit(s) since, replayed locally`
     : `${replayed.commits} commit(s) since the merge base with ${replayed.defaultBranch}, replayed locally; gates show as waiting for approval`;
-  return replayed.stateNote ? `${since} (${replayed.stateNote})` : since;
+  const stated = replayed.stateNote ? `${since} (${replayed.stateNote})` : since;
+  return `${stated}\ndefault branch: ${replayed.defaultBranch}, ${replayed.defaultBranchSource}`;
 }
 
 /** The track from --state, else derived from the checkout's commits (no token, no network). */
@@ -103,18 +111,27 @@ export function registerOrchestrateCommands(program: Command): void {
     .option("-C, --cwd <dir>", "the checkout to validate", ".")
     .option("--config <file>", "the configuration file, relative to --cwd (default .github/consort.yml)")
     .option(
-      "--up-to <checkpoint>",
+      "--checkpoint <checkpoint>",
       `validate as of a design step: ${CHECKPOINTS.join(", ")} (default: as far as the files go)`,
     )
+    // The name before the CLI took the MCP tool's word; kept so existing scripts still run.
+    .addOption(new Option("--up-to <checkpoint>").hideHelp())
     .option("--json", "print the report as JSON")
-    .action((options: DirOptions & { upTo?: string }) => {
-      const upTo = z.enum(CHECKPOINTS).optional().safeParse(options.upTo);
+    .action(async (options: DirOptions & { checkpoint?: string; upTo?: string }) => {
+      const asked = options.checkpoint ?? options.upTo;
+      const upTo = z.enum(CHECKPOINTS).optional().safeParse(asked);
       if (!upTo.success) {
-        throw new CliError(`unknown checkpoint "${options.upTo}"`, `use one of ${CHECKPOINTS.join(", ")}`);
+        throw new CliError(`unknown checkpoint "${asked}"`, `use one of ${CHECKPOINTS.join(", ")}`);
       }
       const dir = resolve(options.cwd ?? ".");
       if (!existsSync(dir)) throw new CliError(`${dir} does not exist`, "pass -C <checkout>");
-      const report = validateCheckout(dir, { config: options.config, upTo: upTo.data });
+      const asOf = { config: options.config, upTo: upTo.data };
+      // Foreign keys to tables the design does not describe are looked up in the database branch.
+      let opened: Awaited<ReturnType<typeof createProvider>> | undefined;
+      const report = await validateAgainstDatabase(dir, validateCheckout(dir, asOf), asOf, async () => {
+        opened = await createProvider(readCheckoutConfig(dir, options.config).config.database);
+        return opened;
+      }).finally(() => opened?.close());
       printResult(options, report, () =>
         report.ok
           ? report.files.length === 0

@@ -1,4 +1,5 @@
 import { SubstrateError } from "../substrate/provider.js";
+import { asTyped } from "./invocation.js";
 
 /** Shared CLI plumbing: results on stdout (JSON or text), progress and errors on stderr. */
 
@@ -18,7 +19,7 @@ export function progress(options: OutputOptions & { quiet?: boolean }): (message
   const started = Date.now();
   return (message) => {
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
-    process.stderr.write(`[${seconds}s] ${message}\n`);
+    process.stderr.write(`[${seconds}s] ${asTyped(message)}\n`);
   };
 }
 
@@ -44,8 +45,8 @@ export function reportError(error: unknown, options: OutputOptions = {}): number
       `${JSON.stringify({ error: { message, hint, code: (error as { code?: string })?.code } }, null, 2)}\n`,
     );
   } else {
-    process.stderr.write(`consort: ${message}\n`);
-    if (hint && !message.includes(hint)) process.stderr.write(`  → ${hint}\n`);
+    process.stderr.write(`consort: ${asTyped(message)}\n`);
+    if (hint && !message.includes(hint)) process.stderr.write(`  → ${asTyped(hint)}\n`);
   }
   return exitCode;
 }

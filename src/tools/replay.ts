@@ -1,3 +1,5 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { simpleGit } from "simple-git";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { createTrack, restoreSnapshot, transition, type TrackSnapshot } from "../orchestrator/index.js";
@@ -33,6 +35,8 @@ export interface ReplayedTrack {
   trackId: string;
   branch: string;
   defaultBranch: string;
+  /** Where the default branch was read (the remote's HEAD, git config consort.defaultBranch, …). */
+  defaultBranchSource: string;
   /** The merge base the track starts at. */
   base: string;
   commits: number;
@@ -41,6 +45,11 @@ export interface ReplayedTrack {
   fromState?: { ref: string; head: string };
   /** Why a fetched consort/state was not used (no key, not verified, a head this branch left). */
   stateNote?: string;
+  /**
+   * Each refused commit's own reasons, by sha: what the machine found wrong with it, judged on the
+   * last accepted commit as the push after a reset would be (empty: nothing but the refused commit under it).
+   */
+  refusals: Record<string, string[]>;
 }
 
 /** The refs a fetched state branch may sit under, most authoritative first. */
@@ -88,29 +97,109 @@ async function fetchedState(
   return undefined;
 }
 
-/** The default branch as this checkout knows it: origin's HEAD, else a local or remote main/master. */
-async function defaultBranchOf(repoPath: string): Promise<{ name: string; ref: string }> {
+/** A default branch and where it was read, as the CLI says it. */
+interface DefaultBranch {
+  name: string;
+  ref: string;
+  source: string;
+}
+
+/** How long the remote is asked for its default before the checkout's own refs answer. */
+const REMOTE_TIMEOUT_MS = 5_000;
+
+/**
+ * The default branch as the repository configures it: `git config consort.defaultBranch` when a
+ * person set it, else the remote's own HEAD (asked with `git ls-remote`, its configured default),
+ * else main or master, else the clone's `origin/HEAD`. That last is only a cached pointer, which
+ * `git remote set-head` or an old clone may have left on a feature branch, so it comes last.
+ */
+async function defaultBranchOf(repoPath: string): Promise<DefaultBranch> {
   const git = simpleGit(repoPath);
-  const originHead = await git
-    .raw(["symbolic-ref", "--quiet", "refs/remotes/origin/HEAD"])
-    .then((ref) => ref.trim())
-    .catch(() => "");
-  if (originHead) return { name: originHead.replace(/^refs\/remotes\/origin\//, ""), ref: originHead };
-  for (const name of ["main", "master"]) {
-    for (const ref of [`refs/heads/${name}`, `refs/remotes/origin/${name}`]) {
+  const refFor = async (name: string) => {
+    for (const ref of [`refs/remotes/origin/${name}`, `refs/heads/${name}`]) {
       // simple-git resolves a failed `--quiet` call with no output, so the output decides.
       const found = await git
         .raw(["rev-parse", "--verify", "--quiet", ref])
         .then((sha) => sha.trim() !== "")
         .catch(() => false);
-      if (found) return { name, ref };
+      if (found) return ref;
     }
+    return undefined;
+  };
+  const configured = (await git.raw(["config", "--get", "consort.defaultBranch"]).catch(() => "")).trim();
+  if (configured) {
+    const ref = await refFor(configured);
+    if (ref) return { name: configured, ref, source: "git config consort.defaultBranch" };
+    throw new ToolError(
+      `git config consort.defaultBranch names ${configured}, which this checkout does not have.`,
+      `Fetch it (git fetch origin ${configured}) or correct the setting (git config consort.defaultBranch <branch>).`,
+      "NO_DEFAULT_BRANCH",
+    );
   }
+  const asked = await remoteHead(repoPath);
+  if (asked.name) {
+    const ref = await refFor(asked.name);
+    if (ref) return { name: asked.name, ref, source: "origin's HEAD (git ls-remote --symref origin HEAD)" };
+  }
+  const why = asked.name ? `origin's default ${asked.name} is not fetched` : `origin could not be asked: ${asked.why}`;
+  for (const name of ["main", "master"]) {
+    const ref = await refFor(name);
+    if (ref)
+      return {
+        name,
+        ref,
+        source: `the ${ref.startsWith("refs/heads/") ? "local" : "remote-tracking"} branch ${name} (${why}; git config consort.defaultBranch <branch> decides)`,
+      };
+  }
+  const originHead = (await git.raw(["symbolic-ref", "--quiet", "refs/remotes/origin/HEAD"]).catch(() => "")).trim();
+  if (originHead)
+    return {
+      name: originHead.replace(/^refs\/remotes\/origin\//, ""),
+      ref: originHead,
+      source: `the clone's origin/HEAD (${why}; git config consort.defaultBranch <branch> decides)`,
+    };
   throw new ToolError(
-    `Could not tell the default branch of ${repoPath}: no origin/HEAD and no main or master branch.`,
-    "Fetch the default branch (git fetch origin; git remote set-head origin --auto), or pass a state file.",
+    `Could not tell the default branch of ${repoPath}: ${why}, and there is no main, master or origin/HEAD.`,
+    "Name it: git config consort.defaultBranch <branch> (or fetch origin).",
     "NO_DEFAULT_BRANCH",
   );
+}
+
+/** The branch origin's HEAD names on the remote itself, or why it could not be asked. */
+async function remoteHead(repoPath: string): Promise<{ name?: string; why: string }> {
+  const remote = (
+    await simpleGit(repoPath)
+      .raw(["remote"])
+      .catch(() => "")
+  )
+    .split("\n")
+    .includes("origin");
+  if (!remote) return { why: "the checkout has no remote named origin" };
+  try {
+    // Never a prompt for credentials: a remote that wants them answers as unreachable.
+    const { stdout: out } = await promisify(execFile)("git", ["ls-remote", "--symref", "origin", "HEAD"], {
+      cwd: repoPath,
+      timeout: REMOTE_TIMEOUT_MS,
+      env: { ...process.env, GIT_TERMINAL_PROMPT: "0", GIT_SSH_COMMAND: "ssh -o BatchMode=yes" },
+    });
+    const name = /^ref: refs\/heads\/(\S+)\s+HEAD$/m.exec(out)?.[1];
+    return name ? { name, why: "" } : { why: "it names no HEAD branch" };
+  } catch (error) {
+    return { why: (error instanceof Error ? error.message : String(error)).split("\n")[0]!.trim() };
+  }
+}
+
+/** The author time (ISO) of each commit after `base` on HEAD, as the board lists them. */
+async function authorTimes(repoPath: string, base: string): Promise<Map<string, string>> {
+  const out = await simpleGit(repoPath)
+    .raw(["log", "--format=%H %aI", `${base}..HEAD`])
+    .catch(() => "");
+  const times = new Map<string, string>();
+  for (const line of out.split("\n")) {
+    const [sha, at] = line.trim().split(" ");
+    if (sha && at) times.set(sha, new Date(at).toISOString());
+  }
+  return times;
 }
 
 export async function replayTrack(
@@ -146,6 +235,7 @@ export async function replayTrack(
   }
   const trackId = trackIdForBranch(branch);
   const fetched = await fetchedState(repoPath, trackId, options.stateKey);
+  const times = await authorTimes(repoPath, base);
   const start =
     fetched && "snapshot" in fetched
       ? fetched.snapshot
@@ -157,7 +247,8 @@ export async function replayTrack(
             head: base,
             databaseBranch: sanitiseBranchName(branch),
             parentDatabaseBranch: sanitiseBranchName(defaultBranch.name),
-            at,
+            // The app starts a track at its first push: here, the time of the branch's first commit.
+            at: [...times.values()].sort()[0] ?? at,
           },
           config,
         ).snapshot;
@@ -166,22 +257,41 @@ export async function replayTrack(
   const push = await localPush(repoPath, from, config, at);
   let snapshot = start;
   let before = from;
+  const refusals: Record<string, string[]> = {};
   for (const commit of push.commits) {
-    snapshot = transition(
-      snapshot,
-      { ...push, before, after: commit.sha, forced: false, commits: [commit] },
-      config,
-    ).snapshot;
+    const event = {
+      ...push,
+      at: times.get(commit.sha) ?? at,
+      before,
+      after: commit.sha,
+      forced: false,
+      commits: [commit],
+    };
+    const decided = transition(snapshot, event, config);
+    if (decided.rejection) {
+      const { context } = snapshot;
+      // On top of a refused commit the machine says only that; judged on the accepted head, the commit says its own.
+      refusals[commit.sha] = context.rejectedHead
+        ? (transition(
+            { ...snapshot, context: { ...context, rejectedHead: null } },
+            { ...event, before: context.head },
+            config,
+          ).rejection?.reasons ?? [])
+        : decided.rejection.reasons;
+    }
+    snapshot = decided.snapshot;
     before = commit.sha;
   }
   return {
     trackId,
     branch,
     defaultBranch: defaultBranch.name,
+    defaultBranchSource: defaultBranch.source,
     base,
     commits: push.commits.length,
     snapshot,
     ...(fetched && "snapshot" in fetched ? { fromState: { ref: fetched.ref, head: from } } : {}),
     ...(fetched && "note" in fetched ? { stateNote: fetched.note } : {}),
+    refusals,
   };
 }

@@ -1,3 +1,5 @@
+import { basename } from "node:path";
+import picomatch from "picomatch";
 import { z } from "zod";
 import { simpleGit } from "simple-git";
 import { TestId } from "../contracts/ids.js";
@@ -7,7 +9,14 @@ import { effectiveFrozenTests, frozenTextOf, greenTests } from "../orchestrator/
 import { nextAction } from "../orchestrator/index.js";
 import type { ToolContext } from "./context.js";
 import { loadTrack, type LoadedTrack } from "./track-tools.js";
-import { CycleTestOutcome, CycleVerdict, StepTimings } from "../contracts/cycle-result.js";
+import {
+  CYCLE_RESULT_FILE,
+  CYCLE_SUMMARY_FILE,
+  CycleTestOutcome,
+  CycleVerdict,
+  StepTimings,
+} from "../contracts/cycle-result.js";
+import type { ConsortConfig } from "../config/consort-config.js";
 import { CycleInputError, TestCycleStep } from "../contracts/cycle-request.js";
 import { runCycle } from "../cycle/run.js";
 import { defineTool, ToolError } from "./registry.js";
@@ -67,6 +76,12 @@ const RunCycleInput = z
       ),
   })
   .strict();
+
+/** What a cycle itself leaves in a checkout (the JUnit report, a result written there): never a change to commit. */
+export function cycleOutputMatcher(config: Pick<ConsortConfig, "junit">): (path: string) => boolean {
+  const ours = picomatch([config.junit, CYCLE_RESULT_FILE, CYCLE_SUMMARY_FILE], { dot: true });
+  return (path) => ours(path) || ours(basename(path));
+}
 
 const CommandSummary = z.object({
   command: z.string(),
@@ -180,7 +195,10 @@ export const runCycleTool = defineTool({
     const provider = await context.provider();
     // One cycle at a time per checkout: two would share the working tree and its JUnit report.
     const { result, uncommittedChanges } = await context.exclusive(async () => {
-      const uncommittedChanges = (await simpleGit(context.repoPath).status()).files.map((file) => file.path);
+      const ours = cycleOutputMatcher(config);
+      const uncommittedChanges = (await simpleGit(context.repoPath).status()).files
+        .map((file) => file.path)
+        .filter((path) => !ours(path));
       const result = await runCycle(request, {
         provider,
         config,

@@ -207,6 +207,72 @@ describe("broken artifacts: each problem names the file, the JSON path and the f
   });
 });
 
+describe("every problem at once", () => {
+  it("a misnumbered test list still has its tests checked against the spec, and the renumbering is said once", () => {
+    const files = withFile(
+      P.testList,
+      edited(stockflowText.testList, (j) => {
+        j.tests[1].id = "T9";
+        j.tests[2].ac = "S1-AC9";
+      }),
+    );
+    const { issues } = validateArtifacts(files, "test-list");
+    expect(issues).toEqual([
+      {
+        file: P.testList,
+        path: "$.tests[1].id",
+        message: "test ids run T1…Tn in list order: entry 2 must be T2, not T9",
+        fix: "renumber the list",
+      },
+      expect.objectContaining({ path: "$.tests[2].ac", message: expect.stringContaining("S1-AC9") }),
+    ]);
+  });
+
+  it("a test entry missing a field does not hide another entry's dangling acceptance criterion", () => {
+    const files = withFile(
+      P.testList,
+      edited(stockflowText.testList, (j) => {
+        delete j.tests[0].kind;
+        j.tests[2].ac = "S1-AC9";
+      }),
+    );
+    const paths = validateArtifacts(files, "test-list").issues.map((issue) => issue.path);
+    expect(paths).toEqual(expect.arrayContaining(["$.tests[0].kind", "$.tests[2].ac"]));
+  });
+});
+
+describe("foreign keys to tables the feature does not create", () => {
+  const withForeignKey = (table: string, columns = ["id"]) =>
+    withFile(
+      P.dbDesign,
+      edited(stockflowText.dbDesign, (j) =>
+        (j.tables[0].foreignKeys ??= []).push({ columns: [j.tables[0].primaryKey[0]], references: { table, columns } }),
+      ),
+    );
+
+  it("are accepted when the parent database's schema holds the table and its columns", () => {
+    const existingTables = new Map([["products", new Set(["id", "name"])]]);
+    const { issues } = validateArtifacts(withForeignKey("products"), "design", { existingTables });
+    expect(issues).toEqual([]);
+  });
+
+  it("are refused, naming the parent database, when its schema has no such table or column", () => {
+    const existingTables = new Map([["products", new Set(["id"])]]);
+    expect(validateArtifacts(withForeignKey("prodcts"), "design", { existingTables }).issues).toEqual([
+      expect.objectContaining({
+        message: "foreign key to prodcts, which db-design.json does not describe and the parent database does not hold",
+      }),
+    ]);
+    expect(validateArtifacts(withForeignKey("products", ["sku"]), "design", { existingTables }).issues).toEqual([
+      expect.objectContaining({ message: "products has no column sku in the parent database" }),
+    ]);
+  });
+
+  it("are left to the database check when the validation cannot see the parent's schema (the machine)", () => {
+    expect(validateArtifacts(withForeignKey("products"), "design").issues).toEqual([]);
+  });
+});
+
 describe("review verdicts", () => {
   it("accepts the Navigator's refactor verdict with notes", () => {
     expect(parseArtifact(".consort/reviews/T1.json", stockflowText.reviewT1, ReviewVerdict).value?.verdict).toBe(

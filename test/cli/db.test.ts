@@ -191,6 +191,10 @@ describe("consort db with no configuration", () => {
     try {
       const created = await run("db", "create", "feature/local", "--json");
       expect(created.stderr).toContain("starting the embedded Postgres server");
+      // Said where the server starts: it outlives the command, and this is how to end it.
+      expect(created.stderr).toContain(
+        `in ${dataDir}; it keeps running after this command: stop it with npx --no-install consort db stop`,
+      );
       const local = sanitiseBranchName("feature/local");
       expect(JSON.parse(created.stdout).branch).toMatchObject({ name: local, parent: "consort_root" });
       const listed = await run("db", "list", "--json");

@@ -49,6 +49,7 @@ describe("consort init", { timeout: 60_000 }, () => {
       ".github/workflows/consort-deploy.yml": "create",
       ".github/workflows/consort-promote.yml": "create",
       ".github/CODEOWNERS": "create",
+      ".gitignore": "create",
     });
     const config = parseYaml(await readFile(join(repo, ".github/consort.yml"), "utf8"));
     expect(ConsortConfig.parse(config)).toEqual(ConsortConfig.parse({}));
@@ -230,6 +231,21 @@ describe("consort init", { timeout: 60_000 }, () => {
     );
     expect(changed).toContain("    -repairBound: 5");
     expect(await readFile(join(repo, ".github/consort.yml"), "utf8")).toBe("version: 1\nrepairBound: 5\n");
+  });
+
+  test("ignores what a cycle writes in the checkout: a new .gitignore lists it, an existing one gets only the lines it lacks", async () => {
+    await init();
+    expect((await readFile(join(repo, ".gitignore"), "utf8")).split("\n")).toEqual(
+      expect.arrayContaining(["junit.xml", "cycle-result.json", "cycle-summary.md"]),
+    );
+    await writeFile(join(repo, ".gitignore"), "node_modules/\njunit.xml\n");
+    await mkdir(join(repo, ".github"), { recursive: true });
+    await writeFile(join(repo, ".github/consort.yml"), "junit: reports/junit.xml\n");
+    expect((await init())[".gitignore"]).toBe("append");
+    expect(await readFile(join(repo, ".gitignore"), "utf8")).toBe(
+      "node_modules/\njunit.xml\n\n# What `consort cycle` writes (the JUnit report, the result and its summary)\nreports/junit.xml\ncycle-result.json\ncycle-summary.md\n",
+    );
+    expect((await init())[".gitignore"]).toBe("unchanged");
   });
 
   test("an owner that is not a GitHub user, team or e-mail is refused", async () => {

@@ -53,6 +53,10 @@ describe("consort next and status with no state file", () => {
     expect(status.stdout).toContain(
       "state: 1 commit(s) since the merge base with main, replayed locally; gates show as waiting for approval",
     );
+    // Which branch was taken for the default, and from where, so a wrong guess shows.
+    expect(status.stdout).toContain(
+      "default branch: main, the local branch main (origin could not be asked: the checkout has no remote named origin; git config consort.defaultBranch <branch> decides)",
+    );
     expect(status.stdout).toMatch(/✗|…/);
     expect(status.stdout).not.toMatch(/✓ consort\/design/);
   });

@@ -62,7 +62,7 @@ describe("consort state", () => {
     expect(await cli("show", TRACK)).toBe(1);
     github.verify();
     expect(err.join("")).toMatch(
-      /tracks\/feature-orders\.json on consort\/state is tampered: signature does not match[\s\S]*→ a repository admin can run `consort state reseal feature-orders`/,
+      /tracks\/feature-orders\.json on consort\/state is tampered: signature does not match[\s\S]*→ a repository admin can run `npx --no-install consort state reseal feature-orders`/,
     );
   });
 
@@ -132,7 +132,7 @@ describe("consort state", () => {
     expect(await cli("reseal", TRACK)).toBe(1);
     github.verify();
     expect(err.join("")).toContain(
-      "consort: consort state reseal runs as the GitHub App, but APP_ID or PRIVATE_KEY is not set\n  → export APP_ID and PRIVATE_KEY (or PRIVATE_KEY_PATH) as the app has them",
+      "consort: npx --no-install consort state reseal runs as the GitHub App, but APP_ID or PRIVATE_KEY is not set\n  → export APP_ID and PRIVATE_KEY (or PRIVATE_KEY_PATH) as the app has them",
     );
   });
 

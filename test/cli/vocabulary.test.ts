@@ -110,3 +110,90 @@ describe("the CLI's vocabulary", () => {
     expect(options.filter((o) => o.long === "--repo").map(valueOf)).toEqual(["<path>"]);
   });
 });
+
+/**
+ * The CLI and the MCP tools name the same thing the same way: each tool's input, where the paired
+ * command takes it, is that command's option in kebab case (a value placeholder may carry the
+ * unit: `--ttl <seconds>` is `ttlSeconds`) or its positional argument. An older CLI spelling stays
+ * as a hidden alias, so scripts that use it keep working.
+ */
+describe("one vocabulary across the CLI and the MCP tools", async () => {
+  const { consortTools } = await import("../../src/tools/index.js");
+  const kebab = (key: string) => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+  const camel = (words: string) => words.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+  /** The paired surfaces: each tool and the command(s) a person runs for the same thing. */
+  const PAIRS: Record<string, string[]> = {
+    run_cycle: ["cycle"],
+    validate_artifacts: ["validate"],
+    db_branch: ["db create", "db delete", "db list", "db url", "db diff"],
+    schema_diff: ["db diff"],
+  };
+  /** Tool inputs with no CLI counterpart on purpose, and why. */
+  const TOOL_ONLY: Record<string, string> = {
+    "db_branch.action": "the subcommand's own name (db create, db delete, …)",
+    "db_branch.branch": "the positional <branch> of each db subcommand",
+  };
+  const commands = new Map(commandsOf(program).map(({ name, command }) => [name, command]));
+  /** Every name a command understands for a tool input: visible options, hidden aliases, positional arguments. */
+  const namesOf = (command: Command) => ({
+    visible: command.options.filter((o) => !o.hidden && o.long).map((o) => ({ long: o.long!, value: valueOf(o) })),
+    hidden: command.options.filter((o) => o.hidden && o.long).map((o) => o.long!),
+    positional: command.registeredArguments.map((a) => a.name()),
+  });
+
+  test("every tool input the paired command takes has the command option's name", () => {
+    const mismatched: string[] = [];
+    for (const [toolName, commandNames] of Object.entries(PAIRS)) {
+      const tool = consortTools.find((t) => t.name === toolName)!;
+      expect(tool, toolName).toBeDefined();
+      for (const key of Object.keys(tool.input.shape)) {
+        if (TOOL_ONLY[`${toolName}.${key}`]) continue;
+        const spelled = commandNames.some((name) => {
+          const { visible, positional } = namesOf(commands.get(name)!);
+          return (
+            positional.includes(key) ||
+            visible.some(
+              (o) => o.long === kebab(key) || camel(`${o.long.slice(2)}-${o.value.replace(/[<>[\]]/g, "")}`) === key,
+            )
+          );
+        });
+        if (!spelled) mismatched.push(`${toolName}.${key} has no option ${kebab(key)} in consort ${commandNames[0]}`);
+      }
+    }
+    expect(mismatched).toEqual([]);
+  });
+
+  test("the former CLI names --up-to, --earlier and --db-branch still work, hidden from --help", () => {
+    expect(namesOf(commands.get("validate")!).hidden).toContain("--up-to");
+    expect(namesOf(commands.get("cycle")!).hidden).toEqual(expect.arrayContaining(["--earlier", "--db-branch"]));
+    const help = [commands.get("validate")!.helpInformation(), commands.get("cycle")!.helpInformation()].join("\n");
+    expect(help).not.toMatch(/--up-to|--earlier |--db-branch/);
+  });
+});
+
+/** Where Consort keeps its data and binaries is told one way, in the README and in every --help that tells it. */
+describe("one story of the data folder", async () => {
+  const { readFileSync } = await import("node:fs");
+  const { DATA_FOLDER } = await import("../../src/cli/invocation.js");
+  const MENTIONS = /~\/\.consort|\/var\/lib\/consort|CONSORT_DATA_DIR|CONSORT_HOME/;
+
+  /** A command's whole --help, with the text added after it, as a person sees it. */
+  const fullHelp = (command: Command) => {
+    let out = "";
+    command.configureOutput({ writeOut: (text) => (out += text), writeErr: (text) => (out += text) });
+    command.outputHelp();
+    return out.replace(/\s+/g, " ");
+  };
+
+  test("db, cycle and mcp --help say it, word for word, and no help tells another story", () => {
+    const helps = commandsOf(program).map(({ name, command }) => ({ name, text: fullHelp(command) }));
+    for (const name of ["db", "cycle", "mcp"])
+      expect(helps.find((help) => help.name === name)?.text, name).toContain(DATA_FOLDER);
+    const other = helps.filter((help) => MENTIONS.test(help.text) && !help.text.includes(DATA_FOLDER));
+    expect(other.map((help) => help.name)).toEqual([]);
+  });
+
+  test("the README tells the same", () => {
+    expect(readFileSync("README.md", "utf8").replace(/\s+/g, " ")).toContain(DATA_FOLDER);
+  });
+});

@@ -11,7 +11,7 @@ import {
   symlinkSync,
 } from "node:fs";
 import { createServer, type Server } from "node:net";
-import { tmpdir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
@@ -21,6 +21,8 @@ import {
   embeddedBinaries,
   ensureLocalServer,
   resolveLocalDataDir,
+  consortHome,
+  binariesHome,
   stopLocalServer,
 } from "../../src/substrate/local-server.js";
 
@@ -149,6 +151,15 @@ describe("the local provider's embedded server", () => {
 
     await expect(embeddedBinaries(found, ids, home)).resolves.toEqual(first);
     expect(readdirSync(home)).toEqual([`linux-x64-${version}`]);
+  });
+
+  it("keeps its data and binaries under one folder, CONSORT_HOME: ~/.consort, or /var/lib/consort as root", () => {
+    expect(consortHome({ CONSORT_HOME: "/srv/consort" })).toBe("/srv/consort");
+    expect(resolveLocalDataDir(undefined, { CONSORT_HOME: "/srv/consort" })).toBe("/srv/consort/postgres");
+    expect(binariesHome({ CONSORT_HOME: "/srv/consort" })).toBe("/srv/consort/binaries");
+    const home = process.getuid?.() === 0 ? "/var/lib/consort" : join(homedir(), ".consort");
+    expect(consortHome({})).toBe(home);
+    expect(binariesHome({})).toBe(join(home, "binaries"));
   });
 
   it("chooses CONSORT_DATA_DIR over the configured folder, and that over ~/.consort/postgres", () => {

@@ -1,4 +1,6 @@
 import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { simpleGit } from "simple-git";
@@ -185,5 +187,63 @@ describe("a fetched consort/state that verifies is where the replay starts", () 
     expect(output.state.verified).toBe(false);
     expect(output.state.location).toMatch(/without CONSORT_STATE_KEY it cannot be verified, so it is not used$/);
     expect(output.action).toMatchObject({ stage: "design-gate", actor: "person" });
+  });
+});
+
+/**
+ * The default branch is the remote's own setting (its HEAD, as `git ls-remote` asks it), not the
+ * remote-tracking `origin/HEAD` a clone keeps, which `git remote set-head` or an old clone may have
+ * pointed at a feature branch; and the replay says where it read the choice.
+ */
+describe("the default branch a replay starts from", () => {
+  const made: string[] = [];
+  afterAll(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+  const git = (cwd: string, ...args: string[]) =>
+    execFileSync("git", args, { cwd, encoding: "utf8", env: { ...process.env, GIT_TERMINAL_PROMPT: "0" } }).trim();
+
+  /** A bare origin whose default is main, with a pushed feature branch; a clone on a track branch of its own. */
+  function cloneWithFeatureHead(): { clone: string; origin: string } {
+    const root = mkdtempSync(join(tmpdir(), "consort-default-"));
+    made.push(root);
+    const origin = join(root, "origin.git");
+    const seed = join(root, "seed");
+    git(root, "init", "-q", "--bare", "--initial-branch=main", origin);
+    git(root, "init", "-q", "--initial-branch=main", seed);
+    git(seed, "config", "user.name", "T");
+    git(seed, "config", "user.email", "t@example.com");
+    writeFileSync(join(seed, "README.md"), "# app\n");
+    git(seed, "add", "-A");
+    git(seed, "commit", "-qm", "start");
+    git(seed, "switch", "-qc", "feature/old");
+    git(seed, "commit", "-q", "--allow-empty", "-m", "old feature");
+    git(seed, "remote", "add", "origin", origin);
+    git(seed, "push", "-q", "origin", "main", "feature/old");
+    const clone = join(root, "clone");
+    git(root, "clone", "-q", origin, clone);
+    git(clone, "config", "user.name", "T");
+    git(clone, "config", "user.email", "t@example.com");
+    // The clone's idea of origin's default, pointed at a feature branch (an old clone, a mistaken set-head).
+    git(clone, "remote", "set-head", "origin", "feature/old");
+    git(clone, "switch", "-qc", "feature/new", "origin/main");
+    return { clone, origin };
+  }
+
+  it("is the remote's configured default (its HEAD), not a feature branch origin/HEAD names, and says so", async () => {
+    const { clone } = cloneWithFeatureHead();
+    expect(git(clone, "symbolic-ref", "refs/remotes/origin/HEAD")).toBe("refs/remotes/origin/feature/old");
+    const track = await replayTrack(clone, defaultConfig(), new Date().toISOString());
+    expect(track.defaultBranch).toBe("main");
+    expect(track.defaultBranchSource).toBe("origin's HEAD (git ls-remote --symref origin HEAD)");
+  });
+
+  it("offline, never takes origin/HEAD when it names another branch than main or master, and git config consort.defaultBranch decides", async () => {
+    const { clone, origin } = cloneWithFeatureHead();
+    rmSync(origin, { recursive: true, force: true });
+    const offline = await replayTrack(clone, defaultConfig(), new Date().toISOString());
+    expect(offline.defaultBranch).toBe("main");
+    expect(offline.defaultBranchSource).toMatch(/^the remote-tracking branch main \(origin could not be asked: /);
+    git(clone, "config", "consort.defaultBranch", "main");
+    const configured = await replayTrack(clone, defaultConfig(), new Date().toISOString());
+    expect(configured.defaultBranchSource).toBe("git config consort.defaultBranch");
   });
 });

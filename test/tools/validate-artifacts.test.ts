@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { validateCheckout, ValidateArtifactsOutput } from "../../src/tools/validate-artifacts.js";
 import { edited, stockflowText } from "../orchestrator/fixtures/stockflow.js";
+import { sql } from "../helpers/postgres.js";
 import { call, errorText } from "./mcp-client.js";
 import { toolsOnCheckout } from "./fixture.js";
 
@@ -131,6 +132,41 @@ describe("validate_artifacts on examples/stockflow", () => {
       expect((await validate({ checkpoint: "test-list" })).ok).toBe(false);
     } finally {
       await Promise.all(later.map((path, i) => writeFile(join(tools.checkout.path, path), texts[i]!)));
+    }
+  });
+
+  it("accepts a foreign key to a table the parent database already holds, checked against the database branch", async () => {
+    const provider = await tools.checkout.context().provider();
+    const root = await provider.rootBranch();
+    await sql(
+      await provider.connectionUrl(root),
+      "CREATE TABLE IF NOT EXISTS products (id bigint PRIMARY KEY, name text)",
+    );
+    await provider.refreshBase?.(root);
+    const toProducts = (table: string) =>
+      edit(".consort/db-design.json", (text) =>
+        edited(text, (j) => {
+          j.tables[0].columns.push({ name: "product_id", type: "bigint", nullable: true });
+          j.tables[0].foreignKeys = [{ columns: ["product_id"], references: { table, columns: ["id"] } }];
+        }),
+      );
+    let restore = await toProducts("products");
+    try {
+      expect((await validate({ checkpoint: "design" })).issues).toEqual([]);
+    } finally {
+      await restore();
+    }
+    restore = await toProducts("prodcts");
+    try {
+      expect((await validate({ checkpoint: "design" })).issues).toEqual([
+        expect.objectContaining({
+          path: "$.tables[0].foreignKeys[0].references.table",
+          message: `foreign key to prodcts, which db-design.json does not describe and the parent database does not hold`,
+          fix: expect.stringContaining("products"),
+        }),
+      ]);
+    } finally {
+      await restore();
     }
   });
 
