@@ -165,8 +165,20 @@ async function defaultBranchOf(repoPath: string): Promise<DefaultBranch> {
   );
 }
 
-/** The branch origin's HEAD names on the remote itself, or why it could not be asked. */
-async function remoteHead(repoPath: string): Promise<{ name?: string; why: string }> {
+/** How long one process trusts the remote's answer (or its silence): a board refreshes often, offline too. */
+const REMOTE_ANSWER_TTL_MS = 10 * 60_000;
+const remoteAnswers = new Map<string, { at: number; answer: Promise<{ name?: string; why: string }> }>();
+
+/** The branch origin's HEAD names on the remote itself, or why it could not be asked; asked once per ten minutes. */
+function remoteHead(repoPath: string): Promise<{ name?: string; why: string }> {
+  const kept = remoteAnswers.get(repoPath);
+  if (kept && Date.now() - kept.at < REMOTE_ANSWER_TTL_MS) return kept.answer;
+  const answer = askRemoteHead(repoPath);
+  remoteAnswers.set(repoPath, { at: Date.now(), answer });
+  return answer;
+}
+
+async function askRemoteHead(repoPath: string): Promise<{ name?: string; why: string }> {
   const remote = (
     await simpleGit(repoPath)
       .raw(["remote"])
