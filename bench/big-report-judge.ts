@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { readJUnitReports } from "../src/cycle/junit/index.js";
-import { CycleRequest } from "../src/cycle/request.js";
+import { CycleRequest } from "../src/contracts/cycle-request.js";
 import { decideVerdict } from "../src/cycle/verdict.js";
 
 /**

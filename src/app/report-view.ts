@@ -1,8 +1,8 @@
 import type { ConsortConfig } from "../config/consort-config.js";
 import { checkStates, type TrackCheckName } from "../gates/checks.js";
-import { GATE_NAMES } from "../gates/names.js";
+import { GATE_NAMES } from "../contracts/gates.js";
 import { describeLane, nextAction, type TrackSnapshot, type UnitEvidence } from "../orchestrator/index.js";
-import { factSources, placementOf } from "../substrate/placement.js";
+import { factSources, placementOf } from "../contracts/placement.js";
 import { testListOf } from "../orchestrator/context.js";
 import type { CheckState } from "../gates/checks.js";
 import {

@@ -1,5 +1,5 @@
 import type { DatabaseConfig } from "../config/consort-config.js";
-import type { ConfigReads } from "../config/load.js";
+import type { ConfigReads } from "../github/config.js";
 import type { SeenSequences } from "../state/index.js";
 import type { BranchProvider } from "../substrate/index.js";
 import type { z } from "zod";

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Probot } from "probot";
 import type { z } from "zod";
-import { formatZodError } from "../config/zod-error.js";
+import { formatZodError } from "../contracts/zod-error.js";
 import type { GitHub } from "./github.js";
 import type { AppServices, Handler } from "./services.js";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { InvariantId, NfrId, StoryId } from "./ids.js";
+import { InvariantId, NfrId, StoryId } from "../contracts/ids.js";
 
 /**
  * `.consort/architecture.json` (contract), by the Architect Reviewer: layers and what each may

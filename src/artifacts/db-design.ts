@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { InvariantId, StoryId } from "./ids.js";
+import { InvariantId, StoryId } from "../contracts/ids.js";
 
 /**
  * `.consort/db-design.json` (contract), by the DBA: the tables, and the migration plan story by

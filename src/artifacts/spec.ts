@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { AcId, FeatureId, NfrId, StoryId } from "./ids.js";
+import { AcId, FeatureId, NfrId, StoryId } from "../contracts/ids.js";
 
 /**
  * `.consort/spec.json` (contract). The Product Owner writes the feature, its stories and their

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { StoryId } from "./ids.js";
+import { StoryId } from "../contracts/ids.js";
 
 /** `.consort/ux.json` (contract, optional), by the UX Designer: screens and their states for user-facing stories. */
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defaultConfig } from "../config/consort-config.js";
-import { readGitHubConfig } from "../config/load.js";
+import { readGitHubConfig } from "../github/config.js";
 import type { GitHubClient } from "../github/client.js";
 import { httpStatus } from "../github/client.js";
 import { restoreSnapshot } from "../orchestrator/index.js";

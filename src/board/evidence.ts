@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { checkStates } from "../gates/checks.js";
-import { GATE_NAMES, GateName } from "../gates/names.js";
+import { GATE_NAMES, GateName } from "../contracts/gates.js";
 import { ApprovalRecordSchema } from "../orchestrator/schema.js";
-import { STAGES } from "../orchestrator/types.js";
-import { CycleRequest } from "../cycle/request.js";
+import { STAGES } from "../contracts/stages.js";
+import { CycleRequest } from "../contracts/cycle-request.js";
 import { PROVENANCES, stateSourceOf, type BoardTrack } from "./view.js";
 
 /** The TTL the app's cycles fork their throwaway branches with: the request's default (the app sets none). */

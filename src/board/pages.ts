@@ -1,4 +1,4 @@
-import { gateTitle } from "../gates/names.js";
+import { gateTitle } from "../contracts/gates.js";
 import type { TrackEvidence } from "./evidence.js";
 import { runUrlOf, trackEvidence } from "./evidence.js";
 import { markdownHtml, markup, page, SafeHtml, waitedFor, type PageFrame } from "./html.js";

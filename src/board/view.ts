@@ -1,6 +1,6 @@
 import type { ConsortConfig } from "../config/consort-config.js";
 import { checkStates, type CheckState } from "../gates/checks.js";
-import { gateCheckName, gateTitle, type GateName } from "../gates/names.js";
+import { gateCheckName, gateTitle, type GateName } from "../contracts/gates.js";
 import {
   DESIGN_STEPS,
   gateAtStage,

@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import type { Command } from "commander";
 import { ConfigError, readCheckoutConfig } from "../config/load.js";
-import { GATE_NAMES, GateName } from "../gates/names.js";
+import { GATE_NAMES, GateName } from "../contracts/gates.js";
 import { nextAction, renderNextAction } from "../orchestrator/index.js";
 import { approveLocally, ToolError } from "../tools/index.js";
 import { CliError } from "./output.js";

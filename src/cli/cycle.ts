@@ -6,8 +6,14 @@ import { simpleGit } from "simple-git";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { ConfigError, readCheckoutConfig, readConfigFile } from "../config/load.js";
 import { buildLocalRequest, REHEARSAL_LIMITS } from "../cycle/local-request.js";
-import { CYCLE_STEPS, CycleInputError, parseCycleRequest, type CycleRequest, CycleStep } from "../cycle/request.js";
-import { exitCodeFor, CYCLE_RESULT_FILE, CYCLE_SUMMARY_FILE } from "../cycle/result.js";
+import {
+  CYCLE_STEPS,
+  CycleInputError,
+  parseCycleRequest,
+  type CycleRequest,
+  CycleStep,
+} from "../contracts/cycle-request.js";
+import { exitCodeFor, CYCLE_RESULT_FILE, CYCLE_SUMMARY_FILE } from "../contracts/cycle-result.js";
 import { runCycle, throwawayBranchName } from "../cycle/run.js";
 import { renderCycleSummary } from "../cycle/summary.js";
 import { createProvider } from "../substrate/index.js";

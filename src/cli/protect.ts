@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { z } from "zod";
-import { formatZodError } from "../config/zod-error.js";
+import { formatZodError } from "../contracts/zod-error.js";
 import { clientFromEnv, GitHubSetupError, resolveRepository } from "../github/env-client.js";
 import {
   DEFAULT_APPROVALS,

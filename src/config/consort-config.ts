@@ -1,6 +1,7 @@
 import { z } from "zod";
-import { FLAVOURS } from "../cycle/junit/types.js";
-import { RoleName } from "../roles/roles.js";
+import { ProviderKind } from "../contracts/placement.js";
+import { FLAVOURS } from "../contracts/runners.js";
+import { RoleName } from "../contracts/roles.js";
 
 /** The runners a repository may name in `runner`: every flavour the cycle reads, "unknown" aside. */
 const RunnerName = z.enum(FLAVOURS.filter((f): f is Exclude<(typeof FLAVOURS)[number], "unknown"> => f !== "unknown"));
@@ -18,7 +19,7 @@ const githubLogin = z
   .regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]|\[bot\])*$/, "a GitHub login such as octocat or my-agent[bot]");
 
 /** The role names are declared with the roles (src/roles); `roles:` binds each to GitHub logins. */
-export { ROLE_NAMES, RoleName } from "../roles/roles.js";
+export { ROLE_NAMES, RoleName } from "../contracts/roles.js";
 
 const envName = z
   .string()
@@ -66,9 +67,6 @@ export const LakebaseProviderSettings = z
 
 /** One build cycle per test, or per acceptance criterion. */
 export const Granularity = z.enum(["test", "ac"]);
-
-/** Where database branches live. */
-export const ProviderKind = z.enum(["local", "postgres", "lakebase"]);
 
 export const DatabaseConfig = z
   .object({

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import { zodProblems } from "./zod-error.js";
+import { zodProblems } from "../contracts/zod-error.js";
 
 /**
  * The app's environment, validated once at boot. Outside production every credential may be

@@ -1,11 +1,11 @@
 import { join, resolve } from "node:path";
 import { openJobProvider } from "../substrate/index.js";
-import { placementOf } from "../substrate/placement.js";
+import { placementOf } from "../contracts/placement.js";
 import { appendJobSummary, getInput, readActionConfig, reportFailure, requireInput, setOutput } from "./action-io.js";
 import { withInstallCommand } from "./commands.js";
 import { confinedUserOf, prepareConfinement, runnerFoldersOf } from "./confine.js";
-import { parseCycleRequest } from "./request.js";
-import { CYCLE_RESULT_FILE, exitCodeFor } from "./result.js";
+import { parseCycleRequest } from "../contracts/cycle-request.js";
+import { CYCLE_RESULT_FILE, exitCodeFor } from "../contracts/cycle-result.js";
 import { runCycle } from "./run.js";
 import { renderCycleSummary } from "./summary.js";
 

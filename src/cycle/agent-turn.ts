@@ -6,10 +6,10 @@ import { promisify } from "node:util";
 import picomatch from "picomatch";
 import { z } from "zod";
 import type { ConsortConfig } from "../config/consort-config.js";
-import { RoleName } from "../roles/roles.js";
+import { RoleName } from "../contracts/roles.js";
 import { howItEnded, runShellCommand, type CommandRunner } from "./commands.js";
-import { answering, CommitSha, dispatchedRequest } from "./request.js";
-import { CommandRecord } from "./result.js";
+import { answering, CommitSha, dispatchedRequest } from "../contracts/cycle-request.js";
+import { CommandRecord } from "../contracts/cycle-result.js";
 
 /**
  * One agent turn (the action's `agent` step, `consort-agent.yml`): run the configured agent command for a

@@ -3,8 +3,8 @@ import { existsSync } from "node:fs";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { providerEnv, type ConsortConfig } from "../config/consort-config.js";
 import { confinedSpawn, jailedPath, type Jail } from "./confine.js";
-import type { CommandRecord } from "./result.js";
-import { REPORTER_ENV } from "./runners.js";
+import type { CommandRecord } from "../contracts/cycle-result.js";
+import { REPORTER_ENV } from "../contracts/runners.js";
 
 /**
  * Running the repository's own commands (migrate, test, deploy, verify, agent): through a shell,

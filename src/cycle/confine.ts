@@ -23,7 +23,7 @@ import { mkdir, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { promisify } from "node:util";
-import type { ConfinementRecord } from "./result.js";
+import type { ConfinementRecord } from "../contracts/cycle-result.js";
 
 /**
  * Confinement of the repository's own commands (docs/ARCHITECTURE.md, Cycles). Each job's commands run as a throwaway

@@ -1,3 +1,3 @@
-export { CycleRequest } from "./request.js";
-export { CycleResult, CYCLE_RESULT_FILE, CYCLE_SUMMARY_FILE, exitCodeFor } from "./result.js";
+export { CycleRequest } from "../contracts/cycle-request.js";
+export { CycleResult, CYCLE_RESULT_FILE, CYCLE_SUMMARY_FILE, exitCodeFor } from "../contracts/cycle-result.js";
 export { runCycle } from "./run.js";

@@ -3,10 +3,10 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { TestList } from "../artifacts/test-list.js";
-import { formatZodError } from "../config/zod-error.js";
+import { formatZodError } from "../contracts/zod-error.js";
 import { hashFrozenText } from "../gates/freeze.js";
 import { sanitiseBranchName } from "../substrate/index.js";
-import { CycleInputError, CycleRequest, type CycleStep, type CycleTest } from "./request.js";
+import { CycleInputError, CycleRequest, type CycleStep, type CycleTest } from "../contracts/cycle-request.js";
 
 /**
  * `consort cycle` on a local checkout builds the same request the app would dispatch, from flags

@@ -1,10 +1,10 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { Architecture } from "../artifacts/architecture.js";
-import { formatZodError } from "../config/zod-error.js";
+import { formatZodError } from "../contracts/zod-error.js";
 import { hashFrozenText } from "../gates/freeze.js";
 import type { NewModule, NewModules } from "./new-modules.js";
-import type { ArchitectureRef } from "./request.js";
+import type { ArchitectureRef } from "../contracts/cycle-request.js";
 
 /** The modules a track creates, as git holds them: what ./new-modules.ts judges a RED's failure by. */
 

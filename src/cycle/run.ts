@@ -22,11 +22,17 @@ import {
   type CommandRunner,
 } from "./commands.js";
 import { clearReports, JUnitError, readJUnitReports } from "./junit/index.js";
-import type { CycleRequest } from "./request.js";
-import { CYCLE_RESULT_FILE, CYCLE_SUMMARY_FILE, CycleResult, type CommandRecord, type StepTimings } from "./result.js";
+import type { CycleRequest } from "../contracts/cycle-request.js";
+import {
+  CYCLE_RESULT_FILE,
+  CYCLE_SUMMARY_FILE,
+  CycleResult,
+  type CommandRecord,
+  type StepTimings,
+} from "../contracts/cycle-result.js";
 import { newModulesAt } from "./new-modules-git.js";
 import { renderCycleSummary } from "./summary.js";
-import { decideVerdict, describeLoadError } from "./verdict.js";
+import { decideVerdict, describeLoadError, type TestFileChange } from "./verdict.js";
 import {
   committedPaths,
   driftFromCommit,
@@ -38,7 +44,6 @@ import {
   sourceDrift,
   testFileChanges,
   testsOfRequest,
-  type TestFileChange,
 } from "./workspace.js";
 
 /**

@@ -1,4 +1,4 @@
-import type { CycleResult, CycleTestOutcome } from "./result.js";
+import type { CycleResult, CycleTestOutcome } from "../contracts/cycle-result.js";
 
 /** The Markdown a person reads: the job summary in Actions and the check run's text. */
 

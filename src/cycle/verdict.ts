@@ -1,9 +1,8 @@
 import { checkFrozenTestFile, hashFrozenText } from "../gates/freeze.js";
 import { locateTestCases, type JUnitReport, type LoadError, type TestLocation } from "./junit/index.js";
 import { DECLARE_A_MODULE, judgeMissing, type MissingJudgement, type NewModules } from "./new-modules.js";
-import type { CycleRequest, CycleTest } from "./request.js";
-import type { CycleTestOutcome, CycleVerdict, TestOutcome } from "./result.js";
-import type { TestFileChange } from "./workspace.js";
+import type { CycleRequest, CycleTest } from "../contracts/cycle-request.js";
+import type { CycleTestOutcome, CycleVerdict, TestOutcome } from "../contracts/cycle-result.js";
 
 /**
  * The verdict of a cycle (docs/ARCHITECTURE.md, Cycles), decided purely from what the run left behind: the parsed
@@ -20,6 +19,12 @@ export interface FrozenFileState {
   frozen?: string;
   /** The file in the checkout now; undefined when it is gone. */
   current: string | undefined;
+}
+
+/** A test file the checkout changed since the base: what a track did to the tests. */
+export interface TestFileChange {
+  path: string;
+  change: "added" | "modified" | "deleted";
 }
 
 export interface VerdictInput {

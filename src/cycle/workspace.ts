@@ -4,10 +4,10 @@ import { join, relative, sep } from "node:path";
 import { promisify } from "node:util";
 import picomatch from "picomatch";
 import { TestList } from "../artifacts/test-list.js";
-import { formatZodError } from "../config/zod-error.js";
+import { formatZodError } from "../contracts/zod-error.js";
 import { hashFrozenText } from "../gates/freeze.js";
-import { testIdsOf, type CycleRequest, type FrozenTestFile } from "./request.js";
-import type { FrozenFileState } from "./verdict.js";
+import { testIdsOf, type CycleRequest, type FrozenTestFile } from "../contracts/cycle-request.js";
+import type { FrozenFileState, TestFileChange } from "./verdict.js";
 
 /** What the cycle reads from the checkout: its commit, its test files, the frozen files' texts. */
 
@@ -248,12 +248,6 @@ export async function sourceDrift(source: string, copy: string, paths: string[])
     if (!same) drifted.push(path);
   }
   return drifted;
-}
-
-/** A test file the checkout changed since the base: what a track did to the tests. */
-export interface TestFileChange {
-  path: string;
-  change: "added" | "modified" | "deleted";
 }
 
 /** The commit the track's changes are measured from, or why it could not be found. */

@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import type { ZodError } from "zod";
 import { join, resolve } from "node:path";
-import { formatZodError } from "../config/zod-error.js";
+import { formatZodError } from "../contracts/zod-error.js";
 import {
   appendJobSummary,
   getInput,
@@ -24,7 +24,7 @@ import {
   PromoteRequest,
   type DeployEvidence,
   type PromoteResult,
-} from "./schemas.js";
+} from "../contracts/deploy.js";
 
 /** The action's `deploy` and `promote` steps: the same inputs as its `cycle` step, a different job. */
 

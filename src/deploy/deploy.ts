@@ -11,14 +11,14 @@ import {
   type ProjectEnvironment,
 } from "../cycle/commands.js";
 import { closeJail, confinementRecord, openJail, OUTSIDE_A_JOB, type Jail } from "../cycle/confine.js";
-import { CycleRequest } from "../cycle/request.js";
-import type { CommandRecord } from "../cycle/result.js";
+import { CycleRequest } from "../contracts/cycle-request.js";
+import type { CommandRecord } from "../contracts/cycle-result.js";
 import { canRefreshBase, runCycle, type JobDeps } from "../cycle/run.js";
 import { headCommit, listFiles, resolveTestBase } from "../cycle/workspace.js";
-import { placementOf } from "../substrate/placement.js";
+import { placementOf } from "../contracts/placement.js";
 import type { BranchProvider } from "../substrate/provider.js";
 import { migrateBranch, rebuildReleaseDatabases, releaseSchema } from "./rebuild.js";
-import { DeployEvidence, type DeployRequest } from "./schemas.js";
+import { DeployEvidence, type DeployRequest } from "../contracts/deploy.js";
 
 /**
  * The release verification at the end of the build lane (docs/ARCHITECTURE.md, The machine `deploying`). With a deploy
@@ -127,129 +127,43 @@ function sharedSchema(provider: BranchProvider, request: DeployRequest) {
   );
 }
 
+type Job = ReturnType<typeof withDefaults>;
+
+/** What the release has found so far: kept when a step throws, so the evidence shows how far it got. */
+interface ReleaseFindings {
+  branch: string;
+  migrationsApplied: string[];
+  deploy?: CommandRecord;
+  verify: DeployEvidence["verify"];
+  previewUrl: string | null;
+  schema?: DeployEvidence["schema"];
+  reasons: string[];
+  warnings: string[];
+}
+
 export async function runDeploy(request: DeployRequest, deps: JobDeps): Promise<DeployEvidence> {
-  const { now, runCommand, progress, config, provider, cwd, prepare, finish, confinement, record } = withDefaults(deps);
+  const job = withDefaults(deps);
+  const { now, config, provider, finish, record } = job;
   const startedAt = now().toISOString();
-  const reasons: string[] = [];
-  const warnings: string[] = [];
-  const timeoutMs = config.cycle.timeoutMinutes * 60_000;
   const mode = config.commands.deploy ? "preview" : "replay";
-  let branch = mode === "preview" ? request.database.branch : request.database.parent;
-  let migrationsApplied: string[] = [];
-  let deploy: CommandRecord | undefined;
-  let verify: DeployEvidence["verify"] = { outcome: "not-run", command: config.commands.verify ?? null };
-  let previewUrl: string | null = null;
-  let schema: DeployEvidence["schema"];
-  const placement = placementOf(config);
-
+  const found: ReleaseFindings = {
+    branch: mode === "preview" ? request.database.branch : request.database.parent,
+    migrationsApplied: [],
+    verify: { outcome: "not-run", command: config.commands.verify ?? null },
+    previewUrl: null,
+    reasons: [],
+    warnings: [],
+  };
   try {
-    await checkoutIsRequested(cwd, request, "release");
-    const parentCommit = request.parentCommit ?? (await mergeBase(cwd, request.base?.branch));
-    migrationsApplied = await releaseMigrations(cwd, config.paths.migrations, parentCommit);
-    // Jobs that cannot see the app's branches build the parent and the track here, and carry their diff.
-    let replayFrom = request.database.parent;
-    if (!placement.shared) {
-      const rebuilt = await rebuildReleaseDatabases(
-        { ...request, ...(parentCommit ? { parentCommit } : {}) },
-        { provider, config, cwd, runCommand, progress },
-      );
-      schema = await releaseSchema(
-        provider,
-        { branch: rebuilt.track, parent: rebuilt.parent },
-        "rebuilt",
-        rebuilt.note,
-      );
-      replayFrom = rebuilt.parent;
-    }
-
-    if (mode === "preview") {
-      if (!config.commands.verify)
-        throw new Error(
-          "a deploy command is configured but no verify command: deploy evidence needs a verification (set commands.verify)",
-        );
-      if (!(await provider.getBranch(branch)))
-        throw new Error(`the track's database branch ${branch} does not exist; the preview needs it`);
-      const url = await provider.connectionUrl(branch);
-      const project = projectCommandEnvironment(config);
-      const onDatabase = againstDatabase(project, url);
-      await prepare(project);
-      progress(`deploying: ${config.commands.deploy}`);
-      deploy = await runCommand(config.commands.deploy!, { cwd, ...onDatabase, timeoutMs, tailLines: 200 });
-      if (deploy.exitCode !== 0) throw new Error(`the deploy command \`${deploy.command}\` ${howItEnded(deploy)}`);
-      previewUrl = previewUrlFrom(deploy.outputTail);
-      // The deploy migrated the track's branch: later forks must start from that state.
-      if (canRefreshBase(provider)) await provider.refreshBase(branch);
-      progress(`verifying: ${config.commands.verify}`);
-      const record = await runCommand(config.commands.verify, {
-        cwd,
-        ...onDatabase,
-        env: { ...onDatabase.env, ...(previewUrl ? { PREVIEW_URL: previewUrl } : {}) },
-        timeoutMs,
-      });
-      verify = { outcome: record.exitCode === 0 ? "passed" : "failed", command: config.commands.verify, record };
-      if (record.exitCode !== 0)
-        reasons.push(`the verify command \`${record.command}\` ${howItEnded(record)} against the preview`);
-      if (placement.shared) schema = await sharedSchema(provider, request);
-    } else {
-      progress(`no deploy command: replaying the migrations on a fork of ${replayFrom} and running the whole suite`);
-      const cycleRequest = CycleRequest.parse({
-        track: request.track,
-        step: "release",
-        commit: request.commit,
-        tests: { inTurn: [], earlierGreen: request.tests },
-        ...(request.testList
-          ? {
-              testList: {
-                path: request.testList.path,
-                sha256: request.testList.sha256,
-                inTurn: [],
-                earlierGreen: request.testList.tests,
-              },
-            }
-          : {}),
-        frozenTestFiles: request.frozenTestFiles,
-        database: { branch: replayFrom },
-        ttlSeconds: request.ttlSeconds,
-      });
-      const cycle = await runCycle(cycleRequest, {
-        provider,
-        config,
-        cwd,
-        ...(deps.runCommand ? { runCommand: deps.runCommand } : {}),
-        onProgress: progress,
-        confinement,
-      });
-      branch = cycle.database.cycleBranch ?? branch;
-      warnings.push(...cycle.warnings);
-      verify = {
-        outcome: cycle.verdict === "verified" ? "passed" : "failed",
-        command: config.commands.test,
-        ...(cycle.commands.test ? { record: cycle.commands.test } : {}),
-        cycle: {
-          verdict: cycle.verdict,
-          total: cycle.report?.total ?? 0,
-          passed: cycle.report?.passed ?? 0,
-          reasons: cycle.reasons,
-        },
-      };
-      reasons.push(...cycle.reasons);
-      // The replay ran on a fork: the track's own branch gets the verified migrations, so the
-      // app's consort/schema compares what the track will promote.
-      if (placement.shared && cycle.verdict === "verified") {
-        await migrateBranch(
-          { provider, config, cwd, runCommand, progress },
-          request.database.branch,
-          cwd,
-          request.commit,
-        );
-        schema = await sharedSchema(provider, request);
-      }
-    }
+    const replayFrom = await prepareRelease(request, job, found);
+    if (mode === "preview") await deployPreview(request, job, found);
+    else await replayRelease(request, job, deps.runCommand, replayFrom, found);
   } catch (error) {
-    reasons.push((error as Error).message);
+    found.reasons.push((error as Error).message);
   } finally {
     await finish();
   }
+  const { branch, migrationsApplied, deploy, verify, previewUrl, schema, reasons, warnings } = found;
   return DeployEvidence.parse({
     ...answered(request),
     mode,
@@ -266,4 +180,127 @@ export async function runDeploy(request: DeployRequest, deps: JobDeps): Promise<
     reasons: reasons.length === 0 && verify.outcome !== "passed" ? ["the release was not verified"] : reasons,
     warnings,
   });
+}
+
+/**
+ * The checkout, the release's migrations and, for jobs that cannot see the app's branches, the
+ * parent and the track rebuilt here with their diff. Returns the branch a replay forks from.
+ */
+async function prepareRelease(request: DeployRequest, job: Job, found: ReleaseFindings): Promise<string> {
+  const { config, provider, cwd, runCommand, progress } = job;
+  await checkoutIsRequested(cwd, request, "release");
+  const parentCommit = request.parentCommit ?? (await mergeBase(cwd, request.base?.branch));
+  found.migrationsApplied = await releaseMigrations(cwd, config.paths.migrations, parentCommit);
+  if (placementOf(config).shared) return request.database.parent;
+  // Jobs that cannot see the app's branches build the parent and the track here, and carry their diff.
+  const rebuilt = await rebuildReleaseDatabases(
+    { ...request, ...(parentCommit ? { parentCommit } : {}) },
+    { provider, config, cwd, runCommand, progress },
+  );
+  found.schema = await releaseSchema(
+    provider,
+    { branch: rebuilt.track, parent: rebuilt.parent },
+    "rebuilt",
+    rebuilt.note,
+  );
+  return rebuilt.parent;
+}
+
+/** With a deploy command: deploy a preview on the track's branch and verify it. */
+async function deployPreview(request: DeployRequest, job: Job, found: ReleaseFindings): Promise<void> {
+  const { config, provider, cwd, runCommand, progress, prepare } = job;
+  const timeoutMs = config.cycle.timeoutMinutes * 60_000;
+  const branch = found.branch;
+  if (!config.commands.verify)
+    throw new Error(
+      "a deploy command is configured but no verify command: deploy evidence needs a verification (set commands.verify)",
+    );
+  if (!(await provider.getBranch(branch)))
+    throw new Error(`the track's database branch ${branch} does not exist; the preview needs it`);
+  const url = await provider.connectionUrl(branch);
+  const project = projectCommandEnvironment(config);
+  const onDatabase = againstDatabase(project, url);
+  await prepare(project);
+  progress(`deploying: ${config.commands.deploy}`);
+  const deploy = await runCommand(config.commands.deploy!, { cwd, ...onDatabase, timeoutMs, tailLines: 200 });
+  found.deploy = deploy;
+  if (deploy.exitCode !== 0) throw new Error(`the deploy command \`${deploy.command}\` ${howItEnded(deploy)}`);
+  const previewUrl = previewUrlFrom(deploy.outputTail);
+  found.previewUrl = previewUrl;
+  // The deploy migrated the track's branch: later forks must start from that state.
+  if (canRefreshBase(provider)) await provider.refreshBase(branch);
+  progress(`verifying: ${config.commands.verify}`);
+  const record = await runCommand(config.commands.verify, {
+    cwd,
+    ...onDatabase,
+    env: { ...onDatabase.env, ...(previewUrl ? { PREVIEW_URL: previewUrl } : {}) },
+    timeoutMs,
+  });
+  found.verify = { outcome: record.exitCode === 0 ? "passed" : "failed", command: config.commands.verify, record };
+  if (record.exitCode !== 0)
+    found.reasons.push(`the verify command \`${record.command}\` ${howItEnded(record)} against the preview`);
+  if (placementOf(config).shared) found.schema = await sharedSchema(provider, request);
+}
+
+/** The release cycle's request: every test of the list, none in turn, on a fork of `replayFrom`. */
+function replayRequest(request: DeployRequest, replayFrom: string): CycleRequest {
+  return CycleRequest.parse({
+    track: request.track,
+    step: "release",
+    commit: request.commit,
+    tests: { inTurn: [], earlierGreen: request.tests },
+    ...(request.testList
+      ? {
+          testList: {
+            path: request.testList.path,
+            sha256: request.testList.sha256,
+            inTurn: [],
+            earlierGreen: request.testList.tests,
+          },
+        }
+      : {}),
+    frozenTestFiles: request.frozenTestFiles,
+    database: { branch: replayFrom },
+    ttlSeconds: request.ttlSeconds,
+  });
+}
+
+/** Without a deploy command: replay the migrations on a fork of `replayFrom` and run the whole suite. */
+async function replayRelease(
+  request: DeployRequest,
+  job: Job,
+  givenRunner: CommandRunner | undefined,
+  replayFrom: string,
+  found: ReleaseFindings,
+): Promise<void> {
+  const { config, provider, cwd, runCommand, progress, confinement } = job;
+  progress(`no deploy command: replaying the migrations on a fork of ${replayFrom} and running the whole suite`);
+  const cycle = await runCycle(replayRequest(request, replayFrom), {
+    provider,
+    config,
+    cwd,
+    ...(givenRunner ? { runCommand: givenRunner } : {}),
+    onProgress: progress,
+    confinement,
+  });
+  found.branch = cycle.database.cycleBranch ?? found.branch;
+  found.warnings.push(...cycle.warnings);
+  found.verify = {
+    outcome: cycle.verdict === "verified" ? "passed" : "failed",
+    command: config.commands.test,
+    ...(cycle.commands.test ? { record: cycle.commands.test } : {}),
+    cycle: {
+      verdict: cycle.verdict,
+      total: cycle.report?.total ?? 0,
+      passed: cycle.report?.passed ?? 0,
+      reasons: cycle.reasons,
+    },
+  };
+  found.reasons.push(...cycle.reasons);
+  // The replay ran on a fork: the track's own branch gets the verified migrations, so the
+  // app's consort/schema compares what the track will promote.
+  if (placementOf(config).shared && cycle.verdict === "verified") {
+    await migrateBranch({ provider, config, cwd, runCommand, progress }, request.database.branch, cwd, request.commit);
+    found.schema = await sharedSchema(provider, request);
+  }
 }

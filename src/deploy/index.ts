@@ -5,6 +5,6 @@ export {
   PromoteResult,
   DEPLOY_EVIDENCE_FILE,
   PROMOTE_RESULT_FILE,
-} from "./schemas.js";
+} from "../contracts/deploy.js";
 export { runDeploy } from "./deploy.js";
 export { runPromote } from "./promote.js";

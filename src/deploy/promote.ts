@@ -1,10 +1,10 @@
 import { againstDatabase, howItEnded, projectCommandEnvironment } from "../cycle/commands.js";
-import type { CommandRecord } from "../cycle/result.js";
+import type { CommandRecord } from "../contracts/cycle-result.js";
 import { canRefreshBase, type JobDeps } from "../cycle/run.js";
 import { plainBranchId } from "../substrate/names.js";
-import { placementOf } from "../substrate/placement.js";
+import { placementOf } from "../contracts/placement.js";
 import { answered, checkoutIsRequested, withDefaults } from "./deploy.js";
-import { PromoteResult, type PromoteRequest } from "./schemas.js";
+import { PromoteResult, type PromoteRequest } from "../contracts/deploy.js";
 
 /**
  * After a merge (docs/ARCHITECTURE.md, The machine `promoting`): migrate the parent's database branch. A snapshot branch
@@ -21,7 +21,7 @@ export function snapshotBranchName(parent: string, commit: string): string {
   return `${base.slice(0, 63 - suffix.length).replace(/-+$/, "")}${suffix}`;
 }
 
-/** What the promotion says when the jobs have no persistent parent (src/substrate/placement.ts). */
+/** What the promotion says when the jobs have no persistent parent (src/contracts/placement.ts). */
 export function noPersistentParent(parent: string): string {
   return `There is no persistent parent to migrate: the jobs run apart from the app's branches (the local provider on a hosted runner), so \`${parent}\` was not migrated and the merge is the promotion. The release verified the migrations on a parent it rebuilt from the seed.`;
 }

@@ -9,11 +9,11 @@ import { canRefreshBase, seedRoot } from "../cycle/run.js";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { breakingFindings, compareBranches } from "../substrate/schema/index.js";
 import type { BranchProvider } from "../substrate/provider.js";
-import type { DeployRequest, ReleaseSchemaDiff } from "./schemas.js";
+import type { DeployRequest, ReleaseSchemaDiff } from "../contracts/deploy.js";
 
 /**
  * The release job's own databases, for jobs that cannot see the app's branches (the `local`
- * provider on a hosted runner, src/substrate/placement.ts): the parent rebuilt from the seed and
+ * provider on a hosted runner, src/contracts/placement.ts): the parent rebuilt from the seed and
  * the default branch's migrations (at the track's merge base), the track from that parent and the
  * track's migrations. The schema diff of the two is computed here, where they exist, and carried
  * in the deploy evidence; nothing else could observe it.

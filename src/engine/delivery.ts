@@ -1,4 +1,5 @@
-import { CONFIG_PATH, readGitHubConfig, type ConfigResult } from "../config/load.js";
+import { CONFIG_PATH } from "../config/load.js";
+import { readGitHubConfig, type ConfigResult } from "../github/config.js";
 import type { Handler, HandlerInput } from "../app/services.js";
 import { runEffects } from "./effects.js";
 import { failAllChecks } from "../app/checks.js";

@@ -1,10 +1,10 @@
 import type { ConsortConfig } from "../config/consort-config.js";
 import { AgentRequest } from "../cycle/agent-turn.js";
-import { GATE_NAMES, gateCheckName, type CheckName, type GateName } from "../gates/names.js";
+import { GATE_NAMES, gateCheckName, type CheckName, type GateName } from "../contracts/gates.js";
 import { restoreSnapshot, type Effect, type TrackSnapshot } from "../orchestrator/index.js";
 import type { TrackState } from "../state/index.js";
 import type { BranchProvider } from "../substrate/index.js";
-import { placementOf, type Placement } from "../substrate/placement.js";
+import { placementOf, type Placement } from "../contracts/placement.js";
 import {
   renderCheckRuns,
   renderComment,
@@ -323,7 +323,7 @@ async function trackCheckRuns(
  * lint that counts the parent's rows a change would break, on every check update of a live
  * track. A branch that does not exist, or a comparison that fails, is a failed check with the
  * reason (and `missing` says so for consort/discipline), never a pass and never a wait. Where the
- * jobs cannot see the app's branches (src/substrate/placement.ts), the app's branch proves
+ * jobs cannot see the app's branches (src/contracts/placement.ts), the app's branch proves
  * nothing: the check shows the diff the release job computed on the databases it built, and waits
  * for it until then.
  */

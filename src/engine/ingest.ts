@@ -1,17 +1,17 @@
 import type { z } from "zod";
-import { formatZodError } from "../config/zod-error.js";
+import { formatZodError } from "../contracts/zod-error.js";
 import { ArtifactError, artifactJson, downloadRunArtifact } from "../app/artifacts.js";
 import { judgeResultCommit, judgeRunProvenance, type RecordedRun, type ReportedRun } from "../app/provenance.js";
 import { stateStoreFor, type EngineDeps } from "./track.js";
 import { dispatchIdOfRunName, requestDigest, type WorkflowKind } from "../app/dispatch.js";
-import { CYCLE_RESULT_FILE, CycleResult } from "../cycle/result.js";
+import { CYCLE_RESULT_FILE, CycleResult } from "../contracts/cycle-result.js";
 import { confinementLine, verifiedLine } from "../cycle/summary.js";
 import {
   DEPLOY_EVIDENCE_FILE,
   DeployEvidence as DeployEvidenceResult,
   PROMOTE_RESULT_FILE,
   PromoteResult,
-} from "../deploy/schemas.js";
+} from "../contracts/deploy.js";
 import type { CycleEvidence, DeployEvidence, TrackEvent, TrackSnapshot } from "../orchestrator/index.js";
 import { TamperedStateError, TrackId, type CycleRecord, type TrackState } from "../state/index.js";
 

@@ -1,7 +1,7 @@
 import { effectiveFrozenTests } from "../orchestrator/context.js";
 import type { TrackSnapshot } from "../orchestrator/index.js";
 import type { CycleRecord, FrozenHashes, TrackState } from "../state/index.js";
-import { GATE_NAMES } from "../gates/names.js";
+import { GATE_NAMES } from "../contracts/gates.js";
 
 /**
  * The state file repeats, in its own plain fields, what a person auditing `consort/state` looks

@@ -8,7 +8,7 @@ import { decideApprovals, pendingGates } from "../app/approvals.js";
 import { failTampered } from "../app/checks.js";
 import { branchDeletedEvent, completedPush, pushEvent, verifiedPush } from "../push/read.js";
 import { githubSource } from "../push/github.js";
-import { readGitHubConfig } from "../config/load.js";
+import { readGitHubConfig } from "../github/config.js";
 import { advanceAndShow } from "./engine.js";
 import { dispatchIdOfRunName, WORKFLOWS } from "../app/dispatch.js";
 import { httpStatus, type GitHub, type Log, type RepoRef } from "../app/github.js";

@@ -1,7 +1,7 @@
 import { ARTIFACT_PATHS } from "../artifacts/paths.js";
-import { CycleRequest, runsOfIds } from "../cycle/request.js";
+import { CycleRequest, runsOfIds } from "../contracts/cycle-request.js";
 import { hashFrozenText } from "../gates/freeze.js";
-import { DeployRequest, PromoteRequest } from "../deploy/schemas.js";
+import { DeployRequest, PromoteRequest } from "../contracts/deploy.js";
 import { effectiveFrozenTests } from "../orchestrator/context.js";
 import type { DispatchCycleEffect, Effect, TrackSnapshot } from "../orchestrator/index.js";
 import type { TrackState } from "../state/index.js";

@@ -1,7 +1,7 @@
 import type { ConsortConfig } from "../config/consort-config.js";
-import { consortOwners, type CodeownersRule } from "../github/codeowners.js";
-import { canWrite, type Permission } from "../github/permissions.js";
-import { GATE_NAMES, type GateName } from "./names.js";
+import { consortOwners, type CodeownersRule } from "./codeowners.js";
+import { canWrite, type Permission } from "./permissions.js";
+import { GATE_NAMES, type GateName } from "../contracts/gates.js";
 import type { ApprovalRecord, TrackEvent, TrackSnapshot } from "../orchestrator/types.js";
 
 /**

@@ -1,6 +1,7 @@
 import { currentUnit } from "../orchestrator/context.js";
-import { isBuildStage, type GateRecord, type TrackSnapshot } from "../orchestrator/types.js";
-import { CHECK_NAMES, GATE_NAMES, gateCheckName, type CheckName, type GateName } from "./names.js";
+import { isBuildStage } from "../contracts/stages.js";
+import type { GateRecord, TrackSnapshot } from "../orchestrator/types.js";
+import { CHECK_NAMES, GATE_NAMES, gateCheckName, type CheckName, type GateName } from "../contracts/gates.js";
 
 /**
  * What each Consort check shows, decided from a track's snapshot alone (docs/ARCHITECTURE.md, Gates). This is the one

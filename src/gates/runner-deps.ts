@@ -1,13 +1,13 @@
 import { parse as parseToml } from "smol-toml";
 import { parse as parseYaml } from "yaml";
-import type { DependencyFormat } from "../cycle/runners.js";
+import type { DependencyFormat } from "../contracts/runners.js";
 
 /**
  * The runner's own entries in the files that say which package is installed (docs/ARCHITECTURE.md, Gates): npm's,
  * yarn's and pnpm's lockfiles, pyproject.toml's dependency tables, requirements files and the
  * Python lockfiles. Pointing `vitest` at a local folder in package-lock.json, or `pytest` at a fake
  * wheel in requirements.txt, decides which tests pass as surely as editing the runner's config.
- * The files and their formats are listed once, in src/cycle/runners.ts (DEPENDENCY_FILES); this
+ * The files and their formats are listed once, in src/contracts/runners.ts (DEPENDENCY_FILES); this
  * reads them. Every other entry stays the driver's to add and change.
  */
 

@@ -1,13 +1,13 @@
 import { posix } from "node:path";
 import picomatch from "picomatch";
-import { DEPENDENCY_FILES, RUNNERS } from "../cycle/runners.js";
+import { DEPENDENCY_FILES, RUNNERS } from "../contracts/runners.js";
 import { normaliseLineEndings } from "./hash.js";
 import { DEPENDENCY_SECTIONS, dependencyEntryChanges, isObject, pythonName, same } from "./runner-deps.js";
 
 /**
  * The test runner's configuration, frozen once the test-list gate opens (docs/ARCHITECTURE.md, Gates): which test
  * passes is decided by it as much as by the tests. The runners and their files, keys and packages
- * are listed once, in src/cycle/runners.ts; this is the rule that reads them.
+ * are listed once, in src/contracts/runners.ts; this is the rule that reads them.
  */
 
 const RUNNER_FILES = RUNNERS.flatMap((r) => r.configFiles);

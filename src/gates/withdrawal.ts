@@ -2,7 +2,7 @@ import type { TrackEvent, TrackSnapshot } from "../orchestrator/types.js";
 import type { FrozenState } from "../roles/classify.js";
 import type { GateReview } from "./approval.js";
 import { gitBlobId } from "./hash.js";
-import { GATE_NAMES, type FileGate } from "./names.js";
+import { GATE_NAMES, type FileGate } from "../contracts/gates.js";
 
 type GateWithdrawnEvent = Extract<TrackEvent, { type: "gate.withdrawn" }>;
 

@@ -1,13 +1,5 @@
+import { PERMISSIONS, type Permission } from "../gates/permissions.js";
 import { githubMessage, httpStatus, type GitHubClient } from "./client.js";
-
-/** A collaborator's role on a repository, most to least. */
-const PERMISSIONS = ["admin", "maintain", "write", "triage", "read", "none"] as const;
-export type Permission = (typeof PERMISSIONS)[number];
-
-/** True for roles that can push: the only ones whose approval GitHub (and Consort) counts. */
-export function canWrite(permission: Permission): boolean {
-  return permission === "admin" || permission === "maintain" || permission === "write";
-}
 
 /**
  * A user's role on the repository, from `GET /repos/{o}/{r}/collaborators/{u}/permission`.

@@ -2,7 +2,7 @@ import type { ConsortConfig } from "../config/consort-config.js";
 import type { CommitUnderApproval, GateReview, ReviewerFacts, ReviewState } from "../gates/approval.js";
 import { standingReviews } from "../gates/approval.js";
 import { githubMessage, type GitHubClient, type RepoRef } from "./client.js";
-import { consortOwners, type CodeownersRule } from "./codeowners.js";
+import { consortOwners, type CodeownersRule } from "../gates/codeowners.js";
 import { collaboratorPermission, isTeamMember } from "./permissions.js";
 
 /** Fetching the facts the approval rules need. Every fetch fails loudly; the gate then fails. */

@@ -1,8 +1,8 @@
 import { BUTTONS } from "../app/checks.js";
-import { CHECK_NAMES } from "../gates/names.js";
+import { CHECK_NAMES } from "../contracts/gates.js";
 import type { HandlerInput } from "../app/services.js";
 import { stateStoreFor } from "../engine/track.js";
-import { canWrite } from "../github/permissions.js";
+import { canWrite } from "../gates/permissions.js";
 import { collaboratorPermission } from "../github/permissions.js";
 import type { TrackEvent } from "../orchestrator/index.js";
 import { assertCanReseal, ResealDeniedError } from "../state/index.js";

@@ -1,6 +1,7 @@
 import type { HandlerInput } from "../app/services.js";
 import { advanceAndShow } from "../engine/engine.js";
-import { canWrite, collaboratorPermission } from "../github/permissions.js";
+import { canWrite } from "../gates/permissions.js";
+import { collaboratorPermission } from "../github/permissions.js";
 import { transition, type TrackEvent } from "../orchestrator/index.js";
 import { configOrFail, engineDeps, trackOf } from "../engine/delivery.js";
 import type { CheckSuitePayload } from "./payloads.js";

@@ -2,7 +2,7 @@ import { ARTIFACT_PATHS, DESIGN_GATE_FILES } from "../artifacts/paths.js";
 import { TestList, type TestListEntry } from "../artifacts/test-list.js";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { hashFrozenText, manifestHashFromHashes } from "../gates/hash.js";
-import { FILE_GATES, GATE_NAMES, type FileGate } from "../gates/names.js";
+import { FILE_GATES, GATE_NAMES, type FileGate } from "../contracts/gates.js";
 import type { FrozenState } from "../roles/classify.js";
 import type {
   BuildUnit,

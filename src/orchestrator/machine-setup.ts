@@ -1,6 +1,6 @@
 import { assertEvent, assign, setup } from "xstate";
 import { hashFrozenText, manifestHashFromHashes } from "../gates/hash.js";
-import type { FileGate } from "../gates/names.js";
+import type { FileGate } from "../contracts/gates.js";
 import {
   addAuthors,
   addFrozenText,

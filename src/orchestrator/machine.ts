@@ -1,4 +1,4 @@
-import { FILE_GATES, GATE_NAMES } from "../gates/names.js";
+import { FILE_GATES, GATE_NAMES } from "../contracts/gates.js";
 import { currentUnit, cycleEffect } from "./context.js";
 import { DESIGN_STEPS, STAGES } from "./types.js";
 import { machineSetup, type MachineEvent } from "./machine-setup.js";

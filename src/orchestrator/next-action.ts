@@ -3,7 +3,7 @@ import type { ConsortConfig } from "../config/consort-config.js";
 import { ROLE_TRAILER } from "../roles/trailer.js";
 import { authorOf, ownershipAt, type ArtifactStep } from "../roles/roles.js";
 import { globMatcher } from "../roles/globs.js";
-import { placementOf } from "../substrate/placement.js";
+import { placementOf } from "../contracts/placement.js";
 import { currentUnit, effectiveFrozenTests } from "./context.js";
 import {
   gateAtStage,

@@ -2,10 +2,17 @@ import { z } from "zod";
 import { REVIEW_VERDICTS } from "../artifacts/review.js";
 import { TestListEntry } from "../artifacts/test-list.js";
 import { Granularity } from "../config/consort-config.js";
-import { CYCLE_STEPS, TestCycleStep } from "../cycle/request.js";
-import { ReleaseSchemaDiff } from "../deploy/schemas.js";
-import { RoleName } from "../roles/roles.js";
-import { DESIGN_STEPS, GATE_NAMES, SNAPSHOT_SCHEMA_VERSION, STAGES } from "./types.js";
+import { CYCLE_STEPS, TestCycleStep } from "../contracts/cycle-request.js";
+import { ReleaseSchemaDiff } from "../contracts/deploy.js";
+import { RoleName } from "../contracts/roles.js";
+import { GATE_NAMES } from "../contracts/gates.js";
+import { DESIGN_STEPS, STAGES } from "../contracts/stages.js";
+
+/**
+ * The version of the persisted snapshot format. `restoreSnapshot` converts version 1 (frozen test
+ * entries holding their texts) and refuses any other.
+ */
+export const SNAPSHOT_SCHEMA_VERSION = 2 as const;
 
 /**
  * zod schemas for what enters the machine from outside: events (parsed at the edge by handlers and
@@ -98,7 +105,7 @@ export const DeployEvidenceSchema = z.object({
   notes: z.array(z.string()).optional(),
   /** false when the repository's commands ran as the job's own user (see src/cycle/confine.ts). */
   confined: z.boolean().optional(),
-  /** The schema diff the release job computed where its databases were (src/deploy/schemas.ts). */
+  /** The schema diff the release job computed where its databases were (src/contracts/deploy.ts). */
   schema: ReleaseSchemaDiff.optional(),
 });
 

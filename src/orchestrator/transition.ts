@@ -5,7 +5,7 @@ import { Spec } from "../artifacts/spec.js";
 import { formatIssue } from "../artifacts/issues.js";
 import { parseArtifact, validateArtifacts, type Checkpoint } from "../artifacts/validate.js";
 import type { ConsortConfig } from "../config/consort-config.js";
-import { formatZodError, zodProblems } from "../config/zod-error.js";
+import { formatZodError, zodProblems } from "../contracts/zod-error.js";
 import {
   commandFolders,
   configuredCommands,
@@ -13,7 +13,7 @@ import {
   isRunnerConfigPath,
   touchesBeyondConsort,
 } from "../gates/freeze.js";
-import type { FileGate } from "../gates/names.js";
+import type { FileGate } from "../contracts/gates.js";
 import { frozenChangesAtHead } from "../gates/withdrawal.js";
 import { classifyCommit, type FrozenState } from "../roles/classify.js";
 import { globMatcher } from "../roles/globs.js";

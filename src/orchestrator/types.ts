@@ -1,8 +1,7 @@
 import type { z } from "zod";
 import type { TestListEntry } from "../artifacts/test-list.js";
-import type { CycleStep } from "../cycle/request.js";
-import type { RoleName } from "../roles/roles.js";
-import { GATE_NAMES, type GateName } from "../gates/names.js";
+import type { CycleStep } from "../contracts/cycle-request.js";
+import type { RoleName } from "../contracts/roles.js";
 import type {
   ApprovalRecordSchema,
   BuildUnitSchema,
@@ -29,73 +28,20 @@ import type {
  * or reads the clock: time arrives inside events (`at`, ISO 8601).
  */
 
-/**
- * The version of the persisted snapshot format. `restoreSnapshot` converts version 1 (frozen test
- * entries holding their texts) and refuses any other.
- */
-export const SNAPSHOT_SCHEMA_VERSION = 2 as const;
+export { SNAPSHOT_SCHEMA_VERSION } from "./schema.js";
 
-/** The design-lane steps a person may reopen with `renegotiate` (scope `design`). */
-export const DESIGN_STEPS = ["stories", "spec", "architecture", "db-design", "ux"] as const;
-export type DesignStep = (typeof DESIGN_STEPS)[number];
-
-/** The build lane of one unit: RED, GREEN (with repair), review, refactor. */
-const BUILD_STAGES = [
-  "red",
-  "red-verify",
-  "green",
-  "green-verify",
-  "repair",
-  "review",
-  "refactor",
-  "refactor-verify",
-] as const;
-export type BuildStage = (typeof BUILD_STAGES)[number];
-export const isBuildStage = (stage: string): stage is BuildStage => (BUILD_STAGES as readonly string[]).includes(stage);
-
-/**
- * Where a track stands. Design lane, gates, build lane (one unit at a time), release, end states.
- * `ux` is visited only when the spec marks a story as user-facing.
- */
-export const STAGES = [
-  ...DESIGN_STEPS,
-  "design-gate",
-  "test-list",
-  "test-list-gate",
-  ...BUILD_STAGES,
-  "blocked",
-  "deploying",
-  "deploy-gate",
-  "promote-gate",
-  "merging",
-  "promoting",
-  "done",
-  "abandoned",
-] as const;
-export type Stage = (typeof STAGES)[number];
-
-/** The stage where a person approves `gate`: `design` → `design-gate`. */
-export const gateStage = (gate: GateName): Stage => `${gate}-gate`;
-/** The gate a gate stage waits on (`design-gate` → `design`); none at any other stage. */
-export const gateAtStage = (stage: string): GateName | undefined =>
-  GATE_NAMES.find((gate) => gateStage(gate) === stage);
-
-/**
- * The stages where the track waits for a dispatched cycle to report (a verification, the release,
- * the promotion): the orchestrator acts, no role commits.
- */
-const CYCLE_STAGES = [
-  "red-verify",
-  "green-verify",
-  "refactor-verify",
-  "deploying",
-  "promoting",
-] as const satisfies readonly Stage[];
-export const isCycleStage = (stage: Stage): stage is (typeof CYCLE_STAGES)[number] =>
-  (CYCLE_STAGES as readonly Stage[]).includes(stage);
-
-/** The four gates a person approves with a PR review (declared in src/gates). */
-export { GATE_NAMES, type GateName } from "../gates/names.js";
+/** The stages and the gates are the contracts' vocabulary (src/contracts); the machine's face shows them too. */
+export {
+  DESIGN_STEPS,
+  STAGES,
+  gateAtStage,
+  gateStage,
+  isBuildStage,
+  isCycleStage,
+  type DesignStep,
+  type Stage,
+} from "../contracts/stages.js";
+export { GATE_NAMES, type GateName } from "../contracts/gates.js";
 
 /** What a dispatched cycle proves: a valid RED, a valid GREEN, a refactor that stays green, a verified preview deploy. */
 export type { CycleStep };

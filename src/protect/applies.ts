@@ -1,4 +1,4 @@
-import { CHECK_NAMES } from "../gates/names.js";
+import { CHECK_NAMES } from "../contracts/gates.js";
 import { githubMessage, httpStatus, type GitHubClient } from "../github/client.js";
 import { STATE_BRANCH } from "../state/index.js";
 import { refused } from "./apply.js";

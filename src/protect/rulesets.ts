@@ -1,4 +1,4 @@
-import { CHECK_NAMES } from "../gates/names.js";
+import { CHECK_NAMES } from "../contracts/gates.js";
 import { STATE_BRANCH } from "../state/schema.js";
 
 /**

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { CheckName } from "../gates/names.js";
+import type { CheckName } from "../contracts/gates.js";
 
 /** GitHub's limits on a check run (and a comment body). */
 export const OUTPUT_LIMIT = 65_535;

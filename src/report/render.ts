@@ -1,5 +1,12 @@
 import { isPlaceholder, type CheckState } from "../gates/checks.js";
-import { CHECK_NAMES, GATE_NAMES, gateCheckName, gateTitle, type CheckName, type GateName } from "../gates/names.js";
+import {
+  CHECK_NAMES,
+  GATE_NAMES,
+  gateCheckName,
+  gateTitle,
+  type CheckName,
+  type GateName,
+} from "../contracts/gates.js";
 import {
   CHECK_ACTIONS,
   COMMENT_LIMIT,

@@ -1,5 +1,5 @@
 import type { CheckState, TrackCheckName } from "../gates/checks.js";
-import type { GateName } from "../gates/names.js";
+import type { GateName } from "../contracts/gates.js";
 import type { CheckAction } from "./checks.js";
 
 /**
@@ -115,7 +115,7 @@ export interface TrackReport {
   notes?: string[];
   /** Why a review just submitted does not count, by gate: shown in that gate's check, under its approvals. */
   refusedApprovals?: Partial<Record<GateName, string[]>>;
-  /** Where the database facts of the checks come from (src/substrate/placement.ts). */
+  /** Where the database facts of the checks come from (src/contracts/placement.ts). */
   sources?: string;
 }
 

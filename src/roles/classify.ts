@@ -10,9 +10,12 @@ import {
   touchesBeyondConsort,
   type RunnerReach,
 } from "../gates/runner-reach.js";
-import type { GateName, PushedCommit, Stage } from "../orchestrator/types.js";
+import type { GateName } from "../contracts/gates.js";
+import type { Stage } from "../contracts/stages.js";
+import type { PushedCommit } from "../orchestrator/types.js";
 import { globMatcher } from "./globs.js";
-import { PROTECTED_PATHS, ROLES, ownershipAt, waitingFor, type RoleName } from "./roles.js";
+import type { RoleName } from "../contracts/roles.js";
+import { PROTECTED_PATHS, ROLES, ownershipAt, waitingFor } from "./roles.js";
 import { testCodeIn } from "./test-code.js";
 import { readRoleTrailer } from "./trailer.js";
 

@@ -1,28 +1,14 @@
-import { z } from "zod";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { ARTIFACT_PATHS, reviewPath } from "../artifacts/paths.js";
 import { CONFIG_PATH } from "../config/path.js";
-import { gateAtStage, isCycleStage, type Stage } from "../orchestrator/types.js";
+import type { RoleName } from "../contracts/roles.js";
+import { gateAtStage, isCycleStage, type Stage } from "../contracts/stages.js";
 
 /**
  * The eight roles (docs/ARCHITECTURE.md, Tracks, artifacts and roles) and what each owns at each step. Ownership is per step: the Navigator
  * owns test files at RED and only its review file at review; the Driver owns code and migrations at
  * GREEN, repair and refactor; design roles own their artifact during their design step only.
  */
-
-/** The roles' ids: the `Consort-Role:` trailer values and the keys of `roles:` in `.github/consort.yml`. */
-export const ROLE_NAMES = [
-  "product-owner",
-  "spec-author",
-  "architect",
-  "dba",
-  "test-strategist",
-  "ux-designer",
-  "navigator",
-  "driver",
-] as const;
-export const RoleName = z.enum(ROLE_NAMES);
-export type RoleName = z.infer<typeof RoleName>;
 
 export interface RoleInfo {
   /** What a person reads: the heading of the role's prompt (`# Role: <title>` in roles/<role>.md). */

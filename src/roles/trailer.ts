@@ -1,4 +1,4 @@
-import { ROLE_NAMES, RoleName } from "./roles.js";
+import { ROLE_NAMES, RoleName } from "../contracts/roles.js";
 
 /** The commit trailer every commit on a track carries: `Consort-Role: <role>` (docs/ARCHITECTURE.md, Tracks, artifacts and roles). */
 export const ROLE_TRAILER = "Consort-Role";

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
-import { GateName } from "../gates/names.js";
+import { GateName } from "../contracts/gates.js";
 import { endsLikeHashSuffix } from "../substrate/names.js";
 
 /**

@@ -1,5 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
-import { zodProblems } from "../config/zod-error.js";
+import { zodProblems } from "../contracts/zod-error.js";
 import { SIGNATURE_PREFIX, TrackState, TrackStateFile } from "./schema.js";
 import { TamperedStateError } from "./errors.js";
 

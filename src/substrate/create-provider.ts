@@ -5,7 +5,7 @@ import { LOCAL_ROOT_DATABASE, ensureLocalServer, resolveLocalDataDir } from "./l
 import { describeServer, toSubstrateError } from "./pg-errors.js";
 import { PostgresBranchProvider } from "./postgres-provider.js";
 import { createLakebaseProvider } from "./lakebase/provider.js";
-import { placementOf } from "./placement.js";
+import { placementOf } from "../contracts/placement.js";
 import { SubstrateError, type BranchProvider } from "./provider.js";
 
 export interface CreateProviderOptions {

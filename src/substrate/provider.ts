@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { ProviderKind as ProviderKindSchema } from "../config/consort-config.js";
+import type { ProviderKind as ProviderKindSchema } from "../contracts/placement.js";
 /**
  * One interface over every place a database branch can live: Databricks Lakebase, any Postgres
  * server reachable by URL, or the embedded server Consort starts itself (docs/ARCHITECTURE.md, Database branches).

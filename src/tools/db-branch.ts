@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ProviderKind } from "../config/consort-config.js";
+import { ProviderKind } from "../contracts/placement.js";
 import type { BranchProvider, DatabaseBranch } from "../substrate/index.js";
 import { defineTool, ToolError } from "./registry.js";
 import { compareForTool, SchemaComparisonOutput } from "./schema-diff.js";

@@ -1,6 +1,6 @@
 import { simpleGit } from "simple-git";
 import type { ConsortConfig } from "../config/consort-config.js";
-import type { GateName } from "../gates/names.js";
+import type { GateName } from "../contracts/gates.js";
 import { transition, type TrackSnapshot } from "../orchestrator/index.js";
 import { ToolError } from "./errors.js";
 import { loadLane, writeLane, type LocalApproval } from "./local-lane.js";

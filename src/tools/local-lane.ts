@@ -3,8 +3,8 @@ import { dirname, join, resolve } from "node:path";
 import lockfile from "proper-lockfile";
 import { simpleGit } from "simple-git";
 import { z } from "zod";
-import { formatZodError } from "../config/zod-error.js";
-import { GateName } from "../gates/names.js";
+import { formatZodError } from "../contracts/zod-error.js";
+import { GateName } from "../contracts/gates.js";
 import { TrackId } from "../state/index.js";
 import { ToolError } from "./errors.js";
 

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { formatZodError } from "../config/zod-error.js";
+import { formatZodError } from "../contracts/zod-error.js";
 import type { ToolContext } from "./context.js";
 import { ToolError } from "./errors.js";
 

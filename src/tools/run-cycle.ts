@@ -2,16 +2,22 @@ import { basename } from "node:path";
 import picomatch from "picomatch";
 import { z } from "zod";
 import { simpleGit } from "simple-git";
-import { TestId } from "../artifacts/ids.js";
+import { TestId } from "../contracts/ids.js";
 import { buildLocalRequest, REHEARSAL_LIMITS } from "../cycle/local-request.js";
-import { CycleRequest } from "../cycle/request.js";
+import { CycleRequest } from "../contracts/cycle-request.js";
 import { effectiveFrozenTests, frozenTextOf, greenTests } from "../orchestrator/context.js";
 import { nextAction } from "../orchestrator/index.js";
 import type { ToolContext } from "./context.js";
 import { loadTrack, type LoadedTrack } from "./track-tools.js";
-import { CYCLE_RESULT_FILE, CYCLE_SUMMARY_FILE, CycleTestOutcome, CycleVerdict, StepTimings } from "../cycle/result.js";
+import {
+  CYCLE_RESULT_FILE,
+  CYCLE_SUMMARY_FILE,
+  CycleTestOutcome,
+  CycleVerdict,
+  StepTimings,
+} from "../contracts/cycle-result.js";
 import type { ConsortConfig } from "../config/consort-config.js";
-import { CycleInputError, TestCycleStep } from "../cycle/request.js";
+import { CycleInputError, TestCycleStep } from "../contracts/cycle-request.js";
 import { runCycle } from "../cycle/run.js";
 import { defineTool, ToolError } from "./registry.js";
 

@@ -1,7 +1,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { simpleGit } from "simple-git";
-import { formatZodError } from "../config/zod-error.js";
+import { formatZodError } from "../contracts/zod-error.js";
 import { blobText, textLeftOut } from "../github/blob-text.js";
 import type { GitHubClient } from "../github/client.js";
 import { githubMessage, httpStatus } from "../github/client.js";

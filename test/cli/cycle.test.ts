@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { stringify } from "yaml";
-import { CycleResult } from "../../src/cycle/result.js";
+import { CycleResult } from "../../src/contracts/cycle-result.js";
 import { postgresUrl } from "../helpers/postgres.js";
 import { GREEN_T7, REPO_ROOT, checkout, uniqueBranch, type Checkout } from "../cycle/stockflow.js";
 

@@ -4,7 +4,7 @@ import { describe, expect, test } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { ACTION_DIR, REPO_ROOT, bundleAction } from "../../actions/build/src/bundle.js";
 import { ACTION_STEPS } from "../../actions/consort/src/step.js";
-import { ROLE_NAMES } from "../../src/roles/roles.js";
+import { ROLE_NAMES } from "../../src/contracts/roles.js";
 
 describe("the committed action bundle", () => {
   test(`${ACTION_DIR}/dist is what the sources bundle to (run npm run build:actions when this fails)`, async () => {

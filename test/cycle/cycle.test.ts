@@ -2,8 +2,8 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { hashFrozenText } from "../../src/gates/freeze.js";
-import { CycleRequest, type CycleRequestInput } from "../../src/cycle/request.js";
-import { CYCLE_RESULT_FILE, CYCLE_SUMMARY_FILE, CycleResult } from "../../src/cycle/result.js";
+import { CycleRequest, type CycleRequestInput } from "../../src/contracts/cycle-request.js";
+import { CYCLE_RESULT_FILE, CYCLE_SUMMARY_FILE, CycleResult } from "../../src/contracts/cycle-result.js";
 import { runCycle, type CycleDeps } from "../../src/cycle/run.js";
 import {
   GREEN_T7,

@@ -2,7 +2,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { ConsortConfig } from "../../src/config/consort-config.js";
-import { CycleRequest } from "../../src/cycle/request.js";
+import { CycleRequest } from "../../src/contracts/cycle-request.js";
 import { runCycle } from "../../src/cycle/run.js";
 import type { BranchProvider } from "../../src/substrate/provider.js";
 import { RED_T7, checkout, exampleConfig, uniqueBranch, type Checkout } from "./stockflow.js";

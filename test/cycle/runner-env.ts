@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
-import { CYCLE_RESULT_FILE, CycleResult } from "../../src/cycle/result.js";
+import { CYCLE_RESULT_FILE, CycleResult } from "../../src/contracts/cycle-result.js";
 import { postgresUrl } from "../helpers/postgres.js";
 
 /**

@@ -1,7 +1,7 @@
 import { appendFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { CycleRequest } from "../../src/cycle/request.js";
+import { CycleRequest } from "../../src/contracts/cycle-request.js";
 import { runCycle } from "../../src/cycle/run.js";
 import { git, type Checkout, type Mutation, exampleSuite } from "./stockflow.js";
 

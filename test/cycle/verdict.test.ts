@@ -1,9 +1,13 @@
 import { describe, expect, test } from "vitest";
 import { hashFrozenText } from "../../src/gates/freeze.js";
 import type { TestCaseResult } from "../../src/cycle/junit/index.js";
-import { CycleRequest, type CycleStep } from "../../src/cycle/request.js";
-import { decideVerdict, type FrozenFileState, type ReportForVerdict } from "../../src/cycle/verdict.js";
-import type { TestFileChange } from "../../src/cycle/workspace.js";
+import { CycleRequest, type CycleStep } from "../../src/contracts/cycle-request.js";
+import {
+  decideVerdict,
+  type FrozenFileState,
+  type ReportForVerdict,
+  type TestFileChange,
+} from "../../src/cycle/verdict.js";
 
 /** The verdict rules on their own (design §6), one rule per test; the real runs are in cycle.test.ts. */
 

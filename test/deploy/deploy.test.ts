@@ -7,7 +7,7 @@ import { OUTSIDE_A_JOB } from "../../src/cycle/confine.js";
 import { runDeploy } from "../../src/deploy/deploy.js";
 import { hashFrozenText } from "../../src/gates/hash.js";
 import { runPromote, snapshotBranchName } from "../../src/deploy/promote.js";
-import { DeployEvidence, DeployRequest, PromoteRequest } from "../../src/deploy/schemas.js";
+import { DeployEvidence, DeployRequest, PromoteRequest } from "../../src/contracts/deploy.js";
 import type { BranchProvider } from "../../src/substrate/provider.js";
 import { EXAMPLE, checkout, exampleConfig, uniqueBranch, type Checkout } from "../cycle/stockflow.js";
 

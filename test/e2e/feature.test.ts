@@ -3,12 +3,12 @@ import pg from "pg";
 import { afterAll, afterEach, describe, expect, test } from "vitest";
 import { noPersistentParent } from "../../src/deploy/promote.js";
 import { ConsortConfig } from "../../src/config/consort-config.js";
-import { factSources, placementOf } from "../../src/substrate/placement.js";
+import { factSources, placementOf } from "../../src/contracts/placement.js";
 import { postgresUrl } from "../helpers/postgres.js";
 import { expectPassing, stages, summaryOf } from "./support/checks.js";
 import * as F from "./support/feature.js";
 import { LEAD, Scenario, stopOtherMachine } from "./support/scenario.js";
-import { CHECK_NAMES } from "../../src/gates/names.js";
+import { CHECK_NAMES } from "../../src/contracts/gates.js";
 import { trackIdForBranch } from "../../src/state/index.js";
 import { webhookPayload } from "../helpers/webhooks.js";
 

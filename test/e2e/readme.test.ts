@@ -6,7 +6,7 @@ import { describe, expect, test } from "vitest";
 import { buildProgram } from "../../src/cli/main.js";
 import { BEGIN, END, README, configReference, fieldComments, withReference } from "../../scripts/docs.js";
 import { checkStates, isPlaceholder } from "../../src/gates/checks.js";
-import { CHECK_NAMES } from "../../src/gates/names.js";
+import { CHECK_NAMES } from "../../src/contracts/gates.js";
 import { simulatedTrack } from "../handlers/scenario.js";
 
 /** The README a newcomer follows: its generated reference is current, and what it tells you to run exists. */

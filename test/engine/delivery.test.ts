@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { CHECK_NAMES } from "../../src/gates/names.js";
+import { CHECK_NAMES } from "../../src/contracts/gates.js";
 import { webhookPayload } from "../helpers/webhooks.js";
 import { type Harness, mockInstallationToken, trackRepo } from "../handlers/harness.js";
 import { type FakeStateBranch, inRepo, INSTALLATION_ID } from "../handlers/fake-repo.js";

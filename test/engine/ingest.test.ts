@@ -9,7 +9,7 @@ import type { RecordedRun, ReportedRun } from "../../src/app/provenance.js";
 import { trackReport } from "../../src/app/report-view.js";
 import { ConsortConfig } from "../../src/config/consort-config.js";
 import { confinementLine } from "../../src/cycle/summary.js";
-import { DeployEvidence, PROMOTE_RESULT_FILE, PromoteRequest, PromoteResult } from "../../src/deploy/schemas.js";
+import { DeployEvidence, PROMOTE_RESULT_FILE, PromoteRequest, PromoteResult } from "../../src/contracts/deploy.js";
 import { renderCheckRuns } from "../../src/report/render.js";
 import { GitHubMock } from "../helpers/github.js";
 import { TrackSim } from "../orchestrator/helpers/track.js";

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ARTIFACT_PATHS } from "../../src/artifacts/paths.js";
 import { requestDigest } from "../../src/app/dispatch.js";
 import { reconcileRepository } from "../../src/engine/reconcile.js";
-import { CycleRequest } from "../../src/cycle/request.js";
+import { CycleRequest } from "../../src/contracts/cycle-request.js";
 import type { AppServices } from "../../src/app/services.js";
 import { GitHubMock, TEST_APP_ID } from "../helpers/github.js";
 import { edited } from "../orchestrator/fixtures/stockflow.js";

@@ -7,7 +7,7 @@ import {
   type ApprovalContext,
   type GateReview,
 } from "../../src/gates/approval.js";
-import { parseCodeowners } from "../../src/github/codeowners.js";
+import { parseCodeowners } from "../../src/gates/codeowners.js";
 
 /**
  * The approval rules' every reason word for word, and the orderings and edge cases a gate could

@@ -9,7 +9,7 @@ import {
   type GateReview,
   type ReviewerFacts,
 } from "../../src/gates/approval.js";
-import { consortOwners, ownersOf, parseCodeowners } from "../../src/github/codeowners.js";
+import { consortOwners, ownersOf, parseCodeowners } from "../../src/gates/codeowners.js";
 import { toGateReview } from "../../src/github/reviews.js";
 import { webhookPayload } from "../helpers/webhooks.js";
 import { reach } from "../orchestrator/helpers/reach.js";

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ARTIFACT_PATHS } from "../../src/artifacts/paths.js";
-import { CHECK_NAMES } from "../../src/gates/names.js";
+import { CHECK_NAMES } from "../../src/contracts/gates.js";
 import type { TrackSnapshot } from "../../src/orchestrator/types.js";
 import { webhookPayload } from "../helpers/webhooks.js";
 import { type FakeStateBranch, inRepo, INSTALLATION_ID, REPOSITORY_ID } from "./fake-repo.js";

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { webhookPayload } from "../helpers/webhooks.js";
-import { CHECK_NAMES } from "../../src/gates/names.js";
+import { CHECK_NAMES } from "../../src/contracts/gates.js";
 import { TEST_APP_ID } from "../helpers/github.js";
 import { type Harness, mockInstallationToken, trackRepo } from "./harness.js";
 import { type FakeStateBranch, INSTALLATION_ID } from "./fake-repo.js";

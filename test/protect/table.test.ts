@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { CHECK_NAMES } from "../../src/gates/names.js";
+import { CHECK_NAMES } from "../../src/contracts/gates.js";
 import { PROTECTION_NOTES } from "../../src/protect/notes.js";
 import { DEFAULT_BRANCH_RULESET, desiredRulesets, STATE_BRANCH_RULESET } from "../../src/protect/rulesets.js";
 import { protectionRows, protectionTable } from "../../src/protect/table.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { TRACK_CHECKS } from "../../src/gates/checks.js";
-import { CHECK_NAMES } from "../../src/gates/names.js";
+import { CHECK_NAMES } from "../../src/contracts/gates.js";
 import {
   CHECK_ACTIONS,
   CheckAction,

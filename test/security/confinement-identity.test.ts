@@ -3,7 +3,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { ConsortConfig } from "../../src/config/consort-config.js";
-import { CycleRequest } from "../../src/cycle/request.js";
+import { CycleRequest } from "../../src/contracts/cycle-request.js";
 import { hashFrozenText } from "../../src/gates/freeze.js";
 import { placeCheckout, runBundledCycle, runnerLayout, type RunnerFolders } from "../cycle/runner-env.js";
 import {

@@ -5,7 +5,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, test } from "vitest";
-import { CycleRequest } from "../../src/cycle/request.js";
+import { CycleRequest } from "../../src/contracts/cycle-request.js";
 import {
   checkoutPostJob,
   placeCheckout,

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { ConsortConfig } from "../../src/config/consort-config.js";
 import { runPromote } from "../../src/deploy/promote.js";
-import { PromoteRequest } from "../../src/deploy/schemas.js";
+import { PromoteRequest } from "../../src/contracts/deploy.js";
 import { branchRoleName } from "../../src/substrate/branch-role.js";
 import type { BranchProvider } from "../../src/substrate/provider.js";
 import { compareBranches } from "../../src/substrate/schema/index.js";

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { ConsortConfig } from "../../src/config/consort-config.js";
-import { CycleRequest } from "../../src/cycle/request.js";
+import { CycleRequest } from "../../src/contracts/cycle-request.js";
 import { runCycle } from "../../src/cycle/run.js";
 import type { BranchProvider } from "../../src/substrate/provider.js";
 import { RED_T7, checkout, exampleConfig, uniqueBranch, type Checkout } from "../cycle/stockflow.js";

@@ -3,11 +3,11 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, test } from "vitest";
 import type { ConsortConfig } from "../../src/config/consort-config.js";
 import { hashFrozenText } from "../../src/gates/freeze.js";
-import { CycleRequest } from "../../src/cycle/request.js";
+import { CycleRequest } from "../../src/contracts/cycle-request.js";
 import { runCycle } from "../../src/cycle/run.js";
 import { runDeploy } from "../../src/deploy/deploy.js";
 import { runPromote } from "../../src/deploy/promote.js";
-import { DeployRequest, PromoteRequest } from "../../src/deploy/schemas.js";
+import { DeployRequest, PromoteRequest } from "../../src/contracts/deploy.js";
 import { postgresUrl } from "../helpers/postgres.js";
 import { RED_T7, type Checkout, S1_TESTS, T7, exampleSuite, uniqueBranch } from "../cycle/stockflow.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { hashFrozenText } from "../../src/gates/freeze.js";
-import { CycleRequest } from "../../src/cycle/request.js";
+import { CycleRequest } from "../../src/contracts/cycle-request.js";
 import { runCycle } from "../../src/cycle/run.js";
 import { RED_T7, replaceIn, S1_TESTS, T7, exampleSuite } from "../cycle/stockflow.js";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { formatZodError } from "../../config/zod-error.js";
+import { formatZodError } from "../../contracts/zod-error.js";
 import { classifyReport } from "./classify.js";
 import { detectFlavour, MARKS_HEAD, MARKS_TAIL } from "./flavour.js";
 import { FlavourSchema, JUnitError, type Flavour, type JUnitReport } from "./types.js";

@@ -1,9 +1,8 @@
 import { z } from "zod";
+import { FlavourSchema, type Flavour } from "../../contracts/runners.js";
 
-/** The test runners whose JUnit reports the cycle understands (docs/ARCHITECTURE.md, Cycles). */
-export const FLAVOURS = ["vitest", "jest", "mocha", "node", "pytest", "go", "surefire", "unknown"] as const;
-export const FlavourSchema = z.enum(FLAVOURS);
-export type Flavour = z.infer<typeof FlavourSchema>;
+/** The runner flavours are the runner table's (src/contracts/runners.ts); the JUnit reader names them too. */
+export { FlavourSchema, type Flavour };
 
 /**
  * How one test ended. A RED cycle needs `failed-assertion`: `failed-error` is a crash, a

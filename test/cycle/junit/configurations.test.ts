@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { locateTestCase, parseJUnit, readJUnitReports, type JUnitReport } from "../../../src/cycle/junit/index.js";
-import { CycleRequest, type CycleStep } from "../../../src/cycle/request.js";
+import { CycleRequest, type CycleStep } from "../../../src/contracts/cycle-request.js";
 import { decideVerdict } from "../../../src/cycle/verdict.js";
 import { FIXTURES, fixtureReport, fixtureRun } from "./fixtures.js";
 

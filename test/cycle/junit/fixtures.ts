@@ -7,7 +7,7 @@ import { beforeAll, beforeEach, expect, it } from "vitest";
 import { z } from "zod";
 import { parseJUnit, type JUnitReport } from "../../../src/cycle/junit/index.js";
 import type { NewModules } from "../../../src/cycle/new-modules.js";
-import { CycleRequest } from "../../../src/cycle/request.js";
+import { CycleRequest } from "../../../src/contracts/cycle-request.js";
 import { decideVerdict } from "../../../src/cycle/verdict.js";
 
 /**

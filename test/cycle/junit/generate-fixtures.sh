@@ -90,7 +90,7 @@ PYTEST_VERSION="$("$PYTHON" -m pytest --version 2>&1 | head -1)"
 PYTEST=(env PYTHONDONTWRITEBYTECODE=1 "$PYTHON" -m pytest -p no:cacheprovider --junitxml="$OUT/report.xml")
 
 # jest-junit as a cycle runs it: the cycle sets JEST_JUNIT_ADD_FILE_ATTRIBUTE=true for the test
-# command (src/cycle/runners.ts, REPORTER_ENV), so each test case carries its file.
+# command (src/contracts/runners.ts, REPORTER_ENV), so each test case carries its file.
 JEST_AS_CYCLE=(env JEST_JUNIT_ADD_FILE_ATTRIBUTE=true)
 
 # The settings teams change that change the report's shape, each on the same sample project.

@@ -1,4 +1,4 @@
-import { CHECK_NAMES, type CheckName } from "../../../src/gates/names.js";
+import { CHECK_NAMES, type CheckName } from "../../../src/contracts/gates.js";
 import { expect } from "vitest";
 import type { CheckRun, GitHubWorld } from "./github-world.js";
 import type { Scenario } from "./scenario.js";

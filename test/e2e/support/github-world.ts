@@ -1,7 +1,7 @@
 import { zipSync, strToU8 } from "fflate";
 import nock from "nock";
 import { contentsBody, GitHubMock, TEST_APP_ID, type RecordedRequest } from "../../helpers/github.js";
-import { CHECK_NAMES } from "../../../src/gates/names.js";
+import { CHECK_NAMES } from "../../../src/contracts/gates.js";
 import type { GitIdentity, GitRepo } from "./git-repo.js";
 
 /**

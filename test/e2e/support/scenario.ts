@@ -58,7 +58,7 @@ function expandKept(file: TrackStateFile, recordAt: (path: string) => string | u
 }
 import { createProvider } from "../../../src/substrate/index.js";
 import { ensureLocalServer, stopLocalServer } from "../../../src/substrate/local-server.js";
-import { placementOf } from "../../../src/substrate/placement.js";
+import { placementOf } from "../../../src/contracts/placement.js";
 import { PostgresBranchProvider } from "../../../src/substrate/postgres-provider.js";
 import type { BranchProvider } from "../../../src/substrate/provider.js";
 import { TEST_WEBHOOK_SECRET, testPrivateKey } from "../../helpers/github.js";

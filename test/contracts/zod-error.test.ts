@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { describe, expect, it } from "vitest";
-import { formatZodError, zodProblems } from "../../src/config/zod-error.js";
+import { formatZodError, zodProblems } from "../../src/contracts/zod-error.js";
 
 const TestList = z
   .object({

@@ -3,11 +3,11 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { JUNIT_README, README, withReportReading, withRunners } from "../../scripts/docs.js";
 import { readJUnitReports } from "../../src/cycle/junit/index.js";
-import { FLAVOURS } from "../../src/cycle/junit/types.js";
-import { RUNNERS, runnersTable } from "../../src/cycle/runners.js";
-import { FIXTURES } from "./junit/fixtures.js";
+import { FLAVOURS } from "../../src/contracts/runners.js";
+import { RUNNERS, runnersTable } from "../../src/contracts/runners.js";
+import { FIXTURES } from "../cycle/junit/fixtures.js";
 
-/** The supported-runners table (src/cycle/runners.ts) is the one list: the README shows it, and each row has a real report. */
+/** The supported-runners table (src/contracts/runners.ts) is the one list: the README shows it, and each row has a real report. */
 
 describe("the supported runners' table", () => {
   it("has one row for every runner the cycle reads, and only those", () => {

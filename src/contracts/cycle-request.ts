@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { RepoPath, TestId } from "../artifacts/ids.js";
-import { formatZodError } from "../config/zod-error.js";
+import { RepoPath, TestId } from "./ids.js";
+import { formatZodError } from "./zod-error.js";
 
 /**
  * The one JSON input the app dispatches to `.github/workflows/consort-cycle.yml` (docs/ARCHITECTURE.md, Cycles), and

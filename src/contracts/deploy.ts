@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { RepoPath } from "../artifacts/ids.js";
-import { CommandRecord, ConfinementRecord, CycleVerdict, TestCount } from "../cycle/result.js";
+import { RepoPath } from "./ids.js";
+import { CommandRecord, ConfinementRecord, CycleVerdict, TestCount } from "./cycle-result.js";
 import {
   answering,
   BranchId,
@@ -10,7 +10,7 @@ import {
   TestIdRun,
   TestListRef,
   dispatchedRequest,
-} from "../cycle/request.js";
+} from "./cycle-request.js";
 
 /** What the deploy and promote jobs take and what they leave as evidence (docs/ARCHITECTURE.md, The machine, deploy/promote). */
 
@@ -97,7 +97,7 @@ export const DeployEvidence = z
     /**
      * The track's schema against its parent's, computed by this job where the databases are:
      * `shared` on the app's own branches, `rebuilt` on databases the job rebuilt because it cannot
-     * see the app's (src/substrate/placement.ts). Absent when the release did not get that far.
+     * see the app's (src/contracts/placement.ts). Absent when the release did not get that far.
      */
     schema: ReleaseSchemaDiff.strict().optional(),
     startedAt: z.iso.datetime(),

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { ConsortConfig } from "../../src/config/consort-config.js";
-import { allPlacements, factSources, placementOf, runnerKind } from "../../src/substrate/placement.js";
+import { allPlacements, factSources, placementOf, runnerKind } from "../../src/contracts/placement.js";
 
 const config = (database: Record<string, unknown>, runsOn?: string[]) =>
   ConsortConfig.parse({ database, ...(runsOn ? { jobs: { runsOn } } : {}) });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { answering, CommitSha, CycleRequest, CycleStep } from "./request.js";
+import { answering, CommitSha, CycleRequest, CycleStep } from "./cycle-request.js";
 
 /**
  * `cycle-result.json`, uploaded in the artifact `consort-cycle-result` (docs/ARCHITECTURE.md, Cycles). The app reads

@@ -1,6 +1,12 @@
 import { describe, expect, test } from "vitest";
 import { hashFrozenText } from "../../src/gates/freeze.js";
-import { CycleInputError, idsOfRuns, parseCycleRequest, runsOfIds, testIdsOf } from "../../src/cycle/request.js";
+import {
+  CycleInputError,
+  idsOfRuns,
+  parseCycleRequest,
+  runsOfIds,
+  testIdsOf,
+} from "../../src/contracts/cycle-request.js";
 import { throwawayBranchName } from "../../src/cycle/run.js";
 import { BRANCH_ID_PATTERN } from "../../src/substrate/index.js";
 

@@ -1,5 +1,4 @@
-import type { ConsortConfig } from "../config/consort-config.js";
-import type { BranchProvider } from "./provider.js";
+import { z } from "zod";
 
 /**
  * Where each provider's database branches live, seen from the app and from the jobs it dispatches
@@ -7,7 +6,9 @@ import type { BranchProvider } from "./provider.js";
  * app, the jobs, the reports and the README's "Where the databases live" all read it here.
  */
 
-type ProviderKind = BranchProvider["kind"];
+/** Where database branches live: `database.provider` in .github/consort.yml, a `BranchProvider`'s kind. */
+export const ProviderKind = z.enum(["local", "postgres", "lakebase"]);
+type ProviderKind = z.infer<typeof ProviderKind>;
 
 /** GitHub-hosted runners keep nothing between jobs; a self-hosted runner is a machine you run. */
 export type RunnerKind = "hosted" | "self-hosted";
@@ -77,7 +78,10 @@ const PLACEMENTS: Record<ProviderKind, Record<RunnerKind, Placement>> = {
 };
 
 /** The placement of a configuration's branches: its provider and the runner its workflows name. */
-export function placementOf(config: Pick<ConsortConfig, "database" | "jobs">): Placement {
+export function placementOf(config: {
+  database: { provider: ProviderKind };
+  jobs: { runsOn: readonly string[] };
+}): Placement {
   return PLACEMENTS[config.database.provider][runnerKind(config.jobs.runsOn)];
 }
 

@@ -1,4 +1,9 @@
-import type { Flavour } from "./junit/types.js";
+import { z } from "zod";
+
+/** The test runners whose JUnit reports the cycle understands (docs/ARCHITECTURE.md, Cycles). */
+export const FLAVOURS = ["vitest", "jest", "mocha", "node", "pytest", "go", "surefire", "unknown"] as const;
+export const FlavourSchema = z.enum(FLAVOURS);
+export type Flavour = z.infer<typeof FlavourSchema>;
 
 /**
  * The test runners the cycle supports (docs/ARCHITECTURE.md, Cycles), one row each: how to make it write a report the
