@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
@@ -10,6 +11,10 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // A file mostly waits (on Postgres, git, a cycle's child processes), so even 2 cores run two
+    // at once; vitest's default (cores - 1) ran CI's files one by one. Each file makes its own
+    // databases and folders on the one server, so files do not see each other.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     // A skipped or focused test cannot fail: refuse to run them at all.
     allowOnly: false,
   },
