@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { runCli } from "../../src/cli/main.js";
+import { asTyped } from "../../src/cli/invocation.js";
 import {
   DEFAULT_BRANCH_RULESET,
   protectRepository,
@@ -334,7 +335,7 @@ describe("consort protect", () => {
     expect(code).toBe(1);
     expect(github.requests.every((r) => r.method === "GET")).toBe(true);
     expect(err).toContain(
-      `consort: ${unprotectedStateBranch("acme/shop", ["creation", "update", "deletion"])}\n  → consort protect --repo acme/shop --app-id ${TEST_APP_ID}`,
+      `consort: ${asTyped(unprotectedStateBranch("acme/shop", ["creation", "update", "deletion"]))}\n  → npx --no-install consort protect --repo acme/shop --app-id ${TEST_APP_ID}`,
     );
   });
 
@@ -505,7 +506,7 @@ describe("consort protect sees all protection that applies", () => {
     const { code, err } = await checkWith({ repository: PRIVATE });
     expect(code).toBe(1);
     expect(err).toContain(
-      "- acme/shop is private and acme is on GitHub Free, where rulesets on private repositories are not enforced: the seven checks are not required and consort/state is not protected, whatever the rulesets say\n  → make acme/shop public, or move acme to GitHub Team or Enterprise; then run consort protect --check again",
+      "- acme/shop is private and acme is on GitHub Free, where rulesets on private repositories are not enforced: the seven checks are not required and consort/state is not protected, whatever the rulesets say\n  → make acme/shop public, or move acme to GitHub Team or Enterprise; then run npx --no-install consort protect --check again",
     );
   });
 
@@ -519,7 +520,7 @@ describe("consort protect sees all protection that applies", () => {
     const { code, err } = await checkWith({ repository: PRIVATE });
     expect(code).toBe(1);
     expect(err).toContain(
-      "- acme/shop is private, and GitHub did not show the plan of acme, so Consort cannot tell whether its rulesets are enforced (on GitHub Free they are not, and the gates would only advise)\n  → run consort protect --check with the token of an owner of the organisation acme (GitHub shows an organisation's plan only to its owners)",
+      "- acme/shop is private, and GitHub did not show the plan of acme, so Consort cannot tell whether its rulesets are enforced (on GitHub Free they are not, and the gates would only advise)\n  → run npx --no-install consort protect --check with the token of an owner of the organisation acme (GitHub shows an organisation's plan only to its owners)",
     );
   });
 
@@ -533,7 +534,7 @@ describe("consort protect sees all protection that applies", () => {
     });
     expect(code).toBe(1);
     expect(err).toContain(
-      "  → make acme/shop public, or move acme to GitHub Pro; then run consort protect --check again",
+      "  → make acme/shop public, or move acme to GitHub Pro; then run npx --no-install consort protect --check again",
     );
   });
 });
