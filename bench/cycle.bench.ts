@@ -1,5 +1,15 @@
 import { execFileSync } from "node:child_process";
-import { chmodSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import {
+  chmodSync,
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -71,6 +81,10 @@ const git = (...args: string[]) =>
     .toString()
     .trim();
 git("init", "-q", "-b", "f1");
+// As on a runner, where npm ci installs node_modules beside the commit: never committed. (The
+// example's `node_modules/` pattern does not match this symlink; committed, it made every confined
+// cycle copy the install's 400 links instead of layering it, which no real checkout does.)
+writeFileSync(join(checkout, ".git", "info", "exclude"), "node_modules\n");
 git("add", "-A");
 git("commit", "-q", "-m", "F1 done");
 const commit = git("rev-parse", "HEAD");
