@@ -11,6 +11,7 @@ import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { createConsortApp } from "../../../src/index.js";
 import type { AppServices } from "../../../src/app/services.js";
 import { ConsortConfig, type RoleName } from "../../../src/config/consort-config.js";
+import { ROLE_NAMES } from "../../../src/contracts/roles.js";
 import { CycleRequest, CYCLE_SUMMARY_FILE, exitCodeFor, runCycle, type CycleResult } from "../../../src/cycle/index.js";
 import {
   DEPLOY_EVIDENCE_FILE,
@@ -93,18 +94,7 @@ const NOW = new Date("2026-03-01T12:00:00.000Z");
 
 /** Who plays each part. Agents are bots; people have logins with their permission. */
 export const AGENTS: Record<RoleName, GitIdentity> = Object.fromEntries(
-  (
-    [
-      "product-owner",
-      "spec-author",
-      "architect",
-      "dba",
-      "test-strategist",
-      "ux-designer",
-      "navigator",
-      "driver",
-    ] as const
-  ).map((role) => [
+  ROLE_NAMES.map((role) => [
     role,
     { name: `${role} agent`, email: `${role}-agent@users.noreply.github.com`, login: `${role}-agent` },
   ]),
