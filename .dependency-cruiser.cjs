@@ -49,18 +49,6 @@ const edges = (rule, imports) =>
  * an entry with the move. Any import not listed here fails `npm run lint`.
  */
 const EXCEPTIONS = [
-  // Step 1, the ground floor: the vocabulary and the job contracts are in contracts/, which
-  // imports nothing of ours. Left: gates/ and roles/ read the track's snapshot and event types
-  // (orchestrator/types.ts, type-only), and gates/checks.ts the current unit (orchestrator/context.ts);
-  // entering through orchestrator/index.ts would close a circle (transition.ts imports gates/). They
-  // go when the snapshot and event schemas (orchestrator/schema.ts, which needs the test list's and
-  // the review's schemas from artifacts/) move into contracts/.
-  ...edges("through-the-index", {
-    "src/gates/approval.ts": ["src/orchestrator/types.ts"],
-    "src/gates/checks.ts": ["src/orchestrator/context.ts", "src/orchestrator/types.ts"],
-    "src/gates/withdrawal.ts": ["src/orchestrator/types.ts"],
-    "src/roles/classify.ts": ["src/orchestrator/types.ts"],
-  }),
   // Step 2, one GitHub layer and the engine's own folder: the REST adapters left in app/ move into
   // github/, and the engine (engine/, handlers/) imports other folders through their index. (The
   // core reads no GitHub any more: github/config.ts reads the configuration, gates/ keeps the
@@ -119,13 +107,11 @@ const EXCEPTIONS = [
   // door must stay that light when this goes. cli/output.ts names SubstrateError without loading
   // the providers, for the same reason (--version loads it).
   ...edges("through-the-index", {
-    "src/board/evidence.ts": ["src/orchestrator/schema.ts"],
     "src/cli/cycle.ts": ["src/cycle/local-request.ts", "src/cycle/run.ts", "src/cycle/summary.ts"],
     "src/cli/mcp.ts": ["src/tools/errors.ts"],
     "src/cli/output.ts": ["src/substrate/provider.ts"],
     "src/mcp/server.ts": ["src/tools/json-schema.ts", "src/tools/registry.ts"],
     "src/tools/run-cycle.ts": ["src/cycle/local-request.ts", "src/cycle/run.ts", "src/orchestrator/context.ts"],
-    "src/tools/track-tools.ts": ["src/orchestrator/schema.ts"],
   }),
 ];
 

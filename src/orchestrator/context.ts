@@ -1,9 +1,10 @@
 import { ARTIFACT_PATHS, DESIGN_GATE_FILES } from "../artifacts/paths.js";
-import { TestList, type TestListEntry } from "../artifacts/test-list.js";
+import { TestList, type TestListEntry } from "../contracts/test-list.js";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { hashFrozenText, manifestHashFromHashes } from "../gates/hash.js";
 import { FILE_GATES, GATE_NAMES, type FileGate } from "../contracts/gates.js";
-import type { FrozenState } from "../roles/classify.js";
+import { currentUnit } from "../contracts/track.js";
+import type { FrozenState } from "../gates/freeze.js";
 import type {
   BuildUnit,
   CreateTrackInput,
@@ -99,10 +100,6 @@ export function buildUnits(tests: readonly TestListEntry[], granularity: "test" 
     unit.tests.push(test);
   }
   return units;
-}
-
-export function currentUnit(context: TrackContext): BuildUnit | null {
-  return context.units[context.unitIndex] ?? null;
 }
 
 /** The tests of `units`, in order (a loop: flatMap is ten times slower over a long track's units). */

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { Octokit } from "@octokit/rest";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { dispatchWorkflow, requestDigest } from "../../src/app/dispatch.js";
-import { TestList } from "../../src/artifacts/test-list.js";
+import { TestList } from "../../src/contracts/test-list.js";
 import { DatabaseConfig } from "../../src/config/consort-config.js";
 import { readCheckoutConfig } from "../../src/config/load.js";
 import { runCycleAction } from "../../src/cycle/action.js";
