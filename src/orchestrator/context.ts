@@ -449,7 +449,7 @@ export function addAuthors(context: TrackContext, gates: GateName[], logins: str
  * and test-list gates, the hash over the texts (at that commit) of the files the gate froze; for
  * the deploy and promote gates, which approve the track's verified head, the pending hash when the
  * review is on that head. `undefined` when it cannot be computed (fail closed: the review does not count).
- * The one rule for it: src/app/approvals.ts reads the texts at each reviewed commit and asks this.
+ * The one rule for it: src/engine/approvals.ts reads the texts at each reviewed commit and asks this.
  */
 export function gateManifestAt(
   context: TrackContext,

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Octokit } from "@octokit/rest";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { dispatchWorkflow, requestDigest } from "../../src/app/dispatch.js";
+import { dispatchWorkflow, requestDigest } from "../../src/github/dispatch.js";
 import { TestList } from "../../src/contracts/test-list.js";
 import { DatabaseConfig } from "../../src/config/consort-config.js";
 import { readCheckoutConfig } from "../../src/config/load.js";
