@@ -1,5 +1,5 @@
 import { httpStatus, type GitHubClient, type RepoRef } from "../github/client.js";
-import { STATE_BRANCH } from "./schema.js";
+import { STATE_BRANCH } from "../contracts/branches.js";
 
 /**
  * The state branch at installation (docs/ARCHITECTURE.md, State): made before any track needs it.
