@@ -13,11 +13,11 @@ import {
   type CycleRequest,
   CycleStep,
 } from "../contracts/cycle-request.js";
-import { exitCodeFor, CYCLE_RESULT_FILE, CYCLE_SUMMARY_FILE } from "../contracts/cycle-result.js";
+import { exitCodeFor, CYCLE_RESULT_FILE, CYCLE_SUMMARY_FILE, type CycleResult } from "../contracts/cycle-result.js";
 import { runCycle, throwawayBranchName } from "../cycle/run.js";
 import { renderCycleSummary } from "../cycle/summary.js";
 import { createProvider } from "../substrate/index.js";
-import { cycleOutputMatcher } from "../tools/index.js";
+import { cycleOutputMatcher, runLanePending, ToolError, type LocalRun } from "../tools/index.js";
 import { consortCommand, DATA_FOLDER } from "./invocation.js";
 import { CliError, printResult, progress } from "./output.js";
 
@@ -113,13 +113,16 @@ export function registerCycleCommands(program: Command): void {
     .option("--quiet", "no progress on stderr")
     .addHelpText(
       "after",
-      "\nExit code: 0 when the step is verified, 1 when it is refused (the reasons are printed), 2 on bad options.\n" +
+      "\nWithout --step or --request: runs the cycle or release the local lane waits for (after the commit that asks for one, as `consort next` says) and records its verdict in the lane.\n" +
+        "Exit code: 0 when the step is verified, 1 when it is refused (the reasons are printed), 2 on bad options.\n" +
         "Commands run with DATABASE_URL set to the throwaway branch and node_modules/.bin on the PATH.\n" +
         `Example: ${consortCommand("cycle --step red --tests T7")}\n${DATA_FOLDER}`,
     )
     .action(async (options: CycleOptions) => {
       const cwd = resolve(options.cwd);
       const say = progress(options);
+      // No step and no request: the job the local lane's machine waits for, as the app would run it.
+      if (!options.request && !options.step) return runLaneJob(cwd, options, say);
       let request: CycleRequest;
       try {
         if (options.request) {
@@ -206,4 +209,50 @@ export function registerCycleCommands(program: Command): void {
         await provider.close();
       }
     });
+}
+
+/**
+ * `consort cycle` with no step: run the job the local lane waits for and let its verdict move the
+ * lane. The CLI passes nothing of the caller's but the checkout: the request is the lane's, the
+ * verdict the job's.
+ */
+async function runLaneJob(cwd: string, options: CycleOptions, say: (message: string) => void): Promise<void> {
+  if (options.tests || options.earlierGreen || options.earlier || options.frozenAt || options.designApprovedAt)
+    throw new CliError(
+      "--tests, --earlier-green, --frozen-at and --design-approved-at need --step: without one, the local lane's own request runs",
+      "see consort cycle --help",
+      2,
+    );
+  let config: ConsortConfig;
+  try {
+    ({ config } = options.config ? readConfigFile(resolve(options.config)) : readCheckoutConfig(cwd));
+  } catch (error) {
+    if (error instanceof ConfigError) throw new CliError(error.summary, error.fix, 2);
+    throw error;
+  }
+  const outDir = options.outDir ? resolve(options.outDir) : await defaultOutDir(cwd);
+  const provider = await createProvider(config.database, { onProgress: say });
+  let run: LocalRun;
+  try {
+    run = await runLanePending(cwd, config, { provider, outDir, at: () => new Date().toISOString(), onProgress: say });
+  } catch (error) {
+    if (error instanceof ToolError) throw new CliError(error.message, error.hint);
+    throw error;
+  } finally {
+    await provider.close();
+  }
+  const stage = run.rejection
+    ? `the lane did not take it: ${run.rejection.join("; ")}`
+    : `the lane is now at ${run.snapshot.stage}; ${consortCommand("next")} says what comes next`;
+  const { result } = run;
+  const rendered =
+    run.workflow === "cycle"
+      ? renderCycleSummary(result as CycleResult).trimEnd()
+      : `release ${result.verdict} of ${result.commit.slice(0, 12)}${result.reasons.map((r) => `\n- ${r}`).join("")}`;
+  const { snapshot, lane, ...data } = run;
+  printResult(options, { ...data, lane: { path: lane, stage: snapshot.stage } }, () =>
+    [rendered, "", `${run.dispatchId}: ${stage}`].join("\n"),
+  );
+  process.stderr.write(`wrote ${run.resultPath}\nnote: a local lane is a rehearsal, never evidence for the app\n`);
+  process.exitCode = exitCodeFor(result.verdict);
 }

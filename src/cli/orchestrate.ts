@@ -79,17 +79,35 @@ function replaySource(replayed: ReplayedTrack): string {
   return `${stated}\ndefault branch: ${replayed.defaultBranch}, ${replayed.defaultBranchSource}`;
 }
 
+/**
+ * What the local lane runs at the terminal where the app would act: the cycle or release its
+ * machine waits for (run by `consort cycle`, which records the job's own verdict: nobody reports
+ * one), or a gate a person approves. Undefined when the lane waits for nothing of the kind.
+ */
+function localStep(replayed: ReplayedTrack): string | undefined {
+  const lane = replayed.lane;
+  if (!lane) return undefined;
+  const { pending } = lane;
+  if (pending)
+    return `locally: run ${consortCommand("cycle")} to run ${pending.workflow === "deploy" ? "the release" : `the ${pending.request.step} cycle`} (${pending.dispatchId}) on this checkout; the job's verdict moves the lane`;
+  const gate = /^([a-z-]+)-gate$/.exec(replayed.snapshot.stage)?.[1];
+  return gate
+    ? `locally: a person who made none of the gate's commits runs ${consortCommand(`approve ${gate}`)} at a terminal (a rehearsal)`
+    : undefined;
+}
+
 /** The track from --state, else derived from the checkout's commits (no token, no network). */
 async function trackSnapshot(
   options: DirOptions & { state?: string },
   config: ConsortConfig,
-): Promise<{ snapshot: TrackSnapshot; source: string }> {
+): Promise<{ snapshot: TrackSnapshot; source: string; local?: string }> {
   if (options.state) return { snapshot: readSnapshotFile(resolve(options.state)), source: resolve(options.state) };
   const cwd = resolve(options.cwd ?? ".");
   try {
     const stateKey = process.env.CONSORT_STATE_KEY || undefined;
     const replayed = await replayTrack(cwd, config, new Date().toISOString(), stateKey ? { stateKey } : {});
-    return { snapshot: replayed.snapshot, source: replaySource(replayed) };
+    const local = localStep(replayed);
+    return { snapshot: replayed.snapshot, source: replaySource(replayed), ...(local ? { local } : {}) };
   } catch (error) {
     if (error instanceof ToolError) throw new CliError(error.message, error.hint);
     throw error;
@@ -162,9 +180,11 @@ export function registerOrchestrateCommands(program: Command): void {
     .option("--json", "print the NextAction as JSON (what an agent receives)")
     .action(async (options: DirOptions & { state?: string }) => {
       const config = configFor(options);
-      const { snapshot, source } = await trackSnapshot(options, config);
+      const { snapshot, source, local } = await trackSnapshot(options, config);
       const action = nextAction(snapshot, config);
-      printResult(options, action, () => `${renderNextAction(action)}\n\n(state: ${source})`);
+      printResult(options, local ? { ...action, local } : action, () =>
+        [renderNextAction(action), ...(local ? ["", local] : []), "", `(state: ${source})`].join("\n"),
+      );
     });
 
   program

@@ -5,6 +5,7 @@ import { promisify } from "node:util";
 import { TestList } from "../contracts/test-list.js";
 import { formatZodError } from "../contracts/zod-error.js";
 import { hashFrozenText } from "../gates/freeze.js";
+import { defaultBranchOf } from "../push/default-branch.js";
 import { sanitiseBranchName } from "../substrate/index.js";
 import { CycleInputError, CycleRequest, type CycleStep, type CycleTest } from "../contracts/cycle-request.js";
 
@@ -145,17 +146,17 @@ async function localArchitecture(
   } catch {
     return undefined;
   }
-  const candidates = approvedAt ? [approvedAt] : ["origin/HEAD", "origin/main", "origin/master", "main", "master"];
-  for (const ref of candidates) {
-    try {
-      const base = approvedAt
-        ? (await gitOut(cwd, ["rev-parse", "--verify", `${ref}^{commit}`])).trim()
-        : (await gitOut(cwd, ["merge-base", commit, ref])).trim();
-      if (base) return { path: ARCHITECTURE_PATH, sha256: hashFrozenText(text), approvedAt: base };
-    } catch {
-      // not a ref of this checkout: try the next
-    }
+  if (!approvedAt) {
+    // The default branch as the local lane takes it, never a feature branch origin/HEAD names.
+    const trunk = await defaultBranchOf(cwd).catch(() => undefined);
+    const base = trunk && (await gitOut(cwd, ["merge-base", commit, trunk.ref]).catch(() => ""));
+    return base ? { path: ARCHITECTURE_PATH, sha256: hashFrozenText(text), approvedAt: base.trim() } : undefined;
   }
-  if (approvedAt) throw new CycleInputError(`--design-approved-at ${approvedAt} is not a commit of this checkout`);
-  return undefined;
+  try {
+    const base = (await gitOut(cwd, ["rev-parse", "--verify", `${approvedAt}^{commit}`])).trim();
+    if (base) return { path: ARCHITECTURE_PATH, sha256: hashFrozenText(text), approvedAt: base };
+  } catch {
+    // not a commit of this checkout: refused below
+  }
+  throw new CycleInputError(`--design-approved-at ${approvedAt} is not a commit of this checkout`);
 }

@@ -6,6 +6,7 @@ import picomatch from "picomatch";
 import { TestList } from "../contracts/test-list.js";
 import { formatZodError } from "../contracts/zod-error.js";
 import { hashFrozenText } from "../gates/freeze.js";
+import { defaultBranchOf } from "../push/default-branch.js";
 import { testIdsOf, type CycleRequest, type FrozenTestFile } from "../contracts/cycle-request.js";
 import type { FrozenFileState, TestFileChange } from "./verdict.js";
 
@@ -253,15 +254,6 @@ export async function sourceDrift(source: string, copy: string, paths: string[])
 /** The commit the track's changes are measured from, or why it could not be found. */
 export type TestBase = { ok: true; commit: string; describe: string } | { ok: false; reason: string };
 
-/** The default branch candidates when a request names no base (older requests, `consort cycle`). */
-const DEFAULT_BASE_REFS = [
-  "refs/remotes/origin/HEAD",
-  "refs/remotes/origin/main",
-  "refs/remotes/origin/master",
-  "refs/heads/main",
-  "refs/heads/master",
-];
-
 async function gitOut(cwd: string, args: string[]): Promise<string | undefined> {
   try {
     const { stdout } = await run("git", args, { cwd, maxBuffer: 64 * 1024 * 1024 });
@@ -285,7 +277,11 @@ export async function resolveTestBase(
   const candidates: string[] = [];
   if (base?.commit) candidates.push(base.commit);
   if (base?.branch) candidates.push(`refs/remotes/origin/${base.branch}`, `refs/heads/${base.branch}`);
-  if (!base) candidates.push(...DEFAULT_BASE_REFS);
+  // No base named (older requests, `consort cycle`): the default branch as the local lane takes it.
+  if (!base) {
+    const trunk = await defaultBranchOf(cwd).catch(() => undefined);
+    if (trunk) candidates.push(trunk.ref);
+  }
   for (const candidate of candidates) {
     const sha = (await gitOut(cwd, ["rev-parse", "--verify", "--quiet", `${candidate}^{commit}`]))?.trim();
     if (!sha || !SHA.test(sha)) continue;

@@ -125,13 +125,7 @@ export function recordedRunOf(cycle: CycleRecord, runId: number): RecordedRun {
  */
 async function readReport(deps: EngineDeps, run: ReportedRun, recorded: RecordedRun): Promise<Report> {
   const { octokit, repo } = deps;
-  const { workflow } = recorded;
-  const file = {
-    cycle: CYCLE_RESULT_FILE,
-    deploy: DEPLOY_EVIDENCE_FILE,
-    promote: PROMOTE_RESULT_FILE,
-    agent: CYCLE_RESULT_FILE,
-  }[workflow];
+  const file = RESULT_FILES[recorded.workflow];
   let files;
   try {
     files = await downloadRunArtifact({ octokit, owner: repo.owner, repo: repo.repo, runId: run.id, files: [file] });
@@ -149,6 +143,25 @@ async function readReport(deps: EngineDeps, run: ReportedRun, recorded: Recorded
   } catch (error) {
     return { outcome: "error", reasons: [(error as Error).message], commit: undefined };
   }
+  return reportOfResult(raw, run, recorded);
+}
+
+/** The one result file each workflow's run leaves. */
+const RESULT_FILES: Record<WorkflowKind, string> = {
+  cycle: CYCLE_RESULT_FILE,
+  deploy: DEPLOY_EVIDENCE_FILE,
+  promote: PROMOTE_RESULT_FILE,
+  agent: CYCLE_RESULT_FILE,
+};
+
+/**
+ * A run's result (as its job wrote it, not yet parsed) in the machine's terms: parsed by the
+ * runner's own schema and bound to the run and request recorded for it. The app reads it from the
+ * run's artifact; the local lane from the job it ran itself: one mapping for both.
+ */
+export function reportOfResult(raw: unknown, run: ReportedRun, recorded: RecordedRun): Report {
+  const { workflow } = recorded;
+  const file = RESULT_FILES[workflow];
   const malformed = (error: z.ZodError): Report => ({
     outcome: "error",
     reasons: [formatZodError(error, `run ${run.id}'s ${file} does not follow its schema`, { inline: true, limit: 5 })],

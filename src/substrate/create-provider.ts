@@ -15,6 +15,17 @@ export interface CreateProviderOptions {
   onProgress?: (message: string) => void;
 }
 
+/**
+ * The root branch's id where the configuration alone tells it (the database it names), without
+ * reaching the provider: the default branch pairs with it. Lakebase's root is its project's
+ * default branch, known only by asking (undefined).
+ */
+export function configuredRootBranch(database: ConsortConfig["database"]): string | undefined {
+  if (database.provider === "local") return LOCAL_ROOT_DATABASE;
+  if (database.provider === "postgres") return database.postgres.rootDatabase;
+  return undefined;
+}
+
 /** The provider the configuration names, ready to use (the embedded server started or reused). */
 export async function createProvider(
   database: ConsortConfig["database"],

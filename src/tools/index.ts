@@ -13,6 +13,7 @@ export { validateAgainstDatabase, validateCheckout, type ValidateReport } from "
 export { cycleOutputMatcher } from "./run-cycle.js";
 export { localLane, replayTrack, type ReplayedTrack } from "./replay.js";
 export { approveLocally } from "./local-approve.js";
+export { runLanePending, type LocalRun } from "./local-run.js";
 export { inputJsonSchema, outputJsonSchema, openAITools, openAIResponsesTools } from "./json-schema.js";
 
 /** Every tool an agent gets, in the order a model should consider them. */

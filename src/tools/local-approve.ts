@@ -104,6 +104,7 @@ export async function approveLocally(
           snapshot: result.snapshot,
           approvals: [...replayed.lane.approvals, approval],
           refusals: replayed.refusals,
+          runs: replayed.lane.runs,
         },
         current.text,
       )

@@ -5,6 +5,8 @@ import { simpleGit } from "simple-git";
 import { z } from "zod";
 import { formatZodError } from "../contracts/zod-error.js";
 import { GateName } from "../contracts/gates.js";
+import { CycleRequest } from "../contracts/cycle-request.js";
+import { DeployRequest } from "../contracts/deploy.js";
 import { TrackId } from "../state/index.js";
 import { ToolError } from "./errors.js";
 
@@ -35,6 +37,29 @@ export const LocalApproval = z
   .strict();
 export type LocalApproval = z.infer<typeof LocalApproval>;
 
+/**
+ * A job the machine asked for and nobody has run yet: the very request the app would dispatch
+ * (`workflowRequestOf`), kept until `consort cycle` runs it and its verdict moves the lane on.
+ */
+export const LaneRequest = z.discriminatedUnion("workflow", [
+  z.object({ workflow: z.literal("cycle"), dispatchId: z.string().min(1), request: CycleRequest }).strict(),
+  z.object({ workflow: z.literal("deploy"), dispatchId: z.string().min(1), request: DeployRequest }).strict(),
+]);
+export type LaneRequest = z.infer<typeof LaneRequest>;
+
+/** A job the lane ran: what it answered and where its result was written. */
+export const LaneRun = z
+  .object({
+    dispatchId: z.string().min(1),
+    workflow: z.enum(["cycle", "deploy"]),
+    commit: Sha,
+    verdict: z.string().min(1),
+    at: z.string().min(1),
+    result: z.string().min(1),
+  })
+  .strict();
+export type LaneRun = z.infer<typeof LaneRun>;
+
 export const LaneFile = z
   .object({
     kind: z.literal("consort-local-lane"),
@@ -48,6 +73,10 @@ export const LaneFile = z
     approvals: z.array(LocalApproval),
     /** Each refused commit's own reasons, by sha, as the replay that judged it found them. */
     refusals: z.record(Sha, z.array(z.string())),
+    /** The cycle or release the machine waits for, when it waits for one. */
+    pending: LaneRequest.optional(),
+    /** The jobs run so far, oldest first (a run's number is its place here). */
+    runs: z.array(LaneRun).optional(),
   })
   .strict();
 export type LaneFile = z.infer<typeof LaneFile>;
@@ -104,6 +133,9 @@ export async function writeLane(
   expected: string | undefined,
 ): Promise<{ path: string; written: boolean }> {
   const path = await lanePath(repoPath, lane.trackId);
+  const text = laneFileText(lane);
+  // Nothing changed (a board refresh, a second `consort next`): no write, no lock.
+  if (text === expected) return { path, written: false };
   await mkdir(dirname(path), { recursive: true });
   const release = await lockfile.lock(path, {
     lockfilePath: `${path}.lock`,
@@ -113,15 +145,19 @@ export async function writeLane(
   });
   try {
     if ((await laneText(path)) !== expected) return { path, written: false };
-    const file: LaneFile = { kind: "consort-local-lane", rehearsal: true, note: REHEARSAL_NOTE, ...lane };
     // Written whole, then renamed: a reader never sees half a file.
     const partial = `${path}.${process.pid}.partial`;
-    await writeFile(partial, `${JSON.stringify(file, null, 2)}\n`);
+    await writeFile(partial, text);
     await rename(partial, path);
     return { path, written: true };
   } finally {
     await release().catch(() => {});
   }
+}
+
+function laneFileText(lane: Omit<LaneFile, "kind" | "rehearsal" | "note">): string {
+  const file: LaneFile = { kind: "consort-local-lane", rehearsal: true, note: REHEARSAL_NOTE, ...lane };
+  return `${JSON.stringify(file, null, 2)}\n`;
 }
 
 function badLane(path: string, why: string): ToolError {

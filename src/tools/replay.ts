@@ -1,8 +1,6 @@
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
 import { simpleGit } from "simple-git";
 import type { ConsortConfig } from "../config/consort-config.js";
-import { createTrack, restoreSnapshot, type TrackSnapshot } from "../orchestrator/index.js";
+import { createTrack, restoreSnapshot, type TrackSnapshot, type TransitionResult } from "../orchestrator/index.js";
 import {
   expandStored,
   openStateFile,
@@ -12,9 +10,11 @@ import {
   trackPath,
   unsealed,
 } from "../state/index.js";
-import { sanitiseBranchName } from "../substrate/index.js";
+import { configuredRootBranch, sanitiseBranchName } from "../substrate/index.js";
+import { defaultBranchOf, DefaultBranchError } from "../push/default-branch.js";
 import { localPushes } from "./local-push.js";
-import { lanePath, loadLane, writeLane, type LocalApproval } from "./local-lane.js";
+import { workflowRequestOf } from "../engine/requests.js";
+import { LaneRequest, lanePath, loadLane, writeLane, type LaneRun, type LocalApproval } from "./local-lane.js";
 import { ToolError } from "./errors.js";
 import { currentBranch } from "./track-state.js";
 
@@ -52,7 +52,14 @@ export interface ReplayedTrack {
    */
   refusals: Record<string, string[]>;
   /** The local lane the track was kept in (none when the app's verified state was the start). */
-  lane?: { path: string; resumed: boolean; approvals: LocalApproval[] };
+  lane?: {
+    path: string;
+    resumed: boolean;
+    approvals: LocalApproval[];
+    /** The cycle or release the machine asked for and nobody ran yet (`consort cycle` runs it). */
+    pending?: LaneRequest;
+    runs: LaneRun[];
+  };
 }
 
 /** A lane file's snapshot, restored as the machine checks any snapshot; one that does not restore is refused. */
@@ -113,108 +120,27 @@ async function fetchedState(
   return undefined;
 }
 
-/** A default branch and where it was read, as the CLI says it. */
-interface DefaultBranch {
-  name: string;
-  ref: string;
-  source: string;
-}
-
-/** How long the remote is asked for its default before the checkout's own refs answer. */
-const REMOTE_TIMEOUT_MS = 5_000;
-
 /**
- * The default branch as the repository configures it: `git config consort.defaultBranch` when a
- * person set it, else the remote's own HEAD (asked with `git ls-remote`, its configured default),
- * else main or master, else the clone's `origin/HEAD`. That last is only a cached pointer, which
- * `git remote set-head` or an old clone may have left on a feature branch, so it comes last.
+ * The job the machine waits for, as the app would have dispatched it: the request a push's
+ * transition dispatched (`workflowRequestOf`, the app's own builder), or the one the lane kept,
+ * while the machine still waits for that dispatch; none once it waits for nothing (or for a
+ * promotion, which only a merge on GitHub brings).
  */
-async function defaultBranchOf(repoPath: string): Promise<DefaultBranch> {
-  const git = simpleGit(repoPath);
-  const refFor = async (name: string) => {
-    for (const ref of [`refs/remotes/origin/${name}`, `refs/heads/${name}`]) {
-      // simple-git resolves a failed `--quiet` call with no output, so the output decides.
-      const found = await git
-        .raw(["rev-parse", "--verify", "--quiet", ref])
-        .then((sha) => sha.trim() !== "")
-        .catch(() => false);
-      if (found) return ref;
-    }
-    return undefined;
-  };
-  const configured = (await git.raw(["config", "--get", "consort.defaultBranch"]).catch(() => "")).trim();
-  if (configured) {
-    const ref = await refFor(configured);
-    if (ref) return { name: configured, ref, source: "git config consort.defaultBranch" };
-    throw new ToolError(
-      `git config consort.defaultBranch names ${configured}, which this checkout does not have.`,
-      `Fetch it (git fetch origin ${configured}) or correct the setting (git config consort.defaultBranch <branch>).`,
-      "NO_DEFAULT_BRANCH",
-    );
-  }
-  const asked = await remoteHead(repoPath);
-  if (asked.name) {
-    const ref = await refFor(asked.name);
-    if (ref) return { name: asked.name, ref, source: "origin's HEAD (git ls-remote --symref origin HEAD)" };
-  }
-  const why = asked.name ? `origin's default ${asked.name} is not fetched` : `origin could not be asked: ${asked.why}`;
-  for (const name of ["main", "master"]) {
-    const ref = await refFor(name);
-    if (ref)
-      return {
-        name,
-        ref,
-        source: `the ${ref.startsWith("refs/heads/") ? "local" : "remote-tracking"} branch ${name} (${why}; git config consort.defaultBranch <branch> decides)`,
-      };
-  }
-  const originHead = (await git.raw(["symbolic-ref", "--quiet", "refs/remotes/origin/HEAD"]).catch(() => "")).trim();
-  if (originHead)
-    return {
-      name: originHead.replace(/^refs\/remotes\/origin\//, ""),
-      ref: originHead,
-      source: `the clone's origin/HEAD (${why}; git config consort.defaultBranch <branch> decides)`,
-    };
-  throw new ToolError(
-    `Could not tell the default branch of ${repoPath}: ${why}, and there is no main, master or origin/HEAD.`,
-    "Name it: git config consort.defaultBranch <branch> (or fetch origin).",
-    "NO_DEFAULT_BRANCH",
+export function pendingRequest(
+  kept: LaneRequest | undefined,
+  results: TransitionResult[],
+  branch: string,
+  snapshot: TrackSnapshot,
+): LaneRequest | undefined {
+  const waiting = snapshot.context.pendingDispatch?.dispatchId;
+  if (!waiting) return undefined;
+  const dispatched = results.flatMap((result) =>
+    result.effects.flatMap((effect) => {
+      const request = workflowRequestOf(effect, branch, result.snapshot);
+      return request && request.workflow !== "promote" ? [LaneRequest.parse(request)] : [];
+    }),
   );
-}
-
-/** How long one process trusts the remote's answer (or its silence): a board refreshes often, offline too. */
-const REMOTE_ANSWER_TTL_MS = 10 * 60_000;
-const remoteAnswers = new Map<string, { at: number; answer: Promise<{ name?: string; why: string }> }>();
-
-/** The branch origin's HEAD names on the remote itself, or why it could not be asked; asked once per ten minutes. */
-function remoteHead(repoPath: string): Promise<{ name?: string; why: string }> {
-  const kept = remoteAnswers.get(repoPath);
-  if (kept && Date.now() - kept.at < REMOTE_ANSWER_TTL_MS) return kept.answer;
-  const answer = askRemoteHead(repoPath);
-  remoteAnswers.set(repoPath, { at: Date.now(), answer });
-  return answer;
-}
-
-async function askRemoteHead(repoPath: string): Promise<{ name?: string; why: string }> {
-  const remote = (
-    await simpleGit(repoPath)
-      .raw(["remote"])
-      .catch(() => "")
-  )
-    .split("\n")
-    .includes("origin");
-  if (!remote) return { why: "the checkout has no remote named origin" };
-  try {
-    // Never a prompt for credentials: a remote that wants them answers as unreachable.
-    const { stdout: out } = await promisify(execFile)("git", ["ls-remote", "--symref", "origin", "HEAD"], {
-      cwd: repoPath,
-      timeout: REMOTE_TIMEOUT_MS,
-      env: { ...process.env, GIT_TERMINAL_PROMPT: "0", GIT_SSH_COMMAND: "ssh -o BatchMode=yes" },
-    });
-    const name = /^ref: refs\/heads\/(\S+)\s+HEAD$/m.exec(out)?.[1];
-    return name ? { name, why: "" } : { why: "it names no HEAD branch" };
-  } catch (error) {
-    return { why: (error instanceof Error ? error.message : String(error)).split("\n")[0]!.trim() };
-  }
+  return [...(kept ? [kept] : []), ...dispatched].findLast((request) => request.dispatchId === waiting);
 }
 
 /** The author time (ISO) of each commit after `base` on HEAD, as the board lists them. */
@@ -243,7 +169,10 @@ export async function replayTrack(
       "Check out the track's branch.",
       "NO_BRANCH",
     );
-  const defaultBranch = await defaultBranchOf(repoPath);
+  const defaultBranch = await defaultBranchOf(repoPath).catch((error: unknown) => {
+    if (error instanceof DefaultBranchError) throw new ToolError(error.message, error.hint, error.code);
+    throw error;
+  });
   if (branch === defaultBranch.name)
     throw new ToolError(
       `${repoPath} is on the default branch ${branch}, which is not a track.`,
@@ -279,7 +208,8 @@ export async function replayTrack(
             baseBranch: defaultBranch.name,
             head: base,
             databaseBranch: sanitiseBranchName(branch),
-            parentDatabaseBranch: sanitiseBranchName(defaultBranch.name),
+            // As the app pairs it: the default branch's database is the provider's root.
+            parentDatabaseBranch: configuredRootBranch(config.database) ?? sanitiseBranchName(defaultBranch.name),
             // The app starts a track at its first push: here, the time of the branch's first commit.
             at: [...times.values()].sort()[0] ?? at,
           },
@@ -293,12 +223,36 @@ export async function replayTrack(
     timeOf: (sha) => times.get(sha),
   });
   const approvals = lane?.approvals ?? [];
-  const refusals: Record<string, string[]> = { ...lane?.refusals };
+  // Only the refusals of commits still on the branch: a reset leaves the others to nobody.
+  const refusals: Record<string, string[]> = Object.fromEntries(
+    Object.entries(lane?.refusals ?? {}).filter(([sha]) => times.has(sha)),
+  );
   for (const step of steps) if (step.reasons) refusals[step.sha] = step.reasons;
+  const pending = pendingRequest(
+    lane?.pending,
+    steps.map((step) => step.result),
+    branch,
+    snapshot,
+  );
+  const runs = lane?.runs ?? [];
   // Another process's newer write (an approval) stands; this view of the lane is as good for this answer.
   const path = verified
     ? undefined
-    : (await writeLane(repoPath, { trackId, base, snapshot, approvals, refusals }, read.text)).path;
+    : (
+        await writeLane(
+          repoPath,
+          {
+            trackId,
+            base,
+            snapshot,
+            approvals,
+            refusals,
+            ...(pending ? { pending } : {}),
+            ...(lane?.runs ? { runs } : {}),
+          },
+          read.text,
+        )
+      ).path;
   return {
     trackId,
     branch,
@@ -307,7 +261,7 @@ export async function replayTrack(
     base,
     commits: steps.length,
     snapshot,
-    ...(path ? { lane: { path, resumed: lane !== undefined, approvals } } : {}),
+    ...(path ? { lane: { path, resumed: lane !== undefined, approvals, runs, ...(pending ? { pending } : {}) } } : {}),
     ...(verified ? { fromState: { ref: verified.ref, head: from } } : {}),
     ...(fetched && "note" in fetched ? { stateNote: fetched.note } : {}),
     refusals,

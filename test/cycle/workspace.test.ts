@@ -111,3 +111,23 @@ describe("the track's own test changes, measured from its merge base with the tr
     expect(!unrelated.ok && unrelated.reason).toContain("fetch-depth: 0");
   });
 });
+
+describe("the base of a request that names none (older requests, `consort cycle`)", () => {
+  test("is the default branch, never a feature branch the clone's origin/HEAD names", async () => {
+    const one = await git(repo, "rev-parse", "HEAD");
+    await git(repo, "switch", "-q", "-c", "feature/old");
+    await git(repo, "commit", "-q", "--allow-empty", "-m", "old feature");
+    await git(repo, "switch", "-q", "main");
+    await git(repo, "commit", "-q", "--allow-empty", "-m", "two");
+    const two = await git(repo, "rev-parse", "HEAD");
+    // As a clone that fetched both, with origin/HEAD left on the feature branch (an old set-head).
+    await git(repo, "update-ref", "refs/remotes/origin/main", "main");
+    await git(repo, "update-ref", "refs/remotes/origin/feature/old", "feature/old");
+    await git(repo, "symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/feature/old");
+    await git(repo, "switch", "-q", "-c", "feature/new");
+    await git(repo, "commit", "-q", "--allow-empty", "-m", "new feature");
+    const base = await resolveTestBase(repo, undefined);
+    expect(base).toEqual({ ok: true, commit: two, describe: `the merge base ${two.slice(0, 12)} with origin/main` });
+    expect(two).not.toBe(one);
+  });
+});

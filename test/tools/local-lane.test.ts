@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -47,5 +47,18 @@ describe("the local lane file", () => {
       message: expect.stringContaining(`The local lane ${path} cannot be read: it breaks its schema`),
       hint: `Delete ${path} to start the rehearsal over from the merge base (its approvals are lost; the branch's commits are judged again).`,
     });
+  });
+});
+
+describe("reading the lane again", () => {
+  test("an unchanged lane is not written again (a board's poll, a second consort next)", async () => {
+    const path = await lanePath(repo, "feature-x");
+    await rm(path, { force: true });
+    await writeLane(repo, lane("red"), undefined);
+    const read = await loadLane(repo, "feature-x");
+    const before = (await stat(path)).mtimeMs;
+    await new Promise((done) => setTimeout(done, 20));
+    expect(await writeLane(repo, lane("red"), read.text)).toEqual({ path, written: false });
+    expect((await stat(path)).mtimeMs).toBe(before);
   });
 });

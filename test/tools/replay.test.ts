@@ -90,6 +90,22 @@ describe("the track tools on a plain checkout (no state file, no token, no netwo
     expect(output.expected.stage).toBe("design-gate");
   });
 
+  it("a refused commit reset away leaves no refusal in the lane", async () => {
+    const git = simpleGit(checkout.path);
+    const refused = (await git.revparse(["HEAD"])).trim();
+    const replay = () => replayTrack(checkout.path, defaultConfig(), new Date().toISOString());
+    expect(Object.keys((await replay()).refusals)).toEqual([refused]);
+    await git.raw(["reset", "-q", "--hard", "HEAD~1"]);
+    try {
+      const reset = await replay();
+      expect(reset.refusals).toEqual({});
+      const lane = JSON.parse(await readFile(reset.lane!.path, "utf8")) as { refusals: Record<string, string[]> };
+      expect(lane.refusals).toEqual({});
+    } finally {
+      await git.raw(["reset", "-q", "--hard", refused]);
+    }
+  });
+
   it("names only the checkout's own track, and the default branch is no track", async () => {
     await expect(ask("next_action", NextActionOutput, { track: "another-track" })).rejects.toThrow(
       /NO_STATE: Track "another-track" is not the checkout's branch/,
