@@ -1,8 +1,8 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { ConsortConfig } from "../config/consort-config.js";
-import { requestDigest } from "../app/dispatch.js";
-import type { RecordedRun, ReportedRun } from "../app/provenance.js";
+import { requestDigest } from "../github/dispatch.js";
+import type { RecordedRun, ReportedRun } from "../engine/provenance.js";
 import { CYCLE_RESULT_FILE, type CycleResult } from "../contracts/cycle-result.js";
 import { DEPLOY_EVIDENCE_FILE, type DeployEvidence } from "../contracts/deploy.js";
 import { runCycle } from "../cycle/index.js";

@@ -3,7 +3,7 @@ import { judgeResultCommit, judgeRunProvenance, type ReportedRun } from "../../s
 
 /**
  * Which finished runs may move a track, with every refusal word for word: written against the
- * mutants `npm run mutate -- --mutate src/app/provenance.ts` could leave alive.
+ * mutants `npm run mutate -- --mutate src/engine/provenance.ts` could leave alive.
  */
 const run: ReportedRun = {
   id: 987,
