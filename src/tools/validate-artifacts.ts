@@ -10,6 +10,7 @@ import { CONFIG_PATH, ConfigError, configIssues, readCheckoutConfig } from "../c
 import { sanitiseBranchName, snapshotSchema, type BranchProvider } from "../substrate/index.js";
 import { defineTool } from "./registry.js";
 import { currentBranch } from "./track-state.js";
+import { consortCommand } from "../contracts/command.js";
 
 /**
  * The one validation of a checkout (`consort validate` renders it, `validate_artifacts` returns
@@ -149,7 +150,7 @@ async function validateAgainstDatabase(
         file: ARTIFACT_PATHS.dbDesign,
         path: "$.tables",
         message: `foreign keys reference ${report.foreignTables.join(", ")}, which db-design.json does not describe, and the parent database's schema could not be read to find them: ${reason}`,
-        fix: "make the configured database reachable (consort db list), or describe the tables the feature creates",
+        fix: `make the configured database reachable (${consortCommand("db list")}), or describe the tables the feature creates`,
       },
     ];
     return { ...report, ok: false, issues };
