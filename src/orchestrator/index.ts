@@ -15,7 +15,6 @@ export {
 } from "./transition.js";
 export { nextAction, renderNextAction } from "./next-action.js";
 export { describeLane, laneOf, renderLane, type LaneStation, type LaneStationStatus } from "./lane.js";
-export { GateRecordSchema, NextActionSchema } from "./schema.js";
 export {
   buildUnits,
   effectiveFrozenTests,
