@@ -78,3 +78,15 @@ export const Spec = z
   })
   .strict();
 export type Spec = z.infer<typeof Spec>;
+
+/** Whether a spec's text names a user-facing story (the track then designs screens); a spec that does not parse names none. */
+export function hasUserFacingStory(text: string | undefined): boolean {
+  if (text === undefined) return false;
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return false;
+  }
+  return Spec.safeParse(json).data?.stories.some((story) => story.userFacing) ?? false;
+}

@@ -4,9 +4,10 @@ import { gateCheckName, gateTitle, type GateName } from "../contracts/gates.js";
 import {
   DESIGN_STEPS,
   gateAtStage,
-  gateStage,
-  isBuildStage,
+  laneOf,
   nextAction,
+  type LaneStation,
+  type LaneStationStatus,
   type NextAction,
   type Stage,
   type TrackSnapshot,
@@ -72,14 +73,12 @@ export function stateSourceOf(track: Pick<BoardTrack, "provenance" | "stateSourc
   return `from ${where}`;
 }
 
-type LaneNodeStatus = "done" | "current" | "waiting" | "ahead" | "failed";
-
 /** One station of the lane picture: the design steps, each gate, each build unit, the release. */
 export interface LaneNode {
   key: string;
   label: string;
-  kind: "step" | "gate" | "unit";
-  status: LaneNodeStatus;
+  kind: LaneStation["kind"];
+  status: LaneStationStatus;
 }
 
 /** Who the track waits for now, and whether that is the viewer. */
@@ -165,47 +164,44 @@ function waitingOf(track: BoardTrack, action: NextAction, viewer: string | null)
   return { actor: "nobody", what: stage === "done" ? "nothing: done" : `nothing: ${stage}`, who: [], mine: false };
 }
 
-/** The stations of the lane and how far the track is along them. */
-function laneOf(snapshot: TrackSnapshot, checks: CheckState[]): LaneNode[] {
-  const { stage, context } = snapshot;
+/**
+ * The board's picture of the lane (orchestrator/lane.ts): the design steps drawn as one station, the
+ * merge and the promotion as another, and a gate whose check fails again drawn failed.
+ */
+const BOARD_STATION: Partial<Record<LaneStation["key"], { key: string; label: string }>> = {
+  ...Object.fromEntries(DESIGN_STEPS.map((step) => [step, { key: "design", label: "Design" }])),
+  "test-list": { key: "test-list", label: "Test list" },
+  build: { key: "build", label: "Build" },
+  deploying: { key: "deploying", label: "Preview" },
+  merging: { key: "promoting", label: "Promote" },
+  promoting: { key: "promoting", label: "Promote" },
+};
+
+/** A station drawn for several: the one the track stands at, else done only when all of them are. */
+function merged(statuses: LaneStationStatus[]): LaneStationStatus {
+  return (
+    statuses.find((s) => s !== "done" && s !== "ahead") ?? (statuses.every((s) => s === "done") ? "done" : "ahead")
+  );
+}
+
+function lanePicture(snapshot: TrackSnapshot, checks: CheckState[]): LaneNode[] {
   const failedCheck = new Set(checks.filter((c) => c.status === "failure").map((c) => c.name));
-  const gateNode = (gate: GateName): Omit<LaneNode, "status"> => ({
-    key: gateStage(gate),
-    label: gateTitle(gate),
-    kind: "gate",
-  });
-  const nodes: Array<Omit<LaneNode, "status"> & { stages: Stage[] }> = [
-    { key: "design", label: "Design", kind: "step", stages: [...DESIGN_STEPS] },
-    { ...gateNode("design"), stages: ["design-gate"] },
-    { key: "test-list", label: "Test list", kind: "step", stages: ["test-list"] },
-    { ...gateNode("test-list"), stages: ["test-list-gate"] },
-    ...(context.units.length > 0
-      ? context.units.map((unit) => ({ key: `unit:${unit.id}`, label: unit.id, kind: "unit" as const, stages: [] }))
-      : [{ key: "build", label: "Build", kind: "unit" as const, stages: [] }]),
-    { key: "deploying", label: "Preview", kind: "step", stages: ["deploying"] },
-    { ...gateNode("deploy"), stages: ["deploy-gate"] },
-    { ...gateNode("promote"), stages: ["promote-gate"] },
-    { key: "promoting", label: "Promote", kind: "step", stages: ["merging", "promoting"] },
-  ];
-  const effective: Stage = stage === "blocked" ? (context.blocked?.resume ?? "red") : stage;
-  const firstUnit = nodes.findIndex((node) => node.kind === "unit");
-  const unitNode = firstUnit + Math.min(context.unitIndex, Math.max(context.units.length - 1, 0));
-  let current = nodes.findIndex((node) => node.stages.includes(effective));
-  if (isBuildStage(effective)) current = unitNode;
-  if (stage === "done") current = nodes.length;
-  // An abandoned track ended where its evidence stops: in the build once there are units, else in the design.
-  if (stage === "abandoned")
-    current = context.units.length > 0 ? unitNode : context.gates.design.status === "approved" ? 2 : 0;
-  const failedHere =
-    stage === "blocked" || stage === "abandoned" || context.rejectedHead !== null || context.lastProblem.length > 0;
-  return nodes.map(({ stages: _stages, ...node }, index) => {
+  const nodes: Array<Omit<LaneNode, "status"> & { statuses: LaneStationStatus[] }> = [];
+  for (const station of laneOf(snapshot).stations) {
+    const gate = station.kind === "gate" ? gateAtStage(station.key) : undefined;
+    const drawn =
+      BOARD_STATION[station.key] ??
+      (gate
+        ? { key: station.key, label: gateTitle(gate) }
+        : { key: station.key, label: station.unit ?? station.label });
+    const last = nodes.at(-1);
+    if (last?.key === drawn.key) last.statuses.push(station.status);
+    else nodes.push({ ...drawn, kind: station.kind, statuses: [station.status] });
+  }
+  return nodes.map(({ statuses, ...node }) => {
     const gate = node.kind === "gate" ? gateAtStage(node.key) : undefined;
-    let status: LaneNodeStatus = index < current ? "done" : index === current ? "current" : "ahead";
-    // A gate the track stands at waits for a person; a refused commit on top stops no gate.
-    if (index === current && gate && context.gates[gate].status === "pending") status = "waiting";
-    else if (index === current && failedHere) status = "failed";
-    if (gate && status === "done" && failedCheck.has(gateCheckName(gate))) status = "failed";
-    return { ...node, status };
+    const status = merged(statuses);
+    return { ...node, status: gate && status === "done" && failedCheck.has(gateCheckName(gate)) ? "failed" : status };
   });
 }
 
@@ -234,7 +230,7 @@ export function trackView(track: BoardTrack, viewer: string | null): TrackView {
     trackId: snapshot.context.trackId,
     branch: snapshot.context.branch,
     stage: snapshot.stage,
-    lane: laneOf(snapshot, checks),
+    lane: lanePicture(snapshot, checks),
     waiting: waitingOf(track, action, viewer),
     since: snapshot.context.updatedAt,
     refusals: refusalsOf(snapshot, checks),

@@ -6,14 +6,12 @@ import {
   PostgresBranchProvider,
   createProvider,
   resolveLocalDataDir,
-  BRANCH_ID_PATTERN,
-  sanitiseBranchName,
   stopLocalServer,
   type BranchProvider,
   type DatabaseBranch,
   compareBranches,
 } from "../substrate/index.js";
-import { assertDeletable, ToolContext, ToolError } from "../tools/index.js";
+import { createDbBranch, dbBranchId, dbBranchUrl, deleteDbBranch, ToolContext, ToolError } from "../tools/index.js";
 import { consortCommand, DATA_FOLDER } from "./invocation.js";
 import { CliError, printResult, progress } from "./output.js";
 
@@ -51,13 +49,6 @@ async function withProvider<T>(
   } finally {
     await provider.close();
   }
-}
-
-/** A git branch name or an existing id: the root's id and an existing branch's id stay as they are, anything else is sanitised. */
-async function branchId(provider: BranchProvider, name: string): Promise<string> {
-  const root = await provider.rootBranch();
-  if (name === root || (BRANCH_ID_PATTERN.test(name) && (await provider.getBranch(name)))) return name;
-  return sanitiseBranchName(name);
 }
 
 function describeSpares(spares: { count: number; bytes: number }): string {
@@ -105,33 +96,26 @@ const parseTtl = (value: string): number => {
   return seconds;
 };
 
-/** Every branch under `id` (children, their children…), in the order they were listed. */
-function descendants(branches: Array<{ name: string; parent: string | undefined }>, id: string): string[] {
-  const under = new Set([id]);
-  let grew = true;
-  while (grew) {
-    grew = false;
-    for (const branch of branches)
-      if (branch.parent && under.has(branch.parent) && !under.has(branch.name)) {
-        under.add(branch.name);
-        grew = true;
-      }
-  }
-  return branches.map((branch) => branch.name).filter((name) => name !== id && under.has(name));
-}
-
-/** The db_branch tool's rule of what may be deleted, its refusal said as the tool says it. */
-async function refuseUndeletable(options: DbOptions & { state?: string }, provider: BranchProvider, id: string) {
-  const context = new ToolContext({
+/**
+ * The tools' context for a command: the checkout, and the track's state when --state names it (the
+ * branches it pairs are then refused).
+ */
+function toolContext(options: DbOptions & { state?: string }, provider: BranchProvider, say: (m: string) => void) {
+  return new ToolContext({
     repoPath: resolve(options.cwd),
     state: options.state ? { kind: "file", path: resolve(options.state) } : { kind: "none" },
     stateKey: process.env.CONSORT_STATE_KEY,
     // The state is read only to refuse more: an unsigned reading cannot let a deletion through.
     allowUnverifiedState: true,
     createProvider: async () => provider,
+    onProgress: say,
   });
+}
+
+/** A tool's refusal said as the tool says it (its code first), with its hint. */
+async function asCliError<T>(work: Promise<T>): Promise<T> {
   try {
-    await assertDeletable(context, provider, id);
+    return await work;
   } catch (error) {
     if (error instanceof ToolError) throw new CliError(`${error.code}: ${error.message}`, error.hint);
     throw error;
@@ -159,9 +143,8 @@ export function registerDbCommands(program: Command): void {
     .option("--ttl <seconds>", "make it a throwaway branch that expires (it cannot have children)", parseTtl)
     .action(async (name: string, options: DbOptions & { from?: string; ttl?: number }) => {
       await withProvider(options, async (provider, say) => {
-        const id = await branchId(provider, name);
-        const from = options.from ? await branchId(provider, options.from) : undefined;
-        const branch = await provider.createBranch(id, {
+        const from = options.from ? await dbBranchId(provider, options.from) : undefined;
+        const branch = await createDbBranch(provider, await dbBranchId(provider, name), {
           ...(from ? { from } : {}),
           ...(options.ttl ? { ttlSeconds: options.ttl } : {}),
           onProgress: say,
@@ -184,11 +167,10 @@ export function registerDbCommands(program: Command): void {
     )
     .action(async (name: string, options: DbOptions & { state?: string }) => {
       await withProvider(options, async (provider, say) => {
-        const id = await branchId(provider, name);
-        await refuseUndeletable(options, provider, id);
-        const existed = (await provider.getBranch(id)) !== undefined;
-        const children = existed ? descendants(await provider.listBranches(), id) : [];
-        await provider.deleteBranch(id, { onProgress: say });
+        const id = await dbBranchId(provider, name);
+        const { existed, children } = await asCliError(
+          deleteDbBranch(toolContext(options, provider, say), provider, id),
+        );
         printResult(options, { deleted: id, existed, children }, () =>
           !existed
             ? `${id} did not exist; nothing to delete`
@@ -220,9 +202,8 @@ export function registerDbCommands(program: Command): void {
     )
     .action(async (name: string, options: DbOptions) => {
       await withProvider(options, async (provider) => {
-        const id = await branchId(provider, name);
-        const url = await provider.connectionUrl(id);
-        printResult(options, { branch: id, url }, () => url);
+        const { branch, url } = await asCliError(dbBranchUrl(provider, await dbBranchId(provider, name)));
+        printResult(options, { branch, url }, () => url);
       });
     });
 
@@ -237,8 +218,8 @@ export function registerDbCommands(program: Command): void {
     )
     .action(async (name: string, options: DbOptions & { against?: string }) => {
       await withProvider(options, async (provider, say) => {
-        const id = await branchId(provider, name);
-        const against = options.against ? await branchId(provider, options.against) : undefined;
+        const id = await dbBranchId(provider, name);
+        const against = options.against ? await dbBranchId(provider, options.against) : undefined;
         say(`reading the schemas of ${id} and ${against ?? "its parent"}`);
         const result = await compareBranches(provider, id, against);
         printResult(
@@ -268,7 +249,7 @@ export function registerDbCommands(program: Command): void {
             `the ${provider.kind} provider forks from the live branch and has no base to refresh`,
             "nothing to do",
           );
-        const branch = await provider.refreshBase(await branchId(provider, name), { onProgress: say });
+        const branch = await provider.refreshBase(await dbBranchId(provider, name), { onProgress: say });
         printResult(options, { branch }, () => `${branch.name}: base taken at ${branch.frozenAt}`);
       });
     });

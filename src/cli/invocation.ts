@@ -1,14 +1,9 @@
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { consortCommand, CONSORT_COMMAND } from "../contracts/command.js";
 
-/**
- * How a person runs this CLI in their own repository, the one string every generated text prints
- * (the README, `consort init`'s hints, the MCP set-up line, error hints). A bare `npx consort`
- * would fetch an unrelated registry package named `consort`; `--no-install` makes npx run only
- * the `consort` bin of the repository's own node_modules (Consort installed as a dev dependency
- * from this repository), and fail instead of downloading anything.
- */
+/** How the CLI names itself: its package, its version, the command a person types (contracts/command.ts). */
 
 const PACKAGE_JSON = join(dirname(fileURLToPath(import.meta.url)), "../../package.json");
 const pkg = JSON.parse(readFileSync(PACKAGE_JSON, "utf8")) as { name: string; version: string };
@@ -17,20 +12,14 @@ const pkg = JSON.parse(readFileSync(PACKAGE_JSON, "utf8")) as { name: string; ve
 export const PACKAGE_NAME = pkg.name;
 export const PACKAGE_VERSION = pkg.version;
 
-/** The command that runs the CLI in a repository where Consort is installed as a dev dependency. */
-const CONSORT = "npx --no-install consort";
-
-/** `consort <args>` as a person types it. */
-export function consortCommand(args: string): string {
-  return `${CONSORT} ${args}`;
-}
+export { consortCommand } from "../contracts/command.js";
 
 /**
  * A message with every bare `consort <command>` (as the engine's hints say it, for any front door)
  * written as this CLI's user types it; a command already spelled out is left alone.
  */
 export function asTyped(text: string): string {
-  return text.replace(/(^|[\s(`"'])(?<!--no-install )consort (?=[a-z])/g, `$1${CONSORT} `);
+  return text.replace(/(^|[\s(`"'])(?<!--no-install )consort (?=[a-z])/g, `$1${CONSORT_COMMAND} `);
 }
 
 /** Where Consort keeps its data and binaries (src/substrate/local-server.ts decides), as every --help and the README say it. */

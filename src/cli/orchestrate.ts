@@ -1,7 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { Option, type Command } from "commander";
-import { z } from "zod";
 import { formatIssue } from "../artifacts/issues.js";
 import { ARTIFACT_PATHS, SCHEMAS_DIR } from "../artifacts/paths.js";
 import { CHECKPOINTS } from "../artifacts/validate.js";
@@ -21,8 +20,8 @@ import {
   localLane,
   replayTrack,
   ToolError,
-  validateAgainstDatabase,
-  validateCheckout,
+  CheckpointInput,
+  validateCheckoutAndDatabase,
   type ReplayedTrack,
 } from "../tools/index.js";
 import { createProvider } from "../substrate/index.js";
@@ -140,7 +139,7 @@ export function registerOrchestrateCommands(program: Command): void {
     .option("--json", "print the report as JSON")
     .action(async (options: DirOptions & { checkpoint?: string; upTo?: string }) => {
       const asked = options.checkpoint ?? options.upTo;
-      const upTo = z.enum(CHECKPOINTS).optional().safeParse(asked);
+      const upTo = CheckpointInput.safeParse(asked);
       if (!upTo.success) {
         throw new CliError(`unknown checkpoint "${asked}"`, `use one of ${CHECKPOINTS.join(", ")}`);
       }
@@ -149,7 +148,7 @@ export function registerOrchestrateCommands(program: Command): void {
       const asOf = { config: options.config, upTo: upTo.data };
       // Foreign keys to tables the design does not describe are looked up in the database branch.
       let opened: Awaited<ReturnType<typeof createProvider>> | undefined;
-      const report = await validateAgainstDatabase(dir, validateCheckout(dir, asOf), asOf, async () => {
+      const report = await validateCheckoutAndDatabase(dir, asOf, async () => {
         opened = await createProvider(readCheckoutConfig(dir, options.config).config.database);
         return opened;
       }).finally(() => opened?.close());

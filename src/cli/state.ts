@@ -12,6 +12,7 @@ import {
 import { EnvSchema } from "../config/env.js";
 import { appClient } from "./app-client.js";
 import { CliError, printResult, progress } from "./output.js";
+import { consortCommand } from "./invocation.js";
 
 /**
  * `consort state`: look at the signed track files on `consort/state`, and let a repository admin
@@ -54,7 +55,7 @@ function setup(options: Common): {
 
 function trackArgument(trackId: string): string {
   if (!TrackId.safeParse(trackId).success)
-    throw new CliError(`"${trackId}" is not a track id`, "list them with `consort state list`");
+    throw new CliError(`"${trackId}" is not a track id`, `list them with \`${consortCommand("state list")}\``);
   return trackId;
 }
 
@@ -64,7 +65,10 @@ async function run<T>(work: () => Promise<T>): Promise<T> {
     return await work();
   } catch (error) {
     if (error instanceof TamperedStateError)
-      throw new CliError(error.message, "a repository admin can run `consort state reseal " + error.trackId + "`");
+      throw new CliError(
+        error.message,
+        `a repository admin can run \`${consortCommand(`state reseal ${error.trackId}`)}\``,
+      );
     if (error instanceof StateStoreError) throw new CliError(error.message, error.hint);
     if (error instanceof ResealDeniedError) throw new CliError(error.message, "ask a repository admin to re-seal");
     throw error;
@@ -104,7 +108,7 @@ export function registerStateCommands(program: Command): void {
       if (!found)
         throw new CliError(
           `Track ${trackId} has no state file in ${owner}/${repo}`,
-          "list them with `consort state list`",
+          `list them with \`${consortCommand("state list")}\``,
         );
       printResult(options, found, () =>
         [
@@ -122,7 +126,7 @@ export function registerStateCommands(program: Command): void {
     if (!current)
       throw new CliError(
         `Track ${trackId} has no state file in ${owner}/${repo}`,
-        "list them with `consort state list`",
+        `list them with \`${consortCommand("state list")}\``,
       );
     printResult(options, current, () => JSON.stringify(current, null, 2));
   });

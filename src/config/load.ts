@@ -6,6 +6,7 @@ import { schemaFile } from "../artifacts/paths.js";
 import { ConsortConfig, defaultConfig } from "./consort-config.js";
 import { CONFIG_PATH } from "./path.js";
 import { formatZodError, type ProblemAt } from "../contracts/zod-error.js";
+import { consortCommand } from "../contracts/command.js";
 
 /**
  * The one loader of `.github/consort.yml`: its text parsed by the one schema, from a file on disk
@@ -43,8 +44,8 @@ export class ConfigError extends Error {
   }
 }
 
-const FIX_SCHEMA = `Correct those fields (${schemaFile("consort-config")} lists every field and its allowed values), then run \`consort validate\` to check the file.`;
-const FIX_YAML = "Fix the YAML syntax, then run `consort validate` to check the file.";
+const FIX_SCHEMA = `Correct those fields (${schemaFile("consort-config")} lists every field and its allowed values), then run \`${consortCommand("validate")}\` to check the file.`;
+const FIX_YAML = `Fix the YAML syntax, then run \`${consortCommand("validate")}\` to check the file.`;
 
 /** The configuration in `text`; `file` names it in errors. Throws ConfigError. */
 export function parseConfigText(text: string, file: string): ConsortConfig {

@@ -13,7 +13,8 @@ export {
   runnerPackagesToRead,
   SnapshotError,
 } from "./transition.js";
-export { nextAction, renderNextAction, describeLane, renderLane } from "./next-action.js";
+export { nextAction, renderNextAction } from "./next-action.js";
+export { describeLane, laneOf, renderLane, type LaneStation, type LaneStationStatus } from "./lane.js";
 export {
   buildUnits,
   effectiveFrozenTests,

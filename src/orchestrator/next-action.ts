@@ -1,7 +1,7 @@
 import { ARTIFACT_PATHS, reviewPath, schemaFile } from "../artifacts/paths.js";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { ROLE_TRAILER } from "../roles/trailer.js";
-import { authorOf, ownershipAt, type ArtifactStep } from "../roles/roles.js";
+import { ownershipAt } from "../roles/roles.js";
 import { globMatcher } from "../roles/globs.js";
 import { placementOf } from "../contracts/placement.js";
 import { currentUnit } from "../contracts/track.js";
@@ -10,7 +10,6 @@ import {
   gateAtStage,
   isBuildStage,
   isCycleStage,
-  STAGES,
   type GateName,
   type NextAction,
   type Stage,
@@ -19,7 +18,7 @@ import {
 
 /**
  * What happens next on a track, and the whole lane at a glance. `nextAction` is the JSON an agent
- * receives with its role prompt; `renderNextAction` and `describeLane` are what people read.
+ * receives with its role prompt; `renderNextAction` is what people read (the lane: lane.ts).
  */
 
 const DESIGN_TASKS: Partial<Record<Stage, { task: string; schema: string }>> = {
@@ -227,82 +226,4 @@ export function renderNextAction(action: NextAction): string {
   if (action.gate) lines.push(`approve manifest: ${action.gate.manifestHash}`);
   if (action.checks.length > 0) lines.push("", "will be checked:", ...action.checks.map((c) => `  - ${c}`));
   return lines.join("\n");
-}
-
-export interface LaneView {
-  done: string[];
-  now: string;
-  next: string[];
-}
-
-/** The lane as done / now / next, for check-run summaries and `consort status`. */
-export function describeLane(snapshot: TrackSnapshot): LaneView {
-  const { stage, context } = snapshot;
-  const ux =
-    context.artifacts[ARTIFACT_PATHS.ux] !== undefined ||
-    /"userFacing"\s*:\s*true/.test(context.artifacts[ARTIFACT_PATHS.spec] ?? "");
-  const authored = (step: ArtifactStep, what: string): [Stage, string] => [step, `${what} (${authorOf(step)})`];
-  const design: Array<[Stage, string]> = [
-    authored("stories", "stories and acceptance criteria"),
-    authored("spec", "spec and NFRs"),
-    authored("architecture", "architecture"),
-    authored("db-design", "database design"),
-    ...(ux ? [authored("ux", "screens and states")] : []),
-    ["design-gate", "design gate (a person approves)"],
-    authored("test-list", "test list"),
-    ["test-list-gate", "test-list gate (a person approves)"],
-  ];
-  const items: Array<{ stage: Stage | "unit"; label: string; unitIndex?: number }> = design.map(([s, label]) => ({
-    stage: s,
-    label,
-  }));
-  context.units.forEach((unit, index) =>
-    items.push({
-      stage: "unit",
-      unitIndex: index,
-      label: `${unit.id}: red → green → review${unit.tests.length > 1 ? ` (${unit.tests.map((t) => t.id).join(", ")})` : ""}`,
-    }),
-  );
-  if (context.units.length === 0)
-    items.push({ stage: "unit", unitIndex: 0, label: "build: red → green → review per test" });
-  items.push(
-    { stage: "deploying", label: "preview deploy, verified" },
-    { stage: "deploy-gate", label: "deploy gate (a person approves)" },
-    { stage: "promote-gate", label: "promote gate (a person approves)" },
-    { stage: "merging", label: "merge the pull request" },
-    { stage: "promoting", label: "migrate the parent database" },
-  );
-  // Blocked counts as the stage it will resume: a unit of the build lane, or the release.
-  const effective: Stage = stage === "blocked" ? (context.blocked?.resume ?? "red") : stage;
-  const build = isBuildStage(effective);
-  const position = (item: (typeof items)[number]): number =>
-    item.stage === "unit" ? STAGES.indexOf("red") : STAGES.indexOf(item.stage);
-  const here = build ? STAGES.indexOf("red") : STAGES.indexOf(effective);
-
-  const view: LaneView = { done: [], now: "", next: [] };
-  if (stage === "abandoned") {
-    return { done: [], now: `abandoned: ${context.ended?.reason ?? ""}`, next: [] };
-  }
-  for (const item of items) {
-    const p = position(item);
-    if (item.stage === "unit" && build) {
-      const i = item.unitIndex!;
-      if (i < context.unitIndex) view.done.push(item.label);
-      else if (i === context.unitIndex)
-        view.now = `${item.label.split(":")[0]}: ${stage}${stage === "blocked" ? ` (${context.blocked?.reason ?? ""})` : ""}`;
-      else view.next.push(item.label);
-    } else if (p < here || stage === "done") view.done.push(item.label);
-    else if (p === here && item.stage !== "unit")
-      view.now = stage === "blocked" ? `${item.label}: blocked (${context.blocked?.reason ?? ""})` : item.label;
-    else view.next.push(item.label);
-  }
-  if (stage === "done") view.now = "done";
-  if (context.rejectedHead) view.now += ` — halted: commit ${context.rejectedHead.sha.slice(0, 7)} rejected`;
-  return view;
-}
-
-/** The lane as text. */
-export function renderLane(snapshot: TrackSnapshot): string {
-  const lane = describeLane(snapshot);
-  return [...lane.done.map((l) => `  ✓ ${l}`), `  ▶ ${lane.now}`, ...lane.next.map((l) => `  · ${l}`)].join("\n");
 }

@@ -7,6 +7,7 @@ import { PostgresBranchProvider } from "./postgres-provider.js";
 import { createLakebaseProvider } from "./lakebase/provider.js";
 import { placementOf } from "../contracts/placement.js";
 import { SubstrateError, type BranchProvider } from "./provider.js";
+import { consortCommand } from "../contracts/command.js";
 
 export interface CreateProviderOptions {
   /** Where secrets and overrides come from (CONSORT_DATA_DIR, the postgres URL, Lakebase tokens). */
@@ -88,7 +89,7 @@ export async function openJobProvider(
   if (!env[name]?.trim())
     throw new SubstrateError(
       `the jobs run on a self-hosted runner (jobs.runsOn in .github/consort.yml), so they use the app's embedded server, but ${name} is not set`,
-      `on the app's host run \`consort db url ${LOCAL_ROOT_DATABASE}\` and store the URL as the repository secret ${name}; the workflows pass it to the Consort step`,
+      `on the app's host run \`${consortCommand(`db url ${LOCAL_ROOT_DATABASE}`)}\` and store the URL as the repository secret ${name}; the workflows pass it to the Consort step`,
       "CONFIG_MISSING",
     );
   // The handed-over URL may name any database; branches are made from a session on `postgres`,

@@ -21,6 +21,7 @@ import lockfile from "proper-lockfile";
 import { z } from "zod";
 import { pgLogin } from "./login.js";
 import { SubstrateError } from "./provider.js";
+import { consortCommand } from "../contracts/command.js";
 
 /**
  * The embedded Postgres 18 server of the `local` provider: one server per data folder, started
@@ -494,7 +495,7 @@ async function startOrReuse(dataDir: string, options: LocalServerOptions): Promi
       }
       throw new SubstrateError(
         `a Postgres server (pid ${running.pid}) runs in ${cluster} but does not accept Consort's login from ${STATE_FILE}`,
-        `stop it (consort db stop) or point CONSORT_DATA_DIR at another folder`,
+        `stop it (${consortCommand("db stop")}) or point CONSORT_DATA_DIR at another folder`,
         "SERVER_LOGIN_REFUSED",
       );
     }

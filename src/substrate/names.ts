@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { SubstrateError } from "./provider.js";
+import { consortCommand } from "../contracts/command.js";
 
 /**
  * Pairing git branches with database branches (docs/ARCHITECTURE.md, Database branches). One sanitiser for every provider, so a
@@ -104,7 +105,7 @@ export function sanitiseBranchName(gitName: string, taken?: ReadonlyMap<string, 
   if (id !== gitName) {
     throw new SubstrateError(
       `git branch "${gitName}" maps to database branch "${id}", which git branch "${holder}" already holds`,
-      "rename the git branch, or delete the stale database branch with `consort db delete`",
+      `rename the git branch, or delete the stale database branch with \`${consortCommand("db delete")}\``,
       "BRANCH_NAME_COLLISION",
     );
   }
@@ -115,7 +116,7 @@ export function sanitiseBranchName(gitName: string, taken?: ReadonlyMap<string, 
   if (second === null || second === undefined || second === gitName) return withHash;
   throw new SubstrateError(
     `git branch "${gitName}" maps to database branch "${withHash}", which another git branch already holds`,
-    "rename the git branch, or delete the stale database branch with `consort db delete`",
+    `rename the git branch, or delete the stale database branch with \`${consortCommand("db delete")}\``,
     "BRANCH_NAME_COLLISION",
   );
 }

@@ -1,4 +1,5 @@
 import { SubstrateError } from "./provider.js";
+import { consortCommand } from "../contracts/command.js";
 
 /** Where a server is, without its password: for messages and logs. */
 export function describeServer(url: string): string {
@@ -70,7 +71,7 @@ const KNOWN_ERRORS: readonly {
     codes: ["53100"],
     pattern: /No space left on device|could not extend file|could not write/i,
     message: (raw) => `the server is out of disk space (${raw})`,
-    hint: "free disk space on the server, or delete stale branches with `consort db delete`",
+    hint: `free disk space on the server, or delete stale branches with \`${consortCommand("db delete")}\``,
   },
   {
     kind: "DATABASE_MISSING",

@@ -26,6 +26,7 @@ import {
   type CreateBranchOptions,
   type DatabaseBranch,
 } from "./provider.js";
+import { consortCommand } from "../contracts/command.js";
 
 /**
  * Database branches as databases on one Postgres server (docs/ARCHITECTURE.md, Database branches), used by the `postgres`
@@ -167,7 +168,7 @@ export class PostgresBranchProvider implements BranchProvider {
           if (existing.record.parent !== parent) {
             throw new SubstrateError(
               `branch "${name}" already exists with parent "${existing.record.parent}", not "${parent}"`,
-              `delete it first (consort db delete ${name}) or fork it from "${existing.record.parent}"`,
+              `delete it first (${consortCommand(`db delete ${name}`)}) or fork it from "${existing.record.parent}"`,
               "PARENT_MISMATCH",
             );
           }
@@ -177,7 +178,7 @@ export class PostgresBranchProvider implements BranchProvider {
         if (!parentEntry?.record || parentEntry.record.root !== this.root) {
           throw new SubstrateError(
             `parent branch "${parent}" does not exist`,
-            "create the parent first (consort db create), or fork from the root branch",
+            `create the parent first (${consortCommand("db create")}), or fork from the root branch`,
             "PARENT_MISSING",
           );
         }
@@ -200,7 +201,7 @@ export class PostgresBranchProvider implements BranchProvider {
           if (baseRow.rowCount === 0) {
             throw new SubstrateError(
               `parent branch "${parent}" has no frozen base`,
-              `run \`consort db refresh ${parent}\` to take one`,
+              `run \`${consortCommand(`db refresh ${parent}`)}\` to take one`,
               "BASE_MISSING",
             );
           }
@@ -339,7 +340,7 @@ export class PostgresBranchProvider implements BranchProvider {
           const who = sessions.map((r) => `${r.app} (${r.n})`).join(", ");
           throw new SubstrateError(
             `branch "${name}" has open connections (${who}), so its base cannot be taken now; children keep forking from the base of ${entry.record.frozenAt ?? "its creation"}`,
-            `close them (let the migrate or seed step exit), then run \`consort db refresh ${name}\``,
+            `close them (let the migrate or seed step exit), then run \`${consortCommand(`db refresh ${name}`)}\``,
             "DATABASE_IN_USE",
           );
         }
@@ -764,7 +765,7 @@ export class PostgresBranchProvider implements BranchProvider {
     if (!BRANCH_ID_PATTERN.test(name)) {
       throw new SubstrateError(
         `"${name}" is not a database branch id (1–63 lowercase letters, digits and hyphens, starting with a letter)`,
-        "pass a git branch name through sanitiseBranchName, or use the sanitised id `consort db list` shows",
+        `pass a git branch name through sanitiseBranchName, or use the sanitised id \`${consortCommand("db list")}\` shows`,
         "INVALID_BRANCH_NAME",
       );
     }
@@ -773,7 +774,7 @@ export class PostgresBranchProvider implements BranchProvider {
   private missing(name: string): SubstrateError {
     return new SubstrateError(
       `branch "${name}" does not exist on ${this.server}`,
-      "list branches with `consort db list`, or create it with `consort db create`",
+      `list branches with \`${consortCommand("db list")}\`, or create it with \`${consortCommand("db create")}\``,
       "BRANCH_MISSING",
     );
   }

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ProviderKind } from "../contracts/placement.js";
-import type { BranchProvider, DatabaseBranch } from "../substrate/index.js";
+import { BRANCH_ID_PATTERN, sanitiseBranchName, type BranchProvider, type DatabaseBranch } from "../substrate/index.js";
 import { defineTool, ToolError } from "./registry.js";
 import { compareForTool, SchemaComparisonOutput } from "./schema-diff.js";
 import type { ToolContext } from "./context.js";
@@ -68,6 +68,11 @@ export const DbBranchOutput = z.object({
   branch: BranchInfo.optional().describe("create: the branch made (or found with the same parent)."),
   branches: z.array(BranchInfo).optional().describe("list: every branch the provider has."),
   deleted: z.string().optional().describe("delete: the branch that no longer exists."),
+  existed: z.boolean().optional().describe("delete: whether it existed (deleting a missing branch is no error)."),
+  children: z
+    .array(z.string())
+    .optional()
+    .describe("delete: the branches under it, deleted first, in the order they were listed."),
   url: z.string().optional().describe("url: a connection URL; it holds a credential, keep it out of logs and commits."),
   diff: SchemaComparisonOutput.optional().describe("diff: the schema comparison, as schema_diff returns it."),
 });
@@ -91,41 +96,95 @@ export const dbBranchTool = defineTool({
       case "list":
         return { ...base, branches: (await provider.listBranches()).map(branchInfo) };
       case "create": {
-        const created = await provider.createBranch(input.branch!, {
-          ...(input.from ? { from: input.from } : {}),
-          ...(input.ttlSeconds ? { ttlSeconds: input.ttlSeconds } : {}),
-          onProgress: context.onProgress,
-        });
+        const created = await createDbBranch(provider, input.branch!, { ...input, onProgress: context.onProgress });
         return { ...base, branch: branchInfo(created) };
       }
-      case "delete": {
-        const name = input.branch!;
-        await assertDeletable(context, provider, name);
-        await provider.deleteBranch(name, { onProgress: context.onProgress });
-        return { ...base, deleted: name };
-      }
+      case "delete":
+        return { ...base, ...(await deleteDbBranch(context, provider, input.branch!)) };
       case "diff":
         return { ...base, diff: await compareForTool(context, input.branch!, input.against) };
       case "url": {
-        const name = input.branch!;
-        if (!(await provider.getBranch(name))) {
-          throw new ToolError(
-            `There is no database branch named ${name}.`,
-            'List the branches with action "list", or create it with action "create".',
-            "NO_SUCH_BRANCH",
-          );
-        }
-        return { ...base, url: await provider.connectionUrl(name) };
+        const { url } = await dbBranchUrl(provider, input.branch!);
+        return { ...base, url };
       }
     }
   },
 });
 
-/**
- * What may be deleted, in one place for the db_branch tool and `consort db delete`: never the root
- * branch, never a branch the checkout's track is paired with. Throws the ToolError that says why.
+/*
+ * The database-branch commands, one home for the db_branch tool and `consort db` (which renders
+ * them for a terminal): how a name becomes a branch id, what may be deleted, what a URL needs.
  */
-export async function assertDeletable(context: ToolContext, provider: BranchProvider, name: string): Promise<void> {
+
+/**
+ * The branch id a name a person types stands for (`consort db`): the root's id and an existing
+ * branch's id as they are, any other name (a git branch name such as feature/cart) sanitised as the
+ * app pairs it. The tool takes ids as they are, so a name the provider refuses is refused.
+ */
+export async function dbBranchId(provider: BranchProvider, name: string): Promise<string> {
+  const root = await provider.rootBranch();
+  if (name === root || (BRANCH_ID_PATTERN.test(name) && (await provider.getBranch(name)))) return name;
+  return sanitiseBranchName(name);
+}
+
+/** Fork `id` from `from` (default the root); the branch already there with that parent is returned. */
+export async function createDbBranch(
+  provider: BranchProvider,
+  id: string,
+  options: { from?: string; ttlSeconds?: number; onProgress?: (message: string) => void },
+): Promise<DatabaseBranch> {
+  return provider.createBranch(id, {
+    ...(options.from ? { from: options.from } : {}),
+    ...(options.ttlSeconds ? { ttlSeconds: options.ttlSeconds } : {}),
+    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+  });
+}
+
+/** Delete `id` and, first, its children, unless the rules refuse it (assertDeletable); a missing branch is no error. */
+export async function deleteDbBranch(
+  context: ToolContext,
+  provider: BranchProvider,
+  id: string,
+): Promise<{ deleted: string; existed: boolean; children: string[] }> {
+  await assertDeletable(context, provider, id);
+  const existed = (await provider.getBranch(id)) !== undefined;
+  const children = existed ? descendants(await provider.listBranches(), id) : [];
+  await provider.deleteBranch(id, { onProgress: context.onProgress });
+  return { deleted: id, existed, children };
+}
+
+/** A connection URL for an existing branch (it holds a credential); a missing branch is refused with what to do. */
+export async function dbBranchUrl(provider: BranchProvider, id: string): Promise<{ branch: string; url: string }> {
+  if (!(await provider.getBranch(id))) {
+    throw new ToolError(
+      `There is no database branch named ${id}.`,
+      'List the branches with action "list", or create it with action "create".',
+      "NO_SUCH_BRANCH",
+    );
+  }
+  return { branch: id, url: await provider.connectionUrl(id) };
+}
+
+/** Every branch under `id` (children, their children…), in the order they were listed. */
+function descendants(branches: Array<{ name: string; parent: string | undefined }>, id: string): string[] {
+  const under = new Set([id]);
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const branch of branches)
+      if (branch.parent && under.has(branch.parent) && !under.has(branch.name)) {
+        under.add(branch.name);
+        grew = true;
+      }
+  }
+  return branches.map((branch) => branch.name).filter((name) => name !== id && under.has(name));
+}
+
+/**
+ * What may be deleted: never the root branch, never a branch the checkout's track is paired with.
+ * Throws the ToolError that says why.
+ */
+async function assertDeletable(context: ToolContext, provider: BranchProvider, name: string): Promise<void> {
   const root = await provider.rootBranch();
   const existing = await provider.getBranch(name);
   if (name === root || existing?.isRoot) {

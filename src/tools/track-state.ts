@@ -20,6 +20,7 @@ import {
   TrackStateFile,
 } from "../state/index.js";
 import { ToolError } from "./errors.js";
+import { consortCommand } from "../contracts/command.js";
 
 /**
  * Reading a track's state for the tools, read-only. From a file (`--state`): a signed state file
@@ -104,7 +105,7 @@ export async function loadState(source: StateSource, reading: StateReading, trac
     case "none":
       throw new ToolError(
         "No track state is available to this server.",
-        "Start `consort mcp` with --state <file>, or with GITHUB_TOKEN set so it reads the repository's consort/state branch.",
+        `Start \`${consortCommand("mcp")}\` with --state <file>, or with GITHUB_TOKEN set so it reads the repository's consort/state branch.`,
         "NO_STATE",
       );
     case "file":
@@ -153,7 +154,7 @@ async function loadFromFile(path: string, reading: StateReading, trackId: string
     if (storedFormOf(unsealed(file)))
       throw new ToolError(
         `The state file ${location} refers to the texts of its track by git blob id (and to its finished units' records), which a file alone does not hold.`,
-        "Read the track from GitHub instead (a token and the repository), or point --state at an orchestrator snapshot (`consort status --json`).",
+        `Read the track from GitHub instead (a token and the repository), or point --state at an orchestrator snapshot (\`${consortCommand("status --json")}\`).`,
         "INVALID_STATE",
       );
     return {

@@ -10,6 +10,7 @@ import { CONFIG_PATH, ConfigError, configIssues, readCheckoutConfig } from "../c
 import { sanitiseBranchName, snapshotSchema, type BranchProvider } from "../substrate/index.js";
 import { defineTool } from "./registry.js";
 import { currentBranch } from "./track-state.js";
+import { consortCommand } from "../contracts/command.js";
 
 /**
  * The one validation of a checkout (`consort validate` renders it, `validate_artifacts` returns
@@ -122,7 +123,7 @@ export function validateCheckout(
  * against the schema of the track's database branch (its parent's, with the track's migrations),
  * else of the root. Fails closed: a database that cannot be read is an issue, not a pass.
  */
-export async function validateAgainstDatabase(
+async function validateAgainstDatabase(
   dir: string,
   report: ValidateReport,
   options: { config?: string; upTo?: Checkpoint },
@@ -149,7 +150,7 @@ export async function validateAgainstDatabase(
         file: ARTIFACT_PATHS.dbDesign,
         path: "$.tables",
         message: `foreign keys reference ${report.foreignTables.join(", ")}, which db-design.json does not describe, and the parent database's schema could not be read to find them: ${reason}`,
-        fix: "make the configured database reachable (consort db list), or describe the tables the feature creates",
+        fix: `make the configured database reachable (${consortCommand("db list")}), or describe the tables the feature creates`,
       },
     ];
     return { ...report, ok: false, issues };
@@ -157,16 +158,27 @@ export async function validateAgainstDatabase(
   return validateCheckout(dir, { ...options, existingTables });
 }
 
-const ValidateArtifactsInput = z
-  .object({
-    checkpoint: z
-      .enum(CHECKPOINTS)
-      .optional()
-      .describe(
-        "How far the design lane has come: later checkpoints require and cross-check more files. test-list checks everything. Default: as far as the files present go.",
-      ),
-  })
-  .strict();
+/** The checkpoint `validate_artifacts` and `consort validate --checkpoint` take; absent: as far as the files go. */
+export const CheckpointInput = z
+  .enum(CHECKPOINTS)
+  .optional()
+  .describe(
+    "How far the design lane has come: later checkpoints require and cross-check more files. test-list checks everything. Default: as far as the files present go.",
+  );
+
+const ValidateArtifactsInput = z.object({ checkpoint: CheckpointInput }).strict();
+
+/**
+ * The validation both front doors run (`consort validate` renders it, `validate_artifacts` returns
+ * it): the checkout, then the foreign keys its design does not describe against the database.
+ */
+export async function validateCheckoutAndDatabase(
+  dir: string,
+  options: { config?: string; upTo?: Checkpoint },
+  provider: () => Promise<BranchProvider>,
+): Promise<ValidateReport> {
+  return validateAgainstDatabase(dir, validateCheckout(dir, options), options, provider);
+}
 
 export const ValidateArtifactsOutput = z.object({
   ok: z.boolean().describe("True only when there is no issue at all."),
@@ -189,12 +201,7 @@ export const validateArtifactsTool = defineTool({
   readsCheckout: true,
   async run(input, context) {
     const options = input.checkpoint ? { upTo: input.checkpoint } : {};
-    const report = await validateAgainstDatabase(
-      context.repoPath,
-      validateCheckout(context.repoPath, options),
-      options,
-      () => context.provider(),
-    );
+    const report = await validateCheckoutAndDatabase(context.repoPath, options, () => context.provider());
     return {
       ok: report.ok,
       checkpoint: report.checkpoint,

@@ -159,6 +159,14 @@ describe("consort db on a configured postgres server", () => {
     }
   });
 
+  it("refuses a URL for a branch that does not exist, with the db_branch tool's code and what to do", async () => {
+    const missing = await consort("db", "url", `feature/none-${suffix}`, "--json");
+    expect(missing.code).toBe(1);
+    expect(JSON.parse(missing.stdout).error).toMatchObject({
+      message: expect.stringContaining(`NO_SUCH_BRANCH: There is no database branch named feature-none-${suffix}`),
+    });
+  });
+
   it("explains a missing parent and an invalid ttl, with a non-zero exit", async () => {
     const missing = await consort("db", "create", `x-${suffix}`, "--from", "no-such-branch", "--json");
     expect(missing.code).toBe(1);

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { ARTIFACT_PATHS } from "../../src/artifacts/paths.js";
 import { ConsortConfig, type RoleName } from "../../src/config/consort-config.js";
-import { describeLane, nextAction, renderLane, renderNextAction } from "../../src/orchestrator/index.js";
+import { nextAction, renderNextAction } from "../../src/orchestrator/index.js";
 import type { NextAction, Stage, TrackContext, TrackSnapshot } from "../../src/orchestrator/types.js";
 import { edited, stockflowText } from "./fixtures/stockflow.js";
-import { reach, userFacingSpec } from "./helpers/reach.js";
+import { reach } from "./helpers/reach.js";
 import { TrackSim } from "./helpers/track.js";
 
 /**
@@ -566,137 +566,5 @@ describe("renderNextAction", () => {
     expect(renderNextAction(next(reach("done")))).toBe(
       ["track acme/stockflow#12 · done", "next: nobody", "", "Done: merged and promoted."].join("\n"),
     );
-  });
-});
-
-describe("describeLane", () => {
-  const design = [
-    "stories and acceptance criteria (product-owner)",
-    "spec and NFRs (spec-author)",
-    "architecture (architect)",
-    "database design (dba)",
-  ];
-  const gates = [
-    "design gate (a person approves)",
-    "test list (test-strategist)",
-    "test-list gate (a person approves)",
-  ];
-  const release = [
-    "preview deploy, verified",
-    "deploy gate (a person approves)",
-    "promote gate (a person approves)",
-    "merge the pull request",
-    "migrate the parent database",
-  ];
-  const units = ["T1: red → green → review", "T2: red → green → review"];
-
-  it("shows a new track at its first step, the build as one line before the list exists", () => {
-    expect(renderLane(new TrackSim().snapshot)).toBe(
-      [
-        `  ▶ ${design[0]}`,
-        ...[...design.slice(1), ...gates, "build: red → green → review per test", ...release].map((l) => `  · ${l}`),
-      ].join("\n"),
-    );
-  });
-
-  it("visits the screens when a story is user-facing, however the spec is spaced", () => {
-    const sim = reach("ux");
-    expect(describeLane(sim.snapshot)).toEqual({
-      done: design,
-      now: "screens and states (ux-designer)",
-      next: [...gates, "build: red → green → review per test", ...release],
-    });
-    const spaced = JSON.stringify(JSON.parse(userFacingSpec), null, 2);
-    expect(spaced).toContain('"userFacing": true');
-    const lane = describeLane(withContext(sim.snapshot, { artifacts: { [ARTIFACT_PATHS.spec]: spaced } }));
-    expect(lane.now).toBe("screens and states (ux-designer)");
-    for (const spec of ['{"userFacing":true}', '{"userFacing" :\ttrue}'])
-      expect(describeLane(withContext(sim.snapshot, { artifacts: { [ARTIFACT_PATHS.spec]: spec } })).now).toBe(
-        "screens and states (ux-designer)",
-      );
-    // Without a user-facing story, and no screens yet, the lane has no screens step.
-    const plain = describeLane(
-      withContext(sim.snapshot, { artifacts: { [ARTIFACT_PATHS.spec]: '{"userFacing": false}' } }),
-    );
-    expect(plain.done).toEqual(design);
-    expect(plain.now).toBe("");
-    expect(plain.next[0]).toBe("design gate (a person approves)");
-    // A screens file already written keeps the step, whatever the spec says.
-    const written = describeLane(withContext(sim.snapshot, { artifacts: { [ARTIFACT_PATHS.ux]: "{}" } }));
-    expect(written.now).toBe("screens and states (ux-designer)");
-  });
-
-  it("shows a gate as now, and the unit in turn of the build", () => {
-    expect(describeLane(reach("design-gate").snapshot)).toEqual({
-      done: design,
-      now: "design gate (a person approves)",
-      next: gates.slice(1).concat("build: red → green → review per test", ...release),
-    });
-    expect(describeLane(reach("red-verify").snapshot)).toEqual({
-      done: [...design, ...gates],
-      now: "T1: red-verify",
-      next: [units[1], ...release],
-    });
-  });
-
-  it("names every test of a unit of several", () => {
-    const sim = new TrackSim(ConsortConfig.parse({ granularity: "ac" }));
-    sim.throughDesign(
-      edited(stockflowText.testList, (j) => {
-        j.tests = [j.tests[0], { ...j.tests[0], id: "T2", title: "filing stock > stores the code" }, j.tests[1]].map(
-          (t: object, i: number) => ({ ...t, id: `T${i + 1}` }),
-        );
-      }),
-    );
-    expect(describeLane(sim.snapshot)).toEqual({
-      done: [...design, ...gates],
-      now: "S1-AC1: red",
-      next: ["S1-AC2: red → green → review", ...release],
-    });
-    sim.throughUnit();
-    expect(describeLane(sim.snapshot).done.at(-1)).toBe("S1-AC1: red → green → review (T1, T2)");
-  });
-
-  it("shows a blocked unit with its reason, and a blocked track with no record at RED", () => {
-    const sim = reach("blocked");
-    expect(describeLane(sim.snapshot)).toEqual({
-      done: [...design, ...gates],
-      now: "T1: blocked (T1 still fails)",
-      next: [units[1], ...release],
-    });
-    expect(describeLane(withContext(sim.snapshot, { blocked: null })).now).toBe("T1: blocked ()");
-  });
-
-  it("shows the release blocked where it stands", () => {
-    const sim = reach("deploying");
-    sim.expectAccepted(sim.report("invalid", ["GET /health: 502"]));
-    expect(describeLane(sim.snapshot)).toEqual({
-      done: [...design, ...gates, ...units],
-      now: "preview deploy, verified: blocked (GET /health: 502)",
-      next: release.slice(1),
-    });
-  });
-
-  it("shows every step done once the track is done", () => {
-    expect(renderLane(reach("done").snapshot)).toBe(
-      [...[...design, ...gates, ...units, ...release].map((l) => `  ✓ ${l}`), "  ▶ done"].join("\n"),
-    );
-  });
-
-  it("shows only why an abandoned track ended", () => {
-    const sim = reach("abandoned");
-    expect(describeLane(sim.snapshot)).toEqual({ done: [], now: "abandoned: feature dropped", next: [] });
-    expect(describeLane(withContext(sim.snapshot, { ended: null }))).toEqual({
-      done: [],
-      now: "abandoned: ",
-      next: [],
-    });
-  });
-
-  it("says the lane is halted on a rejected commit", () => {
-    const sim = reach("green");
-    sim.push({ role: "navigator", files: { "src/services/stock.ts": "x" } });
-    const sha = sim.context.rejectedHead!.sha;
-    expect(describeLane(sim.snapshot).now).toBe(`T1: green — halted: commit ${sha.slice(0, 7)} rejected`);
   });
 });

@@ -42,7 +42,13 @@ describe("db_branch on the real postgres provider", () => {
     expect(Date.parse(created.branch!.expiresAt!)).toBeGreaterThan(Date.now());
 
     const deleted = await call(tools.client, "db_branch", { action: "delete", branch: child });
-    expect(deleted.structuredContent).toEqual({ action: "delete", provider: "postgres", deleted: child });
+    expect(deleted.structuredContent).toEqual({
+      action: "delete",
+      provider: "postgres",
+      deleted: child,
+      existed: true,
+      children: [],
+    });
     const listed = DbBranchOutput.parse((await call(tools.client, "db_branch", { action: "list" })).structuredContent);
     expect(listed.branches?.map((branch) => branch.name)).not.toContain(child);
   });

@@ -45,7 +45,7 @@ describe("validateCheckout", () => {
     expect(validateCheckout(dir).issues[0]).toMatchObject({
       file: ".github/consort.yml",
       path: "$",
-      fix: "Fix the YAML syntax, then run `consort validate` to check the file.",
+      fix: "Fix the YAML syntax, then run `npx --no-install consort validate` to check the file.",
     });
   });
 });
@@ -115,7 +115,7 @@ describe("validate_artifacts on examples/stockflow", () => {
         file: ".github/consort.yml",
         path: "$.repairBound",
         message: "Too big: expected number to be <=10",
-        fix: "Correct those fields (node_modules/consort-for-github/schemas/consort-config.schema.json lists every field and its allowed values), then run `consort validate` to check the file.",
+        fix: "Correct those fields (node_modules/consort-for-github/schemas/consort-config.schema.json lists every field and its allowed values), then run `npx --no-install consort validate` to check the file.",
       });
     } finally {
       await restore();

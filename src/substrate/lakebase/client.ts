@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { SubstrateError } from "../provider.js";
+import { consortCommand } from "../../contracts/command.js";
 
 /**
  * A small client of the Databricks Postgres (Lakebase) REST API, exactly as in
@@ -63,13 +64,12 @@ const HINTS: Record<string, string> = {
   INVALID_STATE: "the branch is busy (still starting, resetting or archived): wait a minute and run the command again",
   UNAUTHENTICATED: "set a valid token in DATABRICKS_TOKEN (or the OAuth client id and secret) for this workspace",
   PERMISSION_DENIED: "give the identity CAN_MANAGE on the Lakebase project, or use one that has it",
-  NOT_FOUND: "check database.lakebase.host and project, and the branch id (`consort db list`)",
-  RESOURCE_DOES_NOT_EXIST: "check database.lakebase.host and project, and the branch id (`consort db list`)",
-  ALREADY_EXISTS: "the branch already exists: reuse it, or delete it first with `consort db delete`",
-  RESOURCE_ALREADY_EXISTS: "the branch already exists: reuse it, or delete it first with `consort db delete`",
+  NOT_FOUND: `check database.lakebase.host and project, and the branch id (\`${consortCommand("db list")}\`)`,
+  RESOURCE_DOES_NOT_EXIST: `check database.lakebase.host and project, and the branch id (\`${consortCommand("db list")}\`)`,
+  ALREADY_EXISTS: `the branch already exists: reuse it, or delete it first with \`${consortCommand("db delete")}\``,
+  RESOURCE_ALREADY_EXISTS: `the branch already exists: reuse it, or delete it first with \`${consortCommand("db delete")}\``,
   ABORTED: "a concurrent change to the same branch conflicted: run the command again",
-  RESOURCE_EXHAUSTED:
-    "the project is at a limit (about 10 unarchived branches): delete throwaway branches (`consort db list`) or wait for cycles to finish",
+  RESOURCE_EXHAUSTED: `the project is at a limit (about 10 unarchived branches): delete throwaway branches (\`${consortCommand("db list")}\`) or wait for cycles to finish`,
   REQUEST_LIMIT_EXCEEDED: "Lakebase is rate limiting this identity: wait a minute and run the command again",
   INTERNAL_ERROR: "Lakebase failed internally: run the command again; if it persists, check the Databricks status page",
   TEMPORARILY_UNAVAILABLE: "Lakebase is temporarily unavailable: run the command again in a few minutes",
@@ -82,7 +82,7 @@ const MESSAGE_HINTS: Array<[RegExp, string]> = [
     /expiration date cannot have child branches/i,
     "fork from a branch without an expiry (a track), not from a throwaway branch",
   ],
-  [/branch id not found/i, "the branch does not exist: create it with `consort db create`"],
+  [/branch id not found/i, `the branch does not exist: create it with \`${consortCommand("db create")}\``],
 ];
 
 export class LakebaseError extends SubstrateError {

@@ -10,6 +10,7 @@ import {
   type DatabaseBranch,
 } from "../provider.js";
 import { LakebaseClient, LakebaseError, pollDelay, type LakebaseAuth } from "./client.js";
+import { consortCommand } from "../../contracts/command.js";
 
 /**
  * The `lakebase` provider: database branches on Databricks Lakebase (docs/ARCHITECTURE.md, Database branches, reference
@@ -231,7 +232,7 @@ export class LakebaseProvider implements BranchProvider {
     if (!parentBranch)
       throw new SubstrateError(
         `parent branch "${parent}" does not exist in project ${this.project}`,
-        "create the parent first (consort db create), or fork from the root branch",
+        `create the parent first (${consortCommand("db create")}), or fork from the root branch`,
         "PARENT_MISSING",
       );
     if (parentBranch.status?.expire_time || parentBranch.spec?.ttl || parentBranch.spec?.expire_time) {
@@ -358,8 +359,10 @@ export class LakebaseProvider implements BranchProvider {
     return new SubstrateError(
       `cannot create branch "${name}": project ${this.project} is at its branch limit (${error.message.split("\n")[0]})` +
         (branches ? `; its branches besides the root: ${listed || "none"}` : ""),
-      `a branch must be deleted first: \`consort db delete <branch>\` (throwaway cycle branches are safe to delete${
-        others[0] ? `, e.g. \`consort db delete ${(others.find((b) => b.expiresAt) ?? others[0]).name}\`` : ""
+      `a branch must be deleted first: \`${consortCommand("db delete <branch>")}\` (throwaway cycle branches are safe to delete${
+        others[0]
+          ? `, e.g. \`${consortCommand(`db delete ${(others.find((b) => b.expiresAt) ?? others[0]).name}`)}\``
+          : ""
       }); retrying does not help until then`,
       "RESOURCE_EXHAUSTED",
       { cause: error },
@@ -406,7 +409,7 @@ export class LakebaseProvider implements BranchProvider {
     if (!branch)
       throw new SubstrateError(
         `branch "${name}" does not exist in project ${this.project}`,
-        "list branches with `consort db list`, or create it with `consort db create`",
+        `list branches with \`${consortCommand("db list")}\`, or create it with \`${consortCommand("db create")}\``,
         "BRANCH_MISSING",
       );
     const progress = this.login.onProgress ?? (() => {});
@@ -459,7 +462,7 @@ export class LakebaseProvider implements BranchProvider {
     if (actual !== parent) {
       throw new SubstrateError(
         `branch "${branchIdOf(existing.name)}" already exists with parent "${actual ?? "none"}", not "${parent}"`,
-        `delete it first (consort db delete ${branchIdOf(existing.name)}) or fork it from "${actual}"`,
+        `delete it first (${consortCommand(`db delete ${branchIdOf(existing.name)}`)}) or fork it from "${actual}"`,
         "PARENT_MISMATCH",
       );
     }

@@ -3,6 +3,7 @@ import { diffSchemas, type SchemaDiff } from "./diff.js";
 import { lintSchemaChange, type SchemaLint } from "./lint.js";
 import { renderSchemaDiff } from "./render.js";
 import { snapshotSchema, type SchemaSnapshot } from "./snapshot.js";
+import { consortCommand } from "../../contracts/command.js";
 
 export * from "./snapshot.js";
 export * from "./diff.js";
@@ -45,7 +46,7 @@ export async function compareBranches(
   if (!info) {
     throw new SubstrateError(
       `branch "${branch}" does not exist`,
-      "list branches with `consort db list`",
+      `list branches with \`${consortCommand("db list")}\``,
       "BRANCH_MISSING",
     );
   }

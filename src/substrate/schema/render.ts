@@ -1,5 +1,6 @@
 import type { SchemaChange, SchemaDiff } from "./diff.js";
 import type { SchemaLint } from "./lint.js";
+import { consortCommand } from "../../contracts/command.js";
 
 /** The schema diff as Markdown for the `consort/schema` check run (≤ 65,535 characters). */
 
@@ -68,7 +69,7 @@ export function renderSchemaDiff(diff: SchemaDiff, lint?: SchemaLint, options: R
       if (lint.findings.length > MAX_FINDINGS)
         lintLines.push(
           "",
-          `… and ${lint.findings.length - MAX_FINDINGS} more findings not shown; run \`consort db diff --json\` for all of them.`,
+          `… and ${lint.findings.length - MAX_FINDINGS} more findings not shown; run \`${consortCommand("db diff --json")}\` for all of them.`,
         );
       lintLines.push("");
     }
@@ -95,7 +96,7 @@ export function renderSchemaDiff(diff: SchemaDiff, lint?: SchemaLint, options: R
   if (shown < rows.length)
     out.push(
       "",
-      `… and ${rows.length - shown} more change${rows.length - shown === 1 ? "" : "s"} not shown (check-run text is limited); run \`consort db diff --json\` for all of them.`,
+      `… and ${rows.length - shown} more change${rows.length - shown === 1 ? "" : "s"} not shown (check-run text is limited); run \`${consortCommand("db diff --json")}\` for all of them.`,
     );
   const text = out.join("\n");
   return text.length > limit ? `${text.slice(0, limit - 1)}…` : text;
