@@ -84,8 +84,8 @@ export const StoredForm = z
 export type StoredForm = z.infer<typeof StoredForm>;
 
 /**
- * How many bytes of new records a version holds inline; beyond (a file written in full before
- * records existed, read with its 49 finished units) they are written as record files in one commit.
+ * The largest record a version holds inline: the one unit a step ends. Records of several units at
+ * once (a file written in full before records, compacted on its first write) are written as files.
  */
 const INLINE_RECORD_BYTES = 32 * 1024;
 
@@ -468,7 +468,8 @@ function placeRecords(
 ): { pending: Record<string, UnitRecord> | undefined; written: Compacted["records"] } {
   const pending: Record<string, UnitRecord> = {};
   let written: Compacted["records"] = [];
-  if (made.reduce((bytes, { text }) => bytes + Buffer.byteLength(text), 0) <= INLINE_RECORD_BYTES)
+  // One unit ends per step; more at once is a file written before records, compacted on its first write.
+  if (made.length === 1 && Buffer.byteLength(made[0]!.text) <= INLINE_RECORD_BYTES)
     for (const { record } of made) pending[record.unit] = record;
   else written = made.map(({ record, text }) => ({ path: unitRecordPath(trackId, record.n), text }));
   for (const [unit, named] of Object.entries(records)) {

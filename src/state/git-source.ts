@@ -14,7 +14,7 @@ import { STATE_BRANCH, type TrackState } from "./schema.js";
  * The texts of git objects by name (`<rev>:<path>`, or an object id), undefined for a name the
  * directory does not hold as a blob. One `git cat-file --batch` for all of them.
  */
-export async function readGitObjects(cwd: string, names: readonly string[]): Promise<Map<string, string | undefined>> {
+async function readGitObjects(cwd: string, names: readonly string[]): Promise<Map<string, string | undefined>> {
   const out = new Map<string, string | undefined>();
   // A name with a line break would split the batch's input: it names nothing the batch can read.
   const asked = [...new Set(names)].filter((name) => {

@@ -11,9 +11,7 @@ export {
   expandStored,
   keptTexts,
   storedFormOf,
-  textsFrom,
   unitRecordPath,
   UnitRecord,
   withRecords,
-  type StoredSource,
 } from "./compact.js";
