@@ -2,15 +2,7 @@ import { basename } from "node:path";
 import { simpleGit } from "simple-git";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { restoreSnapshot } from "../orchestrator/index.js";
-import {
-  checkStateFile,
-  expandStored,
-  STATE_BRANCH,
-  textsFrom,
-  TrackStateFile,
-  unsealed,
-  type StoredSource,
-} from "../state/index.js";
+import { checkStateFile, expandStored, gitStoredSource, STATE_REFS, TrackStateFile, unsealed } from "../state/index.js";
 import { localLane, replayTrack, ToolError } from "../tools/index.js";
 import type { BoardSource } from "./server.js";
 import type { BranchCommit } from "./timeline.js";
@@ -34,9 +26,6 @@ export interface LocalSourceOptions {
   /** Unreadable state files are reported here (and left off the board). */
   warn?: (message: string) => void;
 }
-
-/** Where a fetched state branch may sit, most authoritative first (as src/tools/replay.ts reads it). */
-const STATE_REFS = [`refs/remotes/origin/${STATE_BRANCH}`, `refs/heads/${STATE_BRANCH}`];
 
 /** A ref as a person names it: `origin/consort/state`, `consort/state`. */
 const shortRef = (ref: string) => ref.replace(/^refs\/(remotes\/|heads\/)/, "");
@@ -145,12 +134,6 @@ export function localBoardSource(options: LocalSourceOptions): BoardSource & { c
     return [];
   }
 
-  /** What a compact state file refers to, from this checkout: texts by blob id, the units' records at `ref`. */
-  const storedAt = (ref: string): StoredSource => ({
-    texts: (blobs) => textsFrom(blobs, (blob) => git.raw(["cat-file", "blob", blob]).catch(() => undefined)),
-    record: (path) => git.raw(["show", `${ref}:${path}`]).catch(() => undefined),
-  });
-
   async function readStateFile(
     text: string,
     ref: string,
@@ -177,7 +160,7 @@ export function localBoardSource(options: LocalSourceOptions): BoardSource & { c
         file = TrackStateFile.parse(JSON.parse(text));
       }
       // Every unit's evidence is shown: a compact file's texts and finished units' records are read back.
-      const { state } = await expandStored(trackId, unsealed(file), true, storedAt(ref));
+      const { state } = await expandStored(trackId, unsealed(file), true, gitStoredSource(options.repoPath, ref));
       return {
         repository: file.repository,
         snapshot: restoreSnapshot(state.snapshot),

@@ -25,6 +25,7 @@ import {
   type ReplayedTrack,
 } from "../tools/index.js";
 import { createProvider } from "../substrate/index.js";
+import { expandStateFileFromGit, STATE_BRANCH, TrackStateFile, unsealed } from "../state/index.js";
 import { consortCommand } from "./invocation.js";
 import { CliError, printResult } from "./output.js";
 
@@ -39,8 +40,11 @@ interface DirOptions {
   json?: boolean;
 }
 
-/** A snapshot from a file: a bare snapshot, or a `consort/state` track file holding one under `snapshot`. */
-function readSnapshotFile(path: string): TrackSnapshot {
+/**
+ * A snapshot from a file: a bare snapshot, or a `consort/state` track file holding one under
+ * `snapshot` (a compact one read back with its texts and records from the git directory at `cwd`).
+ */
+async function readSnapshotFile(path: string, cwd: string): Promise<TrackSnapshot> {
   if (!existsSync(path))
     throw new CliError(
       `state file ${path} does not exist`,
@@ -54,13 +58,27 @@ function readSnapshotFile(path: string): TrackSnapshot {
   }
   const candidate =
     json && typeof json === "object" && "snapshot" in json && !("stage" in json)
-      ? (json as { snapshot: unknown }).snapshot
+      ? await stateFileSnapshot(json, path, cwd)
       : json;
   try {
     return restoreSnapshot(candidate);
   } catch (error) {
     if (error instanceof SnapshotError) throw new CliError(`${path}: ${error.message}`, error.hint);
     throw error;
+  }
+}
+
+/** The snapshot of a state file; a compact one's texts and finished units' records read from git at `cwd`. */
+async function stateFileSnapshot(json: object, path: string, cwd: string): Promise<unknown> {
+  const file = TrackStateFile.safeParse(json);
+  if (!file.success) return (json as { snapshot: unknown }).snapshot;
+  try {
+    return (await expandStateFileFromGit(unsealed(file.data), cwd)).snapshot;
+  } catch (error) {
+    throw new CliError(
+      `${path} refers to its track's texts and finished units' records, which ${cwd} does not hold: ${(error as Error).message}`,
+      `run it in a clone of the repository that fetched the state branch (git fetch origin ${STATE_BRANCH}), or pass -C <that clone>`,
+    );
   }
 }
 
@@ -100,8 +118,9 @@ async function trackSnapshot(
   options: DirOptions & { state?: string },
   config: ConsortConfig,
 ): Promise<{ snapshot: TrackSnapshot; source: string; local?: string }> {
-  if (options.state) return { snapshot: readSnapshotFile(resolve(options.state)), source: resolve(options.state) };
   const cwd = resolve(options.cwd ?? ".");
+  if (options.state)
+    return { snapshot: await readSnapshotFile(resolve(options.state), cwd), source: resolve(options.state) };
   try {
     const stateKey = process.env.CONSORT_STATE_KEY || undefined;
     const replayed = await replayTrack(cwd, config, new Date().toISOString(), stateKey ? { stateKey } : {});

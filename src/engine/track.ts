@@ -1,5 +1,6 @@
 import type { ConsortConfig } from "../config/consort-config.js";
 import {
+  eventProblems,
   restoreSnapshot,
   transition,
   type Effect,
@@ -166,13 +167,21 @@ export function isTracksBranch(state: Pick<TrackState, "branch">, branch: string
   return state.branch === branch;
 }
 
-/** Fold several events through the machine; effects are concatenated, rejections kept. */
+/**
+ * Fold several events through the machine; effects are concatenated, rejections kept. This is
+ * where a delivery's events enter the machine, so each is checked against its schema here (an
+ * event that fails is refused with every problem; `transition` itself trusts its typed event).
+ */
 function applyEvents(snapshot: TrackSnapshot, events: TrackEvent[], config: ConsortConfig): TransitionResult {
   let current: TransitionResult = { snapshot, effects: [] };
   const effects: Effect[] = [];
   const reasons: string[] = [];
   for (const event of events) {
-    current = transition(current.snapshot, event, config);
+    const problems = eventProblems(event);
+    current =
+      problems.length > 0
+        ? { snapshot: current.snapshot, effects: [], rejection: { reasons: problems } }
+        : transition(current.snapshot, event, config);
     effects.push(...current.effects);
     if (current.rejection) reasons.push(...current.rejection.reasons);
   }

@@ -7,6 +7,7 @@ export * from "./types.js";
 export {
   createTrack,
   transition,
+  eventProblems,
   restoreSnapshot,
   pathsToRead,
   runnerPathsToRead,

@@ -23,30 +23,6 @@ import { CycleRecord, TrackId, trackPath, type TrackState } from "./schema.js";
 const BlobId = z.string().regex(/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/, "a git blob id");
 const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, "a sha256 hex digest");
 
-/** What the compact snapshot left out and where it is: inside the snapshot, so a snapshot not expanded fails its schema. */
-export const StoredForm = z
-  .object({
-    version: z.literal(1),
-    /** path → blob id of each accepted `.consort/**` text (the snapshot's `artifacts`). */
-    artifacts: z.record(z.string(), BlobId),
-    /** path → blob id of each accepted test file text (the snapshot's `testFiles`). */
-    testFiles: z.record(z.string(), BlobId),
-    /** frozen text hash → blob id of each frozen text held whole (prefixes stay in the snapshot). */
-    frozenTexts: z.record(z.string(), BlobId),
-    /** blob id → the track's accepted commit where the store first found it. */
-    commits: z.record(BlobId, z.string()),
-    /** The units are those of the test list in `artifacts`, at the snapshot's granularity. */
-    unitsFromTestList: z.boolean(),
-    /** Units whose evidence is for exactly the unit's tests (left out of the evidence). */
-    evidenceTests: z.array(z.string()),
-    /** unit id → its finished record: `tracks/<id>/units/<n>.json`, whose text hashes to `sha256`. */
-    records: z.record(z.string(), z.object({ n: z.number().int().positive(), sha256: Sha256 }).strict()),
-    /** How many records the track has written: the next is `recordCount + 1`. */
-    recordCount: z.number().int().min(0),
-  })
-  .strict();
-export type StoredForm = z.infer<typeof StoredForm>;
-
 /** A finished unit's record: what the state no longer holds of it. */
 export const UnitRecord = z
   .object({
@@ -70,6 +46,48 @@ export const UnitRecord = z
   })
   .strict();
 export type UnitRecord = z.infer<typeof UnitRecord>;
+
+/** What the compact snapshot left out and where it is: inside the snapshot, so a snapshot not expanded fails its schema. */
+export const StoredForm = z
+  .object({
+    version: z.literal(1),
+    /** path → blob id of each accepted `.consort/**` text (the snapshot's `artifacts`). */
+    artifacts: z.record(z.string(), BlobId),
+    /** path → blob id of each accepted test file text (the snapshot's `testFiles`). */
+    testFiles: z.record(z.string(), BlobId),
+    /** frozen text hash → blob id of each frozen text held whole (prefixes stay in the snapshot). */
+    frozenTexts: z.record(z.string(), BlobId),
+    /** blob id → the track's accepted commit where the store first found it. */
+    commits: z.record(BlobId, z.string()),
+    /** The units are those of the test list in `artifacts`, at the snapshot's granularity. */
+    unitsFromTestList: z.boolean(),
+    /** Units whose evidence is for exactly the unit's tests (left out of the evidence). */
+    evidenceTests: z.array(z.string()),
+    /**
+     * unit id → its finished record, whose canonical text hashes to `sha256`: in `pending` of this
+     * file; else, with `heldIn`, in `pending` of the earlier version of this file that is that git
+     * blob; else the file `tracks/<id>/units/<n>.json` (as written before records were held inline).
+     */
+    records: z.record(
+      z.string(),
+      z.object({ n: z.number().int().positive(), sha256: Sha256, heldIn: BlobId.optional() }).strict(),
+    ),
+    /** How many records the track has written: the next is `recordCount + 1`. */
+    recordCount: z.number().int().min(0),
+    /**
+     * The records of the units this version finished, inline: the step that ends a unit writes one
+     * file (one Contents API PUT), and the next version names this one's blob instead (`heldIn`).
+     */
+    pending: z.record(z.string(), UnitRecord).optional(),
+  })
+  .strict();
+export type StoredForm = z.infer<typeof StoredForm>;
+
+/**
+ * The largest record a version holds inline: the one unit a step ends. Records of several units at
+ * once (a file written in full before records, compacted on its first write) are written as files.
+ */
+const INLINE_RECORD_BYTES = 32 * 1024;
 
 /** The path of a track's nth finished-unit record on the state branch. */
 export function unitRecordPath(trackId: string, n: number): string {
@@ -262,11 +280,16 @@ export interface CompactBasis {
   stored: StoredForm | undefined;
   /** The records merged into the state read, by unit: present exactly when the state was read with its history. */
   loaded: ReadonlyMap<string, UnitRecord> | undefined;
+  /**
+   * The git blob id of the version read, as stored: the records it holds inline (`pending`) are
+   * then named by it. Unknown, they stay inline (nothing is lost, the next write names them).
+   */
+  blob?: string | undefined;
 }
 
 export interface Compacted {
   state: TrackState;
-  /** Records to write with the state, in the same commit (path → text). */
+  /** Records to write with the state, in the same commit (path → text): only when too many finished at once to hold inline. */
   records: Array<{ path: string; text: string }>;
   /** Every text the compact state and its new records refer to, by blob id (for the store's cache). */
   texts: TextsByBlob;
@@ -299,7 +322,7 @@ export function compact(state: TrackState, basis: CompactBasis, commitFor: strin
   const whole = basis.loaded !== undefined || previous === undefined;
   const finished = context.units.slice(0, context.unitIndex);
   const records: StoredForm["records"] = {};
-  const written: Compacted["records"] = [];
+  const made: Array<{ record: UnitRecord; text: string }> = [];
   const moved = new Set<string>();
   let recordCount = previous?.recordCount ?? 0;
   for (const unit of finished) {
@@ -340,13 +363,14 @@ export function compact(state: TrackState, basis: CompactBasis, commitFor: strin
       commits,
     };
     const text = serialiseRecord(record);
-    written.push({ path: unitRecordPath(state.trackId, n), text });
+    made.push({ record, text });
     records[unit.id] = { n, sha256: recordHash(text) };
     moved.add(unit.id);
   }
   // Read without its history, a state does not hold what its records do: they stay named.
   if (previous && !whole)
     for (const [id, record] of Object.entries(previous.records)) if (!records[id]) records[id] = record;
+  const { pending, written } = placeRecords(state.trackId, made, records, previous, basis.blob);
 
   const unitOf = unitOfTest(context.units);
   const isMoved = (test: string) => {
@@ -406,6 +430,7 @@ export function compact(state: TrackState, basis: CompactBasis, commitFor: strin
     evidenceTests,
     records,
     recordCount,
+    ...(pending ? { pending } : {}),
   };
   const slim: TrackContext = {
     ...context,
@@ -426,6 +451,35 @@ export function compact(state: TrackState, basis: CompactBasis, commitFor: strin
     records: written,
     texts,
   };
+}
+
+/**
+ * Where the records go: the new ones inline in this version (`pending`), unless too large, then as
+ * files in the same commit; the ones the version read held inline are named by its blob, or, that
+ * unknown, held inline again. Every record is in the commit that names it, so no crash between two
+ * writes loses one.
+ */
+function placeRecords(
+  trackId: string,
+  made: ReadonlyArray<{ record: UnitRecord; text: string }>,
+  records: StoredForm["records"],
+  previous: StoredForm | undefined,
+  blob: string | undefined,
+): { pending: Record<string, UnitRecord> | undefined; written: Compacted["records"] } {
+  const pending: Record<string, UnitRecord> = {};
+  let written: Compacted["records"] = [];
+  // One unit ends per step; more at once is a file written before records, compacted on its first write.
+  if (made.length === 1 && Buffer.byteLength(made[0]!.text) <= INLINE_RECORD_BYTES)
+    for (const { record } of made) pending[record.unit] = record;
+  else written = made.map(({ record, text }) => ({ path: unitRecordPath(trackId, record.n), text }));
+  for (const [unit, named] of Object.entries(records)) {
+    const held = previous?.pending?.[unit];
+    // Only the very record the version read named: a unit finished again has a record of its own.
+    if (named.heldIn !== undefined || held === undefined || previous?.records[unit] !== named) continue;
+    if (blob !== undefined) records[unit] = { ...named, heldIn: blob };
+    else pending[unit] = held;
+  }
+  return { pending: Object.keys(pending).length > 0 ? pending : undefined, written };
 }
 
 /** Whether a loaded record holds exactly what the state holds of its unit. */
@@ -462,10 +516,11 @@ export function keepText(blob: string, text: string): void {
   if (keptTexts.size > TEXTS_KEPT) keptTexts.delete(keptTexts.keys().next().value!);
 }
 
-/** Where a reader finds what a compact state refers to: texts by blob id, and records by path (at the state's commit). */
+/** Where a reader finds what a compact state refers to: texts by blob id, and record files by path (at the state's commit). */
 export interface StoredSource {
   texts(blobs: readonly string[]): Promise<TextsByBlob>;
-  record(path: string): Promise<string | undefined>;
+  /** The texts of record files, all asked at once (undefined where there is none). */
+  records(paths: readonly string[]): Promise<ReadonlyMap<string, string | undefined>>;
   /** The state branch commit read, for the refusal. */
   commit?: string | undefined;
 }
@@ -512,20 +567,7 @@ export async function expandStored(
   try {
     const { state } = expand(stored, await source.texts(blobsOf(form)));
     if (!history) return { state, basis: { stored: form, loaded: undefined } };
-    const loaded = new Map<string, UnitRecord>();
-    for (const [unit, named] of Object.entries(form.records)) {
-      const at = unitRecordPath(trackId, named.n);
-      const text = await source.record(at);
-      if (text === undefined) throw refuse(`the record of unit ${unit}, ${at}, is missing`);
-      if (recordHash(text) !== named.sha256)
-        throw refuse(
-          `the record of unit ${unit}, ${at}, is not the one the sealed state names (sha256 ${named.sha256.slice(0, 12)})`,
-        );
-      const record = UnitRecord.safeParse(parseJson(text));
-      if (!record.success || record.data.unit !== unit || record.data.trackId !== trackId || record.data.n !== named.n)
-        throw refuse(`the record of unit ${unit} is malformed`, at);
-      loaded.set(unit, record.data);
-    }
+    const loaded = await readRecords(trackId, form, source, refuse);
     const records = [...loaded.values()].sort((a, b) => a.n - b.n);
     const merged = withRecords(state, records, await source.texts(recordBlobs(records)));
     return { state: merged, basis: { stored: form, loaded } };
@@ -534,6 +576,54 @@ export async function expandStored(
       throw refuse(`it refers to a text by blob ${error.blob.slice(0, 12)} that cannot be read from the repository`);
     throw error;
   }
+}
+
+/**
+ * Every finished unit's record a compact state names, each checked against the sha256 the sealed
+ * state names: held inline in this version, in an earlier version's blob, or in a record file (the
+ * files asked for at once, the blobs too).
+ */
+async function readRecords(
+  trackId: string,
+  form: StoredForm,
+  source: StoredSource,
+  refuse: (problem: string, at?: string) => TamperedStateError,
+): Promise<Map<string, UnitRecord>> {
+  const named = Object.entries(form.records);
+  const paths = named
+    .filter(([unit, r]) => !r.heldIn && !form.pending?.[unit])
+    .map(([, r]) => unitRecordPath(trackId, r.n));
+  const blobs = [...new Set(named.flatMap(([, r]) => (r.heldIn ? [r.heldIn] : [])))];
+  const [files, versions] = await Promise.all([
+    paths.length > 0 ? source.records(paths) : new Map<string, string | undefined>(),
+    blobs.length > 0 ? source.texts(blobs) : new Map<string, string>(),
+  ]);
+  const heldBy = new Map<string, unknown>();
+  const loaded = new Map<string, UnitRecord>();
+  for (const [unit, ref] of named) {
+    let at = unitRecordPath(trackId, ref.n);
+    let text: string | undefined;
+    const inline = form.pending?.[unit];
+    if (inline) text = serialiseRecord(inline);
+    else if (ref.heldIn) {
+      at = `${trackPath(trackId)} as blob ${ref.heldIn.slice(0, 12)}`;
+      if (!heldBy.has(ref.heldIn)) heldBy.set(ref.heldIn, parseJson(versions.get(ref.heldIn) ?? ""));
+      const held = (heldBy.get(ref.heldIn) as { snapshot?: { stored?: { pending?: Record<string, unknown> } } })
+        ?.snapshot?.stored?.pending?.[unit];
+      const parsed = held === undefined ? undefined : UnitRecord.safeParse(held);
+      text = parsed?.success ? serialiseRecord(parsed.data) : undefined;
+    } else text = files.get(at);
+    if (text === undefined) throw refuse(`the record of unit ${unit}, ${at}, is missing`);
+    if (recordHash(text) !== ref.sha256)
+      throw refuse(
+        `the record of unit ${unit}, ${at}, is not the one the sealed state names (sha256 ${ref.sha256.slice(0, 12)})`,
+      );
+    const record = UnitRecord.safeParse(parseJson(text));
+    if (!record.success || record.data.unit !== unit || record.data.trackId !== trackId || record.data.n !== ref.n)
+      throw refuse(`the record of unit ${unit} is malformed`, at);
+    loaded.set(unit, record.data);
+  }
+  return loaded;
 }
 
 function parseJson(text: string): unknown {

@@ -3,6 +3,7 @@ export * from "./errors.js";
 export { sealState, openStateFile, serialiseStateFile, unsealed, checkStateFile, keyIdOf } from "./seal.js";
 export { createStateStore, githubStoredSource, type StateStore } from "./store.js";
 export { ensureStateBranch } from "./branch.js";
+export { expandStateFileFromGit, gitStoredSource, STATE_REFS } from "./git-source.js";
 export { assertCanReseal, ResealDeniedError } from "./reseal.js";
 export { seenSequencesIn, type SeenSequences } from "./seen-sequences.js";
 export {
@@ -11,9 +12,7 @@ export {
   expandStored,
   keptTexts,
   storedFormOf,
-  textsFrom,
   unitRecordPath,
   UnitRecord,
   withRecords,
-  type StoredSource,
 } from "./compact.js";

@@ -1,6 +1,6 @@
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import { zodProblems } from "../contracts/zod-error.js";
-import { SIGNATURE_PREFIX, TrackState, TrackStateFile } from "./schema.js";
+import { SIGNATURE_PREFIX, TrackStateFile, type TrackState } from "./schema.js";
 import { TamperedStateError } from "./errors.js";
 
 /**
@@ -52,10 +52,14 @@ const hmacOfText = (text: string, key: string): string =>
  */
 const sortedFiles = new WeakMap<TrackStateFile, Record<string, unknown>>();
 
-/** Sign a state with the key, naming the key's id: the file to store. */
+/**
+ * Sign a state with the key, naming the key's id: the file to store. The state is not parsed again
+ * here: the store checks every state it is given against the schema (checkNext) before compacting
+ * and sealing it, and every file is checked against it again when it is opened.
+ */
 export function sealState(state: TrackState, key: string): TrackStateFile {
   requireKey(key);
-  const parsed = TrackState.parse({ ...state, keyId: keyIdOf(key) });
+  const parsed = { ...state, keyId: keyIdOf(key) };
   const sorted = sortKeys(parsed) as Record<string, unknown>;
   const signature = hmacOfText(JSON.stringify(sorted), key);
   const file = { ...parsed, signature };

@@ -363,7 +363,7 @@ export function createStateStore(options: StateStoreOptions): StateStore {
   ): Promise<{ state: TrackState; basis: CompactBasis }> {
     return expandStored(trackId, stored, history, {
       texts: (blobs) => textsFor(trackId, blobs),
-      record: async (path) => (await readFile(ref, trackId, path)).file?.text,
+      records: (paths) => inBatches(paths, async (path) => (await readFile(ref, trackId, path)).file?.text),
       commit: /^[0-9a-f]{40,64}$/.test(ref) ? ref : undefined,
     });
   }
@@ -719,13 +719,9 @@ export function createStateStore(options: StateStoreOptions): StateStore {
         const duplicate = current?.processedDeliveries.includes(deliveryId) === true;
         const proposed = duplicate ? undefined : change(current === undefined ? undefined : structuredClone(current));
         const checked = proposed === undefined ? undefined : checkNext(trackId, proposed);
-        const compacted =
-          checked &&
-          compact(
-            checked,
-            expanded?.basis ?? { stored: undefined, loaded: undefined },
-            headOf(checked) ?? STATE_BRANCH,
-          );
+        // The version read is named by its blob: the records it holds inline are found there from now on.
+        const basis = { ...(expanded?.basis ?? { stored: undefined, loaded: undefined }), blob: read.file?.blob };
+        const compacted = checked && compact(checked, basis, headOf(checked) ?? STATE_BRANCH);
         for (const [blob, text] of compacted?.texts ?? []) keepText(blob, text);
         const next = compacted?.state;
         // Only a write proves a remembered read current (GitHub checks its blob): anything else reads again.
@@ -749,7 +745,7 @@ export function createStateStore(options: StateStoreOptions): StateStore {
         );
         const message = `consort: ${current ? "update" : "start"} ${path} (delivery ${deliveryId})`;
         const records = compacted?.records ?? [];
-        // A unit just finished: its record and the state in one commit (and only then: a PUT is one call).
+        // Records too many to hold inline (a file written in full before records): one commit with the state.
         const commit =
           records.length > 0
             ? await writeCommit(trackId, read, [...records, { path, text: serialiseStateFile(file) }], message)
@@ -876,17 +872,29 @@ export function githubStoredSource(
 ): StoredSource {
   return {
     texts: (blobs) => textsFrom(blobs, (blob) => blobText(octokit, owner, repo, blob).catch(() => undefined)),
-    record: async (path) => {
-      const { data } = await octokit.rest.repos
-        .getContent({ owner, repo, path, ref })
-        .catch(() => ({ data: undefined }));
-      const file = data as { encoding?: string; content?: string } | undefined;
-      return file?.encoding === "base64" && typeof file.content === "string"
-        ? Buffer.from(file.content, "base64").toString("utf8")
-        : undefined;
-    },
+    records: (paths) =>
+      inBatches(paths, async (path) => {
+        const { data } = await octokit.rest.repos
+          .getContent({ owner, repo, path, ref })
+          .catch(() => ({ data: undefined }));
+        const file = data as { encoding?: string; content?: string } | undefined;
+        return file?.encoding === "base64" && typeof file.content === "string"
+          ? Buffer.from(file.content, "base64").toString("utf8")
+          : undefined;
+      }),
     commit: undefined,
   };
+}
+
+/** Each of `paths` read by `read`, a few at a time (one request each). */
+async function inBatches(
+  paths: readonly string[],
+  read: (path: string) => Promise<string | undefined>,
+): Promise<Map<string, string | undefined>> {
+  const out = new Map<string, string | undefined>();
+  for (let i = 0; i < paths.length; i += TEXT_READS_AT_ONCE)
+    await Promise.all(paths.slice(i, i + TEXT_READS_AT_ONCE).map(async (path) => out.set(path, await read(path))));
+  return out;
 }
 
 /**

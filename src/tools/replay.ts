@@ -4,8 +4,8 @@ import { createTrack, restoreSnapshot, type TrackSnapshot, type TransitionResult
 import {
   expandStored,
   openStateFile,
-  STATE_BRANCH,
-  textsFrom,
+  gitStoredSource,
+  STATE_REFS,
   trackIdForBranch,
   trackPath,
   unsealed,
@@ -75,9 +75,6 @@ function restoredLane(raw: unknown, path: string): TrackSnapshot {
   }
 }
 
-/** The refs a fetched state branch may sit under, most authoritative first. */
-const STATE_REFS = [`refs/remotes/origin/${STATE_BRANCH}`, `refs/heads/${STATE_BRANCH}`];
-
 /**
  * The app's verified snapshot of the track from a fetched consort/state, when it is there, verifies
  * with `stateKey`, and its head is on this branch; otherwise why it is not used (undefined: none fetched).
@@ -99,10 +96,7 @@ async function fetchedState(
     try {
       const file = unsealed(openStateFile(text, stateKey, { trackId, path }));
       // A compact file refers to its texts by blob id: the clone holds them (its branches' commits).
-      const { state } = await expandStored(trackId, file, false, {
-        texts: (blobs) => textsFrom(blobs, (blob) => git.raw(["cat-file", "blob", blob]).catch(() => undefined)),
-        record: (recordPath) => git.raw(["show", `${ref}:${recordPath}`]).catch(() => undefined),
-      });
+      const { state } = await expandStored(trackId, file, false, gitStoredSource(repoPath, ref));
       snapshot = restoreSnapshot(state.snapshot);
     } catch (error) {
       return { note: `${where} does not verify, so it is not used: ${(error as Error).message}` };

@@ -1,5 +1,5 @@
 import { readFile, stat } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { simpleGit } from "simple-git";
 import { formatZodError } from "../contracts/zod-error.js";
 import { blobText, textLeftOut } from "../github/blob-text.js";
@@ -11,7 +11,7 @@ import {
   expandStored,
   githubStoredSource,
   STATE_BRANCH,
-  storedFormOf,
+  expandStateFileFromGit,
   unsealed,
   TamperedStateError,
   TrackId,
@@ -151,15 +151,20 @@ async function loadFromFile(path: string, reading: StateReading, trackId: string
       );
     }
     const file = verifySigned(text, reading, trackId, location);
-    if (storedFormOf(unsealed(file)))
+    let state;
+    try {
+      // A compact file's texts and records are in the repository's git history: the clone the file is in.
+      state = await expandStateFileFromGit(unsealed(file), dirname(location));
+    } catch (error) {
       throw new ToolError(
-        `The state file ${location} refers to the texts of its track by git blob id (and to its finished units' records), which a file alone does not hold.`,
-        `Read the track from GitHub instead (a token and the repository), or point --state at an orchestrator snapshot (\`${consortCommand("status --json")}\`).`,
+        `The state file ${location} refers to its track's texts and finished units' records, which the git directory it is in does not hold: ${(error as Error).message}`,
+        `Keep it in a clone that fetched the state branch (git fetch origin ${STATE_BRANCH}), or read the track from GitHub instead (a token and the repository).`,
         "INVALID_STATE",
       );
+    }
     return {
       trackId,
-      snapshot: file.snapshot,
+      snapshot: state.snapshot,
       source: { kind: "file", location, verified: reading.key !== undefined },
     };
   }

@@ -7,6 +7,12 @@ import { runConsort } from "../helpers/cli.js";
 import type { NextAction } from "../../src/orchestrator/types.js";
 import { edited, stockflowText } from "../orchestrator/fixtures/stockflow.js";
 import { reach } from "../orchestrator/helpers/reach.js";
+import { LONG_TRACK_TESTS_PER_UNIT } from "../orchestrator/helpers/track.js";
+import { compactStateBranch } from "../board/compact-state-branch.js";
+import { localRepo, type LocalRepo } from "../board/local-repo.js";
+import { describeLane } from "../../src/orchestrator/index.js";
+import { checkStates } from "../../src/gates/checks.js";
+import { simpleGit } from "simple-git";
 
 const bin = new URL("../../bin/consort.js", import.meta.url).pathname;
 const work = mkdtempSync(join(tmpdir(), "consort-orchestrate-"));
@@ -108,4 +114,42 @@ describe("consort next and status", () => {
     expect(run.stderr).toContain("track snapshot schema version 7 is not supported");
     expect(run.stderr).toContain("upgrade Consort");
   });
+});
+
+describe("consort status on a compact state file of a 50-unit track", () => {
+  const KEY = "status-compact-key-0123456789abcdef0123456789";
+  let repo: LocalRepo | undefined;
+  afterAll(() => repo?.cleanup());
+
+  it("reads its texts and every finished unit's record from the clone's git and shows the whole lane", async () => {
+    repo = await localRepo("feature/elsewhere");
+    const { sim, text } = await compactStateBranch(repo.path, 50, LONG_TRACK_TESTS_PER_UNIT, KEY);
+    const file = join(work, "compact-50.json");
+    writeFileSync(file, text);
+    const run = await consort("status", "--state", file, "-C", repo.path, "--json");
+    expect(run.stderr).toBe("");
+    expect(run.status).toBe(0);
+    const shown = JSON.parse(run.stdout) as { stage: string; lane: unknown; checks: unknown };
+    expect(shown.stage).toBe("red-verify");
+    expect(shown.lane).toEqual(describeLane(sim.snapshot));
+    expect((shown.lane as { done: string[] }).done.filter((step) => /^S\d+-AC\d+/.test(step))).toHaveLength(49);
+    expect(shown.checks).toEqual(JSON.parse(JSON.stringify(checkStates(sim.snapshot))));
+  }, 120_000);
+
+  it("says which clone lacks the records, and how to fetch them", async () => {
+    const empty = await localRepo("feature/empty");
+    try {
+      const { text } = await compactStateBranch(empty.path, 3, LONG_TRACK_TESTS_PER_UNIT, KEY);
+      await simpleGit(empty.path).raw(["update-ref", "-d", "refs/remotes/origin/consort/state"]);
+      const file = join(work, "compact-3.json");
+      writeFileSync(file, text);
+      const elsewhere = checkout("no-state", stockflow());
+      const run = await consort("status", "--state", file, "-C", elsewhere);
+      expect(run.status).toBe(1);
+      expect(run.stderr).toContain(`does not hold`);
+      expect(run.stderr).toContain("git fetch origin consort/state");
+    } finally {
+      await empty.cleanup();
+    }
+  }, 120_000);
 });

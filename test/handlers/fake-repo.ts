@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { gitBlobId } from "../../src/gates/hash.js";
 import type { GitHubMock, RecordedRequest } from "../helpers/github.js";
 import {
   expand,
@@ -58,6 +59,7 @@ export class FakeStateBranch {
     github.on("GET", re("/git/commits/([0-9a-f]{40})"), (r) => this.getCommit(r), Infinity);
     github.on("GET", re("/contents/tracks(?:%2F|/)([^/?]+)"), (r) => this.getContent(r), Infinity);
     github.on("GET", re("/git/trees/([0-9a-f]{40})"), (r) => this.getTree(r), Infinity);
+    github.on("GET", re("/git/blobs/([0-9a-f]{40})"), (r) => this.getBlob(r), Infinity);
     github.on("GET", re("/commits"), (r) => this.listCommits(r), Infinity);
     github.on("POST", re("/git/trees"), (r) => this.createTree(r), Infinity);
     github.on("POST", re("/git/commits"), (r) => this.createCommit(r), Infinity);
@@ -163,9 +165,27 @@ export class FakeStateBranch {
         content: Buffer.from(text).toString("base64"),
         path,
         name: path.split("/").pop(),
-        sha: sha(text),
+        sha: gitBlobId(text),
       },
     ];
+  }
+
+  /** A blob by its git id, as `GET /git/blobs/{sha}` answers: any version of any file the branch ever held. */
+  private getBlob(r: RecordedRequest): Reply {
+    const id = r.path.split("/").pop()!;
+    for (const files of this.trees.values())
+      for (const text of files.values())
+        if (gitBlobId(text) === id)
+          return [
+            200,
+            {
+              sha: id,
+              size: Buffer.byteLength(text),
+              encoding: "base64",
+              content: Buffer.from(text).toString("base64"),
+            },
+          ];
+    return [404, { message: "Not Found" }];
   }
 
   private getTree(r: RecordedRequest): Reply {
@@ -246,7 +266,7 @@ export class FakeStateBranch {
       this.raceOn(path);
     }
     const text = this.text(path);
-    const lost = text === undefined ? body.sha !== undefined : body.sha === undefined || body.sha !== sha(text);
+    const lost = text === undefined ? body.sha !== undefined : body.sha === undefined || body.sha !== gitBlobId(text);
     if (lost) {
       this.updates.push({ sha: body.sha ?? "", accepted: false });
       return text !== undefined && body.sha === undefined
@@ -257,7 +277,7 @@ export class FakeStateBranch {
     this.updates.push({ sha: this.head, accepted: true });
     return [
       text === undefined ? 201 : 200,
-      { content: { path, sha: sha(this.text(path)!) }, commit: { sha: this.head } },
+      { content: { path, sha: gitBlobId(this.text(path)!) }, commit: { sha: this.head } },
     ];
   }
 

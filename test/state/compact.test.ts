@@ -25,6 +25,7 @@ import { FakeStateBranch, FULL_NAME, TEST_STATE_KEY } from "../handlers/fake-rep
 import { GitHubMock } from "../helpers/github.js";
 import { LONG_TRACK_TESTS_PER_UNIT, TrackSim } from "../orchestrator/helpers/track.js";
 import { octokit } from "./helpers.js";
+import { gitBlobId } from "../../src/gates/hash.js";
 
 /**
  * The state file of a long track stays bounded (issue #34): a 500-test track of 50 units, its
@@ -188,5 +189,77 @@ describe("a track in flight across the upgrade, through the store", () => {
       snapshot.context.pendingDispatch!.dispatchId,
     ]);
     expect(describeLane(snapshot).done).toEqual(describeLane(sim.snapshot).done);
+  });
+});
+
+describe("the step that ends a unit, through the store", () => {
+  let github: GitHubMock;
+  let branch: FakeStateBranch;
+  beforeEach(() => {
+    github = new GitHubMock();
+    branch = new FakeStateBranch(github);
+  });
+  afterEach(() => {
+    github.verify();
+    github.dispose();
+  });
+
+  const store = () =>
+    createStateStore({ octokit: octokit(), owner: "acme", repo: "shop", key: TEST_STATE_KEY, retryDelayMs: 0 });
+  const path = `tracks/${TRACK}.json`;
+  const storedForm = () => storedFormOf(JSON.parse(branch.text(path)!) as TrackState)!;
+  const writes = () => github.requests.filter((r) => r.method !== "GET").map((r) => `${r.method} ${r.path}`);
+
+  it("writes one file holding the unit's record; the next version names that one's blob; no crash between loses it", async () => {
+    const track = TrackSim.longTrack(3 * LONG_TRACK_TESTS_PER_UNIT);
+    branch.seed(
+      projectState(
+        emptyTrackState({
+          trackId: TRACK,
+          repository: FULL_NAME,
+          branch: track.context.branch,
+          snapshot: track.snapshot,
+          now: new Date("2026-11-30T09:00:00Z"),
+        }),
+        track.snapshot,
+      ),
+    );
+    let delivery = 0;
+    const step = async (snapshot: TrackSnapshot) => {
+      const outcome = await store().update(TRACK, `delivery-${++delivery}`, (current) =>
+        projectState(current!, snapshot),
+      );
+      expect(outcome.outcome).toBe("written");
+    };
+    const from = track.results.length;
+    track.throughUnit();
+    const unit = track.context.units[0]!.id;
+    for (const result of track.results.slice(from)) await step(result.snapshot);
+
+    // The review that ends the unit was one Contents API write, its record inline in that version.
+    const reviewWrite = writes().slice(-1);
+    expect(reviewWrite).toEqual([expect.stringMatching(/^PUT .*\/contents\/tracks/)]);
+    expect(writes().filter((w) => w.includes("/git/"))).toEqual([]);
+    expect(branch.text(unitRecordPath(TRACK, 1))).toBeUndefined();
+    expect(Object.keys(storedForm().pending ?? {})).toEqual([unit]);
+    const holding = branch.text(path)!;
+
+    // Read now (the process that wrote it gone before any next write): every finished unit's evidence is there.
+    const expected = track.snapshot.context.evidence[unit];
+    expect(expected?.complete).toBe(true);
+    const afterCrash = restoreSnapshot((await store().read(TRACK, { history: true }))!.snapshot);
+    expect(afterCrash.context.evidence[unit]).toEqual(expected);
+
+    // The next step names the version that holds the record by its blob, and holds it no more.
+    const next = track.results.length;
+    track.pushCommits(track.redCommit());
+    for (const result of track.results.slice(next)) await step(result.snapshot);
+    expect(storedForm().pending).toBeUndefined();
+    expect(storedForm().records[unit]).toMatchObject({ n: 1, heldIn: gitBlobId(holding) });
+    const later = restoreSnapshot((await store().read(TRACK, { history: true }))!.snapshot);
+    expect(later.context.evidence[unit]).toEqual(expected);
+    expect(later.context.cycles.filter((c) => c.unit === unit)).toEqual(
+      track.snapshot.context.cycles.filter((c) => c.unit === unit),
+    );
   });
 });
