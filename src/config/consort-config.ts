@@ -198,6 +198,29 @@ const JobsConfig = z
   })
   .strict();
 
+/**
+ * The deploy gate's settings: the mutation score of the track's tests over the lines it changed,
+ * measured by the release job (src/deploy/mutation.ts).
+ */
+const GatesConfig = z
+  .object({
+    deploy: z
+      .object({
+        mutation: z
+          .object({
+            /** Off when unset: below this percent the deploy gate cannot be approved (a partial run never meets it). */
+            minScore: z.number().min(0).max(100).optional(),
+            /** The measurement's whole budget; a run cut short reports what it measured, as partial. */
+            timeoutMinutes: z.number().int().min(1).max(120).default(15),
+          })
+          .strict()
+          .default({ timeoutMinutes: 15 }),
+      })
+      .strict()
+      .default({ mutation: { timeoutMinutes: 15 } }),
+  })
+  .strict();
+
 export const ConsortConfig = z
   .object({
     version: z.literal(1).default(1),
@@ -227,6 +250,7 @@ export const ConsortConfig = z
       })
       .strict()
       .default({ timeoutMinutes: 30 }),
+    gates: GatesConfig.default({ deploy: { mutation: { timeoutMinutes: 15 } } }),
   })
   .strict();
 

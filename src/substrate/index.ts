@@ -3,5 +3,5 @@ export { type BranchProvider, type DatabaseBranch } from "./provider.js";
 export { createProvider, openJobProvider } from "./create-provider.js";
 export { sanitiseBranchName, BRANCH_ID_PATTERN } from "./names.js";
 export { PostgresBranchProvider } from "./postgres-provider.js";
-export { ensureLocalServer, stopLocalServer, resolveLocalDataDir } from "./local-server.js";
+export { consortHome, ensureLocalServer, stopLocalServer, resolveLocalDataDir } from "./local-server.js";
 export { compareBranches, snapshotSchema, type SchemaComparison } from "./schema/index.js";
