@@ -386,7 +386,7 @@ async function runStryker(target: MutationTarget, deps: MutationDeps, run: Stryk
   try {
     const kept = incrementalFileOf(run.env, target.track);
     const incremental = join(io, "incremental.json");
-    if (existsSync(kept)) {
+    if (await usableIncremental(kept)) {
       await copyFile(kept, incremental);
       if (jail) await chown(incremental, jail.uid, jail.gid);
     }
@@ -447,6 +447,17 @@ async function runStryker(target: MutationTarget, deps: MutationDeps, run: Stryk
   } finally {
     if (jail) await closeJail(jail);
     else await rm(io, { recursive: true, force: true });
+  }
+}
+
+/** A kept incremental file StrykerJS can read (a broken one would stop the run): else the run starts afresh. */
+async function usableIncremental(path: string): Promise<boolean> {
+  try {
+    if ((await stat(path)).size > 64 * 1024 * 1024) return false;
+    const parsed: unknown = JSON.parse(await readFile(path, "utf8"));
+    return typeof parsed === "object" && parsed !== null && "files" in parsed;
+  } catch {
+    return false;
   }
 }
 

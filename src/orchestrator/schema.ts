@@ -4,6 +4,7 @@ import { TestListEntry } from "../artifacts/test-list.js";
 import { Granularity } from "../config/consort-config.js";
 import { CYCLE_STEPS, TestCycleStep } from "../contracts/cycle-request.js";
 import { ReleaseSchemaDiff } from "../contracts/deploy.js";
+import { MutationReport } from "../contracts/mutation.js";
 import { RoleName } from "../contracts/roles.js";
 import { GATE_NAMES } from "../contracts/gates.js";
 import { DESIGN_STEPS, STAGES } from "../contracts/stages.js";
@@ -107,6 +108,8 @@ export const DeployEvidenceSchema = z.object({
   confined: z.boolean().optional(),
   /** The schema diff the release job computed where its databases were (src/contracts/deploy.ts). */
   schema: ReleaseSchemaDiff.optional(),
+  /** The mutation score of the track's tests over its changed lines (src/contracts/mutation.ts). */
+  mutation: MutationReport.optional(),
 });
 
 /** Commits were pushed to the track's branch (GitHub `push`). Classified commit by commit, oldest first. */

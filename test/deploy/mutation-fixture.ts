@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -88,8 +88,12 @@ export async function priceProject(
   await run("-c", "user.name=t", "-c", "user.email=t@example.com", "add", "-A");
   await run("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "discounted");
   const head = (await run("rev-parse", "HEAD")).stdout.trim();
-  // Installed beside the commit, as a job's install would: our own node_modules.
-  await symlink(join(OUR_TOOLS, "node_modules"), join(dir, "node_modules"));
+  // Installed beside the commit, as a job's install leaves it: a folder (the confined user writes
+  // vitest's cache there) of links into our own node_modules.
+  await mkdir(join(dir, "node_modules"));
+  for (const name of await readdir(join(OUR_TOOLS, "node_modules")))
+    if (!name.startsWith(".vite"))
+      await symlink(join(OUR_TOOLS, "node_modules", name), join(dir, "node_modules", name));
   return { dir, base, head, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
