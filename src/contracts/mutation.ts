@@ -12,7 +12,7 @@ export const SURVIVORS_SHOWN = 10;
 
 const Count = z.number().int().nonnegative();
 
-export const MutationTool = z.enum(["stryker", "cosmic-ray"]);
+const MutationTool = z.enum(["stryker", "cosmic-ray"]);
 
 /** A mutant the tests did not notice: it survived them, or no test ran its line. */
 export const SurvivingMutant = z

@@ -7,15 +7,19 @@ import { promisify } from "node:util";
 import picomatch from "picomatch";
 import { z } from "zod";
 import type { ConsortConfig } from "../config/consort-config.js";
-import { againstDatabase, projectCommandEnvironment, runShellCommand, type CommandRunner } from "../cycle/commands.js";
-import { closeJail, confinementRecord, openJail, type Confinement, type Jail } from "../cycle/confine.js";
 import {
-  MutationReport,
-  notMeasured,
-  SURVIVORS_SHOWN,
-  type MutationCounts,
-  type SurvivingMutant,
-} from "../contracts/mutation.js";
+  againstDatabase,
+  closeJail,
+  confinementRecord,
+  openJail,
+  projectCommandEnvironment,
+  runShellCommand,
+  type CommandRunner,
+  type Confinement,
+  type Jail,
+} from "../cycle/index.js";
+import type { MutationReport } from "../contracts/mutation.js";
+import { notMeasured, SURVIVORS_SHOWN, type MutationCounts, type SurvivingMutant } from "../contracts/mutation.js";
 import { consortHome } from "../substrate/index.js";
 
 /**
@@ -29,7 +33,7 @@ import { consortHome } from "../substrate/index.js";
 const git = promisify(execFile);
 
 /** The StrykerJS release the action installs into its own tool folder (never the project's). */
-export const STRYKER_VERSION = "9.6.1";
+const STRYKER_VERSION = "9.6.1";
 
 /** Files StrykerJS mutates; Python files go to the Python tool. */
 const JAVASCRIPT = /\.(?:[cm]?[jt]sx?)$/;
@@ -105,13 +109,13 @@ export function mutateRanges(changed: Map<string, number[]>): string[] {
 }
 
 /** The Stryker runner for the configuration: the declared runner, else the one the test command names, else `command`. */
-export function strykerRunnerOf(config: ConsortConfig): string {
+function strykerRunnerOf(config: ConsortConfig): string {
   const declared = config.runner ?? /\b(vitest|jest|mocha)\b/.exec(config.commands.test)?.[1];
   return declared && declared in STRYKER_RUNNERS ? declared : "command";
 }
 
 /** The action's own tool folder: CONSORT_MUTATION_TOOLS, else CONSORT_HOME's tools folder (never the project). */
-export const toolFolderOf = (env: NodeJS.ProcessEnv): string =>
+const toolFolderOf = (env: NodeJS.ProcessEnv): string =>
   env.CONSORT_MUTATION_TOOLS?.trim() || join(consortHome(env), "tools", `stryker-${STRYKER_VERSION}`);
 
 /** Where the track's incremental file is kept between releases (outside any checkout, the job's alone). */
@@ -243,7 +247,7 @@ function diffOf(mutant: ReportedMutant, source: string[] | undefined): string {
  * file or claimed by the confined side, counts for nothing) and name the survivors, most telling
  * first: survived before not covered, the lines with most of them first.
  */
-export async function scoreOf(
+async function scoreOf(
   mutants: ReportedMutant[],
   changed: Map<string, number[]>,
   cwd: string,
