@@ -12,6 +12,7 @@ import {
   closeJail,
   confinementRecord,
   openJail,
+  passThroughAbove,
   projectCommandEnvironment,
   runShellCommand,
   type CommandRunner,
@@ -386,8 +387,11 @@ async function runStryker(target: MutationTarget, deps: MutationDeps, run: Stryk
   const { config, cwd, confinement } = deps;
   const budgetMinutes = config.gates.deploy.mutation.timeoutMinutes;
   const jail = confinement.confined ? await openJail(confinement, cwd) : undefined;
-  const io = await ioFolder(jail);
+  let io: string | undefined;
   try {
+    // The tool folder is the job's: the throwaway user may pass through to it, to read and run it.
+    if (jail) await passThroughAbove(jail.via, run.stryker);
+    io = await ioFolder(jail);
     const kept = incrementalFileOf(run.env, target.track);
     const incremental = join(io, "incremental.json");
     if (await usableIncremental(kept)) {
@@ -450,7 +454,7 @@ async function runStryker(target: MutationTarget, deps: MutationDeps, run: Stryk
     };
   } finally {
     if (jail) await closeJail(jail);
-    else await rm(io, { recursive: true, force: true });
+    else if (io) await rm(io, { recursive: true, force: true });
   }
 }
 
