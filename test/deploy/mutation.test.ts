@@ -1,4 +1,6 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { promisify } from "node:util";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
@@ -16,6 +18,7 @@ afterAll(async () => {
   await rm(state, { recursive: true, force: true });
 });
 
+const git = promisify(execFile);
 const env = { CONSORT_MUTATION_TOOLS: OUR_TOOLS, CONSORT_MUTATION_STATE: state };
 
 describe("the mutation score of the track's tests over its changed lines", { timeout: 240_000 }, () => {
@@ -25,6 +28,23 @@ describe("the mutation score of the track's tests over its changed lines", { tim
     const changed = await changedLines(project.dir, project.base, priceConfig());
     expect([...changed.keys()]).toEqual(["src/price.js"]);
     expect(mutateRanges(changed)).toEqual(["src/price.js:6-10"]);
+  });
+
+  test("a track that changed only Python code is shown as not measured, with the reason: no Python tool runs here", async () => {
+    const project = await priceProject("strong");
+    made.push(project);
+    const run = (...args: string[]) => git("git", args, { cwd: project.dir });
+    await writeFile(join(project.dir, "src/price.py"), "def total(items):\n    return sum(i * 2 for i in items)\n");
+    await run("add", "src/price.py");
+    await run("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "python");
+    const head = (await run("rev-parse", "HEAD")).stdout.trim();
+    const report = await measureMutation(
+      { track: "python", base: project.head, databaseUrl: "postgres://localhost/none" },
+      { config: priceConfig(), cwd: project.dir, confinement: OUTSIDE_A_JOB, env },
+    );
+    expect(head).not.toBe(project.head);
+    expect(report).toMatchObject({ outcome: "not-measured", tool: "cosmic-ray", runner: "pytest", score: null });
+    expect(report.reason).toMatch(/src\/price\.py\) were not measured: .*cosmic-ray.* is not installed/);
   });
 
   test("tests that pin the discount down kill its mutants; tests that only check it answers leave survivors named by file:line", async () => {
