@@ -3,3 +3,4 @@ export { CycleResult, CYCLE_RESULT_FILE, CYCLE_SUMMARY_FILE, exitCodeFor } from 
 export { runCycle } from "./run.js";
 export { againstDatabase, projectCommandEnvironment, runShellCommand, type CommandRunner } from "./commands.js";
 export { closeJail, confinementRecord, openJail, passThroughAbove, type Confinement, type Jail } from "./confine.js";
+export { confinementLine, verifiedLine } from "./summary.js";
