@@ -1,4 +1,5 @@
-import { availableParallelism } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
@@ -15,6 +16,12 @@ export default defineConfig({
     // at once; vitest's default (cores - 1) ran CI's files one by one. Each file makes its own
     // databases and folders on the one server, so files do not see each other.
     maxWorkers: Math.max(2, availableParallelism() - 1),
+    // The release's mutation measurement takes StrykerJS from our own node_modules (never the
+    // registry at test time), and keeps each run's incremental files apart from a runner's.
+    env: {
+      CONSORT_MUTATION_TOOLS: resolve("."),
+      CONSORT_MUTATION_STATE: join(tmpdir(), `consort-mutation-state-${process.pid}`),
+    },
     // A skipped or focused test cannot fail: refuse to run them at all.
     allowOnly: false,
   },

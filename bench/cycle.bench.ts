@@ -19,6 +19,7 @@ import { CycleRequest } from "../src/contracts/cycle-request.js";
 import type { CycleResult } from "../src/contracts/cycle-result.js";
 import { prepareConfinement } from "../src/cycle/confine.js";
 import { runCycle } from "../src/cycle/run.js";
+import { measureMutation } from "../src/deploy/mutation.js";
 import { hashFrozenText } from "../src/gates/hash.js";
 import { ensureLocalServer, stopLocalServer } from "../src/substrate/local-server.js";
 import { PostgresBranchProvider } from "../src/substrate/postgres-provider.js";
@@ -43,6 +44,8 @@ import { logicalCopy } from "./logical-copy.js";
  */
 
 const RUNS = benchRuns(5);
+/** git's empty tree: as a merge base, every line of the example is the feature's. */
+const EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 const ROWS = Number(process.env.BENCH_ROWS ?? 50_000);
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const example = join(root, "examples/stockflow");
@@ -258,8 +261,36 @@ try {
         `confined, as on a runner: our overhead ${confinedMedian("  our overhead, confined (wall − the user's commands alone)")} ms median, of which confinement itself ${confinedMedian("  confinement (throwaway user, checkout copy, ending processes, removal)")} ms`,
       );
   }
+  // The release's mutation measurement, once (it is minutes, not milliseconds): the example's tests
+  // over its code, all of it counted as the feature's (its merge base is the empty tree), on a
+  // throwaway fork of the track, confined when the cycles were.
+  say("measuring the mutation score of the example's tests over its code, as the release does…");
+  const mutationState = mkdtempSync(join(tmpdir(), "consort-bench-mutation-"));
+  await provider.createBranch("f1-mutants", { from: "f1-track" });
+  const mutationStarted = performance.now();
+  const mutation = await measureMutation(
+    { track: "bench-f1", base: EMPTY_TREE, databaseUrl: await provider.connectionUrl("f1-mutants") },
+    {
+      config,
+      cwd: confinement.confined ? confinedCheckout : checkout,
+      confinement,
+      env: { ...process.env, CONSORT_MUTATION_TOOLS: root, CONSORT_MUTATION_STATE: mutationState },
+    },
+  );
+  const mutationMs = Math.round(performance.now() - mutationStarted);
+  await provider.deleteBranch("f1-mutants");
+  rmSync(mutationState, { recursive: true, force: true });
+  const mutants = Object.values(mutation.counts).reduce((a, b) => a + b, 0);
+  if (!wantsJson())
+    console.log(
+      `mutation measurement (StrykerJS, ${mutation.runner ?? "no"} runner, ${mutation.confinement?.confined ? "confined" : "unconfined"}): ${mutationMs} ms for ${mutants} mutants, ${mutation.outcome}, score ${mutation.score ?? "none"}%${mutation.reason ? ` (${mutation.reason})` : ""}`,
+    );
   printJson({
     runs: RUNS,
+    mutation_ms_example: mutationMs,
+    mutation_mutants_example: mutants,
+    mutation_score_example: mutation.score,
+    mutation_outcome_example: mutation.outcome,
     overhead_ms_median: Math.round(overhead),
     cycle_ms_median: Math.round(median("cycle as shipped (warm spare), until the action can exit")),
     spare_wait_ms_median: Math.round(median("  waiting for the spare's rebuild after the cycle")),

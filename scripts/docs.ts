@@ -156,6 +156,10 @@ const FALLBACK: Record<string, string> = {
   agents: "Dispatch an agent (consort-agent.yml) for each step.",
   "agents.enabled": "Dispatch the agent workflow when a step needs an agent.",
   cycle: "Cycle settings.",
+  gates: "Settings of the gates.",
+  "gates.deploy": "The deploy gate.",
+  "gates.deploy.mutation":
+    "The mutation score of the track's tests over the lines it changed, measured by the release job (StrykerJS for JavaScript and TypeScript) and shown in consort/deploy.",
   experiments:
     "Experiment branches: their own database branch, no design lane, never merged (see “Branches that are not features”).",
   maintenance: "Maintenance branches (dependency bumps): the default branch's frozen suite, no design lane.",

@@ -4,6 +4,7 @@ import { GATE_NAMES, GateName } from "../contracts/gates.js";
 import { ApprovalRecordSchema } from "../contracts/track.js";
 import { STAGES } from "../contracts/stages.js";
 import { CycleRequest } from "../contracts/cycle-request.js";
+import { MutationReport } from "../contracts/mutation.js";
 import { PROVENANCES, stateSourceOf, type BoardTrack } from "./view.js";
 
 /** The TTL the app's cycles fork their throwaway branches with: the request's default (the app sets none). */
@@ -123,6 +124,8 @@ export const TrackEvidence = z
         summary: z.string(),
         previewUrl: z.string().nullable(),
         checks: z.array(z.object({ name: z.string(), ok: z.boolean() }).strict()),
+        /** The mutation score of the track's tests over its changed lines, as the release measured it. */
+        mutation: MutationReport.optional(),
       })
       .strict()
       .nullable(),
@@ -239,6 +242,7 @@ export function trackEvidence(track: BoardTrack): TrackEvidence {
           summary: context.deployEvidence.evidence.summary,
           previewUrl: context.deployEvidence.evidence.previewUrl ?? null,
           checks: context.deployEvidence.evidence.checks.map((check) => ({ name: check.name, ok: check.ok })),
+          ...(context.deployEvidence.evidence.mutation ? { mutation: context.deployEvidence.evidence.mutation } : {}),
         }
       : null,
   });

@@ -1,4 +1,6 @@
 import { gateTitle } from "../contracts/gates.js";
+import type { MutationReport } from "../contracts/mutation.js";
+import { mutationHeadline } from "../deploy/index.js";
 import type { TrackEvidence } from "./evidence.js";
 import { runUrlOf, trackEvidence } from "./evidence.js";
 import { markdownHtml, markup, page, SafeHtml, waitedFor, type PageFrame } from "./html.js";
@@ -290,6 +292,21 @@ ${sourceMark(`${evidence.sources.state}; each cycle's verdict and run as its res
 <section aria-labelledby="ev-cycles"><h2 id="ev-cycles">Cycles</h2><table class="cycles"><thead><tr><th>Step</th><th>Unit</th><th>Verdict</th><th>Commit</th><th>Run</th><th>Reported</th></tr></thead><tbody>${cycles}</tbody></table></section>
 <section aria-labelledby="ev-db"><h2 id="ev-db">Database</h2><dl class="facts"><dt>Branch</dt><dd><code>${evidence.database.branch}</code></dd><dt>Forked from</dt><dd><code>${evidence.database.parent}</code> at ${evidence.database.forkedAt}</dd>
 <dt>Promoted</dt><dd>${promotion ? `${promotion.outcome ?? "running"} at ${promotion.at ?? "—"} (commit ${short(promotion.commit)})` : "not yet"}</dd>
-<dt>Deploy</dt><dd>${evidence.deploy ? `${evidence.deploy.summary} (${evidence.deploy.checks.map((c) => `${c.name} ${c.ok ? "ok" : "failed"}`).join(", ")})` : "not yet"}</dd></dl></section>`;
+<dt>Deploy</dt><dd>${evidence.deploy ? `${evidence.deploy.summary} (${evidence.deploy.checks.map((c) => `${c.name} ${c.ok ? "ok" : "failed"}`).join(", ")})` : "not yet"}</dd></dl></section>
+${evidence.deploy?.mutation ? mutationSection(evidence.deploy.mutation) : ""}`;
   return page({ ...context, title: `Evidence of ${evidence.branch} · Consort board` }, body);
+}
+
+/** The mutation score the release measured: the counts, each survivor as file:line and its one-line diff. */
+function mutationSection(report: MutationReport): SafeHtml {
+  const { killed, survived, timedOut, notCovered } = report.counts;
+  const survivors = report.survivors.map(
+    (s) =>
+      markup`<tr><td><code>${s.file}:${s.line}</code></td><td>${s.status === "survived" ? "survived" : "not covered"}</td><td><code>${s.diff}</code></td></tr>`,
+  );
+  const more = report.moreSurvivors > 0 ? markup`<p>and ${report.moreSurvivors} more surviving mutant(s)</p>` : "";
+  return markup`<section aria-labelledby="ev-mutation"><h2 id="ev-mutation">${mutationHeadline(report)}</h2>
+${report.reason ? markup`<p class="refusal">${report.reason}</p>` : ""}
+<p>${killed} killed, ${survived} survived, ${timedOut} timed out, ${notCovered} not covered, over the lines the track changed.</p>
+${survivors.length ? markup`<table><thead><tr><th>Where</th><th>Mutant</th><th>Diff</th></tr></thead><tbody>${survivors}</tbody></table>` : ""}${more}</section>`;
 }

@@ -197,6 +197,29 @@ const JobsConfig = z
   .strict();
 
 /**
+ * The deploy gate's settings: the mutation score of the track's tests over the lines it changed,
+ * measured by the release job (src/deploy/mutation.ts).
+ */
+const GatesConfig = z
+  .object({
+    deploy: z
+      .object({
+        mutation: z
+          .object({
+            /** Off when unset: below this percent the deploy gate cannot be approved (a partial run never meets it). */
+            minScore: z.number().min(0).max(100).optional(),
+            /** The measurement's whole budget; a run cut short reports what it measured, as partial. */
+            timeoutMinutes: z.number().int().min(1).max(120).default(15),
+          })
+          .strict()
+          .default({ timeoutMinutes: 15 }),
+      })
+      .strict()
+      .default({ mutation: { timeoutMinutes: 15 } }),
+  })
+  .strict();
+
+/**
  * Experiment branches: a place to try a migration or an approach on real data with its own
  * database branch, without a design lane; an experiment never merges (issue #37).
  */
@@ -256,6 +279,7 @@ export const ConsortConfig = z
       })
       .strict()
       .default({ timeoutMinutes: 30 }),
+    gates: GatesConfig.default({ deploy: { mutation: { timeoutMinutes: 15 } } }),
     experiments: ExperimentsConfig.default(() => ExperimentsConfig.parse({})),
     maintenance: MaintenanceConfig.default(() => MaintenanceConfig.parse({})),
   })

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { RepoPath } from "./ids.js";
 import { CommandRecord, ConfinementRecord, CycleVerdict, TestCount } from "./cycle-result.js";
+import { MutationReport } from "./mutation.js";
 import {
   answering,
   BranchId,
@@ -100,6 +101,8 @@ export const DeployEvidence = z
      * see the app's (src/contracts/placement.ts). Absent when the release did not get that far.
      */
     schema: ReleaseSchemaDiff.strict().optional(),
+    /** The mutation score of the track's tests over its changed lines (src/deploy/mutation.ts); absent when the release was not verified. */
+    mutation: MutationReport.optional(),
     startedAt: z.iso.datetime(),
     finishedAt: z.iso.datetime(),
     /** How the deploy, verify and test commands ran; absent from actions older than this record (read as unconfined). */

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { CYCLE_STEPS, TestCycleStep } from "./cycle-request.js";
 import { ReleaseSchemaDiff } from "./deploy.js";
 import { GATE_NAMES } from "./gates.js";
+import { MutationReport } from "./mutation.js";
 import { REVIEW_VERDICTS } from "./review.js";
 import { RoleName } from "./roles.js";
 import { DESIGN_STEPS, STAGES } from "./stages.js";
@@ -106,6 +107,8 @@ const DeployEvidenceSchema = z.object({
   confined: z.boolean().optional(),
   /** The schema diff the release job computed where its databases were (src/contracts/deploy.ts). */
   schema: ReleaseSchemaDiff.optional(),
+  /** The mutation score of the track's tests over its changed lines (src/contracts/mutation.ts). */
+  mutation: MutationReport.optional(),
 });
 
 /** Commits were pushed to the track's branch (GitHub `push`). Classified commit by commit, oldest first. */

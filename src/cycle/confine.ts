@@ -436,7 +436,7 @@ export function confinementRecord(confinement: Confinement, jail?: Jail): Confin
 }
 
 /** Let everyone pass through (never list or write) every folder above `path`. */
-async function passThroughAbove(via: Via, path: string): Promise<void> {
+export async function passThroughAbove(via: Via, path: string): Promise<void> {
   for (let dir = dirname(path); dir !== dirname(dir); dir = dirname(dir))
     if ((statSync(dir).mode & 0o001) === 0) await privileged(via, "chmod", ["o+x", dir]);
 }

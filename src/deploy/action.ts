@@ -16,6 +16,7 @@ import { confinementLine } from "../cycle/summary.js";
 import type { JobDeps } from "../cycle/run.js";
 import { openJobProvider } from "../substrate/index.js";
 import { runDeploy } from "./deploy.js";
+import { mutationMarkdown } from "./mutation-summary.js";
 import { runPromote } from "./promote.js";
 import {
   DEPLOY_EVIDENCE_FILE,
@@ -54,6 +55,7 @@ function renderDeploy(evidence: DeployEvidence): string {
     "",
     confinementLine(evidence.confinement),
     "",
+    ...(evidence.mutation ? [...mutationMarkdown(evidence.mutation), ""] : []),
     ...evidence.reasons.map((r) => `- ${r}`),
   ];
   return `${lines.join("\n")}\n`;

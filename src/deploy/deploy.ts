@@ -19,6 +19,8 @@ import { placementOf } from "../contracts/placement.js";
 import type { BranchProvider } from "../substrate/provider.js";
 import { migrateBranch, rebuildReleaseDatabases, releaseSchema } from "./rebuild.js";
 import { DeployEvidence, type DeployRequest } from "../contracts/deploy.js";
+import { belowFloor, notMeasured, type MutationReport } from "../contracts/mutation.js";
+import { measureMutation } from "./mutation.js";
 
 /**
  * The release verification at the end of the build lane (docs/ARCHITECTURE.md, The machine `deploying`). With a deploy
@@ -41,6 +43,8 @@ export function withDefaults(deps: JobDeps) {
     : base;
   return {
     ...deps,
+    /** The runner the caller gave, unwrapped: a job step that opens its own jail passes it that jail. */
+    givenRunner: deps.runCommand,
     now: deps.now ?? (() => new Date()),
     runCommand,
     progress: deps.onProgress ?? (() => {}),
@@ -137,6 +141,9 @@ interface ReleaseFindings {
   verify: DeployEvidence["verify"];
   previewUrl: string | null;
   schema?: DeployEvidence["schema"];
+  /** The track's merge base, when known: its changed lines are what the mutation score measures. */
+  base?: string;
+  mutation?: MutationReport;
   reasons: string[];
   warnings: string[];
 }
@@ -158,12 +165,13 @@ export async function runDeploy(request: DeployRequest, deps: JobDeps): Promise<
     const replayFrom = await prepareRelease(request, job, found);
     if (mode === "preview") await deployPreview(request, job, found);
     else await replayRelease(request, job, deps.runCommand, replayFrom, found);
+    if (found.reasons.length === 0 && found.verify.outcome === "passed") await measureRelease(request, job, found);
   } catch (error) {
     found.reasons.push((error as Error).message);
   } finally {
     await finish();
   }
-  const { branch, migrationsApplied, deploy, verify, previewUrl, schema, reasons, warnings } = found;
+  const { branch, migrationsApplied, deploy, verify, previewUrl, schema, mutation, reasons, warnings } = found;
   return DeployEvidence.parse({
     ...answered(request),
     mode,
@@ -173,6 +181,7 @@ export async function runDeploy(request: DeployRequest, deps: JobDeps): Promise<
     verify,
     previewUrl,
     ...(schema ? { schema } : {}),
+    ...(mutation ? { mutation } : {}),
     startedAt,
     finishedAt: now().toISOString(),
     confinement: record(),
@@ -190,6 +199,7 @@ async function prepareRelease(request: DeployRequest, job: Job, found: ReleaseFi
   const { config, provider, cwd, runCommand, progress } = job;
   await checkoutIsRequested(cwd, request, "release");
   const parentCommit = request.parentCommit ?? (await mergeBase(cwd, request.base?.branch));
+  if (parentCommit) found.base = parentCommit;
   found.migrationsApplied = await releaseMigrations(cwd, config.paths.migrations, parentCommit);
   if (placementOf(config).shared) return request.database.parent;
   // Jobs that cannot see the app's branches build the parent and the track here, and carry their diff.
@@ -204,6 +214,36 @@ async function prepareRelease(request: DeployRequest, job: Job, found: ReleaseFi
     rebuilt.note,
   );
   return rebuilt.parent;
+}
+
+/** The throwaway fork the mutants' tests run against: the track's id, `-mutants`, within 63. */
+const mutationBranchName = (track: string) => `${track.slice(0, 63 - "-mutants".length).replace(/-+$/, "")}-mutants`;
+
+/**
+ * After a verified release: the mutation score of the track's tests over its changed lines, on a
+ * throwaway fork of the track's migrated branch. Below the floor the release is refused, naming
+ * the survivors; without a floor the score is evidence for the person who approves.
+ */
+async function measureRelease(request: DeployRequest, job: Job, found: ReleaseFindings): Promise<void> {
+  const { config, provider, cwd, progress, confinement } = job;
+  const from = request.database.branch;
+  if (!(await provider.getBranch(from))) {
+    found.mutation = notMeasured(`the track's database branch ${from} does not exist, so its tests have no database`);
+  } else {
+    const fork = mutationBranchName(from);
+    if (await provider.getBranch(fork)) await provider.deleteBranch(fork);
+    await provider.createBranch(fork, { from, onProgress: progress });
+    try {
+      found.mutation = await measureMutation(
+        { track: request.track, base: found.base, databaseUrl: await provider.connectionUrl(fork) },
+        { config, cwd, confinement, progress, ...(job.givenRunner ? { runCommand: job.givenRunner } : {}) },
+      );
+    } finally {
+      await provider.deleteBranch(fork).catch(() => {});
+    }
+  }
+  const refusal = belowFloor(found.mutation, config.gates.deploy.mutation.minScore);
+  if (refusal) found.reasons.push(refusal);
 }
 
 /** With a deploy command: deploy a preview on the track's branch and verify it. */

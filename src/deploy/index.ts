@@ -8,3 +8,4 @@ export {
 } from "../contracts/deploy.js";
 export { runDeploy } from "./deploy.js";
 export { runPromote } from "./promote.js";
+export { mutationHeadline, mutationMarkdown } from "./mutation-summary.js";

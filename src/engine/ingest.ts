@@ -12,6 +12,8 @@ import {
   PROMOTE_RESULT_FILE,
   PromoteResult,
 } from "../contracts/deploy.js";
+import { belowFloor, type MutationReport } from "../contracts/mutation.js";
+import { mutationHeadline } from "../deploy/index.js";
 import type { CycleEvidence, DeployEvidence, TrackEvent, TrackSnapshot } from "../orchestrator/index.js";
 import { TamperedStateError, TrackId, type CycleRecord, type TrackState } from "../state/index.js";
 
@@ -298,6 +300,16 @@ function notesOf(result: Pick<CycleResult, "confinement" | "warnings">): { notes
   return notes.length > 0 ? { notes } : {};
 }
 
+/** The mutation score as one of the release's checks: failed only below a floor (a partial run never meets one). */
+function mutationCheck(report: MutationReport): { name: string; ok: boolean; detail: string } {
+  const floor = report.floor;
+  return {
+    name: "mutation score over the changed lines",
+    ok: belowFloor(report, floor) === undefined,
+    detail: mutationHeadline(report).replace(/^Mutation score: /, ""),
+  };
+}
+
 /** The deploy gate's evidence, from the release run's deploy-evidence.json. */
 function deployEvidence(report: Report, summary: string, snapshot: TrackSnapshot, run: ReportedRun): DeployEvidence {
   const d = report.deploy;
@@ -318,6 +330,7 @@ function deployEvidence(report: Report, summary: string, snapshot: TrackSnapshot
           },
         ]
       : []),
+    ...(d.mutation ? [mutationCheck(d.mutation)] : []),
   ];
   return {
     summary,
@@ -328,5 +341,6 @@ function deployEvidence(report: Report, summary: string, snapshot: TrackSnapshot
     confined: d.confinement?.confined ?? false,
     ...(d.previewUrl ? { previewUrl: d.previewUrl } : {}),
     ...(d.schema ? { schema: d.schema } : {}),
+    ...(d.mutation ? { mutation: d.mutation } : {}),
   };
 }

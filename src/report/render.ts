@@ -19,6 +19,7 @@ import {
 } from "./checks.js";
 import { cell, code, link, short, table, truncate } from "./markdown.js";
 import type { ApprovalView, EvidenceView, TamperedView, TestView, TrackReport } from "./view.js";
+import { mutationMarkdown } from "../deploy/index.js";
 
 /**
  * Markdown for the seven check runs and the one sticky PR comment. Each check shows the state
@@ -159,7 +160,8 @@ function deploySection(report: TrackReport): string {
     .filter(Boolean)
     .join(", ");
   const notes = d.notes?.length ? `\n\n${d.notes.map((n) => `> ${n}`).join("\n>\n")}` : "";
-  return `${d.summary} (${where})${notes}\n\n${checks}`;
+  const mutation = d.mutation ? `\n\n${mutationMarkdown(d.mutation).join("\n")}` : "";
+  return `${d.summary} (${where})${notes}\n\n${checks}${mutation}`;
 }
 
 function buildRun(report: TrackReport): RenderedCheckRun {

@@ -1,6 +1,7 @@
 import type { CheckState, TrackCheckName } from "../gates/checks.js";
 import type { GateName } from "../contracts/gates.js";
 import type { CheckAction } from "./checks.js";
+import type { MutationReport } from "../contracts/mutation.js";
 
 /**
  * What the check runs and the PR comment show, as plain data. The app maps a track's snapshot to
@@ -91,6 +92,8 @@ interface DeployEvidenceView {
   checks: Array<{ name: string; ok: boolean; detail?: string }>;
   /** Caveats beside the verdict, e.g. that the release ran unconfined (weaker evidence). */
   notes?: string[];
+  /** The mutation score of the track's tests over its changed lines. */
+  mutation?: MutationReport;
 }
 
 export interface TrackReport {

@@ -3,5 +3,11 @@ export { type BranchProvider, type DatabaseBranch } from "./provider.js";
 export { configuredRootBranch, createProvider, openJobProvider } from "./create-provider.js";
 export { sanitiseBranchName, BRANCH_ID_PATTERN, resolveParentBranch } from "./names.js";
 export { PostgresBranchProvider } from "./postgres-provider.js";
-export { ensureLocalServer, stopLocalServer, resolveLocalDataDir, type LocalServer } from "./local-server.js";
+export {
+  consortHome,
+  ensureLocalServer,
+  stopLocalServer,
+  resolveLocalDataDir,
+  type LocalServer,
+} from "./local-server.js";
 export { breakingFindings, compareBranches, snapshotSchema, type SchemaComparison } from "./schema/index.js";

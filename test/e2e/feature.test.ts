@@ -173,7 +173,13 @@ async function throughEveryGate(s: Scenario, schemaFromStart: boolean, via: "mer
   const evidence = await s.runDispatchedDeploy();
   expect(evidence.verdict, evidence.reasons.join("\n")).toBe("verified");
   expect(evidence.migrationsApplied).toContain(`migrations/${F.MIGRATION_ID}.up.sql`);
+  // The approver reads how well the track's tests bite: the mutation score over the lines it changed.
+  expect(evidence.mutation?.outcome, evidence.mutation?.reason).toBe("measured");
+  expect(evidence.mutation!.counts.killed).toBeGreaterThan(0);
   expect(s.snapshot().stage).toBe("deploy-gate");
+  expect(summaryOf(s.world.checksOn(s.head()).get("consort/deploy")!)).toContain(
+    `Mutation score: ${evidence.mutation!.score}%`,
+  );
   expectPassing(s, RELEASED);
   await s.review(LEAD, "APPROVED");
   expect(s.snapshot().stage).toBe("promote-gate");
