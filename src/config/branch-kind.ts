@@ -14,15 +14,28 @@ export type BranchKind =
   | { kind: "maintenance" }
   | { kind: "untracked"; why: "default branch" | "state branch" | "merge queue" };
 
+/**
+ * Why Consort never acts on `branch`, whatever the configuration says; undefined for a branch the
+ * configuration classifies. Asked before the configuration is read, so trunk's pushes cost no read.
+ */
+export function untrackedByName(
+  branch: string,
+  defaultBranch: string,
+): Extract<BranchKind, { kind: "untracked" }> | undefined {
+  if (branch === defaultBranch) return { kind: "untracked", why: "default branch" };
+  if (branch === STATE_BRANCH) return { kind: "untracked", why: "state branch" };
+  if (branch.startsWith(MERGE_QUEUE_BRANCH_PREFIX)) return { kind: "untracked", why: "merge queue" };
+  return undefined;
+}
+
 /** The kind of `branch` in a repository whose default branch is `defaultBranch`, under `config` (read from the default branch). */
 export function branchKindOf(
   branch: string,
   defaultBranch: string,
   config: Pick<ConsortConfig, "experiments" | "maintenance">,
 ): BranchKind {
-  if (branch === defaultBranch) return { kind: "untracked", why: "default branch" };
-  if (branch === STATE_BRANCH) return { kind: "untracked", why: "state branch" };
-  if (branch.startsWith(MERGE_QUEUE_BRANCH_PREFIX)) return { kind: "untracked", why: "merge queue" };
+  const untracked = untrackedByName(branch, defaultBranch);
+  if (untracked) return untracked;
   if (branch.startsWith(config.experiments.prefix)) return { kind: "experiment" };
   if (globMatcher(config.maintenance.branches)(branch)) return { kind: "maintenance" };
   return { kind: "track" };

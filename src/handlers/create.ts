@@ -7,7 +7,7 @@ import type { ConsortConfig } from "../config/consort-config.js";
 import { createTrack } from "../orchestrator/index.js";
 import { emptyTrackState } from "../state/index.js";
 import { resolveParentBranch } from "../substrate/names.js";
-import { configOrFail, engineDeps, trackOf } from "../engine/delivery.js";
+import { branchOf, engineDeps, trackIdOf } from "../engine/delivery.js";
 import type { CreatePayload } from "./payloads.js";
 
 /**
@@ -22,15 +22,15 @@ export async function handleCreate(input: HandlerInput<CreatePayload>): Promise<
   if (payload.ref_type !== "branch") return;
   const deps = engineDeps(input);
   const branch = payload.ref;
-  const trackId = trackOf(branch, deps.repo);
-  if (!trackId) return;
+  // Trunk and the state branch cost no read of the head.
+  if (!trackIdOf(branch, deps.repo)) return;
   const { owner, repo } = deps.repo;
   const head = (
     await octokit.request("GET /repos/{owner}/{repo}/git/ref/{ref}", { owner, repo, ref: `heads/${branch}` })
   ).data.object.sha;
-  const loaded = await configOrFail(deps, head, trackId);
-  if (!loaded) return;
-  await startTrack(deps, { trackId, branch, head, config: loaded.config });
+  const found = await branchOf(deps, branch, head);
+  if (found?.kind !== "track") return;
+  await startTrack(deps, { trackId: found.trackId, branch, head, config: found.config });
 }
 
 /**

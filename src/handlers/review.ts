@@ -9,7 +9,7 @@ import { withdrawalEvents } from "../gates/withdrawal.js";
 import { dismissalOf, listGateReviews } from "../github/reviews.js";
 import { restoreSnapshot } from "../orchestrator/index.js";
 import { TamperedStateError } from "../state/index.js";
-import { trackOfPull } from "../engine/delivery.js";
+import { branchOfPull } from "../engine/delivery.js";
 import type { ReviewPayload } from "./payloads.js";
 
 /**
@@ -26,8 +26,9 @@ import type { ReviewPayload } from "./payloads.js";
 export async function handleReview(input: HandlerInput<ReviewPayload>): Promise<void> {
   const { payload, services, octokit, log } = input;
   if (payload.action === "edited") return;
-  const tracked = await trackOfPull(input);
-  if (!tracked) return;
+  const tracked = await branchOfPull(input);
+  // Only a track has gates to approve: a review on an experiment's or a maintenance PR moves no track.
+  if (tracked?.kind !== "track") return;
   const { deps, trackId, config } = tracked;
   const pull = payload.pull_request;
 
