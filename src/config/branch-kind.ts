@@ -40,3 +40,17 @@ export function branchKindOf(
   if (globMatcher(config.maintenance.branches)(branch)) return { kind: "maintenance" };
   return { kind: "track" };
 }
+
+/**
+ * Whether a branch of this kind moves along a lane kept in a track file on consort/state: a
+ * feature's track, and a maintenance branch (the same file, `lane: "maintenance"` in its snapshot,
+ * so reviews, cycle reports and merges reach it by the same paths). Experiments keep none.
+ */
+export function movesAlongALane(kind: BranchKind["kind"] | undefined): kind is "track" | "maintenance" {
+  return kind === "track" || kind === "maintenance";
+}
+
+/** The lane a new track of this kind starts on (undefined: a feature's whole lane). */
+export function laneOf(kind: "track" | "maintenance"): "maintenance" | undefined {
+  return kind === "maintenance" ? "maintenance" : undefined;
+}

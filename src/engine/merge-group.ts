@@ -93,8 +93,6 @@ async function pullProblems(deps: EngineDeps, group: MergeGroup, number: number)
   if (!found) return [`${name} is not a Consort track.`];
   if (found.kind === "experiment")
     return [`${name} is an experiment: an experiment never merges: carry what it taught you into a track.`];
-  if (found.kind === "maintenance")
-    return [`${name} is a maintenance branch, which this merge queue cannot judge yet.`];
   const { trackId } = found;
   let state;
   try {

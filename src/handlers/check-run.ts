@@ -1,3 +1,4 @@
+import { movesAlongALane } from "../config/branch-kind.js";
 import { BUTTONS } from "../app/checks.js";
 import { CHECK_NAMES } from "../contracts/gates.js";
 import type { HandlerInput } from "../app/services.js";
@@ -43,7 +44,7 @@ export async function handleCheckRun(input: HandlerInput<CheckRunPayload>): Prom
     }
     await stateStoreFor(deps).reseal(trackId, sender, `re-sealed from the ${run.name} check`);
     const found = await branchOf(deps, branch, run.head_sha);
-    if (found?.kind === "track") await refreshTrack(deps, trackId, branch, run.head_sha, found.config);
+    if (movesAlongALane(found?.kind)) await refreshTrack(deps, trackId, branch, run.head_sha, found.config);
     return;
   }
 
@@ -65,7 +66,7 @@ export async function handleCheckRun(input: HandlerInput<CheckRunPayload>): Prom
   }
   const found = await branchOf(deps, branch, run.head_sha);
   // The buttons act on a track's state; no other kind of branch has one.
-  if (found?.kind !== "track") return;
+  if (!movesAlongALane(found?.kind)) return;
   const loaded = found;
   if (identifier === BUTTONS.retryDatabase.identifier) {
     await retryDatabaseBranch(deps, trackId, branch, run.head_sha, loaded.config);

@@ -1,3 +1,4 @@
+import { movesAlongALane } from "../config/branch-kind.js";
 import type { HandlerInput } from "../app/services.js";
 import { advanceAndShow } from "../engine/engine.js";
 import { canWrite } from "../gates/permissions.js";
@@ -28,7 +29,7 @@ export async function handleCheckSuite(input: HandlerInput<CheckSuitePayload>): 
     return;
   }
   const found = await branchOf(deps, suite.head_branch, suite.head_sha);
-  if (found?.kind !== "track") return;
+  if (!movesAlongALane(found?.kind)) return;
   const { config } = found;
   const retry: TrackEvent = {
     type: "retry",

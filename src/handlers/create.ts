@@ -1,3 +1,4 @@
+import { laneOf, movesAlongALane } from "../config/branch-kind.js";
 import { runEffects } from "../engine/effects.js";
 import { projectState } from "../engine/projection.js";
 import type { HandlerInput } from "../app/services.js";
@@ -29,8 +30,8 @@ export async function handleCreate(input: HandlerInput<CreatePayload>): Promise<
     await octokit.request("GET /repos/{owner}/{repo}/git/ref/{ref}", { owner, repo, ref: `heads/${branch}` })
   ).data.object.sha;
   const found = await branchOf(deps, branch, head);
-  if (found?.kind !== "track") return;
-  await startTrack(deps, { trackId: found.trackId, branch, head, config: found.config });
+  if (!movesAlongALane(found?.kind)) return;
+  await startTrack(deps, { trackId: found.trackId, branch, head, config: found.config, lane: laneOf(found.kind) });
 }
 
 /**
@@ -40,7 +41,13 @@ export async function handleCreate(input: HandlerInput<CreatePayload>): Promise<
  */
 export async function startTrack(
   deps: EngineDeps,
-  { trackId, branch, head, config }: { trackId: string; branch: string; head: string; config: ConsortConfig },
+  {
+    trackId,
+    branch,
+    head,
+    config,
+    lane,
+  }: { trackId: string; branch: string; head: string; config: ConsortConfig; lane?: "maintenance" | undefined },
 ): Promise<string> {
   const { services } = deps;
   const start = await forkPoint({ ...deps.repo, octokit: deps.octokit, head });
@@ -71,6 +78,7 @@ export async function startTrack(
       databaseBranch: pairing.branch,
       parentDatabaseBranch: pairing.parent!,
       at,
+      ...(lane ? { lane } : {}),
     },
     config,
   );

@@ -1,3 +1,4 @@
+import { movesAlongALane } from "../config/branch-kind.js";
 import { branchDeletedEvent } from "../push/read.js";
 import { advanceAndAct } from "../engine/engine.js";
 import type { HandlerInput } from "../app/services.js";
@@ -11,7 +12,7 @@ export async function handleDelete(input: HandlerInput<DeletePayload>): Promise<
   const deps = engineDeps(input);
   // The branch is gone: there is no commit left to put a failing check on.
   const found = await branchOf(deps, payload.ref, undefined);
-  if (found?.kind !== "track") return;
+  if (!movesAlongALane(found?.kind)) return;
   const { trackId, config } = found;
   await advanceAndAct(deps, {
     trackId,
@@ -36,7 +37,7 @@ export async function handleDelete(input: HandlerInput<DeletePayload>): Promise<
 export async function handlePullRequestClosed(input: HandlerInput<PullRequestPayload>): Promise<void> {
   const { payload, services } = input;
   const tracked = await branchOfPull(input);
-  if (tracked?.kind !== "track") return;
+  if (!movesAlongALane(tracked?.kind)) return;
   const { deps, trackId, config } = tracked;
   const pull = payload.pull_request;
   const at = services.clock().toISOString();

@@ -1,3 +1,4 @@
+import { movesAlongALane } from "../config/branch-kind.js";
 import type { HandlerInput } from "../app/services.js";
 import { failAllChecks } from "../app/checks.js";
 import { branchOfPull, refreshTrack } from "../engine/delivery.js";
@@ -13,7 +14,7 @@ export async function handlePullRequestUpdated(input: HandlerInput<PullRequestPa
   const { head } = input.payload.pull_request;
   if (head.repo?.id !== input.payload.repository.id) return explainFork(input);
   const tracked = await branchOfPull(input);
-  if (tracked?.kind !== "track") return;
+  if (!movesAlongALane(tracked?.kind)) return;
   await refreshTrack(tracked.deps, tracked.trackId, head.ref, head.sha, tracked.config);
 }
 

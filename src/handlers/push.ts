@@ -1,3 +1,4 @@
+import { laneOf, movesAlongALane } from "../config/branch-kind.js";
 import {
   completedPush,
   oneStepEach,
@@ -29,7 +30,7 @@ export async function handlePush(input: HandlerInput<PushPayload>): Promise<void
   if (!branch || payload.deleted) return;
   const deps = engineDeps(input);
   const found = await branchOf(deps, branch, payload.after);
-  if (found?.kind !== "track") return;
+  if (!movesAlongALane(found?.kind)) return;
   const { trackId, config } = found;
   // A push that creates the branch may come before its `create`: it starts the track (once; the
   // start has a delivery id of its own), and its commits are classified from the fork point.
@@ -42,6 +43,7 @@ export async function handlePush(input: HandlerInput<PushPayload>): Promise<void
             branch,
             head: payload.after,
             config,
+            lane: laneOf(found.kind),
           },
         )
       : payload.before;

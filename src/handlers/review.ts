@@ -1,3 +1,4 @@
+import { movesAlongALane } from "../config/branch-kind.js";
 import { decideApprovals } from "../app/approvals.js";
 import { failTampered } from "../app/checks.js";
 import { showRefusedApprovals, updateStickyComment } from "../engine/effects.js";
@@ -27,8 +28,8 @@ export async function handleReview(input: HandlerInput<ReviewPayload>): Promise<
   const { payload, services, octokit, log } = input;
   if (payload.action === "edited") return;
   const tracked = await branchOfPull(input);
-  // Only a track has gates to approve: a review on an experiment's or a maintenance PR moves no track.
-  if (tracked?.kind !== "track") return;
+  // An experiment has no gates to approve; a maintenance branch has its promote gate.
+  if (!movesAlongALane(tracked?.kind)) return;
   const { deps, trackId, config } = tracked;
   const pull = payload.pull_request;
 

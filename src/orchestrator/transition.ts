@@ -357,6 +357,12 @@ function translate(snapshot: TrackSnapshot, event: TrackEvent, config: ConsortCo
       return { events: [{ type: "CYCLE_REPORTED", at: event.at, step, outcome, runId, reasons, evidence }], notes: [] };
     }
     case "renegotiate":
+      if (context.lane === "maintenance")
+        return {
+          refused: [
+            "a maintenance branch has no design or test list to renegotiate: close it, and make the change on a feature branch",
+          ],
+        };
       return {
         events: [
           {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { ConsortConfig, defaultConfig } from "../../src/config/consort-config.js";
 import { checkStates } from "../../src/gates/checks.js";
-import { createTrack } from "../../src/orchestrator/index.js";
 import { maintenanceCommitProblems } from "../../src/roles/maintenance.js";
 import type { PushedCommit } from "../../src/orchestrator/types.js";
-import { sha, TrackSim } from "../orchestrator/helpers/track.js";
+import { maintenanceSim } from "../orchestrator/helpers/reach.js";
+import { sha } from "../orchestrator/helpers/track.js";
 
 /**
  * The maintenance lane (src/roles/maintenance.ts, the machine's `maintenance` stage, the checks of
@@ -68,23 +68,7 @@ describe("a maintenance commit", () => {
 });
 
 describe("the maintenance lane", () => {
-  const maintenance = () =>
-    new TrackSim(
-      config,
-      createTrack(
-        {
-          trackId: "acme/stockflow#dependabot",
-          branch: "dependabot/npm_and_yarn/zod-4.1.0",
-          baseBranch: "main",
-          head: sha(1),
-          databaseBranch: "dependabot-zod",
-          parentDatabaseBranch: "main",
-          at: "2026-12-03T12:00:00Z",
-          lane: "maintenance",
-        },
-        config,
-      ),
-    );
+  const maintenance = () => maintenanceSim(config);
   const bumped = { "package.json": PACKAGE_AFTER, "package-lock.json": "{}" };
 
   it("starts with no design lane, forking its database branch", () => {
@@ -134,5 +118,21 @@ describe("the maintenance lane", () => {
     sim.pushCommits(bump({ "package-lock.json": '{"v":2}' }, 3));
     expect(sim.stage).toBe("deploying");
     expect(checkStates(sim.snapshot).find((c) => c.name === "consort/build")!.status).toBe("pending");
+  });
+
+  it("has no design or test list to renegotiate", () => {
+    const sim = maintenance();
+    sim.pushCommits(bump(bumped, 2));
+    const result = sim.send({
+      type: "renegotiate",
+      at: "2026-12-03T12:05:00Z",
+      by: "lead",
+      scope: "test-list",
+      reason: "x",
+    });
+    expect(result.rejection?.reasons).toEqual([
+      "a maintenance branch has no design or test list to renegotiate: close it, and make the change on a feature branch",
+    ]);
+    expect(sim.stage).toBe("deploying");
   });
 });
