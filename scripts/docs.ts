@@ -158,7 +158,8 @@ const FALLBACK: Record<string, string> = {
   cycle: "Cycle settings.",
   experiments:
     "Experiment branches: their own database branch, no design lane, never merged (see “Branches that are not features”).",
-  maintenance: "Maintenance branches (dependency bumps): the default branch's frozen suite, no design lane.",
+  maintenance:
+    "Maintenance branches (dependency bumps): the default branch's frozen suite, no design lane (see “Branches that are not features”).",
   jobs: "Where the workflows Consort dispatches run (see “Who sees which branches”).",
 };
 

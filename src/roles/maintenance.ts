@@ -1,5 +1,4 @@
 import type { ConsortConfig } from "../config/consort-config.js";
-import type { PushedCommit } from "../orchestrator/types.js";
 import { DEPENDENCY_FILES } from "../contracts/runners.js";
 import { DEPENDENCY_SECTIONS } from "../gates/runner-deps.js";
 import { globMatcher } from "./globs.js";
@@ -16,10 +15,9 @@ import { PROTECTED_PATHS } from "./roles.js";
  * The dependency manifests and lockfiles a maintenance branch may change, in any folder: every
  * package.json and the one list of dependency files the runner rule reads too (src/contracts/runners.ts).
  */
-export const MAINTENANCE_FILES: readonly string[] = [
-  "package.json",
-  ...DEPENDENCY_FILES.map((file) => file.path),
-].flatMap((path) => [path, `**/${path}`]);
+const MAINTENANCE_FILES: readonly string[] = ["package.json", ...DEPENDENCY_FILES.map((file) => file.path)].flatMap(
+  (path) => [path, `**/${path}`],
+);
 
 /**
  * The package.json keys a dependency bump changes (the runner rule's sections, and the pinned
@@ -49,12 +47,22 @@ function nonDependencyChanges(before: string | null, after: string | null): stri
   return [...keys].filter((key) => !BUMPED_KEYS.has(key) && JSON.stringify(was[key]) !== JSON.stringify(now[key]));
 }
 
+/** What the rule reads of a pushed commit (the machine's PushedCommit has these fields). */
+interface MaintenanceCommit {
+  sha: string;
+  changes: ReadonlyArray<{ path: string; previousPath?: string | undefined }>;
+  /** Texts after the commit, by path (package.json among them). */
+  files: Readonly<Record<string, string | null>>;
+  /** Texts before the commit, by path (package.json among them). */
+  before?: Readonly<Record<string, string | null>> | undefined;
+}
+
 /**
  * Why `commit` is not a maintenance change under `config` (empty when it is one). Every reason is
  * reported, each naming the file and what to do, as the track's classifier does.
  */
 export function maintenanceCommitProblems(
-  commit: PushedCommit,
+  commit: MaintenanceCommit,
   config: Pick<ConsortConfig, "paths" | "maintenance">,
 ): string[] {
   const short = commit.sha.slice(0, 7);
