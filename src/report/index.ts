@@ -8,4 +8,4 @@ export {
   renderTamperedCheckRuns,
   renderTamperedComment,
 } from "./render.js";
-export { writeCheckRun, writeCheckRuns, upsertStickyComment } from "./write.js";
+export { writeCheckRun, writeCheckRuns, upsertStickyComment, type RememberedComments } from "./write.js";
