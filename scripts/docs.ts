@@ -162,7 +162,8 @@ const FALLBACK: Record<string, string> = {
     "The mutation score of the track's tests over the lines it changed, measured by the release job (StrykerJS for JavaScript and TypeScript) and shown in consort/deploy.",
   experiments:
     "Experiment branches: their own database branch, no design lane, never merged (see “Branches that are not features”).",
-  maintenance: "Maintenance branches (dependency bumps): the default branch's frozen suite, no design lane.",
+  maintenance:
+    "Maintenance branches (dependency bumps): the default branch's frozen suite, no design lane (see “Branches that are not features”).",
   jobs: "Where the workflows Consort dispatches run (see “Who sees which branches”).",
 };
 

@@ -245,7 +245,7 @@ const MaintenanceConfig = z
   .object({
     /** Branch-name globs that are maintenance branches. */
     branches: globs.default(["dependabot/**", "renovate/**"]),
-    /** Files a maintenance change may touch besides dependency manifests and lockfiles; a PR touching only these is maintenance too. */
+    /** Files (globs) a maintenance branch may change besides dependency manifests and lockfiles; never tests, .consort/ or workflows. */
     paths: z.array(z.string().min(1)).default([".github/dependabot.yml", ".github/renovate.json", "renovate.json"]),
   })
   .strict();

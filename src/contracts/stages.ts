@@ -34,6 +34,8 @@ export const STAGES = [
   "test-list-gate",
   ...BUILD_STAGES,
   "blocked",
+  // A maintenance branch waiting for its change (src/roles/maintenance.ts): no design lane, no build lane.
+  "maintenance",
   "deploying",
   "deploy-gate",
   "promote-gate",

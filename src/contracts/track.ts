@@ -430,6 +430,12 @@ const TrackContextSchema = z
      * nothing the default branch did not, so whoever made one wrote nothing under approval.
      */
     updateMerges: z.array(z.string()).optional(),
+    /**
+     * `maintenance`: a maintenance branch (a dependency bump, src/config/branch-kind.ts), whose lane
+     * is the default branch's whole frozen suite on a throwaway database, then the promote gate.
+     * Absent: a feature's lane. Set once, when the track starts, so a later config cannot move it.
+     */
+    lane: z.literal("maintenance").optional(),
   })
   .strict();
 
@@ -488,6 +494,7 @@ export const CreateTrackInputSchema = TrackContextSchema.pick({
   baseBranch: true,
   databaseBranch: true,
   parentDatabaseBranch: true,
+  lane: true,
 })
   .extend({
     /** The commit the branch starts at (the first accepted head). */

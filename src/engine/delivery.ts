@@ -8,8 +8,8 @@ import { restoreSnapshot, type Effect } from "../orchestrator/index.js";
 import { advanceAndShow, reportingFailures } from "./engine.js";
 import { isTracksBranch, stateStoreFor, targetOf, type AdvanceOutcome, type EngineDeps } from "./track.js";
 import type { RepoContext } from "../app/github.js";
-import { STATE_BRANCH, trackIdForBranch } from "../state/index.js";
-import { MERGE_QUEUE_BRANCH_PREFIX } from "../contracts/branches.js";
+import { trackIdForBranch } from "../state/index.js";
+import { branchKindOf, untrackedByName, type BranchKind } from "../config/branch-kind.js";
 import type { Repository } from "../handlers/payloads.js";
 
 /** The repository an event is about, from its payload. */
@@ -32,11 +32,40 @@ export function engineDeps<P extends { repository: Repository }>(input: HandlerI
   };
 }
 
-/** The track a git branch is, or undefined for branches Consort never tracks (trunk, the state branch, a merge queue's). */
-export function trackOf(branch: string, repo: RepoContext): string | undefined {
-  if (branch === repo.defaultBranch || branch === STATE_BRANCH || branch.startsWith(MERGE_QUEUE_BRANCH_PREFIX))
-    return undefined;
-  return trackIdForBranch(branch);
+/**
+ * The id a branch's state and check runs go by, or undefined for branches Consort never acts on
+ * whatever the configuration says (trunk, the state branch, a merge queue's). It names the branch
+ * only: what the branch is (track, experiment, maintenance) takes the configuration, see `branchOf`.
+ */
+export function trackIdOf(branch: string, repo: RepoContext): string | undefined {
+  return untrackedByName(branch, repo.defaultBranch) ? undefined : trackIdForBranch(branch);
+}
+
+/** A branch Consort acts on: what it is, the id its state and checks go by, and the configuration that decided. */
+export interface KindedBranch {
+  kind: Exclude<BranchKind["kind"], "untracked">;
+  trackId: string;
+  config: ConsortConfig;
+}
+
+/**
+ * What `branch` is to Consort (src/config/branch-kind.ts decides, under the configuration read
+ * from the default branch), or undefined when Consort does not act on it: a branch it never
+ * tracks (asked before reading the configuration, so trunk's pushes cost no read), or a
+ * configuration it cannot read (then every check on `headSha` fails naming the problems).
+ */
+export async function branchOf(
+  deps: EngineDeps,
+  branch: string,
+  headSha: string | undefined,
+): Promise<KindedBranch | undefined> {
+  const trackId = trackIdOf(branch, deps.repo);
+  if (!trackId) return undefined;
+  const loaded = await configOrFail(deps, headSha, trackId);
+  if (!loaded) return undefined;
+  const { kind } = branchKindOf(branch, deps.repo.defaultBranch, loaded.config);
+  if (kind === "untracked") return undefined;
+  return { kind, trackId, config: loaded.config };
 }
 
 /** `refs/heads/x` → `x`; undefined for tags and other refs. */
@@ -74,15 +103,15 @@ interface PullHead {
 }
 
 /**
- * The track a pull request's head is, with the engine deps and the configuration; undefined, and
- * the handler stops, for a PR from a fork (never a track of this repository), a PR into any branch
- * but the default one (its reviews approve nothing and its close ends nothing: a PR into a scratch
- * branch at an older commit lists fewer commits under approval), a branch Consort does not track,
- * or a configuration it cannot read (then every check on the head fails).
+ * What a pull request's head is (`branchOf`), with the engine deps; undefined, and the handler
+ * stops, for a PR from a fork (never a branch of this repository), a PR into any branch but the
+ * default one (its reviews approve nothing and its close ends nothing: a PR into a scratch branch
+ * at an older commit lists fewer commits under approval), a branch Consort does not act on, or a
+ * configuration it cannot read (then every check on the head fails).
  */
-export async function trackOfPull<P extends { repository: Repository; pull_request: PullHead }>(
+export async function branchOfPull<P extends { repository: Repository; pull_request: PullHead }>(
   input: HandlerInput<P>,
-): Promise<{ deps: EngineDeps; trackId: string; config: ConsortConfig } | undefined> {
+): Promise<(KindedBranch & { deps: EngineDeps }) | undefined> {
   const { head, base } = input.payload.pull_request;
   if (head.repo?.id !== input.payload.repository.id) return undefined;
   if (base.ref !== input.payload.repository.default_branch) {
@@ -93,10 +122,8 @@ export async function trackOfPull<P extends { repository: Repository; pull_reque
     return undefined;
   }
   const deps = engineDeps(input);
-  const trackId = trackOf(head.ref, deps.repo);
-  if (!trackId) return undefined;
-  const loaded = await configOrFail(deps, head.sha, trackId);
-  return loaded && { deps, trackId, config: loaded.config };
+  const found = await branchOf(deps, head.ref, head.sha);
+  return found && { ...found, deps };
 }
 
 /**
@@ -155,7 +182,7 @@ export function reportingFailuresOf<P extends { repository: Repository }>(
   return async (input) => {
     const head = headOf(input.payload);
     const deps = engineDeps(input);
-    const trackId = head?.branch ? trackOf(head.branch, deps.repo) : undefined;
+    const trackId = head?.branch ? trackIdOf(head.branch, deps.repo) : undefined;
     await reportingFailures(trackId && head ? targetOf(deps, head.headSha, trackId) : undefined, () => handler(input));
   };
 }

@@ -2,7 +2,7 @@ import { checkStates } from "../gates/checks.js";
 import { githubMessage, httpStatus } from "../github/client.js";
 import { frozenState, restoreSnapshot } from "../orchestrator/index.js";
 import { TamperedStateError } from "../state/index.js";
-import { trackOf } from "./delivery.js";
+import { branchOf } from "./delivery.js";
 import { isTracksBranch, stateStoreFor, type EngineDeps } from "./track.js";
 
 /**
@@ -88,8 +88,12 @@ async function pullProblems(deps: EngineDeps, group: MergeGroup, number: number)
   if (pull.base.ref !== repo.defaultBranch)
     return [`${name} goes into ${pull.base.ref}, not ${repo.defaultBranch}: Consort gates only the default branch.`];
   const branch = pull.head.ref;
-  const trackId = trackOf(branch, repo);
-  if (!trackId) return [`${name} is not a Consort track.`];
+  // No check goes on a PR head from here: the group's own checks carry the verdict.
+  const found = await branchOf(deps, branch, undefined);
+  if (!found) return [`${name} is not a Consort track.`];
+  if (found.kind === "experiment")
+    return [`${name} is an experiment: an experiment never merges: carry what it taught you into a track.`];
+  const { trackId } = found;
   let state;
   try {
     state = await stateStoreFor(deps).read(trackId);

@@ -67,6 +67,16 @@ export function recordRequestDigests(state: TrackState, effects: Effect[], snaps
 
 /** The one JSON input of the release (a verified preview deploy), validated by the deploy runner's schema. */
 function deployRequest(branch: string, effect: DispatchCycleEffect, snapshot: TrackSnapshot): DeployRequest {
+  // A maintenance branch has no test list: the job runs the whole suite the default branch froze.
+  if (snapshot.context.lane === "maintenance")
+    return DeployRequest.parse({
+      version: 1,
+      dispatchId: effect.dispatchId,
+      track: branch,
+      commit: effect.commit,
+      database: { branch: effect.databaseBranch, parent: snapshot.context.parentDatabaseBranch },
+      base: { branch: snapshot.context.baseBranch },
+    });
   const cycle = cycleRequest(branch, { ...effect, step: "refactor" }, snapshot);
   return DeployRequest.parse({
     version: 1,

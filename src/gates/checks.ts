@@ -51,12 +51,14 @@ export function checkStates(snapshot: TrackSnapshot): CheckState[] {
   const decided: Record<TrackCheckName, Decided> =
     snapshot.stage === "abandoned"
       ? abandoned(snapshot)
-      : {
-          ...gateChecks(snapshot),
-          "consort/build": buildCheck(snapshot),
-          "consort/deploy": deployCheck(snapshot),
-          "consort/discipline": disciplineCheck(snapshot),
-        };
+      : snapshot.context.lane === "maintenance"
+        ? maintenanceChecks(snapshot)
+        : {
+            ...gateChecks(snapshot),
+            "consort/build": buildCheck(snapshot),
+            "consort/deploy": deployCheck(snapshot),
+            "consort/discipline": disciplineCheck(snapshot),
+          };
   return TRACK_CHECKS.map((name) => ({ name, ...decided[name] }));
 }
 
@@ -202,4 +204,82 @@ function disciplineCheck(snapshot: TrackSnapshot): Decided {
       details: rejectedHead.reasons,
     };
   return { status: "success", title: "Every commit was the step in turn, by its role, on its own paths", details: [] };
+}
+
+/**
+ * A maintenance branch's seven checks (src/roles/maintenance.ts): each says what it checks for a
+ * dependency bump, so the PR merges under the same protection. Design and test list: nothing of
+ * theirs may change (every push is checked); build and deploy: the default branch's whole frozen
+ * suite passed on the head, migrations replayed on a throwaway database; promote: a person approves.
+ */
+function maintenanceChecks(snapshot: TrackSnapshot): Record<TrackCheckName, Decided> {
+  const { stage, context } = snapshot;
+  const refused = context.rejectedHead;
+  const untouched = (what: string): Decided =>
+    refused
+      ? {
+          status: "failure",
+          title: `Commit ${short(refused.sha)} refused: a maintenance branch changes only dependencies`,
+          details: refused.reasons,
+        }
+      : {
+          status: "success",
+          title: `Maintenance change: no ${what}`,
+          details: [
+            `A maintenance branch has no design lane and adds no tests: every push is refused if it changes ${what === "design lane" ? "a design artifact (.consort/)" : "a test file or the test list"}.`,
+          ],
+        };
+  const evidence = context.deployEvidence;
+  // Deploy evidence is recorded only from a valid release report: on the head, it is the proof.
+  const verified = evidence && evidence.commit === context.head ? evidence : undefined;
+  const release = (what: string): Decided => {
+    if (verified)
+      return {
+        status: "success",
+        title: `${what} passed at ${short(verified.commit)}`,
+        details: [
+          `The release job ran the default branch's whole frozen suite on the change, its migrations replayed on a throwaway database: ${verified.evidence.summary}`,
+          ...verified.evidence.checks.map(
+            (c) => `${c.ok ? "passed" : "failed"}: ${c.name}${c.detail ? ` (${c.detail})` : ""}`,
+          ),
+        ],
+      };
+    if (stage === "blocked" || context.lastProblem.length > 0)
+      return {
+        status: "failure",
+        title: `${what} failed`,
+        details: context.blocked ? [context.blocked.reason, ...context.lastProblem] : context.lastProblem,
+      };
+    if (stage === "deploying")
+      return {
+        status: "pending",
+        title: `${what}: running`,
+        details: [
+          "The release job runs the default branch's whole frozen suite on the change, on a throwaway database.",
+        ],
+      };
+    return {
+      status: "pending",
+      title: NOT_STARTED,
+      details: ["The release job verifies the change once a maintenance commit is pushed."],
+    };
+  };
+  return {
+    "consort/design": untouched("design lane"),
+    "consort/test-list": untouched("new tests"),
+    "consort/build": release("The default branch's frozen suite"),
+    "consort/deploy": release("The release verification (migrations included)"),
+    "consort/promote": gateCheck("promote", context.gates.promote),
+    "consort/discipline": refused
+      ? {
+          status: "failure",
+          title: `Commit ${short(refused.sha)} refused: reset the branch to ${short(context.head)}`,
+          details: refused.reasons,
+        }
+      : {
+          status: "success",
+          title: "Every commit changes only dependency manifests, lockfiles and maintenance.paths",
+          details: [],
+        },
+  };
 }

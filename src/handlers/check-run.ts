@@ -1,3 +1,4 @@
+import { movesAlongALane } from "../config/branch-kind.js";
 import { BUTTONS } from "../app/checks.js";
 import { CHECK_NAMES } from "../contracts/gates.js";
 import type { HandlerInput } from "../app/services.js";
@@ -7,7 +8,7 @@ import { collaboratorPermission } from "../github/permissions.js";
 import type { TrackEvent } from "../orchestrator/index.js";
 import { assertCanReseal, ResealDeniedError } from "../state/index.js";
 import { advanceAndAct } from "../engine/engine.js";
-import { configOrFail, engineDeps, refreshTrack, retryDatabaseBranch, trackOf } from "../engine/delivery.js";
+import { branchOf, engineDeps, refreshTrack, retryDatabaseBranch, trackIdOf } from "../engine/delivery.js";
 import type { CheckRunPayload } from "./payloads.js";
 
 /**
@@ -24,7 +25,7 @@ export async function handleCheckRun(input: HandlerInput<CheckRunPayload>): Prom
   const branch = run.check_suite?.head_branch;
   if (!branch) return;
   const deps = engineDeps(input);
-  const trackId = trackOf(branch, deps.repo);
+  const trackId = trackIdOf(branch, deps.repo);
   if (!trackId) return;
   const identifier =
     payload.action === "rerequested" ? BUTTONS.rerunCycle.identifier : payload.requested_action?.identifier;
@@ -42,8 +43,8 @@ export async function handleCheckRun(input: HandlerInput<CheckRunPayload>): Prom
       throw error;
     }
     await stateStoreFor(deps).reseal(trackId, sender, `re-sealed from the ${run.name} check`);
-    const loaded = await configOrFail(deps, run.head_sha, trackId);
-    if (loaded) await refreshTrack(deps, trackId, branch, run.head_sha, loaded.config);
+    const found = await branchOf(deps, branch, run.head_sha);
+    if (movesAlongALane(found?.kind)) await refreshTrack(deps, trackId, branch, run.head_sha, found.config);
     return;
   }
 
@@ -63,8 +64,10 @@ export async function handleCheckRun(input: HandlerInput<CheckRunPayload>): Prom
     );
     return;
   }
-  const loaded = await configOrFail(deps, run.head_sha, trackId);
-  if (!loaded) return;
+  const found = await branchOf(deps, branch, run.head_sha);
+  // The buttons act on a track's state; no other kind of branch has one.
+  if (!movesAlongALane(found?.kind)) return;
+  const loaded = found;
   if (identifier === BUTTONS.retryDatabase.identifier) {
     await retryDatabaseBranch(deps, trackId, branch, run.head_sha, loaded.config);
     return;

@@ -1,9 +1,10 @@
+import { movesAlongALane } from "../config/branch-kind.js";
 import type { HandlerInput } from "../app/services.js";
 import { advanceAndShow } from "../engine/engine.js";
 import { canWrite } from "../gates/permissions.js";
 import { collaboratorPermission } from "../github/permissions.js";
 import { transition, type TrackEvent } from "../orchestrator/index.js";
-import { configOrFail, engineDeps, trackOf } from "../engine/delivery.js";
+import { branchOf, engineDeps, trackIdOf } from "../engine/delivery.js";
 import type { CheckSuitePayload } from "./payloads.js";
 
 /**
@@ -19,7 +20,7 @@ export async function handleCheckSuite(input: HandlerInput<CheckSuitePayload>): 
   // GitHub sends every app the rerequest of its own suite only; another app's suite is not ours.
   if (suite.app?.id !== services.appId || !suite.head_branch) return;
   const deps = engineDeps(input);
-  const trackId = trackOf(suite.head_branch, deps.repo);
+  const trackId = trackIdOf(suite.head_branch, deps.repo);
   if (!trackId) return;
   const sender = payload.sender.login;
   const permission = await collaboratorPermission(octokit, deps.repo.owner, deps.repo.repo, sender);
@@ -27,9 +28,9 @@ export async function handleCheckSuite(input: HandlerInput<CheckSuitePayload>): 
     log.warn({ trackId, sender, permission }, `${sender} has ${permission} permission and may not re-run ${trackId}`);
     return;
   }
-  const loaded = await configOrFail(deps, suite.head_sha, trackId);
-  if (!loaded) return;
-  const { config } = loaded;
+  const found = await branchOf(deps, suite.head_branch, suite.head_sha);
+  if (!movesAlongALane(found?.kind)) return;
+  const { config } = found;
   const retry: TrackEvent = {
     type: "retry",
     at: services.clock().toISOString(),

@@ -1,3 +1,4 @@
+import { laneOf, movesAlongALane } from "../config/branch-kind.js";
 import { runEffects } from "../engine/effects.js";
 import { projectState } from "../engine/projection.js";
 import type { HandlerInput } from "../app/services.js";
@@ -7,7 +8,7 @@ import type { ConsortConfig } from "../config/consort-config.js";
 import { createTrack } from "../orchestrator/index.js";
 import { emptyTrackState } from "../state/index.js";
 import { resolveParentBranch } from "../substrate/index.js";
-import { configOrFail, engineDeps, trackOf } from "../engine/delivery.js";
+import { branchOf, engineDeps, trackIdOf } from "../engine/delivery.js";
 import type { CreatePayload } from "./payloads.js";
 
 /**
@@ -22,15 +23,15 @@ export async function handleCreate(input: HandlerInput<CreatePayload>): Promise<
   if (payload.ref_type !== "branch") return;
   const deps = engineDeps(input);
   const branch = payload.ref;
-  const trackId = trackOf(branch, deps.repo);
-  if (!trackId) return;
+  // Trunk and the state branch cost no read of the head.
+  if (!trackIdOf(branch, deps.repo)) return;
   const { owner, repo } = deps.repo;
   const head = (
     await octokit.request("GET /repos/{owner}/{repo}/git/ref/{ref}", { owner, repo, ref: `heads/${branch}` })
   ).data.object.sha;
-  const loaded = await configOrFail(deps, head, trackId);
-  if (!loaded) return;
-  await startTrack(deps, { trackId, branch, head, config: loaded.config });
+  const found = await branchOf(deps, branch, head);
+  if (!movesAlongALane(found?.kind)) return;
+  await startTrack(deps, { trackId: found.trackId, branch, head, config: found.config, lane: laneOf(found.kind) });
 }
 
 /**
@@ -40,7 +41,13 @@ export async function handleCreate(input: HandlerInput<CreatePayload>): Promise<
  */
 export async function startTrack(
   deps: EngineDeps,
-  { trackId, branch, head, config }: { trackId: string; branch: string; head: string; config: ConsortConfig },
+  {
+    trackId,
+    branch,
+    head,
+    config,
+    lane,
+  }: { trackId: string; branch: string; head: string; config: ConsortConfig; lane?: "maintenance" | undefined },
 ): Promise<string> {
   const { services } = deps;
   const start = await forkPoint({ ...deps.repo, octokit: deps.octokit, head });
@@ -71,6 +78,7 @@ export async function startTrack(
       databaseBranch: pairing.branch,
       parentDatabaseBranch: pairing.parent!,
       at,
+      ...(lane ? { lane } : {}),
     },
     config,
   );

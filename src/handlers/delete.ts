@@ -1,7 +1,8 @@
+import { movesAlongALane } from "../config/branch-kind.js";
 import { branchDeletedEvent } from "../push/read.js";
 import { advanceAndAct } from "../engine/engine.js";
 import type { HandlerInput } from "../app/services.js";
-import { configOrFail, engineDeps, trackOf, trackOfPull } from "../engine/delivery.js";
+import { branchOf, branchOfPull, engineDeps } from "../engine/delivery.js";
 import type { DeletePayload, PullRequestPayload } from "./payloads.js";
 
 /** `delete` of a track's branch: the track is abandoned and its database branch deleted. */
@@ -9,16 +10,15 @@ export async function handleDelete(input: HandlerInput<DeletePayload>): Promise<
   const { payload, services } = input;
   if (payload.ref_type !== "branch") return;
   const deps = engineDeps(input);
-  const trackId = trackOf(payload.ref, deps.repo);
-  if (!trackId) return;
   // The branch is gone: there is no commit left to put a failing check on.
-  const loaded = await configOrFail(deps, undefined, trackId);
-  if (!loaded) return;
+  const found = await branchOf(deps, payload.ref, undefined);
+  if (!movesAlongALane(found?.kind)) return;
+  const { trackId, config } = found;
   await advanceAndAct(deps, {
     trackId,
     branch: payload.ref,
     headSha: undefined,
-    config: loaded.config,
+    config,
     decide: (snapshot) => {
       const event = branchDeletedEvent(
         snapshot,
@@ -36,8 +36,8 @@ export async function handleDelete(input: HandlerInput<DeletePayload>): Promise<
  */
 export async function handlePullRequestClosed(input: HandlerInput<PullRequestPayload>): Promise<void> {
   const { payload, services } = input;
-  const tracked = await trackOfPull(input);
-  if (!tracked) return;
+  const tracked = await branchOfPull(input);
+  if (!movesAlongALane(tracked?.kind)) return;
   const { deps, trackId, config } = tracked;
   const pull = payload.pull_request;
   const at = services.clock().toISOString();

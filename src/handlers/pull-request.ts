@@ -1,6 +1,7 @@
+import { movesAlongALane } from "../config/branch-kind.js";
 import type { HandlerInput } from "../app/services.js";
 import { failAllChecks } from "../app/checks.js";
-import { refreshTrack, trackOfPull } from "../engine/delivery.js";
+import { branchOfPull, refreshTrack } from "../engine/delivery.js";
 import type { PullRequestPayload } from "./payloads.js";
 
 /**
@@ -12,8 +13,8 @@ import type { PullRequestPayload } from "./payloads.js";
 export async function handlePullRequestUpdated(input: HandlerInput<PullRequestPayload>): Promise<void> {
   const { head } = input.payload.pull_request;
   if (head.repo?.id !== input.payload.repository.id) return explainFork(input);
-  const tracked = await trackOfPull(input);
-  if (!tracked) return;
+  const tracked = await branchOfPull(input);
+  if (!movesAlongALane(tracked?.kind)) return;
   await refreshTrack(tracked.deps, tracked.trackId, head.ref, head.sha, tracked.config);
 }
 

@@ -1,3 +1,4 @@
+import { laneOf, movesAlongALane } from "../config/branch-kind.js";
 import {
   completedPush,
   oneStepEach,
@@ -11,7 +12,7 @@ import { githubSource } from "../push/github.js";
 import type { TrackSnapshot } from "../orchestrator/index.js";
 import { advanceAndAct } from "../engine/engine.js";
 import type { HandlerInput } from "../app/services.js";
-import { branchOfRef, configOrFail, engineDeps, trackOf } from "../engine/delivery.js";
+import { branchOf, branchOfRef, engineDeps } from "../engine/delivery.js";
 import { startTrack } from "./create.js";
 import type { PushPayload } from "./payloads.js";
 
@@ -28,11 +29,9 @@ export async function handlePush(input: HandlerInput<PushPayload>): Promise<void
   const branch = branchOfRef(payload.ref);
   if (!branch || payload.deleted) return;
   const deps = engineDeps(input);
-  const trackId = trackOf(branch, deps.repo);
-  if (!trackId) return;
-  const loaded = await configOrFail(deps, payload.after, trackId);
-  if (!loaded) return;
-  const { config } = loaded;
+  const found = await branchOf(deps, branch, payload.after);
+  if (!movesAlongALane(found?.kind)) return;
+  const { trackId, config } = found;
   // A push that creates the branch may come before its `create`: it starts the track (once; the
   // start has a delivery id of its own), and its commits are classified from the fork point.
   const before =
@@ -44,6 +43,7 @@ export async function handlePush(input: HandlerInput<PushPayload>): Promise<void
             branch,
             head: payload.after,
             config,
+            lane: laneOf(found.kind),
           },
         )
       : payload.before;

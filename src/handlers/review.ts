@@ -1,3 +1,4 @@
+import { movesAlongALane } from "../config/branch-kind.js";
 import { decideApprovals } from "../engine/approvals.js";
 import { failTampered } from "../app/checks.js";
 import { showRefusedApprovals, updateStickyComment } from "../engine/effects.js";
@@ -9,7 +10,7 @@ import { withdrawalEvents } from "../gates/withdrawal.js";
 import { dismissalOf, listGateReviews } from "../github/reviews.js";
 import { restoreSnapshot } from "../orchestrator/index.js";
 import { TamperedStateError } from "../state/index.js";
-import { trackOfPull } from "../engine/delivery.js";
+import { branchOfPull } from "../engine/delivery.js";
 import type { ReviewPayload } from "./payloads.js";
 
 /**
@@ -26,8 +27,9 @@ import type { ReviewPayload } from "./payloads.js";
 export async function handleReview(input: HandlerInput<ReviewPayload>): Promise<void> {
   const { payload, services, octokit, log } = input;
   if (payload.action === "edited") return;
-  const tracked = await trackOfPull(input);
-  if (!tracked) return;
+  const tracked = await branchOfPull(input);
+  // An experiment has no gates to approve; a maintenance branch has its promote gate.
+  if (!movesAlongALane(tracked?.kind)) return;
   const { deps, trackId, config } = tracked;
   const pull = payload.pull_request;
 

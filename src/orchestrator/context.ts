@@ -60,6 +60,7 @@ export function initialContext(input: CreateTrackInput, config: ConsortConfig): 
     mergedCommit: null,
     ended: null,
     lastProblem: [],
+    ...(input.lane ? { lane: input.lane } : {}),
   };
 }
 

@@ -77,6 +77,8 @@ export type MachineEvent =
       merges?: string[];
       /** A rebase: each accepted commit and its replay. */
       replayed?: Array<{ from: string; to: string }>;
+      /** A maintenance change's authors and pusher: none of them may approve its promotion. */
+      authors?: string[];
     }
   | { type: "GATE_APPROVED"; at: string; gate: GateName; approval: ApprovalRecord }
   | { type: "GATE_WITHDRAWN"; at: string; gate: GateName; reason: string }
@@ -201,8 +203,10 @@ export const machineSetup = setup({
           { ...entry, commit: replayOf.get(entry.commit) ?? entry.commit },
         ]),
       );
+      const withAuthors = event.authors ? addAuthors(context, ["deploy", "promote"], event.authors) : context;
       return {
         head: event.head,
+        ...(withAuthors === context ? {} : { gates: withAuthors.gates }),
         migrationConflicts: event.migrationConflicts,
         ...(merges.length > 0 ? { updateMerges: [...(context.updateMerges ?? []), ...merges] } : {}),
         ...(replayOf.size > 0 ? { frozenTests } : {}),
@@ -409,6 +413,9 @@ export const machineSetup = setup({
       context.unitIndex + 1 >= context.units.length,
     reports: ({ context, event }, params: { step: CycleStep | "promote"; outcome: CycleOutcome }) =>
       reportsPending(context, event, params.step, params.outcome),
+    maintenanceLane: ({ context }) => context.lane === "maintenance",
+    maintenanceVerified: ({ context, event }) =>
+      context.lane === "maintenance" && reportsPending(context, event, "release", "valid"),
     reportsWithinBound: ({ context, event }, params: { step: CycleStep; outcome: CycleOutcome }) =>
       reportsPending(context, event, params.step, params.outcome) &&
       context.attempts + 1 < context.settings.repairBound,

@@ -222,9 +222,15 @@ export const trackMachine = machineSetup.createMachine({
   },
   states: {
     stories: {
+      // A maintenance branch has no design lane: it starts waiting for its change.
+      always: { guard: "maintenanceLane", target: "maintenance" },
       on: {
         STEP_PUSHED: designPushed("spec"),
       },
+    },
+    // An accepted maintenance change (src/roles/maintenance.ts) is verified by the release job.
+    maintenance: {
+      on: { BRANCH_UPDATED: { target: "deploying", actions: "moveHead" } },
     },
     spec: {
       on: {
@@ -355,6 +361,8 @@ export const trackMachine = machineSetup.createMachine({
       on: {
         RENEGOTIATE: renegotiation("deploying"),
         CYCLE_REPORTED: [
+          // The default branch's frozen suite passed on the change: no deploy gate, a person approves the promotion.
+          { guard: "maintenanceVerified", target: "promote-gate", actions: ["recordReport", "recordDeploy"] },
           {
             guard: { type: "reports", params: { step: "release", outcome: "valid" } },
             target: "deploy-gate",

@@ -17,6 +17,7 @@ import {
 import type { FileGate } from "../contracts/gates.js";
 import { frozenChangesAtHead } from "../gates/withdrawal.js";
 import { classifyCommit } from "../roles/classify.js";
+import { maintenanceCommitProblems } from "../roles/maintenance.js";
 import { globMatcher } from "../roles/globs.js";
 import { addFrozenText, frozenState, initialContext } from "./context.js";
 import { trackMachine } from "./machine.js";
@@ -95,7 +96,9 @@ export function runnerPathsToRead(changes: ChangedPath[], config: ConsortConfig)
  * the design lane's pushes read nothing more.
  */
 export function runnerPackagesToRead(changes: ChangedPath[], config: ConsortConfig, snapshot: TrackSnapshot): string[] {
-  if (snapshot.context.gates["test-list"].status === "closed" || !changes.some(touchesBeyondConsort)) return [];
+  // A maintenance change may touch only package.json's dependency sections: its texts are compared too.
+  const frozen = snapshot.context.gates["test-list"].status !== "closed" || snapshot.context.lane === "maintenance";
+  if (!frozen || !changes.some(touchesBeyondConsort)) return [];
   return [
     "package.json",
     ...commandFolders(Object.values(configuredCommands(config.commands))).map((dir) => `${dir}/package.json`),
@@ -374,6 +377,12 @@ function translate(snapshot: TrackSnapshot, event: TrackEvent, config: ConsortCo
       return { events: [{ type: "CYCLE_REPORTED", at: event.at, step, outcome, runId, reasons, evidence }], notes: [] };
     }
     case "renegotiate":
+      if (context.lane === "maintenance")
+        return {
+          refused: [
+            "a maintenance branch has no design or test list to renegotiate: close it, and make the change on a feature branch",
+          ],
+        };
       return {
         events: [
           {
@@ -526,6 +535,7 @@ function translatePush(snapshot: TrackSnapshot, push: PushEvent, config: Consort
     return {
       refused: [`the push's last commit ${short(push.commits.at(-1)!.sha)} is not its head ${short(push.after)}`],
     };
+  if (context.lane === "maintenance") return maintenancePush(push, events, config, rejected);
 
   const unit = currentUnit(context);
   const reasons: string[] = [...(push.problems ?? [])];
@@ -624,6 +634,37 @@ function translatePush(snapshot: TrackSnapshot, push: PushEvent, config: Consort
         ...problems.map((p) => `- ${p}`),
       ];
   return { events, notes };
+}
+
+/**
+ * A push to a maintenance branch: every commit a maintenance change (src/roles/maintenance.ts), by
+ * anyone (a dependency bot writes no role trailer); the head moves and the release verifies it again.
+ */
+function maintenancePush(
+  push: PushEvent,
+  events: MachineEvent[],
+  config: ConsortConfig,
+  rejected: (reasons: string[]) => Translation,
+): Translation {
+  const steps = push.commits.filter((commit) => !commit.merge);
+  const reasons = [...(push.problems ?? []), ...steps.flatMap((commit) => maintenanceCommitProblems(commit, config))];
+  if (reasons.length > 0) return rejected(reasons);
+  const authors = [
+    ...new Set([
+      ...steps.flatMap((c) => (c.authorLogin ? [c.authorLogin] : [])),
+      ...(push.pusher ? [push.pusher] : []),
+    ]),
+  ];
+  const merges = push.commits.filter((commit) => commit.merge).map((commit) => commit.sha);
+  events.push({
+    type: "BRANCH_UPDATED",
+    at: push.at,
+    head: push.after,
+    migrationConflicts: push.migrationConflicts ?? [],
+    ...(merges.length > 0 ? { merges } : {}),
+    authors,
+  });
+  return { events, notes: [] };
 }
 
 /** The text the track accepted of each path (artifacts and test files), with a push's changes applied. */

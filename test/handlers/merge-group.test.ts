@@ -70,6 +70,8 @@ function queueOf(head: string, pull: { fork?: boolean; files?: string[]; status?
     ]);
   if (pull.fork) return;
   h.github
+    // No .github/consort.yml: the defaults say what the PR's branch is.
+    .on("GET", "/repos/acme/shop/contents/.github%2Fconsort.yml", [404, { message: "Not Found" }])
     .on("GET", `/repos/acme/shop/commits/${head}/check-runs`, [
       200,
       { total_count: 1, check_runs: [{ id: 5, name: "consort/schema", status: "completed", conclusion: "success" }] },

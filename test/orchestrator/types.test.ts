@@ -36,6 +36,7 @@ describe("the lane's declarations", () => {
       "refactor",
       "refactor-verify",
       "blocked",
+      "maintenance",
       "deploying",
       "deploy-gate",
       "promote-gate",

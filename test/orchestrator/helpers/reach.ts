@@ -2,7 +2,8 @@ import { ARTIFACT_PATHS } from "../../../src/artifacts/paths.js";
 import { ConsortConfig, type ConsortConfigInput } from "../../../src/config/consort-config.js";
 import type { Stage } from "../../../src/orchestrator/types.js";
 import { edited, stockflowText } from "../fixtures/stockflow.js";
-import { smallDesign, TrackSim } from "./track.js";
+import { createTrack } from "../../../src/orchestrator/index.js";
+import { sha, smallDesign, TrackSim } from "./track.js";
 
 /** A spec whose one story is user-facing, so the lane visits `ux`. */
 export const userFacingSpec = edited(smallDesign.spec, (j) => (j.stories[0].userFacing = true));
@@ -35,7 +36,10 @@ const review = (sim: TrackSim, verdict: "accept" | "refactor") => {
  * must be accepted, so reaching a stage also proves the way there works.
  */
 export function reach(stage: Stage, configInput: ConsortConfigInput = {}): TrackSim {
-  const sim = new TrackSim(ConsortConfig.parse({ repairBound: 2, ...configInput }));
+  const config = ConsortConfig.parse({ repairBound: 2, ...configInput });
+  // A maintenance branch's lane starts there (test/roles/maintenance.test.ts drives the rest of it).
+  if (stage === "maintenance") return maintenanceSim(config);
+  const sim = new TrackSim(config);
   const ok = sim.expectAccepted.bind(sim);
   const steps: Array<[Stage, () => unknown]> = [
     [
@@ -132,4 +136,22 @@ export function reach(stage: Stage, configInput: ConsortConfigInput = {}): Track
   }
   if (sim.stage !== stage) throw new Error(`could not reach ${stage}; at ${sim.stage}`);
   return sim;
+}
+
+/** A Dependabot-style branch's track, waiting for its change at `maintenance`. */
+export function maintenanceSim(config: ConsortConfig = ConsortConfig.parse({})): TrackSim {
+  const created = createTrack(
+    {
+      trackId: "acme/stockflow#dependabot",
+      branch: "dependabot/npm_and_yarn/zod-4.1.0",
+      baseBranch: "main",
+      head: sha(1),
+      databaseBranch: "dependabot-zod",
+      parentDatabaseBranch: "main",
+      at: "2026-12-03T12:00:00Z",
+      lane: "maintenance",
+    },
+    config,
+  );
+  return new TrackSim(config, created);
 }
