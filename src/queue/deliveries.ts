@@ -182,8 +182,17 @@ export async function openDeliveryQueue(options: DeliveryQueueOptions): Promise<
   pool.on("error", () => {});
   const log = options.log ?? { warn() {}, error() {} };
   const utils: WorkerUtils = await makeWorkerUtils({ pgPool: pool, logger: quietLogger });
-  await utils.migrate();
-  for (const statement of QUEUE_TABLES) await pool.query(statement);
+  // Replicas that boot together would race graphile-worker's first migration and CREATE TABLE IF
+  // NOT EXISTS into duplicate-key errors: they make the tables one at a time.
+  const setup = await pool.connect();
+  try {
+    await setup.query("SELECT pg_catalog.pg_advisory_lock($1, 0)", [LIVENESS_CLASS]);
+    await utils.migrate();
+    for (const statement of QUEUE_TABLES) await setup.query(statement);
+  } finally {
+    await setup.query("SELECT pg_catalog.pg_advisory_unlock($1, 0)", [LIVENESS_CLASS]).catch(() => {});
+    setup.release();
+  }
 
   // This process's mark of life: a session advisory lock, released by Postgres when the process dies.
   const token = randomBytes(8).toString("hex");
