@@ -156,6 +156,9 @@ const FALLBACK: Record<string, string> = {
   agents: "Dispatch an agent (consort-agent.yml) for each step.",
   "agents.enabled": "Dispatch the agent workflow when a step needs an agent.",
   cycle: "Cycle settings.",
+  experiments:
+    "Experiment branches: their own database branch, no design lane, never merged (see “Branches that are not features”).",
+  maintenance: "Maintenance branches (dependency bumps): the default branch's frozen suite, no design lane.",
   jobs: "Where the workflows Consort dispatches run (see “Who sees which branches”).",
 };
 

@@ -198,6 +198,37 @@ const JobsConfig = z
   })
   .strict();
 
+/**
+ * Experiment branches: a place to try a migration or an approach on real data with its own
+ * database branch, without a design lane; an experiment never merges (issue #37).
+ */
+const ExperimentsConfig = z
+  .object({
+    /** Branches whose name starts with this are experiments. */
+    prefix: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]+\/$/, "a branch-name prefix ending in /, such as experiment/")
+      .default("experiment/"),
+    /** An experiment idle this long has its database branch dropped. */
+    ttlDays: z.number().int().min(1).max(365).default(7),
+    /** At most this many experiments per repository; the next is refused with the reason. */
+    max: z.number().int().min(1).max(100).default(10),
+  })
+  .strict();
+
+/**
+ * Maintenance branches (dependency bumps, CI changes): no design lane, the default branch's whole
+ * frozen suite verified on a throwaway database, a person approves the promotion (issue #37).
+ */
+const MaintenanceConfig = z
+  .object({
+    /** Branch-name globs that are maintenance branches. */
+    branches: globs.default(["dependabot/**", "renovate/**"]),
+    /** Files a maintenance change may touch besides dependency manifests and lockfiles; a PR touching only these is maintenance too. */
+    paths: z.array(z.string().min(1)).default([".github/dependabot.yml", ".github/renovate.json", "renovate.json"]),
+  })
+  .strict();
+
 export const ConsortConfig = z
   .object({
     version: z.literal(1).default(1),
@@ -227,6 +258,8 @@ export const ConsortConfig = z
       })
       .strict()
       .default({ timeoutMinutes: 30 }),
+    experiments: ExperimentsConfig.default(() => ExperimentsConfig.parse({})),
+    maintenance: MaintenanceConfig.default(() => MaintenanceConfig.parse({})),
   })
   .strict();
 

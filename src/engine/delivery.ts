@@ -9,6 +9,7 @@ import { advanceAndShow, reportingFailures } from "./engine.js";
 import { isTracksBranch, stateStoreFor, targetOf, type AdvanceOutcome, type EngineDeps } from "./track.js";
 import type { RepoContext } from "../app/github.js";
 import { STATE_BRANCH, trackIdForBranch } from "../state/index.js";
+import { MERGE_QUEUE_BRANCH_PREFIX } from "../contracts/branches.js";
 import type { Repository } from "../handlers/payloads.js";
 
 /** The repository an event is about, from its payload. */
@@ -31,15 +32,9 @@ export function engineDeps<P extends { repository: Repository }>(input: HandlerI
   };
 }
 
-/**
- * Where a merge queue builds its groups (`gh-readonly-queue/<base>/pr-<n>-<sha>`): GitHub writes
- * these branches, nobody works on them, and the `merge_group` handler judges what they merge.
- */
-const QUEUE_BRANCH_PREFIX = "gh-readonly-queue/";
-
 /** The track a git branch is, or undefined for branches Consort never tracks (trunk, the state branch, a merge queue's). */
 export function trackOf(branch: string, repo: RepoContext): string | undefined {
-  if (branch === repo.defaultBranch || branch === STATE_BRANCH || branch.startsWith(QUEUE_BRANCH_PREFIX))
+  if (branch === repo.defaultBranch || branch === STATE_BRANCH || branch.startsWith(MERGE_QUEUE_BRANCH_PREFIX))
     return undefined;
   return trackIdForBranch(branch);
 }

@@ -9,7 +9,7 @@ import { endsLikeHashSuffix } from "../substrate/names.js";
  * CONSORT_STATE_KEY, so a file edited by hand (or by an agent) is detected as tampered.
  */
 
-export const STATE_BRANCH = "consort/state";
+export { STATE_BRANCH } from "../contracts/branches.js";
 const STATE_SCHEMA_VERSION = 1;
 /** How many delivery ids a file remembers; a redelivery older than this is applied again (handlers are idempotent). */
 export const MAX_PROCESSED_DELIVERIES = 200;

@@ -1,0 +1,29 @@
+import { MERGE_QUEUE_BRANCH_PREFIX, STATE_BRANCH } from "../contracts/branches.js";
+import { globMatcher } from "../roles/globs.js";
+import type { ConsortConfig } from "./consort-config.js";
+
+/**
+ * What a git branch is to Consort, the one place that says so: a feature's track (the whole lane),
+ * an experiment (its own database branch, no lane, never merges), a maintenance branch (dependency
+ * bumps: the default branch's frozen suite, no design lane), or none of these (the default branch,
+ * the state branch, a merge queue's branches), which Consort never tracks.
+ */
+export type BranchKind =
+  | { kind: "track" }
+  | { kind: "experiment" }
+  | { kind: "maintenance" }
+  | { kind: "untracked"; why: "default branch" | "state branch" | "merge queue" };
+
+/** The kind of `branch` in a repository whose default branch is `defaultBranch`, under `config` (read from the default branch). */
+export function branchKindOf(
+  branch: string,
+  defaultBranch: string,
+  config: Pick<ConsortConfig, "experiments" | "maintenance">,
+): BranchKind {
+  if (branch === defaultBranch) return { kind: "untracked", why: "default branch" };
+  if (branch === STATE_BRANCH) return { kind: "untracked", why: "state branch" };
+  if (branch.startsWith(MERGE_QUEUE_BRANCH_PREFIX)) return { kind: "untracked", why: "merge queue" };
+  if (branch.startsWith(config.experiments.prefix)) return { kind: "experiment" };
+  if (globMatcher(config.maintenance.branches)(branch)) return { kind: "maintenance" };
+  return { kind: "track" };
+}
