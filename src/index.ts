@@ -123,6 +123,7 @@ export default function consortApp(app: Probot, options?: ApplicationFunctionOpt
       changes,
       installationClient: async (id) => (await app.auth(id)) as unknown as GitHubClient,
       log: app.log,
+      ...(queue ? { deadLetters: async () => (await queue()).deadLetters() } : {}),
     }),
   );
 }

@@ -5,6 +5,34 @@ import { formatZodError } from "../contracts/zod-error.js";
 import type { GitHub } from "./github.js";
 import type { AppServices, Handler } from "./services.js";
 
+/**
+ * How long the route waits for the queue to store a delivery (ms): well under the 9 s after which
+ * the webhook middleware answers 202 "still processing", since a 202 for a delivery that was never
+ * stored is one GitHub counts as delivered and never sends again; a 500 it records as failed.
+ */
+const STORE_DEADLINE_MS = 5000;
+
+/** Store a delivery, or throw (the route then answers 500) when the queue cannot within the deadline. */
+async function storeInTime(enqueue: () => Promise<unknown>, id: string): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, fail) => {
+    timer = setTimeout(
+      () =>
+        fail(
+          new Error(
+            `could not store delivery ${id} in ${STORE_DEADLINE_MS / 1000} s: the app's Postgres is not answering; GitHub records the delivery as failed and the app redelivers it on its next start (or \`consort reconcile\`)`,
+          ),
+        ),
+      STORE_DEADLINE_MS,
+    );
+  });
+  try {
+    await Promise.race([enqueue(), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Set while a queue worker hands a stored delivery back: then it is handled, not stored again. */
 const fromQueue = new AsyncLocalStorage<true>();
 
@@ -41,7 +69,8 @@ export function route<Schema extends z.ZodType>(
     }
     if (services.enqueue && !fromQueue.getStore()) {
       const payload = context.payload as unknown as Record<string, unknown>;
-      await services.enqueue({ id: context.id, name: context.name, payload });
+      const enqueue = services.enqueue;
+      await storeInTime(() => enqueue({ id: context.id, name: context.name, payload }), context.id);
       return;
     }
     await handler({

@@ -6,6 +6,7 @@ import { httpStatus } from "../github/client.js";
 import { restoreSnapshot } from "../orchestrator/index.js";
 import { createStateStore, STATE_BRANCH } from "../state/index.js";
 import type { BoardSource, BoardViewer } from "./server.js";
+import type { DeadLetter } from "./pages.js";
 import type { BranchCommit } from "./timeline.js";
 import type { BoardTrack, TrackDetails } from "./view.js";
 
@@ -39,6 +40,8 @@ export interface AppSourceOptions {
   accessCacheMs?: number;
   clock?: () => Date;
   log?: { warn(message: string): void };
+  /** The app's dead letters (src/queue), every repository's: the board shows those of repositories the viewer may read. */
+  deadLetters?: () => Promise<DeadLetter[]>;
 }
 
 /** State writes in this process, announced to open pages. */
@@ -371,7 +374,19 @@ export function appBoardSource(options: AppSourceOptions): BoardSource {
           );
         }
       }
-      return { tracks: all, problems };
+      if (!options.deadLetters) return { tracks: all, problems };
+      // Only the repositories the viewer's own token reads: a dead letter's reason is GitHub's answer about the repository.
+      const seen = new Set(repos.map((r) => r.fullName.toLowerCase()));
+      const deadLetters = await options.deadLetters().then(
+        (dead) => dead.filter((d) => seen.has(d.repository.toLowerCase())),
+        (error: unknown) => {
+          problems.push(
+            `The app's failed deliveries could not be read from its Postgres: ${(error as Error).message.split("\n")[0]}`,
+          );
+          return [];
+        },
+      );
+      return { tracks: all, problems, deadLetters };
     },
     subscribe(listener) {
       listeners.add(listener);

@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AppEnv } from "../config/env.js";
 import type { GitHubClient } from "../github/client.js";
 import { appBoardSource, type BoardChanges } from "./app-source.js";
+import type { DeadLetter } from "./pages.js";
 import { boardHandler } from "./server.js";
 import { gitHubSignIn } from "./sign-in.js";
 
@@ -23,6 +24,8 @@ export interface BoardMount {
   apiUrl?: string;
   log?: { warn(message: string): void };
   pollMs?: number;
+  /** The app's dead letters (its delivery queue), shown to whoever may read their repository. */
+  deadLetters?: () => Promise<DeadLetter[]>;
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
@@ -74,6 +77,7 @@ export function boardRoutes(mount: BoardMount): Handler {
       changes: mount.changes,
       ...(mount.pollMs ? { pollMs: mount.pollMs } : {}),
       ...(mount.log ? { log: mount.log } : {}),
+      ...(mount.deadLetters ? { deadLetters: mount.deadLetters } : {}),
     }),
   });
   return async (req, res) => {

@@ -85,6 +85,27 @@ export interface BoardOptions {
   mine: boolean;
   /** What the source could not read (a repository, a state file), with why: shown, never hidden. */
   problems?: string[];
+  /** Deliveries the app will not try again (its dead letters), newest first. */
+  deadLetters?: DeadLetter[];
+}
+
+/** A webhook delivery that failed for good, as the app's queue keeps it (src/queue). */
+export interface DeadLetter {
+  id: string;
+  repository: string;
+  event: string;
+  attempts: number;
+  reason: string;
+  failedAt: Date;
+}
+
+/** The dead letters with what to do: the work they carried is caught up by reconciling their repository. */
+function deadLetterSection(dead: DeadLetter[] | undefined): SafeHtml | "" {
+  if (!dead || dead.length === 0) return "";
+  const repositories = [...new Set(dead.map((d) => d.repository))];
+  return markup`<section class="problems" aria-labelledby="dead-letters"><h2 id="dead-letters">Deliveries that failed for good</h2>
+<p>The app will not try these again, so their tracks may be behind. Catch a repository up with <code>consort reconcile --repo owner/name</code>, run with the app's settings (APP_ID, PRIVATE_KEY, CONSORT_STATE_KEY, DATABASE_URL): ${repositories.map((r, i) => markup`${i > 0 ? ", " : ""}<code>consort reconcile --repo ${r}</code>`)}.</p>
+<ul class="refusals">${dead.map((d) => markup`<li>${d.repository}: ${d.event} delivery <code>${d.id}</code>, ${d.attempts} attempt(s), <time datetime="${d.failedAt.toISOString()}">${d.failedAt.toISOString()}</time>: ${d.reason}</li>`)}</ul></section>`;
 }
 
 /** The board: every track in flight across the viewer's repositories, the longest-waiting first. */
@@ -119,7 +140,7 @@ export function boardPage(tracks: BoardTrack[], context: RenderContext, options:
     options.problems && options.problems.length > 0
       ? markup`<section class="problems" aria-labelledby="problems"><h2 id="problems">Not shown</h2><ul class="refusals">${options.problems.map((p) => markup`<li>${p}</li>`)}</ul></section>`
       : "";
-  const body = markup`${problems}<nav class="filter" aria-label="Filter">
+  const body = markup`${deadLetterSection(options.deadLetters)}${problems}<nav class="filter" aria-label="Filter">
 <a id="filter-all" href="${context.base}/" ${options.mine ? "" : current}>All in flight</a> ·
 <a id="filter-mine" href="${context.base}/?mine=1" ${options.mine ? current : ""}>${filterLabel}</a>
 <span class="empty">${shown.length} of ${views.length} shown${finished.length ? `, ${finished.length} finished` : ""}</span>

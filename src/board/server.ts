@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { trackEvidence } from "./evidence.js";
 import { ICON_SVG, LIVE_SCRIPT } from "./html.js";
-import { boardPage, evidencePage, trackPage, type RenderContext } from "./pages.js";
+import { boardPage, evidencePage, trackPage, type DeadLetter, type RenderContext } from "./pages.js";
 import type { BoardTrack, TrackDetails } from "./view.js";
 
 /**
@@ -28,6 +28,8 @@ export interface BoardSource {
 interface BoardTracks {
   tracks: BoardTrack[];
   problems: string[];
+  /** Deliveries the app will not try again, of repositories the viewer may see (the app only). */
+  deadLetters?: DeadLetter[];
 }
 
 export interface BoardViewer {
@@ -133,8 +135,9 @@ export function boardHandler(
     };
     let tracks: BoardTrack[];
     let problems: string[];
+    let deadLetters: DeadLetter[] | undefined;
     try {
-      ({ tracks, problems } = await options.source.tracks(viewer));
+      ({ tracks, problems, deadLetters } = await options.source.tracks(viewer));
     } catch (error) {
       // Fail closed and say why: a board that cannot read its tracks shows none.
       const reason = error instanceof Error ? error.message : String(error);
@@ -146,7 +149,7 @@ export function boardHandler(
         res,
         200,
         "text/html; charset=utf-8",
-        boardPage(tracks, context, { mine: url.searchParams.get("mine") === "1", problems }),
+        boardPage(tracks, context, { mine: url.searchParams.get("mine") === "1", problems, deadLetters }),
       );
       return true;
     }

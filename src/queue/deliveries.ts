@@ -42,6 +42,10 @@ export interface DeadDelivery {
 
 /** Attempts at one delivery before it is a dead letter: GitHub's waits and 5xx get this many. */
 const DELIVERY_ATTEMPTS = 5;
+/** Times a delivery is taken up again after its process stopped mid-job before it is a dead letter. */
+const DELIVERY_RESTARTS = 5;
+/** The wait before the attempt after `attempt` (ms): 1 s, 2 s, 4 s, 8 s; rate limits are waited out inside the call. */
+const retryDelay = (attempt: number) => 1000 * 2 ** (attempt - 1);
 const TASK = "consort_delivery";
 /** The queue of deliveries that name no repository (installation events): serial too. */
 const NO_REPOSITORY = "(app)";
@@ -102,6 +106,8 @@ export interface DeliveryQueueOptions {
   sweepMs?: number;
   /** How often a worker looks for jobs when no notification came (ms). */
   pollMs?: number;
+  /** The wait before trying a failed delivery again, by the attempt that failed (ms); tests shorten it. */
+  retryDelayMs?: (attempt: number) => number;
   log?: { warn(message: string): void; error(message: string): void };
 }
 
@@ -176,8 +182,17 @@ export async function openDeliveryQueue(options: DeliveryQueueOptions): Promise<
   pool.on("error", () => {});
   const log = options.log ?? { warn() {}, error() {} };
   const utils: WorkerUtils = await makeWorkerUtils({ pgPool: pool, logger: quietLogger });
-  await utils.migrate();
-  for (const statement of QUEUE_TABLES) await pool.query(statement);
+  // Replicas that boot together would race graphile-worker's first migration and CREATE TABLE IF
+  // NOT EXISTS into duplicate-key errors: they make the tables one at a time.
+  const setup = await pool.connect();
+  try {
+    await setup.query("SELECT pg_catalog.pg_advisory_lock($1, 0)", [LIVENESS_CLASS]);
+    await utils.migrate();
+    for (const statement of QUEUE_TABLES) await setup.query(statement);
+  } finally {
+    await setup.query("SELECT pg_catalog.pg_advisory_unlock($1, 0)", [LIVENESS_CLASS]).catch(() => {});
+    setup.release();
+  }
 
   // This process's mark of life: a session advisory lock, released by Postgres when the process dies.
   const token = randomBytes(8).toString("hex");
@@ -235,7 +250,7 @@ export async function openDeliveryQueue(options: DeliveryQueueOptions): Promise<
            INSERT INTO public.consort_deliveries (id, repository, event) VALUES ($1, $2, $3)
            ON CONFLICT (id) DO NOTHING RETURNING id)
          SELECT graphile_worker.add_job($4, $5::json, queue_name => $2, max_attempts => $6, job_key => $1) FROM fresh`,
-        [parsed.id, repositoryOf(parsed.payload), parsed.name, TASK, JSON.stringify(parsed), DELIVERY_ATTEMPTS],
+        [parsed.id, repositoryOf(parsed.payload), parsed.name, TASK, JSON.stringify(parsed), DELIVERY_RESTARTS + 1],
       );
       return (added.rowCount ?? 0) > 0;
     },
@@ -243,14 +258,32 @@ export async function openDeliveryQueue(options: DeliveryQueueOptions): Promise<
     async work(handle) {
       liveness = await pool.connect();
       await liveness.query("SELECT pg_catalog.pg_advisory_lock($1, pg_catalog.hashtext($2))", [LIVENESS_CLASS, token]);
-      const task = async (payload: unknown, helpers: { job: { attempts: number; max_attempts: number } }) => {
+      const delay = options.retryDelayMs ?? retryDelay;
+      // A failed delivery is tried again inside its job, so its repository's queue stays locked
+      // meanwhile: handing the retry back to graphile-worker would unlock the queue with the job
+      // scheduled later, and the repository's next delivery would overtake it. The job fails
+      // only when its process stops; `attempts` then counts the restarts.
+      const task = async (payload: unknown, helpers: { job: { attempts: number } }) => {
         const delivery = QueuedDelivery.parse(payload);
-        try {
-          await handle(delivery);
-        } catch (error) {
-          const { attempts, max_attempts: most } = helpers.job;
-          if (attempts < most && worthRetrying(error)) throw error;
-          await deadLetter(delivery, attempts, error);
+        if (helpers.job.attempts > DELIVERY_RESTARTS) {
+          const stopped = new Error(
+            `the app stopped ${helpers.job.attempts - 1} times while handling this delivery (a crash, a kill or an out-of-memory); its repository's next deliveries run without it`,
+          );
+          await deadLetter(delivery, helpers.job.attempts - 1, stopped);
+          return;
+        }
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await handle(delivery);
+            return;
+          } catch (error) {
+            if (attempt >= DELIVERY_ATTEMPTS || !worthRetrying(error)) {
+              await deadLetter(delivery, attempt, error);
+              return;
+            }
+            log.warn(`delivery ${delivery.id} (${delivery.name}) failed (attempt ${attempt}); trying again`);
+            await new Promise((resolve) => setTimeout(resolve, delay(attempt)));
+          }
         }
       };
       // One runner per slot, each with its own worker id, so a sweep can tell whose process died.

@@ -47,7 +47,7 @@ export interface StateStoreOptions {
   /** Attempts at the compare-and-swap before giving up; default 5. */
   maxAttempts?: number;
   clock?: () => Date;
-  /** Base pause before re-reading after a lost compare-and-swap, grown per attempt with jitter; default 50 ms. */
+  /** Base pause before re-reading after a second or later lost compare-and-swap, grown per attempt with jitter (the first is re-read at once); default 50 ms. */
   retryDelayMs?: number;
   /**
    * The newest `sequence` this app has read or written per track (`owner/repo/track`), shared by
@@ -161,11 +161,14 @@ export function createStateStore(options: StateStoreOptions): StateStore {
   const maxAttempts = options.maxAttempts ?? 5;
   const clock = options.clock ?? (() => new Date());
   const retryDelayMs = options.retryDelayMs ?? 50;
-  // Replicas that lost the same race should not all re-read at the same instant.
+  // The first lost race is re-read at once: the app's queue runs a repository's deliveries one at
+  // a time, so the other writer was outside it (`consort reconcile`, a re-seal, CONSORT_QUEUE=off)
+  // and has written by now. Losing again means that writer is still busy: only then pause, with
+  // jitter, so two writers do not re-read in lockstep and lose to each other every time.
   const pause = (attempt: number) =>
-    attempt >= maxAttempts || retryDelayMs <= 0
+    attempt === 1 || attempt >= maxAttempts || retryDelayMs <= 0
       ? Promise.resolve()
-      : new Promise<void>((done) => setTimeout(done, retryDelayMs * attempt * (0.5 + Math.random())));
+      : new Promise<void>((done) => setTimeout(done, retryDelayMs * (attempt - 1) * (0.5 + Math.random())));
   const repository = `${owner}/${repo}`;
   if (!key) throw new StateStoreError("No state key given", "set CONSORT_STATE_KEY to 32+ random characters");
   if (!Number.isInteger(maxAttempts) || maxAttempts < 1)

@@ -1,5 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { appBoardSource, BoardChanges } from "../../src/board/app-source.js";
+import { boardPage } from "../../src/board/pages.js";
+import { GitHubError } from "../../src/github/errors.js";
+import { openDeliveryQueue } from "../../src/queue/deliveries.js";
+import { freshDatabase } from "../helpers/postgres.js";
 import { boardTrack, renamed } from "./fixtures.js";
 import { BoardGitHub } from "./github-double.js";
 
@@ -51,6 +55,54 @@ describe("the app's board source", () => {
     expect(problems).toEqual([
       expect.stringMatching(/^acme\/shop: track feature-edited is left off: .*signature does not match the content/),
     ]);
+  });
+});
+
+describe("the app's failed deliveries on its board", () => {
+  it("shows the dead letters of the repositories the viewer reads, with what to do, and no other repository's", async () => {
+    // Attack: a dead letter's reason is GitHub's answer about its repository, so a viewer who
+    // cannot read acme/secret must not learn of its deliveries from the board.
+    github.addRepo("acme/secret", { private: true, installationId: 21, readers: ["bob"] });
+    const db = await freshDatabase("board_dead");
+    const queue = await openDeliveryQueue({ url: db.url, pollMs: 50 });
+    try {
+      const lost = (repository: string) => Object.assign(new Error("Not Found"), { status: 404, repository });
+      await queue.enqueue({ id: "d-shop", name: "push", payload: { repository: { full_name: "acme/shop" } } });
+      await queue.enqueue({ id: "d-secret", name: "push", payload: { repository: { full_name: "acme/secret" } } });
+      await queue.work(async (d) => {
+        throw GitHubError.from(lost((d.payload.repository as { full_name: string }).full_name));
+      });
+      const end = Date.now() + 20_000;
+      while ((await queue.deadLetters()).length < 2 && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+      const source = appBoardSource({
+        apiUrl: "https://api.github.com",
+        stateKey: KEY,
+        installationClient: github.installationClient,
+        changes: new BoardChanges(),
+        deadLetters: () => queue.deadLetters(),
+      });
+      const { tracks, problems, deadLetters } = await source.tracks({ login: "alice", token: await aliceToken() });
+      expect(deadLetters).toMatchObject([
+        { id: "d-shop", repository: "acme/shop", event: "push", reason: "404 Not Found" },
+      ]);
+      const page = boardPage(
+        tracks,
+        { base: "/consort", viewer: "alice", signOut: true, now: new Date(), events: "/consort/events" },
+        {
+          mine: false,
+          problems,
+          deadLetters,
+        },
+      );
+      expect(page).toContain("Deliveries that failed for good");
+      expect(page).toContain("<code>consort reconcile --repo acme/shop</code>");
+      expect(page).toContain("push delivery <code>d-shop</code>, 1 attempt(s)");
+      expect(page).not.toContain("d-secret");
+      expect(page).not.toContain("acme/secret");
+    } finally {
+      await queue.stop();
+      await db.drop();
+    }
   });
 });
 

@@ -129,6 +129,14 @@ export class GitHubMock {
     return reply;
   }
 
+  /**
+   * Answer a request that reaches the double other than through nock: the soak serves the double
+   * over HTTP to app processes of their own (test/queue/support/soak.ts). Checked and recorded alike.
+   */
+  handle(method: string, uri: string, rawBody: unknown, headers: Record<string, string | string[]> = {}): Reply {
+    return this.answer(method, uri, rawBody, headers);
+  }
+
   /** The recorded requests with this method and path. */
   calls(method: string, path: string | RegExp): RecordedRequest[] {
     return this.requests.filter(

@@ -79,6 +79,31 @@ describe("the delivery queue", () => {
     expect(ran.filter((id) => id.startsWith("two-"))).toEqual(Array.from({ length: 12 }, (_, i) => `two-${i}`));
   });
 
+  it("keeps a repository's deliveries in arrival order when the first fails once: the second never overtakes it", async () => {
+    // Attack: a delivery handed back for a retry used to leave its repository's queue unlocked and
+    // be scheduled later, so the repository's next delivery ran first, on a state it did not follow.
+    const url = await database();
+    const queue = await openDeliveryQueue({ url, concurrency: 2, sweepMs: 200, pollMs: 50, retryDelayMs: () => 300 });
+    open.push(queue);
+    const ran: string[] = [];
+    let failed = false;
+    await queue.enqueue(delivery("d-1", "acme/one"));
+    await queue.enqueue(delivery("d-2", "acme/one"));
+    await queue.enqueue(delivery("e-1", "acme/two"));
+    await queue.work(async (d) => {
+      ran.push(d.id);
+      if (d.id === "d-1" && !failed) {
+        failed = true;
+        throw Object.assign(new Error("Server Error"), { status: 502 });
+      }
+    });
+    await until(() => ran.includes("d-2"));
+    expect(ran.filter((id) => id.startsWith("d-"))).toEqual(["d-1", "d-1", "d-2"]);
+    // Another repository is not held up by the wait.
+    expect(ran.indexOf("e-1")).toBeLessThan(ran.lastIndexOf("d-1"));
+    expect(await queue.deadLetters()).toEqual([]);
+  });
+
   it("stores a delivery id once: GitHub's redelivery of a stored delivery adds nothing", async () => {
     const queue = await queueOn(await database());
     expect(await queue.enqueue(delivery("d-1", "acme/one"))).toBe(true);

@@ -137,6 +137,8 @@ export interface WorldOptions {
   defaultBranch?: string;
   installationId?: number;
   appId?: number;
+  /** The API's origin; worlds of several repositories in one process each answer on their own (the soak's). */
+  apiUrl?: string;
 }
 
 const SLUG = "consort";
@@ -164,6 +166,7 @@ export class GitHubWorld {
   readonly defaultBranch: string;
   readonly installationId: number;
   readonly appId: number;
+  readonly apiUrl: string | undefined;
   /** The app's bot, as GET /app names it (`<slug>[bot]`): the author of what the app writes through the API. */
   readonly appLogin = APP_BOT_LOGIN;
 
@@ -214,12 +217,13 @@ export class GitHubWorld {
     this.defaultBranch = options.defaultBranch ?? "main";
     this.installationId = options.installationId ?? 77;
     this.appId = options.appId ?? TEST_APP_ID;
+    this.apiUrl = options.apiUrl;
     this.mock = this.attach();
   }
 
   /** A GitHubMock answering from this world (again after `nock.cleanAll`, e.g. in a new test). */
   private attach(): GitHubMock {
-    const mock = new GitHubMock();
+    const mock = new GitHubMock(this.apiUrl);
     const world = this; // eslint-disable-line @typescript-eslint/no-this-alias
     mock.on(
       "POST",
