@@ -4,4 +4,4 @@ export { createProvider, openJobProvider } from "./create-provider.js";
 export { sanitiseBranchName, BRANCH_ID_PATTERN } from "./names.js";
 export { PostgresBranchProvider } from "./postgres-provider.js";
 export { ensureLocalServer, stopLocalServer, resolveLocalDataDir } from "./local-server.js";
-export { compareBranches, snapshotSchema, type SchemaComparison } from "./schema/index.js";
+export { breakingFindings, compareBranches, snapshotSchema, type SchemaComparison } from "./schema/index.js";

@@ -148,18 +148,13 @@ describe("create", () => {
     expect(h.github.requests).toHaveLength(0);
   });
 
-  it("an experiment and a Dependabot branch start no track: the configuration on the default branch says what they are", async () => {
+  it("a Dependabot branch starts no track: the configuration on the default branch says what it is", async () => {
+    const bump = "dependabot/npm_and_yarn/pg-8.13.0";
     mockInstallationToken(h.github, INSTALLATION_ID);
-    for (const other of ["experiment/try-an-index", "dependabot/npm_and_yarn/pg-8.13.0"])
-      h.github.on("GET", `/repos/acme/shop/git/ref/heads%2F${encodeURIComponent(other)}`, refAt(other, HEAD));
-    h.github.on(
-      "GET",
-      "/repos/acme/shop/contents/.github%2Fconsort.yml",
-      contentFile(".github/consort.yml", `${db.configYaml}experiments:\n  prefix: experiment/\n`),
-      2,
-    );
-    await h.receive("create", createPayload("experiment/try-an-index"));
-    await h.receive("create", createPayload("dependabot/npm_and_yarn/pg-8.13.0"));
+    h.github
+      .on("GET", `/repos/acme/shop/git/ref/heads%2F${encodeURIComponent(bump)}`, refAt(bump, HEAD))
+      .on("GET", "/repos/acme/shop/contents/.github%2Fconsort.yml", contentFile(".github/consort.yml", db.configYaml));
+    await h.receive("create", createPayload(bump));
     h.github.verify();
     expect(state.head).toBeUndefined();
     expect(h.github.calls("POST", "/repos/acme/shop/check-runs")).toHaveLength(0);
