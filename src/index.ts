@@ -10,7 +10,7 @@ import { appStoreOnce } from "./app-store/app-store.js";
 import { openDeliveryQueue, type DeliveryQueue } from "./queue/deliveries.js";
 import { redeliverFailed } from "./queue/redeliver.js";
 import { seenSequencesIn } from "./state/index.js";
-import { createProvider } from "./substrate/create-provider.js";
+import { createProvider } from "./substrate/index.js";
 import { handleCheckRun } from "./handlers/check-run.js";
 import { handleCheckSuite } from "./handlers/check-suite.js";
 import { branchOfRef, reportingFailuresOf } from "./engine/delivery.js";

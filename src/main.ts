@@ -4,8 +4,13 @@ import { defaultConfig } from "./config/consort-config.js";
 import { EnvError, loadEnv } from "./config/env.js";
 import { consortCommand } from "./cli/invocation.js";
 import { ConsortOctokit } from "./github/throttle.js";
-import { createProvider } from "./substrate/create-provider.js";
-import { ensureLocalServer, resolveLocalDataDir, stopLocalServer, type LocalServer } from "./substrate/local-server.js";
+import {
+  createProvider,
+  ensureLocalServer,
+  resolveLocalDataDir,
+  stopLocalServer,
+  type LocalServer,
+} from "./substrate/index.js";
 
 /**
  * Repositories without a `database` section in their consort.yml use the embedded Postgres, so

@@ -1,9 +1,8 @@
 import type { ConsortConfig } from "../config/consort-config.js";
 import { checkStates, type TrackCheckName } from "../gates/checks.js";
 import { GATE_NAMES } from "../contracts/gates.js";
-import { describeLane, nextAction, type TrackSnapshot, type UnitEvidence } from "../orchestrator/index.js";
+import { describeLane, nextAction, testListOf, type TrackSnapshot, type UnitEvidence } from "../orchestrator/index.js";
 import { factSources, placementOf } from "../contracts/placement.js";
-import { testListOf } from "../orchestrator/context.js";
 import type { CheckState } from "../gates/checks.js";
 import {
   CHECK_ACTIONS,

@@ -4,7 +4,7 @@ import type { SeenSequences } from "../state/index.js";
 import type { BranchProvider } from "../substrate/index.js";
 import type { z } from "zod";
 import type { GitHub, Log } from "./github.js";
-import type { RememberedComments } from "../report/write.js";
+import type { RememberedComments } from "../report/index.js";
 
 /**
  * What every handler needs besides its payload, made once at boot from the environment. Nothing

@@ -6,7 +6,7 @@ import { storyOfAc } from "../contracts/ids.js";
 import { DESIGN_STEPS } from "../contracts/stages.js";
 import { ARTIFACT_PATHS } from "./paths.js";
 import type { Spec } from "./spec.js";
-import { TestList } from "./test-list.js";
+import { TestList } from "../contracts/test-list.js";
 import { Ux } from "./ux.js";
 
 /**

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { checkStates } from "../gates/checks.js";
 import { GATE_NAMES, GateName } from "../contracts/gates.js";
-import { ApprovalRecordSchema } from "../orchestrator/schema.js";
+import { ApprovalRecordSchema } from "../contracts/track.js";
 import { STAGES } from "../contracts/stages.js";
 import { CycleRequest } from "../contracts/cycle-request.js";
 import { PROVENANCES, stateSourceOf, type BoardTrack } from "./view.js";

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { ProviderKind } from "../contracts/placement.js";
 import { FLAVOURS } from "../contracts/runners.js";
 import { RoleName } from "../contracts/roles.js";
+import { Granularity } from "../contracts/track.js";
 
 /** The runners a repository may name in `runner`: every flavour the cycle reads, "unknown" aside. */
 const RunnerName = z.enum(FLAVOURS.filter((f): f is Exclude<(typeof FLAVOURS)[number], "unknown"> => f !== "unknown"));
@@ -64,9 +65,6 @@ export const LakebaseProviderSettings = z
     operationTimeoutSeconds: z.number().int().min(10).max(1800).default(120),
   })
   .strict();
-
-/** One build cycle per test, or per acceptance criterion. */
-export const Granularity = z.enum(["test", "ac"]);
 
 export const DatabaseConfig = z
   .object({

@@ -47,7 +47,7 @@ export type DeployRequest = z.infer<typeof DeployRequest>;
 
 /**
  * The schema diff the release job computed where its databases are (src/deploy/rebuild.ts), as the
- * deploy evidence carries it and the track's snapshot keeps it (src/orchestrator/schema.ts).
+ * deploy evidence carries it and the track's snapshot keeps it (src/contracts/track.ts).
  */
 export const ReleaseSchemaDiff = z.object({
   computedOn: z.enum(["shared", "rebuilt"]),

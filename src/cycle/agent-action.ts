@@ -2,7 +2,8 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { formatZodError } from "../contracts/zod-error.js";
 import { appendJobSummary, getInput, readActionConfig, reportFailure, requireInput, setOutput } from "./action-io.js";
-import { AGENT_RESULT_FILE, AgentRequest, runAgentTurn } from "./agent-turn.js";
+import { AGENT_RESULT_FILE, AgentRequest } from "../contracts/agent-turn.js";
+import { runAgentTurn } from "./agent-turn.js";
 
 /**
  * The action's `agent` step (actions/consort): inputs `request` (the AgentRequest JSON), `working-directory` (the track's

@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { TestList } from "../artifacts/test-list.js";
+import { TestList } from "../contracts/test-list.js";
 import { formatZodError } from "../contracts/zod-error.js";
 import { hashFrozenText } from "../gates/freeze.js";
 import { sanitiseBranchName } from "../substrate/index.js";

@@ -3,7 +3,7 @@ import { lstat, readdir, readFile, readlink } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import { promisify } from "node:util";
 import picomatch from "picomatch";
-import { TestList } from "../artifacts/test-list.js";
+import { TestList } from "../contracts/test-list.js";
 import { formatZodError } from "../contracts/zod-error.js";
 import { hashFrozenText } from "../gates/freeze.js";
 import { testIdsOf, type CycleRequest, type FrozenTestFile } from "../contracts/cycle-request.js";

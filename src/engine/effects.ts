@@ -1,5 +1,5 @@
 import type { ConsortConfig } from "../config/consort-config.js";
-import { AgentRequest } from "../cycle/agent-turn.js";
+import { AgentRequest } from "../contracts/agent-turn.js";
 import { GATE_NAMES, gateCheckName, type CheckName, type GateName } from "../contracts/gates.js";
 import { restoreSnapshot, type Effect, type TrackSnapshot } from "../orchestrator/index.js";
 import type { TrackState } from "../state/index.js";
@@ -14,11 +14,11 @@ import {
   type RenderedCheckRun,
   type SchemaView,
 } from "../report/index.js";
-import { breakingFindings, compareBranches } from "../substrate/schema/index.js";
-import { dispatchWorkflow, type WorkflowKind } from "../app/dispatch.js";
+import { breakingFindings, compareBranches } from "../substrate/index.js";
+import { dispatchWorkflow, type WorkflowKind } from "../github/dispatch.js";
 import { workflowRequestOf } from "./requests.js";
 import { BUTTONS } from "../app/checks.js";
-import { openPullRequestFor } from "../app/pull-request.js";
+import { openPullRequestFor } from "../github/pull-request.js";
 import { trackReport } from "../app/report-view.js";
 import { stateStoreFor, type EngineDeps } from "./track.js";
 

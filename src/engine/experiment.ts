@@ -1,5 +1,5 @@
 import type { ConsortConfig } from "../config/consort-config.js";
-import { openPullRequestFor } from "../app/pull-request.js";
+import { openPullRequestFor } from "../github/pull-request.js";
 import { httpStatus } from "../github/client.js";
 import { restoreSnapshot } from "../orchestrator/index.js";
 import { experimentRunId, refuseExperiment, showExperimentChecks, type ExperimentView } from "../app/checks.js";

@@ -1,11 +1,11 @@
 import type { z } from "zod";
 import { formatZodError } from "../contracts/zod-error.js";
-import { ArtifactError, artifactJson, downloadRunArtifact } from "../app/artifacts.js";
-import { judgeResultCommit, judgeRunProvenance, type RecordedRun, type ReportedRun } from "../app/provenance.js";
+import { ArtifactError, artifactJson, downloadRunArtifact } from "../github/artifacts.js";
+import { judgeResultCommit, judgeRunProvenance, type RecordedRun, type ReportedRun } from "./provenance.js";
 import { stateStoreFor, type EngineDeps } from "./track.js";
-import { dispatchIdOfRunName, requestDigest, type WorkflowKind } from "../app/dispatch.js";
+import { dispatchIdOfRunName, requestDigest, type WorkflowKind } from "../github/dispatch.js";
 import { CYCLE_RESULT_FILE, CycleResult } from "../contracts/cycle-result.js";
-import { confinementLine, verifiedLine } from "../cycle/summary.js";
+import { confinementLine, verifiedLine } from "../cycle/index.js";
 import {
   DEPLOY_EVIDENCE_FILE,
   DeployEvidence as DeployEvidenceResult,

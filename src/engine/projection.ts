@@ -1,5 +1,4 @@
-import { effectiveFrozenTests } from "../orchestrator/context.js";
-import type { TrackSnapshot } from "../orchestrator/index.js";
+import { effectiveFrozenTests, type TrackSnapshot } from "../orchestrator/index.js";
 import type { CycleRecord, FrozenHashes, TrackState } from "../state/index.js";
 import { GATE_NAMES } from "../contracts/gates.js";
 

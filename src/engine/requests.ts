@@ -2,10 +2,14 @@ import { ARTIFACT_PATHS } from "../artifacts/paths.js";
 import { CycleRequest, runsOfIds } from "../contracts/cycle-request.js";
 import { hashFrozenText } from "../gates/freeze.js";
 import { DeployRequest, PromoteRequest } from "../contracts/deploy.js";
-import { effectiveFrozenTests } from "../orchestrator/context.js";
-import type { DispatchCycleEffect, Effect, TrackSnapshot } from "../orchestrator/index.js";
+import {
+  effectiveFrozenTests,
+  type DispatchCycleEffect,
+  type Effect,
+  type TrackSnapshot,
+} from "../orchestrator/index.js";
 import type { TrackState } from "../state/index.js";
-import { requestDigest, type WorkflowKind } from "../app/dispatch.js";
+import { requestDigest, type WorkflowKind } from "../github/dispatch.js";
 
 /**
  * The one JSON input of each workflow the app dispatches, built from the transition's effect and

@@ -2,7 +2,7 @@ import type { ConsortConfig } from "../config/consort-config.js";
 import { consortOwners, type CodeownersRule } from "./codeowners.js";
 import { canWrite, type Permission } from "./permissions.js";
 import { GATE_NAMES, type GateName } from "../contracts/gates.js";
-import type { ApprovalRecord, TrackEvent, TrackSnapshot } from "../orchestrator/types.js";
+import type { ApprovalRecord, TrackEvent, TrackSnapshot } from "../contracts/track.js";
 
 /**
  * Gate approvals (docs/ARCHITECTURE.md, Gates), decided purely from facts the caller fetched. An approval counts

@@ -1,6 +1,5 @@
-import { currentUnit } from "../orchestrator/context.js";
 import { isBuildStage } from "../contracts/stages.js";
-import type { GateRecord, TrackSnapshot } from "../orchestrator/types.js";
+import { currentUnit, type GateRecord, type TrackSnapshot } from "../contracts/track.js";
 import { CHECK_NAMES, GATE_NAMES, gateCheckName, type CheckName, type GateName } from "../contracts/gates.js";
 
 /**

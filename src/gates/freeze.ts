@@ -3,12 +3,33 @@
  * file is frozen once its RED is verified (here). Pure functions: the machine and the app share them.
  */
 
+import type { GateName } from "../contracts/gates.js";
 import { normaliseLineEndings } from "./hash.js";
 
 // The hashes live in hash.ts and the runner's reach in runner-reach.ts; these stay reachable here
 // for the importers that have not moved to them yet (the transition, the push reader, the cycle).
 export { hashFrozenText } from "./hash.js";
 export { commandFolders, configuredCommands, isRunnerConfigPath, touchesBeyondConsort } from "./runner-reach.js";
+
+/** What is frozen on a track now: what a commit may not change (the machine derives it from its snapshot). */
+export interface FrozenState {
+  /** Files frozen by a gate (path → sha256 and which gate froze it). */
+  gated: Record<string, { hash: string; gate: GateName }>;
+  /**
+   * Frozen test files: path → the text frozen by its latest verified RED. A verified RED freezes
+   * every file under the test globs the track had pushed by then (helpers, fixtures, setup files,
+   * snapshots, conftest.py), not only the files of its tests.
+   */
+  tests: Record<string, string>;
+  /**
+   * Set once a RED is verified (`by` names its test): the files under the test globs the track
+   * never pushed (the trunk's helpers, fixtures, setup files) are frozen as they are at the base.
+   * `known` lists the test-glob files the track did push, whose rule is `tests`.
+   */
+  baseTests?: { by: string; known: readonly string[] };
+  /** Set once the test-list gate has opened: the runner's configuration is frozen (see runnerConfigChanges). */
+  runnerConfig?: boolean;
+}
 
 /**
  * Markers that skip, focus, invert or defer a test in the common runners. Adding one to a frozen

@@ -1,5 +1,5 @@
-import type { TrackEvent, TrackSnapshot } from "../orchestrator/types.js";
-import type { FrozenState } from "../roles/classify.js";
+import type { TrackEvent, TrackSnapshot } from "../contracts/track.js";
+import type { FrozenState } from "./freeze.js";
 import type { GateReview } from "./approval.js";
 import { gitBlobId } from "./hash.js";
 import { GATE_NAMES, type FileGate } from "../contracts/gates.js";

@@ -6,7 +6,7 @@ import { stateStoreFor, type EngineDeps } from "../engine/track.js";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { createTrack } from "../orchestrator/index.js";
 import { emptyTrackState } from "../state/index.js";
-import { resolveParentBranch } from "../substrate/names.js";
+import { resolveParentBranch } from "../substrate/index.js";
 import { branchOf, engineDeps, trackIdOf } from "../engine/delivery.js";
 import { showExperiment } from "../engine/experiment.js";
 import type { CreatePayload } from "./payloads.js";

@@ -1,5 +1,5 @@
-import { ensureStateBranch } from "../app/state-branch.js";
 import type { HandlerInput } from "../app/services.js";
+import { ensureStateBranch } from "../state/index.js";
 import type { InstallationPayload, InstallationRepositoriesPayload } from "./payloads.js";
 
 /**

@@ -1,4 +1,4 @@
-import { decideApprovals } from "../app/approvals.js";
+import { decideApprovals } from "../engine/approvals.js";
 import { failTampered } from "../app/checks.js";
 import { showRefusedApprovals, updateStickyComment } from "../engine/effects.js";
 import { advanceAndAct } from "../engine/engine.js";
@@ -14,7 +14,7 @@ import type { ReviewPayload } from "./payloads.js";
 
 /**
  * `pull_request_review` submitted or dismissed: a review approves a gate only when every rule of
- * the Gates section of docs/ARCHITECTURE.md holds (src/gates/approval.ts decides; src/app/approvals.ts fetches the facts: the
+ * the Gates section of docs/ARCHITECTURE.md holds (src/gates/approval.ts decides; src/engine/approvals.ts fetches the facts: the
  * reviewer's permission and teams, CODEOWNERS from the default branch, the PR's commit authors,
  * and the gate's manifest hash at the reviewed commit). What a dismissal or a request for changes
  * withdraws is src/gates/withdrawal.ts's rule.

@@ -2,7 +2,7 @@ import { advanceAndAct } from "../engine/engine.js";
 import { findDispatchedRun, reportedEvent, reportedRun, trustedReport } from "../engine/ingest.js";
 import { runEffects } from "../engine/effects.js";
 import type { EngineDeps } from "../engine/track.js";
-import type { ReportedRun } from "../app/provenance.js";
+import type { ReportedRun } from "../engine/provenance.js";
 import type { HandlerInput } from "../app/services.js";
 import { configOrFail, engineDeps } from "../engine/delivery.js";
 import { restoreSnapshot } from "../orchestrator/index.js";

@@ -1,9 +1,10 @@
 import { ARTIFACT_PATHS, DESIGN_GATE_FILES } from "../artifacts/paths.js";
-import { TestList, type TestListEntry } from "../artifacts/test-list.js";
+import { TestList, type TestListEntry } from "../contracts/test-list.js";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { hashFrozenText, manifestHashFromHashes } from "../gates/hash.js";
 import { FILE_GATES, GATE_NAMES, type FileGate } from "../contracts/gates.js";
-import type { FrozenState } from "../roles/classify.js";
+import { currentUnit } from "../contracts/track.js";
+import type { FrozenState } from "../gates/freeze.js";
 import type {
   BuildUnit,
   CreateTrackInput,
@@ -99,10 +100,6 @@ export function buildUnits(tests: readonly TestListEntry[], granularity: "test" 
     unit.tests.push(test);
   }
   return units;
-}
-
-export function currentUnit(context: TrackContext): BuildUnit | null {
-  return context.units[context.unitIndex] ?? null;
 }
 
 /** The tests of `units`, in order (a loop: flatMap is ten times slower over a long track's units). */
@@ -452,7 +449,7 @@ export function addAuthors(context: TrackContext, gates: GateName[], logins: str
  * and test-list gates, the hash over the texts (at that commit) of the files the gate froze; for
  * the deploy and promote gates, which approve the track's verified head, the pending hash when the
  * review is on that head. `undefined` when it cannot be computed (fail closed: the review does not count).
- * The one rule for it: src/app/approvals.ts reads the texts at each reviewed commit and asks this.
+ * The one rule for it: src/engine/approvals.ts reads the texts at each reviewed commit and asks this.
  */
 export function gateManifestAt(
   context: TrackContext,

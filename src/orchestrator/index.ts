@@ -14,7 +14,6 @@ export {
   SnapshotError,
 } from "./transition.js";
 export { nextAction, renderNextAction, describeLane, renderLane } from "./next-action.js";
-export { GateRecordSchema, NextActionSchema } from "./schema.js";
 export {
   buildUnits,
   effectiveFrozenTests,

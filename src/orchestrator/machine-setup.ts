@@ -1,10 +1,10 @@
 import { assertEvent, assign, setup } from "xstate";
 import { hashFrozenText, manifestHashFromHashes } from "../gates/hash.js";
 import type { FileGate } from "../contracts/gates.js";
+import { currentUnit } from "../contracts/track.js";
 import {
   addAuthors,
   addFrozenText,
-  currentUnit,
   designManifest,
   effectiveFrozenTests,
   openGate,

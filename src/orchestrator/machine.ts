@@ -1,5 +1,6 @@
 import { FILE_GATES, GATE_NAMES } from "../contracts/gates.js";
-import { currentUnit, cycleEffect } from "./context.js";
+import { currentUnit } from "../contracts/track.js";
+import { cycleEffect } from "./context.js";
 import { DESIGN_STEPS, STAGES } from "./types.js";
 import { machineSetup, type MachineEvent } from "./machine-setup.js";
 import type { CycleStep, DesignStep, Effect, Stage, TrackContext } from "./types.js";

@@ -4,7 +4,8 @@ import { ROLE_TRAILER } from "../roles/trailer.js";
 import { authorOf, ownershipAt, type ArtifactStep } from "../roles/roles.js";
 import { globMatcher } from "../roles/globs.js";
 import { placementOf } from "../contracts/placement.js";
-import { currentUnit, effectiveFrozenTests } from "./context.js";
+import { currentUnit } from "../contracts/track.js";
+import { effectiveFrozenTests } from "./context.js";
 import {
   gateAtStage,
   isBuildStage,

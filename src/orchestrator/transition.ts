@@ -1,6 +1,6 @@
 import { initialTransition, transition as xstateTransition } from "xstate";
 import { ARTIFACT_PATHS, reviewPath } from "../artifacts/paths.js";
-import { ReviewVerdict } from "../artifacts/review.js";
+import { ReviewVerdict } from "../contracts/review.js";
 import { Spec } from "../artifacts/spec.js";
 import { formatIssue } from "../artifacts/issues.js";
 import { parseArtifact, validateArtifacts, type Checkpoint } from "../artifacts/validate.js";
@@ -12,16 +12,23 @@ import {
   hashFrozenText,
   isRunnerConfigPath,
   touchesBeyondConsort,
+  type FrozenState,
 } from "../gates/freeze.js";
 import type { FileGate } from "../contracts/gates.js";
 import { frozenChangesAtHead } from "../gates/withdrawal.js";
-import { classifyCommit, type FrozenState } from "../roles/classify.js";
+import { classifyCommit } from "../roles/classify.js";
 import { globMatcher } from "../roles/globs.js";
-import { addFrozenText, currentUnit, frozenState, initialContext } from "./context.js";
+import { addFrozenText, frozenState, initialContext } from "./context.js";
 import { trackMachine } from "./machine.js";
 import type { MachineEvent } from "./machine-setup.js";
 import { nextAction } from "./next-action.js";
-import { CreateTrackInputSchema, TrackEventSchema, TrackSnapshotSchema, TrackSnapshotV1Schema } from "./schema.js";
+import {
+  CreateTrackInputSchema,
+  currentUnit,
+  TrackEventSchema,
+  TrackSnapshotSchema,
+  TrackSnapshotV1Schema,
+} from "../contracts/track.js";
 import {
   SNAPSHOT_SCHEMA_VERSION,
   type ChangedPath,

@@ -1,25 +1,7 @@
-import type { z } from "zod";
-import type { TestListEntry } from "../artifacts/test-list.js";
+import type { TestListEntry } from "../contracts/test-list.js";
 import type { CycleStep } from "../contracts/cycle-request.js";
 import type { RoleName } from "../contracts/roles.js";
-import type {
-  ApprovalRecordSchema,
-  BuildUnitSchema,
-  ChangedPathSchema,
-  CreateTrackInputSchema,
-  CycleEvidenceSchema,
-  CycleOutcomeSchema,
-  DeployEvidenceSchema,
-  FrozenTestFileSchema,
-  GateRecordSchema,
-  NextActionSchema,
-  PushedCommitSchema,
-  PushEventSchema,
-  TrackContextSchema,
-  TrackEventSchema,
-  TrackSnapshotSchema,
-  UnitEvidenceSchema,
-} from "./schema.js";
+import type { NextAction, TrackSnapshot } from "../contracts/track.js";
 
 /**
  * The public types of the track machine (docs/ARCHITECTURE.md, Tracks, artifacts and roles; The machine; Gates). Everything here is plain JSON data: a
@@ -27,8 +9,6 @@ import type {
  * the returned `TrackSnapshot` and executes the returned `Effect`s. Nothing in the machine does I/O
  * or reads the clock: time arrives inside events (`at`, ISO 8601).
  */
-
-export { SNAPSHOT_SCHEMA_VERSION } from "./schema.js";
 
 /** The stages and the gates are the contracts' vocabulary (src/contracts); the machine's face shows them too. */
 export {
@@ -46,40 +26,29 @@ export { GATE_NAMES, type GateName } from "../contracts/gates.js";
 /** What a dispatched cycle proves: a valid RED, a valid GREEN, a refactor that stays green, a verified preview deploy. */
 export type { CycleStep };
 
-// ---------------------------------------------------------------------------------------------
-// Events, the snapshot, the next action: each type is inferred from its schema in ./schema.ts,
-// where its fields are documented (the edge parses events with them, `restoreSnapshot` the snapshot)
-// ---------------------------------------------------------------------------------------------
-
-/** How a cycle ended. `valid`: the step is proven. `invalid`: it is disproven. `error`: nothing could be decided (fail closed: nothing advances). */
-export type CycleOutcome = z.infer<typeof CycleOutcomeSchema>;
-
-export type ChangedPath = z.infer<typeof ChangedPathSchema>;
-export type PushedCommit = z.infer<typeof PushedCommitSchema>;
-export type CycleEvidence = z.infer<typeof CycleEvidenceSchema>;
-export type DeployEvidence = z.infer<typeof DeployEvidenceSchema>;
-export type PushEvent = z.infer<typeof PushEventSchema>;
-
-/** Everything that can happen to a track. Parse webhooks into these at the edge (see `TrackEventSchema`). */
-export type TrackEvent = z.infer<typeof TrackEventSchema>;
-
-export type ApprovalRecord = z.infer<typeof ApprovalRecordSchema>;
-export type GateRecord = z.infer<typeof GateRecordSchema>;
-export type BuildUnit = z.infer<typeof BuildUnitSchema>;
-export type UnitEvidence = z.infer<typeof UnitEvidenceSchema>;
-export type FrozenTestFile = z.infer<typeof FrozenTestFileSchema>;
-export type TrackContext = z.infer<typeof TrackContextSchema>;
-export type TrackSnapshot = z.infer<typeof TrackSnapshotSchema>;
-
-/** What `createTrack` needs: the branch pairing and where the track starts. */
-export type CreateTrackInput = z.infer<typeof CreateTrackInputSchema>;
-
 /**
- * What happens next on a track, for an agent (as JSON with its role prompt) or a person (as text).
- * `actor` says who: an agent playing `role`, a person (a gate, a decision), the orchestrator
- * (a cycle is running), or nobody (the track has ended).
+ * The events, the snapshot and the next action are the contracts' too (src/contracts/track.ts,
+ * where each type is inferred from its schema and its fields are documented).
  */
-export type NextAction = z.infer<typeof NextActionSchema>;
+export {
+  SNAPSHOT_SCHEMA_VERSION,
+  type ApprovalRecord,
+  type BuildUnit,
+  type ChangedPath,
+  type CreateTrackInput,
+  type CycleEvidence,
+  type CycleOutcome,
+  type DeployEvidence,
+  type FrozenTestFile,
+  type GateRecord,
+  type NextAction,
+  type PushEvent,
+  type PushedCommit,
+  type TrackContext,
+  type TrackEvent,
+  type TrackSnapshot,
+  type UnitEvidence,
+} from "../contracts/track.js";
 
 // ---------------------------------------------------------------------------------------------
 // Effects and the result of a transition (data only; handlers execute the effects in order)

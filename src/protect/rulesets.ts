@@ -1,5 +1,5 @@
 import { CHECK_NAMES } from "../contracts/gates.js";
-import { STATE_BRANCH } from "../state/schema.js";
+import { STATE_BRANCH } from "../state/index.js";
 
 /**
  * The repository rulesets `consort protect` installs (docs/ARCHITECTURE.md, Gates):

@@ -8,5 +8,5 @@ export {
   renderTamperedCheckRuns,
   renderTamperedComment,
 } from "./render.js";
-export { writeCheckRun, writeCheckRuns, upsertStickyComment } from "./write.js";
+export { writeCheckRun, writeCheckRuns, upsertStickyComment, type RememberedComments } from "./write.js";
 export { renderExperimentCheckRuns, renderRefusedExperimentCheckRuns, type ExperimentView } from "./experiment.js";

@@ -1,5 +1,5 @@
 import type { ConsortConfig } from "../config/consort-config.js";
-import { checkFrozenTestFile } from "../gates/freeze.js";
+import { checkFrozenTestFile, type FrozenState } from "../gates/freeze.js";
 import { hashFrozenText } from "../gates/hash.js";
 import {
   configuredCommands,
@@ -12,7 +12,7 @@ import {
 } from "../gates/runner-reach.js";
 import type { GateName } from "../contracts/gates.js";
 import type { Stage } from "../contracts/stages.js";
-import type { PushedCommit } from "../orchestrator/types.js";
+import type { PushedCommit } from "../contracts/track.js";
 import { globMatcher } from "./globs.js";
 import type { RoleName } from "../contracts/roles.js";
 import { PROTECTED_PATHS, ROLES, ownershipAt, waitingFor } from "./roles.js";
@@ -24,25 +24,6 @@ import { readRoleTrailer } from "./trailer.js";
  * role and author, touching only what that role owns now and nothing frozen or protected? Every
  * reason is reported, not just the first, so one push tells the agent everything to fix.
  */
-
-export interface FrozenState {
-  /** Files frozen by a gate (path → sha256 and which gate froze it). */
-  gated: Record<string, { hash: string; gate: GateName }>;
-  /**
-   * Frozen test files: path → the text frozen by its latest verified RED. A verified RED freezes
-   * every file under the test globs the track had pushed by then (helpers, fixtures, setup files,
-   * snapshots, conftest.py), not only the files of its tests.
-   */
-  tests: Record<string, string>;
-  /**
-   * Set once a RED is verified (`by` names its test): the files under the test globs the track
-   * never pushed (the trunk's helpers, fixtures, setup files) are frozen as they are at the base.
-   * `known` lists the test-glob files the track did push, whose rule is `tests`.
-   */
-  baseTests?: { by: string; known: readonly string[] };
-  /** Set once the test-list gate has opened: the runner's configuration is frozen (see runnerConfigChanges). */
-  runnerConfig?: boolean;
-}
 
 export interface ClassifyInput {
   commit: PushedCommit;

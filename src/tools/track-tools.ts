@@ -1,15 +1,13 @@
 import { z } from "zod";
 import { simpleGit } from "simple-git";
-import { REVIEW_VERDICTS } from "../artifacts/review.js";
+import { REVIEW_VERDICTS } from "../contracts/review.js";
 import type { ConsortConfig } from "../config/consort-config.js";
-import { CycleOutcomeSchema } from "../orchestrator/schema.js";
+import { CycleOutcomeSchema, GateRecordSchema, NextActionSchema } from "../contracts/track.js";
 import { CHECK_STATUSES, checkStates } from "../gates/checks.js";
 import {
   describeLane,
   GATE_NAMES,
-  GateRecordSchema,
   nextAction,
-  NextActionSchema,
   renderLane,
   renderNextAction,
   restoreSnapshot,

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { ArtifactIssue } from "../artifacts/issues.js";
 import { ARTIFACT_PATHS, REVIEWS_DIR } from "../artifacts/paths.js";
-import { ReviewVerdict } from "../artifacts/review.js";
+import { ReviewVerdict } from "../contracts/review.js";
 import { CHECKPOINTS, parseArtifact, validateArtifacts, type Checkpoint } from "../artifacts/validate.js";
 import type { ConsortConfig } from "../config/consort-config.js";
 import { CONFIG_PATH, ConfigError, configIssues, readCheckoutConfig } from "../config/load.js";

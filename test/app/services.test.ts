@@ -3,8 +3,8 @@ import { Octokit } from "@octokit/rest";
 import { zipSync, strToU8 } from "fflate";
 import nock from "nock";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { dispatchIdOfRunName, dispatchWorkflow } from "../../src/app/dispatch.js";
-import { ArtifactError, artifactJson, downloadRunArtifact } from "../../src/app/artifacts.js";
+import { dispatchIdOfRunName, dispatchWorkflow } from "../../src/github/dispatch.js";
+import { ArtifactError, artifactJson, downloadRunArtifact } from "../../src/github/artifacts.js";
 import { isOverdue } from "../../src/engine/timeout.js";
 import { GitHubMock } from "../helpers/github.js";
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ARTIFACT_PATHS } from "../../src/artifacts/paths.js";
 import { parseArtifact, validateArtifacts } from "../../src/artifacts/validate.js";
-import { ReviewVerdict } from "../../src/artifacts/review.js";
+import { ReviewVerdict } from "../../src/contracts/review.js";
 import { defaultConfig } from "../../src/config/consort-config.js";
 import { edited, stockflowFiles, stockflowText } from "../orchestrator/fixtures/stockflow.js";
 

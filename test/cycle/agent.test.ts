@@ -5,7 +5,8 @@ import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { stringify } from "yaml";
 import { ConsortConfig, ROLE_NAMES } from "../../src/config/consort-config.js";
 import { runAgentAction } from "../../src/cycle/agent-action.js";
-import { AGENT_RESULT_FILE, AgentRequest, AgentTurnResult, runAgentTurn } from "../../src/cycle/agent-turn.js";
+import { AGENT_RESULT_FILE, AgentRequest, AgentTurnResult } from "../../src/contracts/agent-turn.js";
+import { runAgentTurn } from "../../src/cycle/agent-turn.js";
 import { REPO_ROOT, git } from "./stockflow.js";
 
 /** An agent turn in a real git checkout, the agent being a real shell command. */

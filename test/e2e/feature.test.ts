@@ -1,4 +1,4 @@
-import { requestDigest } from "../../src/app/dispatch.js";
+import { requestDigest } from "../../src/github/dispatch.js";
 import pg from "pg";
 import { afterAll, afterEach, describe, expect, test } from "vitest";
 import { noPersistentParent } from "../../src/deploy/promote.js";

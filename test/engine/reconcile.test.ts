@@ -3,7 +3,7 @@ import { strToU8, zipSync } from "fflate";
 import nock from "nock";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ARTIFACT_PATHS } from "../../src/artifacts/paths.js";
-import { requestDigest } from "../../src/app/dispatch.js";
+import { requestDigest } from "../../src/github/dispatch.js";
 import { reconcileRepository } from "../../src/engine/reconcile.js";
 import { CycleRequest } from "../../src/contracts/cycle-request.js";
 import type { AppServices } from "../../src/app/services.js";

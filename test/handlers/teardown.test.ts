@@ -1,4 +1,4 @@
-import { requestDigest } from "../../src/app/dispatch.js";
+import { requestDigest } from "../../src/github/dispatch.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { webhookPayload } from "../helpers/webhooks.js";
 import { reach } from "../orchestrator/helpers/reach.js";

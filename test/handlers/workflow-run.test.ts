@@ -1,7 +1,7 @@
 import { zipSync, strToU8 } from "fflate";
 import nock from "nock";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { requestDigest } from "../../src/app/dispatch.js";
+import { requestDigest } from "../../src/github/dispatch.js";
 import { CycleRequest } from "../../src/contracts/cycle-request.js";
 import type { CycleResult } from "../../src/contracts/cycle-result.js";
 import { webhookPayload } from "../helpers/webhooks.js";

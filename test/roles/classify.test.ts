@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ConsortConfig, defaultConfig } from "../../src/config/consort-config.js";
-import { classifyCommit, type FrozenState } from "../../src/roles/classify.js";
+import type { FrozenState } from "../../src/gates/freeze.js";
+import { classifyCommit } from "../../src/roles/classify.js";
 import { ownershipAt } from "../../src/roles/roles.js";
 import { readRoleTrailer } from "../../src/roles/trailer.js";
 import { hashFrozenText } from "../../src/gates/freeze.js";

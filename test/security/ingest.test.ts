@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { requestDigest } from "../../src/app/dispatch.js";
+import { requestDigest } from "../../src/github/dispatch.js";
 import type { CycleResult } from "../../src/cycle/index.js";
 import * as F from "../e2e/support/feature.js";
 import { LEAD, Scenario, type Checkpoint } from "../e2e/support/scenario.js";

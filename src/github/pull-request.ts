@@ -1,11 +1,11 @@
-import type { GitHub, RepoContext } from "./github.js";
+import type { GitHubClient, RepoContext } from "./client.js";
 
 /**
  * The open pull request from `branch` into the repository's default branch, if any: the track's
  * one PR (a PR from the track into another branch is not where the track is read).
  */
 export async function openPullRequestFor(
-  { octokit, repo }: { octokit: GitHub; repo: RepoContext },
+  { octokit, repo }: { octokit: GitHubClient; repo: RepoContext },
   branch: string,
 ): Promise<{ number: number; base: string; headSha: string } | undefined> {
   const { owner, defaultBranch: base } = repo;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { judgeResultCommit, judgeRunProvenance, type ReportedRun } from "../../src/app/provenance.js";
+import { judgeResultCommit, judgeRunProvenance, type ReportedRun } from "../../src/engine/provenance.js";
 
 /**
  * Which finished runs may move a track, with every refusal word for word: written against the

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { GitHub, RepoRef } from "./github.js";
+import type { GitHubClient, RepoRef } from "./client.js";
 
 /** The workflows the app dispatches, by file name and by the path a run reports (docs/ARCHITECTURE.md, Cycles). */
 export const WORKFLOWS = {
@@ -63,7 +63,7 @@ export async function dispatchWorkflow({
   request,
   now,
 }: RepoRef & {
-  octokit: GitHub;
+  octokit: GitHubClient;
   defaultBranch: string;
   workflow: WorkflowKind;
   request: unknown;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { AcId, InvariantId, RepoPath, TestId } from "../contracts/ids.js";
+import { AcId, InvariantId, RepoPath, TestId } from "./ids.js";
 
 /**
  * `.consort/test-list.json` (contract): the Test Strategist's ordered list of the tests the build

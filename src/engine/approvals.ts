@@ -7,11 +7,11 @@ import {
   type GateDecision,
   type GateReview,
 } from "../gates/approval.js";
+import type { GitHubClient, RepoContext } from "../github/client.js";
 import { fetchCodeowners } from "../github/codeowners.js";
 import { collectReviewerFacts, listCommitsUnderApproval, teamsThatMatter } from "../github/reviews.js";
 import { gateManifestAt, GATE_NAMES, type GateName, type TrackSnapshot } from "../orchestrator/index.js";
 import { fileAt } from "../push/github.js";
-import type { GitHub, RepoContext } from "./github.js";
 
 /**
  * Fetching what the approval rules (src/gates/approval.ts) decide on: the reviewers' permission
@@ -21,7 +21,7 @@ import type { GitHub, RepoContext } from "./github.js";
 
 /** The client and the repository the facts are read from (a delivery's engine inputs satisfy it). */
 interface ApprovalReads {
-  octokit: GitHub;
+  octokit: GitHubClient;
   repo: RepoContext;
 }
 

@@ -1,7 +1,7 @@
 import { Octokit } from "@octokit/rest";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ARTIFACT_PATHS } from "../../src/artifacts/paths.js";
-import { decideApprovals, pendingGates } from "../../src/app/approvals.js";
+import { decideApprovals, pendingGates } from "../../src/engine/approvals.js";
 import type { EngineDeps } from "../../src/engine/track.js";
 import { ConsortConfig } from "../../src/config/consort-config.js";
 import type { GateReview } from "../../src/gates/approval.js";
@@ -26,7 +26,7 @@ import {
 
 /**
  * The deploy and promote gates approve the release verified on the track's head, not files: a
- * review counts for them only when it is on that head (src/app/approvals.ts ties the review to
+ * review counts for them only when it is on that head (src/engine/approvals.ts ties the review to
  * the gate's pending hash only there). Driven through `pull_request_review` as GitHub delivers it.
  */
 

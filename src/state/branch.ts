@@ -1,8 +1,12 @@
-/** The state branch (contract, docs/ARCHITECTURE.md, State); src/state writes the files on it. */
-const STATE_BRANCH = "consort/state";
-import { httpStatus, type GitHub, type RepoRef } from "./github.js";
+import { httpStatus, type GitHubClient, type RepoRef } from "../github/client.js";
+import { STATE_BRANCH } from "../contracts/branches.js";
 
-const README = `# consort/state
+/**
+ * The state branch at installation (docs/ARCHITECTURE.md, State): made before any track needs it.
+ * The store (store.ts) starts it on its first write where the repository had no commits yet.
+ */
+
+const README = `# ${STATE_BRANCH}
 
 Consort's signed record of every track in this repository: one file per track under \`tracks/\`.
 Only the Consort app writes here (\`consort protect\` makes that a rule); a file edited by anyone
@@ -19,7 +23,7 @@ export async function ensureStateBranch({
   octokit,
   owner,
   repo,
-}: RepoRef & { octokit: GitHub }): Promise<StateBranchOutcome> {
+}: RepoRef & { octokit: GitHubClient }): Promise<StateBranchOutcome> {
   try {
     await octokit.request("GET /repos/{owner}/{repo}/git/ref/{ref}", { owner, repo, ref: `heads/${STATE_BRANCH}` });
     return "exists";

@@ -1,12 +1,11 @@
 import { z } from "zod";
-import { REVIEW_VERDICTS } from "../artifacts/review.js";
-import { TestListEntry } from "../artifacts/test-list.js";
-import { Granularity } from "../config/consort-config.js";
-import { CYCLE_STEPS, TestCycleStep } from "../contracts/cycle-request.js";
-import { ReleaseSchemaDiff } from "../contracts/deploy.js";
-import { RoleName } from "../contracts/roles.js";
-import { GATE_NAMES } from "../contracts/gates.js";
-import { DESIGN_STEPS, STAGES } from "../contracts/stages.js";
+import { CYCLE_STEPS, TestCycleStep } from "./cycle-request.js";
+import { ReleaseSchemaDiff } from "./deploy.js";
+import { GATE_NAMES } from "./gates.js";
+import { REVIEW_VERDICTS } from "./review.js";
+import { RoleName } from "./roles.js";
+import { DESIGN_STEPS, STAGES } from "./stages.js";
+import { TestListEntry } from "./test-list.js";
 
 /**
  * The version of the persisted snapshot format. `restoreSnapshot` converts version 1 (frozen test
@@ -17,8 +16,8 @@ export const SNAPSHOT_SCHEMA_VERSION = 2 as const;
 /**
  * zod schemas for what enters the machine from outside: events (parsed at the edge by handlers and
  * the CLI), persisted snapshots (restored from the state branch or a state file), and the next
- * action an agent receives. They are the one declaration of these shapes: src/orchestrator/types.ts
- * infers its types from them.
+ * action an agent receives. They are the one declaration of these shapes, and their types are
+ * inferred from them below: the machine, the gates and the roles all read them from here.
  */
 
 const sha = z.string().regex(/^[0-9a-f]{7,64}$/, "a git commit sha");
@@ -36,7 +35,7 @@ const dispatchStep = z.enum([...CYCLE_STEPS, "promote"]);
 // ---------------------------------------------------------------------------------------------
 
 /** One path a commit changed, as GitHub's compare API reports it. A rename also removes `previousPath`. */
-export const ChangedPathSchema = z.object({
+const ChangedPathSchema = z.object({
   path: z.string().min(1),
   status: z.enum(["added", "modified", "removed", "renamed", "copied", "changed"]),
   previousPath: z.string().min(1).optional(),
@@ -50,7 +49,7 @@ export const ChangedPathSchema = z.object({
  * from src/orchestrator lists them); `null` when the commit removed it. A frozen file whose text is
  * missing here fails closed (the commit is rejected with that reason).
  */
-export const PushedCommitSchema = z.object({
+const PushedCommitSchema = z.object({
   sha,
   /** The GitHub login of the commit's author; `null` when the author e-mail maps to no account. */
   authorLogin: z.string().min(1).nullable(),
@@ -69,7 +68,7 @@ export const PushedCommitSchema = z.object({
 });
 
 /** Evidence of a build cycle, as the cycle runner summarised it (kept with the cycle record). */
-export const CycleEvidenceSchema = z.object({
+const CycleEvidenceSchema = z.object({
   /** One line a person reads in the check run. */
   summary: z.string(),
   /** Per test in turn (and earlier tests that had to stay green): what the runner reported. */
@@ -94,7 +93,7 @@ export const CycleEvidenceSchema = z.object({
 });
 
 /** Evidence of the release cycle: the preview deploy on the track's database branch and its verification. */
-export const DeployEvidenceSchema = z.object({
+const DeployEvidenceSchema = z.object({
   summary: z.string(),
   previewUrl: z.string().optional(),
   databaseBranch: z.string(),
@@ -110,7 +109,7 @@ export const DeployEvidenceSchema = z.object({
 });
 
 /** Commits were pushed to the track's branch (GitHub `push`). Classified commit by commit, oldest first. */
-export const PushEventSchema = z.object({
+const PushEventSchema = z.object({
   type: z.literal("push"),
   at,
   /** Head before the push; must be the track's last accepted head unless the push resets the branch to it. */
@@ -292,14 +291,17 @@ export const GateRecordSchema = z
   })
   .strict();
 
+/** One build cycle per test, or per acceptance criterion. */
+export const Granularity = z.enum(["test", "ac"]);
+
 /** A build unit: one test (granularity `test`) or one acceptance criterion's tests (granularity `ac`). */
-export const BuildUnitSchema = z.object({ id: z.string(), tests: z.array(TestListEntry) }).strict();
+const BuildUnitSchema = z.object({ id: z.string(), tests: z.array(TestListEntry) }).strict();
 
 /** When a cycle proved a step of a unit: which dispatch, on which commit. */
 const stamp = z.object({ dispatchId: z.string(), commit: z.string(), at: z.string() }).strict().nullable();
 
 /** What a unit has proven so far. Evidence is kept across re-approval of an unchanged test list. */
-export const UnitEvidenceSchema = z
+const UnitEvidenceSchema = z
   .object({
     /** The tests the evidence was for; evidence for a changed entry does not carry over. */
     tests: z.array(TestListEntry),
@@ -317,7 +319,7 @@ export const UnitEvidenceSchema = z
  * `frozenTexts[hash]`: every RED freezes every test file again, mostly unchanged, so each distinct
  * text is held once.
  */
-export const FrozenTestFileSchema = z
+const FrozenTestFileSchema = z
   .object({
     file: z.string(),
     hash: z.string(),
@@ -353,7 +355,7 @@ const CycleRecordSchema = z
   .strict();
 
 /** Everything the machine knows about a track. JSON only: no Dates, no Maps, no functions. */
-export const TrackContextSchema = z
+const TrackContextSchema = z
   .object({
     trackId: z.string().min(1),
     /** The git branch of the track. */
@@ -524,3 +526,42 @@ export const NextActionSchema = z.object({
   head: z.string().describe("The track's last accepted commit: work starts from it."),
   trailer: z.string().nullable().describe("The commit trailer the role must add, e.g. `Consort-Role: navigator`."),
 });
+
+// ---------------------------------------------------------------------------------------------
+// The types, each inferred from its schema above, where its fields are documented
+// ---------------------------------------------------------------------------------------------
+
+/** How a cycle ended. `valid`: the step is proven. `invalid`: it is disproven. `error`: nothing could be decided (fail closed: nothing advances). */
+export type CycleOutcome = z.infer<typeof CycleOutcomeSchema>;
+
+export type ChangedPath = z.infer<typeof ChangedPathSchema>;
+export type PushedCommit = z.infer<typeof PushedCommitSchema>;
+export type CycleEvidence = z.infer<typeof CycleEvidenceSchema>;
+export type DeployEvidence = z.infer<typeof DeployEvidenceSchema>;
+export type PushEvent = z.infer<typeof PushEventSchema>;
+
+/** Everything that can happen to a track. Parse webhooks into these at the edge (see `TrackEventSchema`). */
+export type TrackEvent = z.infer<typeof TrackEventSchema>;
+
+export type ApprovalRecord = z.infer<typeof ApprovalRecordSchema>;
+export type GateRecord = z.infer<typeof GateRecordSchema>;
+export type BuildUnit = z.infer<typeof BuildUnitSchema>;
+export type UnitEvidence = z.infer<typeof UnitEvidenceSchema>;
+export type FrozenTestFile = z.infer<typeof FrozenTestFileSchema>;
+export type TrackContext = z.infer<typeof TrackContextSchema>;
+export type TrackSnapshot = z.infer<typeof TrackSnapshotSchema>;
+
+/** What `createTrack` needs: the branch pairing and where the track starts. */
+export type CreateTrackInput = z.infer<typeof CreateTrackInputSchema>;
+
+/**
+ * What happens next on a track, for an agent (as JSON with its role prompt) or a person (as text).
+ * `actor` says who: an agent playing `role`, a person (a gate, a decision), the orchestrator
+ * (a cycle is running), or nobody (the track has ended).
+ */
+export type NextAction = z.infer<typeof NextActionSchema>;
+
+/** The build unit in turn: `null` before the test list is approved and once every unit is complete. */
+export function currentUnit(context: TrackContext): BuildUnit | null {
+  return context.units[context.unitIndex] ?? null;
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { TestList } from "../../src/artifacts/test-list.js";
+import { TestList } from "../../src/contracts/test-list.js";
 
 const stockflowList = {
   tests: [

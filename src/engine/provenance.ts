@@ -1,4 +1,4 @@
-import { WORKFLOWS, type WorkflowKind } from "./dispatch.js";
+import { WORKFLOWS, type WorkflowKind } from "../github/dispatch.js";
 
 /** What the `workflow_run` webhook says about a run (already zod-parsed by the handler). */
 export interface ReportedRun {

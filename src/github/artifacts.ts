@@ -1,4 +1,4 @@
-import { httpStatus, type GitHub, type RepoRef } from "./github.js";
+import { httpStatus, type GitHubClient, type RepoRef } from "./client.js";
 import { readZipFiles, ZipError } from "./zip.js";
 
 /** The artifact every Consort workflow uploads (docs/ARCHITECTURE.md, The moving parts). */
@@ -29,7 +29,7 @@ export async function downloadRunArtifact({
   runId,
   files,
   name = RESULT_ARTIFACT,
-}: RepoRef & { octokit: GitHub; runId: number; files: readonly string[]; name?: string }): Promise<
+}: RepoRef & { octokit: GitHubClient; runId: number; files: readonly string[]; name?: string }): Promise<
   Record<string, Uint8Array>
 > {
   const { data } = await octokit.request("GET /repos/{owner}/{repo}/actions/runs/{run_id}/artifacts", {

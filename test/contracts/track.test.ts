@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { restoreSnapshot, SnapshotError, transition } from "../../src/orchestrator/index.js";
-import { NextActionSchema, TrackEventSchema, TrackSnapshotSchema } from "../../src/orchestrator/schema.js";
+import { NextActionSchema, TrackEventSchema, TrackSnapshotSchema } from "../../src/contracts/track.js";
 import type { TrackEvent, TrackSnapshot } from "../../src/orchestrator/types.js";
 import { nextAction } from "../../src/orchestrator/next-action.js";
-import { reach } from "./helpers/reach.js";
-import type { TrackSim } from "./helpers/track.js";
+import { reach } from "../orchestrator/helpers/reach.js";
+import type { TrackSim } from "../orchestrator/helpers/track.js";
 
 /**
- * What src/orchestrator/schema.ts lets into the machine: events at the edge (a refused event names
+ * What src/contracts/track.ts lets into the machine: events at the edge (a refused event names
  * each field, and changes nothing) and snapshots at restore (a malformed one fails closed).
  */
 
