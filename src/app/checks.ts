@@ -2,9 +2,12 @@ import {
   CHECK_ACTIONS,
   CheckAction,
   renderFailingCheckRuns,
+  renderExperimentCheckRuns,
   renderGroupCheckRuns,
+  renderRefusedExperimentCheckRuns,
   renderTamperedCheckRuns,
   writeCheckRuns,
+  type ExperimentView,
 } from "../report/index.js";
 import type { TamperedStateError } from "../state/index.js";
 import type { GitHub, RepoRef } from "./github.js";
@@ -72,4 +75,39 @@ export async function failTampered(
     ...(error.commit ? { stateCommit: error.commit } : {}),
   };
   await writeCheckRuns(octokit, { owner, repo, appId, headSha }, renderTamperedCheckRuns(view));
+}
+
+export type { ExperimentView };
+
+/** The `external_id` of an experiment's check runs: tells them from a track's runs on the same commit. */
+export const experimentRunId = (branch: string) => `experiment:${branch}`;
+
+/**
+ * An experiment's seven checks on its own head, created with the time of the push (`startedAt`:
+ * the experiment's last push is read back from it) and the experiment's `external_id`.
+ */
+export async function showExperimentChecks(
+  { octokit, owner, repo, appId, headSha }: Omit<Target, "trackId">,
+  view: ExperimentView,
+  startedAt: string,
+): Promise<void> {
+  await writeCheckRuns(
+    octokit,
+    { owner, repo, appId, headSha, startedAt, externalId: experimentRunId(view.branch) },
+    renderExperimentCheckRuns(view),
+  );
+}
+
+/** Every check on an experiment's head fails: the repository holds `max` experiments already (`holding`). */
+export async function refuseExperiment(
+  { octokit, owner, repo, appId, headSha }: Omit<Target, "trackId">,
+  branch: string,
+  max: number,
+  holding: string[],
+): Promise<void> {
+  await writeCheckRuns(
+    octokit,
+    { owner, repo, appId, headSha, externalId: experimentRunId(branch) },
+    renderRefusedExperimentCheckRuns(branch, max, holding),
+  );
 }

@@ -73,6 +73,8 @@ function render(result: RepositoryReconciliation & { deadLetters?: DeadDelivery[
     lines.push(`  ${track.trackId}: ${track.outcome}${track.error ? ` (${track.error})` : ""}`);
     for (const fact of track.found) lines.push(`    - ${fact}`);
   }
+  for (const branch of result.expiredExperiments)
+    lines.push(`  experiment ${branch}: expired, its database branch dropped (experiments.ttlDays)`);
   if (result.deadLetters?.length) {
     lines.push(
       `deliveries that failed for good (the app will not try them again; reconciling above caught up on them):`,

@@ -28,6 +28,9 @@ export function untrackedByName(
   return undefined;
 }
 
+/** What every Consort check of an experiment says, and the merge queue when one is queued. */
+export const NEVER_MERGES = "an experiment never merges: carry what it taught you into a track";
+
 /** The kind of `branch` in a repository whose default branch is `defaultBranch`, under `config` (read from the default branch). */
 export function branchKindOf(
   branch: string,

@@ -3,6 +3,7 @@ import { githubMessage, httpStatus } from "../github/client.js";
 import { frozenState, restoreSnapshot } from "../orchestrator/index.js";
 import { TamperedStateError } from "../state/index.js";
 import { branchOf } from "./delivery.js";
+import { NEVER_MERGES } from "../config/branch-kind.js";
 import { isTracksBranch, stateStoreFor, type EngineDeps } from "./track.js";
 
 /**
@@ -91,8 +92,7 @@ async function pullProblems(deps: EngineDeps, group: MergeGroup, number: number)
   // No check goes on a PR head from here: the group's own checks carry the verdict.
   const found = await branchOf(deps, branch, undefined);
   if (!found) return [`${name} is not a Consort track.`];
-  if (found.kind === "experiment")
-    return [`${name} is an experiment: an experiment never merges: carry what it taught you into a track.`];
+  if (found.kind === "experiment") return [`${name} is an experiment: ${NEVER_MERGES}.`];
   const { trackId } = found;
   let state;
   try {

@@ -17,6 +17,7 @@ import { openPullRequestFor } from "../github/pull-request.js";
 import type { AppServices } from "../app/services.js";
 import type { RepoContext } from "../app/github.js";
 import { stateStoreFor, targetOf, type EngineDeps } from "./track.js";
+import { sweepExperiments } from "./experiment.js";
 
 /** What reconcile did for one track. */
 interface TrackReconciliation {
@@ -31,13 +32,15 @@ export interface RepositoryReconciliation {
   repository: string;
   config: "file" | "defaults" | "invalid";
   tracks: TrackReconciliation[];
+  /** Experiments whose database branch this run dropped: idle longer than experiments.ttlDays. */
+  expiredExperiments: string[];
 }
 
 /**
  * `consort reconcile`: GitHub does not redeliver a failed webhook by itself, so re-derive every
  * open track from GitHub (branch head and its commits, finished runs, PR reviews, timeouts) and
  * repair its state and checks, through the same engine and the same facts-to-events functions as
- * the webhook handlers. Idempotent: the delivery id is a hash of the facts applied, and a track
+ * the webhook handlers; and drop the database branches of experiments idle past experiments.ttlDays. Idempotent: the delivery id is a hash of the facts applied, and a track
  * whose state already holds them is only re-shown, so it can run on a schedule.
  */
 export async function reconcileRepository({
@@ -63,6 +66,7 @@ export async function reconcileRepository({
     repository: ctx.fullName,
     config: config.ok ? config.source : "invalid",
     tracks: [],
+    expiredExperiments: config.ok ? await sweepExperiments({ ...base, deliveryId: "" }, config.config) : [],
   };
   for (const trackId of trackIds) {
     onProgress(`${ctx.fullName}: ${trackId}`);

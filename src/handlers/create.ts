@@ -9,10 +9,12 @@ import { createTrack } from "../orchestrator/index.js";
 import { emptyTrackState } from "../state/index.js";
 import { resolveParentBranch } from "../substrate/index.js";
 import { branchOf, engineDeps, trackIdOf } from "../engine/delivery.js";
+import { showExperiment } from "../engine/experiment.js";
 import type { CreatePayload } from "./payloads.js";
 
 /**
- * `create` (a branch): start a track. It starts where the branch leaves the default branch (its
+ * `create` (a branch): an experiment forks its database branch (src/engine/experiment.ts); any
+ * other branch the configuration calls a track starts one. It starts where the branch leaves the default branch (its
  * fork point), so commits the branch was created with are classified by their push like any other;
  * its database branch is forked from the one paired with the default branch (a branch has no PR
  * yet when it is created), the initial state is written, and the checks appear on the head. A
@@ -30,6 +32,8 @@ export async function handleCreate(input: HandlerInput<CreatePayload>): Promise<
     await octokit.request("GET /repos/{owner}/{repo}/git/ref/{ref}", { owner, repo, ref: `heads/${branch}` })
   ).data.object.sha;
   const found = await branchOf(deps, branch, head);
+  // The head is the commit the branch was created at, which carries the checks of where it came from.
+  if (found?.kind === "experiment") return showExperiment(deps, { branch, head, config: found.config, ownHead: false });
   if (!movesAlongALane(found?.kind)) return;
   await startTrack(deps, { trackId: found.trackId, branch, head, config: found.config, lane: laneOf(found.kind) });
 }

@@ -3,15 +3,17 @@ import { branchDeletedEvent } from "../push/read.js";
 import { advanceAndAct } from "../engine/engine.js";
 import type { HandlerInput } from "../app/services.js";
 import { branchOf, branchOfPull, engineDeps } from "../engine/delivery.js";
+import { dropExperiment } from "../engine/experiment.js";
 import type { DeletePayload, PullRequestPayload } from "./payloads.js";
 
-/** `delete` of a track's branch: the track is abandoned and its database branch deleted. */
+/** `delete` of a track's branch: the track is abandoned and its database branch deleted; an experiment's database branch is dropped. */
 export async function handleDelete(input: HandlerInput<DeletePayload>): Promise<void> {
   const { payload, services } = input;
   if (payload.ref_type !== "branch") return;
   const deps = engineDeps(input);
   // The branch is gone: there is no commit left to put a failing check on.
   const found = await branchOf(deps, payload.ref, undefined);
+  if (found?.kind === "experiment") return dropExperiment(deps, { branch: payload.ref, config: found.config });
   if (!movesAlongALane(found?.kind)) return;
   const { trackId, config } = found;
   await advanceAndAct(deps, {

@@ -62,6 +62,11 @@ export const PushPayload = z.object({
   deleted: z.boolean(),
   forced: z.boolean(),
   commits: z.array(PushCommit),
+  /** `distinct`: no branch held the head before this push (an experiment writes its checks only on a head of its own). */
+  head_commit: z
+    .object({ distinct: z.boolean().default(false) })
+    .nullable()
+    .default(null),
 });
 export type PushPayload = z.infer<typeof PushPayload>;
 

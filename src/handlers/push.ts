@@ -14,13 +14,14 @@ import { advanceAndAct } from "../engine/engine.js";
 import type { HandlerInput } from "../app/services.js";
 import { branchOf, branchOfRef, engineDeps } from "../engine/delivery.js";
 import { startTrack } from "./create.js";
+import { showExperiment } from "../engine/experiment.js";
 import type { PushPayload } from "./payloads.js";
 
 /** The `before` of a push that created its branch. */
 const NO_COMMIT = /^0{40}$/;
 
 /**
- * `push` to a track's branch: verify the push against git (the payload is GitHub's capped summary),
+ * `push` to an experiment: its database branch and checks (src/engine/experiment.ts). `push` to a track's branch: verify the push against git (the payload is GitHub's capped summary),
  * classify the new commits, oldest first, and advance. The machine refuses a commit that is not the
  * expected role's step, and a head whose frozen files changed; the checks and the comment say why.
  */
@@ -30,6 +31,13 @@ export async function handlePush(input: HandlerInput<PushPayload>): Promise<void
   if (!branch || payload.deleted) return;
   const deps = engineDeps(input);
   const found = await branchOf(deps, branch, payload.after);
+  if (found?.kind === "experiment")
+    return showExperiment(deps, {
+      branch,
+      head: payload.after,
+      config: found.config,
+      ownHead: payload.head_commit?.distinct === true,
+    });
   if (!movesAlongALane(found?.kind)) return;
   const { trackId, config } = found;
   // A push that creates the branch may come before its `create`: it starts the track (once; the

@@ -9,3 +9,4 @@ export {
   renderTamperedComment,
 } from "./render.js";
 export { writeCheckRun, writeCheckRuns, upsertStickyComment, type RememberedComments } from "./write.js";
+export { renderExperimentCheckRuns, renderRefusedExperimentCheckRuns, type ExperimentView } from "./experiment.js";

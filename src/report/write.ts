@@ -45,6 +45,10 @@ export interface CheckRunTarget {
   /** The app's id: only its runs are read, since only it can update them and only they satisfy the rulesets. */
   appId: number;
   headSha: string;
+  /** When the app started these runs, sent with each run it creates (an experiment's last push is read back from it). */
+  startedAt?: string;
+  /** The integrator's reference sent with each run it creates (an experiment's runs carry its branch). */
+  externalId?: string;
 }
 
 function unchanged(existing: ExistingRun, run: RenderedCheckRun, hash: string): boolean {
@@ -104,6 +108,8 @@ async function apply(
     repo,
     name: run.name,
     head_sha: target.headSha,
+    ...(target.startedAt ? { started_at: target.startedAt } : {}),
+    ...(target.externalId ? { external_id: target.externalId } : {}),
     ...state,
     output,
     actions: run.actions,

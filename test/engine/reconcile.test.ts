@@ -49,6 +49,8 @@ beforeEach(() => {
     200,
     { id: 4242, name: "shop", full_name: "acme/shop", default_branch: "main", owner: { login: "acme" } },
   ]);
+  // No experiment branches: the sweep of expired experiments finds nothing to drop.
+  github.on("GET", "/repos/acme/shop/git/matching-refs/heads%2Fexperiment%2F", [200, []], Infinity);
 });
 afterEach(() => github.dispose());
 

@@ -26,6 +26,9 @@ export interface CheckRun {
   output: { title?: string; summary?: string; text?: string };
   actions: Array<{ label: string; description: string; identifier: string }>;
   app_id: number;
+  /** The `started_at` and `external_id` the run was created with, if any. */
+  started_at?: string;
+  external_id?: string;
   /** Every write, oldest first: create, then each update. */
   history: Array<{ status: string; conclusion: string | null; title: string | undefined }>;
 }
@@ -1254,13 +1257,14 @@ export class GitHubWorld {
       id: run.id,
       head_sha: run.head_sha,
       node_id: "CR",
-      external_id: null,
+      external_id: run.external_id ?? null,
       url: "",
       html_url: `https://github.com/${this.fullName}/runs/${run.id}`,
       details_url: null,
       status: run.status,
       conclusion: run.conclusion,
-      started_at: "2026-03-01T12:00:00Z",
+      // GitHub keeps the started_at a run was created with; without one, the time it was created.
+      started_at: run.started_at ?? "2026-03-01T12:00:00Z",
       completed_at: run.status === "completed" ? "2026-03-01T12:00:00Z" : null,
       output: {
         title: run.output.title ?? null,
@@ -1289,6 +1293,8 @@ export class GitHubWorld {
       actions: body.actions ?? [],
       app_id: this.appId,
       history: [],
+      ...(typeof body.started_at === "string" ? { started_at: body.started_at } : {}),
+      ...(typeof body.external_id === "string" ? { external_id: body.external_id } : {}),
     };
     run.history.push({ status: run.status, conclusion: run.conclusion, title: run.output.title });
     this.checkRuns.push(run);
