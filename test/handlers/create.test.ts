@@ -148,21 +148,6 @@ describe("create", () => {
     expect(h.github.requests).toHaveLength(0);
   });
 
-  it("an experiment starts no track: the configuration on the default branch says what it is (a Dependabot branch starts a maintenance lane: test/e2e/maintenance.test.ts)", async () => {
-    mockInstallationToken(h.github, INSTALLATION_ID);
-    const other = "experiment/try-an-index";
-    h.github.on("GET", `/repos/acme/shop/git/ref/heads%2F${encodeURIComponent(other)}`, refAt(other, HEAD));
-    h.github.on(
-      "GET",
-      "/repos/acme/shop/contents/.github%2Fconsort.yml",
-      contentFile(".github/consort.yml", `${db.configYaml}experiments:\n  prefix: experiment/\n`),
-    );
-    await h.receive("create", createPayload(other));
-    h.github.verify();
-    expect(state.head).toBeUndefined();
-    expect(h.github.calls("POST", "/repos/acme/shop/check-runs")).toHaveLength(0);
-  });
-
   it("a database branch that cannot be created fails consort/discipline saying what failed, with a Retry button; the state says so; Retry by a writer creates it", async () => {
     // The database provider refuses the fork: a database by the track's name exists that Consort did not make.
     await adminSql(`CREATE DATABASE "${branch}"`);

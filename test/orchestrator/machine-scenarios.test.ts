@@ -4,6 +4,7 @@ import { ConsortConfig } from "../../src/config/consort-config.js";
 import { checkStates } from "../../src/gates/checks.js";
 import {
   createTrack,
+  eventProblems,
   describeLane,
   nextAction,
   renderLane,
@@ -297,15 +298,26 @@ describe("snapshots", () => {
 });
 
 describe("events are validated at the edge", () => {
-  it("refuses a malformed event without touching the snapshot", () => {
+  it("names every problem of a malformed event where it enters (the engine refuses it there)", () => {
+    const malformed = { type: "gate.approved", at: "yesterday", gate: "design" };
+    expect(eventProblems(malformed).join("\n")).toMatch(/event at/);
+    expect(
+      eventProblems({
+        ...malformed,
+        at: "2026-12-03T10:00:00.000Z",
+        manifestHash: "a".repeat(64),
+        approver: "pat",
+        reviewId: 1,
+        commit: "b".repeat(40),
+      }),
+    ).toEqual([]);
+  });
+
+  it("refuses an event of no known type without touching the snapshot", () => {
     const sim = reach("red");
-    const result = transition(
-      sim.snapshot,
-      { type: "gate.approved", at: "yesterday", gate: "design" } as never,
-      sim.config,
-    );
+    const result = transition(sim.snapshot, { type: "gate.forged", at: "yesterday" } as never, sim.config);
     expect(result.snapshot).toBe(sim.snapshot);
-    expect(result.rejection?.reasons.join("\n")).toMatch(/event at/);
+    expect(result.rejection?.reasons.join("\n")).toMatch(/"gate\.forged" is not an event the machine knows/);
   });
 });
 

@@ -371,6 +371,11 @@ export class GitHubWorld {
     return this.git.branchHead("consort/state");
   }
 
+  /** A blob's text by its git id (an earlier version of a state file that holds a unit's record inline). */
+  blobText(sha: string): string | undefined {
+    return this.git.objectType(sha) === "blob" ? this.git.gitWith({}, undefined, "cat-file", "blob", sha) : undefined;
+  }
+
   // ---- scenario actions (what people and GitHub do) --------------------------------------------
 
   openPull(head: string, author: string, base = this.defaultBranch): Pull {

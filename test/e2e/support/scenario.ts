@@ -42,18 +42,31 @@ import {
 
 /**
  * A state file as a reader with its history sees it: its texts put back from those the app (in this
- * process) compacted, and every finished unit's record (read from consort/state) merged in.
+ * process) compacted, and every finished unit's record merged in, found where the app put it: inline
+ * in this version, in the earlier version of the file it names by blob id, or in a record file on
+ * consort/state.
  */
-function expandKept(file: TrackStateFile, recordAt: (path: string) => string | undefined): TrackState {
+function expandKept(
+  file: TrackStateFile,
+  recordAt: (path: string) => string | undefined,
+  blobAt: (sha: string) => string | undefined,
+): TrackState {
   const stored = unsealed(file);
   const state = expand(stored, keptTexts).state;
   const form = storedFormOf(stored);
   if (!form) return state;
-  const records = Object.values(form.records).map(({ n }) => {
-    const path = unitRecordPath(file.trackId, n);
-    const text = recordAt(path);
+  const records = Object.entries(form.records).map(([unit, { n, heldIn }]) => {
+    const inline = form.pending?.[unit];
+    if (inline) return inline;
+    const path = heldIn ? `${trackPath(file.trackId)} as blob ${heldIn}` : unitRecordPath(file.trackId, n);
+    const text = heldIn ? blobAt(heldIn) : recordAt(path);
     if (text === undefined) throw new Error(`${path} is missing on consort/state`);
-    return UnitRecord.parse(JSON.parse(text));
+    const json: unknown = JSON.parse(text);
+    const held = heldIn
+      ? (json as { snapshot?: { stored?: { pending?: Record<string, unknown> } } }).snapshot?.stored?.pending?.[unit]
+      : json;
+    if (held === undefined) throw new Error(`${path} holds no record of unit ${unit}`);
+    return UnitRecord.parse(held);
   });
   return withRecords(state, records, keptTexts);
 }
@@ -624,6 +637,7 @@ export class Scenario {
         this.services.previousStateKeys,
       ),
       (path) => this.world.stateBranchFile(path),
+      (sha) => this.world.blobText(sha),
     );
   }
 
