@@ -19,7 +19,10 @@ const manifest = parse(text) as Record<string, unknown>;
 /** Which permission each GitHub call of the app needs (GitHub's "Permissions required for GitHub Apps"). */
 const NEEDS: Array<[RegExp, string]> = [
   [/^rest\.checks\./, "checks"],
-  [/^rest\.(git\.|repos\.(getContent|createOrUpdateFileContents|listCommits|getCommit|compareCommitsWithBasehead)$)/, "contents"],
+  [
+    /^rest\.(git\.|repos\.(getContent|createOrUpdateFileContents|listCommits|getCommit|compareCommitsWithBasehead)$)/,
+    "contents",
+  ],
   [/^(GET|POST) \/repos\/\{owner\}\/\{repo\}\/(git|contents|compare|commits)\//, "contents"],
   // Comments on a PR are issue comments: "Pull requests" write grants them without "Issues".
   // So are a PR's issue events (who dismissed a review): "Pull requests" read grants them.
